@@ -1,0 +1,6 @@
+//! hearth: an on-device voice agent daemon.
+//!
+//! This crate's parser core (`toolcall`, `speech`, `preset`) is pure Rust: no audio, LLM
+//! or D-Bus code, so it builds and tests in seconds.
+
+pub mod toolcall;

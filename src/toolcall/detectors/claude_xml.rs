@@ -1,0 +1,18 @@
+//! `claude_xml`: not implemented yet.
+
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
+
+pub struct ClaudeXml;
+
+impl Detector for ClaudeXml {
+    fn name(&self) -> &str {
+        "claude_xml"
+    }
+    fn strictness(&self) -> Strictness {
+        Strictness::Strict
+    }
+    fn triggers(&self) -> &[&str] {
+        &["\u{0}never"]
+    }
+    fn detect(&self, _text: &str, _ctx: &DetectCtx<'_>, _out: &mut Vec<Found>) {}
+}

@@ -1,0 +1,18 @@
+//! `harmony`: not implemented yet.
+
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
+
+pub struct Harmony;
+
+impl Detector for Harmony {
+    fn name(&self) -> &str {
+        "harmony"
+    }
+    fn strictness(&self) -> Strictness {
+        Strictness::Strict
+    }
+    fn triggers(&self) -> &[&str] {
+        &["\u{0}never"]
+    }
+    fn detect(&self, _text: &str, _ctx: &DetectCtx<'_>, _out: &mut Vec<Found>) {}
+}

@@ -1,0 +1,18 @@
+//! `hermes`: not implemented yet.
+
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
+
+pub struct Hermes;
+
+impl Detector for Hermes {
+    fn name(&self) -> &str {
+        "hermes"
+    }
+    fn strictness(&self) -> Strictness {
+        Strictness::Strict
+    }
+    fn triggers(&self) -> &[&str] {
+        &["\u{0}never"]
+    }
+    fn detect(&self, _text: &str, _ctx: &DetectCtx<'_>, _out: &mut Vec<Found>) {}
+}

@@ -1,0 +1,18 @@
+//! `minimax_m2`: not implemented yet.
+
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
+
+pub struct MinimaxM2;
+
+impl Detector for MinimaxM2 {
+    fn name(&self) -> &str {
+        "minimax_m2"
+    }
+    fn strictness(&self) -> Strictness {
+        Strictness::Strict
+    }
+    fn triggers(&self) -> &[&str] {
+        &["\u{0}never"]
+    }
+    fn detect(&self, _text: &str, _ctx: &DetectCtx<'_>, _out: &mut Vec<Found>) {}
+}

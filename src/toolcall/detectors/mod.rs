@@ -1,0 +1,81 @@
+//! One module per wire format. `builtin()` lists them in auto-mode priority order:
+//! the most specific strict formats first, generic strict ones next, loose ones last.
+
+use std::sync::Arc;
+
+use super::detector::Detector;
+
+pub mod harmony;
+pub mod deepseek_dsml;
+pub mod deepseek_v31;
+pub mod deepseek_v3;
+pub mod deepseek_r1;
+pub mod kimi_k2;
+pub mod minimax_m2;
+pub mod seed_oss;
+pub mod qwen3_coder;
+pub mod glm45;
+pub mod granite4;
+pub mod qwen25;
+pub mod hermes;
+pub mod mistral;
+pub mod llama32;
+pub mod llama31_function;
+pub mod functionary_v32;
+pub mod phi4;
+pub mod granite;
+pub mod granite_20b_fc;
+pub mod lfm2;
+pub mod gemma;
+pub mod functiongemma;
+pub mod command_r;
+pub mod gigachat3;
+pub mod apriel;
+pub mod jamba;
+pub mod nemotron;
+pub mod claude_xml;
+pub mod generic_xml;
+pub mod tool_request;
+pub mod xlam;
+pub mod pythonic;
+pub mod json;
+
+/// Every built-in detector, in priority order.
+pub fn builtin() -> Vec<Arc<dyn Detector>> {
+    vec![
+        Arc::new(harmony::Harmony),
+        Arc::new(deepseek_dsml::DeepseekDsml),
+        Arc::new(deepseek_v31::DeepseekV31),
+        Arc::new(deepseek_v3::DeepseekV3),
+        Arc::new(deepseek_r1::DeepseekR1),
+        Arc::new(kimi_k2::KimiK2),
+        Arc::new(minimax_m2::MinimaxM2),
+        Arc::new(seed_oss::SeedOss),
+        Arc::new(qwen3_coder::Qwen3Coder),
+        Arc::new(glm45::Glm45),
+        Arc::new(granite4::Granite4),
+        Arc::new(qwen25::Qwen25),
+        Arc::new(hermes::Hermes),
+        Arc::new(mistral::Mistral),
+        Arc::new(llama32::Llama32),
+        Arc::new(llama31_function::Llama31Function),
+        Arc::new(functionary_v32::FunctionaryV32),
+        Arc::new(phi4::Phi4),
+        Arc::new(granite::Granite),
+        Arc::new(granite_20b_fc::Granite20bFc),
+        Arc::new(lfm2::Lfm2),
+        Arc::new(gemma::Gemma),
+        Arc::new(functiongemma::Functiongemma),
+        Arc::new(command_r::CommandR),
+        Arc::new(gigachat3::Gigachat3),
+        Arc::new(apriel::Apriel),
+        Arc::new(jamba::Jamba),
+        Arc::new(nemotron::Nemotron),
+        Arc::new(claude_xml::ClaudeXml),
+        Arc::new(generic_xml::GenericXml),
+        Arc::new(tool_request::ToolRequest),
+        Arc::new(xlam::Xlam),
+        Arc::new(pythonic::Pythonic),
+        Arc::new(json::Json),
+    ]
+}

@@ -1,0 +1,18 @@
+//! `seed_oss`: not implemented yet.
+
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
+
+pub struct SeedOss;
+
+impl Detector for SeedOss {
+    fn name(&self) -> &str {
+        "seed_oss"
+    }
+    fn strictness(&self) -> Strictness {
+        Strictness::Strict
+    }
+    fn triggers(&self) -> &[&str] {
+        &["\u{0}never"]
+    }
+    fn detect(&self, _text: &str, _ctx: &DetectCtx<'_>, _out: &mut Vec<Found>) {}
+}
