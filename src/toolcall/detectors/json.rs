@@ -59,8 +59,8 @@ impl Detector for Json {
         let whole = Whole::of(text);
         let mut last_end = 0;
         let mut i = 0;
-        for s in memchr::memchr_iter(b'{', text.as_bytes()) {
-            if s < i {
+        for (s, &c) in text.as_bytes().iter().enumerate() {
+            if c != b'{' || s < i {
                 continue;
             }
             let head = object_head(text, s);
@@ -204,7 +204,10 @@ pub(crate) fn object_head(text: &str, s: usize) -> Head {
 pub(crate) fn parse_object(s: &str) -> Result<Map<String, Value>, String> {
     match serde_json::from_str::<Value>(s) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(other) => Err(format!("expected an object, got {}", scan::type_name(&other))),
+        Ok(other) => Err(format!(
+            "expected an object, got {}",
+            scan::type_name(&other)
+        )),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -214,8 +217,7 @@ pub(crate) fn has_args_key(obj: &Map<String, Value>) -> bool {
     let direct = ["arguments", "parameters", "args"]
         .iter()
         .any(|k| obj.contains_key(*k));
-    direct
-        || matches!(obj.get("function"), Some(Value::Object(f)) if has_args_key(f))
+    direct || matches!(obj.get("function"), Some(Value::Object(f)) if has_args_key(f))
 }
 
 /// The candidate in a bare object, if it is conservatively a call: the shape of a call
@@ -322,7 +324,7 @@ pub(crate) fn skip_end_tokens(text: &str, i: usize, tokens: &[&str]) -> usize {
     let mut end = i;
     let mut j = i;
     loop {
-        let k = scan::skip_ws(text, j);
+        let k = ws(text, j);
         match tokens
             .iter()
             .find(|t| text.get(k..).is_some_and(|r| r.starts_with(**t)))
@@ -340,6 +342,30 @@ pub(crate) fn skip_end_tokens(text: &str, i: usize, tokens: &[&str]) -> usize {
 pub(crate) fn only_end_tokens_after(text: &str, i: usize, tokens: &[&str]) -> bool {
     let j = skip_end_tokens(text, i, tokens);
     scan::is_blank(text.get(j..).unwrap_or(""))
+}
+
+/// Skip ASCII whitespace from `i` (a plain loop, cheap in debug builds too).
+pub(crate) fn ws(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = i.min(b.len());
+    while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// The first offset in `from..to` whose byte satisfies `pred`. A plain loop on purpose:
+/// `memchr` is slow in debug builds when matches are dense (`[[[[…`).
+pub(crate) fn find_byte(
+    b: &[u8],
+    from: usize,
+    to: usize,
+    pred: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    b.get(from..to.min(b.len()))?
+        .iter()
+        .position(|&c| pred(c))
+        .map(|p| from + p)
 }
 
 /// A memoised forward search for one needle, so that repeated look-ups from increasing
@@ -401,7 +427,10 @@ mod tests {
         let t = r#"Sure. {"name": "get_weather", "arguments": {"location": "Paris"}} One moment."#;
         let out = run(t, true);
         assert_eq!(out.len(), 1);
-        assert_eq!(&t[out[0].span.clone()], r#"{"name": "get_weather", "arguments": {"location": "Paris"}}"#);
+        assert_eq!(
+            &t[out[0].span.clone()],
+            r#"{"name": "get_weather", "arguments": {"location": "Paris"}}"#
+        );
         assert_eq!(calls(&out[0])[0].arguments, json!({"location": "Paris"}));
     }
 
@@ -440,7 +469,10 @@ mod tests {
 
     #[test]
     fn malformed_call_json_is_reported() {
-        let out = run(r#"{"name": "get_weather", "arguments": {"location": "Paris",}}"#, true);
+        let out = run(
+            r#"{"name": "get_weather", "arguments": {"location": "Paris",}}"#,
+            true,
+        );
         match &out[0].kind {
             FoundKind::Malformed { name, reason } => {
                 assert_eq!(name.as_deref(), Some("get_weather"));
@@ -448,7 +480,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let out = run(r#"{"name": "get_weather", "arguments": {"location": "Paris"]}"#, true);
+        let out = run(
+            r#"{"name": "get_weather", "arguments": {"location": "Paris"]}"#,
+            true,
+        );
         assert!(matches!(out[0].kind, FoundKind::Malformed { .. }));
     }
 
@@ -466,7 +501,8 @@ mod tests {
 
     #[test]
     fn two_objects() {
-        let t = r#"{"name": "get_time", "arguments": {}} and {"name": "get_date", "arguments": {}}"#;
+        let t =
+            r#"{"name": "get_time", "arguments": {}} and {"name": "get_date", "arguments": {}}"#;
         let out = run(t, true);
         assert_eq!(out.len(), 2);
         assert!(out[0].span.end <= out[1].span.start);
@@ -474,12 +510,17 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in ["{", "{\"", "{\"name\": ", "{\"a\": [", "}{", "{\"name\":\"x\",\"arguments\":{}}"] {
+        for unit in [
+            "{",
+            "{\"",
+            "{\"name\": ",
+            "{\"a\": [",
+            "}{",
+            "{\"name\":\"x\",\"arguments\":{}}",
+        ] {
             let t = unit.repeat(1_000_000 / unit.len());
-            let now = std::time::Instant::now();
             run(&t, true);
             run(&t, false);
-            eprintln!("{unit:?}: {:?}", now.elapsed());
         }
     }
 
@@ -497,7 +538,10 @@ mod tests {
     #[test]
     fn end_tokens() {
         let t = "{} <|eot_id|>\n<|eom_id|> x";
-        assert_eq!(skip_end_tokens(t, 2, &["<|eot_id|>", "<|eom_id|>"]), t.len() - 2);
+        assert_eq!(
+            skip_end_tokens(t, 2, &["<|eot_id|>", "<|eom_id|>"]),
+            t.len() - 2
+        );
         assert_eq!(skip_end_tokens(t, 2, &["<|x|>"]), 2);
         assert!(!only_end_tokens_after(t, 2, &["<|eot_id|>", "<|eom_id|>"]));
         let w = Whole::of("<think>a</think>\n {\"a\":1} <|eot_id|>\n");

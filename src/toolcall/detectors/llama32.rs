@@ -41,7 +41,7 @@
 use serde_json::{json, Value};
 
 use super::json::{
-    guess_name, object_head, parse_object, skip_end_tokens, Finder, Head,
+    find_byte, guess_name, object_head, parse_object, skip_end_tokens, ws, Finder, Head,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::pyliteral;
@@ -77,9 +77,7 @@ impl Detector for Llama32 {
             let brace = if bare_done {
                 None
             } else {
-                b.get(cursor..limit)
-                    .and_then(|r| memchr::memchr(b'{', r))
-                    .map(|p| cursor + p)
+                find_byte(b, cursor, limit, |c| c == b'{')
             };
             if let Some(s) = brace {
                 match bare_at(text, s, ctx.eof) {
@@ -154,7 +152,9 @@ fn bare_at(text: &str, s: usize, eof: bool) -> Bare {
     let mut calls = vec![first];
     let mut end = e;
     loop {
-        let Some(next) = next_in_run(text, end) else { break };
+        let Some(next) = next_in_run(text, end) else {
+            break;
+        };
         match scan::balanced_end(text, next, false) {
             Scan::Complete(e2) => match bare_call(text, next, e2) {
                 Some(c) => {
@@ -176,9 +176,9 @@ fn bare_at(text: &str, s: usize, eof: bool) -> Bare {
 /// After a call object ending at `end`: the offset of the next object of the same run
 /// (`;` and/or whitespace between), if a `{` follows.
 fn next_in_run(text: &str, end: usize) -> Option<usize> {
-    let mut k = scan::skip_ws(text, end);
+    let mut k = ws(text, end);
     if text.as_bytes().get(k) == Some(&b';') {
-        k = scan::skip_ws(text, k + 1);
+        k = ws(text, k + 1);
     }
     (text.as_bytes().get(k) == Some(&b'{')).then_some(k)
 }
@@ -194,7 +194,7 @@ fn run_may_continue(text: &str, end: usize) -> bool {
 fn tagged_at(text: &str, t: usize, eof: bool, eom: &mut Finder, eot: &mut Finder) -> Found {
     let b = text.as_bytes();
     let body = t + TAG.len();
-    let j = scan::skip_ws(text, body);
+    let j = ws(text, body);
     match b.get(j) {
         None => {
             if eof {
@@ -275,7 +275,7 @@ fn finish_tagged(text: &str, t: usize, end: usize, eof: bool, calls: Vec<Candida
         if !eof && run_may_continue(text, end) {
             return Found::pending(t..text.len());
         }
-        let k = scan::skip_ws(text, end);
+        let k = ws(text, end);
         if text.as_bytes().get(k) == Some(&b';') && run_may_continue(text, k + 1) {
             return Found::calls(t..k + 1, calls);
         }
@@ -285,7 +285,7 @@ fn finish_tagged(text: &str, t: usize, end: usize, eof: bool, calls: Vec<Candida
 
 /// `<|python_tag|>[{…}, …]` or `<|python_tag|>[f(a=1), …]`
 fn tagged_list(text: &str, t: usize, j: usize, eof: bool) -> Found {
-    let json_like = text.as_bytes().get(scan::skip_ws(text, j + 1)) == Some(&b'{');
+    let json_like = text.as_bytes().get(ws(text, j + 1)) == Some(&b'{');
     match scan::balanced_end(text, j, !json_like) {
         Scan::Complete(e) => {
             let inner = &text[j..e];
@@ -302,11 +302,9 @@ fn tagged_list(text: &str, t: usize, j: usize, eof: bool) -> Found {
             };
             match parsed {
                 Ok(calls) => finish_tagged(text, t, e, eof, calls),
-                Err(reason) => Found::malformed(
-                    t..skip_end_tokens(text, e, LLAMA_END_TOKENS),
-                    None,
-                    reason,
-                ),
+                Err(reason) => {
+                    Found::malformed(t..skip_end_tokens(text, e, LLAMA_END_TOKENS), None, reason)
+                }
             }
         }
         Scan::Incomplete if !eof => Found::pending(t..text.len()),
@@ -341,7 +339,7 @@ fn builtin_call(text: &str, t: usize, j: usize, eof: bool) -> Option<Found> {
     if !scan::is_ident(name) {
         return None;
     }
-    let k = scan::skip_ws(text, k);
+    let k = ws(text, k);
     let rest = text.get(k..)?.strip_prefix('.')?;
     let rest = rest.trim_start().strip_prefix("call")?;
     let paren = text.len() - rest.trim_start().len();
@@ -486,26 +484,47 @@ mod tests {
         let out = run(t, true);
         assert_eq!(out[0].span, 0..t.len());
         assert_eq!(names(&out[0]), ["code_interpreter"]);
-        assert_eq!(args(&out[0], 0), json!({"code": "import sys\nprint(sys.version)"}));
-        assert_eq!(run("<|python_tag|>print(1)", false), vec![Found::pending(0..22)]);
+        assert_eq!(
+            args(&out[0], 0),
+            json!({"code": "import sys\nprint(sys.version)"})
+        );
+        assert_eq!(
+            run("<|python_tag|>print(1)", false),
+            vec![Found::pending(0..22)]
+        );
     }
 
     #[test]
     fn tagged_lists() {
         let out = run("<|python_tag|>[get_time(), add(x=1, y=2)]<|eot_id|>", true);
         assert_eq!(names(&out[0]), ["get_time", "add"]);
-        let out = run("<|python_tag|>[{\"name\": \"get_time\", \"arguments\": {}}]", true);
+        let out = run(
+            "<|python_tag|>[{\"name\": \"get_time\", \"arguments\": {}}]",
+            true,
+        );
         assert_eq!(names(&out[0]), ["get_time"]);
     }
 
     #[test]
     fn malformed_after_tag() {
-        let out = run("<|python_tag|>{\"name\": \"get_time\", \"parameters\": {]}<|eom_id|>", true);
-        assert!(matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("mismatched")));
-        let out = run("<|python_tag|>{\"name\": \"get_time\", \"parameters\": {,}}", true);
-        assert!(matches!(&out[0].kind, FoundKind::Malformed { name: Some(n), .. } if n == "get_time"));
+        let out = run(
+            "<|python_tag|>{\"name\": \"get_time\", \"parameters\": {]}<|eom_id|>",
+            true,
+        );
+        assert!(
+            matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("mismatched"))
+        );
+        let out = run(
+            "<|python_tag|>{\"name\": \"get_time\", \"parameters\": {,}}",
+            true,
+        );
+        assert!(
+            matches!(&out[0].kind, FoundKind::Malformed { name: Some(n), .. } if n == "get_time")
+        );
         let out = run("<|python_tag|>{\"nom\": \"x\"}", true);
-        assert!(matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("no \"name\"")));
+        assert!(
+            matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("no \"name\""))
+        );
         let out = run("<|python_tag|>", true);
         assert!(matches!(out[0].kind, FoundKind::Malformed { .. }));
     }
@@ -530,7 +549,11 @@ mod tests {
         assert!(run("I like {curly} braces.", true).is_empty());
         assert!(run("{\"name\": \"Alice\", \"age\": 30}", true).is_empty());
         assert!(run("{\"name\": \"get_time\"}", true).is_empty());
-        assert!(run("{\"result\": {\"name\": \"get_time\", \"parameters\": {}}}", true).is_empty());
+        assert!(run(
+            "{\"result\": {\"name\": \"get_time\", \"parameters\": {}}}",
+            true
+        )
+        .is_empty());
     }
 
     #[test]

@@ -32,7 +32,7 @@
 
 use serde_json::Value;
 
-use super::json::{widen, Finder, Whole};
+use super::json::{find_byte, widen, ws, Finder, Whole};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::pyliteral::{self, PyCall};
 use crate::toolcall::scan::{self, Scan};
@@ -66,10 +66,7 @@ impl Detector for Pythonic {
         loop {
             let next_start = starts.next(text, cursor);
             let limit = next_start.unwrap_or(text.len());
-            let bracket = b
-                .get(cursor..limit)
-                .and_then(|r| memchr::memchr(b'[', r))
-                .map(|p| cursor + p);
+            let bracket = find_byte(b, cursor, limit, |c| c == b'[');
             let step = match (bracket, next_start) {
                 (Some(s), _) => list_at(text, s, ctx.eof, whole, last_end),
                 (None, Some(p)) => marked_at(text, p, ctx.eof, &mut ends),
@@ -118,7 +115,9 @@ fn ident_end(b: &[u8], j: usize) -> usize {
     while b.get(k).is_some_and(|c| is_name_byte(*c)) {
         k += 1;
     }
-    if b.get(j).is_some_and(|c| c.is_ascii_digit() || *c == b'.' || *c == b'-') {
+    if b.get(j)
+        .is_some_and(|c| c.is_ascii_digit() || *c == b'.' || *c == b'-')
+    {
         return j;
     }
     k
@@ -127,7 +126,10 @@ fn ident_end(b: &[u8], j: usize) -> usize {
 /// A `[name(…), …]` list at `s`.
 fn list_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step {
     let b = text.as_bytes();
-    if s > 0 && b.get(s - 1).is_some_and(|c| is_name_byte(*c) || matches!(c, b']' | b')')) {
+    if s > 0
+        && b.get(s - 1)
+            .is_some_and(|c| is_name_byte(*c) || matches!(c, b']' | b')'))
+    {
         return Step::Skip(s + 1);
     }
     let j = {
@@ -187,9 +189,13 @@ fn list_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step 
 /// Llama 4: `<|python_start|>[…]<|python_end|>` at `p`.
 fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
     let b = text.as_bytes();
-    let j = scan::skip_ws(text, p + PY_START.len());
+    let j = ws(text, p + PY_START.len());
     let malformed = |end: usize, reason: String| {
-        Step::Found(Found::malformed(p..end, None, format!("malformed pythonic call after <|python_start|>: {reason}")))
+        Step::Found(Found::malformed(
+            p..end,
+            None,
+            format!("malformed pythonic call after <|python_start|>: {reason}"),
+        ))
     };
     // Where a broken construct ends: its <|python_end|>, or the end of the text.
     let broken_end = |ends: &mut Finder| {
@@ -222,7 +228,7 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
     } else {
         pyliteral::parse_call(&text[j..e]).map(|c| candidates(vec![c]))
     };
-    let k = scan::skip_ws(text, e);
+    let k = ws(text, e);
     let end = if text.get(k..).is_some_and(|r| r.starts_with(PY_END)) {
         k + PY_END.len()
     } else if !eof && k >= text.len() {
@@ -270,7 +276,10 @@ mod tests {
 
     fn calls(f: &Found) -> Vec<(String, Value)> {
         match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect(),
+            FoundKind::Calls(c) => c
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone()))
+                .collect(),
             other => panic!("expected calls, got {other:?}"),
         }
     }
@@ -281,7 +290,10 @@ mod tests {
         let out = run(t, true);
         assert_eq!(out[0].span, 0..t.len());
         let c = calls(&out[0]);
-        assert_eq!(c[0].1, json!({"name": "John Doe", "age": 37, "address": {"city": "SF"}, "role": null, "ok": true, "aliases": ["J", "Jo"]}));
+        assert_eq!(
+            c[0].1,
+            json!({"name": "John Doe", "age": 37, "address": {"city": "SF"}, "role": null, "ok": true, "aliases": ["J", "Jo"]})
+        );
         assert_eq!(c[1], ("get_time".to_string(), json!({})));
     }
 
@@ -289,8 +301,14 @@ mod tests {
     fn list_in_prose_and_escapes() {
         let t = "Sure! [send_message(to='Bob', text='It\\'s \"done\" [ok]')] Sent.";
         let out = run(t, true);
-        assert_eq!(&t[out[0].span.clone()], "[send_message(to='Bob', text='It\\'s \"done\" [ok]')]");
-        assert_eq!(calls(&out[0])[0].1, json!({"to": "Bob", "text": "It's \"done\" [ok]"}));
+        assert_eq!(
+            &t[out[0].span.clone()],
+            "[send_message(to='Bob', text='It\\'s \"done\" [ok]')]"
+        );
+        assert_eq!(
+            calls(&out[0])[0].1,
+            json!({"to": "Bob", "text": "It's \"done\" [ok]"})
+        );
     }
 
     #[test]
@@ -330,7 +348,9 @@ mod tests {
     #[test]
     fn malformed_only_when_whole() {
         let out = run("[get_weather('Paris')]", true);
-        assert!(matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("positional")));
+        assert!(
+            matches!(&out[0].kind, FoundKind::Malformed { reason, .. } if reason.contains("positional"))
+        );
         assert!(run("Maybe [get_weather('Paris')] works.", true).is_empty());
     }
 
@@ -353,7 +373,16 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in ["[f(", "[", "[f(x=1)]", "[f('", "<|python_start|>", "<|python_start|>[f(", "(", "[a(b) "] {
+        for unit in [
+            "[f(",
+            "[",
+            "[f(x=1)]",
+            "[f('",
+            "<|python_start|>",
+            "<|python_start|>[f(",
+            "(",
+            "[a(b) ",
+        ] {
             let t = unit.repeat(1_000_000 / unit.len());
             run(&t, true);
             run(&t, false);
