@@ -338,12 +338,6 @@ pub(crate) fn skip_end_tokens(text: &str, i: usize, tokens: &[&str]) -> usize {
     }
 }
 
-/// True if only whitespace and the given end tokens follow byte `i`.
-pub(crate) fn only_end_tokens_after(text: &str, i: usize, tokens: &[&str]) -> bool {
-    let j = skip_end_tokens(text, i, tokens);
-    scan::is_blank(text.get(j..).unwrap_or(""))
-}
-
 /// Skip ASCII whitespace from `i` (a plain loop, cheap in debug builds too).
 pub(crate) fn ws(text: &str, i: usize) -> usize {
     let b = text.as_bytes();
@@ -368,6 +362,22 @@ pub(crate) fn find_byte(
         .map(|p| from + p)
 }
 
+/// The first occurrence of a short `needle` at or after `from`: a plain loop on the first
+/// byte (fast in debug builds, where `memmem` is slow when matches are dense); the needles
+/// here are short markers, so the work stays linear.
+pub(crate) fn find_str(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let first = *n.first()?;
+    let mut i = from;
+    while let Some(p) = find_byte(h, i, h.len(), |c| c == first) {
+        if h.get(p..p + n.len()) == Some(n) {
+            return Some(p);
+        }
+        i = p + 1;
+    }
+    None
+}
+
 /// A memoised forward search for one needle, so that repeated look-ups from increasing
 /// offsets cost linear time in total (a miss is remembered, a hit is reused).
 pub(crate) struct Finder<'a> {
@@ -387,7 +397,9 @@ impl<'a> Finder<'a> {
 
     /// The first occurrence of the needle at or after `from`.
     pub fn next(&mut self, hay: &str, from: usize) -> Option<usize> {
-        if let Some(done_from) = self.searched_from {
+        // Reuse the last answer when it is still right: callers search from increasing
+        // offsets, which keeps the total work linear.
+        if let Some(done_from) = self.searched_from.filter(|d| *d <= from) {
             match self.hit {
                 Some(h) if h >= from => return Some(h),
                 None if done_from <= from => return None,
@@ -395,7 +407,7 @@ impl<'a> Finder<'a> {
             }
         }
         self.searched_from = Some(from);
-        self.hit = scan::find_from(hay, self.needle, from);
+        self.hit = find_str(hay, self.needle, from);
         self.hit
     }
 }
@@ -533,6 +545,7 @@ mod tests {
         assert_eq!(f.next(hay, 2), Some(3));
         assert_eq!(f.next(hay, 5), None);
         assert_eq!(f.next(hay, 6), None);
+        assert_eq!(f.next(hay, 0), Some(1));
     }
 
     #[test]
@@ -543,7 +556,6 @@ mod tests {
             t.len() - 2
         );
         assert_eq!(skip_end_tokens(t, 2, &["<|x|>"]), 2);
-        assert!(!only_end_tokens_after(t, 2, &["<|eot_id|>", "<|eom_id|>"]));
         let w = Whole::of("<think>a</think>\n {\"a\":1} <|eot_id|>\n");
         assert_eq!((w.lead, w.tail), (18, 25));
     }

@@ -151,10 +151,7 @@ fn bare_at(text: &str, s: usize, eof: bool) -> Bare {
     };
     let mut calls = vec![first];
     let mut end = e;
-    loop {
-        let Some(next) = next_in_run(text, end) else {
-            break;
-        };
+    while let Some(next) = next_in_run(text, end) {
         match scan::balanced_end(text, next, false) {
             Scan::Complete(e2) => match bare_call(text, next, e2) {
                 Some(c) => {
