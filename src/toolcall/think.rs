@@ -131,6 +131,8 @@ impl ThinkMatcher {
         } else {
             None
         };
+        // nesting depth of the open block's own tag
+        let mut depth = 0usize;
         let mut seen_any = start_in_think == Some(true);
         for m in ac.find_iter(text) {
             let tag = m.pattern().as_usize() / 2;
@@ -138,6 +140,7 @@ impl ThinkMatcher {
             match open {
                 None if is_open => {
                     open = Some((tag, m.start(), m.end()));
+                    depth = 1;
                     seen_any = true;
                 }
                 None => {
@@ -161,8 +164,11 @@ impl ThinkMatcher {
                     }
                     seen_any = true;
                 }
+                Some((t, _, _)) if is_open && t == tag => depth += 1,
                 Some((t, start, inner)) => {
-                    if !is_open && (t == tag || t == usize::MAX) {
+                    if !is_open && (t == tag || t == usize::MAX) && depth > 1 {
+                        depth -= 1;
+                    } else if !is_open && (t == tag || t == usize::MAX) {
                         regions.push(Region {
                             outer: start..m.end(),
                             inner: inner..m.start(),
