@@ -25,8 +25,9 @@
 //! - Each `>>>NAME\n{json}` call is its own construct; the span runs from `>>>` to the end
 //!   of the JSON plus any end tokens (`<|eom_id|>`, `<|eot_id|>`). Text may sit directly
 //!   before `>>>` ("What's up?>>>get_time").
-//! - `>>>all\ntext` is reply text and yields nothing; the `>>>all` marker itself is not
-//!   claimed (a found must hold a call; see the report) and stays in the reply.
+//! - `>>>all\ntext` is reply text: the recipient line `>>>all\n` (or `all\n` at the start)
+//!   is reported as a construct holding no calls, so it leaves the reply while the text
+//!   stays (an empty [`FoundKind::Calls`]; see the report to the lead).
 //! - `>>>python\n<code>`: a call named `python` with `{"code": <source>}` (the source runs
 //!   to the next `>>>` or the end; while streaming it is pending until one of those).
 //! - `>>>NAME\n` followed by anything but a JSON object, or broken JSON, is malformed.
@@ -52,8 +53,9 @@ impl Detector for FunctionaryV32 {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
-        // `\n{` and `python\n` cover the start-only form (`get_time\n{}`, `python\n…`).
-        &[MARK, "\n{", "python\n"]
+        // Always run: the start-only form (`get_time\n{…}`) has no marker, and while
+        // streaming its first line must be held back until it is known not to be a call.
+        &[]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut marks = Finder::new(MARK);
@@ -77,6 +79,14 @@ impl Detector for FunctionaryV32 {
                         return;
                     }
                 }
+            }
+        }
+        // While streaming, a trailing `>` or `>>` may become `>>>`.
+        if !ctx.eof {
+            let n = (text.len() - text.trim_end_matches('>').len()).min(2);
+            let start = text.len() - n;
+            if n > 0 && start >= cursor {
+                out.push(Found::pending(start..text.len()));
             }
         }
     }
@@ -116,12 +126,21 @@ fn start_form(text: &str, eof: bool, marks: &mut Finder) -> Option<Found> {
     if k == lead || b[lead].is_ascii_digit() {
         return None;
     }
+    // While streaming, the first word may still turn out to be a recipient line.
+    let hold = !eof && (k >= b.len() || (b[k] == b'\r' && k + 1 == b.len()));
+    if hold {
+        return Some(Found::pending(lead..text.len()).loose());
+    }
     let content = after_newline(b, k)?;
     let name = &text[lead..k];
     match name {
-        "all" => None,
+        // Plain text follows: only the recipient line is markup (a found without calls).
+        "all" => Some(Found::calls(lead..content, Vec::new())),
         "python" => Some(python_call(text, lead, content, eof, marks).loose()),
         _ => {
+            if content >= b.len() && !eof {
+                return Some(Found::pending(lead..text.len()).loose());
+            }
             if b.get(content) != Some(&b'{') {
                 return None;
             }
@@ -175,14 +194,17 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
         };
     }
     if k == r || b[r].is_ascii_digit() {
-        return Step::Skip(r);
+        return Step::Skip(m + 1);
+    }
+    if !eof && b[k] == b'\r' && k + 1 == b.len() {
+        return Step::Found(Found::pending(m..text.len()));
     }
     let Some(content) = after_newline(b, k) else {
-        return Step::Skip(r);
+        return Step::Skip(m + 1);
     };
     let name = &text[r..k];
     match name {
-        "all" => return Step::Skip(content),
+        "all" => return Step::Found(Found::calls(m..content, Vec::new())),
         "python" => return Step::Found(python_call(text, m, content, eof, marks)),
         _ => {}
     }
@@ -199,7 +221,12 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
         None => return malformed(text.len(), "no arguments follow the recipient".into()),
         Some(b'{') => {}
         Some(_) => {
-            let end = marks.next(text, j).unwrap_or(text.len());
+            let end = match marks.next(text, j) {
+                Some(n) => n,
+                // The text may go on; the malformed span is not known yet.
+                None if !eof => return Step::Found(Found::pending(m..text.len())),
+                None => text.len(),
+            };
             let end = content + text[content..end].trim_end().len();
             return malformed(end.max(k), "the arguments are not a JSON object".into());
         }
@@ -250,7 +277,9 @@ mod tests {
     fn text_then_calls() {
         let t = "all\nHello, world!\nWhat's up?>>>get_weather\n{\"location\": \"Paris\"}\n>>>get_time\n{}";
         let out = run(t, true);
-        assert_eq!(out.len(), 2);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0], Found::calls(0..4, vec![]));
+        let out = &out[1..];
         assert_eq!(
             call(&out[0]),
             ("get_weather".into(), json!({"location": "Paris"}))
@@ -274,7 +303,10 @@ mod tests {
         let out = run(t, true);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].span.end, t.len());
-        assert!(run("all\nJust text.", true).is_empty());
+        assert_eq!(
+            run("all\nJust text.", true),
+            vec![Found::calls(0..4, vec![])]
+        );
         assert!(run("Sure\n{not json}", true).is_empty());
     }
 
@@ -305,19 +337,26 @@ mod tests {
         );
         let t = "ok>>>get_weather\nParis please\n>>>all\nbye";
         let out = run(t, true);
-        assert_eq!(out.len(), 1);
+        assert_eq!(out.len(), 2);
         assert_eq!(&t[out[0].span.clone()], ">>>get_weather\nParis please");
+        assert_eq!(&t[out[1].span.clone()], ">>>all\n");
         assert!(run(">>> import os\n>>> x = 1", true).is_empty());
-        assert!(run("quote:\n>>>all\nhello", true).is_empty());
     }
 
     #[test]
     fn streaming() {
-        assert_eq!(run("all\nHi>>>get_wea", false), vec![Found::pending(6..16)]);
-        assert_eq!(run("all\nHi>>>", false), vec![Found::pending(6..9)]);
+        let all = Found::calls(0..4, vec![]);
+        assert_eq!(
+            run("all\nHi>>>get_wea", false),
+            vec![all.clone(), Found::pending(6..16)]
+        );
+        assert_eq!(
+            run("all\nHi>>>", false),
+            vec![all.clone(), Found::pending(6..9)]
+        );
         let t = "all\nHi>>>get_weather\n{\"loc";
-        assert_eq!(run(t, false), vec![Found::pending(6..t.len())]);
-        assert!(matches!(run(t, true)[0].kind, FoundKind::Malformed { .. }));
+        assert_eq!(run(t, false), vec![all, Found::pending(6..t.len())]);
+        assert!(matches!(run(t, true)[1].kind, FoundKind::Malformed { .. }));
         assert_eq!(
             run("get_time\n{", false),
             vec![Found::pending(0..10).loose()]

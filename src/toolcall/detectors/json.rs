@@ -338,6 +338,15 @@ pub(crate) fn skip_end_tokens(text: &str, i: usize, tokens: &[&str]) -> usize {
     }
 }
 
+/// True if `rest` is non-empty and a proper prefix of one of `markers`: while streaming,
+/// that marker may still be arriving.
+pub(crate) fn is_partial_of(rest: &str, markers: &[&str]) -> bool {
+    !rest.is_empty()
+        && markers
+            .iter()
+            .any(|m| m.len() > rest.len() && m.starts_with(rest))
+}
+
 /// Skip ASCII whitespace from `i` (a plain loop, cheap in debug builds too).
 pub(crate) fn ws(text: &str, i: usize) -> usize {
     let b = text.as_bytes();

@@ -20,7 +20,7 @@
 //! - Anything between the markers that does not parse is malformed (the reason names the
 //!   parse error); while streaming an unfinished construct is pending from its start marker.
 
-use super::json::{ws, Finder};
+use super::json::{is_partial_of, ws, Finder};
 use super::pythonic::candidates;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::pyliteral;
@@ -60,13 +60,14 @@ impl Detector for Lfm2 {
 fn construct_at(text: &str, s: usize, eof: bool, ends: &mut Finder) -> Found {
     let b = text.as_bytes();
     let j = ws(text, s + START.len());
-    let broken = |ends: &mut Finder, at: usize, reason: String| {
-        let end = ends
-            .next(text, j)
-            .map(|q| q + END.len())
-            .unwrap_or(text.len())
-            .max(at);
-        Found::malformed(s..end, None, format!("malformed call in {START}: {reason}"))
+    // A broken construct ends at its end marker; while streaming without one, it may
+    // still grow.
+    let broken = |ends: &mut Finder, at: usize, reason: String| match ends.next(text, j) {
+        None if !eof => Found::pending(s..text.len()),
+        close => {
+            let end = close.map(|q| q + END.len()).unwrap_or(text.len()).max(at);
+            Found::malformed(s..end, None, format!("malformed call in {START}: {reason}"))
+        }
     };
     let (close_from, kind) = match b.get(j) {
         None if !eof => return Found::pending(s..text.len()),
@@ -147,7 +148,11 @@ pub(crate) fn close_construct(
     unclosed_ok: bool,
 ) -> Found {
     let k = ws(text, e);
-    let end = if text.get(k..).is_some_and(|r| r.starts_with(close)) {
+    let rest = text.get(k..).unwrap_or("");
+    if !eof && is_partial_of(rest, &[close]) {
+        return Found::pending(start..text.len());
+    }
+    let end = if rest.starts_with(close) {
         k + close.len()
     } else if k >= text.len() {
         if !eof {

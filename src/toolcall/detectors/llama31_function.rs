@@ -23,7 +23,7 @@
 //!   one: it is left alone (as is any body that starts with `<`).
 //! - Functionary v3.1's `<|python_tag|>` code calls are handled by the `llama32` detector.
 
-use super::json::{guess_name, skip_end_tokens, ws, Finder};
+use super::json::{guess_name, is_partial_of, skip_end_tokens, ws, Finder};
 use super::llama32::LLAMA_END_TOKENS;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::scan::{self, Scan};
@@ -105,6 +105,9 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
         None if !eof => return Step::Found(Found::pending(s..text.len())),
         None => return malformed(text.len(), "no arguments follow the tag".into()),
         Some(b'<') => {
+            if !eof && is_partial_of(&text[j..], &[CLOSE]) {
+                return Step::Found(Found::pending(s..text.len()));
+            }
             if text[j..].starts_with(CLOSE) {
                 let end =
                     skip_end_tokens(text, j + CLOSE.len(), LLAMA_END_TOKENS).max(j + CLOSE.len());
@@ -118,10 +121,11 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
         }
         Some(b'{') => {}
         Some(_) => {
-            let end = closes
-                .next(text, j)
-                .map(|q| q + CLOSE.len())
-                .unwrap_or(body);
+            let end = match closes.next(text, j) {
+                Some(q) => q + CLOSE.len(),
+                None if !eof => return Step::Found(Found::pending(s..text.len())),
+                None => body,
+            };
             return malformed(end, "the arguments are not a JSON object".into());
         }
     }
@@ -132,10 +136,11 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
             return malformed(text.len(), "the text ends inside the arguments".into())
         }
         Scan::Invalid(at) => {
-            let end = closes
-                .next(text, at)
-                .map(|q| q + CLOSE.len())
-                .unwrap_or((at + 1).min(text.len()));
+            let end = match closes.next(text, at) {
+                Some(q) => q + CLOSE.len(),
+                None if !eof => return Step::Found(Found::pending(s..text.len())),
+                None => (at + 1).min(text.len()),
+            };
             return malformed(
                 end,
                 format!("mismatched bracket at byte {} of the arguments", at - j),
@@ -145,6 +150,9 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
     let args = scan::parse_args_json(&text[j..e]);
     let k = ws(text, e);
     let rest = text.get(k..).unwrap_or("");
+    if !eof && (is_partial_of(rest, &[CLOSE, OPEN]) || is_partial_of(rest, LLAMA_END_TOKENS)) {
+        return Step::Found(Found::pending(s..text.len()));
+    }
     let end = if rest.starts_with(CLOSE) {
         skip_end_tokens(text, k + CLOSE.len(), LLAMA_END_TOKENS).max(k + CLOSE.len())
     } else if rest.is_empty() {
@@ -259,6 +267,10 @@ mod tests {
             vec![Found::pending(2..18)]
         );
         assert!(run("x <function=get_ti", true).is_empty());
+        let t = "<function=get_time>{} </fun";
+        assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
+        let t = "<function=get_time>Paris";
+        assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
     }
 
     #[test]

@@ -41,7 +41,8 @@
 use serde_json::{json, Value};
 
 use super::json::{
-    find_byte, guess_name, object_head, parse_object, skip_end_tokens, ws, Finder, Head,
+    find_byte, guess_name, is_partial_of, object_head, parse_object, skip_end_tokens, ws, Finder,
+    Head,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::pyliteral;
@@ -184,8 +185,8 @@ fn next_in_run(text: &str, end: usize) -> Option<usize> {
 /// the run may still come.
 fn run_may_continue(text: &str, end: usize) -> bool {
     let rest = text.get(end..).unwrap_or("").trim_start();
-    let rest = rest.strip_prefix(';').unwrap_or(rest);
-    rest.trim().is_empty()
+    let rest = rest.strip_prefix(';').unwrap_or(rest).trim_start();
+    rest.is_empty() || is_partial_of(rest, LLAMA_END_TOKENS)
 }
 
 fn tagged_at(text: &str, t: usize, eof: bool, eom: &mut Finder, eot: &mut Finder) -> Found {

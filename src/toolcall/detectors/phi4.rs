@@ -81,11 +81,11 @@ impl Detector for Phi4 {
 fn tagged_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Found {
     let j = ws(text, s + OPEN.len());
     let broken = |closes: &mut Finder, at: usize, reason: String| {
-        let end = closes
-            .next(text, j)
-            .map(|q| q + CLOSE.len())
-            .unwrap_or(text.len())
-            .max(at);
+        let close = closes.next(text, j);
+        if close.is_none() && !eof {
+            return Found::pending(s..text.len());
+        }
+        let end = close.map(|q| q + CLOSE.len()).unwrap_or(text.len()).max(at);
         Found::malformed(
             s..end,
             guess_name(&text[j..end.max(j)]),

@@ -32,7 +32,7 @@
 
 use serde_json::Value;
 
-use super::json::{find_byte, widen, ws, Finder, Whole};
+use super::json::{find_byte, is_partial_of, widen, ws, Finder, Whole};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::pyliteral::{self, PyCall};
 use crate::toolcall::scan::{self, Scan};
@@ -50,7 +50,9 @@ impl Detector for Pythonic {
         Strictness::Loose
     }
     fn triggers(&self) -> &[&str] {
-        &["[", "(", PY_START]
+        // Always run: the inline form (`get_time()` as the whole reply) has no marker, and
+        // while streaming its first word must be held back before its `(` arrives.
+        &[]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let whole = Whole::of(text);
@@ -198,11 +200,7 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
         ))
     };
     // Where a broken construct ends: its <|python_end|>, or the end of the text.
-    let broken_end = |ends: &mut Finder| {
-        ends.next(text, j)
-            .map(|q| q + PY_END.len())
-            .unwrap_or(text.len())
-    };
+    let broken_end = |ends: &mut Finder| ends.next(text, j).map(|q| q + PY_END.len());
     let (close, list) = match b.get(j) {
         None if !eof => return Step::Found(Found::pending(p..text.len())),
         None => return malformed(text.len(), "no call follows the marker".into()),
@@ -210,7 +208,13 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
         Some(_) => {
             let k = ident_end(b, j);
             if k == j || b.get(k) != Some(&b'(') {
-                return malformed(broken_end(ends), "expected a call list `[name(…)]`".into());
+                return match broken_end(ends) {
+                    None if !eof => Step::Found(Found::pending(p..text.len())),
+                    end => malformed(
+                        end.unwrap_or(text.len()),
+                        "expected a call list `[name(…)]`".into(),
+                    ),
+                };
             }
             (k, false)
         }
@@ -220,7 +224,13 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
         Scan::Incomplete if !eof => return Step::Found(Found::pending(p..text.len())),
         Scan::Incomplete => return malformed(text.len(), "the text ends inside the call".into()),
         Scan::Invalid(at) => {
-            return malformed(broken_end(ends).max(at + 1), "mismatched bracket".into());
+            return match broken_end(ends) {
+                None if !eof => Step::Found(Found::pending(p..text.len())),
+                end => malformed(
+                    end.unwrap_or(text.len()).max(at + 1),
+                    "mismatched bracket".into(),
+                ),
+            };
         }
     };
     let parsed = if list {
@@ -229,9 +239,10 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
         pyliteral::parse_call(&text[j..e]).map(|c| candidates(vec![c]))
     };
     let k = ws(text, e);
-    let end = if text.get(k..).is_some_and(|r| r.starts_with(PY_END)) {
+    let rest = text.get(k..).unwrap_or("");
+    let end = if rest.starts_with(PY_END) {
         k + PY_END.len()
-    } else if !eof && k >= text.len() {
+    } else if !eof && (k >= text.len() || is_partial_of(rest, &[PY_END])) {
         return Step::Found(Found::pending(p..text.len()));
     } else {
         e
@@ -247,6 +258,10 @@ fn inline_call(text: &str, whole: Whole, eof: bool) -> Option<Found> {
     let b = text.as_bytes();
     let (lead, tail) = (whole.lead, whole.tail);
     let k = ident_end(b, lead);
+    if k > lead && k >= b.len() && !eof {
+        // `get_ti`: may still become `get_time()`.
+        return Some(Found::pending(lead..text.len()));
+    }
     if k == lead || b.get(k) != Some(&b'(') {
         return None;
     }
@@ -369,6 +384,9 @@ mod tests {
         assert_eq!(run("Ok [", false), vec![Found::pending(3..4)]);
         assert!(run("Ok [", true).is_empty());
         assert_eq!(run("get_time(", false), vec![Found::pending(0..9)]);
+        assert_eq!(run("get_ti", false), vec![Found::pending(0..6)]);
+        assert!(run("get_ti", true).is_empty());
+        assert!(run("Hello there", false).is_empty());
     }
 
     #[test]

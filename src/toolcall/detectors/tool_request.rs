@@ -27,7 +27,9 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{guess_name, object_head, parse_object, ws, Finder, Head};
+use super::json::{
+    find_byte, guess_name, is_partial_of, object_head, parse_object, ws, Finder, Head,
+};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::scan::{self, Scan};
 
@@ -45,7 +47,8 @@ impl Detector for ToolRequest {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
-        &[OPEN, END_AFTER]
+        // `{`: while streaming, a call object may be waiting for its `[END_TOOL_REQUEST]`.
+        &[OPEN, END_AFTER, "{"]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut opens = Finder::new(OPEN);
@@ -55,7 +58,7 @@ impl Detector for ToolRequest {
             let o = opens.next(text, cursor);
             let a = afters.next(text, cursor);
             let step = match (o, a) {
-                (None, None) => return,
+                (None, None) => break,
                 (Some(o), None) => request_at(text, o, ctx.eof),
                 (Some(o), Some(a)) if o < a => request_at(text, o, ctx.eof),
                 (_, Some(a)) => object_before(text, cursor, a),
@@ -73,7 +76,39 @@ impl Detector for ToolRequest {
                 Step::Stop => return,
             }
         }
+        if !ctx.eof {
+            if let Some(s) = trailing_object(text, cursor) {
+                out.push(Found::pending(line_number_start(text, s)..text.len()));
+            }
+        }
     }
+}
+
+/// While streaming: the start of a call object at the end of the text that may still be
+/// followed by `[END_TOOL_REQUEST]` (unfinished, or finished with only whitespace or part
+/// of the marker after it).
+fn trailing_object(text: &str, from: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = from;
+    while let Some(s) = find_byte(b, i, b.len(), |c| c == b'{') {
+        let head = object_head(text, s);
+        if head == Head::NotJson {
+            i = s + 1;
+            continue;
+        }
+        match scan::balanced_end(text, s, false) {
+            Scan::Complete(e) => {
+                let rest = text[e..].trim_start();
+                if head == Head::Call && (rest.is_empty() || is_partial_of(rest, &[END_AFTER])) {
+                    return Some(s);
+                }
+                i = e;
+            }
+            Scan::Invalid(at) => i = at + 1,
+            Scan::Incomplete => return (head != Head::Other).then_some(s),
+        }
+    }
+    None
 }
 
 enum Step {
@@ -127,6 +162,9 @@ fn request_at(text: &str, o: usize, eof: bool) -> Step {
                 );
             }
             let n = ws(text, k);
+            if !eof && is_partial_of(&text[n..], &[CLOSE, END_AFTER]) {
+                return Step::Found(Found::pending(o..text.len()));
+            }
             if let Some(end) = closer_at(text, n) {
                 let c = Candidate::new(name, Value::Object(Map::new()));
                 return Step::Found(Found::call(o..end, c));
@@ -173,6 +211,9 @@ fn request_at(text: &str, o: usize, eof: bool) -> Step {
             .and_then(|o| scan::call_from_object(&o)),
     };
     let k = ws(text, e);
+    if !eof && is_partial_of(&text[k..], &[CLOSE, END_AFTER]) {
+        return Step::Found(Found::pending(o..text.len()));
+    }
     let end = match closer_at(text, k) {
         Some(end) => end,
         None if k >= text.len() && !eof => return Step::Found(Found::pending(o..text.len())),
@@ -300,6 +341,11 @@ mod tests {
         );
         let t = "[TOOL_REQUEST]\nget_weather {\"location\": \"Paris\"}";
         assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
+        let t2 = format!("{t}\n[TOOL_REQ");
+        assert_eq!(run(&t2, false), vec![Found::pending(0..t2.len())]);
+        let t3 = "Ok.\n1 {\"name\": \"get_time\", \"arguments\": {}}\n[END_TO";
+        assert_eq!(run(t3, false), vec![Found::pending(4..t3.len())]);
+        assert!(run("{\"data\": 1}", false).is_empty());
         assert_eq!(call(&run(t, true)[0]).0, "get_weather");
     }
 

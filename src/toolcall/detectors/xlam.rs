@@ -16,7 +16,9 @@
 //!   alone, sometimes in a ```` ```json ```` fence (the span is widened over the fence) or
 //!   after a short sentence.
 //! - The first xLAM releases (xLAM-1b/7b-fc-r) were prompted to answer
-//!   `{"tool_calls": [ … ]}`; an empty list there means "no call" and yields nothing.
+//!   `{"tool_calls": [ … ]}`; an empty list there means "no call": it is reported as a
+//!   construct holding no calls, so the JSON leaves the reply (an empty
+//!   [`FoundKind::Calls`](crate::toolcall::detector::FoundKind::Calls)).
 //! - A single call object counts only when it is the entire reply (the `json` detector
 //!   covers single objects elsewhere in prose).
 //!
@@ -30,7 +32,9 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{guess_name, loose_call, object_head, parse_object, widen, ws, Head, Whole};
+use super::json::{
+    guess_name, is_partial_of, loose_call, object_head, parse_object, widen, ws, Head, Whole,
+};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan::{self, Scan};
 
@@ -166,11 +170,12 @@ fn incomplete(text: &str, s: usize, eof: bool, head: Head, what: &str) -> Option
     }
 }
 
-/// True if the `{` at `s` opens with the `"tool_calls"` key (xLAM v1).
-fn tool_calls_head(text: &str, s: usize) -> bool {
-    let j = ws(text, s + 1);
-    text.get(j..)
-        .is_some_and(|r| r.starts_with("\"tool_calls\""))
+/// Whether the `{` at `s` opens with the `"tool_calls"` key (xLAM v1): `(yes, maybe)`,
+/// where `maybe` means the text ends inside that key.
+fn tool_calls_head(text: &str, s: usize) -> (bool, bool) {
+    const KEY: &str = "\"tool_calls\"";
+    let rest = text.get(ws(text, s + 1)..).unwrap_or("");
+    (rest.starts_with(KEY), is_partial_of(rest, &[KEY]))
 }
 
 /// `{"tool_calls": [...]}` (optionally with a `"thought"`): the calls, or `None` if the
@@ -189,7 +194,7 @@ fn wrapped_calls(obj: &Map<String, Value>) -> Option<Vec<Candidate>> {
 }
 
 fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step {
-    let wrapper = tool_calls_head(text, s);
+    let (wrapper, maybe_wrapper) = tool_calls_head(text, s);
     let head = match object_head(text, s) {
         Head::NotJson => return Step::Skip(s + 1),
         _ if wrapper => Head::Call,
@@ -201,11 +206,8 @@ fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Ste
             match parse_object(&text[s..e]) {
                 Ok(obj) => {
                     if let Some(calls) = wrapped_calls(&obj) {
-                        return if calls.is_empty() {
-                            Step::Skip(e)
-                        } else {
-                            Step::Found(Found::calls(a..z, calls))
-                        };
+                        // An empty list is xLAM's "no call": markup holding no calls.
+                        return Step::Found(Found::calls(a..z, calls));
                     }
                     match whole.covers(a, z).then(|| loose_call(&obj, true)).flatten() {
                         Some(c) => Step::Found(Found::call(a..z, c)),
@@ -224,6 +226,9 @@ fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Ste
         Scan::Incomplete => {
             // Single objects in prose are the `json` detector's; only the whole reply or
             // the tool_calls wrapper is held back here.
+            if maybe_wrapper && !eof {
+                return Step::Last(Some(Found::pending(s..text.len())));
+            }
             let ours = wrapper || whole.lead >= s;
             Step::Last(if ours {
                 incomplete(text, s, eof, head, "call object")
@@ -284,7 +289,10 @@ mod tests {
             FoundKind::Calls(c) => assert_eq!(c[0].arguments, json!({"x": 1, "y": 2})),
             other => panic!("{other:?}"),
         }
-        assert!(run(r#"{"tool_calls": []}"#, true).is_empty());
+        assert_eq!(
+            run(r#"{"tool_calls": []}"#, true),
+            vec![Found::calls(0..18, vec![])]
+        );
     }
 
     #[test]
@@ -320,6 +328,7 @@ mod tests {
         assert!(matches!(run(t, true)[0].kind, FoundKind::Malformed { .. }));
         assert_eq!(run("Ok [", false), vec![Found::pending(3..4)]);
         assert!(run("Ok [", true).is_empty());
+        assert_eq!(run("{\"tool_c", false), vec![Found::pending(0..8)]);
     }
 
     #[test]
