@@ -60,14 +60,17 @@ impl Detector for FunctionaryV32 {
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut marks = Finder::new(MARK);
         let mut cursor = 0;
+        let mut start_found = None;
         if let Some(f) = start_form(text, ctx.eof, &mut marks) {
             let stop = matches!(f.kind, FoundKind::Pending);
             cursor = f.span.end;
+            start_found = Some(out.len());
             out.push(f);
             if stop {
                 return;
             }
         }
+        let first_marked = out.len();
         while let Some(m) = marks.next(text, cursor) {
             match recipient_at(text, m, ctx.eof, &mut marks) {
                 Step::Skip(next) => cursor = next.max(m + 1),
@@ -81,11 +84,28 @@ impl Detector for FunctionaryV32 {
                 }
             }
         }
-        // While streaming, a trailing `>` or `>>` may become `>>>`.
+        // A finished `>>>` construct shows the whole output is a Functionary message: the
+        // start-only call is then as certain as the marked ones.
+        if let Some(i) = start_found {
+            let marked = out
+                .get(first_marked..)
+                .is_some_and(|fs| fs.iter().any(|f| !matches!(f.kind, FoundKind::Pending)));
+            if marked {
+                if let Some(f) = out.get_mut(i) {
+                    f.loose = false;
+                }
+            }
+        }
+        // While streaming, a trailing `>` or `>>` may become `>>>`, unless it closes a tag
+        // or special token (`<|im_end|>`, `</s>`): its word then holds a `<`.
         if !ctx.eof {
             let n = (text.len() - text.trim_end_matches('>').len()).min(2);
             let start = text.len() - n;
-            if n > 0 && start >= cursor {
+            let word_start = text[..start]
+                .rfind(|c: char| c.is_whitespace())
+                .map_or(0, |p| p + 1);
+            let closes_tag = text[word_start..start].contains('<');
+            if n > 0 && start >= cursor && !closes_tag {
                 out.push(Found::pending(start..text.len()));
             }
         }
@@ -302,6 +322,10 @@ mod tests {
         let t = "get_time\n{}>>>get_date\n{}<|eot_id|>";
         let out = run(t, true);
         assert_eq!(out.len(), 2);
+        assert!(
+            !out[0].loose,
+            "a finished >>> construct makes the start call strict"
+        );
         assert_eq!(out[1].span.end, t.len());
         assert_eq!(
             run("all\nJust text.", true),

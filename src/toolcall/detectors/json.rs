@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan::{self, Scan};
+use crate::toolcall::think;
 
 pub struct Json;
 
@@ -60,7 +61,12 @@ impl Detector for Json {
         let mut last_end = 0;
         let mut i = 0;
         for (s, &c) in text.as_bytes().iter().enumerate() {
-            if c != b'{' || s < i {
+            if (c != b'{' && c != b'[') || s < i {
+                continue;
+            }
+            if c == b'[' {
+                // A JSON array of objects is the `xlam` detector's; skip it whole.
+                i = skip_object_array(text, s).unwrap_or(s + 1);
                 continue;
             }
             let head = object_head(text, s);
@@ -153,6 +159,21 @@ pub(crate) enum Head {
     Partial,
     /// Not the start of a JSON object (`{ prose }`, `{}`, `{{`).
     NotJson,
+}
+
+/// If a JSON array of objects (`[` then `{`) starts at `s`: the offset after it (or after
+/// the point where it broke, or the end of the text when it is unfinished). Bare-object
+/// detectors skip such arrays whole: objects inside them are not at top level.
+pub(crate) fn skip_object_array(text: &str, s: usize) -> Option<usize> {
+    let j = ws(text, s + 1);
+    if text.as_bytes().get(j) != Some(&b'{') || object_head(text, j) == Head::NotJson {
+        return None;
+    }
+    Some(match scan::balanced_end(text, s, false) {
+        Scan::Complete(e) => e,
+        Scan::Invalid(at) => at + 1,
+        Scan::Incomplete => text.len(),
+    })
 }
 
 /// Classify the `{` at byte `s` by its first key.
@@ -283,8 +304,10 @@ pub(crate) fn widen(text: &str, s: usize, e: usize, floor: usize) -> (usize, usi
     }
 }
 
-/// The extent of "the entire reply": from the first non-space byte after the last
-/// `</think>` to the end, ignoring trailing whitespace and special tokens (`<|eot_id|>`).
+/// The extent of "the entire reply": from the first non-space byte after the last think
+/// close tag (`</think>`, `[/THINK]`, … every tag of [`think::known_tags`] that can end a
+/// block the output began in) to the end, ignoring trailing whitespace and special tokens
+/// (`<|eot_id|>`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Whole {
     pub lead: usize,
@@ -293,8 +316,11 @@ pub(crate) struct Whole {
 
 impl Whole {
     pub fn of(text: &str) -> Self {
-        let after_think = memchr::memmem::rfind(text.as_bytes(), b"</think>")
-            .map(|p| p + "</think>".len())
+        let after_think = think::known_tags()
+            .iter()
+            .filter(|t| t.forced_open)
+            .filter_map(|t| text.rfind(t.close.as_str()).map(|p| p + t.close.len()))
+            .max()
             .unwrap_or(0);
         let lead = scan::skip_ws(text, after_think);
         let mut t = text.trim_end();
@@ -471,6 +497,12 @@ mod tests {
         assert!(run(r#"Here: {"name": "Alice"} ok"#, true).is_empty());
         assert!(run("Use {braces} and {} freely.", true).is_empty());
         assert!(run(r#"{"name": "not a name", "arguments": {}}"#, true).is_empty());
+        assert!(run(r#"[{"name": "get_time", "arguments": {}},]"#, true).is_empty());
+        assert!(run(r#"[{"name": "get_time", "arguments": {}}]"#, true).is_empty());
+        assert_eq!(
+            run(r#"[see] {"name": "get_time", "arguments": {}}"#, true).len(),
+            1
+        );
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //!   without the close tag is malformed. While streaming, a call whose close tag has not
 //!   arrived yet is pending.
 //! - An empty body (`<function=get_time></function>`) means no arguments.
+//! - Malformed calls: broken JSON is claimed up to the end of the JSON (and the close tag
+//!   when it follows); a body that is not JSON at all, or brackets that do not match,
+//!   claim only the tag / the JSON up to the mismatch, so the span never depends on text
+//!   that has not streamed in yet.
 //! - `<function=NAME>` followed by `<parameter=…>` is Qwen3-Coder's XML format, not this
 //!   one: it is left alone (as is any body that starts with `<`).
 //! - Functionary v3.1's `<|python_tag|>` code calls are handled by the `llama32` detector.
@@ -48,10 +52,9 @@ impl Detector for Llama31Function {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut opens = Finder::new(OPEN);
-        let mut closes = Finder::new(CLOSE);
         let mut cursor = 0;
         while let Some(s) = opens.next(text, cursor) {
-            match call_at(text, s, ctx.eof, &mut closes) {
+            match call_at(text, s, ctx.eof) {
                 Step::Skip(next) => cursor = next.max(s + 1),
                 Step::Found(f) => {
                     let stop = matches!(f.kind, FoundKind::Pending);
@@ -71,7 +74,7 @@ enum Step {
     Found(Found),
 }
 
-fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
+fn call_at(text: &str, s: usize, eof: bool) -> Step {
     let b = text.as_bytes();
     let name_start = s + OPEN.len();
     let window_end = (name_start + MAX_NAME + 1).min(b.len());
@@ -121,12 +124,9 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
         }
         Some(b'{') => {}
         Some(_) => {
-            let end = match closes.next(text, j) {
-                Some(q) => q + CLOSE.len(),
-                None if !eof => return Step::Found(Found::pending(s..text.len())),
-                None => body,
-            };
-            return malformed(end, "the arguments are not a JSON object".into());
+            // Only the tag is claimed: where the broken body ends is not knowable while
+            // streaming, and a span that shrinks at the end of the output is not stable.
+            return malformed(body, "the arguments are not a JSON object".into());
         }
     }
     let e = match scan::balanced_end(text, j, false) {
@@ -136,13 +136,8 @@ fn call_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Step {
             return malformed(text.len(), "the text ends inside the arguments".into())
         }
         Scan::Invalid(at) => {
-            let end = match closes.next(text, at) {
-                Some(q) => q + CLOSE.len(),
-                None if !eof => return Step::Found(Found::pending(s..text.len())),
-                None => (at + 1).min(text.len()),
-            };
             return malformed(
-                end,
+                (at + 1).min(text.len()),
                 format!("mismatched bracket at byte {} of the arguments", at - j),
             );
         }
@@ -257,7 +252,7 @@ mod tests {
         let out = run("<function=get_weather>Paris</function>", true);
         assert!(matches!(&out[0].kind, FoundKind::Malformed { .. }));
         let t = "<function=get_weather>{\"a\": [}</function> ok";
-        assert_eq!(run(t, true)[0].span.end, t.len() - 3);
+        assert_eq!(run(t, true)[0].span.end, t.find('}').unwrap() + 1);
     }
 
     #[test]
@@ -270,7 +265,7 @@ mod tests {
         let t = "<function=get_time>{} </fun";
         assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
         let t = "<function=get_time>Paris";
-        assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
+        assert_eq!(run(t, false)[0].span, 0..19);
     }
 
     #[test]

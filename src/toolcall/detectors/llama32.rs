@@ -41,8 +41,8 @@
 use serde_json::{json, Value};
 
 use super::json::{
-    find_byte, guess_name, is_partial_of, object_head, parse_object, skip_end_tokens, ws, Finder,
-    Head,
+    find_byte, guess_name, is_partial_of, object_head, parse_object, skip_end_tokens,
+    skip_object_array, ws, Finder, Head,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::pyliteral;
@@ -78,9 +78,14 @@ impl Detector for Llama32 {
             let brace = if bare_done {
                 None
             } else {
-                find_byte(b, cursor, limit, |c| c == b'{')
+                find_byte(b, cursor, limit, |c| c == b'{' || c == b'[')
             };
             if let Some(s) = brace {
+                if b[s] == b'[' {
+                    // Arrays of objects are the `xlam` detector's.
+                    cursor = skip_object_array(text, s).unwrap_or(s + 1);
+                    continue;
+                }
                 match bare_at(text, s, ctx.eof) {
                     Bare::Skip(next) => cursor = next,
                     Bare::Found(f) => {

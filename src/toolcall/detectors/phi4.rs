@@ -15,7 +15,8 @@
 //! - `functools[…]` is the prompt-injected "unified" format of vLLM's Phi-4-mini template
 //!   and the native format of FireFunction v2 (which starts its reply with ` functools[`);
 //!   it has no closing marker: the span ends with the list. It must not be glued to a
-//!   preceding word character.
+//!   preceding word character, and the list must hold objects (`functools[{`):
+//!   `functools[0]` in prose is not this format.
 //! - A missing `<|/tool_call|>` is accepted (at the end of the output, or when other text
 //!   follows: the `granite` detector claims the same unclosed shape, and Granite's
 //!   `<|tool_call|>[…]` is exactly that); with the close tag the span is longer and wins.
@@ -65,7 +66,13 @@ impl Detector for Phi4 {
                         cursor = f + FUNCTOOLS.len();
                         continue;
                     }
-                    functools_at(text, f, ctx.eof)
+                    match functools_at(text, f, ctx.eof) {
+                        Some(found) => found,
+                        None => {
+                            cursor = f + FUNCTOOLS.len();
+                            continue;
+                        }
+                    }
                 }
             };
             let stop = matches!(found.kind, FoundKind::Pending) || found.span.end >= text.len();
@@ -124,9 +131,16 @@ fn tagged_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Found {
     }
 }
 
-fn functools_at(text: &str, f: usize, eof: bool) -> Found {
+/// `functools[{…}]` at `f`; `None` when the list does not hold objects (`functools[0]`).
+fn functools_at(text: &str, f: usize, eof: bool) -> Option<Found> {
     let j = f + FUNCTOOLS.len() - 1;
-    match scan::balanced_end(text, j, false) {
+    let first = ws(text, j + 1);
+    match text.as_bytes().get(first) {
+        Some(b'{') => {}
+        None if !eof => return Some(Found::pending(f..text.len())),
+        _ => return None,
+    }
+    Some(match scan::balanced_end(text, j, false) {
         Scan::Complete(e) => match scan::parse_calls_json(&text[j..e]) {
             Ok(calls) => Found::calls(f..e, calls),
             Err(r) => Found::malformed(
@@ -149,7 +163,7 @@ fn functools_at(text: &str, f: usize, eof: bool) -> Found {
                 at - j
             ),
         ),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -207,6 +221,8 @@ mod tests {
             "functools[{\"name\": \"get_time\", \"arguments\": {}}]"
         );
         assert!(run("myfunctools[{\"name\": \"x\"}]", true).is_empty());
+        assert!(run("functools[THINK] and functools[0]", true).is_empty());
+        assert_eq!(run("functools[ ", false), vec![Found::pending(0..11)]);
         let t = "functools[{\"name\": \"get_time\"";
         assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
     }

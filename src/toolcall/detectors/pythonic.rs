@@ -56,23 +56,23 @@ impl Detector for Pythonic {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let whole = Whole::of(text);
-        if let Some(f) = inline_call(text, whole, ctx.eof) {
-            out.push(f);
-            return;
-        }
+        // The inline form covers the reply after any think block; lists are looked for
+        // only before it (inside reasoning, where the framework judges them).
+        let inline = inline_call(text, whole, ctx.eof);
+        let cap = inline.as_ref().map_or(text.len(), |f| f.span.start);
         let b = text.as_bytes();
         let mut starts = Finder::new(PY_START);
         let mut ends = Finder::new(PY_END);
         let mut cursor = 0;
         let mut last_end = 0;
         loop {
-            let next_start = starts.next(text, cursor);
-            let limit = next_start.unwrap_or(text.len());
+            let next_start = starts.next(text, cursor).filter(|p| *p < cap);
+            let limit = next_start.unwrap_or(cap);
             let bracket = find_byte(b, cursor, limit, |c| c == b'[');
             let step = match (bracket, next_start) {
                 (Some(s), _) => list_at(text, s, ctx.eof, whole, last_end),
                 (None, Some(p)) => marked_at(text, p, ctx.eof, &mut ends),
-                (None, None) => return,
+                (None, None) => break,
             };
             match step {
                 Step::Skip(next) => cursor = next.max(cursor + 1),
@@ -86,6 +86,11 @@ impl Detector for Pythonic {
                     }
                 }
                 Step::Stop => return,
+            }
+        }
+        if let Some(f) = inline {
+            if last_end <= f.span.start {
+                out.push(f);
             }
         }
     }
@@ -387,6 +392,11 @@ mod tests {
         assert_eq!(run("get_ti", false), vec![Found::pending(0..6)]);
         assert!(run("get_ti", true).is_empty());
         assert!(run("Hello there", false).is_empty());
+        let t = "[get_time()]</think>Hello";
+        let out = run(t, false);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1], Found::pending(20..25));
+        assert!(run("Hello([/THINK]{}", false).is_empty());
     }
 
     #[test]
