@@ -454,11 +454,12 @@ impl Parser {
         }
         let removed = merge(removed);
         let reply = build_text(text, 0..settled, &removed, &code);
-        let reasoning = if eof {
+        let reasoning = if eof && !scan.regions.is_empty() {
+            let spans = merge(spans_of(&items));
             let parts: Vec<String> = scan
                 .regions
                 .iter()
-                .map(|r| build_text(text, r.inner.clone(), &merge(spans_of(&items)), &code))
+                .map(|r| build_text(text, r.inner.clone(), &spans, &code))
                 .filter(|s| !s.is_empty())
                 .collect();
             if parts.is_empty() {
@@ -775,22 +776,34 @@ fn build_text(
     removed: &[Range<usize>],
     code: &[Range<usize>],
 ) -> String {
-    let mut out = String::new();
-    let mut i = within.start;
     let end = within.end.min(text.len());
-    let mut ri = 0;
-    let mut ci = 0;
+    let mut out = String::new();
+    let mut i = within.start.min(end);
+    // removed ranges are sorted and disjoint: start at the first that can matter
+    let mut ri = removed.partition_point(|r| r.end <= i);
+    let mut ci = code.partition_point(|c| c.end <= i);
+    let b = text.as_bytes();
     while i < end {
-        while ri < removed.len() && removed[ri].end <= i {
-            ri += 1;
-        }
         if let Some(r) = removed.get(ri) {
             if r.start <= i {
-                i = r.end;
+                i = r.end.max(i);
+                ri += 1;
                 continue;
             }
         }
         let next_cut = removed.get(ri).map_or(end, |r| r.start.min(end));
+        // copy plain text up to the next byte that may start a token
+        let candidate = matches!(b[i], b'<' | b'[' | 0xE2);
+        let run = if candidate {
+            i
+        } else {
+            memchr::memchr3(b'<', b'[', 0xE2, &b[i..next_cut]).map_or(next_cut, |p| i + p)
+        };
+        if run > i {
+            out.push_str(&text[i..run]);
+            i = run;
+            continue;
+        }
         while ci < code.len() && code[ci].end <= i {
             ci += 1;
         }
@@ -823,7 +836,8 @@ mod tests {
     fn merge_and_build() {
         assert_eq!(merge(vec![5..7, 0..2, 1..3, 7..9]), vec![0..3, 5..9]);
         let t = "Hi <tool_call>x</tool_call> there<|im_end|>";
-        let r = build_text(t, 0..t.len(), &[3..27], &[]);
+        let removed: Vec<Range<usize>> = std::iter::once(3..27).collect();
+        let r = build_text(t, 0..t.len(), &removed, &[]);
         assert_eq!(r, "Hi  there");
     }
 }
