@@ -153,7 +153,7 @@ pub(crate) fn token_at(s: &str) -> Option<usize> {
 }
 
 /// The longest prefix of `s` of at most `n` bytes that ends on a char boundary.
-fn head(s: &str, n: usize) -> &str {
+pub(crate) fn head(s: &str, n: usize) -> &str {
     if s.len() <= n {
         return s;
     }
