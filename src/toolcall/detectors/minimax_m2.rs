@@ -95,14 +95,6 @@ pub(crate) struct InvokeParser<'a> {
     param_close: NextWhere<'a, fn(&str, usize) -> bool>,
 }
 
-/// Result of reading `<TAG name="X">` (the `<TAG` already matched).
-enum Attr<'a> {
-    /// The name and the offset just after `>`.
-    Name(&'a str, usize),
-    Incomplete,
-    Bad(usize),
-}
-
 impl<'a> InvokeParser<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         InvokeParser {
@@ -111,83 +103,15 @@ impl<'a> InvokeParser<'a> {
         }
     }
 
-    /// Read ` name="X">` (also `'X'` or a bare `X`) from `i`.
-    fn name_attr(&self, i: usize) -> Attr<'a> {
-        let text = self.text;
-        let b = text.as_bytes();
-        if i >= b.len() {
-            return Attr::Incomplete;
-        }
-        if !b[i].is_ascii_whitespace() {
-            return Attr::Bad(i);
-        }
-        let k = scan::skip_ws(text, i);
-        let rest = &text[k..];
-        if !rest.starts_with("name") {
-            return if prefix_of(rest, "name=") {
-                Attr::Incomplete
-            } else {
-                Attr::Bad(k)
-            };
-        }
-        let k = k + 4;
-        let k = scan::skip_ws(text, k);
-        match b.get(k) {
-            None => return Attr::Incomplete,
-            Some(b'=') => {}
-            Some(_) => return Attr::Bad(k),
-        }
-        let k = scan::skip_ws(text, k + 1);
-        let (ns, ne, after_name) = match b.get(k) {
-            None => return Attr::Incomplete,
-            Some(&q @ (b'"' | b'\'')) => {
-                let mut j = k + 1;
-                loop {
-                    match b.get(j) {
-                        None => return Attr::Incomplete,
-                        Some(&c) if c == q => break,
-                        Some(b'<' | b'>' | b'\n') => return Attr::Bad(j),
-                        Some(_) if j - k > MAX_NAME => return Attr::Bad(j),
-                        Some(_) => j += 1,
-                    }
-                }
-                (k + 1, j, j + 1)
-            }
-            Some(_) => {
-                let mut j = k;
-                while b
-                    .get(j)
-                    .is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'>' | b'<' | b'/'))
-                {
-                    if j - k > MAX_NAME {
-                        return Attr::Bad(j);
-                    }
-                    j += 1;
-                }
-                (k, j, j)
-            }
-        };
-        let k = scan::skip_ws(text, after_name);
-        match b.get(k) {
-            None => Attr::Incomplete,
-            Some(b'>') => {
-                let name = text[ns..ne].trim();
-                if name.is_empty() {
-                    Attr::Bad(ns)
-                } else {
-                    Attr::Name(name, k + 1)
-                }
-            }
-            Some(_) => Attr::Bad(k),
-        }
-    }
-
     /// One `<invoke name="X">…</invoke>` at `s`. `bare`: not inside a wrapper, so anything
     /// not clearly this format is `NotOurs`.
     pub(crate) fn invoke(&mut self, ctx: &DetectCtx<'_>, s: usize, bare: bool) -> Step<Candidate> {
         let text = self.text;
-        let (name, body) = match self.name_attr(s + INVOKE_OPEN.len()) {
+        let (name, body) = match name_attr(text, s + INVOKE_OPEN.len()) {
             Attr::Name(n, e) => (n, e),
+            Attr::SelfClosing(n, e) => {
+                return Step::Done(Candidate::new(n, Value::Object(Map::new())), e)
+            }
             Attr::Incomplete => {
                 return Step::Incomplete("the output ended inside an <invoke> tag".into())
             }
@@ -251,10 +175,10 @@ impl<'a> InvokeParser<'a> {
             reason,
             at,
         };
-        let (key, v) = match self.name_attr(k + PARAM_OPEN.len()) {
+        let (key, v) = match name_attr(text, k + PARAM_OPEN.len()) {
             Attr::Name(n, e) => (n, e),
             Attr::Incomplete => return Err(Step::Incomplete(format!("<invoke name=\"{fname}\"> is not closed"))),
-            Attr::Bad(at) => {
+            Attr::Bad(at) | Attr::SelfClosing(_, at) => {
                 return Err(malformed(
                     format!("invalid <parameter> tag in <invoke name=\"{fname}\">: expected <parameter name=\"…\">"),
                     at,
@@ -341,6 +265,82 @@ impl<'a> InvokeParser<'a> {
             }
             other => other,
         }
+    }
+}
+
+/// Result of reading ` name="X">` after `<TAG`.
+pub(crate) enum Attr<'a> {
+    /// The name and the offset just after `>`.
+    Name(&'a str, usize),
+    /// `<TAG name="X"/>`: the name and the offset just after `/>`.
+    SelfClosing(&'a str, usize),
+    Incomplete,
+    Bad(usize),
+}
+
+/// Read ` name="X">` (or ` name="X"/>`) (also `'X'` or a bare `X`) from `i`.
+pub(crate) fn name_attr(text: &str, i: usize) -> Attr<'_> {
+    let b = text.as_bytes();
+    if i >= b.len() {
+        return Attr::Incomplete;
+    }
+    if !b[i].is_ascii_whitespace() {
+        return Attr::Bad(i);
+    }
+    let k = scan::skip_ws(text, i);
+    let rest = &text[k..];
+    if !rest.starts_with("name") {
+        return if prefix_of(rest, "name=") {
+            Attr::Incomplete
+        } else {
+            Attr::Bad(k)
+        };
+    }
+    let k = k + 4;
+    let k = scan::skip_ws(text, k);
+    match b.get(k) {
+        None => return Attr::Incomplete,
+        Some(b'=') => {}
+        Some(_) => return Attr::Bad(k),
+    }
+    let k = scan::skip_ws(text, k + 1);
+    let (ns, ne, after_name) = match b.get(k) {
+        None => return Attr::Incomplete,
+        Some(&q @ (b'"' | b'\'')) => {
+            let mut j = k + 1;
+            loop {
+                match b.get(j) {
+                    None => return Attr::Incomplete,
+                    Some(&c) if c == q => break,
+                    Some(b'<' | b'>' | b'\n') => return Attr::Bad(j),
+                    Some(_) if j - k > MAX_NAME => return Attr::Bad(j),
+                    Some(_) => j += 1,
+                }
+            }
+            (k + 1, j, j + 1)
+        }
+        Some(_) => {
+            let mut j = k;
+            while b
+                .get(j)
+                .is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'>' | b'<' | b'/'))
+            {
+                if j - k > MAX_NAME {
+                    return Attr::Bad(j);
+                }
+                j += 1;
+            }
+            (k, j, j)
+        }
+    };
+    let k = scan::skip_ws(text, after_name);
+    let name = text[ns..ne].trim();
+    match (b.get(k), b.get(k + 1)) {
+        (None, _) | (Some(b'/'), None) => Attr::Incomplete,
+        _ if name.is_empty() => Attr::Bad(ns),
+        (Some(b'>'), _) => Attr::Name(name, k + 1),
+        (Some(b'/'), Some(b'>')) => Attr::SelfClosing(name, k + 2),
+        _ => Attr::Bad(k),
     }
 }
 
