@@ -233,12 +233,14 @@ fn parse_call(
         let value = if escaped {
             match unescape(raw) {
                 Some(s) => scan::typed_param(ctx, name, key, &s),
-                None => return malformed(
-                    format!(
+                None => {
+                    return malformed(
+                        format!(
                         "escaped <arg_value> for {key} in <tool_call>{name} has an invalid escape"
                     ),
-                    vs,
-                ),
+                        vs,
+                    )
+                }
             }
         } else {
             scan::typed_param(ctx, name, key, raw)

@@ -30,7 +30,7 @@ use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictnes
 use crate::toolcall::scan;
 
 use super::hermes::{prefix_of, preview, Next, NextWhere};
-use super::qwen3_coder::{settle, Settled, Step, MAX_NAME};
+use super::qwen3_coder::{settle, Fail, Settled, Step, MAX_NAME};
 
 pub struct MinimaxM2;
 
@@ -140,7 +140,7 @@ impl<'a> InvokeParser<'a> {
                         k = scan::skip_ws(text, next);
                         continue;
                     }
-                    Err(step) => return step,
+                    Err(fail) => return fail.into_step(name),
                 }
             }
             if rest.is_empty() || prefix_of(rest, INVOKE_CLOSE) || prefix_of(rest, PARAM_OPEN) {
@@ -168,16 +168,12 @@ impl<'a> InvokeParser<'a> {
         fname: &str,
         k: usize,
         args: &mut Map<String, Value>,
-    ) -> Result<usize, Step<Candidate>> {
+    ) -> Result<usize, Fail> {
         let text = self.text;
-        let malformed = |reason: String, at: usize| Step::Malformed {
-            name: Some(fname.to_string()),
-            reason,
-            at,
-        };
+        let malformed = Fail::Malformed;
         let (key, v) = match name_attr(text, k + PARAM_OPEN.len()) {
             Attr::Name(n, e) => (n, e),
-            Attr::Incomplete => return Err(Step::Incomplete(format!("<invoke name=\"{fname}\"> is not closed"))),
+            Attr::Incomplete => return Err(Fail::Incomplete(format!("<invoke name=\"{fname}\"> is not closed"))),
             Attr::Bad(at) | Attr::SelfClosing(_, at) => {
                 return Err(malformed(
                     format!("invalid <parameter> tag in <invoke name=\"{fname}\">: expected <parameter name=\"…\">"),
@@ -186,7 +182,7 @@ impl<'a> InvokeParser<'a> {
             }
         };
         let Some(c) = self.param_close.find(v) else {
-            return Err(Step::Incomplete(format!(
+            return Err(Fail::Incomplete(format!(
                 "<parameter name=\"{key}\"> in <invoke name=\"{fname}\"> has no closing </parameter>"
             )));
         };

@@ -134,6 +134,27 @@ pub(crate) enum Step<T> {
     NotOurs,
 }
 
+/// Why a part of a call (one parameter) did not parse: kept small, turned into a [`Step`]
+/// by the caller.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    Incomplete(String),
+    Malformed(String, usize),
+}
+
+impl Fail {
+    pub(crate) fn into_step<T>(self, name: &str) -> Step<T> {
+        match self {
+            Fail::Incomplete(r) => Step::Incomplete(r),
+            Fail::Malformed(reason, at) => Step::Malformed {
+                name: Some(name.to_string()),
+                reason,
+                at,
+            },
+        }
+    }
+}
+
 pub(crate) enum Settled {
     /// Continue scanning at this byte offset.
     Next(usize),
@@ -307,7 +328,7 @@ impl<'a> FnParser<'a> {
                         k = scan::skip_ws(text, next);
                         continue;
                     }
-                    Err(step) => return step,
+                    Err(fail) => return fail.into_step(name),
                 }
             }
             if rest.is_empty() || prefix_of(rest, FUNC_CLOSE) || prefix_of(rest, PARAM_OPEN) {
@@ -334,18 +355,14 @@ impl<'a> FnParser<'a> {
         fname: &str,
         k: usize,
         args: &mut Map<String, Value>,
-    ) -> Result<usize, Step<Candidate>> {
+    ) -> Result<usize, Fail> {
         let text = self.text;
-        let malformed = |reason: String, at: usize| Step::Malformed {
-            name: Some(fname.to_string()),
-            reason,
-            at,
-        };
+        let malformed = Fail::Malformed;
         let ni = k + PARAM_OPEN.len();
         let j = match tag_name_end(text, ni, true) {
             Ok(Some(j)) if !text[ni..j].trim().is_empty() => j,
             Ok(None) => {
-                return Err(Step::Incomplete(format!(
+                return Err(Fail::Incomplete(format!(
                     "<function={fname}> is not closed"
                 )))
             }
@@ -359,7 +376,7 @@ impl<'a> FnParser<'a> {
         let key = text[ni..j].trim();
         let v = j + 1;
         let Some(c) = self.param_close.find(v) else {
-            return Err(Step::Incomplete(format!(
+            return Err(Fail::Incomplete(format!(
                 "<parameter={key}> in <function={fname}> has no closing </parameter>"
             )));
         };
