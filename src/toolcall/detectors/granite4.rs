@@ -71,7 +71,7 @@ fn py_candidate(c: pyliteral::PyCall) -> Candidate {
 }
 
 /// Parse Granite's relaxed object notation: JSON/Python literals, plus bare-identifier keys
-/// and a bare-identifier value for the call's `name`.
+/// and a bare-identifier value for the call's `name`. No trailing commas, no comments.
 fn parse_relaxed(s: &str) -> Result<Value, String> {
     let mut p = Relaxed {
         s: s.as_bytes(),
@@ -135,11 +135,11 @@ impl Relaxed<'_> {
             Some(b'[') => {
                 self.i += 1;
                 let mut items = Vec::new();
+                self.ws();
+                if self.eat(b']') {
+                    return Ok(Value::Array(items));
+                }
                 loop {
-                    self.ws();
-                    if self.eat(b']') {
-                        return Ok(Value::Array(items));
-                    }
                     items.push(self.value(depth + 1, false)?);
                     self.ws();
                     if !self.eat(b',') {
@@ -171,11 +171,12 @@ impl Relaxed<'_> {
 
     fn object(&mut self, depth: usize) -> Result<Value, String> {
         let mut m = Map::new();
+        self.ws();
+        if self.eat(b'}') {
+            return Ok(Value::Object(m));
+        }
         loop {
             self.ws();
-            if self.eat(b'}') {
-                return Ok(Value::Object(m));
-            }
             let key = match self.s.get(self.i) {
                 Some(b'"') | Some(b'\'') => self.string()?,
                 _ => {
@@ -311,6 +312,8 @@ mod tests {
 
     #[test]
     fn bare_values_other_than_name_are_rejected() {
+        let out = run("<tool_call>{name: get_weather, arguments: {\"location\": \"Paris\",}}</tool_call>", true);
+        assert!(matches!(&out[0].kind, FoundKind::Malformed { .. }), "no trailing commas");
         let out = run(
             "<tool_call>{name: get_weather, arguments: {location: Paris}}</tool_call>",
             true,
