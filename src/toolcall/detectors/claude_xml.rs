@@ -70,7 +70,7 @@ impl Detector for ClaudeXml {
             } else {
                 let step = match p.invoke(ctx, start, true) {
                     Step::Done(c, e) => Step::Done(vec![c], e),
-                    Step::Incomplete(r) => Step::Incomplete(r),
+                    Step::Incomplete(n, r) => Step::Incomplete(n, r),
                     Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
                     Step::NotOurs => Step::NotOurs,
                 };

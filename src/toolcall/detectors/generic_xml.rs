@@ -96,11 +96,16 @@ fn attr_form(
         Attr::SelfClosing(n, e) => {
             return Step::Done(vec![Candidate::new(n, Value::Object(Map::new()))], e)
         }
-        Attr::Incomplete if !ctx.eof => return Step::Incomplete("unclosed <tool> tag".into()),
+        Attr::Incomplete if !ctx.eof => {
+            return Step::Incomplete(None, "unclosed <tool> tag".into())
+        }
         Attr::Incomplete | Attr::Bad(_) => return Step::NotOurs,
     };
     let Some(close) = region.filter(|&c| c >= body) else {
-        return Step::Incomplete(format!("<tool name=\"{name}\"> is not closed by </tool>"));
+        return Step::Incomplete(
+            Some(name.to_string()),
+            format!("<tool name=\"{name}\"> is not closed by </tool>"),
+        );
     };
     let payload = text[body..close].trim();
     if !payload.is_empty() && !payload.starts_with(['{', '"']) {
@@ -139,7 +144,7 @@ fn elements_form(
     let rest = &t[k..];
     if !rest.starts_with("<name>") {
         return if !ctx.eof && (rest.is_empty() || prefix_of(rest, "<name>")) {
-            Step::Incomplete("unclosed tool call".into())
+            Step::Incomplete(None, "unclosed tool call".into())
         } else {
             Step::NotOurs
         };
@@ -147,7 +152,7 @@ fn elements_form(
     let ns = k + 6;
     let Some(ne) = scan::find_from(t, "</name>", ns).filter(|&e| e - ns <= MAX_NAME) else {
         return if region.is_none() && t.len() - ns <= MAX_NAME {
-            Step::Incomplete("unclosed <name>".into())
+            Step::Incomplete(None, "unclosed <name>".into())
         } else {
             Step::Malformed {
                 name: None,
@@ -187,12 +192,15 @@ fn elements_form(
                 match scan::balanced_end(t, a, false) {
                     Scan::Complete(e) => e,
                     Scan::Incomplete if region.is_none() => {
-                        return Step::Incomplete("unclosed arguments".into())
+                        return Step::Incomplete(Some(name.clone()), "unclosed arguments".into())
                     }
                     _ => match scan::find_from(t, end_tag, a) {
                         Some(e) => e,
                         None if region.is_none() => {
-                            return Step::Incomplete("unclosed arguments".into())
+                            return Step::Incomplete(
+                                Some(name.clone()),
+                                "unclosed arguments".into(),
+                            )
                         }
                         None => return malformed(format!("{open} is not closed by {end_tag}"), a),
                     },
@@ -201,7 +209,7 @@ fn elements_form(
                 match scan::find_from(t, end_tag, a) {
                     Some(e) => e,
                     None if region.is_none() => {
-                        return Step::Incomplete("unclosed arguments".into())
+                        return Step::Incomplete(Some(name.clone()), "unclosed arguments".into())
                     }
                     None => return malformed(format!("{open} is not closed by {end_tag}"), a),
                 }
@@ -218,7 +226,9 @@ fn elements_form(
                     args = Value::Object(m);
                     k = e;
                 }
-                Err(Child::Incomplete) => return Step::Incomplete("unclosed arguments".into()),
+                Err(Child::Incomplete) => {
+                    return Step::Incomplete(Some(name.clone()), "unclosed arguments".into())
+                }
                 Err(Child::Bad(reason, at)) => {
                     return malformed(format!("{reason} in {open} of {name}"), at)
                 }
@@ -227,7 +237,7 @@ fn elements_form(
         let rest = &t[k..];
         if !rest.starts_with(end_tag) {
             if region.is_none() && (rest.is_empty() || prefix_of(rest, end_tag)) {
-                return Step::Incomplete("unclosed arguments".into());
+                return Step::Incomplete(Some(name.clone()), "unclosed arguments".into());
             }
             return malformed(
                 format!(
@@ -246,7 +256,10 @@ fn elements_form(
     if region.is_none()
         && (rest.is_empty() || prefix_of(rest, close) || prefix_of(rest, "<arguments>"))
     {
-        return Step::Incomplete(format!("unclosed {}", &close.replace('/', "")));
+        return Step::Incomplete(
+            Some(name.clone()),
+            format!("unclosed {}", &close.replace('/', "")),
+        );
     }
     malformed(
         format!(

@@ -114,7 +114,7 @@ fn parse_call(
                 let partial = text[ns..].trim();
                 let partial = partial.strip_suffix('\\').unwrap_or(partial);
                 return if !ctx.eof && (partial.is_empty() || scan::is_ident(partial)) {
-                    Step::Incomplete("<tool_call> is not closed".into())
+                    Step::Incomplete(None, "<tool_call> is not closed".into())
                 } else {
                     Step::NotOurs
                 };
@@ -138,7 +138,10 @@ fn parse_call(
                 || prefix_of(rest, KEY_OPEN)
                 || prefix_of(rest, CLOSE))
         {
-            Step::Incomplete(format!("<tool_call>{name} is not closed"))
+            Step::Incomplete(
+                Some(name.to_string()),
+                format!("<tool_call>{name} is not closed"),
+            )
         } else {
             Step::NotOurs
         };
@@ -148,8 +151,12 @@ fn parse_call(
         reason,
         at,
     };
-    let incomplete =
-        || Step::Incomplete(format!("<tool_call>{name} is not closed by </tool_call>"));
+    let incomplete = || {
+        Step::Incomplete(
+            Some(name.to_string()),
+            format!("<tool_call>{name} is not closed by </tool_call>"),
+        )
+    };
     let mut args = Map::new();
     loop {
         let rest = &text[k..];

@@ -312,8 +312,14 @@ mod tests {
 
     #[test]
     fn bare_values_other_than_name_are_rejected() {
-        let out = run("<tool_call>{name: get_weather, arguments: {\"location\": \"Paris\",}}</tool_call>", true);
-        assert!(matches!(&out[0].kind, FoundKind::Malformed { .. }), "no trailing commas");
+        let out = run(
+            "<tool_call>{name: get_weather, arguments: {\"location\": \"Paris\",}}</tool_call>",
+            true,
+        );
+        assert!(
+            matches!(&out[0].kind, FoundKind::Malformed { .. }),
+            "no trailing commas"
+        );
         let out = run(
             "<tool_call>{name: get_weather, arguments: {location: Paris}}</tool_call>",
             true,

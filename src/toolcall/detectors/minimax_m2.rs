@@ -113,7 +113,7 @@ impl<'a> InvokeParser<'a> {
                 return Step::Done(Candidate::new(n, Value::Object(Map::new())), e)
             }
             Attr::Incomplete => {
-                return Step::Incomplete("the output ended inside an <invoke> tag".into())
+                return Step::Incomplete(None, "the output ended inside an <invoke> tag".into())
             }
             Attr::Bad(_) if bare => return Step::NotOurs,
             Attr::Bad(at) => {
@@ -144,9 +144,10 @@ impl<'a> InvokeParser<'a> {
                 }
             }
             if rest.is_empty() || prefix_of(rest, INVOKE_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(format!(
-                    "<invoke name=\"{name}\"> is not closed by </invoke>"
-                ));
+                return Step::Incomplete(
+                    Some(name.to_string()),
+                    format!("<invoke name=\"{name}\"> is not closed by </invoke>"),
+                );
             }
             if bare && args.is_empty() {
                 return Step::NotOurs;
@@ -218,7 +219,7 @@ impl<'a> InvokeParser<'a> {
                         return Step::Done(calls, e);
                     }
                 }
-                Step::Incomplete(r) => return Step::Incomplete(r),
+                Step::Incomplete(n, r) => return Step::Incomplete(n, r),
                 Step::Malformed { name, reason, at } => {
                     return Step::Malformed { name, reason, at }
                 }
@@ -242,7 +243,7 @@ impl<'a> InvokeParser<'a> {
         let rest = &text[k..];
         if !rest.starts_with(INVOKE_OPEN) {
             return if !ctx.eof && (rest.is_empty() || prefix_of(rest, INVOKE_OPEN)) {
-                Step::Incomplete(format!("{open} is empty"))
+                Step::Incomplete(None, format!("{open} is empty"))
             } else {
                 Step::NotOurs
             };
@@ -254,7 +255,7 @@ impl<'a> InvokeParser<'a> {
                 if rest.starts_with(close) {
                     Step::Done(calls, n + close.len())
                 } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
-                    Step::Incomplete(format!("{open} is not closed"))
+                    Step::Incomplete(None, format!("{open} is not closed"))
                 } else {
                     Step::Done(calls, e)
                 }

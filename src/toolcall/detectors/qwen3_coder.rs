@@ -87,7 +87,7 @@ impl Detector for Qwen3Coder {
             } else {
                 let step = match p.function(ctx, start, true) {
                     Step::Done(c, e) => Step::Done(vec![c], after_stray_close(text, e)),
-                    Step::Incomplete(r) => Step::Incomplete(r),
+                    Step::Incomplete(n, r) => Step::Incomplete(n, r),
                     Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
                     Step::NotOurs => Step::NotOurs,
                 };
@@ -122,8 +122,8 @@ pub(crate) enum Step<T> {
     /// Parsed; the construct ends just before this byte offset.
     Done(T, usize),
     /// The text ended inside the construct; the reason says what is missing (used at end of
-    /// output, where an unfinished construct is malformed).
-    Incomplete(String),
+    /// output, where an unfinished construct is malformed), with the call's name if known.
+    Incomplete(Option<String>, String),
     /// Markup of the format that does not parse; the problem was found at byte `at`.
     Malformed {
         name: Option<String>,
@@ -145,7 +145,7 @@ pub(crate) enum Fail {
 impl Fail {
     pub(crate) fn into_step<T>(self, name: &str) -> Step<T> {
         match self {
-            Fail::Incomplete(r) => Step::Incomplete(r),
+            Fail::Incomplete(r) => Step::Incomplete(Some(name.to_string()), r),
             Fail::Malformed(reason, at) => Step::Malformed {
                 name: Some(name.to_string()),
                 reason,
@@ -182,11 +182,11 @@ pub(crate) fn settle(
             return Settled::Next(end);
         }
         Step::NotOurs => return Settled::NotOurs,
-        Step::Incomplete(_) if !ctx.eof => {
+        Step::Incomplete(..) if !ctx.eof => {
             out.push(Found::pending(start..text_len));
             return Settled::Stop;
         }
-        Step::Incomplete(reason) => (None, reason, start),
+        Step::Incomplete(name, reason) => (name, reason, start),
         Step::Malformed { name, reason, at } => (name, reason, at),
     };
     match malformed_end(at) {
@@ -274,7 +274,7 @@ impl<'a> FnParser<'a> {
                         return Step::Done(calls, e);
                     }
                 }
-                Step::Incomplete(r) => return Step::Incomplete(r),
+                Step::Incomplete(n, r) => return Step::Incomplete(n, r),
                 Step::Malformed { name, reason, at } => {
                     return Step::Malformed { name, reason, at }
                 }
@@ -302,7 +302,7 @@ impl<'a> FnParser<'a> {
         let j = match tag_name_end(text, i, false) {
             Ok(Some(j)) if j > i => j,
             Ok(None) => {
-                return Step::Incomplete("the output ended inside a <function=…> tag".into())
+                return Step::Incomplete(None, "the output ended inside a <function=…> tag".into())
             }
             _ if bare => return Step::NotOurs,
             Ok(Some(j)) | Err(j) => {
@@ -332,7 +332,10 @@ impl<'a> FnParser<'a> {
                 }
             }
             if rest.is_empty() || prefix_of(rest, FUNC_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(format!("<function={name}> is not closed by </function>"));
+                return Step::Incomplete(
+                    Some(name.to_string()),
+                    format!("<function={name}> is not closed by </function>"),
+                );
             }
             if bare && args.is_empty() {
                 return Step::NotOurs;
@@ -434,7 +437,7 @@ pub(crate) fn parse_wrapped(
     let rest = &text[k..];
     if !rest.starts_with(FUNC_OPEN) {
         return if !ctx.eof && (rest.is_empty() || prefix_of(rest, FUNC_OPEN)) {
-            Step::Incomplete(format!("{open} is empty"))
+            Step::Incomplete(None, format!("{open} is empty"))
         } else {
             Step::NotOurs
         };
@@ -446,7 +449,7 @@ pub(crate) fn parse_wrapped(
             if rest.starts_with(close) {
                 Step::Done(calls, n + close.len())
             } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
-                Step::Incomplete(format!("{open} is not closed"))
+                Step::Incomplete(None, format!("{open} is not closed"))
             } else {
                 Step::Done(calls, e)
             }
