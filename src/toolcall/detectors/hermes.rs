@@ -63,9 +63,12 @@ pub(crate) fn parse_hermes_body(body: &str) -> Result<Vec<Candidate>, String> {
 
 /// Reword a `scan::parse_calls_json` error so it names the markup it came from.
 pub(crate) fn json_reason(e: &str, tag: &str) -> String {
-    match e.strip_prefix("malformed JSON: ") {
-        Some(rest) => format!("malformed JSON in {tag}: {rest}"),
-        None => format!("{e} in {tag}"),
+    if let Some(rest) = e.strip_prefix("malformed JSON: ") {
+        format!("malformed JSON in {tag}: {rest}")
+    } else if let Some(rest) = e.strip_prefix("malformed JSON arguments: ") {
+        format!("malformed JSON in {tag}: {rest}")
+    } else {
+        format!("{e} in {tag}")
     }
 }
 
