@@ -86,15 +86,20 @@ impl Detector for Qwen3Coder {
                 }
             } else {
                 let step = match p.function(ctx, start, true) {
-                    Step::Done(c, e) => Step::Done(vec![c], after_stray_close(text, e)),
+                    Step::Done(c, e) => match after_stray_close(text, e) {
+                        Some(end) => Step::Done(vec![c], end),
+                        None if ctx.eof => Step::Done(vec![c], e),
+                        None => Step::Incomplete(Some(c.name), "a closing tag may follow".into()),
+                    },
                     Step::Incomplete(n, r) => Step::Incomplete(n, r),
                     Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
                     Step::NotOurs => Step::NotOurs,
                 };
                 let next = settle(out, ctx, text.len(), start, step, |at| {
-                    fn_closes
-                        .find(at)
-                        .map(|c| after_stray_close(text, c + FUNC_CLOSE.len()))
+                    fn_closes.find(at).map(|c| {
+                        let e = c + FUNC_CLOSE.len();
+                        after_stray_close(text, e).unwrap_or(e)
+                    })
                 });
                 match next {
                     Settled::Next(n) => pos = n,
@@ -107,12 +112,16 @@ impl Detector for Qwen3Coder {
 }
 
 /// Extend `e` over whitespace and a `</tool_call>` the model wrote without its opener.
-fn after_stray_close(text: &str, e: usize) -> usize {
+/// `None`: the text ends in a cut `</tool_call>`, so the end is not known yet.
+fn after_stray_close(text: &str, e: usize) -> Option<usize> {
     let k = scan::skip_ws(text, e);
-    if text[k..].starts_with(CLOSE) {
-        k + CLOSE.len()
+    let rest = &text[k..];
+    if rest.starts_with(CLOSE) {
+        Some(k + CLOSE.len())
+    } else if !rest.is_empty() && prefix_of(rest, CLOSE) {
+        None
     } else {
-        e
+        Some(e)
     }
 }
 
