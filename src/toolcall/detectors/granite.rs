@@ -120,8 +120,8 @@ pub(crate) fn is_partial(rest: &str, token: &str) -> bool {
 
 /// Parse a JSON slice holding a call object or a list of them; errors name the marker.
 pub(crate) fn parse_calls(json: &str, marker: &str) -> Result<Vec<Candidate>, String> {
-    let v: Value = serde_json::from_str(json)
-        .map_err(|e| format!("malformed JSON after {marker}: {e}"))?;
+    let v: Value =
+        serde_json::from_str(json).map_err(|e| format!("malformed JSON after {marker}: {e}"))?;
     scan::calls_from_json(&v).map_err(|e| format!("{marker}: {e}"))
 }
 
@@ -383,8 +383,16 @@ mod tests {
 
     #[test]
     fn string_tag_hermes_forms_are_not_claimed() {
-        assert!(run(r#"<tool_call>{"name": "a", "arguments": {}}</tool_call>"#, true).is_empty());
-        assert!(run(r#"<tool_call>[{"name": "a", "arguments": {}}]</tool_call>"#, true).is_empty());
+        assert!(run(
+            r#"<tool_call>{"name": "a", "arguments": {}}</tool_call>"#,
+            true
+        )
+        .is_empty());
+        assert!(run(
+            r#"<tool_call>[{"name": "a", "arguments": {}}]</tool_call>"#,
+            true
+        )
+        .is_empty());
         assert!(run("<tool_call>\n{\"name\": \"a\"", true).is_empty());
     }
 
@@ -403,8 +411,14 @@ mod tests {
             FoundKind::Malformed { reason, .. } => assert!(reason.contains("malformed JSON")),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(run("<|tool_call|>", false)[0].kind, FoundKind::Pending));
-        assert!(matches!(run("<|tool_call|>", true)[0].kind, FoundKind::Malformed { .. }));
+        assert!(matches!(
+            run("<|tool_call|>", false)[0].kind,
+            FoundKind::Pending
+        ));
+        assert!(matches!(
+            run("<|tool_call|>", true)[0].kind,
+            FoundKind::Malformed { .. }
+        ));
     }
 
     #[test]

@@ -258,7 +258,9 @@ impl Segment<'_> {
                             id,
                         },
                     ),
-                    Err(reason) => Found::malformed(self.start..end, Some(name.to_string()), reason),
+                    Err(reason) => {
+                        Found::malformed(self.start..end, Some(name.to_string()), reason)
+                    }
                 });
             }
         }
@@ -309,7 +311,8 @@ mod tests {
 
     #[test]
     fn pre_v11_text_before_and_after() {
-        let t = "Hello[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {\"x\": 1, \"y\": 2}}]\nextra";
+        let t =
+            "Hello[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {\"x\": 1, \"y\": 2}}]\nextra";
         let out = run(t, true);
         assert_eq!(out[0].span, 5..t.len() - 6);
         assert_eq!(calls(&out[0])[0].name, "add");
@@ -343,7 +346,10 @@ mod tests {
 
     #[test]
     fn single_object_after_marker() {
-        let out = run(r#"[TOOL_CALLS] {"name": "get_time", "arguments": {}}"#, true);
+        let out = run(
+            r#"[TOOL_CALLS] {"name": "get_time", "arguments": {}}"#,
+            true,
+        );
         assert_eq!(calls(&out[0])[0].name, "get_time");
     }
 
@@ -415,7 +421,11 @@ mod tests {
 
     #[test]
     fn plain_text_is_ignored() {
-        assert!(run("The [ARGS] token and {\"name\": \"x\"} are just text.", true).is_empty());
+        assert!(run(
+            "The [ARGS] token and {\"name\": \"x\"} are just text.",
+            true
+        )
+        .is_empty());
     }
 
     #[test]
