@@ -22,7 +22,7 @@ pub struct ToolSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum ToolsError {
     #[error("tools list is not valid JSON: {0} (expected [{{\"type\":\"function\",\"function\":{{\"name\":…,\"parameters\":{{…}}}}}}])")]
-    Json(#[from] serde_json::Error),
+    Json(String),
     #[error("tool #{index} has no name: every entry needs function.name")]
     NoName { index: usize },
     #[error("tool {name:?} is listed twice: tool names must be unique")]
@@ -115,12 +115,12 @@ impl ToolSet {
         let mut entries = HashMap::new();
         let mut order = Vec::new();
         for spec in specs {
-            let validator = jsonschema::options()
-                .build(&spec.parameters)
-                .map_err(|e| ToolsError::BadSchema {
+            let validator = jsonschema::options().build(&spec.parameters).map_err(|e| {
+                ToolsError::BadSchema {
                     name: spec.name.clone(),
                     reason: e.to_string(),
-                })?;
+                }
+            })?;
             if entries.contains_key(&spec.name) {
                 return Err(ToolsError::Duplicate { name: spec.name });
             }
@@ -136,7 +136,7 @@ impl ToolSet {
 
     /// Parse an OpenAI-style tools list: `[{"type":"function","function":{…}}]`.
     pub fn from_openai_json(text: &str) -> Result<Self, ToolsError> {
-        let v: Value = serde_json::from_str(text)?;
+        let v: Value = serde_json::from_str(text).map_err(|e| ToolsError::Json(e.to_string()))?;
         Self::from_openai_value(&v)
     }
 
@@ -146,7 +146,8 @@ impl ToolSet {
         };
         let mut specs = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
-            let t: OpenAiTool = serde_json::from_value(item.clone())?;
+            let t: OpenAiTool = serde_json::from_value(item.clone())
+                .map_err(|e| ToolsError::Json(format!("tool #{index}: {e}")))?;
             let (name, description, parameters) = match t.function {
                 Some(f) => (f.name, f.description, f.parameters),
                 None => (t.name, t.description, t.parameters),
@@ -247,7 +248,10 @@ mod tests {
     #[test]
     fn allowlist_and_schema() {
         let t = tools();
-        assert_eq!(t.check("set_light", &json!({"room":"kitchen","on":true})), Verdict::Valid);
+        assert_eq!(
+            t.check("set_light", &json!({"room":"kitchen","on":true})),
+            Verdict::Valid
+        );
         assert_eq!(t.check("rm_rf", &json!({})), Verdict::UnknownTool);
         match t.check("set_light", &json!({"room":"kitchen"})) {
             Verdict::Invalid(r) => assert!(r.contains("on"), "{r}"),
@@ -257,13 +261,22 @@ mod tests {
             Verdict::Invalid(r) => assert!(r.contains("/on"), "{r}"),
             v => panic!("{v:?}"),
         }
-        assert!(matches!(t.check("set_light", &json!("x")), Verdict::Invalid(_)));
+        assert!(matches!(
+            t.check("set_light", &json!("x")),
+            Verdict::Invalid(_)
+        ));
     }
 
     #[test]
     fn bad_tools_lists_name_the_problem() {
-        assert!(matches!(ToolSet::from_openai_json("{"), Err(ToolsError::Json(_))));
-        assert!(matches!(ToolSet::from_openai_json("{}"), Err(ToolsError::NotAList(_))));
+        assert!(matches!(
+            ToolSet::from_openai_json("{"),
+            Err(ToolsError::Json(_))
+        ));
+        assert!(matches!(
+            ToolSet::from_openai_json("{}"),
+            Err(ToolsError::NotAList(_))
+        ));
         assert!(matches!(
             ToolSet::from_openai_json(r#"[{"function":{"description":"x"}}]"#),
             Err(ToolsError::NoName { index: 0 })
