@@ -24,8 +24,10 @@
 //!
 //! The `<tool_calls>` envelope itself is shared with AI21 Jamba (the `jamba` detector), so
 //! this detector only claims it in Apriel context: `[BEGIN FINAL RESPONSE]` earlier in the
-//! text, or `[END FINAL RESPONSE]` / `<|end|>` right after the block. Its triggers are those
-//! Apriel markers, never `<tool_calls>` alone.
+//! text, or `[END FINAL RESPONSE]` / `<|end|>` right after the block. A bare block is never
+//! claimed at the end of the output; while streaming, a block whose end is not decided yet
+//! is only `Pending` (an Apriel end marker may still follow), which holds text back without
+//! claiming it.
 //!
 //! Edge cases:
 //! - a model-emitted `"id"` is kept verbatim; `arguments` as a JSON-encoded string is decoded;
@@ -60,7 +62,7 @@ impl Detector for Apriel {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
-        &[BEGIN_FINAL, END_FINAL, END]
+        &[OPEN, BEGIN_FINAL, END_FINAL, END]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let begin_at = scan::find_from(text, BEGIN_FINAL, 0);
@@ -103,91 +105,139 @@ impl Block<'_> {
             || after_token(self.text, pos, END).is_some()
     }
 
-    /// Report a block that is not finished. Returns where to continue.
-    fn cut_off(&self, out: &mut Vec<Found>, reason: &str) -> Option<usize> {
-        if !self.in_final {
-            // Not known to be Apriel's; leave it alone.
-            return (self.limit < self.text.len()).then_some(self.limit);
-        }
-        if self.may_grow {
-            out.push(Found::pending(self.start..self.text.len()));
-        } else {
-            out.push(Found::malformed(self.start..self.limit, None, reason));
-        }
+    /// While streaming, whether what follows `pos` may still turn into an Apriel end marker.
+    fn tail_undecided(&self, pos: usize) -> bool {
+        let rest = &self.text[pos.min(self.text.len())..];
+        self.may_grow
+            && (rest.trim().is_empty() || is_partial(rest, END) || is_partial(rest, END_FINAL))
+    }
+
+    fn pending(&self, out: &mut Vec<Found>) -> Option<usize> {
+        out.push(Found::pending(self.start..self.text.len()));
+        None
+    }
+
+    fn next(&self) -> Option<usize> {
         (self.limit < self.text.len()).then_some(self.limit)
+    }
+
+    /// A block that ends at `end` (after its closing tag, or after the list when the tag is
+    /// missing): claim it if it is Apriel's, with the end markers that follow.
+    fn finish(
+        &self,
+        out: &mut Vec<Found>,
+        end: usize,
+        make: impl FnOnce(std::ops::Range<usize>) -> Found,
+    ) -> Option<usize> {
+        if !self.in_final {
+            if self.tail_undecided(end) {
+                return self.pending(out);
+            }
+            if !self.apriel_tail(end) {
+                return Some(end);
+            }
+        }
+        let span_end = absorb_tokens(self.text, end, &[END_FINAL, END]);
+        out.push(make(self.start..span_end));
+        Some(span_end)
     }
 
     fn parse(&self, out: &mut Vec<Found>) -> Option<usize> {
         let text = self.text;
         let start = self.start;
         let body = start + OPEN.len();
+        let close_after = |from: usize| {
+            scan::find_from(&text[..self.limit], CLOSE, from).map(|c| c + CLOSE.len())
+        };
         match json_at(text, body, self.limit) {
-            JsonAt::Nothing => self.cut_off(out, "<tool_calls> with no call list after it"),
-            JsonAt::NotJson(_) => {
-                let close =
-                    scan::find_from(&text[..self.limit], CLOSE, body).map(|c| c + CLOSE.len());
-                let end = close.unwrap_or(body);
-                if self.in_final || self.apriel_tail(end) {
-                    out.push(Found::malformed(
-                        start..absorb_tokens(text, end, &[END_FINAL, END]),
-                        None,
-                        "expected a JSON list of calls after <tool_calls>",
-                    ));
+            JsonAt::Nothing => {
+                if self.may_grow {
+                    return self.pending(out);
                 }
-                Some(end)
-            }
-            JsonAt::Incomplete(_) => self.cut_off(out, "unterminated JSON after <tool_calls>"),
-            JsonAt::Invalid(s, at) => {
                 if self.in_final {
                     out.push(Found::malformed(
-                        start..at,
-                        name_hint(&text[s..at]),
-                        format!(
-                            "malformed JSON after <tool_calls>: unbalanced brackets at byte {}",
-                            at - 1 - s
-                        ),
+                        start..body,
+                        None,
+                        "<tool_calls> with no call list after it",
                     ));
                 }
-                Some(at)
+                self.next()
+            }
+            JsonAt::NotJson(_) => match close_after(body) {
+                // The closing tag may still come and decide the span.
+                None if self.may_grow => self.pending(out),
+                None => {
+                    if self.in_final {
+                        out.push(Found::malformed(
+                            start..body,
+                            None,
+                            "expected a JSON list of calls after <tool_calls>",
+                        ));
+                    }
+                    Some(body)
+                }
+                Some(end) => self.finish(out, end, |span| {
+                    Found::malformed(
+                        span,
+                        None,
+                        "expected a JSON list of calls after <tool_calls>",
+                    )
+                }),
+            },
+            JsonAt::Incomplete(_) => {
+                if self.may_grow {
+                    return self.pending(out);
+                }
+                if self.in_final {
+                    out.push(Found::malformed(
+                        start..self.limit,
+                        None,
+                        "unterminated JSON after <tool_calls>",
+                    ));
+                }
+                self.next()
+            }
+            JsonAt::Invalid(s, at) => {
+                let reason = format!(
+                    "malformed JSON after <tool_calls>: unbalanced brackets at byte {}",
+                    at - 1 - s
+                );
+                let name = name_hint(&text[s..at]);
+                match close_after(at) {
+                    None if self.may_grow => self.pending(out),
+                    None => {
+                        if self.in_final {
+                            out.push(Found::malformed(start..at, name, reason));
+                        }
+                        Some(at)
+                    }
+                    Some(end) => self.finish(out, end, |span| Found::malformed(span, name, reason)),
+                }
             }
             JsonAt::Complete(s, e) => {
+                let json = &text[s..e];
+                let result = |span: std::ops::Range<usize>| match parse_calls(json, OPEN) {
+                    Ok(calls) => Found::calls(span, calls),
+                    Err(reason) => Found::malformed(span, name_hint(json), reason),
+                };
                 let rest = &text[e..self.limit];
-                let close_end = if let Some(c) = after_token(text, e, CLOSE) {
-                    c
+                if let Some(c) = after_token(text, e, CLOSE) {
+                    self.finish(out, c, result)
+                } else if self.may_grow && (is_partial(rest, CLOSE) || self.tail_undecided(e)) {
+                    self.pending(out)
                 } else if rest.trim().is_empty() || self.apriel_tail(e) {
-                    if self.may_grow && rest.trim().is_empty() {
-                        if self.in_final {
-                            out.push(Found::pending(start..text.len()));
-                        }
-                        return None;
-                    }
                     // Closing tag missing at the end of the output (or of the response).
-                    e
-                } else if self.may_grow && is_partial(rest, CLOSE) {
-                    if self.in_final {
-                        out.push(Found::pending(start..text.len()));
-                    }
-                    return None;
+                    self.finish(out, e, result)
                 } else {
                     if self.in_final {
                         out.push(Found::malformed(
                             start..e,
-                            name_hint(&text[s..e]),
+                            name_hint(json),
                             "expected </tool_calls> right after the call list",
                         ));
                     }
-                    return Some(e);
-                };
-                if !(self.in_final || self.apriel_tail(close_end)) {
-                    return Some(close_end);
+                    Some(e)
                 }
-                let end = absorb_tokens(text, close_end, &[END_FINAL, END]);
-                let json = &text[s..e];
-                out.push(match parse_calls(json, OPEN) {
-                    Ok(calls) => Found::calls(start..end, calls),
-                    Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-                });
-                Some(end)
             }
         }
     }
@@ -245,7 +295,10 @@ mod tests {
     fn jamba_style_without_apriel_markers_is_not_claimed() {
         let t = "<tool_calls>[{\"name\": \"get_time\", \"arguments\": {}}]</tool_calls>";
         assert!(run(t, true).is_empty());
-        assert!(run("<tool_calls>[{\"name\": \"get_ti", false).is_empty());
+        // while streaming it is only held back: `<|end|>` may still follow
+        assert!(matches!(run(t, false)[0].kind, FoundKind::Pending));
+        assert!(run(&format!("{t} Done."), false).is_empty());
+        assert!(run("<tool_calls>[{\"name\": \"get_ti", true).is_empty());
     }
 
     #[test]

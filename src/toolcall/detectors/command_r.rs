@@ -122,20 +122,24 @@ fn action_block(
 ) -> Option<usize> {
     let body = start + START.len();
     let may_grow = !ctx.eof && limit == text.len();
-    let cut_off = |out: &mut Vec<Found>, reason: &str| {
+    let cut_off = |out: &mut Vec<Found>, end: usize, reason: &str| {
         if may_grow {
             out.push(Found::pending(start..text.len()));
         } else {
-            out.push(Found::malformed(start..limit, None, reason));
+            out.push(Found::malformed(start..end, None, reason));
         }
         (limit < text.len()).then_some(limit)
     };
     match json_at(text, body, limit) {
-        JsonAt::Nothing => cut_off(out, "<|START_ACTION|> with no action list after it"),
+        JsonAt::Nothing => cut_off(out, body, "<|START_ACTION|> with no action list after it"),
         JsonAt::NotJson(_) => {
-            let end = scan::find_from(&text[..limit], END, body)
-                .map(|e| e + END.len())
-                .unwrap_or(body);
+            let close = scan::find_from(&text[..limit], END, body).map(|e| e + END.len());
+            if close.is_none() && may_grow {
+                // <|END_ACTION|> may still come and decide the span.
+                out.push(Found::pending(start..text.len()));
+                return None;
+            }
+            let end = close.unwrap_or(body);
             out.push(Found::malformed(
                 start..end,
                 None,
@@ -143,17 +147,24 @@ fn action_block(
             ));
             Some(end)
         }
-        JsonAt::Incomplete(_) => cut_off(out, "unterminated JSON after <|START_ACTION|>"),
+        JsonAt::Incomplete(_) => cut_off(out, limit, "unterminated JSON after <|START_ACTION|>"),
         JsonAt::Invalid(s, at) => {
+            // The block still ends at its closing token, if there is one.
+            let close = scan::find_from(&text[..limit], END, at).map(|e| e + END.len());
+            if close.is_none() && may_grow {
+                out.push(Found::pending(start..text.len()));
+                return None;
+            }
+            let end = close.unwrap_or(at);
             out.push(Found::malformed(
-                start..at,
+                start..end,
                 name_hint(&text[s..at]),
                 format!(
                     "malformed JSON after <|START_ACTION|>: unbalanced brackets at byte {}",
                     at - 1 - s
                 ),
             ));
-            Some(at)
+            Some(end)
         }
         JsonAt::Complete(s, e) => {
             let rest = &text[e..limit];
@@ -242,7 +253,7 @@ fn action_form(
                     out.push(Found::pending(start..text.len()));
                 } else {
                     out.push(Found::malformed(
-                        start..text.len(),
+                        start..body,
                         None,
                         "Action: code fence with no action list",
                     ));

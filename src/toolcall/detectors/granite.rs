@@ -212,7 +212,7 @@ fn token_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opti
         JsonAt::Nothing => {
             if eof {
                 out.push(Found::malformed(
-                    start..text.len(),
+                    start..body,
                     None,
                     "<|tool_call|> with no calls after it",
                 ));

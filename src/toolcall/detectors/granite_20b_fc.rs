@@ -70,21 +70,21 @@ fn one_call(
     out: &mut Vec<Found>,
 ) {
     let body = start + TAG.len();
-    let cut_off = |out: &mut Vec<Found>, reason: &str| {
+    let cut_off = |out: &mut Vec<Found>, end: usize, reason: &str| {
         if may_grow {
             out.push(Found::pending(start..text.len()));
         } else {
-            out.push(Found::malformed(start..limit, None, reason));
+            out.push(Found::malformed(start..end, None, reason));
         }
     };
     match json_at(text, body, limit) {
-        JsonAt::Nothing => cut_off(out, "<function_call> with no call object after it"),
+        JsonAt::Nothing => cut_off(out, body, "<function_call> with no call object after it"),
         JsonAt::NotJson(_) => out.push(Found::malformed(
             start..body,
             None,
             "expected a JSON call object after <function_call>",
         )),
-        JsonAt::Incomplete(_) => cut_off(out, "unterminated JSON after <function_call>"),
+        JsonAt::Incomplete(_) => cut_off(out, limit, "unterminated JSON after <function_call>"),
         JsonAt::Invalid(s, at) => out.push(Found::malformed(
             start..at,
             name_hint(&text[s..at]),

@@ -91,13 +91,15 @@ impl Segment<'_> {
         out.push(Found::pending(self.start..self.text.len()));
     }
 
-    /// Report a cut-off construct: pending if more text may come, malformed otherwise.
-    fn cut_off(&self, out: &mut Vec<Found>, name: Option<&str>, reason: &str) {
+    /// Report a cut-off construct: pending if more text may come, else malformed up to
+    /// `end` (the segment end for a cut-off value; just the markup when only whitespace
+    /// follows, so that text masked as code after it stays in the reply).
+    fn cut_off(&self, out: &mut Vec<Found>, end: usize, name: Option<&str>, reason: &str) {
         if self.may_grow {
             self.pending(out);
         } else {
             out.push(Found::malformed(
-                self.start..self.end,
+                self.start..end,
                 name.map(str::to_string),
                 reason,
             ));
@@ -113,7 +115,7 @@ impl Segment<'_> {
         let p = scan::skip_ws(seg, body);
         let rest = &seg[p..];
         if rest.is_empty() {
-            return self.cut_off(out, None, "[TOOL_CALLS] with no call after it");
+            return self.cut_off(out, body, None, "[TOOL_CALLS] with no call after it");
         }
         if rest.starts_with(ARGS) || rest.starts_with(CALL_ID) {
             return self.v11(out, p, p);
@@ -144,7 +146,12 @@ impl Segment<'_> {
         match json_at(text, from, self.end) {
             JsonAt::Nothing | JsonAt::NotJson(_) => {}
             JsonAt::Incomplete(_) => {
-                self.cut_off(out, None, "unterminated JSON list after [TOOL_CALLS]");
+                self.cut_off(
+                    out,
+                    self.end,
+                    None,
+                    "unterminated JSON list after [TOOL_CALLS]",
+                );
             }
             JsonAt::Invalid(s, at) => out.push(Found::malformed(
                 self.start..at,
@@ -214,10 +221,11 @@ impl Segment<'_> {
                 "tool name after [TOOL_CALLS] has no arguments",
             ));
         } else {
+            // Most likely prose after a stray token: only the token is removed.
             return out.push(Found::malformed(
                 self.start..self.start + MARK.len(),
-                Some(name.to_string()),
-                "expected [ARGS] or a JSON object after the tool name in [TOOL_CALLS]",
+                None,
+                format!("expected [ARGS] or JSON arguments after {name:?} in [TOOL_CALLS]"),
             ));
         };
         if name.is_empty() {
@@ -229,7 +237,12 @@ impl Segment<'_> {
         }
         match json_at(text, args_from, self.end) {
             JsonAt::Nothing => {
-                self.cut_off(out, Some(name), "missing JSON arguments after [ARGS]");
+                self.cut_off(
+                    out,
+                    args_from,
+                    Some(name),
+                    "missing JSON arguments after [ARGS]",
+                );
             }
             JsonAt::NotJson(at) => out.push(Found::malformed(
                 self.start..at,
@@ -237,7 +250,12 @@ impl Segment<'_> {
                 "expected a JSON object of arguments after [ARGS]",
             )),
             JsonAt::Incomplete(_) => {
-                self.cut_off(out, Some(name), "unterminated JSON arguments after [ARGS]");
+                self.cut_off(
+                    out,
+                    self.end,
+                    Some(name),
+                    "unterminated JSON arguments after [ARGS]",
+                );
             }
             JsonAt::Invalid(s, at) => out.push(Found::malformed(
                 self.start..at,
