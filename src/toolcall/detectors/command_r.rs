@@ -40,7 +40,9 @@
 //! - an action list with no closing `<|END_ACTION|>` (or closing fence) is accepted only at
 //!   the end of the output (a stop sequence may have eaten the token); while streaming it is
 //!   `Pending`;
-//! - text between the list and `<|END_ACTION|>` is malformed;
+//! - text between the list and `<|END_ACTION|>` is malformed; a block whose content is not
+//!   JSON, or whose brackets do not match, is malformed up to its `<|END_ACTION|>` (while
+//!   streaming it is `Pending` until that token or the end of the output decides its span);
 //! - `<|START_THINKING|>…<|END_THINKING|>` (the tool plan) is the framework's think block, and
 //!   `<|START_RESPONSE|>…<|END_RESPONSE|>` is reply text whose tokens the framework strips.
 

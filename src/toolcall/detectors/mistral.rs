@@ -216,7 +216,7 @@ impl Segment<'_> {
             return self.pending(out);
         } else if after.is_empty() {
             return out.push(Found::malformed(
-                self.start..self.end,
+                self.start..name_end,
                 Some(name.to_string()),
                 "tool name after [TOOL_CALLS] has no arguments",
             ));
