@@ -264,7 +264,10 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
             }
         }
         Scan::Incomplete if !eof => Step::Found(Found::pending(m..text.len())),
-        Scan::Incomplete => malformed(text.len(), "the text ends inside the arguments".into()),
+        Scan::Incomplete => malformed(
+            text.len(),
+            "unterminated arguments (the text ends inside it)".into(),
+        ),
         Scan::Invalid(at) => malformed(
             (at + 1).min(text.len()),
             format!("mismatched bracket at byte {} of the arguments", at - j),

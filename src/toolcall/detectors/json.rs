@@ -74,6 +74,15 @@ impl Detector for Json {
                 i = s + 1;
                 continue;
             }
+            if after_wrapper_tag(text, s) {
+                // Another format's payload: skip it whole.
+                i = match scan::balanced_end(text, s, false) {
+                    Scan::Complete(e) => e,
+                    Scan::Invalid(at) => at + 1,
+                    Scan::Incomplete => break,
+                };
+                continue;
+            }
             match scan::balanced_end(text, s, false) {
                 Scan::Complete(e) => {
                     let (a, z) = widen(text, s, e, last_end);
@@ -120,7 +129,7 @@ impl Detector for Json {
                         out.push(Found::malformed(
                             s..text.len(),
                             guess_name(&text[s..]),
-                            "malformed JSON call object: the text ends inside the object",
+                            "malformed JSON call object: unterminated object (the text ends inside it)",
                         ));
                     }
                     break;
@@ -159,6 +168,45 @@ pub(crate) enum Head {
     Partial,
     /// Not the start of a JSON object (`{ prose }`, `{}`, `{{`).
     NotJson,
+}
+
+/// True if the value at `s` sits right after another format's opening marker: an opening
+/// tag (`<minimax:tool_call>`, `<function_call>`, `<|tool_call|>`; not a closing tag such
+/// as `</think>`) or an upper-case bracket marker (`[TOOL_CALLS]`). That payload belongs to
+/// the marker's own (strict) detector, which judges it, also when it is malformed: a loose
+/// detector must not turn it into a call.
+pub(crate) fn after_wrapper_tag(text: &str, s: usize) -> bool {
+    let before = text
+        .get(..s)
+        .unwrap_or("")
+        .trim_end_matches([' ', '\t', '\r', '\n']);
+    let b = before.as_bytes();
+    let window = |open: u8| {
+        let from = b.len().saturating_sub(64);
+        b.get(from..)
+            .and_then(|w| w.iter().rposition(|&c| c == open))
+            .map(|p| from + p)
+    };
+    match b.last() {
+        Some(b'>') => match window(b'<') {
+            Some(lt) => {
+                let tag = &b[lt..];
+                tag.get(1) != Some(&b'/') && !tag.iter().any(|c| *c == b'\n')
+            }
+            None => false,
+        },
+        Some(b']') => match window(b'[') {
+            Some(lb) => {
+                let inner = &b[lb + 1..b.len() - 1];
+                inner.iter().any(|c| c.is_ascii_uppercase())
+                    && inner
+                        .iter()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+            }
+            None => false,
+        },
+        _ => false,
+    }
 }
 
 /// If a JSON array of objects (`[` then `{`) starts at `s`: the offset after it (or after
@@ -496,6 +544,25 @@ mod tests {
         assert!(run(r#"Here: {"name": "Alice", "age": 3}"#, true).is_empty());
         assert!(run(r#"Here: {"name": "Alice"} ok"#, true).is_empty());
         assert!(run("Use {braces} and {} freely.", true).is_empty());
+        for t in [
+            "<minimax:tool_call>{\"name\": \"get_time\", \"parameters\": {}}</minimax:tool_call>",
+            "<seed:tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</seed:tool_call>",
+            "[TOOL_CALLS] {\"name\": \"get_time\", \"arguments\": {}}",
+        ] {
+            assert!(run(t, true).is_empty(), "{t}");
+        }
+        assert_eq!(
+            run(
+                "<think>hm</think>{\"name\": \"get_time\", \"arguments\": {}}",
+                true
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            run("[1] {\"name\": \"get_time\", \"arguments\": {}}", true).len(),
+            1
+        );
         assert!(run(r#"{"name": "not a name", "arguments": {}}"#, true).is_empty());
         assert!(run(r#"[{"name": "get_time", "arguments": {}},]"#, true).is_empty());
         assert!(run(r#"[{"name": "get_time", "arguments": {}}]"#, true).is_empty());

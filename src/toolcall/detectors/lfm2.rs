@@ -92,7 +92,7 @@ fn construct_at(text: &str, s: usize, eof: bool, ends: &mut Finder) -> Found {
             return Found::malformed(
                 s..text.len(),
                 None,
-                format!("malformed call in {START}: the text ends inside the call"),
+                format!("malformed call in {START}: unterminated call (the text ends inside it)"),
             )
         }
         Scan::Invalid(at) => {

@@ -133,7 +133,10 @@ fn call_at(text: &str, s: usize, eof: bool) -> Step {
         Scan::Complete(e) => e,
         Scan::Incomplete if !eof => return Step::Found(Found::pending(s..text.len())),
         Scan::Incomplete => {
-            return malformed(text.len(), "the text ends inside the arguments".into())
+            return malformed(
+                text.len(),
+                "unterminated arguments (the text ends inside it)".into(),
+            )
         }
         Scan::Invalid(at) => {
             return malformed(

@@ -41,8 +41,8 @@
 use serde_json::{json, Value};
 
 use super::json::{
-    find_byte, guess_name, is_partial_of, object_head, parse_object, skip_end_tokens,
-    skip_object_array, ws, Finder, Head,
+    after_wrapper_tag, find_byte, guess_name, is_partial_of, object_head, parse_object,
+    skip_end_tokens, skip_object_array, ws, Finder, Head,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::pyliteral;
@@ -140,8 +140,11 @@ fn bare_at(text: &str, s: usize, eof: bool) -> Bare {
     if head == Head::NotJson {
         return Bare::Skip(s + 1);
     }
+    let wrapped = after_wrapper_tag(text, s);
     let e = match scan::balanced_end(text, s, false) {
+        Scan::Complete(e) if wrapped => return Bare::Skip(e),
         Scan::Complete(e) => e,
+        Scan::Incomplete if wrapped => return Bare::Stop,
         Scan::Invalid(at) => return Bare::Skip((at + 1).max(s + 1)),
         Scan::Incomplete => {
             return if !eof && head != Head::Other {
@@ -248,7 +251,7 @@ fn tagged_json_run(text: &str, t: usize, j: usize, eof: bool) -> Found {
                     Found::malformed(
                         t..text.len(),
                         guess_name(&text[k..]),
-                        "malformed JSON after <|python_tag|>: the text ends inside the object",
+                        "malformed JSON after <|python_tag|>: unterminated object (the text ends inside it)",
                     )
                 } else {
                     Found::pending(t..text.len())
@@ -314,7 +317,7 @@ fn tagged_list(text: &str, t: usize, j: usize, eof: bool) -> Found {
         Scan::Incomplete => Found::malformed(
             t..text.len(),
             None,
-            "malformed call list after <|python_tag|>: the text ends inside the list",
+            "malformed call list after <|python_tag|>: unterminated list (the text ends inside it)",
         ),
         Scan::Invalid(at) => Found::malformed(
             t..(at + 1).min(text.len()),
@@ -372,7 +375,7 @@ fn builtin_call(text: &str, t: usize, j: usize, eof: bool) -> Option<Found> {
         Scan::Incomplete => Found::malformed(
             t..text.len(),
             Some(name.to_string()),
-            format!("malformed built-in tool call {name}.call(…): the text ends inside the call"),
+            format!("malformed built-in tool call {name}.call(…): unterminated call (the text ends inside it)"),
         ),
         Scan::Invalid(at) => Found::malformed(
             t..(at + 1).min(text.len()),

@@ -121,7 +121,7 @@ fn tagged_at(text: &str, s: usize, eof: bool, closes: &mut Finder) -> Found {
         Scan::Incomplete => Found::malformed(
             s..text.len(),
             guess_name(&text[j..]),
-            format!("malformed JSON in {OPEN}: the text ends inside the list"),
+            format!("malformed JSON in {OPEN}: unterminated list (the text ends inside it)"),
         ),
         Scan::Invalid(at) => broken(
             closes,
@@ -153,7 +153,7 @@ fn functools_at(text: &str, f: usize, eof: bool) -> Option<Found> {
         Scan::Incomplete => Found::malformed(
             f..text.len(),
             guess_name(&text[j..]),
-            "malformed JSON in functools[…]: the text ends inside the list",
+            "malformed JSON in functools[…]: unterminated list (the text ends inside it)",
         ),
         Scan::Invalid(at) => Found::malformed(
             f..(at + 1).min(text.len()),

@@ -32,7 +32,7 @@
 
 use serde_json::Value;
 
-use super::json::{find_byte, is_partial_of, widen, ws, Finder, Whole};
+use super::json::{after_wrapper_tag, find_byte, is_partial_of, widen, ws, Finder, Whole};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::pyliteral::{self, PyCall};
 use crate::toolcall::scan::{self, Scan};
@@ -159,6 +159,14 @@ fn list_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step 
     if k == j || b.get(k) != Some(&b'(') {
         return Step::Skip(s + 1);
     }
+    if after_wrapper_tag(text, s) {
+        // Another format's payload (`<|tool_call_start|>[…]`): its own detector judges it.
+        return match scan::balanced_end(text, s, true) {
+            Scan::Complete(e) => Step::Skip(e),
+            Scan::Invalid(at) => Step::Skip(at + 1),
+            Scan::Incomplete => Step::Stop,
+        };
+    }
     match scan::balanced_end(text, s, true) {
         Scan::Complete(e) => {
             if b.get(e) == Some(&b'(') {
@@ -184,7 +192,7 @@ fn list_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step 
                 Step::Found(Found::malformed(
                     s..text.len(),
                     Some(text[j..k].to_string()),
-                    "malformed pythonic call list: the text ends inside the list",
+                    "malformed pythonic call list: unterminated list (the text ends inside it)",
                 ))
             } else {
                 Step::Stop
@@ -227,7 +235,12 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
     let e = match scan::balanced_end(text, close, true) {
         Scan::Complete(e) => e,
         Scan::Incomplete if !eof => return Step::Found(Found::pending(p..text.len())),
-        Scan::Incomplete => return malformed(text.len(), "the text ends inside the call".into()),
+        Scan::Incomplete => {
+            return malformed(
+                text.len(),
+                "unterminated call (the text ends inside it)".into(),
+            )
+        }
         Scan::Invalid(at) => {
             return match broken_end(ends) {
                 None if !eof => Step::Found(Found::pending(p..text.len())),

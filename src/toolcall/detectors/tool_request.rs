@@ -193,7 +193,11 @@ fn request_at(text: &str, o: usize, eof: bool) -> Step {
         Scan::Complete(e) => e,
         Scan::Incomplete if !eof => return Step::Found(Found::pending(o..text.len())),
         Scan::Incomplete => {
-            return malformed(text.len(), name, "the text ends inside the JSON".into())
+            return malformed(
+                text.len(),
+                name,
+                "unterminated JSON (the text ends inside it)".into(),
+            )
         }
         Scan::Invalid(at) => {
             return malformed(

@@ -33,7 +33,8 @@
 use serde_json::{Map, Value};
 
 use super::json::{
-    guess_name, is_partial_of, loose_call, object_head, parse_object, widen, ws, Head, Whole,
+    after_wrapper_tag, guess_name, is_partial_of, loose_call, object_head, parse_object, widen, ws,
+    Head, Whole,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan::{self, Scan};
@@ -91,6 +92,15 @@ fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// Skip another format's payload at `s` whole.
+fn skip_whole(text: &str, s: usize) -> Step {
+    match scan::balanced_end(text, s, false) {
+        Scan::Complete(e) => Step::Skip(e),
+        Scan::Invalid(at) => Step::Skip(at + 1),
+        Scan::Incomplete => Step::Last(None),
+    }
+}
+
 /// Calls from the elements of a JSON array, if every element is a call.
 fn calls_of(items: &[Value], whole: bool) -> Option<Vec<Candidate>> {
     if items.is_empty() {
@@ -119,6 +129,9 @@ fn array_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step
     };
     if head == Head::NotJson {
         return Step::Skip(s + 1);
+    }
+    if after_wrapper_tag(text, s) {
+        return skip_whole(text, s);
     }
     match scan::balanced_end(text, s, false) {
         Scan::Complete(e) => {
@@ -164,7 +177,7 @@ fn incomplete(text: &str, s: usize, eof: bool, head: Head, what: &str) -> Option
             Found::malformed(
                 s..text.len(),
                 guess_name(&text[s..]),
-                format!("malformed JSON {what}: the text ends inside it"),
+                format!("malformed JSON {what}: unterminated (the text ends inside it)"),
             )
         })
     }
@@ -197,6 +210,7 @@ fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Ste
     let (wrapper, maybe_wrapper) = tool_calls_head(text, s);
     let head = match object_head(text, s) {
         Head::NotJson => return Step::Skip(s + 1),
+        _ if after_wrapper_tag(text, s) => return skip_whole(text, s),
         _ if wrapper => Head::Call,
         h => h,
     };
@@ -312,6 +326,7 @@ mod tests {
             r#"{"items": [{"name": "get_time", "arguments": {}}]}"#,
             "[1, 2, 3] and [see below] and [{}]",
             r#"x = data[{"name": "a", "arguments": {}}]"#,
+            r#"<function_call> [{"name": "get_time", "arguments": {}}]"#,
         ] {
             assert!(run(t, true).is_empty(), "{t}");
         }
