@@ -96,16 +96,19 @@ impl Detector for FunctionaryV32 {
                 }
             }
         }
-        // While streaming, a trailing `>` or `>>` may become `>>>`, unless it closes a tag
-        // or special token (`<|im_end|>`, `</s>`): its word then holds a `<`.
+        // While streaming, a trailing `>` or `>>` may become `>>>`; when the run follows a
+        // tag or special token (`<|im_end|>`, `</think>>`), its first `>` closes that tag.
         if !ctx.eof {
-            let n = (text.len() - text.trim_end_matches('>').len()).min(2);
+            let run = text.len() - text.trim_end_matches('>').len();
+            let before_run = text.len() - run;
+            let n = if closes_tag(text, before_run) {
+                run.saturating_sub(1)
+            } else {
+                run
+            }
+            .min(2);
             let start = text.len() - n;
-            let word_start = text[..start]
-                .rfind(|c: char| c.is_whitespace())
-                .map_or(0, |p| p + 1);
-            let closes_tag = text[word_start..start].contains('<');
-            if n > 0 && start >= cursor && !closes_tag {
+            if n > 0 && start >= cursor {
                 out.push(Found::pending(start..text.len()));
             }
         }
@@ -115,6 +118,23 @@ impl Detector for FunctionaryV32 {
 enum Step {
     Skip(usize),
     Found(Found),
+}
+
+/// True if the `>` at `at` closes a tag or special token (`</think>`, `<|im_end|>`): a `<`
+/// earlier in the same word is not closed yet.
+fn closes_tag(text: &str, at: usize) -> bool {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    // Tags are short: look at most 64 bytes back, so this stays constant-time.
+    let window = &before[before.len().saturating_sub(64)..];
+    let word = window
+        .iter()
+        .rposition(|c| c.is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    let word = &window[word..];
+    match word.iter().rposition(|&c| c == b'<') {
+        Some(lt) => !word[lt..].contains(&b'>'),
+        None => false,
+    }
 }
 
 /// The end of a recipient name (`\w+`) starting at `j`.
@@ -203,6 +223,10 @@ fn python_call(text: &str, start: usize, content: usize, eof: bool, marks: &mut 
 
 fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
     let b = text.as_bytes();
+    if closes_tag(text, m) {
+        // `</think>>>…`: the first `>` ends the tag; a marker may start right after it.
+        return Step::Skip(m + 1);
+    }
     let r = m + MARK.len();
     let k = name_end(b, r);
     if k >= b.len() {
@@ -388,6 +412,18 @@ mod tests {
             run("get_time\n{", false),
             vec![Found::pending(0..10).loose()]
         );
+    }
+
+    #[test]
+    fn trailing_gt_while_streaming() {
+        assert_eq!(run("Hello there >>", false), vec![Found::pending(12..14)]);
+        assert!(run("Hello there >>", true).is_empty());
+        assert!(run("Done.<|im_end|>", false).is_empty());
+        assert!(run("x </s>", false).is_empty());
+        assert_eq!(run("a</think>>", false), vec![Found::pending(9..10)]);
+        assert_eq!(run("a</think>>>", false), vec![Found::pending(9..11)]);
+        assert!(run("a</think>>>get_time\n{}", true).is_empty());
+        assert_eq!(run("a</think>>>>get_time\n{}", true)[0].span, 9..23);
     }
 
     #[test]
