@@ -21,13 +21,18 @@
 //!   `all\nHello!`, `python\nprint(1)`. That start-only form is accepted only as the very
 //!   first thing in the output (after leading whitespace), the call's JSON must follow on
 //!   the next line and parse; since nothing marks it as markup, such founds are
-//!   [`Found::loose`].
+//!   [`Found::loose`], unless a finished `>>>` construct follows (then the output is a
+//!   Functionary message and the first call is as strict as the others). While streaming,
+//!   the first word and line are pending until they cannot be a recipient line any more,
+//!   which is why the detector has no trigger and always runs.
+//! - While streaming, a trailing `>` or `>>` is pending (it may become `>>>`), except the
+//!   `>` that closes a tag or special token (`</think>`, `<|im_end|>`).
 //! - Each `>>>NAME\n{json}` call is its own construct; the span runs from `>>>` to the end
 //!   of the JSON plus any end tokens (`<|eom_id|>`, `<|eot_id|>`). Text may sit directly
 //!   before `>>>` ("What's up?>>>get_time").
 //! - `>>>all\ntext` is reply text: the recipient line `>>>all\n` (or `all\n` at the start)
 //!   is reported as a construct holding no calls, so it leaves the reply while the text
-//!   stays (an empty [`FoundKind::Calls`]; see the report to the lead).
+//!   stays (an empty [`FoundKind::Calls`]).
 //! - `>>>python\n<code>`: a call named `python` with `{"code": <source>}` (the source runs
 //!   to the next `>>>` or the end; while streaming it is pending until one of those).
 //! - `>>>NAME\n` followed by anything but a JSON object, or broken JSON, is malformed.

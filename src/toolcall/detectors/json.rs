@@ -2,7 +2,7 @@
 //!
 //! What it looks like:
 //!
-//! ```text
+//! ````text
 //! {"name": "get_weather", "arguments": {"location": "Paris"}}
 //! ```json
 //! {
@@ -10,7 +10,7 @@
 //!   "arguments": {"room": "kitchen", "on": true}
 //! }
 //! ```
-//! ```
+//! ````
 //!
 //! Who emits it: any model told to "answer with a JSON object" (the fail-closed note's
 //! `{"tool": …, "arguments": …}`), models whose template wraps calls in tags they forget
@@ -23,7 +23,10 @@
 //! Conservative rules, because this runs on prose:
 //! - only an object that starts like JSON (`{` then a `"key"`) is looked at, and only at
 //!   top level: an object nested inside other JSON (`{"data": {"name": …}}`) is skipped
-//!   with its parent;
+//!   with its parent, and arrays of objects (`[{…}]`) are left whole to `xlam`;
+//! - an object right after another format's opening marker (`<minimax:tool_call>{…}`,
+//!   `<function_call>`, `[TOOL_CALLS]`) is that format's payload: its own strict detector
+//!   judges it (also when it calls it malformed), so it is skipped here;
 //! - the object must pass [`scan::looks_like_call`] (no foreign keys), its name must be an
 //!   identifier, and it must carry an arguments key unless it is the entire reply;
 //! - a fenced object has its span widened over the fence so the fence markers leave the reply;
@@ -191,7 +194,7 @@ pub(crate) fn after_wrapper_tag(text: &str, s: usize) -> bool {
         Some(b'>') => match window(b'<') {
             Some(lt) => {
                 let tag = &b[lt..];
-                tag.get(1) != Some(&b'/') && !tag.iter().any(|c| *c == b'\n')
+                tag.get(1) != Some(&b'/') && !tag.contains(&b'\n')
             }
             None => false,
         },

@@ -21,8 +21,9 @@
 //! - With the tag the format is strict: anything after it that does not parse is malformed.
 //!   Without the tag (bare JSON, what Llama 3.2 1B/3B mostly emit) the found is marked
 //!   [`Found::loose`]: only objects with a `"name"` and an arguments key count, at top
-//!   level, anywhere in the reply (vLLM also finds them after leading prose); broken bare
-//!   JSON is left to the `json` detector.
+//!   level, anywhere in the reply (vLLM also finds them after leading prose), not inside
+//!   arrays (`xlam`'s) nor right after another format's opening marker; broken bare JSON
+//!   is left to the `json` detector.
 //! - Built-in tools (Llama 3.1 `Environment: ipython` + `Tools: brave_search, wolfram_alpha`):
 //!   the model writes Python-call syntax after the tag, `NAME.call(key=value, …)`. Decision:
 //!   this is one call named `NAME` (`brave_search`, `wolfram_alpha`, …) whose keyword

@@ -26,9 +26,13 @@
 //! - it must parse completely with keyword arguments only; a list that does not parse is
 //!   reported malformed only when it is the entire reply or sits between the Llama 4
 //!   markers, and is otherwise ignored; the inline form is never reported malformed;
-//! - names are identifiers (letters, digits, `_`, `.`, `-`).
+//! - names are identifiers (letters, digits, `_`, `.`, `-`);
+//! - a list right after another format's opening marker (`<|tool_call_start|>[…]`,
+//!   `[TOOL_CALLS][…]`) is that format's payload and is skipped.
 //! - While streaming, a list whose head (`[name(`) is complete but whose end is not is
-//!   pending, and so is a `[` or `[name` at the very end of the text.
+//!   pending, and so is a `[` or `[name` at the very end of the text, and a first word
+//!   that may still become an inline call (`get_ti`). For that last reason the detector
+//!   has no trigger and always runs (the inline form has no marker).
 
 use serde_json::Value;
 

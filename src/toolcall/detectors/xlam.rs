@@ -3,14 +3,14 @@
 //! What it looks like (xLAM model cards and prompt template, the vLLM `xlam` parser and
 //! its tests, SGLang's detector list):
 //!
-//! ```text
+//! ````text
 //! [{"name": "get_weather", "arguments": {"location": "Paris"}}, {"name": "get_time", "arguments": {}}]
 //! ```json
 //! [{"name": "get_time", "arguments": {}}]
 //! ```
 //! {"tool_calls": [{"name": "get_weather", "arguments": {"location": "Paris"}}]}
 //! {"name": "get_time", "arguments": {}}
-//! ```
+//! ````
 //!
 //! - xLAM-2 and Hammer answer with a JSON array of `{"name", "arguments"}` objects, often
 //!   alone, sometimes in a ```` ```json ```` fence (the span is widened over the fence) or
