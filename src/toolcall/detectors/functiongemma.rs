@@ -121,7 +121,10 @@ mod tests {
 
     fn calls(f: &Found) -> Vec<(String, Value)> {
         match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect(),
+            FoundKind::Calls(c) => c
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone()))
+                .collect(),
             other => panic!("not calls: {other:?}"),
         }
     }
@@ -140,7 +143,10 @@ mod tests {
         assert_eq!(out[0].span, 0..t.len());
         assert_eq!(
             calls(&out[0]),
-            vec![("get_current_weather".into(), json!({"location": "Tokyo, Japan"}))]
+            vec![(
+                "get_current_weather".into(),
+                json!({"location": "Tokyo, Japan"})
+            )]
         );
         let t = "<start_function_call>call:get_weather{city:<escape>Tokyo<escape>}<end_function_call><start_function_call>call:get_stock_price{symbol:<escape>GOOG<escape>,n:3}<end_function_call><start_function_response>";
         let out = run(t, true);
@@ -197,7 +203,10 @@ mod tests {
         }
         let out = run("<start_function_call>call:get_time{}", true);
         assert_eq!(calls(&out[0]), vec![("get_time".into(), json!({}))]);
-        let out = run("<start_function_call>call:get_weather{city:<escape>Tok", true);
+        let out = run(
+            "<start_function_call>call:get_weather{city:<escape>Tok",
+            true,
+        );
         assert!(reason(&out[0]).contains("unterminated"));
     }
 

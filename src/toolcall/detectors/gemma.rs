@@ -104,7 +104,9 @@ impl Detector for Gemma {
         while pos < text.len() {
             let m = opens.next(pos);
             let b = if bare_on {
-                cached(&mut bare_cache, pos, |from| next_bare(text, &mut bares, from))
+                cached(&mut bare_cache, pos, |from| {
+                    next_bare(text, &mut bares, from)
+                })
             } else {
                 None
             };
@@ -301,13 +303,7 @@ pub(crate) fn marked_at(
     }
 }
 
-fn incomplete(
-    d: &Dialect,
-    text: &str,
-    start: usize,
-    name: Option<String>,
-    eof: bool,
-) -> Step {
+fn incomplete(d: &Dialect, text: &str, start: usize, name: Option<String>, eof: bool) -> Step {
     if eof {
         Step::Stop(Some(Found::malformed(
             start..text.len(),
@@ -522,7 +518,12 @@ impl ValueParser<'_> {
             match self.peek() {
                 None => return Err(PErr::Incomplete),
                 Some(b':') => self.i += 1,
-                _ => return self.invalid(format!("expected `:` after key `{key}`, found {}", self.found())),
+                _ => {
+                    return self.invalid(format!(
+                        "expected `:` after key `{key}`, found {}",
+                        self.found()
+                    ))
+                }
             }
             self.ws();
             let v = self.value(depth, Some(&key))?;
@@ -626,9 +627,8 @@ impl ValueParser<'_> {
             Some(b'{') => return self.object(depth + 1).map(Value::Object),
             Some(b'[') => return self.array(depth + 1).map(Value::Array),
             Some(b'"') => {
-                return self.invalid(
-                    "JSON-quoted string (strings must be wrapped in the string token)",
-                )
+                return self
+                    .invalid("JSON-quoted string (strings must be wrapped in the string token)")
             }
             _ => {}
         }
@@ -860,7 +860,10 @@ mod tests {
 
     fn calls(f: &Found) -> Vec<(String, Value)> {
         match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect(),
+            FoundKind::Calls(c) => c
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone()))
+                .collect(),
             other => panic!("not calls: {other:?}"),
         }
     }
@@ -900,12 +903,16 @@ mod tests {
     fn strings_are_verbatim() {
         let t = "<|tool_call>call:send{text:<|\"|>Say \"hi\", {ok}: [1]\n\\n<|\"|>}<tool_call|>";
         let out = run(t, true);
-        assert_eq!(calls(&out[0])[0].1, json!({"text": "Say \"hi\", {ok}: [1]\n\\n"}));
+        assert_eq!(
+            calls(&out[0])[0].1,
+            json!({"text": "Say \"hi\", {ok}: [1]\n\\n"})
+        );
     }
 
     #[test]
     fn parallel_calls_and_trailer() {
-        let t = "<|tool_call>call:a{}<tool_call|><|tool_call>call:b{x:1}<tool_call|><|tool_response>";
+        let t =
+            "<|tool_call>call:a{}<tool_call|><|tool_call>call:b{x:1}<tool_call|><|tool_response>";
         let out = run(t, true);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].span.end, t.len());
@@ -931,11 +938,17 @@ mod tests {
     #[test]
     fn schema_types_string_numbers() {
         let ts = tools();
-        let ctx = DetectCtx { eof: true, tools: &ts };
+        let ctx = DetectCtx {
+            eof: true,
+            tools: &ts,
+        };
         let mut out = Vec::new();
         let t = r#"<|tool_call>call:set_light{room:<|"|>42<|"|>,on:<|"|>true<|"|>,brightness:<|"|>50<|"|>}<tool_call|>"#;
         Gemma.detect(t, &ctx, &mut out);
-        assert_eq!(calls(&out[0])[0].1, json!({"room":"42","on":true,"brightness":50}));
+        assert_eq!(
+            calls(&out[0])[0].1,
+            json!({"room":"42","on":true,"brightness":50})
+        );
         // without a schema a quoted number stays a string
         assert_eq!(
             calls(&run(r#"<|tool_call>call:x{n:<|"|>5<|"|>}<tool_call|>"#, true)[0])[0].1,
@@ -984,17 +997,35 @@ mod tests {
     #[test]
     fn malformed_reasons() {
         let cases = [
-            ("<|tool_call>call:get_weather{location:Paris}<tool_call|>", "unquoted value `Paris`"),
-            ("<|tool_call>call:f{a:\"x\"}<tool_call|>", "JSON-quoted string"),
+            (
+                "<|tool_call>call:get_weather{location:Paris}<tool_call|>",
+                "unquoted value `Paris`",
+            ),
+            (
+                "<|tool_call>call:f{a:\"x\"}<tool_call|>",
+                "JSON-quoted string",
+            ),
             ("<|tool_call>call:f{a:1,}<tool_call|>", "trailing `,`"),
-            ("<|tool_call>call:f{a:1 b:2}<tool_call|>", "expected `,` or `}`"),
+            (
+                "<|tool_call>call:f{a:1 b:2}<tool_call|>",
+                "expected `,` or `}`",
+            ),
             ("<|tool_call>call:f{a:1,a:2}<tool_call|>", "given twice"),
             ("<|tool_call>call:f{a}<tool_call|>", "expected `:`"),
-            ("<|tool_call>call:f{a:}<tool_call|>", "missing value for key `a`"),
-            ("<|tool_call>:call:f{}<tool_call|>", "expected `call:NAME{…}`"),
+            (
+                "<|tool_call>call:f{a:}<tool_call|>",
+                "missing value for key `a`",
+            ),
+            (
+                "<|tool_call>:call:f{}<tool_call|>",
+                "expected `call:NAME{…}`",
+            ),
             ("<|tool_call>call:{a:1}<tool_call|>", "function name"),
             ("<|tool_call>call:f(a=1)<tool_call|>", "expected `{`"),
-            ("<|tool_call>{\"name\":\"f\"}<tool_call|>", "expected `call:NAME{…}`"),
+            (
+                "<|tool_call>{\"name\":\"f\"}<tool_call|>",
+                "expected `call:NAME{…}`",
+            ),
         ];
         for (t, want) in cases {
             let out = run(t, true);
@@ -1007,7 +1038,8 @@ mod tests {
 
     #[test]
     fn malformed_block_does_not_swallow_the_next() {
-        let t = "<|tool_call>call:a{x:<|\"|>oops<tool_call|> then <|tool_call>call:b{y:1}<tool_call|>";
+        let t =
+            "<|tool_call>call:a{x:<|\"|>oops<tool_call|> then <|tool_call>call:b{y:1}<tool_call|>";
         let out = run(t, true);
         assert_eq!(out.len(), 2);
         assert!(reason(&out[0]).contains("unterminated"));
@@ -1015,7 +1047,10 @@ mod tests {
         let t = "<|tool_call>call:a{x:bad}<tool_call|> ok <|tool_call>call:b{}<tool_call|>";
         let out = run(t, true);
         assert_eq!(out.len(), 2);
-        assert_eq!(&t[out[0].span.clone()], "<|tool_call>call:a{x:bad}<tool_call|>");
+        assert_eq!(
+            &t[out[0].span.clone()],
+            "<|tool_call>call:a{x:bad}<tool_call|>"
+        );
     }
 
     #[test]
@@ -1033,7 +1068,10 @@ mod tests {
         let out = run(t, true);
         assert_eq!(out.len(), 1);
         assert!(out[0].loose);
-        assert_eq!(calls(&out[0]), vec![("bash".into(), json!({"command": "ls -la"}))]);
+        assert_eq!(
+            calls(&out[0]),
+            vec![("bash".into(), json!({"command": "ls -la"}))]
+        );
         let t = "Sure.\ncall:get_time{}";
         let out = run(t, true);
         assert!(out[0].loose);
@@ -1069,7 +1107,10 @@ mod tests {
         );
         assert_eq!(
             calls(&out[0]),
-            vec![("get_weather".into(), json!({"location": "Paris", "days": 2}))]
+            vec![(
+                "get_weather".into(),
+                json!({"location": "Paris", "days": 2})
+            )]
         );
         let t = "```tool_code\nget_time()\nget_date()\n```";
         assert_eq!(calls(&run(t, true)[0]).len(), 2);
@@ -1101,7 +1142,11 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_malformed() {
-        let t = format!("<|tool_call>call:f{{a:{}1{}}}<tool_call|>", "[".repeat(500), "]".repeat(500));
+        let t = format!(
+            "<|tool_call>call:f{{a:{}1{}}}<tool_call|>",
+            "[".repeat(500),
+            "]".repeat(500)
+        );
         let out = run(&t, true);
         assert!(reason(&out[0]).contains("nested too deeply"));
     }
