@@ -56,7 +56,7 @@
 //!   left alone. The fence masker lets `tool_code` fences through for this reason.
 //!
 //! The `call:NAME{…}` grammar is shared with `functiongemma` (same notation with `<escape>`
-//! as the string token): see [`Dialect`], [`detect_marked`] and [`parse_call_body`].
+//! as the string token): see [`Dialect`], [`marked_at`] and [`parse_call_body`].
 
 use serde_json::{Map, Number, Value};
 
@@ -453,7 +453,7 @@ pub(crate) fn parse_call_body(text: &str, start: usize, quote: &str) -> CallPars
         Err(PErr::Invalid(at, reason)) => CallParse::Invalid {
             at,
             name: Some(name.to_string()),
-            reason: format!("{reason} (at byte {at}) in the arguments of {name}"),
+            reason: format!("in the arguments of {name} at byte {at}: {reason}"),
         },
     }
 }
@@ -520,7 +520,8 @@ impl ValueParser<'_> {
                 Some(b':') => self.i += 1,
                 _ => {
                     return self.invalid(format!(
-                        "expected `:` after key `{key}`, found {}",
+                        "expected `:` after key `{}`, found {}",
+                        short(&key),
                         self.found()
                     ))
                 }
@@ -528,7 +529,10 @@ impl ValueParser<'_> {
             self.ws();
             let v = self.value(depth, Some(&key))?;
             if m.insert(key.clone(), v).is_some() {
-                return Err(PErr::Invalid(key_at, format!("key `{key}` given twice")));
+                return Err(PErr::Invalid(
+                    key_at,
+                    format!("key `{}` given twice", short(&key)),
+                ));
             }
             self.ws();
             match self.peek() {
@@ -614,7 +618,10 @@ impl ValueParser<'_> {
         if self.i == start {
             return self.invalid(match b[self.i] {
                 b',' | b'}' => "trailing `,` or empty key".to_string(),
-                b'"' => "JSON-quoted key (keys are bare or quoted with the string token)".into(),
+                b'"' => format!(
+                    "JSON-quoted key (keys are bare or wrapped in {})",
+                    self.quote
+                ),
                 _ => format!("expected a key, found {}", self.found()),
             });
         }
@@ -627,8 +634,10 @@ impl ValueParser<'_> {
             Some(b'{') => return self.object(depth + 1).map(Value::Object),
             Some(b'[') => return self.array(depth + 1).map(Value::Array),
             Some(b'"') => {
-                return self
-                    .invalid("JSON-quoted string (strings must be wrapped in the string token)")
+                return self.invalid(format!(
+                    "JSON-quoted string (strings must be wrapped in {})",
+                    self.quote
+                ))
             }
             _ => {}
         }
@@ -647,7 +656,11 @@ impl ValueParser<'_> {
         let tok = &self.t[start..self.i];
         if tok.is_empty() {
             let what = match key {
-                Some(k) => format!("missing value for key `{k}`, found {}", self.found()),
+                Some(k) => format!(
+                    "missing value for key `{}`, found {}",
+                    short(k),
+                    self.found()
+                ),
                 None => format!("missing list item, found {}", self.found()),
             };
             return self.invalid(what);
@@ -657,10 +670,20 @@ impl ValueParser<'_> {
             None => Err(PErr::Invalid(
                 start,
                 format!(
-                    "unquoted value `{tok}` (strings must be wrapped in the string token; bare values are numbers, true, false, null)"
+                    "unquoted value `{}` (strings must be wrapped in {}; bare values are numbers, true, false, null)",
+                    short(tok),
+                    self.quote
                 ),
             )),
         }
+    }
+}
+
+/// At most 40 characters of `s`, for error messages.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
     }
 }
 

@@ -137,9 +137,9 @@ fn block(
             let q = scan::skip_ws(text, e);
             let tail = &text[q..];
             let accept = |end: usize| -> (Found, Option<usize>) {
-                let f = match parse_block(&text[p..e]) {
+                let f = match parse_block(&text[p..e], open) {
                     Ok(calls) => Found::calls(start..end, calls),
-                    Err(err) => malformed(end, format!("{err} in {open}")),
+                    Err(err) => malformed(end, err),
                 };
                 (f, Some(end))
             };
@@ -157,10 +157,16 @@ fn block(
             let reason = format!("missing {close} after the JSON in {open} (other text follows)");
             (malformed(e, reason), Some(e))
         }
+        _ if close_at.is_some() => {
+            // Closed but unbalanced: serde names the problem.
+            let reason = match parse_block(&text[p..region_end], open) {
+                Err(e) => e,
+                Ok(_) => format!("malformed JSON in {open}: unbalanced brackets before {close}"),
+            };
+            broken(reason)
+        }
         Scan::Incomplete => {
-            let reason = if close_at.is_some() {
-                format!("malformed JSON in {open}: unbalanced brackets before {close}")
-            } else if limit < text.len() {
+            let reason = if limit < text.len() {
                 format!("unterminated JSON in {open}: the next block starts inside it")
             } else {
                 format!("unterminated JSON in {open}: the output ended inside it")
@@ -174,12 +180,16 @@ fn block(
 }
 
 /// A call object, a list of them, or an empty list (no calls).
-fn parse_block(json: &str) -> Result<Vec<crate::toolcall::detector::Candidate>, String> {
-    let v: Value = serde_json::from_str(json.trim()).map_err(|e| format!("malformed JSON: {e}"))?;
+fn parse_block(
+    json: &str,
+    open: &str,
+) -> Result<Vec<crate::toolcall::detector::Candidate>, String> {
+    let v: Value =
+        serde_json::from_str(json.trim()).map_err(|e| format!("malformed JSON in {open}: {e}"))?;
     if matches!(&v, Value::Array(a) if a.is_empty()) {
         return Ok(Vec::new());
     }
-    scan::calls_from_json(&v)
+    scan::calls_from_json(&v).map_err(|e| format!("{e} (in {open})"))
 }
 
 #[cfg(test)]
@@ -287,7 +297,7 @@ mod tests {
         let out = run(r#"<tool_calls>get_time()</tool_calls>"#, true);
         assert!(reason(&out[0]).contains("expected a JSON list"));
         let out = run(r#"<tool_calls>[{"name":"a",}]</tool_calls>"#, true);
-        assert!(reason(&out[0]).contains("malformed JSON: "));
+        assert!(reason(&out[0]).contains("malformed JSON in <tool_calls>: trailing comma"));
         let t = r#"<tool_calls>[{"name":"a"}]]</tool_calls>"#;
         assert!(reason(&run(t, false)[0]).contains("missing </tool_calls>"));
     }
