@@ -16,7 +16,11 @@ pub struct PyCall {
 
 /// Parse a complete Python literal.
 pub fn parse_literal(s: &str) -> Result<Value, String> {
-    let mut p = P { s: s.as_bytes(), src: s, i: 0 };
+    let mut p = P {
+        s: s.as_bytes(),
+        src: s,
+        i: 0,
+    };
     let v = p.value(0)?;
     p.ws();
     if p.i != p.s.len() {
@@ -27,7 +31,11 @@ pub fn parse_literal(s: &str) -> Result<Value, String> {
 
 /// Parse `[call, call, …]` exactly (surrounding whitespace allowed). Returns the calls.
 pub fn parse_call_list(s: &str) -> Result<Vec<PyCall>, String> {
-    let mut p = P { s: s.as_bytes(), src: s, i: 0 };
+    let mut p = P {
+        s: s.as_bytes(),
+        src: s,
+        i: 0,
+    };
     p.ws();
     p.expect(b'[')?;
     let mut calls = Vec::new();
@@ -46,7 +54,10 @@ pub fn parse_call_list(s: &str) -> Result<Vec<PyCall>, String> {
     }
     p.ws();
     if p.i != p.s.len() {
-        return Err(format!("unexpected text after the call list at byte {}", p.i));
+        return Err(format!(
+            "unexpected text after the call list at byte {}",
+            p.i
+        ));
     }
     if calls.is_empty() {
         return Err("empty call list".into());
@@ -56,7 +67,11 @@ pub fn parse_call_list(s: &str) -> Result<Vec<PyCall>, String> {
 
 /// Parse one call `name(k=v, …)` exactly.
 pub fn parse_call(s: &str) -> Result<PyCall, String> {
-    let mut p = P { s: s.as_bytes(), src: s, i: 0 };
+    let mut p = P {
+        s: s.as_bytes(),
+        src: s,
+        i: 0,
+    };
     p.ws();
     let c = p.call()?;
     p.ws();
@@ -264,7 +279,10 @@ impl P<'_> {
                 break;
             }
         }
-        let text: String = self.src[start..self.i].chars().filter(|c| *c != '_').collect();
+        let text: String = self.src[start..self.i]
+            .chars()
+            .filter(|c| *c != '_')
+            .collect();
         let text = text.strip_prefix('+').unwrap_or(&text);
         if let Ok(i) = text.parse::<i64>() {
             return Ok(Value::Number(i.into()));
@@ -361,9 +379,14 @@ mod tests {
         let c = parse_call_list("[get_weather(city='Paris', days=3), get_time()]").unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].name, "get_weather");
-        assert_eq!(Value::Object(c[0].arguments.clone()), json!({"city":"Paris","days":3}));
+        assert_eq!(
+            Value::Object(c[0].arguments.clone()),
+            json!({"city":"Paris","days":3})
+        );
         assert_eq!(c[1].arguments.len(), 0);
-        assert!(parse_call_list("[f(1)]").unwrap_err().contains("positional"));
+        assert!(parse_call_list("[f(1)]")
+            .unwrap_err()
+            .contains("positional"));
         assert!(parse_call_list("[click here](http://x)").is_err());
         assert!(parse_call_list("[]").is_err());
     }

@@ -60,7 +60,10 @@ impl DetectorRegistry {
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.detectors.iter().map(|d| d.name().to_string()).collect()
+        self.detectors
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect()
     }
 
     pub fn all(&self) -> &[Arc<dyn Detector>] {
@@ -69,7 +72,10 @@ impl DetectorRegistry {
 
     /// Resolve a chain of names (in priority order). `auto` expands to every registered
     /// detector. An unknown name is an error listing the valid names, never a silent skip.
-    pub fn resolve<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<Arc<dyn Detector>>, RegistryError> {
+    pub fn resolve<S: AsRef<str>>(
+        &self,
+        names: &[S],
+    ) -> Result<Vec<Arc<dyn Detector>>, RegistryError> {
         if names.is_empty() {
             return Err(RegistryError::Empty);
         }
@@ -86,7 +92,9 @@ impl DetectorRegistry {
             }
             let d = self.get(n).ok_or_else(|| RegistryError::Unknown {
                 name: n.to_string(),
-                valid: std::iter::once("auto".to_string()).chain(self.names()).collect(),
+                valid: std::iter::once("auto".to_string())
+                    .chain(self.names())
+                    .collect(),
             })?;
             if !out.iter().any(|o| o.name() == d.name()) {
                 out.push(d);
@@ -103,7 +111,9 @@ fn global() -> &'static RwLock<DetectorRegistry> {
 
 /// Add a detector to the process-wide registry, so presets and `--parsers` can name it.
 pub fn register_detector(detector: impl Detector + 'static) -> Result<(), RegistryError> {
-    let mut reg = global().write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut reg = global()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     reg.register(Arc::new(detector))
 }
 

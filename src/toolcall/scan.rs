@@ -121,7 +121,12 @@ pub fn call_from_object(obj: &Map<String, Value>) -> Result<Candidate, String> {
     let name = match name {
         Value::String(s) if !s.trim().is_empty() => s.trim().to_string(),
         Value::String(_) => return Err("call object has an empty \"name\"".into()),
-        other => return Err(format!("call name must be a string, got {}", type_name(other))),
+        other => {
+            return Err(format!(
+                "call name must be a string, got {}",
+                type_name(other)
+            ))
+        }
     };
     let args = ["arguments", "parameters", "args"]
         .iter()
@@ -141,9 +146,12 @@ pub fn call_from_object(obj: &Map<String, Value>) -> Result<Candidate, String> {
 pub fn looks_like_call(obj: &Map<String, Value>) -> bool {
     if let Some(Value::Object(f)) = obj.get("function") {
         return looks_like_call(f)
-            && obj
-                .keys()
-                .all(|k| matches!(k.as_str(), "function" | "type" | "id" | "tool_call_id" | "call_id"));
+            && obj.keys().all(|k| {
+                matches!(
+                    k.as_str(),
+                    "function" | "type" | "id" | "tool_call_id" | "call_id"
+                )
+            });
     }
     let has_name = ["name", "tool_name", "tool"]
         .iter()
@@ -223,8 +231,7 @@ pub fn parse_args_json(s: &str) -> Result<Value, String> {
     if t.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    let v: Value =
-        serde_json::from_str(t).map_err(|e| format!("malformed JSON arguments: {e}"))?;
+    let v: Value = serde_json::from_str(t).map_err(|e| format!("malformed JSON arguments: {e}"))?;
     Ok(decode_args(v))
 }
 
@@ -299,8 +306,13 @@ fn schema_types(schema: &Value) -> Vec<&str> {
 
 /// XML formats put values on their own line: drop exactly one leading and one trailing newline.
 fn strip_one_newline(s: &str) -> &str {
-    let s = s.strip_prefix("\r\n").or_else(|| s.strip_prefix('\n')).unwrap_or(s);
-    s.strip_suffix("\r\n").or_else(|| s.strip_suffix('\n')).unwrap_or(s)
+    let s = s
+        .strip_prefix("\r\n")
+        .or_else(|| s.strip_prefix('\n'))
+        .unwrap_or(s);
+    s.strip_suffix("\r\n")
+        .or_else(|| s.strip_suffix('\n'))
+        .unwrap_or(s)
 }
 
 /// Type a parameter of `tool` by its schema through the detector context.
@@ -331,7 +343,10 @@ pub fn widen_over_fence(text: &str, start: usize, end: usize) -> (usize, usize) 
     let Some(lang) = opener.trim_start().strip_prefix("```") else {
         return (start, end);
     };
-    if !lang.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !lang
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         return (start, end);
     }
     let after = &text[end..];
@@ -391,11 +406,16 @@ mod tests {
     fn call_shapes() {
         let c = parse_calls_json(r#"{"name":"a","parameters":{"x":1}}"#).unwrap();
         assert_eq!(c[0].arguments, json!({"x":1}));
-        let c = parse_calls_json(r#"{"type":"function","id":"call_1","function":{"name":"a","arguments":"{\"x\":1}"}}"#).unwrap();
+        let c = parse_calls_json(
+            r#"{"type":"function","id":"call_1","function":{"name":"a","arguments":"{\"x\":1}"}}"#,
+        )
+        .unwrap();
         assert_eq!(c[0].arguments, json!({"x":1}));
         assert_eq!(c[0].id.as_deref(), Some("call_1"));
         assert!(parse_calls_json(r#"{"nom":"a"}"#).is_err());
-        assert!(parse_calls_json(r#"{"name":"a", "arguments": {]}"#).unwrap_err().contains("malformed JSON"));
+        assert!(parse_calls_json(r#"{"name":"a", "arguments": {]}"#)
+            .unwrap_err()
+            .contains("malformed JSON"));
     }
 
     #[test]
@@ -403,9 +423,18 @@ mod tests {
         let int = json!({"type":"integer"});
         assert_eq!(typed_value("\n42\n", Some(&int)), json!(42));
         assert_eq!(typed_value("forty", Some(&int)), json!("forty"));
-        assert_eq!(typed_value("True", Some(&json!({"type":"boolean"}))), json!(true));
-        assert_eq!(typed_value("007", Some(&json!({"type":"string"}))), json!("007"));
-        assert_eq!(typed_value("{'a': 1}", Some(&json!({"type":"object"}))), json!({"a":1}));
+        assert_eq!(
+            typed_value("True", Some(&json!({"type":"boolean"}))),
+            json!(true)
+        );
+        assert_eq!(
+            typed_value("007", Some(&json!({"type":"string"}))),
+            json!("007")
+        );
+        assert_eq!(
+            typed_value("{'a': 1}", Some(&json!({"type":"object"}))),
+            json!({"a":1})
+        );
         assert_eq!(typed_value("12", None), json!(12));
         assert_eq!(typed_value("Paris", None), json!("Paris"));
     }

@@ -115,12 +115,12 @@ impl ToolSet {
         let mut entries = HashMap::new();
         let mut order = Vec::new();
         for spec in specs {
-            let validator = jsonschema::options()
-                .build(&spec.parameters)
-                .map_err(|e| ToolsError::BadSchema {
+            let validator = jsonschema::options().build(&spec.parameters).map_err(|e| {
+                ToolsError::BadSchema {
                     name: spec.name.clone(),
                     reason: e.to_string(),
-                })?;
+                }
+            })?;
             if entries.contains_key(&spec.name) {
                 return Err(ToolsError::Duplicate { name: spec.name });
             }
@@ -247,7 +247,10 @@ mod tests {
     #[test]
     fn allowlist_and_schema() {
         let t = tools();
-        assert_eq!(t.check("set_light", &json!({"room":"kitchen","on":true})), Verdict::Valid);
+        assert_eq!(
+            t.check("set_light", &json!({"room":"kitchen","on":true})),
+            Verdict::Valid
+        );
         assert_eq!(t.check("rm_rf", &json!({})), Verdict::UnknownTool);
         match t.check("set_light", &json!({"room":"kitchen"})) {
             Verdict::Invalid(r) => assert!(r.contains("on"), "{r}"),
@@ -257,13 +260,22 @@ mod tests {
             Verdict::Invalid(r) => assert!(r.contains("/on"), "{r}"),
             v => panic!("{v:?}"),
         }
-        assert!(matches!(t.check("set_light", &json!("x")), Verdict::Invalid(_)));
+        assert!(matches!(
+            t.check("set_light", &json!("x")),
+            Verdict::Invalid(_)
+        ));
     }
 
     #[test]
     fn bad_tools_lists_name_the_problem() {
-        assert!(matches!(ToolSet::from_openai_json("{"), Err(ToolsError::Json(_))));
-        assert!(matches!(ToolSet::from_openai_json("{}"), Err(ToolsError::NotAList(_))));
+        assert!(matches!(
+            ToolSet::from_openai_json("{"),
+            Err(ToolsError::Json(_))
+        ));
+        assert!(matches!(
+            ToolSet::from_openai_json("{}"),
+            Err(ToolsError::NotAList(_))
+        ));
         assert!(matches!(
             ToolSet::from_openai_json(r#"[{"function":{"description":"x"}}]"#),
             Err(ToolsError::NoName { index: 0 })
