@@ -1,0 +1,157 @@
+//! Markdown code masking: quoted example code is never parsed as a call.
+//!
+//! Fenced blocks (```` ``` ````/`~~~`) and inline `code` spans are replaced by spaces of
+//! the same byte length before detectors run, so spans still index the original text.
+//! One exception: a fence that *is* a call rather than quotes one: info string `tool_call`
+//! or `tool_code`, or an info string that is empty or `json` around a body that starts with
+//! `{` or `[` (how Qwen2.5-Coder and xLAM emit calls). Loose detectors still only dispatch
+//! allowlisted names from those.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Byte ranges of code that detectors must not see.
+pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    if memchr::memchr2(b'`', b'~', b).is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c != b'`' && c != b'~' {
+            i += 1;
+            continue;
+        }
+        let run = b[i..].iter().take_while(|&&x| x == c).count();
+        if run >= 3 {
+            // fenced block: info string to end of line, body until a closing run of >= run
+            let info_end = memchr::memchr(b'\n', &b[i + run..])
+                .map(|p| i + run + p)
+                .unwrap_or(b.len());
+            let info = text[i + run..info_end].trim();
+            let body_start = (info_end + 1).min(b.len());
+            let (body_end, close_end) = find_fence_close(b, body_start, c, run);
+            let body = text.get(body_start..body_end).unwrap_or("");
+            if !is_call_fence(info, body) {
+                out.push(i..close_end);
+            }
+            i = close_end.max(i + run);
+        } else if c == b'`' {
+            // inline code: same-length backtick run closes it, on the same paragraph
+            let open = run;
+            let mut j = i + open;
+            let mut closed = None;
+            while j < b.len() {
+                if b[j] == b'\n' && b.get(j + 1) == Some(&b'\n') {
+                    break;
+                }
+                if b[j] == b'`' {
+                    let r = b[j..].iter().take_while(|&&x| x == b'`').count();
+                    if r == open {
+                        closed = Some(j + r);
+                        break;
+                    }
+                    j += r;
+                    continue;
+                }
+                j += 1;
+            }
+            match closed {
+                Some(end) => {
+                    out.push(i..end);
+                    i = end;
+                }
+                None => i += open,
+            }
+        } else {
+            i += run;
+        }
+    }
+    out
+}
+
+fn find_fence_close(b: &[u8], from: usize, c: u8, run: usize) -> (usize, usize) {
+    let mut j = from;
+    while j < b.len() {
+        if b[j] == c {
+            let r = b[j..].iter().take_while(|&&x| x == c).count();
+            if r >= run {
+                return (j, j + r);
+            }
+            j += r;
+        } else {
+            j += 1;
+        }
+    }
+    (b.len(), b.len())
+}
+
+fn is_call_fence(info: &str, body: &str) -> bool {
+    let lang = info
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match lang.as_str() {
+        "tool_call" | "tool_code" => true,
+        "" | "json" => matches!(body.trim_start().as_bytes().first(), Some(b'{' | b'[')),
+        _ => false,
+    }
+}
+
+/// The text with code ranges blanked out (same byte length, same char boundaries).
+pub fn mask(text: &str) -> Cow<'_, str> {
+    mask_with_ranges(text).0
+}
+
+/// [`mask`], also returning the masked ranges.
+pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>) {
+    let ranges = code_ranges(text);
+    if ranges.is_empty() {
+        return (Cow::Borrowed(text), ranges);
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for r in &ranges {
+        for x in &mut bytes[r.clone()] {
+            // Keep newlines so line-based formats still see line starts.
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    }
+    // Every range starts and ends on an ASCII byte, so whole characters were replaced.
+    match String::from_utf8(bytes) {
+        Ok(s) => (Cow::Owned(s), ranges),
+        Err(_) => (Cow::Borrowed(text), Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_example_code_keeps_call_fences() {
+        let t = "Example:\n```python\nget_time()\n```\nand `<tool_call>{}</tool_call>` done";
+        let m = mask(t);
+        assert_eq!(m.len(), t.len());
+        assert!(!m.contains("get_time"));
+        assert!(!m.contains("<tool_call>"));
+        assert!(m.contains("done"));
+        let call = "```json\n{\"name\": \"get_time\", \"arguments\": {}}\n```";
+        assert_eq!(mask(call), call);
+        let xml = "```\n<tool_call>{}</tool_call>\n```";
+        assert!(!mask(xml).contains("tool_call"));
+    }
+
+    #[test]
+    fn unclosed_fence_masks_to_end_and_multibyte_is_safe() {
+        let t = "a ```py\nprint('é☕')";
+        let m = mask(t);
+        assert!(!m.contains("print"));
+        assert_eq!(m.len(), t.len());
+        assert_eq!(mask("`é`"), "    ");
+    }
+}
