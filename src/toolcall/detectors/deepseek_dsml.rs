@@ -370,7 +370,19 @@ fn parse_invoke(text: &str, tag: &Tag, ctx: &DetectCtx<'_>, tags: &mut TagFinder
     if b.get(i) == Some(&b'{') {
         let e = match scan::balanced_end(text, i, false) {
             Scan::Complete(e) => e,
-            Scan::Incomplete => return InvokeRes::Incomplete(Some(name)),
+            Scan::Incomplete => {
+                // Unbalanced JSON before the next tag is malformed, not cut off.
+                return match tags.next_tag(text, i) {
+                    Some((s, TagMatch::Full(_))) => {
+                        let reason = match scan::parse_args_json(text.get(i..s).unwrap_or("")) {
+                            Err(e) => e,
+                            Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
+                        };
+                        fail(reason, s)
+                    }
+                    _ => InvokeRes::Incomplete(Some(name)),
+                };
+            }
             Scan::Invalid(at) => {
                 let reason = match scan::parse_args_json(text.get(i..=at).unwrap_or("")) {
                     Err(e) => e,

@@ -68,14 +68,8 @@ impl Detector for DeepseekV3 {
 
 /// `<｜tool▁calls▁begin｜>`: opens a block of calls.
 pub(crate) const CALLS_BEGIN: &str = "<\u{FF5C}tool\u{2581}calls\u{2581}begin\u{FF5C}>";
-/// `<｜tool▁calls▁end｜>`: closes a block of calls.
-pub(crate) const CALLS_END: &str = "<\u{FF5C}tool\u{2581}calls\u{2581}end\u{FF5C}>";
 /// `<｜tool▁call▁begin｜>`: opens one call.
 pub(crate) const CALL_BEGIN: &str = "<\u{FF5C}tool\u{2581}call\u{2581}begin\u{FF5C}>";
-/// `<｜tool▁call▁end｜>`: closes one call.
-pub(crate) const CALL_END: &str = "<\u{FF5C}tool\u{2581}call\u{2581}end\u{FF5C}>";
-/// `<｜tool▁sep｜>`: separates type/name from name/arguments.
-pub(crate) const SEP: &str = "<\u{FF5C}tool\u{2581}sep\u{FF5C}>";
 
 /// Which DeepSeek blocks a detector claims.
 pub(crate) struct Dialect {
@@ -425,30 +419,38 @@ fn parse_args(text: &str, from: usize) -> ArgsRes {
     if i >= b.len() {
         return ArgsRes::Incomplete;
     }
-    let (args, mut j) = if b.get(i) == Some(&b'{') || b.get(i) == Some(&b'[') {
-        match scan::balanced_end(text, i, false) {
-            Scan::Complete(e) => match scan::parse_args_json(text.get(i..e).unwrap_or("")) {
+    let (args, mut j) = if matches!(b.get(i), Some(b'{' | b'[' | b'"')) {
+        let scanned = json_value_end(text, i);
+        if let Scan::Complete(e) = scanned {
+            match scan::parse_args_json(text.get(i..e).unwrap_or("")) {
                 Ok(v) => (v, e),
                 Err(reason) => return ArgsRes::Fail { reason, at: e },
-            },
-            Scan::Incomplete => return ArgsRes::Incomplete,
-            Scan::Invalid(at) => {
-                // Let serde name the problem in the text up to the call's end.
-                let stop = next_tok(
-                    text,
-                    at,
-                    &[Tok::CallEnd, Tok::CallsEnd, Tok::CallBegin, Tok::CallsBegin],
-                )
-                .map(|t| t.0)
-                .unwrap_or(b.len());
-                let body = text.get(i..stop).unwrap_or("");
-                let body = body.trim_end().trim_end_matches('`');
-                let reason = match scan::parse_args_json(body) {
-                    Err(e) => e,
-                    Ok(_) => "malformed JSON arguments: unbalanced brackets".to_string(),
-                };
-                return ArgsRes::Fail { reason, at };
             }
+        } else {
+            // Let serde name the problem in the text up to the call's end token.
+            let at = match scanned {
+                Scan::Invalid(at) => at,
+                _ => i,
+            };
+            let stop = next_tok(
+                text,
+                at,
+                &[Tok::CallEnd, Tok::CallsEnd, Tok::CallBegin, Tok::CallsBegin],
+            );
+            let stop = match (stop, scanned) {
+                (None, Scan::Incomplete) => return ArgsRes::Incomplete,
+                (s, _) => s.map(|t| t.0).unwrap_or(b.len()),
+            };
+            let body = text.get(i..stop).unwrap_or("");
+            let body = body.trim_end().trim_end_matches('`');
+            let reason = match scan::parse_args_json(body) {
+                Err(e) => e,
+                Ok(_) => "malformed JSON arguments: unbalanced brackets".to_string(),
+            };
+            return ArgsRes::Fail {
+                reason,
+                at: stop.max(at),
+            };
         }
     } else if b.get(i) == Some(&b'<') {
         // Nothing between the name and the end token: no arguments.
@@ -496,6 +498,27 @@ fn parse_args(text: &str, from: usize) -> ArgsRes {
             ),
             at: j,
         },
+    }
+}
+
+/// The end of the JSON object, array or string that starts at `i` (arguments may arrive
+/// as a JSON-encoded string, which `scan::parse_args_json` decodes once).
+pub(crate) fn json_value_end(text: &str, i: usize) -> Scan {
+    let b = text.as_bytes();
+    match b.get(i) {
+        Some(b'{' | b'[') => scan::balanced_end(text, i, false),
+        Some(b'"') => {
+            let mut k = i + 1;
+            loop {
+                match b.get(k) {
+                    None => return Scan::Incomplete,
+                    Some(b'\\') => k += 2,
+                    Some(b'"') => return Scan::Complete(k + 1),
+                    Some(_) => k += 1,
+                }
+            }
+        }
+        _ => Scan::Invalid(i),
     }
 }
 
@@ -775,6 +798,10 @@ pub(crate) fn detect_deepseek(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    const CALLS_END: &str = "<\u{FF5C}tool\u{2581}calls\u{2581}end\u{FF5C}>";
+    const CALL_END: &str = "<\u{FF5C}tool\u{2581}call\u{2581}end\u{FF5C}>";
+    const SEP: &str = "<\u{FF5C}tool\u{2581}sep\u{FF5C}>";
     use crate::toolcall::detector::FoundKind;
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;

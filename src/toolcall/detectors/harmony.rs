@@ -269,6 +269,14 @@ fn call_message(text: &str, hs: usize, body: usize, recipient: &str, eof: bool) 
     let e = match scan::balanced_end(text, j, false) {
         Scan::Complete(e) => e,
         Scan::Incomplete => {
+            // Unbalanced JSON before the message's terminator is malformed, not cut off.
+            if let Some((be, me)) = body_end(text, j) {
+                let reason = match scan::parse_args_json(text.get(j..be).unwrap_or("")) {
+                    Err(e) => e,
+                    Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
+                };
+                return Found::malformed(hs..me.max(be), named, fail(&reason));
+            }
             return if eof {
                 Found::malformed(
                     hs..len,
@@ -277,7 +285,7 @@ fn call_message(text: &str, hs: usize, body: usize, recipient: &str, eof: bool) 
                 )
             } else {
                 Found::pending(hs..len)
-            }
+            };
         }
         Scan::Invalid(at) => {
             let (be, me) = body_end(text, at).unwrap_or((len, len));

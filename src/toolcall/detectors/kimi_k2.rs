@@ -32,6 +32,7 @@
 
 use serde_json::{Map, Value};
 
+use super::deepseek_v3::json_value_end;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan::{self, Scan};
 
@@ -253,13 +254,17 @@ fn parse_call(text: &str, i: usize) -> CallRes {
     let j = scan::skip_ws(text, args_start);
     let (args, k) = match b.get(j) {
         None => return CallRes::Incomplete(named),
-        Some(b'{') | Some(b'[') => match scan::balanced_end(text, j, false) {
+        Some(b'{' | b'[' | b'"') => match json_value_end(text, j) {
             Scan::Complete(e) => match scan::parse_args_json(text.get(j..e).unwrap_or("")) {
                 Ok(v) => (v, e),
                 Err(reason) => return fail(reason, e),
             },
-            Scan::Incomplete => return CallRes::Incomplete(named),
-            Scan::Invalid(at) => {
+            scanned => {
+                // Let serde name the problem in the text up to the call's end token.
+                let at = match scanned {
+                    Scan::Invalid(at) => at,
+                    _ => j,
+                };
                 let stop = next_tok(
                     text,
                     at,
@@ -269,14 +274,16 @@ fn parse_call(text: &str, i: usize) -> CallRes {
                         Tok::SectionEnd,
                         Tok::SectionBegin,
                     ],
-                )
-                .map(|t| t.0)
-                .unwrap_or(b.len());
+                );
+                let stop = match (stop, scanned) {
+                    (None, Scan::Incomplete) => return CallRes::Incomplete(named),
+                    (s, _) => s.map(|t| t.0).unwrap_or(b.len()),
+                };
                 let reason = match scan::parse_args_json(text.get(j..stop).unwrap_or("")) {
                     Err(e) => e,
                     Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
                 };
-                return fail(reason, at);
+                return fail(reason, stop.max(at));
             }
         },
         Some(b'<') => (Value::Object(Map::new()), j),
