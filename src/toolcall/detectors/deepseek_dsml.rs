@@ -49,8 +49,9 @@
 
 use serde_json::{Map, Value};
 
+use super::deepseek_v3::settle;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
-use crate::toolcall::scan::{self, Scan};
+use crate::toolcall::scan;
 
 pub struct DeepseekDsml;
 
@@ -81,11 +82,12 @@ impl Detector for DeepseekDsml {
             let res = parse_construct(text, start, &tag, ctx, &mut tags);
             pos = res.end.max(start + 1);
             let span = start..res.end;
-            out.push(match res.outcome {
+            let found = match res.outcome {
                 Outcome::Calls(c) => Found::calls(span, c),
                 Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
                 Outcome::Pending => Found::pending(span),
-            });
+            };
+            out.push(settle(found, text.len(), ctx.eof));
             if res.end >= text.len() {
                 break;
             }
@@ -366,49 +368,25 @@ fn parse_invoke(text: &str, tag: &Tag, ctx: &DetectCtx<'_>, tags: &mut TagFinder
     let b = text.as_bytes();
     let mut args = Map::new();
     let mut i = scan::skip_ws(text, tag.end);
-    // JSON body instead of parameters.
+    // JSON body instead of parameters: it runs to the next DSML tag, which must close the
+    // invoke (cutting at the tag keeps the span stable while the output streams in).
     if b.get(i) == Some(&b'{') {
-        let e = match scan::balanced_end(text, i, false) {
-            Scan::Complete(e) => e,
-            Scan::Incomplete => {
-                // Unbalanced JSON before the next tag is malformed, not cut off.
-                return match tags.next_tag(text, i) {
-                    Some((s, TagMatch::Full(_))) => {
-                        let reason = match scan::parse_args_json(text.get(i..s).unwrap_or("")) {
-                            Err(e) => e,
-                            Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
-                        };
-                        fail(reason, s)
-                    }
-                    _ => InvokeRes::Incomplete(Some(name)),
-                };
-            }
-            Scan::Invalid(at) => {
-                let reason = match scan::parse_args_json(text.get(i..=at).unwrap_or("")) {
-                    Err(e) => e,
-                    Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
-                };
-                return fail(reason, at);
-            }
-        };
-        let v = match scan::parse_args_json(text.get(i..e).unwrap_or("")) {
-            Ok(v) => v,
-            Err(reason) => return fail(reason, e),
-        };
-        i = scan::skip_ws(text, e);
         return match tags.next_tag(text, i) {
-            Some((s, TagMatch::Full(t))) if s == i && t.close && t.name == "invoke" => {
-                InvokeRes::Ok(Candidate::new(name, v), t.end)
+            Some((s, TagMatch::Full(t))) => {
+                let raw = text.get(i..s).unwrap_or("");
+                match scan::parse_args_json(raw) {
+                    Err(reason) => fail(reason, s),
+                    Ok(_) if !(t.close && t.name == "invoke") => fail(
+                        format!(
+                            "expected the invoke's close tag after its JSON arguments, found {}",
+                            describe(text, s)
+                        ),
+                        s,
+                    ),
+                    Ok(v) => InvokeRes::Ok(Candidate::new(name, v), t.end),
+                }
             }
-            Some((s, TagMatch::Partial)) if s == i => InvokeRes::Incomplete(Some(name)),
-            None if i >= b.len() => InvokeRes::Incomplete(Some(name)),
-            _ => fail(
-                format!(
-                    "expected the invoke's close tag after its JSON arguments, found {}",
-                    describe(text, i)
-                ),
-                i,
-            ),
+            _ => InvokeRes::Incomplete(Some(name)),
         };
     }
     loop {
@@ -504,8 +482,8 @@ fn describe(text: &str, at: usize) -> String {
 }
 
 /// After a failure at `at`: the end of the enclosing block (or invoke, for a bare one),
-/// else the end of the text.
-fn recover(text: &str, at: usize, block: bool, tags: &mut TagFinder) -> usize {
+/// else (at the end of the output) the failing invoke's end, else the end of the text.
+fn recover(text: &str, at: usize, block: bool, eof: bool, tags: &mut TagFinder) -> usize {
     let mut pos = at;
     let mut invoke_end = None;
     while let Some((s, m)) = tags.next_tag(text, pos) {
@@ -523,6 +501,10 @@ fn recover(text: &str, at: usize, block: bool, tags: &mut TagFinder) -> usize {
             invoke_end.get_or_insert(t.end);
         }
         pos = t.end;
+    }
+    if !eof {
+        // The block's close tag may still arrive: not settled yet.
+        return text.len();
     }
     invoke_end.unwrap_or(text.len())
 }
@@ -583,7 +565,7 @@ fn parse_construct(
         }
         if tag.close || tag.name != "invoke" {
             if calls.is_empty() {
-                let end = recover(text, j, block, tags).max(open.end);
+                let end = recover(text, j, block, eof, tags).max(open.end);
                 return Res {
                     end,
                     outcome: Outcome::Malformed(
@@ -619,7 +601,7 @@ fn parse_construct(
                 };
             }
             InvokeRes::Fail { name, reason, at } => {
-                let end = recover(text, at, block, tags)
+                let end = recover(text, at, block, eof, tags)
                     .max(at.min(b.len()))
                     .max(start + 1);
                 let reason = match &name {

@@ -46,8 +46,8 @@
 
 use serde_json::Value;
 
-use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
-use crate::toolcall::scan::{self, Scan};
+use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
+use crate::toolcall::scan;
 
 pub struct DeepseekV3;
 
@@ -416,109 +416,57 @@ fn parse_args(text: &str, from: usize) -> ArgsRes {
     } else if b.get(i) == Some(&b'`') && b.len() - i < 3 && b"```".starts_with(&b[i..]) {
         return ArgsRes::Incomplete;
     }
-    if i >= b.len() {
+    // The arguments run to the next DeepSeek token, which must end the call. Cutting at
+    // the token (not at a balanced bracket) keeps the span the same however much of the
+    // output has arrived: these tokens never occur inside JSON.
+    let Some((p, tok, end, canonical)) = next_tok(
+        text,
+        i,
+        &[
+            Tok::CallEnd,
+            Tok::CallsEnd,
+            Tok::CallBegin,
+            Tok::CallsBegin,
+            Tok::Sep,
+        ],
+    ) else {
         return ArgsRes::Incomplete;
-    }
-    let (args, mut j) = if matches!(b.get(i), Some(b'{' | b'[' | b'"')) {
-        let scanned = json_value_end(text, i);
-        if let Scan::Complete(e) = scanned {
-            match scan::parse_args_json(text.get(i..e).unwrap_or("")) {
-                Ok(v) => (v, e),
-                Err(reason) => return ArgsRes::Fail { reason, at: e },
-            }
-        } else {
-            // Let serde name the problem in the text up to the call's end token.
-            let at = match scanned {
-                Scan::Invalid(at) => at,
-                _ => i,
-            };
-            let stop = next_tok(
-                text,
-                at,
-                &[Tok::CallEnd, Tok::CallsEnd, Tok::CallBegin, Tok::CallsBegin],
-            );
-            let stop = match (stop, scanned) {
-                (None, Scan::Incomplete) => return ArgsRes::Incomplete,
-                (s, _) => s.map(|t| t.0).unwrap_or(b.len()),
-            };
-            let body = text.get(i..stop).unwrap_or("");
-            let body = body.trim_end().trim_end_matches('`');
-            let reason = match scan::parse_args_json(body) {
-                Err(e) => e,
-                Ok(_) => "malformed JSON arguments: unbalanced brackets".to_string(),
-            };
-            return ArgsRes::Fail {
-                reason,
-                at: stop.max(at),
-            };
-        }
-    } else if b.get(i) == Some(&b'<') {
-        // Nothing between the name and the end token: no arguments.
-        (Value::Object(serde_json::Map::new()), i)
-    } else {
-        return ArgsRes::Fail {
-            reason: format!("expected JSON arguments, found {}", describe(text, i)),
-            at: i,
-        };
     };
-    j = scan::skip_ws(text, j);
+    let mut body = text.get(i..p).unwrap_or("").trim_end();
     if fenced {
-        match b.get(j..) {
-            Some(r) if r.starts_with(b"```") => j = scan::skip_ws(text, j + 3),
-            Some(r) if b"```".starts_with(r) => return ArgsRes::Incomplete,
-            _ => {
+        match body.strip_suffix("```") {
+            Some(inner) => body = inner,
+            None => {
                 return ArgsRes::Fail {
-                    reason: format!(
-                        "the ```json fence around the arguments is not closed (found {})",
-                        describe(text, j)
-                    ),
-                    at: j,
+                    reason: "the ```json fence around the arguments is not closed".into(),
+                    at: p,
                 }
             }
         }
     }
-    if j >= b.len() {
-        return ArgsRes::Incomplete;
+    if tok != Tok::CallEnd {
+        return ArgsRes::Fail {
+            reason: format!(
+                "expected `<｜tool▁call▁end｜>` after the arguments, found {}",
+                describe(text, p)
+            ),
+            at: p,
+        };
     }
-    match match_tok(text, j) {
-        TokMatch::Full {
-            tok: Tok::CallEnd,
-            end,
-            canonical,
-        } => ArgsRes::Ok {
+    if !body.is_empty() && !matches!(body.as_bytes()[0], b'{' | b'[' | b'"') {
+        return ArgsRes::Fail {
+            reason: format!("expected JSON arguments, found {}", describe(text, i)),
+            at: p,
+        };
+    }
+    // Nothing between the name and the end token means no arguments.
+    match scan::parse_args_json(body) {
+        Ok(args) => ArgsRes::Ok {
             args,
             end,
             canonical,
         },
-        TokMatch::Partial => ArgsRes::Incomplete,
-        _ => ArgsRes::Fail {
-            reason: format!(
-                "expected `<｜tool▁call▁end｜>` after the arguments, found {}",
-                describe(text, j)
-            ),
-            at: j,
-        },
-    }
-}
-
-/// The end of the JSON object, array or string that starts at `i` (arguments may arrive
-/// as a JSON-encoded string, which `scan::parse_args_json` decodes once).
-pub(crate) fn json_value_end(text: &str, i: usize) -> Scan {
-    let b = text.as_bytes();
-    match b.get(i) {
-        Some(b'{' | b'[') => scan::balanced_end(text, i, false),
-        Some(b'"') => {
-            let mut k = i + 1;
-            loop {
-                match b.get(k) {
-                    None => return Scan::Incomplete,
-                    Some(b'\\') => k += 2,
-                    Some(b'"') => return Scan::Complete(k + 1),
-                    Some(_) => k += 1,
-                }
-            }
-        }
-        _ => Scan::Invalid(i),
+        Err(reason) => ArgsRes::Fail { reason, at: p },
     }
 }
 
@@ -566,10 +514,14 @@ impl Boundary {
 
 /// Where a broken block ends: its `<｜tool▁calls▁end｜>`, else the broken call's
 /// `<｜tool▁call▁end｜>`, else just before the next block, else the end of the text.
-fn recover_end(text: &str, from: usize, bound: &mut Boundary) -> usize {
+fn recover_end(text: &str, from: usize, eof: bool, bound: &mut Boundary) -> usize {
     let boundary = bound.next(text, from);
     if let Some((_, Tok::CallsEnd, e)) = boundary {
         return e;
+    }
+    if boundary.is_none() && !eof {
+        // The block's end token may still arrive: not settled yet.
+        return text.len();
     }
     let limit = boundary.map(|b| b.0).unwrap_or(text.len());
     if let Some((p, _, e, _)) = next_tok(text, from, &[Tok::CallEnd, Tok::CallsBegin]) {
@@ -652,7 +604,7 @@ fn parse_block(
                 blk.canonical = false;
                 j
             }
-            None if sectioned && calls.is_empty() && !eof && b"function".starts_with(&b[j..]) => {
+            None if sectioned && !eof && b"function".starts_with(&b[j..]) => {
                 blk.outcome = Outcome::Pending;
                 blk.end = b.len();
                 return blk;
@@ -722,7 +674,7 @@ fn parse_block(
                     None => {}
                 }
                 blk.end = if sectioned {
-                    recover_end(text, at, bound)
+                    recover_end(text, at, eof, bound)
                 } else {
                     // A bare call ends at its own `<｜tool▁call▁end｜>`.
                     match next_tok(text, at, &[Tok::CallEnd, Tok::CallBegin, Tok::CallsBegin]) {
@@ -758,6 +710,16 @@ fn cut_off_name(text: &str, call_start: usize) -> Option<String> {
     (scan::is_ident(name)).then(|| name.to_string())
 }
 
+/// While streaming, broken markup whose span runs to the end of the text is not settled
+/// yet (its closer may still arrive and move the span's end): report it `Pending`, never a
+/// premature `Malformed`. Shared by every detector in this group.
+pub(crate) fn settle(found: Found, text_len: usize, eof: bool) -> Found {
+    if !eof && found.span.end >= text_len && matches!(found.kind, FoundKind::Malformed { .. }) {
+        return Found::pending(found.span);
+    }
+    found
+}
+
 /// Run the shared DeepSeek scanner and push the blocks `dialect` claims.
 pub(crate) fn detect_deepseek(
     text: &str,
@@ -784,11 +746,12 @@ pub(crate) fn detect_deepseek(
             continue;
         }
         let span = blk.start..blk.end;
-        out.push(match blk.outcome {
+        let found = match blk.outcome {
             Outcome::Calls(calls) => Found::calls(span, calls),
             Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
             Outcome::Pending => Found::pending(span),
-        });
+        };
+        out.push(settle(found, text.len(), ctx.eof));
         if blk.end >= text.len() {
             break;
         }
@@ -1037,5 +1000,117 @@ pub(crate) mod tests {
             t.push_str(CALL_BEGIN);
         }
         let _ = run(&DeepseekV3, &t, true);
+    }
+
+    /// Fragments of every format in this group, for the streaming property below.
+    pub(crate) const SOUP: &[&str] = &[
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool calls begin｜>",
+        "<|tool▁calls▁begin|>",
+        "<|tool▁sep|>",
+        "<｜tool▁calls｜>",
+        "function",
+        "get_time",
+        "get_weather\n",
+        "```json\n",
+        "```",
+        "\n",
+        " ",
+        "{}",
+        "{\"a\": [1, \"}\"]}",
+        "{",
+        "}",
+        "]",
+        "\"",
+        "<｜DSML｜function_calls>",
+        "</｜DSML｜function_calls>",
+        "<｜DSML｜tool_calls>",
+        "</｜DSML｜tool_calls>",
+        "<｜DSML｜invoke name=\"get_time\">",
+        "</｜DSML｜invoke>",
+        "<｜DSML｜parameter name=\"a\" string=\"true\">",
+        "<｜DSML｜parameter name=\"b\" string=\"false\">",
+        "</｜DSML｜parameter>",
+        "<|DSML|invoke name=\"x\">",
+        "<|tool_calls_section_begin|>",
+        "<|tool_calls_section_end|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_end|>",
+        "<|tool_call_argument_begin|>",
+        "functions.get_time:0",
+        "<|channel|>",
+        "<|message|>",
+        "<|end|>",
+        "<|start|>",
+        "<|start|>assistant",
+        "commentary",
+        " to=functions.get_time",
+        " to=browser.search",
+        " <|constrain|>json",
+        "<|call|>",
+        "<|return|>",
+        "analysis",
+        "Hi é",
+    ];
+
+    /// The streaming contract: anything a detector reports as settled (not `Pending`) for a
+    /// prefix of the output is reported the same way for the whole output.
+    pub(crate) fn check_settled_is_final(d: &dyn Detector, text: &str) -> Result<(), String> {
+        let full = run(d, text, true);
+        for k in (1..text.len()).filter(|&k| text.is_char_boundary(k)) {
+            let prefix = &text[..k];
+            for f in run(d, prefix, false) {
+                if f.kind == FoundKind::Pending {
+                    assert_eq!(
+                        f.span.end,
+                        prefix.len(),
+                        "{}: pending must run to the end: {prefix:?}",
+                        d.name()
+                    );
+                    continue;
+                }
+                // Reasons may quote text that is still arriving; spans, calls and the
+                // malformed verdict may not change.
+                let same = |g: &Found| {
+                    g.span == f.span
+                        && match (&g.kind, &f.kind) {
+                            (FoundKind::Malformed { .. }, FoundKind::Malformed { .. }) => true,
+                            (a, b) => a == b,
+                        }
+                };
+                if !full.iter().any(same) {
+                    return Err(format!(
+                        "{}: prefix {prefix:?} settled {f:?}, full text {text:?} gave {full:?}",
+                        d.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, failure_persistence: None, .. Default::default() })]
+        #[test]
+        fn settled_founds_are_final(v in proptest::collection::vec(proptest::sample::select(SOUP), 0..16)) {
+            let text = v.concat();
+            let dets: [&dyn Detector; 6] = [
+                &DeepseekV3,
+                &super::super::deepseek_v31::DeepseekV31,
+                &super::super::deepseek_r1::DeepseekR1,
+                &super::super::deepseek_dsml::DeepseekDsml,
+                &super::super::kimi_k2::KimiK2,
+                &super::super::harmony::Harmony,
+            ];
+            for d in dets {
+                if let Err(e) = check_settled_is_final(d, &text) {
+                    proptest::prop_assert!(false, "{}", e);
+                }
+            }
+        }
     }
 }

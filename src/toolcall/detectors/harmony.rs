@@ -38,8 +38,9 @@
 //! `common/chat.cpp` (`common_chat_parse_gpt_oss`: recipient before or after the channel,
 //! optional `<|constrain|>`), vLLM's and SGLang's gpt-oss tool parsers.
 
+use super::deepseek_v3::settle;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
-use crate::toolcall::scan::{self, Scan};
+use crate::toolcall::scan;
 
 pub struct Harmony;
 
@@ -49,6 +50,10 @@ const MESSAGE: &str = "<|message|>";
 const CALL: &str = "<|call|>";
 const END: &str = "<|end|>";
 const RETURN: &str = "<|return|>";
+
+/// A recipient written outside a `<|start|>` / `<|channel|>` header only counts when it
+/// names a function: this is also a trigger, so streaming holds it back from its first byte.
+const FUNCTIONS_TO: &str = "to=functions.";
 
 /// Longest header we accept (role, recipient, channel, content type).
 const HEADER_MAX: usize = 512;
@@ -61,14 +66,18 @@ impl Detector for Harmony {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
-        &[MESSAGE, CHANNEL, START, "to=functions."]
+        &[MESSAGE, CHANNEL, START, FUNCTIONS_TO]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut pos = 0;
         while pos < text.len() {
             let Some(m) = scan::find_from(text, MESSAGE, pos) else {
                 if !ctx.eof {
-                    if let Some(hs) = header_start(text, pos, text.len()) {
+                    let hs = header_start(text, pos, text.len()).filter(|&hs| {
+                        text.len() - hs <= HEADER_MAX
+                            && header_ok(text.get(hs..).unwrap_or(""), true)
+                    });
+                    if let Some(hs) = hs {
                         let h = text.get(hs..).unwrap_or("");
                         let hdr = parse_header(h);
                         // A role still being written may become `assistant`.
@@ -83,7 +92,9 @@ impl Detector for Harmony {
                 break;
             };
             let body = m + MESSAGE.len();
-            let hs = header_start(text, pos, m).filter(|&hs| m - hs <= HEADER_MAX);
+            let hs = header_start(text, pos, m).filter(|&hs| {
+                m - hs <= HEADER_MAX && header_ok(text.get(hs..m).unwrap_or(""), false)
+            });
             let Some(hs) = hs else {
                 // A stray `<|message|>`: not ours.
                 pos = body;
@@ -103,16 +114,25 @@ impl Detector for Harmony {
             };
             let found = call_message(text, hs, body, recipient, ctx.eof);
             pos = found.span.end.max(body);
-            out.push(found);
+            out.push(settle(found, text.len(), ctx.eof));
         }
     }
 }
 
 /// Where the header of a message whose `<|message|>` is at `m` starts, looking only at
-/// `text[from..m]` (text after the previous message): at its `<|start|>`, else at its
-/// `<|channel|>` (moved back over a `to=…` written just before it), else at a `to=…` that
-/// opens the region.
+/// `text[from..m]` (text after the previous message, and after any stray terminator in
+/// it): at its `<|start|>`, else at its
+/// `<|channel|>` (moved back over a `to=functions.…` written just before it), else at a
+/// `to=functions.…` that opens the region.
 fn header_start(text: &str, from: usize, m: usize) -> Option<usize> {
+    let region = text.get(from..m)?;
+    // A header never spans a message terminator: look only after the last one.
+    let cut = [END, CALL, RETURN]
+        .iter()
+        .filter_map(|t| region.rfind(t).map(|p| p + t.len()))
+        .max()
+        .unwrap_or(0);
+    let from = from + cut;
     let region = text.get(from..m)?;
     if let Some(s) = region.rfind(START) {
         return Some(from + s);
@@ -126,16 +146,43 @@ fn header_start(text: &str, from: usize, m: usize) -> Option<usize> {
             .unwrap_or(0);
         if before
             .get(word_start..)
-            .is_some_and(|w| w.starts_with("to="))
+            .is_some_and(|w| w.starts_with(FUNCTIONS_TO))
         {
             return Some(from + word_start);
         }
         return Some(from + c);
     }
-    if region.trim_start().starts_with("to=") {
+    if region.trim_start().starts_with(FUNCTIONS_TO) {
         return Some(from + lead);
     }
     None
+}
+
+const CONSTRAIN: &str = "<|constrain|>";
+
+/// A header is one line of words and the header tokens (`<|start|>`, `<|channel|>`,
+/// `<|constrain|>`); any other markup in it means it is not a header. `at_end`: the text
+/// may end inside one of those tokens (or `<|message|>`) while streaming.
+fn header_ok(h: &str, at_end: bool) -> bool {
+    if h.contains('\n') {
+        return false;
+    }
+    let mut at = 0;
+    while let Some(p) = h.get(at..).and_then(|r| r.find('<')).map(|p| p + at) {
+        let rest = &h[p..];
+        if let Some(t) = [START, CHANNEL, CONSTRAIN]
+            .iter()
+            .find(|t| rest.starts_with(**t))
+        {
+            at = p + t.len();
+            continue;
+        }
+        return at_end
+            && [START, CHANNEL, CONSTRAIN, MESSAGE]
+                .iter()
+                .any(|t| t.starts_with(rest));
+    }
+    true
 }
 
 #[derive(Debug, Default)]
@@ -201,15 +248,6 @@ fn builtin(recipient: &str) -> bool {
     matches!(ns, "browser" | "python" | "container" | "web" | "image_gen")
 }
 
-fn describe(text: &str, at: usize) -> String {
-    let rest = text.get(at..).unwrap_or("");
-    if rest.is_empty() {
-        return "end of text".to_string();
-    }
-    let snippet: String = rest.chars().take(24).collect();
-    format!("`{snippet}`")
-}
-
 /// One message addressed to `recipient`, header at `hs`, body at `body`.
 fn call_message(text: &str, hs: usize, body: usize, recipient: &str, eof: bool) -> Found {
     let len = text.len();
@@ -242,99 +280,23 @@ fn call_message(text: &str, hs: usize, body: usize, recipient: &str, eof: bool) 
         );
     }
     let named = Some(name.to_string());
-    let fail = |reason: &str| format!("Harmony call `{name}`: {reason}");
-    let b = text.as_bytes();
-    let j = scan::skip_ws(text, body);
-    if j >= len {
-        return if eof {
-            Found::malformed(hs..len, named, fail("the output ends before the arguments"))
-        } else {
-            Found::pending(hs..len)
-        };
-    }
-    if b.get(j) != Some(&b'{') {
-        // Not a JSON object: take the whole body; empty means no arguments.
-        let (be, me) = match body_end(text, body) {
-            Some(x) => x,
-            None if !eof => return Found::pending(hs..len),
-            None => (len, len),
-        };
-        let raw = text.get(body..be).unwrap_or("");
-        return match scan::parse_args_json(raw) {
-            Ok(v @ serde_json::Value::Object(_)) => Found::call(hs..me, Candidate::new(name, v)),
-            Ok(v) => Found::calls(hs..me, vec![Candidate::new(name, v)]),
-            Err(e) => Found::malformed(hs..me.max(body), named, fail(&e)),
-        };
-    }
-    let e = match scan::balanced_end(text, j, false) {
-        Scan::Complete(e) => e,
-        Scan::Incomplete => {
-            // Unbalanced JSON before the message's terminator is malformed, not cut off.
-            if let Some((be, me)) = body_end(text, j) {
-                let reason = match scan::parse_args_json(text.get(j..be).unwrap_or("")) {
-                    Err(e) => e,
-                    Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
-                };
-                return Found::malformed(hs..me.max(be), named, fail(&reason));
-            }
-            return if eof {
-                Found::malformed(
-                    hs..len,
-                    named,
-                    fail("the output ends inside the JSON arguments"),
-                )
-            } else {
-                Found::pending(hs..len)
-            };
-        }
-        Scan::Invalid(at) => {
-            let (be, me) = body_end(text, at).unwrap_or((len, len));
-            let reason = match scan::parse_args_json(text.get(j..be).unwrap_or("")) {
-                Err(e) => e,
-                Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
-            };
-            return Found::malformed(hs..me.max(at), named, fail(&reason));
-        }
+    // The body runs to the message's terminator (or the next message): cutting there, not
+    // at a balanced bracket, keeps the span the same however much of the output has arrived.
+    let (be, me) = match body_end(text, body) {
+        Some(x) => x,
+        None if !eof => return Found::pending(hs..len),
+        // Unterminated at the end of the output: the rest is the body.
+        None => (len, len),
     };
-    let args = match scan::parse_args_json(text.get(j..e).unwrap_or("")) {
-        Ok(v) => v,
-        Err(reason) => {
-            let me = body_end(text, e).map(|x| x.1).unwrap_or(len);
-            return Found::malformed(hs..me.max(e), named, fail(&reason));
-        }
-    };
-    let call = Candidate::new(name, args);
-    let k = scan::skip_ws(text, e);
-    if k >= len {
-        // Unterminated: fine at the end of the output; while streaming `<|call|>` may follow.
-        return if eof {
-            Found::call(hs..e, call)
-        } else {
-            Found::pending(hs..len)
-        };
+    let raw = text.get(body..be).unwrap_or("");
+    match scan::parse_args_json(raw) {
+        Ok(args) => Found::call(hs..me, Candidate::new(name, args)),
+        Err(e) => Found::malformed(
+            hs..me.max(body),
+            named,
+            format!("Harmony call `{name}`: {e}"),
+        ),
     }
-    let rest = text.get(k..).unwrap_or("");
-    for t in [CALL, END] {
-        if rest.starts_with(t) {
-            return Found::call(hs..k + t.len(), call);
-        }
-        if !eof && t.starts_with(rest) {
-            return Found::pending(hs..len);
-        }
-    }
-    if rest.starts_with("<|") {
-        // The next message begins without a terminator.
-        return Found::call(hs..e, call);
-    }
-    let me = body_end(text, k).map(|x| x.1).unwrap_or(len);
-    Found::malformed(
-        hs..me.max(k),
-        named,
-        fail(&format!(
-            "unexpected text {} after the JSON arguments",
-            describe(text, k)
-        )),
-    )
 }
 
 #[cfg(test)]
@@ -428,7 +390,7 @@ mod tests {
         assert!(reason(&out[0]).contains("malformed JSON"));
         assert_eq!(&t[out[0].span.end..], "More.");
         let t = "<|channel|>commentary to=functions.get_weather<|message|>{\"location\":\"Tokyo\"} please<|call|>";
-        assert!(reason(&run(&Harmony, t, true)[0]).contains("unexpected text"));
+        assert!(reason(&run(&Harmony, t, true)[0]).contains("trailing characters"));
     }
 
     #[test]

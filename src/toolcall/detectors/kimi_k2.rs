@@ -30,11 +30,9 @@
 //! Sources: Kimi-K2 chat template and tool-call guidance, vLLM `kimi_k2_tool_parser.py`
 //! and its tests, SGLang `KimiK2Detector`, ik_llama.cpp function-calling notes.
 
-use serde_json::{Map, Value};
-
-use super::deepseek_v3::json_value_end;
+use super::deepseek_v3::settle;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
-use crate::toolcall::scan::{self, Scan};
+use crate::toolcall::scan;
 
 pub struct KimiK2;
 
@@ -67,11 +65,12 @@ impl Detector for KimiK2 {
             let span_end = span_end.max(start + 1);
             pos = span_end;
             let span = start..span_end;
-            out.push(match outcome {
+            let found = match outcome {
                 Outcome::Calls(c) => Found::calls(span, c),
                 Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
                 Outcome::Pending => Found::pending(span),
-            });
+            };
+            out.push(settle(found, text.len(), ctx.eof));
             if span_end >= text.len() {
                 break;
             }
@@ -217,7 +216,7 @@ fn parse_call(text: &str, i: usize) -> CallRes {
     };
     let id = text.get(i..lt).unwrap_or("").trim();
     let name = name_of(id);
-    let named = (!name.is_empty()).then(|| name.to_string());
+    let named = scan::is_ident(name).then(|| name.to_string());
     let args_start = match match_tok(text, lt) {
         TokMatch::Full(Tok::ArgBegin, e) => e,
         TokMatch::Partial => return CallRes::Incomplete(named),
@@ -251,71 +250,53 @@ fn parse_call(text: &str, i: usize) -> CallRes {
         reason,
         at,
     };
-    let j = scan::skip_ws(text, args_start);
-    let (args, k) = match b.get(j) {
-        None => return CallRes::Incomplete(named),
-        Some(b'{' | b'[' | b'"') => match json_value_end(text, j) {
-            Scan::Complete(e) => match scan::parse_args_json(text.get(j..e).unwrap_or("")) {
-                Ok(v) => (v, e),
-                Err(reason) => return fail(reason, e),
-            },
-            scanned => {
-                // Let serde name the problem in the text up to the call's end token.
-                let at = match scanned {
-                    Scan::Invalid(at) => at,
-                    _ => j,
-                };
-                let stop = next_tok(
-                    text,
-                    at,
-                    &[
-                        Tok::CallEnd,
-                        Tok::CallBegin,
-                        Tok::SectionEnd,
-                        Tok::SectionBegin,
-                    ],
-                );
-                let stop = match (stop, scanned) {
-                    (None, Scan::Incomplete) => return CallRes::Incomplete(named),
-                    (s, _) => s.map(|t| t.0).unwrap_or(b.len()),
-                };
-                let reason = match scan::parse_args_json(text.get(j..stop).unwrap_or("")) {
-                    Err(e) => e,
-                    Ok(_) => "malformed JSON arguments: unbalanced brackets".into(),
-                };
-                return fail(reason, stop.max(at));
-            }
-        },
-        Some(b'<') => (Value::Object(Map::new()), j),
-        Some(_) => {
-            return fail(
-                format!("expected JSON arguments, found {}", describe(text, j)),
-                j,
-            )
-        }
-    };
-    let k = scan::skip_ws(text, k);
-    if k >= b.len() {
+    // The arguments run to the next Kimi token, which must end the call (the tokens never
+    // occur inside JSON, so the span does not depend on how much has arrived).
+    let Some((p, tok, end)) = next_tok(
+        text,
+        args_start,
+        &[
+            Tok::CallEnd,
+            Tok::CallBegin,
+            Tok::ArgBegin,
+            Tok::SectionEnd,
+            Tok::SectionBegin,
+        ],
+    ) else {
         return CallRes::Incomplete(named);
-    }
-    match match_tok(text, k) {
-        TokMatch::Full(Tok::CallEnd, e) => {
-            CallRes::Ok(Candidate::new(name, args).with_id(Some(id.to_string())), e)
-        }
-        TokMatch::Partial => CallRes::Incomplete(named),
-        _ => fail(
+    };
+    if tok != Tok::CallEnd {
+        return fail(
             format!(
                 "expected `<|tool_call_end|>` after the arguments, found {}",
-                describe(text, k)
+                describe(text, p)
             ),
-            k,
+            p,
+        );
+    }
+    let body = text.get(args_start..p).unwrap_or("").trim();
+    if !body.is_empty() && !matches!(body.as_bytes()[0], b'{' | b'[' | b'"') {
+        return fail(
+            format!(
+                "expected JSON arguments, found {}",
+                describe(text, args_start)
+            ),
+            p,
+        );
+    }
+    // An empty argument slot means no arguments.
+    match scan::parse_args_json(body) {
+        Ok(args) => CallRes::Ok(
+            Candidate::new(name, args).with_id(Some(id.to_string())),
+            end,
         ),
+        Err(reason) => fail(reason, p),
     }
 }
 
 /// Where a broken section ends: its end marker, else the broken call's end, else just
 /// before the next section, else the end of the text.
-fn recover_end(text: &str, from: usize, sectioned: bool, bound: &mut Boundary) -> usize {
+fn recover_end(text: &str, from: usize, sectioned: bool, eof: bool, bound: &mut Boundary) -> usize {
     if !sectioned {
         return match next_tok(
             text,
@@ -330,6 +311,10 @@ fn recover_end(text: &str, from: usize, sectioned: bool, bound: &mut Boundary) -
     let boundary = bound.next(text, from);
     if let Some((_, Tok::SectionEnd, e)) = boundary {
         return e;
+    }
+    if boundary.is_none() && !eof {
+        // The section's end marker may still arrive: not settled yet.
+        return text.len();
     }
     let limit = boundary.map(|b| b.0).unwrap_or(text.len());
     match next_tok(text, from, &[Tok::CallEnd, Tok::SectionBegin]) {
@@ -389,7 +374,7 @@ fn parse_section(
                         );
                     }
                     CallRes::Fail { name, reason, at } => {
-                        let end = recover_end(text, at, sectioned, bound).max(at.min(b.len()));
+                        let end = recover_end(text, at, sectioned, eof, bound).max(at.min(b.len()));
                         let reason = match &name {
                             Some(n) => format!("Kimi tool call `{n}`: {reason}"),
                             None => format!("Kimi tool call: {reason}"),
