@@ -12,7 +12,7 @@ fn stream(parser: &Parser, tools: &ToolSet, chunks: &[&str]) -> (String, Vec<Str
     let mut sp = parser.stream(tools);
     let mut text = String::new();
     let mut calls = Vec::new();
-    let mut take = |evs: Vec<StreamEvent>, text: &mut String, calls: &mut Vec<String>| {
+    let take = |evs: Vec<StreamEvent>, text: &mut String, calls: &mut Vec<String>| {
         for e in evs {
             match e {
                 StreamEvent::Text(t) => text.push_str(&t),
