@@ -34,7 +34,8 @@
 //! - ASCII-bar spellings (`<|DSML|invoke …>`) that some gateways and quantised templates
 //!   produce, and either quote style around attributes, in any order;
 //! - an invoke whose body is one JSON object instead of parameters (SGLang accepts this
-//!   drift too), and an invoke with no parameters (`{}`);
+//!   drift too; it runs to the next DSML tag, which must close the invoke), and an invoke
+//!   with no parameters (`{}`);
 //! - a bare `<｜DSML｜invoke>` with no surrounding block, and a block whose close tag never
 //!   came after its last complete invoke.
 //!

@@ -30,9 +30,14 @@
 //! - a missing `<｜tool▁calls▁end｜>` after the last complete call (models often stop on EOS
 //!   right after the last `<｜tool▁call▁end｜>`), and a bare `<｜tool▁call▁begin｜>` call with no
 //!   surrounding block;
+//! - arguments sent as a JSON-encoded string are decoded once;
 //! - anything that breaks inside the block (bad JSON, no name, no `<｜tool▁sep｜>`, an
 //!   unterminated fence) is `Malformed` with the reason; while streaming an unfinished block
-//!   is `Pending`.
+//!   is `Pending`, and so is broken markup whose end is not known yet.
+//!
+//! The arguments are cut at the next tool token, not at a balanced bracket: the tokens never
+//! occur inside JSON, and this keeps every span the same however much of a streamed output
+//! has arrived (a property test checks that what is settled for a prefix stays settled).
 //!
 //! It only claims blocks written with the canonical tokens in the V3 shape. The shape
 //! `NAME<｜tool▁sep｜>{json}` belongs to `deepseek_v31`, and look-alike spellings of the

@@ -15,7 +15,9 @@
 //! `<|start|>`.) The header's parts vary between checkpoints and renderers:
 //! - the recipient may come before the channel, in the role position:
 //!   `<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>`,
-//!   or at the very start of the output (` to=functions.x<|channel|>commentary …`);
+//!   or at the very start of the output (` to=functions.x<|channel|>commentary …`); outside
+//!   a `<|start|>`/`<|channel|>` header only a `to=functions.…` recipient is recognised
+//!   (it is also a trigger, so streaming holds it back from its first byte);
 //! - `<|constrain|>json` may be written as a bare ` json`, or be missing;
 //! - the message may end with `<|end|>` instead of `<|call|>`, or not be terminated at all
 //!   at the end of the output (accepted only when the output is complete);
@@ -27,12 +29,17 @@
 //! when present), body and terminator. Analysis and final messages are not calls: the
 //! framework's think handling and token stripping deal with them.
 //!
+//! A header is one line of words and the header tokens only; it never spans a message
+//! terminator or other markup. The body runs to the message's terminator (or the next
+//! message's `<|start|>` / `<|channel|>`), so spans do not move as a stream grows.
+//!
 //! Harmony's built-in tools (`to=browser.search`, `browser.open`, `browser.find`,
 //! `to=python`, `to=container.exec`, …) are not function calls: they are reported
 //! `Malformed` with a reason saying they are built-in tools not offered as functions. Any
 //! other recipient outside the `functions.` namespace is `Malformed` as well. Bad JSON
-//! arguments or text after them are `Malformed`; an unfinished call message (or header)
-//! while streaming is `Pending`.
+//! arguments (or text after them) are `Malformed`; an unfinished call message (or header)
+//! while streaming is `Pending`. A message from another role (a tool's output the model
+//! echoed, `<|start|>functions.x to=assistant…`) is not a call and is left alone.
 //!
 //! Sources: the OpenAI Harmony response-format guide and gpt-oss chat template, llama.cpp
 //! `common/chat.cpp` (`common_chat_parse_gpt_oss`: recipient before or after the channel,

@@ -17,17 +17,24 @@
 //! - ids without the `functions.` prefix (`get_weather:0`, accepted by vLLM too) and ids
 //!   without the `:IDX` suffix;
 //! - the singular section spelling `<|tool_call_section_begin|>` / `<|tool_call_section_end|>`
-//!   that some K2 checkpoints emit (vLLM lists both), and the `<|tool_arguments_begin|>`
-//!   spelling of the argument marker used in Moonshot's tool-call guide;
+//!   and the `<|tool_arguments_begin|>` argument marker, both as written in the token
+//!   template of the Kimi K2 technical report (vLLM accepts the singular section tokens too
+//!   because some checkpoints emit them);
 //! - a bare `<|tool_call_begin|>…<|tool_call_end|>` with no section around it, and a
 //!   section whose end marker never came after its last complete call;
-//! - an empty argument slot means `{}`.
+//! - an empty argument slot means `{}`; arguments sent as a JSON-encoded string are decoded
+//!   once.
+//!
+//! The arguments are the text between the argument marker and `<|tool_call_end|>` (the
+//! special tokens never occur inside JSON), so a call's span does not depend on how much of
+//! the output has arrived.
 //!
 //! Bad JSON, a missing id / argument marker, or text inside the section are `Malformed`
 //! with the reason; an unfinished section while streaming is `Pending`. K2-Thinking may put
 //! the section inside its reasoning; the framework's think handling decides about that.
 //!
-//! Sources: Kimi-K2 chat template and tool-call guidance, vLLM `kimi_k2_tool_parser.py`
+//! Sources: Kimi-K2 chat template, the Kimi K2 technical report (tool-call token template),
+//! vLLM `kimi_k2_tool_parser.py`
 //! and its tests, SGLang `KimiK2Detector`, ik_llama.cpp function-calling notes.
 
 use super::deepseek_v3::settle;
