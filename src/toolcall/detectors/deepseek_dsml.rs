@@ -23,10 +23,11 @@
 //!
 //! `string="true"` means the value is raw text, taken verbatim (no trimming, no unescaping:
 //! the encoder writes strings as they are). `string="false"` means the value is JSON (numbers,
-//! booleans, arrays, objects, null). A `string="false"` value that is not valid JSON, or a
-//! parameter without the attribute, is typed by the tool's JSON Schema
-//! (`scan::typed_param`), which keeps it as text when it cannot be typed, so validation
-//! names the mismatch instead of a guess.
+//! booleans, arrays, objects, null); one that is not valid JSON makes the invoke `Malformed`
+//! (the reference decoder pastes such values into the arguments' JSON text, which then fails
+//! to parse). A parameter without the attribute (drift some parsers tolerate) is typed by
+//! the tool's JSON Schema (`scan::typed_param`), which keeps it as text when it cannot be
+//! typed, so validation names the mismatch instead of a guess.
 //!
 //! # What this detector accepts
 //!
@@ -449,7 +450,14 @@ fn parse_invoke(text: &str, tag: &Tag, ctx: &DetectCtx<'_>, tags: &mut TagFinder
                     Some("true") => Value::String(raw.to_string()),
                     Some("false") => match serde_json::from_str::<Value>(raw.trim()) {
                         Ok(v) => v,
-                        Err(_) => scan::typed_param(ctx, &name, key, raw),
+                        Err(e) => {
+                            return fail(
+                                format!(
+                                    "parameter `{key}` is marked string=\"false\" but its value is not JSON: {e}"
+                                ),
+                                next_end,
+                            )
+                        }
                     },
                     _ => scan::typed_param(ctx, &name, key, raw),
                 };
@@ -692,7 +700,7 @@ mod tests {
 
     #[test]
     fn untyped_values_follow_the_schema() {
-        let t = "<｜DSML｜function_calls><｜DSML｜invoke name=\"set_light\"><｜DSML｜parameter name=\"room\">kitchen</｜DSML｜parameter><｜DSML｜parameter name=\"on\" string=\"false\">True</｜DSML｜parameter><｜DSML｜parameter name=\"brightness\">70</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>";
+        let t = "<｜DSML｜function_calls><｜DSML｜invoke name=\"set_light\"><｜DSML｜parameter name=\"room\">kitchen</｜DSML｜parameter><｜DSML｜parameter name=\"on\">True</｜DSML｜parameter><｜DSML｜parameter name=\"brightness\">70</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>";
         let out = run_typed(t, true);
         assert_eq!(
             calls(&out[0]),
@@ -701,6 +709,10 @@ mod tests {
                 json!({"room": "kitchen", "on": true, "brightness": 70})
             )]
         );
+        // string="false" promises JSON: a Python-style `True` is not repaired.
+        let t = t.replace("name=\"on\">", "name=\"on\" string=\"false\">");
+        let r = reason(&run_typed(&t, true)[0]);
+        assert!(r.contains("not JSON"), "{r}");
     }
 
     #[test]
