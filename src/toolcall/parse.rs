@@ -339,7 +339,13 @@ impl Parser {
         if !eof {
             let end = m.trim_end().len();
             for it in &items {
-                if it.found.kind == FoundKind::Pending || it.found.span.end >= end {
+                // Malformed markup is held to the end too: where it ends may depend on
+                // text that has not arrived (a detector looks ahead for the next marker).
+                let undecided = matches!(
+                    it.found.kind,
+                    FoundKind::Pending | FoundKind::Malformed { .. }
+                );
+                if undecided || it.found.span.end >= end {
                     hold.push(it.found.span.start);
                 }
             }

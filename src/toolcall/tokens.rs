@@ -217,7 +217,7 @@ pub fn partial_from(text: &str) -> Option<usize> {
     // Harmony headers: `<|start|>` / `<|channel|>` whose words run to the end
     for h in ["<|start|>", "<|channel|>", "<|constrain|>"] {
         if let Some(p) = text.rfind(h) {
-            if !text[p + h.len()..].contains("<|") {
+            if !text[p + h.len()..].contains("<|message|>") {
                 note(p);
             }
         }
