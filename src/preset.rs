@@ -110,7 +110,7 @@ pub enum PresetError {
         #[source]
         source: RegistryError,
     },
-    #[error("preset {preset:?}: think tag pair #{index} has an empty open or close tag")]
+    #[error("preset {preset:?}: think tag pair #{index} needs a close tag (and an open tag unless forced_open)")]
     EmptyThinkTag { preset: String, index: usize },
 }
 
@@ -170,7 +170,7 @@ impl Preset {
         if let Some(index) = p
             .think
             .iter()
-            .position(|t| t.open.is_empty() || t.close.is_empty())
+            .position(|t| t.close.is_empty() || (t.open.is_empty() && !t.forced_open))
         {
             return Err(PresetError::EmptyThinkTag {
                 preset: p.name.clone(),

@@ -186,7 +186,7 @@ fn tag_len(s: &str) -> Option<usize> {
         return (e <= 96).then_some("<｜".len() + e + "｜>".len());
     }
     if let Some(r) = s.strip_prefix('<') {
-        let window = &r[..r.len().min(200)];
+        let window = crate::toolcall::tokens::head(r, 200);
         let e = window.find('>')?;
         let inner = &r[..e];
         let inner_t = inner.trim_start_matches(['/', '|']);
@@ -197,7 +197,7 @@ fn tag_len(s: &str) -> Option<usize> {
         return tagish.then_some(1 + e + 1);
     }
     if let Some(r) = s.strip_prefix('[') {
-        let e = r[..r.len().min(48)].find(']')?;
+        let e = crate::toolcall::tokens::head(r, 48).find(']')?;
         let inner = r[..e].trim_start_matches('/');
         let tokenish = !inner.is_empty()
             && inner

@@ -243,7 +243,7 @@ impl Parser {
     /// The core. With `eof == false`, calls and reply cover only the settled prefix.
     pub(crate) fn analyze(&self, text: &str, tools: &ToolSet, eof: bool) -> Analysis {
         let inner = &*self.inner;
-        let (masked, code) = fence::mask_with_ranges(text);
+        let (masked, code, code_open) = fence::mask_with_ranges(text);
         let m: &str = &masked;
 
         // 1. which detectors run: one pass over every trigger
@@ -301,11 +301,13 @@ impl Parser {
             }
         }
 
-        // 3. overlaps: one winner per place
-        let mut items = resolve_overlaps(items);
-
-        // 4. think blocks: keep only complete, trailing strict markup inside them
+        // 3. think blocks: markup starting in one cannot run past its close tag
         let scan = inner.think.scan(m, inner.start_in_think, eof);
+        clip_to_think(&scan.regions, &mut items);
+
+        // 4. overlaps: one winner per place; then, inside think blocks, keep only complete
+        //    trailing strict markup
+        let mut items = resolve_overlaps(items);
         let mut rejected = Vec::new();
         apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
 
@@ -337,7 +339,13 @@ impl Parser {
         if !eof {
             let end = m.trim_end().len();
             for it in &items {
-                if it.found.kind == FoundKind::Pending || it.found.span.end >= end {
+                // Malformed markup is held to the end too: where it ends may depend on
+                // text that has not arrived (a detector looks ahead for the next marker).
+                let undecided = matches!(
+                    it.found.kind,
+                    FoundKind::Pending | FoundKind::Malformed { .. }
+                );
+                if undecided || it.found.span.end >= end {
                     hold.push(it.found.span.start);
                 }
             }
@@ -347,12 +355,21 @@ impl Parser {
             if let Some(p) = self.partial_marker(m) {
                 hold.push(p);
             }
+            if let Some(p) = code_open {
+                hold.push(p);
+            }
         }
-        let settled = if eof {
+        let mut settled = if eof {
             text.len()
         } else {
             hold.iter().copied().min().unwrap_or(text.len())
         };
+        // never settle in the middle of markup: a found crossing the point holds from its start
+        for it in items.iter().rev() {
+            if it.found.span.start < settled && settled < it.found.span.end {
+                settled = it.found.span.start;
+            }
+        }
         if !eof {
             items.retain(|it| it.found.span.end <= settled && it.found.kind != FoundKind::Pending);
         }
@@ -607,6 +624,35 @@ fn pick(group: &mut Vec<Item>, out: &mut Vec<Item>) {
     out.extend(chosen.into_values());
 }
 
+/// Which think block (sorted, disjoint) a byte offset falls in.
+fn region_of(regions: &[Region], at: usize) -> Option<usize> {
+    let idx = regions.partition_point(|r| r.outer.start <= at);
+    idx.checked_sub(1).filter(|&i| at < regions[i].outer.end)
+}
+
+/// Mark founds that start inside a think block; markup cannot run past a block's close tag,
+/// so such spans are clipped there, and a pending construct in a closed block (the block
+/// closed before it completed) was only mentioned and is dropped.
+fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) {
+    if regions.is_empty() {
+        return;
+    }
+    items.retain_mut(|it| {
+        let Some(ri) = region_of(regions, it.found.span.start) else {
+            return true;
+        };
+        let r = &regions[ri];
+        it.in_think = true;
+        if r.closed && it.found.span.end > r.inner.end {
+            if it.found.kind == FoundKind::Pending || it.found.span.start >= r.inner.end {
+                return false;
+            }
+            it.found.span.end = r.inner.end;
+        }
+        true
+    });
+}
+
 /// The think rule (see `think.rs`): inside a block, only complete strict markup that
 /// trails the block counts; the rest was mentioned while reasoning.
 fn apply_think_rule(
@@ -618,14 +664,9 @@ fn apply_think_rule(
     if regions.is_empty() || items.is_empty() {
         return;
     }
-    // which block each item starts in (blocks are sorted and disjoint)
-    let region_of = |start: usize| {
-        let idx = regions.partition_point(|r| r.outer.start <= start);
-        idx.checked_sub(1).filter(|&i| start < regions[i].outer.end)
-    };
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); regions.len()];
     for (i, it) in items.iter().enumerate() {
-        if let Some(ri) = region_of(it.found.span.start) {
+        if let Some(ri) = region_of(regions, it.found.span.start) {
             by_region[ri].push(i);
         }
     }
@@ -636,22 +677,11 @@ fn apply_think_rule(
         if members.is_empty() {
             continue;
         }
-        for &i in members {
-            let it = &mut items[i];
-            it.in_think = true;
-            if r.closed && it.found.span.end > r.inner.end {
-                // markup cannot run past the block's close tag
-                it.found.span.end = r.inner.end.max(it.found.span.start);
-                if it.found.kind == FoundKind::Pending {
-                    keep[i] = false;
-                }
-            }
-        }
         // walk back from the block's end over trailing strict markup
         let mut pos = r.inner.end;
         for &i in members.iter().rev() {
             let it = &items[i];
-            if it.loose || !keep[i] {
+            if it.loose || it.found.kind == FoundKind::Pending {
                 break;
             }
             let end = it.found.span.end.min(pos);
@@ -663,7 +693,7 @@ fn apply_think_rule(
             }
         }
         for &i in members {
-            if trailing[i] && items[i].found.span.start < items[i].found.span.end {
+            if trailing[i] || (!r.closed && items[i].found.kind == FoundKind::Pending) {
                 continue;
             }
             keep[i] = false;

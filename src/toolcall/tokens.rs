@@ -153,7 +153,7 @@ pub(crate) fn token_at(s: &str) -> Option<usize> {
 }
 
 /// The longest prefix of `s` of at most `n` bytes that ends on a char boundary.
-fn head(s: &str, n: usize) -> &str {
+pub(crate) fn head(s: &str, n: usize) -> &str {
     if s.len() <= n {
         return s;
     }
@@ -217,7 +217,7 @@ pub fn partial_from(text: &str) -> Option<usize> {
     // Harmony headers: `<|start|>` / `<|channel|>` whose words run to the end
     for h in ["<|start|>", "<|channel|>", "<|constrain|>"] {
         if let Some(p) = text.rfind(h) {
-            if !text[p + h.len()..].contains("<|") {
+            if !text[p + h.len()..].contains("<|message|>") {
                 note(p);
             }
         }
