@@ -839,8 +839,10 @@ fn build_text(
         }
         let in_code = code.get(ci).is_some_and(|c| c.start <= i);
         if !in_code {
-            if let Some(len) = tokens::token_at(&text[i..next_cut]) {
-                i += len;
+            // the token may look past the cut (a Harmony header reads up to the next `<|`),
+            // but what it removes stops there
+            if let Some(len) = tokens::token_at(&text[i..]) {
+                i += len.min(next_cut - i).max(1);
                 continue;
             }
         }

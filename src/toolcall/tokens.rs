@@ -174,8 +174,11 @@ fn header_tail(after: &str, word: &str) -> usize {
     match window.find("<|") {
         Some(stop) => {
             let words = &window[..stop];
-            let ok = !words.contains('\n')
-                && (word != "constrain" || !words.trim().contains(char::is_whitespace));
+            // roles, channels and recipients: `assistant`, `commentary to=functions.x `, `json`
+            let ok = words.bytes().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, b'_' | b'.' | b':' | b'=' | b'/' | b'-' | b' ')
+            }) && (word != "constrain" || !words.trim().contains(char::is_whitespace));
             if ok {
                 stop
             } else {
@@ -210,7 +213,9 @@ pub fn partial_from(text: &str) -> Option<usize> {
         }
     }
     if let Some(p) = text.rfind("<｜") {
-        if !text[p..].contains("｜>") && p >= tail_start {
+        // DSML tags (`<｜DSML｜invoke name="…">`) end in a plain `>`, not `｜>`
+        let rest = &text[p + "<｜".len()..];
+        if !rest.contains("｜>") && !rest.starts_with("DSML｜") && p >= tail_start {
             note(p);
         }
     }
