@@ -2,7 +2,7 @@
 //!
 //! Two generations of markup:
 //!
-//! ```text
+//! ````text
 //! Command R / R+ (2024, "Action:" tool-use prompt):
 //!   Action: ```json
 //!   [
@@ -14,7 +14,7 @@
 //!       {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"location": "Paris"}},
 //!       {"tool_call_id": "1", "tool_name": "get_time", "parameters": {}}
 //!   ]<|END_ACTION|>
-//! ```
+//! ````
 //!
 //! Sources: Cohere's Command R tool-use prompt (as rendered by the HF `tool_use` template and
 //! reproduced in many projects: "Write 'Action:' followed by a json-formatted list of
