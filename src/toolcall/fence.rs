@@ -12,10 +12,18 @@ use std::ops::Range;
 
 /// Byte ranges of code that detectors must not see.
 pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
+    scan_code(text).0
+}
+
+/// Code ranges, plus where code starts that is still open at the end of the text (an
+/// unclosed fence, or a backtick whose inline span may still close): while streaming,
+/// text from there on is undecided.
+pub fn scan_code(text: &str) -> (Vec<Range<usize>>, Option<usize>) {
     let b = text.as_bytes();
     if memchr::memchr2(b'`', b'~', b).is_none() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
+    let mut open_from: Option<usize> = None;
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -33,6 +41,9 @@ pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
             let info = text[i + run..info_end].trim();
             let body_start = (info_end + 1).min(b.len());
             let (body_end, close_end) = find_fence_close(b, body_start, c, run);
+            if close_end == b.len() && body_end == b.len() {
+                open_from.get_or_insert(i);
+            }
             let body = text.get(body_start..body_end).unwrap_or("");
             if !is_call_fence(info, body) {
                 out.push(i..close_end);
@@ -43,8 +54,10 @@ pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
             let open = run;
             let mut j = i + open;
             let mut closed = None;
+            let mut paragraph_ended = false;
             while j < b.len() {
                 if b[j] == b'\n' && b.get(j + 1) == Some(&b'\n') {
+                    paragraph_ended = true;
                     break;
                 }
                 if b[j] == b'`' {
@@ -63,13 +76,18 @@ pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
                     out.push(i..end);
                     i = end;
                 }
-                None => i += open,
+                None => {
+                    if !paragraph_ended {
+                        open_from.get_or_insert(i);
+                    }
+                    i += open;
+                }
             }
         } else {
             i += run;
         }
     }
-    out
+    (out, open_from)
 }
 
 fn find_fence_close(b: &[u8], from: usize, c: u8, run: usize) -> (usize, usize) {
@@ -96,7 +114,13 @@ fn is_call_fence(info: &str, body: &str) -> bool {
         .to_ascii_lowercase();
     match lang.as_str() {
         "tool_call" | "tool_code" => true,
-        "" | "json" => matches!(body.trim_start().as_bytes().first(), Some(b'{' | b'[')),
+        // a call object, or a list of call objects (not `[TOOL_CALLS]…` or pythonic examples)
+        "" | "json" => {
+            let t = body.trim_start();
+            t.starts_with('{')
+                || t.strip_prefix('[')
+                    .is_some_and(|r| r.trim_start().starts_with('{'))
+        }
         _ => false,
     }
 }
@@ -106,11 +130,11 @@ pub fn mask(text: &str) -> Cow<'_, str> {
     mask_with_ranges(text).0
 }
 
-/// [`mask`], also returning the masked ranges.
-pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>) {
-    let ranges = code_ranges(text);
+/// [`mask`], also returning the masked ranges and where still-open code starts.
+pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>, Option<usize>) {
+    let (ranges, open_from) = scan_code(text);
     if ranges.is_empty() {
-        return (Cow::Borrowed(text), ranges);
+        return (Cow::Borrowed(text), ranges, open_from);
     }
     let mut bytes = text.as_bytes().to_vec();
     for r in &ranges {
@@ -123,8 +147,8 @@ pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>) {
     }
     // Every range starts and ends on an ASCII byte, so whole characters were replaced.
     match String::from_utf8(bytes) {
-        Ok(s) => (Cow::Owned(s), ranges),
-        Err(_) => (Cow::Borrowed(text), Vec::new()),
+        Ok(s) => (Cow::Owned(s), ranges, open_from),
+        Err(_) => (Cow::Borrowed(text), Vec::new(), open_from),
     }
 }
 
@@ -144,6 +168,13 @@ mod tests {
         assert_eq!(mask(call), call);
         let xml = "```\n<tool_call>{}</tool_call>\n```";
         assert!(!mask(xml).contains("tool_call"));
+        let mistral = "```\n[TOOL_CALLS]get_time[ARGS]{}\n```";
+        assert!(!mask(mistral).contains("TOOL_CALLS"));
+        let xlam = "```json\n[{\"name\": \"get_time\"}]\n```";
+        assert_eq!(mask(xlam), xlam);
+        assert_eq!(scan_code("a `b").1, Some(2));
+        assert_eq!(scan_code("a `b`").1, None);
+        assert_eq!(scan_code("```json\n{").1, Some(0));
     }
 
     #[test]

@@ -243,7 +243,7 @@ impl Parser {
     /// The core. With `eof == false`, calls and reply cover only the settled prefix.
     pub(crate) fn analyze(&self, text: &str, tools: &ToolSet, eof: bool) -> Analysis {
         let inner = &*self.inner;
-        let (masked, code) = fence::mask_with_ranges(text);
+        let (masked, code, code_open) = fence::mask_with_ranges(text);
         let m: &str = &masked;
 
         // 1. which detectors run: one pass over every trigger
@@ -301,11 +301,13 @@ impl Parser {
             }
         }
 
-        // 3. overlaps: one winner per place
-        let mut items = resolve_overlaps(items);
-
-        // 4. think blocks: keep only complete, trailing strict markup inside them
+        // 3. think blocks: markup starting in one cannot run past its close tag
         let scan = inner.think.scan(m, inner.start_in_think, eof);
+        clip_to_think(&scan.regions, &mut items);
+
+        // 4. overlaps: one winner per place; then, inside think blocks, keep only complete
+        //    trailing strict markup
+        let mut items = resolve_overlaps(items);
         let mut rejected = Vec::new();
         apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
 
@@ -337,7 +339,13 @@ impl Parser {
         if !eof {
             let end = m.trim_end().len();
             for it in &items {
-                if it.found.kind == FoundKind::Pending || it.found.span.end >= end {
+                // Malformed markup is held to the end too: where it ends may depend on
+                // text that has not arrived (a detector looks ahead for the next marker).
+                let undecided = matches!(
+                    it.found.kind,
+                    FoundKind::Pending | FoundKind::Malformed { .. }
+                );
+                if undecided || it.found.span.end >= end {
                     hold.push(it.found.span.start);
                 }
             }
@@ -347,12 +355,21 @@ impl Parser {
             if let Some(p) = self.partial_marker(m) {
                 hold.push(p);
             }
+            if let Some(p) = code_open {
+                hold.push(p);
+            }
         }
-        let settled = if eof {
+        let mut settled = if eof {
             text.len()
         } else {
             hold.iter().copied().min().unwrap_or(text.len())
         };
+        // never settle in the middle of markup: a found crossing the point holds from its start
+        for it in items.iter().rev() {
+            if it.found.span.start < settled && settled < it.found.span.end {
+                settled = it.found.span.start;
+            }
+        }
         if !eof {
             items.retain(|it| it.found.span.end <= settled && it.found.kind != FoundKind::Pending);
         }
@@ -454,11 +471,12 @@ impl Parser {
         }
         let removed = merge(removed);
         let reply = build_text(text, 0..settled, &removed, &code);
-        let reasoning = if eof {
+        let reasoning = if eof && !scan.regions.is_empty() {
+            let spans = merge(spans_of(&items));
             let parts: Vec<String> = scan
                 .regions
                 .iter()
-                .map(|r| build_text(text, r.inner.clone(), &merge(spans_of(&items)), &code))
+                .map(|r| build_text(text, r.inner.clone(), &spans, &code))
                 .filter(|s| !s.is_empty())
                 .collect();
             if parts.is_empty() {
@@ -606,6 +624,35 @@ fn pick(group: &mut Vec<Item>, out: &mut Vec<Item>) {
     out.extend(chosen.into_values());
 }
 
+/// Which think block (sorted, disjoint) a byte offset falls in.
+fn region_of(regions: &[Region], at: usize) -> Option<usize> {
+    let idx = regions.partition_point(|r| r.outer.start <= at);
+    idx.checked_sub(1).filter(|&i| at < regions[i].outer.end)
+}
+
+/// Mark founds that start inside a think block; markup cannot run past a block's close tag,
+/// so such spans are clipped there, and a pending construct in a closed block (the block
+/// closed before it completed) was only mentioned and is dropped.
+fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) {
+    if regions.is_empty() {
+        return;
+    }
+    items.retain_mut(|it| {
+        let Some(ri) = region_of(regions, it.found.span.start) else {
+            return true;
+        };
+        let r = &regions[ri];
+        it.in_think = true;
+        if r.closed && it.found.span.end > r.inner.end {
+            if it.found.kind == FoundKind::Pending || it.found.span.start >= r.inner.end {
+                return false;
+            }
+            it.found.span.end = r.inner.end;
+        }
+        true
+    });
+}
+
 /// The think rule (see `think.rs`): inside a block, only complete strict markup that
 /// trails the block counts; the rest was mentioned while reasoning.
 fn apply_think_rule(
@@ -617,14 +664,9 @@ fn apply_think_rule(
     if regions.is_empty() || items.is_empty() {
         return;
     }
-    // which block each item starts in (blocks are sorted and disjoint)
-    let region_of = |start: usize| {
-        let idx = regions.partition_point(|r| r.outer.start <= start);
-        idx.checked_sub(1).filter(|&i| start < regions[i].outer.end)
-    };
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); regions.len()];
     for (i, it) in items.iter().enumerate() {
-        if let Some(ri) = region_of(it.found.span.start) {
+        if let Some(ri) = region_of(regions, it.found.span.start) {
             by_region[ri].push(i);
         }
     }
@@ -635,22 +677,11 @@ fn apply_think_rule(
         if members.is_empty() {
             continue;
         }
-        for &i in members {
-            let it = &mut items[i];
-            it.in_think = true;
-            if r.closed && it.found.span.end > r.inner.end {
-                // markup cannot run past the block's close tag
-                it.found.span.end = r.inner.end.max(it.found.span.start);
-                if it.found.kind == FoundKind::Pending {
-                    keep[i] = false;
-                }
-            }
-        }
         // walk back from the block's end over trailing strict markup
         let mut pos = r.inner.end;
         for &i in members.iter().rev() {
             let it = &items[i];
-            if it.loose || !keep[i] {
+            if it.loose || it.found.kind == FoundKind::Pending {
                 break;
             }
             let end = it.found.span.end.min(pos);
@@ -662,7 +693,7 @@ fn apply_think_rule(
             }
         }
         for &i in members {
-            if trailing[i] && items[i].found.span.start < items[i].found.span.end {
+            if trailing[i] || (!r.closed && items[i].found.kind == FoundKind::Pending) {
                 continue;
             }
             keep[i] = false;
@@ -775,29 +806,43 @@ fn build_text(
     removed: &[Range<usize>],
     code: &[Range<usize>],
 ) -> String {
-    let mut out = String::new();
-    let mut i = within.start;
     let end = within.end.min(text.len());
-    let mut ri = 0;
-    let mut ci = 0;
+    let mut out = String::new();
+    let mut i = within.start.min(end);
+    // removed ranges are sorted and disjoint: start at the first that can matter
+    let mut ri = removed.partition_point(|r| r.end <= i);
+    let mut ci = code.partition_point(|c| c.end <= i);
+    let b = text.as_bytes();
     while i < end {
-        while ri < removed.len() && removed[ri].end <= i {
-            ri += 1;
-        }
         if let Some(r) = removed.get(ri) {
             if r.start <= i {
-                i = r.end;
+                i = r.end.max(i);
+                ri += 1;
                 continue;
             }
         }
         let next_cut = removed.get(ri).map_or(end, |r| r.start.min(end));
+        // copy plain text up to the next byte that may start a token
+        let candidate = matches!(b[i], b'<' | b'[' | 0xE2);
+        let run = if candidate {
+            i
+        } else {
+            memchr::memchr3(b'<', b'[', 0xE2, &b[i..next_cut]).map_or(next_cut, |p| i + p)
+        };
+        if run > i {
+            out.push_str(&text[i..run]);
+            i = run;
+            continue;
+        }
         while ci < code.len() && code[ci].end <= i {
             ci += 1;
         }
         let in_code = code.get(ci).is_some_and(|c| c.start <= i);
         if !in_code {
-            if let Some(len) = tokens::token_at(&text[i..next_cut]) {
-                i += len;
+            // the token may look past the cut (a Harmony header reads up to the next `<|`),
+            // but what it removes stops there
+            if let Some(len) = tokens::token_at(&text[i..]) {
+                i += len.min(next_cut - i).max(1);
                 continue;
             }
         }
@@ -818,12 +863,250 @@ fn build_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolcall::detector::Candidate;
+    use crate::toolcall::scan;
+    use serde_json::json;
+
+    /// A strict test format: `<call>{json}</call>`.
+    struct Tag;
+    impl Detector for Tag {
+        fn name(&self) -> &str {
+            "tag"
+        }
+        fn strictness(&self) -> Strictness {
+            Strictness::Strict
+        }
+        fn triggers(&self) -> &[&str] {
+            &["<call>"]
+        }
+        fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
+            for s in scan::find_all(text, "<call>") {
+                let body = s + 6;
+                match scan::find_from(text, "</call>", body) {
+                    Some(e) => out.push(match scan::parse_calls_json(&text[body..e]) {
+                        Ok(c) => Found::calls(s..e + 7, c),
+                        Err(r) => Found::malformed(s..e + 7, None, r),
+                    }),
+                    None if !ctx.eof => out.push(Found::pending(s..text.len())),
+                    None => out.push(Found::malformed(s..text.len(), None, "unclosed <call>")),
+                }
+            }
+        }
+    }
+
+    /// A loose test format: a bare top-level call object.
+    struct Bare;
+    impl Detector for Bare {
+        fn name(&self) -> &str {
+            "bare"
+        }
+        fn strictness(&self) -> Strictness {
+            Strictness::Loose
+        }
+        fn triggers(&self) -> &[&str] {
+            &["{"]
+        }
+        fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
+            let mut i = 0;
+            while let Some(p) = scan::find_from(text, "{", i) {
+                match scan::balanced_end(text, p, false) {
+                    scan::Scan::Complete(e) => {
+                        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&text[p..e]) {
+                            if scan::looks_like_call(&o) {
+                                if let Ok(c) = scan::call_from_object(&o) {
+                                    out.push(Found::call(p..e, c));
+                                }
+                            }
+                        }
+                        i = e;
+                    }
+                    scan::Scan::Incomplete => {
+                        if !ctx.eof {
+                            out.push(Found::pending(p..text.len()));
+                        }
+                        break;
+                    }
+                    scan::Scan::Invalid(at) => i = at.max(p + 1),
+                }
+            }
+        }
+    }
+
+    fn parser(start: Option<bool>) -> Parser {
+        Parser::build(vec![Arc::new(Tag), Arc::new(Bare)], known_tags(), start)
+    }
+
+    fn tools() -> ToolSet {
+        ToolSet::from_openai_json(
+            r#"[{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{},"additionalProperties":false}}},
+                {"type":"function","function":{"name":"set_light","parameters":{"type":"object","properties":{"room":{"type":"string"}},"required":["room"]}}}]"#,
+        )
+        .unwrap()
+    }
+
+    const T: &str = r#"{"name":"get_time","arguments":{}}"#;
+    const L: &str = r#"{"name":"set_light","arguments":{"room":"hall"}}"#;
+
+    fn names(o: &ParseOutput) -> Vec<&str> {
+        o.calls.iter().map(|c| c.name.as_str()).collect()
+    }
 
     #[test]
     fn merge_and_build() {
         assert_eq!(merge(vec![5..7, 0..2, 1..3, 7..9]), vec![0..3, 5..9]);
         let t = "Hi <tool_call>x</tool_call> there<|im_end|>";
-        let r = build_text(t, 0..t.len(), &[3..27], &[]);
+        let removed: Vec<Range<usize>> = std::iter::once(3..27).collect();
+        let r = build_text(t, 0..t.len(), &removed, &[]);
         assert_eq!(r, "Hi  there");
+    }
+
+    #[test]
+    fn think_rule_trailing_mentioned_unclosed_forced_open() {
+        let p = parser(None);
+        let o = p.parse(
+            &format!("<think>Let me check.\n<call>{T}</call>\n</think>One moment."),
+            &tools(),
+        );
+        assert_eq!(names(&o), ["get_time"]);
+        assert_eq!(o.reply, "One moment.");
+        assert_eq!(o.reasoning.as_deref(), Some("Let me check."));
+
+        let o = p.parse(
+            &format!("<think>I could use <call>{T}</call> but no.</think>Hi!"),
+            &tools(),
+        );
+        assert!(o.calls.is_empty());
+        assert_eq!(o.reply, "Hi!");
+        assert!(o.rejected[0].reason.contains("mentioned inside reasoning"));
+
+        let o = p.parse(
+            &format!("<think>Checking the time. <call>{T}</call>"),
+            &tools(),
+        );
+        assert_eq!(names(&o), ["get_time"]);
+        assert_eq!(o.reply, "");
+
+        let o = p.parse(
+            &format!("the user asks<call>{T}</call></think>Sure."),
+            &tools(),
+        );
+        assert_eq!(names(&o), ["get_time"]);
+        assert_eq!(o.reasoning.as_deref(), Some("the user asks"));
+
+        // the same call inside and after reasoning runs once
+        let o = p.parse(
+            &format!("<think><call>{T}</call></think><call>{T}</call>"),
+            &tools(),
+        );
+        assert_eq!(names(&o), ["get_time"]);
+    }
+
+    #[test]
+    fn strict_beats_loose_and_loose_is_gated() {
+        let p = parser(Some(false));
+        let o = p.parse(&format!("<call>{T}</call> e.g. {L}"), &tools());
+        assert_eq!(names(&o), ["get_time"]);
+        assert!(
+            o.reply.contains("set_light"),
+            "loose text stays when a strict call exists"
+        );
+        assert!(!o.telemetry.fallback_used);
+
+        let o = p.parse(&format!("Sure: {L}"), &tools());
+        assert_eq!(names(&o), ["set_light"]);
+        assert!(o.telemetry.fallback_used);
+        assert!(!o.native);
+        assert_eq!(o.reply, "Sure:");
+
+        let o = p.parse(r#"Try {"name":"rm_rf","arguments":{}}"#, &tools());
+        assert!(o.calls.is_empty());
+        assert!(o.reply.contains("rm_rf"));
+        assert!(o.rejected[0].reason.contains("unknown tool"));
+
+        let o = p.parse(&format!("{T} or {L}"), &tools());
+        assert!(o.calls.is_empty());
+        assert_eq!(o.rejected.len(), 2);
+        assert!(o.rejected[0].reason.contains("conflicting"));
+
+        let o = p.parse(&format!("{T} {T}"), &tools());
+        assert_eq!(names(&o), ["get_time"]);
+    }
+
+    #[test]
+    fn validation_and_ids() {
+        let p = parser(Some(false));
+        let o = p.parse(
+            r#"<call>{"name":"set_light","arguments":{}}</call><call>{"name":"set_light","id":"abcdefghi","arguments":{"room":"x"}}</call><call>{"name":"get_time","arguments":"{}"}</call>"#,
+            &tools(),
+        );
+        assert_eq!(names(&o), ["set_light", "get_time"]);
+        assert_eq!(o.calls[0].id, "abcdefghi");
+        assert_eq!(o.calls[1].id, "get_time_1");
+        assert!(o.rejected[0].reason.contains("room"));
+        assert!(o.telemetry.schema_validation.starts_with("fail: set_light"));
+        assert_eq!(o.telemetry.candidate_count, 3);
+        assert!(o.native);
+
+        let o = p.parse("<call>{oops</call>", &tools());
+        assert!(o.calls.is_empty());
+        assert!(o.rejected[0].reason.contains("malformed JSON"));
+        assert_eq!(o.reply, "");
+    }
+
+    #[test]
+    fn quoted_code_is_not_parsed() {
+        let p = parser(Some(false));
+        let o = p.parse(&format!("Like this: `<call>{T}</call>` ok"), &tools());
+        assert!(o.calls.is_empty());
+        assert!(o.reply.contains("<call>"));
+        let o = p.parse(&format!("```xml\n<call>{T}</call>\n```"), &tools());
+        assert!(o.calls.is_empty());
+    }
+
+    #[test]
+    fn streaming_holds_what_is_undecided() {
+        let p = parser(Some(false));
+        let tools = tools();
+        let mut s = p.stream(&tools);
+        assert_eq!(
+            s.push("Hello there. "),
+            vec![crate::toolcall::StreamEvent::Text("Hello there.".into())]
+        );
+        assert!(s.push("<ca").is_empty());
+        assert!(s.push(&format!("ll>{T}</call")).is_empty());
+        let ev = s.push("> and more");
+        assert!(
+            matches!(&ev[0], crate::toolcall::StreamEvent::Call(c) if c.name == "get_time"),
+            "{ev:?}"
+        );
+        let (_, out) = s.finish();
+        assert_eq!(out.reply, "Hello there.  and more");
+
+        // loose candidates wait for the end
+        let mut s = p.stream(&tools);
+        assert_eq!(
+            s.push(&format!("Ok {L} then")),
+            vec![crate::toolcall::StreamEvent::Text("Ok".into())]
+        );
+        let (ev, _) = s.finish();
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e, crate::toolcall::StreamEvent::Call(_))));
+    }
+
+    #[test]
+    fn registered_detectors_are_resolvable() {
+        let mut reg = DetectorRegistry::builtin();
+        reg.register(Arc::new(Tag)).unwrap();
+        assert!(matches!(
+            reg.register(Arc::new(Tag)),
+            Err(RegistryError::Duplicate(_))
+        ));
+        let p = Parser::from_names(&reg, &["tag"], vec![], Some(false)).unwrap();
+        assert_eq!(
+            names(&p.parse(&format!("<call>{T}</call>"), &tools())),
+            ["get_time"]
+        );
+        let _ = Candidate::new("x", json!({}));
     }
 }

@@ -58,6 +58,13 @@ pub fn known_tags() -> Vec<ThinkTags> {
         close: "<|end|>".into(),
         forced_open: false,
     });
+    // Apriel: the prompt opens the reasoning ("Here are my reasoning steps:") and the
+    // output closes it; there is no open tag.
+    v.push(ThinkTags {
+        open: String::new(),
+        close: "[BEGIN FINAL RESPONSE]".into(),
+        forced_open: true,
+    });
     v
 }
 
@@ -76,6 +83,8 @@ pub struct Region {
 #[derive(Debug, Clone)]
 pub struct ThinkMatcher {
     tags: Vec<ThinkTags>,
+    /// pattern index → (pair index, is-open)
+    kinds: Vec<(usize, bool)>,
     ac: Option<AhoCorasick>,
 }
 
@@ -90,14 +99,21 @@ pub struct ThinkScan {
 
 impl ThinkMatcher {
     pub fn new(tags: Vec<ThinkTags>) -> Self {
+        // a pair needs a close tag; an empty open tag means "close-only" (forced open)
         let tags: Vec<ThinkTags> = tags
             .into_iter()
-            .filter(|t| !t.open.is_empty() && !t.close.is_empty())
+            .filter(|t| !t.close.is_empty() && (!t.open.is_empty() || t.forced_open))
             .collect();
+        // each pattern is (pair index, is-open)
         let mut pats: Vec<&str> = Vec::new();
-        for t in &tags {
-            pats.push(&t.open);
+        let mut kinds = Vec::new();
+        for (k, t) in tags.iter().enumerate() {
+            if !t.open.is_empty() {
+                pats.push(&t.open);
+                kinds.push((k, true));
+            }
             pats.push(&t.close);
+            kinds.push((k, false));
         }
         let ac = if pats.is_empty() {
             None
@@ -107,7 +123,7 @@ impl ThinkMatcher {
                 .build(&pats)
                 .ok()
         };
-        ThinkMatcher { tags, ac }
+        ThinkMatcher { tags, kinds, ac }
     }
 
     pub fn tags(&self) -> &[ThinkTags] {
@@ -131,13 +147,17 @@ impl ThinkMatcher {
         } else {
             None
         };
+        // nesting depth of the open block's own tag
+        let mut depth = 0usize;
         let mut seen_any = start_in_think == Some(true);
         for m in ac.find_iter(text) {
-            let tag = m.pattern().as_usize() / 2;
-            let is_open = m.pattern().as_usize() % 2 == 0;
+            let Some(&(tag, is_open)) = self.kinds.get(m.pattern().as_usize()) else {
+                continue;
+            };
             match open {
                 None if is_open => {
                     open = Some((tag, m.start(), m.end()));
+                    depth = 1;
                     seen_any = true;
                 }
                 None => {
@@ -161,8 +181,11 @@ impl ThinkMatcher {
                     }
                     seen_any = true;
                 }
+                Some((t, _, _)) if is_open && t == tag => depth += 1,
                 Some((t, start, inner)) => {
-                    if !is_open && (t == tag || t == usize::MAX) {
+                    if !is_open && (t == tag || t == usize::MAX) && depth > 1 {
+                        depth -= 1;
+                    } else if !is_open && (t == tag || t == usize::MAX) {
                         regions.push(Region {
                             outer: start..m.end(),
                             inner: inner..m.start(),
@@ -223,6 +246,13 @@ mod tests {
         assert_eq!(m().scan("Hello", Some(false), false).hold_from, None);
         let s = m().scan("plan", Some(true), true);
         assert_eq!(s.regions[0].inner, 0..4);
+    }
+
+    #[test]
+    fn close_only_pair() {
+        let t = "Reasoning here.\n[BEGIN FINAL RESPONSE]Done.";
+        let s = m().scan(t, None, true);
+        assert_eq!(&t[s.regions[0].inner.clone()], "Reasoning here.\n");
     }
 
     #[test]

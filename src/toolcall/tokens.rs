@@ -78,54 +78,82 @@ pub fn strip(text: &str) -> String {
     out
 }
 
+fn plain_matcher() -> &'static aho_corasick::AhoCorasick {
+    static M: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .start_kind(aho_corasick::StartKind::Anchored)
+            .build(PLAIN_TOKENS)
+            .unwrap_or_else(|_| {
+                // PLAIN_TOKENS is a fixed list of short strings: building cannot fail.
+                unreachable!("plain token matcher")
+            })
+    })
+}
+
+/// Bytes of a `<|…` token word starting at `s` (letters, digits, `_-/".:`), at most 48.
+fn word_len(s: &[u8]) -> usize {
+    s.iter()
+        .take(49)
+        .take_while(|&&c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b'"' | b'.' | b':')
+        })
+        .count()
+}
+
 /// Length of the special token (with its Harmony header words) starting `s`, if any.
 pub(crate) fn token_at(s: &str) -> Option<usize> {
-    let first = *s.as_bytes().first()?;
-    if first != b'<' && first != b'[' && !s.starts_with('◁') {
+    let b = s.as_bytes();
+    let first = *b.first()?;
+    if first != b'<' && first != b'[' && first != 0xE2 {
         return None;
     }
-    let s = head(s, 160);
-    if let Some(rest) = s.strip_prefix("<|") {
-        // <|word|>, also Gemma 4's <|word> / <|"|>
-        let end = rest
-            .find("|>")
-            .filter(|&e| e <= 48 && is_token_word(&rest[..e]));
-        if let Some(e) = end {
-            let tok_len = 2 + e + 2;
-            let word = &rest[..e];
-            return Some(tok_len + header_tail(&s[tok_len..], word));
+    if b.get(1) == Some(&b'|') {
+        // <|word|>, also Gemma 4's <|word> and <|"|>
+        let w = word_len(&b[2..]);
+        if w == 0 || w > 48 {
+            return None;
         }
-        let end = rest
-            .find('>')
-            .filter(|&e| e <= 48 && is_token_word(&rest[..e]));
-        if let Some(e) = end {
-            return Some(2 + e + 1);
+        let after = &b[2 + w..];
+        if after.starts_with(b"|>") {
+            let tok_len = 2 + w + 2;
+            return Some(tok_len + header_tail(&s[tok_len..], &s[2..2 + w]));
+        }
+        if after.starts_with(b">") {
+            return Some(2 + w + 1);
         }
         return None;
     }
     if let Some(rest) = s.strip_prefix("<｜") {
+        let rest = head(rest, 100);
         let e = rest.find("｜>")?;
-        if e <= 96 && !rest[..e].contains(char::is_whitespace) {
+        if !rest[..e].contains(char::is_whitespace) {
             return Some("<｜".len() + e + "｜>".len());
         }
         return None;
     }
-    if let Some(t) = PLAIN_TOKENS.iter().find(|t| s.starts_with(**t)) {
-        return Some(t.len());
+    // every plain token's second byte is a letter, '/', '◁'-continuation or a space
+    let second = b.get(1).copied().unwrap_or(0);
+    if !(second.is_ascii_alphabetic() || second == b'/' || second >= 0x80) {
+        return None;
+    }
+    let input = aho_corasick::Input::new(s).anchored(aho_corasick::Anchored::Yes);
+    if let Some(m) = plain_matcher().find(input) {
+        return Some(m.end());
     }
     // Gemma 4 closers: <word|>
-    if let Some(rest) = s.strip_prefix('<') {
-        if let Some(e) = rest.find("|>") {
-            if e <= 48 && e > 0 && is_token_word(&rest[..e]) {
-                return Some(1 + e + 2);
-            }
+    if first == b'<' {
+        let w = word_len(&b[1..]);
+        if w > 0 && w <= 48 && b[1 + w..].starts_with(b"|>") {
+            return Some(1 + w + 2);
         }
     }
     None
 }
 
 /// The longest prefix of `s` of at most `n` bytes that ends on a char boundary.
-fn head(s: &str, n: usize) -> &str {
+pub(crate) fn head(s: &str, n: usize) -> &str {
     if s.len() <= n {
         return s;
     }
@@ -136,33 +164,38 @@ fn head(s: &str, n: usize) -> &str {
     &s[..k]
 }
 
-fn is_token_word(w: &str) -> bool {
-    !w.is_empty()
-        && w.bytes().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b'"' | b'.' | b':')
-        })
-}
-
 /// After `<|start|>` comes a role word; after `<|channel|>` a channel and maybe ` to=…`
 /// and `<|constrain|>json`, up to `<|message|>`. Returns how much of `after` belongs.
 fn header_tail(after: &str, word: &str) -> usize {
-    match word {
-        "start" | "channel" => {
-            let stop = after.find("<|").unwrap_or(after.len());
-            let words = &after[..stop];
-            if words.contains('\n') || words.len() > 96 {
-                return 0;
+    if !matches!(word, "start" | "channel" | "constrain") {
+        return 0;
+    }
+    let window = head(after, 100);
+    match window.find("<|") {
+        Some(stop) => {
+            let words = &window[..stop];
+            // roles, channels and recipients: `assistant`, `commentary to=functions.x `, `json`
+            let ok = words.bytes().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, b'_' | b'.' | b':' | b'=' | b'/' | b'-' | b' ')
+            }) && (word != "constrain" || !words.trim().contains(char::is_whitespace));
+            if ok {
+                stop
+            } else {
+                0
             }
-            stop
         }
-        "constrain" => {
-            let stop = after.find("<|").unwrap_or(after.len());
-            if after[..stop].contains(char::is_whitespace) && !after[..stop].trim().is_empty() {
-                return 0;
-            }
-            stop
+        // a header cut off at the very end of the text: drop its one word
+        None if after.len() <= 100
+            && !after.is_empty()
+            && after
+                .trim_end()
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.') =>
+        {
+            after.len()
         }
-        _ => 0,
+        None => 0,
     }
 }
 
@@ -180,14 +213,16 @@ pub fn partial_from(text: &str) -> Option<usize> {
         }
     }
     if let Some(p) = text.rfind("<｜") {
-        if !text[p..].contains("｜>") && p >= tail_start {
+        // DSML tags (`<｜DSML｜invoke name="…">`) end in a plain `>`, not `｜>`
+        let rest = &text[p + "<｜".len()..];
+        if !rest.contains("｜>") && !rest.starts_with("DSML｜") && p >= tail_start {
             note(p);
         }
     }
     // Harmony headers: `<|start|>` / `<|channel|>` whose words run to the end
     for h in ["<|start|>", "<|channel|>", "<|constrain|>"] {
         if let Some(p) = text.rfind(h) {
-            if !text[p + h.len()..].contains("<|") {
+            if !text[p + h.len()..].contains("<|message|>") {
                 note(p);
             }
         }

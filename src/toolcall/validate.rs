@@ -22,7 +22,7 @@ pub struct ToolSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum ToolsError {
     #[error("tools list is not valid JSON: {0} (expected [{{\"type\":\"function\",\"function\":{{\"name\":…,\"parameters\":{{…}}}}}}])")]
-    Json(#[from] serde_json::Error),
+    Json(String),
     #[error("tool #{index} has no name: every entry needs function.name")]
     NoName { index: usize },
     #[error("tool {name:?} is listed twice: tool names must be unique")]
@@ -136,7 +136,7 @@ impl ToolSet {
 
     /// Parse an OpenAI-style tools list: `[{"type":"function","function":{…}}]`.
     pub fn from_openai_json(text: &str) -> Result<Self, ToolsError> {
-        let v: Value = serde_json::from_str(text)?;
+        let v: Value = serde_json::from_str(text).map_err(|e| ToolsError::Json(e.to_string()))?;
         Self::from_openai_value(&v)
     }
 
@@ -146,7 +146,8 @@ impl ToolSet {
         };
         let mut specs = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
-            let t: OpenAiTool = serde_json::from_value(item.clone())?;
+            let t: OpenAiTool = serde_json::from_value(item.clone())
+                .map_err(|e| ToolsError::Json(format!("tool #{index}: {e}")))?;
             let (name, description, parameters) = match t.function {
                 Some(f) => (f.name, f.description, f.parameters),
                 None => (t.name, t.description, t.parameters),
