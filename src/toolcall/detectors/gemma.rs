@@ -88,6 +88,9 @@ impl Detector for Gemma {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
+        // "call:" for the bare form: a partial trigger at the end of a stream is held back,
+        // so a bare call is never spoken before it is recognised (costs at most a token of
+        // delay when prose ends in "c").
         &["<|tool_call>", "call:", "```tool_code"]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {

@@ -62,6 +62,8 @@ impl Detector for Gigachat3 {
         Strictness::Strict
     }
     fn triggers(&self) -> &[&str] {
+        // The whole v3 header: while streaming, its partial presence at the end is held
+        // back, so "function call" is never spoken before the header is complete.
         &[HEADER_V3, HEADER_V31]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
