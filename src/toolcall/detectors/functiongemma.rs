@@ -32,9 +32,9 @@
 //!   JSON quotes; a complete body without `<end_function_call>` is accepted only at the end
 //!   of the output; streaming reports an open block as `Pending`.
 
-use crate::toolcall::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
+use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::gemma::{marked_at, Dialect, Finder, Step};
+use super::gemma::{marked_at, swallow_invented_response, Dialect, Finder, Step};
 
 pub struct Functiongemma;
 
@@ -44,9 +44,8 @@ const FUNCTIONGEMMA: Dialect = Dialect {
     alt_close: &[],
     trailer: &["<start_function_response>"],
     quote: "<escape>",
+    response_end: "<end_function_response>",
 };
-
-const RESPONSE_END: &str = "<end_function_response>";
 
 impl Detector for Functiongemma {
     fn name(&self) -> &str {
@@ -62,30 +61,14 @@ impl Detector for Functiongemma {
         let d = &FUNCTIONGEMMA;
         let mut opens = Finder::new(text, d.open);
         let mut closes = Finder::new(text, d.close);
-        let mut response_ends = Finder::new(text, RESPONSE_END);
+        let mut response_ends = Finder::new(text, d.response_end);
         let mut pos = 0;
         while let Some(at) = opens.next(pos) {
-            match marked_at(d, text, at, ctx, &mut opens, &mut closes) {
+            let step = marked_at(d, text, at, ctx, &mut opens, &mut closes);
+            match swallow_invented_response(d, text, step, &mut opens, &mut response_ends) {
                 Step::Next(found, resume) => {
-                    let mut resume = resume.max(at + 1);
-                    if let Some(mut f) = found {
-                        let ends_in_stop = text[..f.span.end].ends_with(d.trailer[0]);
-                        if ends_in_stop && matches!(f.kind, FoundKind::Calls(_)) {
-                            // An invented tool answer right after the call.
-                            let next_call = opens.next(f.span.end).unwrap_or(text.len());
-                            let body = &text[f.span.end..];
-                            if body.starts_with("response:") {
-                                if let Some(e) =
-                                    response_ends.next(f.span.end).filter(|&e| e < next_call)
-                                {
-                                    f.span.end = e + RESPONSE_END.len();
-                                    resume = resume.max(f.span.end);
-                                }
-                            }
-                        }
-                        out.push(f);
-                    }
-                    pos = resume;
+                    out.extend(found);
+                    pos = resume.max(at + 1);
                 }
                 Step::Stop(found) => {
                     out.extend(found);
@@ -99,6 +82,7 @@ impl Detector for Functiongemma {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolcall::detector::FoundKind;
     use crate::toolcall::validate::ToolSet;
     use serde_json::{json, Value};
 

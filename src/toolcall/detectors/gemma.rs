@@ -16,9 +16,12 @@
 //!   cannot occur in a string). Numbers, `true`/`false` and `null` (Jinja renders Python's
 //!   `None` as `None`) are bare. Objects `{k:v,…}` and lists `[v,…]` nest.
 //! - Several calls are simply concatenated, one block each.
-//! - After the last call the model stops on `<|tool_response>`; that token is part of the
-//!   call and is included in the span. Some Gemma 4 outputs close a call with `<turn|>`
-//!   instead of `<tool_call|>` (seen by vLLM); that is accepted as the closer.
+//! - After the last call the model emits `<|tool_response>`, where the engine stops it to
+//!   run the tools; that token is part of the call and is included in the span. Run without
+//!   that stop, it goes on to invent the answer, `response:NAME{…}<tool_response|>`; a
+//!   complete invented answer right after a call joins the call's span (it is neither speech
+//!   nor a call). Some Gemma 4 outputs close a call with `<turn|>` instead of
+//!   `<tool_call|>` (seen by vLLM); that is accepted as the closer.
 //!
 //! Sources: the Gemma 4 chat template (`format_argument` macro and the `<|tool_call>call:`
 //! rendering of assistant `tool_calls`), vLLM's `gemma4` tool parser and its tests
@@ -38,6 +41,9 @@
 //! - A string never runs past the next `<|tool_call>`: an unterminated block is reported
 //!   malformed up to the next block, which still parses.
 //! - Streaming: an open block is `Pending` from its first byte.
+//! - Not accepted (vLLM's lenient offline tier takes them): a stray colon,
+//!   `<|tool_call>:call:f{…}` (malformed here), and `<call>f{…}` from a fragmented token
+//!   (left as text).
 //!
 //! # Loose forms (found with `.loose()`: only allowlisted names run, only when no strict
 //! format matched)
@@ -60,7 +66,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
+use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::pyliteral;
 use crate::toolcall::scan::{self, MAX_DEPTH};
 
@@ -75,6 +81,7 @@ const GEMMA4: Dialect = Dialect {
     alt_close: &["<turn|>"],
     trailer: &["<|tool_response>"],
     quote: GEMMA4_QUOTE,
+    response_end: "<tool_response|>",
 };
 
 const BARE: &str = "call:";
@@ -98,6 +105,7 @@ impl Detector for Gemma {
         let mut closes = Finder::new(text, GEMMA4.close);
         let mut bares = Finder::new(text, BARE);
         let mut fences = Finder::new(text, FENCE);
+        let mut response_ends = Finder::new(text, GEMMA4.response_end);
         let mut bare_on = true;
         // The filtered searches below skip rejected candidates; their answers are cached
         // (as `(from, answer)`) so no candidate is looked at twice.
@@ -119,7 +127,8 @@ impl Detector for Gemma {
             let first = [m, b, f].into_iter().flatten().min();
             let Some(at) = first else { break };
             let step = if m == Some(at) {
-                marked_at(&GEMMA4, text, at, ctx, &mut opens, &mut closes)
+                let step = marked_at(&GEMMA4, text, at, ctx, &mut opens, &mut closes);
+                swallow_invented_response(&GEMMA4, text, step, &mut opens, &mut response_ends)
             } else if b == Some(at) {
                 match bare_at(text, at, ctx, &mut opens) {
                     BareStep::Step(s) => s,
@@ -182,6 +191,9 @@ pub(crate) struct Dialect {
     pub trailer: &'static [&'static str],
     /// The string delimiter token (`<|"|>`, `<escape>`).
     pub quote: &'static str,
+    /// Token ending a tool response (`<tool_response|>`): an answer the model invents
+    /// after its call (`<|tool_response>response:NAME{…}<tool_response|>`) is swallowed.
+    pub response_end: &'static str,
 }
 
 /// What scanning one construct decided, and where to continue.
@@ -349,6 +361,33 @@ fn invalid_block(
         // The closer may still come.
         Step::Stop(Some(Found::pending(start..text.len())))
     }
+}
+
+/// Run without its stop sequence, a model goes on to invent the tool's answer right after
+/// the stop token: `<|tool_response>response:NAME{…}<tool_response|>`. A complete invented
+/// answer is neither speech nor a call: it joins the call's span.
+pub(crate) fn swallow_invented_response(
+    d: &Dialect,
+    text: &str,
+    step: Step,
+    opens: &mut Finder<'_>,
+    response_ends: &mut Finder<'_>,
+) -> Step {
+    let Step::Next(Some(mut f), resume) = step else {
+        return step;
+    };
+    let after_stop = d.trailer.iter().any(|t| text[..f.span.end].ends_with(*t));
+    if after_stop
+        && matches!(f.kind, FoundKind::Calls(_))
+        && text[f.span.end..].starts_with("response:")
+    {
+        let next_call = opens.next(f.span.end).unwrap_or(text.len());
+        if let Some(e) = response_ends.next(f.span.end).filter(|&e| e < next_call) {
+            f.span.end = e + d.response_end.len();
+        }
+    }
+    let resume = resume.max(f.span.end);
+    Step::Next(Some(f), resume)
 }
 
 /// Extend a span over a stop token that follows the call (after optional whitespace).
@@ -943,6 +982,14 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].span.end, t.len());
         assert_eq!(calls(&out[1]), vec![("b".into(), json!({"x": 1}))]);
+    }
+
+    #[test]
+    fn invented_response_joins_the_call() {
+        let t = "<|tool_call>call:get_time{}<tool_call|><|tool_response>response:get_time{value:<|\"|>noon<|\"|>}<tool_response|>It is noon.";
+        let out = run(t, true);
+        assert_eq!(out.len(), 1);
+        assert_eq!(&t[out[0].span.end..], "It is noon.");
     }
 
     #[test]
