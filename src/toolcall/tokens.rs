@@ -35,6 +35,10 @@ const PLAIN_TOKENS: &[&str] = &[
     "<end_function_response>",
     "<escape>",
     "<|endoftext|>",
+    // Nemotron Nano v2 turn and end-of-sequence tokens
+    "<SPECIAL_10>",
+    "<SPECIAL_11>",
+    "<SPECIAL_12>",
     "<tool_call>",
     "</tool_call>",
     "<tool_calls>",
