@@ -28,7 +28,7 @@ use crate::toolcall::scan::{self, Scan, MAX_DEPTH};
 
 use super::hermes::{json_reason, prefix_of, preview, Next};
 use super::minimax_m2::{name_attr, Attr};
-use super::qwen3_coder::{settle, Settled, Step, MAX_NAME};
+use super::qwen3_coder::{settle, Step, MAX_NAME};
 
 pub struct GenericXml;
 
@@ -75,10 +75,9 @@ impl Detector for GenericXml {
             let next = settle(out, ctx, text.len(), start, step, |at| {
                 closes.find(at).map(|c| c + close.len())
             });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + skip,
-                Settled::Stop => return,
+            match next.resume(start + skip) {
+                Some(n) => pos = n,
+                None => return,
             }
         }
     }

@@ -29,8 +29,8 @@ use serde_json::{Map, Value};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
-use super::hermes::{prefix_of, preview, Next, NextWhere};
-use super::qwen3_coder::{settle, Fail, Settled, Step, MAX_NAME};
+use super::hermes::{prefix_of, preview, NextWhere};
+use super::qwen3_coder::{detect_blocks, element_run, wrapped_run, Fail, Step, MAX_NAME};
 
 pub struct MinimaxM2;
 
@@ -53,27 +53,12 @@ impl Detector for MinimaxM2 {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut p = InvokeParser::new(text);
-        let mut opens = Next::new(text, OPEN);
-        let mut closes = Next::new(text, CLOSE);
-        let mut pos = 0;
-        while let Some(start) = opens.find(pos) {
-            let step = match p.wrapped(ctx, start, OPEN, CLOSE) {
-                Step::NotOurs => Step::Malformed {
-                    name: None,
-                    reason: format!("{OPEN} does not hold <invoke name=…> elements"),
-                    at: start + OPEN.len(),
-                },
-                other => other,
-            };
-            let next = settle(out, ctx, text.len(), start, step, |at| {
-                closes.find(at).map(|c| c + CLOSE.len())
-            });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + OPEN.len(),
-                Settled::Stop => return,
-            }
-        }
+        detect_blocks(text, ctx, out, OPEN, CLOSE, |start| {
+            p.wrapped(ctx, start, OPEN, CLOSE).not_ours_malformed(
+                || format!("{OPEN} does not hold <invoke name=…> elements"),
+                start + OPEN.len(),
+            )
+        });
     }
 }
 
@@ -206,31 +191,14 @@ impl<'a> InvokeParser<'a> {
 
     /// One or more invokes from `k`, separated by whitespace; ends after the last `</invoke>`.
     pub(crate) fn invokes(&mut self, ctx: &DetectCtx<'_>, k: usize) -> Step<Vec<Candidate>> {
-        let mut calls = Vec::new();
-        let mut k = k;
-        loop {
-            match self.invoke(ctx, k, false) {
-                Step::Done(c, e) => {
-                    calls.push(c);
-                    let n = scan::skip_ws(self.text, e);
-                    if self.text[n..].starts_with(INVOKE_OPEN) {
-                        k = n;
-                    } else {
-                        return Step::Done(calls, e);
-                    }
-                }
-                Step::Incomplete(n, r) => return Step::Incomplete(n, r),
-                Step::Malformed { name, reason, at } => {
-                    return Step::Malformed { name, reason, at }
-                }
-                Step::NotOurs => return unreachable_not_ours(k),
-            }
-        }
+        let text = self.text;
+        element_run(text, k, INVOKE_OPEN, "invalid <invoke> element", |k| {
+            self.invoke(ctx, k, false)
+        })
     }
 
-    /// `OPEN ws <invoke…>… ws CLOSE` at `start`. Content that is not invokes is `NotOurs`.
-    /// A missing closing tag after complete invokes is accepted (at end of output only if
-    /// nothing follows); the span then ends after the last `</invoke>`.
+    /// `OPEN ws <invoke…>… ws CLOSE` at `start` (see [`wrapped_run`]). Content that is not
+    /// invokes is `NotOurs`.
     pub(crate) fn wrapped(
         &mut self,
         ctx: &DetectCtx<'_>,
@@ -239,29 +207,9 @@ impl<'a> InvokeParser<'a> {
         close: &str,
     ) -> Step<Vec<Candidate>> {
         let text = self.text;
-        let k = scan::skip_ws(text, start + open.len());
-        let rest = &text[k..];
-        if !rest.starts_with(INVOKE_OPEN) {
-            return if !ctx.eof && (rest.is_empty() || prefix_of(rest, INVOKE_OPEN)) {
-                Step::Incomplete(None, format!("{open} is empty"))
-            } else {
-                Step::NotOurs
-            };
-        }
-        match self.invokes(ctx, k) {
-            Step::Done(calls, e) => {
-                let n = scan::skip_ws(text, e);
-                let rest = &text[n..];
-                if rest.starts_with(close) {
-                    Step::Done(calls, n + close.len())
-                } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
-                    Step::Incomplete(None, format!("{open} is not closed"))
-                } else {
-                    Step::Done(calls, e)
-                }
-            }
-            other => other,
-        }
+        wrapped_run(text, ctx, start, open, close, INVOKE_OPEN, |k| {
+            self.invokes(ctx, k)
+        })
     }
 }
 
@@ -351,15 +299,6 @@ fn runs_past_invoke(raw: &str) -> bool {
             .iter()
             .any(|m| rest.starts_with(m))
     })
-}
-
-/// `invoke(…, bare = false)` never answers `NotOurs`; keep the type total without a panic.
-fn unreachable_not_ours(k: usize) -> Step<Vec<Candidate>> {
-    Step::Malformed {
-        name: None,
-        reason: "invalid <invoke> element".into(),
-        at: k,
-    }
 }
 
 #[cfg(test)]
