@@ -29,8 +29,10 @@ use serde_json::{Map, Value};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
-use super::hermes::{prefix_of, preview, NextWhere};
-use super::qwen3_coder::{detect_blocks, element_run, wrapped_run, Fail, Step, MAX_NAME};
+use super::hermes::{prefix_of, NextWhere};
+use super::qwen3_coder::{
+    detect_blocks, element_body, element_run, wrapped_run, Fail, Step, MAX_NAME,
+};
 
 pub struct MinimaxM2;
 
@@ -109,43 +111,18 @@ impl<'a> InvokeParser<'a> {
                 }
             }
         };
-        let mut args = Map::new();
-        let mut k = scan::skip_ws(text, body);
-        loop {
-            let rest = &text[k..];
-            if rest.starts_with(INVOKE_CLOSE) {
-                return Step::Done(
-                    Candidate::new(name, Value::Object(args)),
-                    k + INVOKE_CLOSE.len(),
-                );
-            }
-            if rest.starts_with(PARAM_OPEN) {
-                match self.parameter(ctx, name, k, &mut args) {
-                    Ok(next) => {
-                        k = scan::skip_ws(text, next);
-                        continue;
-                    }
-                    Err(fail) => return fail.into_step(name),
-                }
-            }
-            if rest.is_empty() || prefix_of(rest, INVOKE_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(
-                    Some(name.to_string()),
-                    format!("<invoke name=\"{name}\"> is not closed by </invoke>"),
-                );
-            }
-            if bare && args.is_empty() {
-                return Step::NotOurs;
-            }
-            return Step::Malformed {
-                name: Some(name.to_string()),
-                reason: format!(
-                    "unexpected text {:?} in <invoke name=\"{name}\">: expected <parameter name=…> or </invoke>",
-                    preview(rest)
-                ),
-                at: k,
-            };
-        }
+        let tag = format!("<invoke name=\"{name}\">");
+        element_body(
+            text,
+            name,
+            scan::skip_ws(text, body),
+            &tag,
+            INVOKE_CLOSE,
+            PARAM_OPEN,
+            "<parameter name=…>",
+            bare,
+            |k, args| self.parameter(ctx, name, k, args),
+        )
     }
 
     fn parameter(

@@ -357,41 +357,18 @@ impl<'a> FnParser<'a> {
             }
         };
         let name = &text[i..j];
-        let mut args = Map::new();
-        let mut k = scan::skip_ws(text, j + 1);
-        loop {
-            let rest = &text[k..];
-            if rest.starts_with(FUNC_CLOSE) {
-                let call = Candidate::new(name, Value::Object(args));
-                return Step::Done(call, k + FUNC_CLOSE.len());
-            }
-            if rest.starts_with(PARAM_OPEN) {
-                match self.parameter(ctx, name, k, &mut args) {
-                    Ok(next) => {
-                        k = scan::skip_ws(text, next);
-                        continue;
-                    }
-                    Err(fail) => return fail.into_step(name),
-                }
-            }
-            if rest.is_empty() || prefix_of(rest, FUNC_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(
-                    Some(name.to_string()),
-                    format!("<function={name}> is not closed by </function>"),
-                );
-            }
-            if bare && args.is_empty() {
-                return Step::NotOurs;
-            }
-            return Step::Malformed {
-                name: Some(name.to_string()),
-                reason: format!(
-                    "unexpected text {:?} in <function={name}>: expected <parameter=…> or </function>",
-                    super::hermes::preview(rest)
-                ),
-                at: k,
-            };
-        }
+        let tag = format!("<function={name}>");
+        element_body(
+            text,
+            name,
+            scan::skip_ws(text, j + 1),
+            &tag,
+            FUNC_CLOSE,
+            PARAM_OPEN,
+            "<parameter=…>",
+            bare,
+            |k, args| self.parameter(ctx, name, k, args),
+        )
     }
 
     /// One `<parameter=KEY>VALUE</parameter>` at `k`; returns the offset after it.
@@ -441,6 +418,59 @@ impl<'a> FnParser<'a> {
         }
         args.insert(key.to_string(), scan::typed_param(ctx, fname, key, raw));
         Ok(c + PARAM_CLOSE.len())
+    }
+}
+
+/// The body of the element `tag` (for `name`), from `k`: `PARAM…` parameters, each read by
+/// `param(k, args)` (returning the offset after it), up to `close`, with whitespace between.
+/// `param_hint` names a parameter tag in the error for stray text. `bare`: no wrapper around
+/// the element, so stray text before any parameter is `NotOurs`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn element_body(
+    text: &str,
+    name: &str,
+    k: usize,
+    tag: &str,
+    close: &str,
+    param_open: &str,
+    param_hint: &str,
+    bare: bool,
+    mut param: impl FnMut(usize, &mut Map<String, Value>) -> Result<usize, Fail>,
+) -> Step<Candidate> {
+    let mut args = Map::new();
+    let mut k = k;
+    loop {
+        let rest = &text[k..];
+        if rest.starts_with(close) {
+            let call = Candidate::new(name, Value::Object(args));
+            return Step::Done(call, k + close.len());
+        }
+        if rest.starts_with(param_open) {
+            match param(k, &mut args) {
+                Ok(next) => {
+                    k = scan::skip_ws(text, next);
+                    continue;
+                }
+                Err(fail) => return fail.into_step(name),
+            }
+        }
+        if rest.is_empty() || prefix_of(rest, close) || prefix_of(rest, param_open) {
+            return Step::Incomplete(
+                Some(name.to_string()),
+                format!("{tag} is not closed by {close}"),
+            );
+        }
+        if bare && args.is_empty() {
+            return Step::NotOurs;
+        }
+        return Step::Malformed {
+            name: Some(name.to_string()),
+            reason: format!(
+                "unexpected text {:?} in {tag}: expected {param_hint} or {close}",
+                super::hermes::preview(rest)
+            ),
+            at: k,
+        };
     }
 }
 
