@@ -86,27 +86,20 @@ impl Detector for ClaudeXml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{
+        detect(
+            &ClaudeXml,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{
                 "x":{"type":"number"},"y":{"type":"number"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        ClaudeXml.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
     }
 
     #[test]

@@ -376,32 +376,16 @@ fn action_form(
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run_with(text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
-        let ctx = DetectCtx { eof, tools };
-        let mut out = Vec::new();
-        CommandR.detect(text, &ctx, &mut out);
-        out
+        detect(&CommandR, text, eof, tools)
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         run_with(text, eof, &ToolSet::unrestricted())
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> &str {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason,
-            other => panic!("expected malformed, got {other:?}"),
-        }
     }
 
     #[test]

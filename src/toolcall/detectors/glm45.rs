@@ -272,36 +272,21 @@ fn unescape(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, reason, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{
+        detect(
+            &Glm45,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{
                 "city":{"type":"string"},"days":{"type":"integer"}}}}},
                {"type":"function","function":{"name":"todo_write","parameters":{"type":"object","properties":{
                 "todos":{"type":"array"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Glm45.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            k => panic!("expected malformed, got {k:?}"),
-        }
     }
 
     #[test]

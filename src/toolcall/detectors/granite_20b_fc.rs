@@ -116,26 +116,17 @@ fn one_call(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run_with(text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
-        let ctx = DetectCtx { eof, tools };
-        let mut out = Vec::new();
-        Granite20bFc.detect(text, &ctx, &mut out);
-        out
+        detect(&Granite20bFc, text, eof, tools)
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         run_with(text, eof, &ToolSet::unrestricted())
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
     }
 
     #[test]

@@ -282,26 +282,19 @@ fn runs_past_invoke(raw: &str) -> bool {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"todowrite","parameters":{"type":"object","properties":{
+        detect(
+            &MinimaxM2,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"todowrite","parameters":{"type":"object","properties":{
                 "todos":{"type":"array"},"force":{"type":"boolean"},"note":{"type":"string"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        MinimaxM2.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
     }
 
     #[test]

@@ -583,43 +583,21 @@ pub(crate) fn wrapped_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, reason, tools};
     use serde_json::json;
 
-    fn tools() -> ToolSet {
-        ToolSet::from_openai_json(
+    fn run(text: &str, eof: bool) -> Vec<Found> {
+        let tools = tools(
             r#"[{"type":"function","function":{"name":"set_light","parameters":{"type":"object","properties":{
                 "room":{"type":"string"},"on":{"type":"boolean"},"brightness":{"type":"integer"}}}}},
                {"type":"function","function":{"name":"write_file","parameters":{"type":"object","properties":{
                 "path":{"type":"string"},"content":{"type":"string"}}}}}]"#,
-        )
-        .unwrap()
-    }
-
-    fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = tools();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Qwen3Coder.detect(text, &ctx, &mut out);
+        );
+        let out = detect(&Qwen3Coder, text, eof, &tools);
         for f in &out {
             assert!(f.span.start <= f.span.end);
         }
         out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            k => panic!("expected malformed, got {k:?}"),
-        }
     }
 
     #[test]
