@@ -51,7 +51,7 @@
 
 use serde_json::{Map, Value};
 
-use super::deepseek_v3::settle;
+use super::deepseek_v3::{describe, Outcome};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
@@ -83,13 +83,7 @@ impl Detector for DeepseekDsml {
             };
             let res = parse_construct(text, start, &tag, ctx, &mut tags);
             pos = res.end.max(start + 1);
-            let span = start..res.end;
-            let found = match res.outcome {
-                Outcome::Calls(c) => Found::calls(span, c),
-                Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
-                Outcome::Pending => Found::pending(span),
-            };
-            out.push(settle(found, text.len(), ctx.eof));
+            out.push(res.outcome.into_found(start..res.end, text.len(), ctx.eof));
             if res.end >= text.len() {
                 break;
             }
@@ -260,12 +254,6 @@ impl TagFinder {
 
 fn is_block(name: &str) -> bool {
     matches!(name, "function_calls" | "tool_calls")
-}
-
-enum Outcome {
-    Calls(Vec<Candidate>),
-    Malformed(Option<String>, String),
-    Pending,
 }
 
 struct Res {
@@ -481,15 +469,6 @@ fn parse_invoke(text: &str, tag: &Tag, ctx: &DetectCtx<'_>, tags: &mut TagFinder
     }
 }
 
-fn describe(text: &str, at: usize) -> String {
-    let rest = text.get(at..).unwrap_or("");
-    if rest.is_empty() {
-        return "end of text".to_string();
-    }
-    let snippet: String = rest.chars().take(24).collect();
-    format!("`{snippet}`")
-}
-
 /// After a failure at `at`: the end of the enclosing block (or invoke, for a bare one),
 /// else (at the end of the output) the failing invoke's end, else the end of the text.
 fn recover(text: &str, at: usize, block: bool, eof: bool, tags: &mut TagFinder) -> usize {
@@ -538,11 +517,7 @@ fn parse_construct(
         let j = scan::skip_ws(text, i);
         let done = |calls: Vec<Candidate>, end: usize| Res {
             end,
-            outcome: if calls.is_empty() {
-                Outcome::Malformed(None, "DSML tool-call block holds no invoke".into())
-            } else {
-                Outcome::Calls(calls)
-            },
+            outcome: Outcome::calls_or(calls, "DSML tool-call block holds no invoke"),
         };
         if j >= b.len() {
             return if eof { done(calls, i) } else { pending };
@@ -613,13 +588,9 @@ fn parse_construct(
                 let end = recover(text, at, block, eof, tags)
                     .max(at.min(b.len()))
                     .max(start + 1);
-                let reason = match &name {
-                    Some(n) => format!("DSML invoke `{n}`: {reason}"),
-                    None => format!("DSML invoke: {reason}"),
-                };
                 return Res {
                     end,
-                    outcome: Outcome::Malformed(name, reason),
+                    outcome: Outcome::failed("DSML invoke", name, &reason),
                 };
             }
         }

@@ -49,6 +49,8 @@
 //! DeepSeek-V3 parsers, llama.cpp `common/chat.cpp` (DeepSeek R1/V3 handlers, which make the
 //! closing fence optional and list the look-alike openers).
 
+use std::ops::Range;
+
 use serde_json::Value;
 
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
@@ -278,7 +280,9 @@ fn fail(name: Option<&str>, reason: impl Into<String>, at: usize, shape: Option<
     }
 }
 
-fn describe(text: &str, at: usize) -> String {
+/// What the text holds at `at`, for error messages: its first characters in backticks, or
+/// "end of text". Shared by every detector in this group.
+pub(crate) fn describe(text: &str, at: usize) -> String {
     let rest = text.get(at..).unwrap_or("");
     if rest.is_empty() {
         return "end of text".to_string();
@@ -475,11 +479,42 @@ fn parse_args(text: &str, from: usize) -> ArgsRes {
     }
 }
 
-/// The outcome of one block.
-enum Outcome {
+/// The outcome of one block (section, construct). Shared by every detector in this group.
+pub(crate) enum Outcome {
     Calls(Vec<Candidate>),
     Malformed(Option<String>, String),
     Pending,
+}
+
+impl Outcome {
+    /// A block that ended: its calls, or malformed for `empty` when it holds none.
+    pub(crate) fn calls_or(calls: Vec<Candidate>, empty: &str) -> Self {
+        if calls.is_empty() {
+            Outcome::Malformed(None, empty.into())
+        } else {
+            Outcome::Calls(calls)
+        }
+    }
+
+    /// A call that failed: the reason is led by `what` (`"Kimi tool call"`) and the call's
+    /// name when known.
+    pub(crate) fn failed(what: &str, name: Option<String>, reason: &str) -> Self {
+        let reason = match &name {
+            Some(n) => format!("{what} `{n}`: {reason}"),
+            None => format!("{what}: {reason}"),
+        };
+        Outcome::Malformed(name, reason)
+    }
+
+    /// The found over `span`, through [`settle`].
+    pub(crate) fn into_found(self, span: Range<usize>, text_len: usize, eof: bool) -> Found {
+        let found = match self {
+            Outcome::Calls(calls) => Found::calls(span, calls),
+            Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
+            Outcome::Pending => Found::pending(span),
+        };
+        settle(found, text_len, eof)
+    }
 }
 
 struct Block {
@@ -491,16 +526,31 @@ struct Block {
     has_v31: bool,
 }
 
-/// Remembers the next block boundary (`<｜tool▁calls▁end｜>` or a new opener) so recovery
-/// after a failure never rescans the same stretch of text.
-struct Boundary {
+/// Remembers the next block boundary (a block's end token or a new opener, as
+/// `(start, token, end)`) so recovery after a failure never rescans the same stretch of
+/// text. Shared by every token-delimited detector in this group.
+pub(crate) struct Boundary<T> {
     from: usize,
-    found: Option<(usize, Tok, usize)>,
+    found: Option<(usize, T, usize)>,
     valid: bool,
 }
 
-impl Boundary {
-    fn next(&mut self, text: &str, from: usize) -> Option<(usize, Tok, usize)> {
+impl<T: Copy> Boundary<T> {
+    pub(crate) fn new() -> Self {
+        Boundary {
+            from: 0,
+            found: None,
+            valid: false,
+        }
+    }
+
+    /// The boundary at or after `from`; `find(from)` searches for it when the memo does not
+    /// cover `from` (queries must not go backwards past the memo's start).
+    pub(crate) fn next(
+        &mut self,
+        from: usize,
+        find: impl FnOnce(usize) -> Option<(usize, T, usize)>,
+    ) -> Option<(usize, T, usize)> {
         let covered = self.valid
             && from >= self.from
             && match self.found {
@@ -509,8 +559,7 @@ impl Boundary {
             };
         if !covered {
             self.from = from;
-            self.found = next_tok(text, from, &[Tok::CallsEnd, Tok::CallsBegin])
-                .map(|(p, t, e, _)| (p, t, e));
+            self.found = find(from);
             self.valid = true;
         }
         self.found
@@ -519,8 +568,10 @@ impl Boundary {
 
 /// Where a broken block ends: its `<｜tool▁calls▁end｜>`, else the broken call's
 /// `<｜tool▁call▁end｜>`, else just before the next block, else the end of the text.
-fn recover_end(text: &str, from: usize, eof: bool, bound: &mut Boundary) -> usize {
-    let boundary = bound.next(text, from);
+fn recover_end(text: &str, from: usize, eof: bool, bound: &mut Boundary<Tok>) -> usize {
+    let boundary = bound.next(from, |from| {
+        next_tok(text, from, &[Tok::CallsEnd, Tok::CallsBegin]).map(|(p, t, e, _)| (p, t, e))
+    });
     if let Some((_, Tok::CallsEnd, e)) = boundary {
         return e;
     }
@@ -543,7 +594,7 @@ fn parse_block(
     first: Tok,
     first_end: usize,
     eof: bool,
-    bound: &mut Boundary,
+    bound: &mut Boundary<Tok>,
 ) -> Block {
     let b = text.as_bytes();
     let sectioned = first == Tok::CallsBegin;
@@ -560,11 +611,7 @@ fn parse_block(
     let mut i = if sectioned { first_end } else { start };
     let finish_calls = |blk: &mut Block, calls: Vec<Candidate>, end: usize| {
         blk.end = end;
-        blk.outcome = if calls.is_empty() {
-            Outcome::Malformed(None, "DeepSeek tool-call block holds no calls".into())
-        } else {
-            Outcome::Calls(calls)
-        };
+        blk.outcome = Outcome::calls_or(calls, "DeepSeek tool-call block holds no calls");
     };
     loop {
         let j = scan::skip_ws(text, i);
@@ -690,11 +737,7 @@ fn parse_block(
                 }
                 .max(at.min(b.len()))
                 .max(start + 1);
-                let reason = match &name {
-                    Some(n) => format!("DeepSeek tool call `{n}`: {reason}"),
-                    None => format!("DeepSeek tool call: {reason}"),
-                };
-                blk.outcome = Outcome::Malformed(name, reason);
+                blk.outcome = Outcome::failed("DeepSeek tool call", name, &reason);
                 return blk;
             }
         }
@@ -732,11 +775,7 @@ pub(crate) fn detect_deepseek(
     out: &mut Vec<Found>,
     dialect: &Dialect,
 ) {
-    let mut bound = Boundary {
-        from: 0,
-        found: None,
-        valid: false,
-    };
+    let mut bound = Boundary::new();
     let mut pos = 0;
     while let Some((start, tok, end, canonical)) =
         next_tok(text, pos, &[Tok::CallsBegin, Tok::CallBegin])
@@ -750,13 +789,10 @@ pub(crate) fn detect_deepseek(
         if !mine {
             continue;
         }
-        let span = blk.start..blk.end;
-        let found = match blk.outcome {
-            Outcome::Calls(calls) => Found::calls(span, calls),
-            Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
-            Outcome::Pending => Found::pending(span),
-        };
-        out.push(settle(found, text.len(), ctx.eof));
+        out.push(
+            blk.outcome
+                .into_found(blk.start..blk.end, text.len(), ctx.eof),
+        );
         if blk.end >= text.len() {
             break;
         }

@@ -37,7 +37,7 @@
 //! vLLM `kimi_k2_tool_parser.py`
 //! and its tests, SGLang `KimiK2Detector`, ik_llama.cpp function-calling notes.
 
-use super::deepseek_v3::settle;
+use super::deepseek_v3::{describe, Boundary, Outcome};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
@@ -63,7 +63,7 @@ impl Detector for KimiK2 {
         &[SECTION_BEGIN, SECTION_BEGIN_1, CALL_BEGIN]
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
-        let mut bound = Boundary::default();
+        let mut bound = Boundary::new();
         let mut pos = 0;
         while let Some((start, tok, end)) =
             next_tok(text, pos, &[Tok::SectionBegin, Tok::CallBegin])
@@ -71,13 +71,7 @@ impl Detector for KimiK2 {
             let (span_end, outcome) = parse_section(text, start, tok, end, ctx.eof, &mut bound);
             let span_end = span_end.max(start + 1);
             pos = span_end;
-            let span = start..span_end;
-            let found = match outcome {
-                Outcome::Calls(c) => Found::calls(span, c),
-                Outcome::Malformed(name, reason) => Found::malformed(span, name, reason),
-                Outcome::Pending => Found::pending(span),
-            };
-            out.push(settle(found, text.len(), ctx.eof));
+            out.push(outcome.into_found(start..span_end, text.len(), ctx.eof));
             if span_end >= text.len() {
                 break;
             }
@@ -141,37 +135,6 @@ fn next_tok(text: &str, from: usize, kinds: &[Tok]) -> Option<(usize, Tok, usize
     }
 }
 
-/// Caches the next section boundary so recovery never rescans text.
-#[derive(Default)]
-struct Boundary {
-    from: usize,
-    found: Option<(usize, Tok, usize)>,
-    valid: bool,
-}
-
-impl Boundary {
-    fn next(&mut self, text: &str, from: usize) -> Option<(usize, Tok, usize)> {
-        let covered = self.valid
-            && from >= self.from
-            && match self.found {
-                Some((p, _, _)) => from <= p,
-                None => true,
-            };
-        if !covered {
-            self.from = from;
-            self.found = next_tok(text, from, &[Tok::SectionEnd, Tok::SectionBegin]);
-            self.valid = true;
-        }
-        self.found
-    }
-}
-
-enum Outcome {
-    Calls(Vec<Candidate>),
-    Malformed(Option<String>, String),
-    Pending,
-}
-
 enum CallRes {
     Ok(Candidate, usize),
     Incomplete(Option<String>),
@@ -184,15 +147,6 @@ enum CallRes {
 
 /// Longest id we follow, in bytes.
 const ID_MAX: usize = 256;
-
-fn describe(text: &str, at: usize) -> String {
-    let rest = text.get(at..).unwrap_or("");
-    if rest.is_empty() {
-        return "end of text".to_string();
-    }
-    let snippet: String = rest.chars().take(24).collect();
-    format!("`{snippet}`")
-}
 
 /// `functions.get_weather:0` → `get_weather`; `get_weather:0` → `get_weather`.
 fn name_of(id: &str) -> &str {
@@ -303,7 +257,13 @@ fn parse_call(text: &str, i: usize) -> CallRes {
 
 /// Where a broken section ends: its end marker, else the broken call's end, else just
 /// before the next section, else the end of the text.
-fn recover_end(text: &str, from: usize, sectioned: bool, eof: bool, bound: &mut Boundary) -> usize {
+fn recover_end(
+    text: &str,
+    from: usize,
+    sectioned: bool,
+    eof: bool,
+    bound: &mut Boundary<Tok>,
+) -> usize {
     if !sectioned {
         return match next_tok(
             text,
@@ -315,7 +275,9 @@ fn recover_end(text: &str, from: usize, sectioned: bool, eof: bool, bound: &mut 
             None => text.len(),
         };
     }
-    let boundary = bound.next(text, from);
+    let boundary = bound.next(from, |from| {
+        next_tok(text, from, &[Tok::SectionEnd, Tok::SectionBegin])
+    });
     if let Some((_, Tok::SectionEnd, e)) = boundary {
         return e;
     }
@@ -336,21 +298,17 @@ fn parse_section(
     first: Tok,
     first_end: usize,
     eof: bool,
-    bound: &mut Boundary,
+    bound: &mut Boundary<Tok>,
 ) -> (usize, Outcome) {
     let b = text.as_bytes();
     let sectioned = first == Tok::SectionBegin;
     let mut calls: Vec<Candidate> = Vec::new();
     let mut i = if sectioned { first_end } else { start };
     let done = |calls: Vec<Candidate>, end: usize| {
-        if calls.is_empty() {
-            (
-                end,
-                Outcome::Malformed(None, "Kimi tool-call section holds no calls".into()),
-            )
-        } else {
-            (end, Outcome::Calls(calls))
-        }
+        (
+            end,
+            Outcome::calls_or(calls, "Kimi tool-call section holds no calls"),
+        )
     };
     loop {
         let j = scan::skip_ws(text, i);
@@ -382,11 +340,7 @@ fn parse_section(
                     }
                     CallRes::Fail { name, reason, at } => {
                         let end = recover_end(text, at, sectioned, eof, bound).max(at.min(b.len()));
-                        let reason = match &name {
-                            Some(n) => format!("Kimi tool call `{n}`: {reason}"),
-                            None => format!("Kimi tool call: {reason}"),
-                        };
-                        return (end, Outcome::Malformed(name, reason));
+                        return (end, Outcome::failed("Kimi tool call", name, &reason));
                     }
                 }
             }
