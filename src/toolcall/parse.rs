@@ -244,6 +244,13 @@ impl Parser {
     pub(crate) fn analyze(&self, text: &str, tools: &ToolSet, eof: bool) -> Analysis {
         let inner = &*self.inner;
         let (masked, code, code_open) = fence::mask_with_ranges(text);
+        if let (false, Some(p)) = (eof, code_open) {
+            // Code that is still open may yet close (or not) and change how everything
+            // around it reads: while streaming, the text from there on has not arrived.
+            if p < text.len() {
+                return self.analyze(&text[..p], tools, false);
+            }
+        }
         let m: &str = &masked;
 
         // 1. which detectors run: one pass over every trigger
@@ -353,9 +360,6 @@ impl Parser {
                 hold.push(p);
             }
             if let Some(p) = self.partial_marker(m) {
-                hold.push(p);
-            }
-            if let Some(p) = code_open {
                 hold.push(p);
             }
         }
