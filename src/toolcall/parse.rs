@@ -244,6 +244,13 @@ impl Parser {
     pub(crate) fn analyze(&self, text: &str, tools: &ToolSet, eof: bool) -> Analysis {
         let inner = &*self.inner;
         let (masked, code, code_open) = fence::mask_with_ranges(text);
+        if let (false, Some(p)) = (eof, code_open) {
+            // Code that is still open may yet close (or not) and change how everything
+            // around it reads: while streaming, the text from there on has not arrived.
+            if p < text.len() {
+                return self.analyze(&text[..p], tools, false);
+            }
+        }
         let m: &str = &masked;
 
         // 1. which detectors run: one pass over every trigger
@@ -339,7 +346,13 @@ impl Parser {
         if !eof {
             let end = m.trim_end().len();
             for it in &items {
-                if it.found.kind == FoundKind::Pending || it.found.span.end >= end {
+                // Malformed markup is held to the end too: where it ends may depend on
+                // text that has not arrived (a detector looks ahead for the next marker).
+                let undecided = matches!(
+                    it.found.kind,
+                    FoundKind::Pending | FoundKind::Malformed { .. }
+                );
+                if undecided || it.found.span.end >= end {
                     hold.push(it.found.span.start);
                 }
             }
@@ -347,9 +360,6 @@ impl Parser {
                 hold.push(p);
             }
             if let Some(p) = self.partial_marker(m) {
-                hold.push(p);
-            }
-            if let Some(p) = code_open {
                 hold.push(p);
             }
         }
@@ -833,8 +843,10 @@ fn build_text(
         }
         let in_code = code.get(ci).is_some_and(|c| c.start <= i);
         if !in_code {
-            if let Some(len) = tokens::token_at(&text[i..next_cut]) {
-                i += len;
+            // the token may look past the cut (a Harmony header reads up to the next `<|`),
+            // but what it removes stops there
+            if let Some(len) = tokens::token_at(&text[i..]) {
+                i += len.min(next_cut - i).max(1);
                 continue;
             }
         }

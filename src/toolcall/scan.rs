@@ -448,3 +448,39 @@ mod tests {
         assert_eq!(&t[a..b], "```json\n{\"a\":1}\n```");
     }
 }
+
+/// Helpers shared by the detectors' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind};
+    use crate::toolcall::validate::ToolSet;
+
+    /// Run one detector over `text` (the whole output when `eof`) with `tools` on offer.
+    pub(crate) fn detect(d: &dyn Detector, text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
+        let ctx = DetectCtx { eof, tools };
+        let mut out = Vec::new();
+        d.detect(text, &ctx, &mut out);
+        out
+    }
+
+    /// A tool set from an OpenAI-style `tools` JSON fixture.
+    pub(crate) fn tools(json: &str) -> ToolSet {
+        ToolSet::from_openai_json(json).unwrap()
+    }
+
+    /// The calls of a found; panics if it is not `Calls`.
+    pub(crate) fn calls(f: &Found) -> Vec<Candidate> {
+        match &f.kind {
+            FoundKind::Calls(c) => c.clone(),
+            k => panic!("expected calls, got {k:?}"),
+        }
+    }
+
+    /// The reason of a malformed found; panics if it is not `Malformed`.
+    pub(crate) fn reason(f: &Found) -> String {
+        match &f.kind {
+            FoundKind::Malformed { reason, .. } => reason.clone(),
+            k => panic!("expected malformed, got {k:?}"),
+        }
+    }
+}

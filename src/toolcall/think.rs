@@ -52,6 +52,8 @@ pub fn known_tags() -> Vec<ThinkTags> {
         ThinkTags::new("<seed:think>", "</seed:think>"),
         ThinkTags::new("◁think▷", "◁/think▷"),
         ThinkTags::new("<|begin_of_thought|>", "<|end_of_thought|>"),
+        // Gemma 4's thinking channel
+        ThinkTags::new("<|channel>thought", "<channel|>"),
     ];
     v.push(ThinkTags {
         open: "<|channel|>analysis<|message|>".into(),

@@ -35,6 +35,10 @@ const PLAIN_TOKENS: &[&str] = &[
     "<end_function_response>",
     "<escape>",
     "<|endoftext|>",
+    // Nemotron Nano v2 turn and end-of-sequence tokens
+    "<SPECIAL_10>",
+    "<SPECIAL_11>",
+    "<SPECIAL_12>",
     "<tool_call>",
     "</tool_call>",
     "<tool_calls>",
@@ -174,8 +178,11 @@ fn header_tail(after: &str, word: &str) -> usize {
     match window.find("<|") {
         Some(stop) => {
             let words = &window[..stop];
-            let ok = !words.contains('\n')
-                && (word != "constrain" || !words.trim().contains(char::is_whitespace));
+            // roles, channels and recipients: `assistant`, `commentary to=functions.x `, `json`
+            let ok = words.bytes().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, b'_' | b'.' | b':' | b'=' | b'/' | b'-' | b' ')
+            }) && (word != "constrain" || !words.trim().contains(char::is_whitespace));
             if ok {
                 stop
             } else {
@@ -210,14 +217,16 @@ pub fn partial_from(text: &str) -> Option<usize> {
         }
     }
     if let Some(p) = text.rfind("<｜") {
-        if !text[p..].contains("｜>") && p >= tail_start {
+        // DSML tags (`<｜DSML｜invoke name="…">`) end in a plain `>`, not `｜>`
+        let rest = &text[p + "<｜".len()..];
+        if !rest.contains("｜>") && !rest.starts_with("DSML｜") && p >= tail_start {
             note(p);
         }
     }
     // Harmony headers: `<|start|>` / `<|channel|>` whose words run to the end
     for h in ["<|start|>", "<|channel|>", "<|constrain|>"] {
         if let Some(p) = text.rfind(h) {
-            if !text[p + h.len()..].contains("<|") {
+            if !text[p + h.len()..].contains("<|message|>") {
                 note(p);
             }
         }

@@ -40,8 +40,10 @@
 //! - the reasoning before `[BEGIN FINAL RESPONSE]` (a think block with an implicit opening)
 //!   is the framework's business.
 
+use std::convert::identity;
+
 use super::granite::{
-    absorb_tokens, after_token, is_partial, json_at, name_hint, parse_calls, JsonAt,
+    absorb_tokens, after_token, bracket_reason, calls_found, is_partial, json_at, name_hint, JsonAt,
 };
 use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
@@ -198,9 +200,10 @@ impl Block<'_> {
                 self.next()
             }
             JsonAt::Invalid(s, at) => {
-                let reason = format!(
-                    "malformed JSON after <tool_calls>: unbalanced brackets at byte {}",
-                    at - 1 - s
+                let reason = bracket_reason(
+                    "malformed JSON after <tool_calls>: unbalanced brackets",
+                    s,
+                    at,
                 );
                 let name = name_hint(&text[s..at]);
                 match close_after(at) {
@@ -216,10 +219,7 @@ impl Block<'_> {
             }
             JsonAt::Complete(s, e) => {
                 let json = &text[s..e];
-                let result = |span: std::ops::Range<usize>| match parse_calls(json, OPEN) {
-                    Ok(calls) => Found::calls(span, calls),
-                    Err(reason) => Found::malformed(span, name_hint(json), reason),
-                };
+                let result = |span| calls_found(span, json, OPEN, identity);
                 let rest = &text[e..self.limit];
                 if let Some(c) = after_token(text, e, CLOSE) {
                     self.finish(out, c, result)
@@ -246,23 +246,13 @@ impl Block<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Apriel.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect(&Apriel, text, eof, &ToolSet::unrestricted())
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
 
 use super::hermes::Next;
 use super::minimax_m2::{InvokeParser, INVOKE_CLOSE, INVOKE_OPEN};
-use super::qwen3_coder::{settle, Settled, Step};
+use super::qwen3_coder::{settle, Step};
 
 pub struct ClaudeXml;
 
@@ -57,36 +57,27 @@ impl Detector for ClaudeXml {
                 (_, Some(i)) => (i, false),
                 (None, None) => return,
             };
-            let (step, skip) = if wrapped {
-                let step = match p.wrapped(ctx, start, OPEN, CLOSE) {
-                    Step::NotOurs => Step::Malformed {
-                        name: None,
-                        reason: format!("{OPEN} does not hold <invoke name=…> elements"),
-                        at: start + OPEN.len(),
-                    },
-                    other => other,
-                };
-                (step, OPEN.len())
-            } else {
-                let step = match p.invoke(ctx, start, true) {
-                    Step::Done(c, e) => Step::Done(vec![c], e),
-                    Step::Incomplete(n, r) => Step::Incomplete(n, r),
-                    Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
-                    Step::NotOurs => Step::NotOurs,
-                };
-                (step, INVOKE_OPEN.len())
-            };
-            let next = settle(out, ctx, text.len(), start, step, |at| {
-                if wrapped {
+            let next = if wrapped {
+                let step = p.wrapped(ctx, start, OPEN, CLOSE).not_ours_malformed(
+                    || format!("{OPEN} does not hold <invoke name=…> elements"),
+                    start + OPEN.len(),
+                );
+                settle(out, ctx, text.len(), start, step, |at| {
                     wrap_closes.find(at).map(|c| c + CLOSE.len())
-                } else {
+                })
+                .resume(start + OPEN.len())
+            } else {
+                let step = p
+                    .invoke(ctx, start, true)
+                    .and_then(|c, e| Step::Done(vec![c], e));
+                settle(out, ctx, text.len(), start, step, |at| {
                     invoke_closes.find(at).map(|c| c + INVOKE_CLOSE.len())
-                }
-            });
+                })
+                .resume(start + INVOKE_OPEN.len())
+            };
             match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + skip,
-                Settled::Stop => return,
+                Some(n) => pos = n,
+                None => return,
             }
         }
     }
@@ -95,27 +86,20 @@ impl Detector for ClaudeXml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{
+        detect(
+            &ClaudeXml,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{
                 "x":{"type":"number"},"y":{"type":"number"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        ClaudeXml.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
     }
 
     #[test]

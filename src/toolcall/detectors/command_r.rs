@@ -2,7 +2,7 @@
 //!
 //! Two generations of markup:
 //!
-//! ```text
+//! ````text
 //! Command R / R+ (2024, "Action:" tool-use prompt):
 //!   Action: ```json
 //!   [
@@ -14,7 +14,7 @@
 //!       {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"location": "Paris"}},
 //!       {"tool_call_id": "1", "tool_name": "get_time", "parameters": {}}
 //!   ]<|END_ACTION|>
-//! ```
+//! ````
 //!
 //! Sources: Cohere's Command R tool-use prompt (as rendered by the HF `tool_use` template and
 //! reproduced in many projects: "Write 'Action:' followed by a json-formatted list of
@@ -49,7 +49,8 @@
 use serde_json::Value;
 
 use super::granite::{
-    absorb_tokens, after_token, is_partial, json_at, name_hint, parse_calls, JsonAt, NextOf,
+    absorb_tokens, after_token, bracket_mismatch, bracket_reason, calls_found, cut_off, is_partial,
+    json_at, name_hint, JsonAt, NextOf,
 };
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
@@ -124,16 +125,12 @@ fn action_block(
 ) -> Option<usize> {
     let body = start + START.len();
     let may_grow = !ctx.eof && limit == text.len();
-    let cut_off = |out: &mut Vec<Found>, end: usize, reason: &str| {
-        if may_grow {
-            out.push(Found::pending(start..text.len()));
-        } else {
-            out.push(Found::malformed(start..end, None, reason));
-        }
+    let cut = |out: &mut Vec<Found>, end: usize, reason: &str| {
+        out.push(cut_off(start..end, text.len(), may_grow, None, reason));
         (limit < text.len()).then_some(limit)
     };
     match json_at(text, body, limit) {
-        JsonAt::Nothing => cut_off(out, body, "<|START_ACTION|> with no action list after it"),
+        JsonAt::Nothing => cut(out, body, "<|START_ACTION|> with no action list after it"),
         JsonAt::NotJson(_) => {
             let close = scan::find_from(&text[..limit], END, body).map(|e| e + END.len());
             if close.is_none() && may_grow {
@@ -149,7 +146,7 @@ fn action_block(
             ));
             Some(end)
         }
-        JsonAt::Incomplete(_) => cut_off(out, limit, "unterminated JSON after <|START_ACTION|>"),
+        JsonAt::Incomplete(_) => cut(out, limit, "unterminated JSON after <|START_ACTION|>"),
         JsonAt::Invalid(s, at) => {
             // The block still ends at its closing token, if there is one.
             let close = scan::find_from(&text[..limit], END, at).map(|e| e + END.len());
@@ -161,9 +158,10 @@ fn action_block(
             out.push(Found::malformed(
                 start..end,
                 name_hint(&text[s..at]),
-                format!(
-                    "malformed JSON after <|START_ACTION|>: unbalanced brackets at byte {}",
-                    at - 1 - s
+                bracket_reason(
+                    "malformed JSON after <|START_ACTION|>: unbalanced brackets",
+                    s,
+                    at,
                 ),
             ));
             Some(end)
@@ -189,14 +187,9 @@ fn action_block(
                 ));
                 return Some(e);
             };
-            let json = &text[s..e];
-            out.push(match parse_calls(json, START) {
-                Ok(calls) => Found::calls(
-                    start..end,
-                    without_pseudo_calls(calls, DIRECTLY_ANSWER, ctx),
-                ),
-                Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-            });
+            out.push(calls_found(start..end, &text[s..e], START, |calls| {
+                without_pseudo_calls(calls, DIRECTLY_ANSWER, ctx)
+            }));
             Some(end)
         }
     }
@@ -251,15 +244,13 @@ fn action_form(
         let body = p + FENCE.len() + nl + 1;
         return match json_at(text, body, text.len()) {
             JsonAt::Nothing => {
-                if may_grow {
-                    out.push(Found::pending(start..text.len()));
-                } else {
-                    out.push(Found::malformed(
-                        start..body,
-                        None,
-                        "Action: code fence with no action list",
-                    ));
-                }
+                out.push(cut_off(
+                    start..body,
+                    text.len(),
+                    may_grow,
+                    None,
+                    "Action: code fence with no action list",
+                ));
                 None
             }
             JsonAt::NotJson(_) => Some(body),
@@ -269,25 +260,22 @@ fn action_form(
                 Some(body)
             }
             JsonAt::Incomplete(_) => {
-                if may_grow {
-                    out.push(Found::pending(start..text.len()));
-                } else {
-                    out.push(Found::malformed(
-                        start..text.len(),
-                        None,
-                        "unterminated JSON action list after Action:",
-                    ));
-                }
+                out.push(cut_off(
+                    start..text.len(),
+                    text.len(),
+                    may_grow,
+                    None,
+                    "unterminated JSON action list after Action:",
+                ));
                 None
             }
             JsonAt::Invalid(s, at) => {
-                out.push(Found::malformed(
-                    start..at,
-                    name_hint(&text[s..at]),
-                    format!(
-                        "malformed JSON action list after Action: unbalanced brackets at byte {}",
-                        at - 1 - s
-                    ),
+                out.push(bracket_mismatch(
+                    text,
+                    start,
+                    s,
+                    at,
+                    "malformed JSON action list after Action: unbalanced brackets",
                 ));
                 Some(at)
             }
@@ -356,13 +344,9 @@ fn action_form(
             match serde_json::from_str::<Value>(json) {
                 Ok(v) if all_cohere_items(&v) => {
                     let end = absorb_tokens(text, e, &[END_OF_TURN]);
-                    out.push(match parse_calls(json, ACTION) {
-                        Ok(calls) => Found::calls(
-                            start..end,
-                            without_pseudo_calls(calls, DIRECTLY_ANSWER, ctx),
-                        ),
-                        Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-                    });
+                    out.push(calls_found(start..end, json, ACTION, |calls| {
+                        without_pseudo_calls(calls, DIRECTLY_ANSWER, ctx)
+                    }));
                     Some(end)
                 }
                 _ => Some(e),
@@ -376,32 +360,16 @@ fn action_form(
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run_with(text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
-        let ctx = DetectCtx { eof, tools };
-        let mut out = Vec::new();
-        CommandR.detect(text, &ctx, &mut out);
-        out
+        detect(&CommandR, text, eof, tools)
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         run_with(text, eof, &ToolSet::unrestricted())
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> &str {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason,
-            other => panic!("expected malformed, got {other:?}"),
-        }
     }
 
     #[test]

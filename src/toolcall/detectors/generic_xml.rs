@@ -28,7 +28,7 @@ use crate::toolcall::scan::{self, Scan, MAX_DEPTH};
 
 use super::hermes::{json_reason, prefix_of, preview, Next};
 use super::minimax_m2::{name_attr, Attr};
-use super::qwen3_coder::{settle, Settled, Step, MAX_NAME};
+use super::qwen3_coder::{settle, Step, MAX_NAME};
 
 pub struct GenericXml;
 
@@ -75,10 +75,9 @@ impl Detector for GenericXml {
             let next = settle(out, ctx, text.len(), start, step, |at| {
                 closes.find(at).map(|c| c + close.len())
             });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + skip,
-                Settled::Stop => return,
+            match next.resume(start + skip) {
+                Some(n) => pos = n,
+                None => return,
             }
         }
     }
@@ -365,34 +364,20 @@ fn children(
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, reason, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{
+        detect(
+            &GenericXml,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{
                 "query":{"type":"string"},"limit":{"type":"integer"},
                 "options":{"type":"object","properties":{"safe":{"type":"boolean"}}}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        GenericXml.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            k => panic!("expected malformed, got {k:?}"),
-        }
     }
 
     #[test]

@@ -29,8 +29,8 @@ use serde_json::{Map, Value};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
-use super::hermes::{prefix_of, preview, Next, NextWhere, CLOSE, OPEN};
-use super::qwen3_coder::{settle, Settled, Step, MAX_NAME};
+use super::hermes::{prefix_of, preview, NextWhere, CLOSE, OPEN};
+use super::qwen3_coder::{detect_blocks, Step, MAX_NAME};
 
 pub struct Glm45;
 
@@ -52,20 +52,9 @@ impl Detector for Glm45 {
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut value_close: NextWhere<'_, fn(&str, usize) -> bool> =
             NextWhere::new(text, VALUE_CLOSE, structural_value_close);
-        let mut opens = Next::new(text, OPEN);
-        let mut closes = Next::new(text, CLOSE);
-        let mut pos = 0;
-        while let Some(start) = opens.find(pos) {
-            let step = parse_call(text, ctx, start, &mut value_close);
-            let next = settle(out, ctx, text.len(), start, step, |at| {
-                closes.find(at).map(|c| c + CLOSE.len())
-            });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + OPEN.len(),
-                Settled::Stop => return,
-            }
-        }
+        detect_blocks(text, ctx, out, OPEN, CLOSE, |start| {
+            parse_call(text, ctx, start, &mut value_close)
+        });
     }
 }
 
@@ -283,36 +272,21 @@ fn unescape(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, reason, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{
+        detect(
+            &Glm45,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{
                 "city":{"type":"string"},"days":{"type":"integer"}}}}},
                {"type":"function","function":{"name":"todo_write","parameters":{"type":"object","properties":{
                 "todos":{"type":"array"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Glm45.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            k => panic!("expected malformed, got {k:?}"),
-        }
     }
 
     #[test]

@@ -35,6 +35,9 @@
 //! The module also holds small scanning helpers shared with the other detectors of this
 //! group (`mistral`, `granite_20b_fc`, `command_r`, `apriel`).
 
+use std::convert::identity;
+use std::ops::Range;
+
 use serde_json::Value;
 
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
@@ -125,6 +128,54 @@ pub(crate) fn parse_calls(json: &str, marker: &str) -> Result<Vec<Candidate>, St
     scan::calls_from_json(&v).map_err(|e| format!("{marker}: {e}"))
 }
 
+/// The found for the call JSON `json` (one object or a list) after `marker`, over `span`:
+/// the calls `keep` retains, or malformed with the parse error, named after the first
+/// call-looking object.
+pub(crate) fn calls_found(
+    span: Range<usize>,
+    json: &str,
+    marker: &str,
+    keep: impl FnOnce(Vec<Candidate>) -> Vec<Candidate>,
+) -> Found {
+    match parse_calls(json, marker) {
+        Ok(calls) => Found::calls(span, keep(calls)),
+        Err(reason) => Found::malformed(span, name_hint(json), reason),
+    }
+}
+
+/// The reason for a JSON value at `s` whose brackets do not match ([`JsonAt::Invalid`]
+/// stopped before `at`): `head` (what and where, e.g. `"malformed JSON after X: unbalanced
+/// brackets"`) and the offending byte's offset within the value.
+pub(crate) fn bracket_reason(head: &str, s: usize, at: usize) -> String {
+    format!("{head} at byte {}", at - 1 - s)
+}
+
+/// Malformed over `start..at` for a call value at `s` whose brackets do not match at `at`
+/// (see [`bracket_reason`]), named after its first call-looking object.
+pub(crate) fn bracket_mismatch(text: &str, start: usize, s: usize, at: usize, head: &str) -> Found {
+    Found::malformed(
+        start..at,
+        name_hint(&text[s..at]),
+        bracket_reason(head, s, at),
+    )
+}
+
+/// A construct over `span` that the text cut off: `Pending` (from its start to the end of
+/// the text) while more text may come, otherwise malformed for `reason`.
+pub(crate) fn cut_off(
+    span: Range<usize>,
+    text_len: usize,
+    may_grow: bool,
+    name: Option<String>,
+    reason: &str,
+) -> Found {
+    if may_grow {
+        Found::pending(span.start..text_len)
+    } else {
+        Found::malformed(span, name, reason)
+    }
+}
+
 /// The name of the first call-looking object in a JSON slice, for malformed reports.
 pub(crate) fn name_hint(json: &str) -> Option<String> {
     let v: Value = serde_json::from_str(json).ok()?;
@@ -210,15 +261,13 @@ fn token_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opti
     let body = start + TOKEN.len();
     match json_at(text, body, text.len()) {
         JsonAt::Nothing => {
-            if eof {
-                out.push(Found::malformed(
-                    start..body,
-                    None,
-                    "<|tool_call|> with no calls after it",
-                ));
-            } else {
-                out.push(Found::pending(start..text.len()));
-            }
+            out.push(cut_off(
+                start..body,
+                text.len(),
+                !eof,
+                None,
+                "<|tool_call|> with no calls after it",
+            ));
             None
         }
         JsonAt::NotJson(_) => {
@@ -230,35 +279,28 @@ fn token_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opti
             Some(body)
         }
         JsonAt::Incomplete(_) => {
-            if eof {
-                out.push(Found::malformed(
-                    start..text.len(),
-                    None,
-                    "unterminated JSON after <|tool_call|>",
-                ));
-            } else {
-                out.push(Found::pending(start..text.len()));
-            }
+            out.push(cut_off(
+                start..text.len(),
+                text.len(),
+                !eof,
+                None,
+                "unterminated JSON after <|tool_call|>",
+            ));
             None
         }
         JsonAt::Invalid(s, at) => {
-            out.push(Found::malformed(
-                start..at,
-                name_hint(&text[s..at]),
-                format!(
-                    "malformed JSON after <|tool_call|>: brackets do not match at byte {}",
-                    at - 1 - s
-                ),
+            out.push(bracket_mismatch(
+                text,
+                start,
+                s,
+                at,
+                "malformed JSON after <|tool_call|>: brackets do not match",
             ));
             Some(at)
         }
         JsonAt::Complete(s, e) => {
             let end = absorb_tokens(text, e, &[END_OF_TEXT]);
-            let json = &text[s..e];
-            out.push(match parse_calls(json, TOKEN) {
-                Ok(calls) => Found::calls(start..end, calls),
-                Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-            });
+            out.push(calls_found(start..end, &text[s..e], TOKEN, identity));
             Some(end)
         }
     }
@@ -281,25 +323,22 @@ fn string_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opt
         JsonAt::Invalid(s, at) if text.as_bytes().get(s) != Some(&b'[') => Some(at),
         JsonAt::Incomplete(s) if text.as_bytes().get(s) != Some(&b'[') => None,
         JsonAt::Incomplete(_) => {
-            if eof {
-                out.push(Found::malformed(
-                    start..text.len(),
-                    None,
-                    "unterminated JSON list after <tool_call>",
-                ));
-            } else {
-                out.push(Found::pending(start..text.len()));
-            }
+            out.push(cut_off(
+                start..text.len(),
+                text.len(),
+                !eof,
+                None,
+                "unterminated JSON list after <tool_call>",
+            ));
             None
         }
         JsonAt::Invalid(s, at) => {
-            out.push(Found::malformed(
-                start..at,
-                name_hint(&text[s..at]),
-                format!(
-                    "malformed JSON after <tool_call>: brackets do not match at byte {}",
-                    at - 1 - s
-                ),
+            out.push(bracket_mismatch(
+                text,
+                start,
+                s,
+                at,
+                "malformed JSON after <tool_call>: brackets do not match",
             ));
             Some(at)
         }
@@ -314,11 +353,7 @@ fn string_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opt
                 return None;
             }
             let end = absorb_tokens(text, e, &[END_OF_TEXT]);
-            let json = &text[s..e];
-            out.push(match parse_calls(json, STRING_TAG) {
-                Ok(calls) => Found::calls(start..end, calls),
-                Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-            });
+            out.push(calls_found(start..end, &text[s..e], STRING_TAG, identity));
             Some(end)
         }
     }
@@ -328,22 +363,12 @@ fn string_form(text: &str, start: usize, eof: bool, out: &mut Vec<Found>) -> Opt
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Granite.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect(&Granite, text, eof, &ToolSet::unrestricted())
     }
 
     #[test]

@@ -261,15 +261,12 @@ impl Relaxed<'_> {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::detect;
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Granite4.detect(text, &ctx, &mut out);
-        out
+        detect(&Granite4, text, eof, &ToolSet::unrestricted())
     }
 
     fn one_call(text: &str) -> Candidate {

@@ -29,7 +29,9 @@
 //! - a cut-off object is `Pending` while streaming and malformed at end of output.
 
 use super::command_r::without_pseudo_calls;
-use super::granite::{absorb_tokens, json_at, name_hint, parse_calls, JsonAt};
+use super::granite::{
+    absorb_tokens, bracket_mismatch, calls_found, cut_off, json_at, name_hint, JsonAt,
+};
 use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
@@ -70,28 +72,21 @@ fn one_call(
     out: &mut Vec<Found>,
 ) {
     let body = start + TAG.len();
-    let cut_off = |out: &mut Vec<Found>, end: usize, reason: &str| {
-        if may_grow {
-            out.push(Found::pending(start..text.len()));
-        } else {
-            out.push(Found::malformed(start..end, None, reason));
-        }
-    };
+    let cut = |end: usize, reason: &str| cut_off(start..end, text.len(), may_grow, None, reason);
     match json_at(text, body, limit) {
-        JsonAt::Nothing => cut_off(out, body, "<function_call> with no call object after it"),
+        JsonAt::Nothing => out.push(cut(body, "<function_call> with no call object after it")),
         JsonAt::NotJson(_) => out.push(Found::malformed(
             start..body,
             None,
             "expected a JSON call object after <function_call>",
         )),
-        JsonAt::Incomplete(_) => cut_off(out, limit, "unterminated JSON after <function_call>"),
-        JsonAt::Invalid(s, at) => out.push(Found::malformed(
-            start..at,
-            name_hint(&text[s..at]),
-            format!(
-                "malformed JSON after <function_call>: unbalanced brackets at byte {}",
-                at - 1 - s
-            ),
+        JsonAt::Incomplete(_) => out.push(cut(limit, "unterminated JSON after <function_call>")),
+        JsonAt::Invalid(s, at) => out.push(bracket_mismatch(
+            text,
+            start,
+            s,
+            at,
+            "malformed JSON after <function_call>: unbalanced brackets",
         )),
         JsonAt::Complete(s, e) => {
             let end = absorb_tokens(text, e, &[END]);
@@ -103,12 +98,9 @@ fn one_call(
                     "expected one JSON call object after <function_call>, got a list",
                 ));
             }
-            out.push(match parse_calls(json, TAG) {
-                Ok(calls) => {
-                    Found::calls(start..end, without_pseudo_calls(calls, NO_FUNCTION, ctx))
-                }
-                Err(reason) => Found::malformed(start..end, name_hint(json), reason),
-            });
+            out.push(calls_found(start..end, json, TAG, |calls| {
+                without_pseudo_calls(calls, NO_FUNCTION, ctx)
+            }));
         }
     }
 }
@@ -116,26 +108,17 @@ fn one_call(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run_with(text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
-        let ctx = DetectCtx { eof, tools };
-        let mut out = Vec::new();
-        Granite20bFc.detect(text, &ctx, &mut out);
-        out
+        detect(&Granite20bFc, text, eof, tools)
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         run_with(text, eof, &ToolSet::unrestricted())
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
     }
 
     #[test]

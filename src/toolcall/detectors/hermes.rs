@@ -238,29 +238,12 @@ fn found(span: std::ops::Range<usize>, r: Result<Vec<Candidate>, String>) -> Fou
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Hermes.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> &Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> &str {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason,
-            other => panic!("expected malformed, got {other:?}"),
-        }
+        detect(&Hermes, text, eof, &ToolSet::unrestricted())
     }
 
     #[test]

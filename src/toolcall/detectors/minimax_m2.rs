@@ -29,8 +29,10 @@ use serde_json::{Map, Value};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
-use super::hermes::{prefix_of, preview, Next, NextWhere};
-use super::qwen3_coder::{settle, Fail, Settled, Step, MAX_NAME};
+use super::hermes::{prefix_of, NextWhere};
+use super::qwen3_coder::{
+    detect_blocks, element_body, element_run, wrapped_run, Fail, Step, MAX_NAME,
+};
 
 pub struct MinimaxM2;
 
@@ -53,27 +55,12 @@ impl Detector for MinimaxM2 {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut p = InvokeParser::new(text);
-        let mut opens = Next::new(text, OPEN);
-        let mut closes = Next::new(text, CLOSE);
-        let mut pos = 0;
-        while let Some(start) = opens.find(pos) {
-            let step = match p.wrapped(ctx, start, OPEN, CLOSE) {
-                Step::NotOurs => Step::Malformed {
-                    name: None,
-                    reason: format!("{OPEN} does not hold <invoke name=…> elements"),
-                    at: start + OPEN.len(),
-                },
-                other => other,
-            };
-            let next = settle(out, ctx, text.len(), start, step, |at| {
-                closes.find(at).map(|c| c + CLOSE.len())
-            });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + OPEN.len(),
-                Settled::Stop => return,
-            }
-        }
+        detect_blocks(text, ctx, out, OPEN, CLOSE, |start| {
+            p.wrapped(ctx, start, OPEN, CLOSE).not_ours_malformed(
+                || format!("{OPEN} does not hold <invoke name=…> elements"),
+                start + OPEN.len(),
+            )
+        });
     }
 }
 
@@ -124,43 +111,18 @@ impl<'a> InvokeParser<'a> {
                 }
             }
         };
-        let mut args = Map::new();
-        let mut k = scan::skip_ws(text, body);
-        loop {
-            let rest = &text[k..];
-            if rest.starts_with(INVOKE_CLOSE) {
-                return Step::Done(
-                    Candidate::new(name, Value::Object(args)),
-                    k + INVOKE_CLOSE.len(),
-                );
-            }
-            if rest.starts_with(PARAM_OPEN) {
-                match self.parameter(ctx, name, k, &mut args) {
-                    Ok(next) => {
-                        k = scan::skip_ws(text, next);
-                        continue;
-                    }
-                    Err(fail) => return fail.into_step(name),
-                }
-            }
-            if rest.is_empty() || prefix_of(rest, INVOKE_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(
-                    Some(name.to_string()),
-                    format!("<invoke name=\"{name}\"> is not closed by </invoke>"),
-                );
-            }
-            if bare && args.is_empty() {
-                return Step::NotOurs;
-            }
-            return Step::Malformed {
-                name: Some(name.to_string()),
-                reason: format!(
-                    "unexpected text {:?} in <invoke name=\"{name}\">: expected <parameter name=…> or </invoke>",
-                    preview(rest)
-                ),
-                at: k,
-            };
-        }
+        let tag = format!("<invoke name=\"{name}\">");
+        element_body(
+            text,
+            name,
+            scan::skip_ws(text, body),
+            &tag,
+            INVOKE_CLOSE,
+            PARAM_OPEN,
+            "<parameter name=…>",
+            bare,
+            |k, args| self.parameter(ctx, name, k, args),
+        )
     }
 
     fn parameter(
@@ -206,31 +168,14 @@ impl<'a> InvokeParser<'a> {
 
     /// One or more invokes from `k`, separated by whitespace; ends after the last `</invoke>`.
     pub(crate) fn invokes(&mut self, ctx: &DetectCtx<'_>, k: usize) -> Step<Vec<Candidate>> {
-        let mut calls = Vec::new();
-        let mut k = k;
-        loop {
-            match self.invoke(ctx, k, false) {
-                Step::Done(c, e) => {
-                    calls.push(c);
-                    let n = scan::skip_ws(self.text, e);
-                    if self.text[n..].starts_with(INVOKE_OPEN) {
-                        k = n;
-                    } else {
-                        return Step::Done(calls, e);
-                    }
-                }
-                Step::Incomplete(n, r) => return Step::Incomplete(n, r),
-                Step::Malformed { name, reason, at } => {
-                    return Step::Malformed { name, reason, at }
-                }
-                Step::NotOurs => return unreachable_not_ours(k),
-            }
-        }
+        let text = self.text;
+        element_run(text, k, INVOKE_OPEN, "invalid <invoke> element", |k| {
+            self.invoke(ctx, k, false)
+        })
     }
 
-    /// `OPEN ws <invoke…>… ws CLOSE` at `start`. Content that is not invokes is `NotOurs`.
-    /// A missing closing tag after complete invokes is accepted (at end of output only if
-    /// nothing follows); the span then ends after the last `</invoke>`.
+    /// `OPEN ws <invoke…>… ws CLOSE` at `start` (see [`wrapped_run`]). Content that is not
+    /// invokes is `NotOurs`.
     pub(crate) fn wrapped(
         &mut self,
         ctx: &DetectCtx<'_>,
@@ -239,29 +184,9 @@ impl<'a> InvokeParser<'a> {
         close: &str,
     ) -> Step<Vec<Candidate>> {
         let text = self.text;
-        let k = scan::skip_ws(text, start + open.len());
-        let rest = &text[k..];
-        if !rest.starts_with(INVOKE_OPEN) {
-            return if !ctx.eof && (rest.is_empty() || prefix_of(rest, INVOKE_OPEN)) {
-                Step::Incomplete(None, format!("{open} is empty"))
-            } else {
-                Step::NotOurs
-            };
-        }
-        match self.invokes(ctx, k) {
-            Step::Done(calls, e) => {
-                let n = scan::skip_ws(text, e);
-                let rest = &text[n..];
-                if rest.starts_with(close) {
-                    Step::Done(calls, n + close.len())
-                } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
-                    Step::Incomplete(None, format!("{open} is not closed"))
-                } else {
-                    Step::Done(calls, e)
-                }
-            }
-            other => other,
-        }
+        wrapped_run(text, ctx, start, open, close, INVOKE_OPEN, |k| {
+            self.invokes(ctx, k)
+        })
     }
 }
 
@@ -353,39 +278,23 @@ fn runs_past_invoke(raw: &str) -> bool {
     })
 }
 
-/// `invoke(…, bare = false)` never answers `NotOurs`; keep the type total without a panic.
-fn unreachable_not_ours(k: usize) -> Step<Vec<Candidate>> {
-    Step::Malformed {
-        name: None,
-        reason: "invalid <invoke> element".into(),
-        at: k,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"todowrite","parameters":{"type":"object","properties":{
+        detect(
+            &MinimaxM2,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"todowrite","parameters":{"type":"object","properties":{
                 "todos":{"type":"array"},"force":{"type":"boolean"},"note":{"type":"string"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        MinimaxM2.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
     }
 
     #[test]

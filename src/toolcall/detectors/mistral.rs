@@ -37,7 +37,12 @@
 //!
 //! Magistral's `[THINK]…[/THINK]` reasoning block is the framework's job, not this detector's.
 
-use super::granite::{absorb_tokens, is_partial, json_at, name_hint, parse_calls, JsonAt};
+use std::convert::identity;
+
+use super::granite::{
+    absorb_tokens, bracket_mismatch, bracket_reason, calls_found, cut_off, is_partial, json_at,
+    JsonAt,
+};
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::toolcall::scan;
 
@@ -95,15 +100,13 @@ impl Segment<'_> {
     /// `end` (the segment end for a cut-off value; just the markup when only whitespace
     /// follows, so that text masked as code after it stays in the reply).
     fn cut_off(&self, out: &mut Vec<Found>, end: usize, name: Option<&str>, reason: &str) {
-        if self.may_grow {
-            self.pending(out);
-        } else {
-            out.push(Found::malformed(
-                self.start..end,
-                name.map(str::to_string),
-                reason,
-            ));
-        }
+        out.push(cut_off(
+            self.start..end,
+            self.text.len(),
+            self.may_grow,
+            name.map(str::to_string),
+            reason,
+        ));
     }
 
     fn parse(&self, out: &mut Vec<Found>) {
@@ -153,21 +156,16 @@ impl Segment<'_> {
                     "unterminated JSON list after [TOOL_CALLS]",
                 );
             }
-            JsonAt::Invalid(s, at) => out.push(Found::malformed(
-                self.start..at,
-                name_hint(&text[s..at]),
-                format!(
-                    "malformed JSON after [TOOL_CALLS]: unbalanced brackets at byte {}",
-                    at - 1 - s
-                ),
+            JsonAt::Invalid(s, at) => out.push(bracket_mismatch(
+                text,
+                self.start,
+                s,
+                at,
+                "malformed JSON after [TOOL_CALLS]: unbalanced brackets",
             )),
             JsonAt::Complete(s, e) => {
                 let end = absorb_tokens(text, e, &[EOS]);
-                let json = &text[s..e];
-                out.push(match parse_calls(json, MARK) {
-                    Ok(calls) => Found::calls(self.start..end, calls),
-                    Err(reason) => Found::malformed(self.start..end, name_hint(json), reason),
-                });
+                out.push(calls_found(self.start..end, &text[s..e], MARK, identity));
             }
         }
     }
@@ -260,9 +258,10 @@ impl Segment<'_> {
             JsonAt::Invalid(s, at) => out.push(Found::malformed(
                 self.start..at,
                 Some(name.to_string()),
-                format!(
-                    "malformed JSON arguments after [ARGS]: unbalanced brackets at byte {}",
-                    at - 1 - s
+                bracket_reason(
+                    "malformed JSON arguments after [ARGS]: unbalanced brackets",
+                    s,
+                    at,
                 ),
             )),
             JsonAt::Complete(s, e) => {
@@ -289,29 +288,12 @@ impl Segment<'_> {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Mistral.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> &str {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason,
-            other => panic!("expected malformed, got {other:?}"),
-        }
+        detect(&Mistral, text, eof, &ToolSet::unrestricted())
     }
 
     #[test]

@@ -83,15 +83,12 @@ fn fits_so_far(rest: &str) -> bool {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::detect;
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Qwen25.detect(text, &ctx, &mut out);
-        out
+        detect(&Qwen25, text, eof, &ToolSet::unrestricted())
     }
 
     #[test]

@@ -74,38 +74,31 @@ impl Detector for Qwen3Coder {
                 (_, Some(f)) => (f, false),
                 (None, None) => return,
             };
-            if wrapped {
+            let next = if wrapped {
                 let step = parse_wrapped(&mut p, ctx, start, OPEN, CLOSE);
-                let next = settle(out, ctx, text.len(), start, step, |at| {
+                settle(out, ctx, text.len(), start, step, |at| {
                     tc_closes.find(at).map(|c| c + CLOSE.len())
-                });
-                match next {
-                    Settled::Next(n) => pos = n,
-                    Settled::NotOurs => pos = start + OPEN.len(),
-                    Settled::Stop => return,
-                }
+                })
+                .resume(start + OPEN.len())
             } else {
-                let step = match p.function(ctx, start, true) {
-                    Step::Done(c, e) => match after_stray_close(text, e) {
+                let step = p.function(ctx, start, true).and_then(|c, e| {
+                    match after_stray_close(text, e) {
                         Some(end) => Step::Done(vec![c], end),
                         None if ctx.eof => Step::Done(vec![c], e),
                         None => Step::Incomplete(Some(c.name), "a closing tag may follow".into()),
-                    },
-                    Step::Incomplete(n, r) => Step::Incomplete(n, r),
-                    Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
-                    Step::NotOurs => Step::NotOurs,
-                };
-                let next = settle(out, ctx, text.len(), start, step, |at| {
+                    }
+                });
+                settle(out, ctx, text.len(), start, step, |at| {
                     fn_closes.find(at).map(|c| {
                         let e = c + FUNC_CLOSE.len();
                         after_stray_close(text, e).unwrap_or(e)
                     })
-                });
-                match next {
-                    Settled::Next(n) => pos = n,
-                    Settled::NotOurs => pos = start + FUNC_OPEN.len(),
-                    Settled::Stop => return,
-                }
+                })
+                .resume(start + FUNC_OPEN.len())
+            };
+            match next {
+                Some(n) => pos = n,
+                None => return,
             }
         }
     }
@@ -143,6 +136,31 @@ pub(crate) enum Step<T> {
     NotOurs,
 }
 
+impl<T> Step<T> {
+    /// Continue a `Done` with `f(value, end)`; every other outcome is passed on as it is.
+    pub(crate) fn and_then<U>(self, f: impl FnOnce(T, usize) -> Step<U>) -> Step<U> {
+        match self {
+            Step::Done(v, e) => f(v, e),
+            Step::Incomplete(n, r) => Step::Incomplete(n, r),
+            Step::Malformed { name, reason, at } => Step::Malformed { name, reason, at },
+            Step::NotOurs => Step::NotOurs,
+        }
+    }
+
+    /// Inside a wrapper that only ever holds this format, content that is `NotOurs` is
+    /// malformed instead: `reason()` at `at`, with no call name.
+    pub(crate) fn not_ours_malformed(self, reason: impl FnOnce() -> String, at: usize) -> Self {
+        match self {
+            Step::NotOurs => Step::Malformed {
+                name: None,
+                reason: reason(),
+                at,
+            },
+            other => other,
+        }
+    }
+}
+
 /// Why a part of a call (one parameter) did not parse: kept small, turned into a [`Step`]
 /// by the caller.
 #[derive(Debug)]
@@ -171,6 +189,44 @@ pub(crate) enum Settled {
     NotOurs,
     /// The rest of the text belongs to a construct: stop scanning.
     Stop,
+}
+
+impl Settled {
+    /// Where scanning continues: after the construct, at `not_ours` (just after the opening
+    /// marker) when nothing was pushed, or `None` when scanning stops.
+    pub(crate) fn resume(self, not_ours: usize) -> Option<usize> {
+        match self {
+            Settled::Next(n) => Some(n),
+            Settled::NotOurs => Some(not_ours),
+            Settled::Stop => None,
+        }
+    }
+}
+
+/// The scanning loop of a format whose constructs all open with `open` and, when malformed,
+/// end after the next `close`: `parse(start)` reads the construct at each `open`, [`settle`]
+/// reports it, and scanning continues after it (after `open` when it is not ours).
+pub(crate) fn detect_blocks(
+    text: &str,
+    ctx: &DetectCtx<'_>,
+    out: &mut Vec<Found>,
+    open: &str,
+    close: &str,
+    mut parse: impl FnMut(usize) -> Step<Vec<Candidate>>,
+) {
+    let mut opens = Next::new(text, open);
+    let mut closes = Next::new(text, close);
+    let mut pos = 0;
+    while let Some(start) = opens.find(pos) {
+        let step = parse(start);
+        let next = settle(out, ctx, text.len(), start, step, |at| {
+            closes.find(at).map(|c| c + close.len())
+        });
+        match next.resume(start + open.len()) {
+            Some(n) => pos = n,
+            None => return,
+        }
+    }
 }
 
 /// Push the found for `step` (started at `start`) and say where scanning continues.
@@ -270,32 +326,10 @@ impl<'a> FnParser<'a> {
     /// One or more functions from `k` (which starts with `<function=`), separated by
     /// whitespace. Ends after the last `</function>`.
     pub(crate) fn functions(&mut self, ctx: &DetectCtx<'_>, k: usize) -> Step<Vec<Candidate>> {
-        let mut calls = Vec::new();
-        let mut k = k;
-        loop {
-            match self.function(ctx, k, false) {
-                Step::Done(c, e) => {
-                    calls.push(c);
-                    let n = scan::skip_ws(self.text, e);
-                    if self.text[n..].starts_with(FUNC_OPEN) {
-                        k = n;
-                    } else {
-                        return Step::Done(calls, e);
-                    }
-                }
-                Step::Incomplete(n, r) => return Step::Incomplete(n, r),
-                Step::Malformed { name, reason, at } => {
-                    return Step::Malformed { name, reason, at }
-                }
-                Step::NotOurs => {
-                    return Step::Malformed {
-                        name: None,
-                        reason: "invalid <function=…> tag".into(),
-                        at: k,
-                    }
-                }
-            }
-        }
+        let text = self.text;
+        element_run(text, k, FUNC_OPEN, "invalid <function=…> tag", |k| {
+            self.function(ctx, k, false)
+        })
     }
 
     /// One `<function=NAME>…</function>` at `f`. `bare`: no wrapper around it, so anything
@@ -323,41 +357,18 @@ impl<'a> FnParser<'a> {
             }
         };
         let name = &text[i..j];
-        let mut args = Map::new();
-        let mut k = scan::skip_ws(text, j + 1);
-        loop {
-            let rest = &text[k..];
-            if rest.starts_with(FUNC_CLOSE) {
-                let call = Candidate::new(name, Value::Object(args));
-                return Step::Done(call, k + FUNC_CLOSE.len());
-            }
-            if rest.starts_with(PARAM_OPEN) {
-                match self.parameter(ctx, name, k, &mut args) {
-                    Ok(next) => {
-                        k = scan::skip_ws(text, next);
-                        continue;
-                    }
-                    Err(fail) => return fail.into_step(name),
-                }
-            }
-            if rest.is_empty() || prefix_of(rest, FUNC_CLOSE) || prefix_of(rest, PARAM_OPEN) {
-                return Step::Incomplete(
-                    Some(name.to_string()),
-                    format!("<function={name}> is not closed by </function>"),
-                );
-            }
-            if bare && args.is_empty() {
-                return Step::NotOurs;
-            }
-            return Step::Malformed {
-                name: Some(name.to_string()),
-                reason: format!(
-                    "unexpected text {:?} in <function={name}>: expected <parameter=…> or </function>",
-                    super::hermes::preview(rest)
-                ),
-                at: k,
-            };
-        }
+        let tag = format!("<function={name}>");
+        element_body(
+            text,
+            name,
+            scan::skip_ws(text, j + 1),
+            &tag,
+            FUNC_CLOSE,
+            PARAM_OPEN,
+            "<parameter=…>",
+            bare,
+            |k, args| self.parameter(ctx, name, k, args),
+        )
     }
 
     /// One `<parameter=KEY>VALUE</parameter>` at `k`; returns the offset after it.
@@ -410,6 +421,59 @@ impl<'a> FnParser<'a> {
     }
 }
 
+/// The body of the element `tag` (for `name`), from `k`: `PARAM…` parameters, each read by
+/// `param(k, args)` (returning the offset after it), up to `close`, with whitespace between.
+/// `param_hint` names a parameter tag in the error for stray text. `bare`: no wrapper around
+/// the element, so stray text before any parameter is `NotOurs`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn element_body(
+    text: &str,
+    name: &str,
+    k: usize,
+    tag: &str,
+    close: &str,
+    param_open: &str,
+    param_hint: &str,
+    bare: bool,
+    mut param: impl FnMut(usize, &mut Map<String, Value>) -> Result<usize, Fail>,
+) -> Step<Candidate> {
+    let mut args = Map::new();
+    let mut k = k;
+    loop {
+        let rest = &text[k..];
+        if rest.starts_with(close) {
+            let call = Candidate::new(name, Value::Object(args));
+            return Step::Done(call, k + close.len());
+        }
+        if rest.starts_with(param_open) {
+            match param(k, &mut args) {
+                Ok(next) => {
+                    k = scan::skip_ws(text, next);
+                    continue;
+                }
+                Err(fail) => return fail.into_step(name),
+            }
+        }
+        if rest.is_empty() || prefix_of(rest, close) || prefix_of(rest, param_open) {
+            return Step::Incomplete(
+                Some(name.to_string()),
+                format!("{tag} is not closed by {close}"),
+            );
+        }
+        if bare && args.is_empty() {
+            return Step::NotOurs;
+        }
+        return Step::Malformed {
+            name: Some(name.to_string()),
+            reason: format!(
+                "unexpected text {:?} in {tag}: expected {param_hint} or {close}",
+                super::hermes::preview(rest)
+            ),
+            at: k,
+        };
+    }
+}
+
 /// A value that holds the start of another parameter on its own line, or a `</function>`
 /// followed by the end of the call, swallowed the rest of the call: its `</parameter>` is
 /// missing.
@@ -431,9 +495,7 @@ fn value_runs_on(raw: &str) -> Option<&'static str> {
 }
 
 /// `OPEN ws <function=…>… ws CLOSE` at `start`: the wrapper shared by `<tool_call>` and
-/// `<seed:tool_call>`. Content that does not start with `<function=` is `NotOurs`. A missing
-/// closing tag after complete functions is accepted (at end of output only if nothing
-/// follows); the span then ends after the last `</function>`.
+/// `<seed:tool_call>`. See [`wrapped_run`].
 pub(crate) fn parse_wrapped(
     p: &mut FnParser<'_>,
     ctx: &DetectCtx<'_>,
@@ -442,71 +504,100 @@ pub(crate) fn parse_wrapped(
     close: &str,
 ) -> Step<Vec<Candidate>> {
     let text = p.text;
+    wrapped_run(text, ctx, start, open, close, FUNC_OPEN, |k| {
+        p.functions(ctx, k)
+    })
+}
+
+/// One or more elements from `k` (which starts with `elem_open`), separated by whitespace;
+/// ends after the last one. `element(k)` parses one element inside a wrapper, where it is
+/// never `NotOurs`; should it be, the run is malformed with `not_ours` at that element.
+pub(crate) fn element_run(
+    text: &str,
+    k: usize,
+    elem_open: &str,
+    not_ours: &str,
+    mut element: impl FnMut(usize) -> Step<Candidate>,
+) -> Step<Vec<Candidate>> {
+    let mut calls = Vec::new();
+    let mut k = k;
+    loop {
+        match element(k) {
+            Step::Done(c, e) => {
+                calls.push(c);
+                let n = scan::skip_ws(text, e);
+                if text[n..].starts_with(elem_open) {
+                    k = n;
+                } else {
+                    return Step::Done(calls, e);
+                }
+            }
+            Step::Incomplete(n, r) => return Step::Incomplete(n, r),
+            Step::Malformed { name, reason, at } => return Step::Malformed { name, reason, at },
+            Step::NotOurs => {
+                return Step::Malformed {
+                    name: None,
+                    reason: not_ours.into(),
+                    at: k,
+                }
+            }
+        }
+    }
+}
+
+/// `open ws ELEMENT… ws close` at `start`, where every element starts with `elem_open` and
+/// `run(k)` reads them all from `k` (see [`element_run`]). Content that does not start with
+/// `elem_open` is `NotOurs`. A missing closing tag after complete elements is accepted (at
+/// end of output only if nothing follows); the span then ends after the last element.
+pub(crate) fn wrapped_run(
+    text: &str,
+    ctx: &DetectCtx<'_>,
+    start: usize,
+    open: &str,
+    close: &str,
+    elem_open: &str,
+    run: impl FnOnce(usize) -> Step<Vec<Candidate>>,
+) -> Step<Vec<Candidate>> {
     let k = scan::skip_ws(text, start + open.len());
     let rest = &text[k..];
-    if !rest.starts_with(FUNC_OPEN) {
-        return if !ctx.eof && (rest.is_empty() || prefix_of(rest, FUNC_OPEN)) {
+    if !rest.starts_with(elem_open) {
+        return if !ctx.eof && (rest.is_empty() || prefix_of(rest, elem_open)) {
             Step::Incomplete(None, format!("{open} is empty"))
         } else {
             Step::NotOurs
         };
     }
-    match p.functions(ctx, k) {
-        Step::Done(calls, e) => {
-            let n = scan::skip_ws(text, e);
-            let rest = &text[n..];
-            if rest.starts_with(close) {
-                Step::Done(calls, n + close.len())
-            } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
-                Step::Incomplete(None, format!("{open} is not closed"))
-            } else {
-                Step::Done(calls, e)
-            }
+    run(k).and_then(|calls, e| {
+        let n = scan::skip_ws(text, e);
+        let rest = &text[n..];
+        if rest.starts_with(close) {
+            Step::Done(calls, n + close.len())
+        } else if !ctx.eof && (rest.is_empty() || prefix_of(rest, close)) {
+            Step::Incomplete(None, format!("{open} is not closed"))
+        } else {
+            Step::Done(calls, e)
         }
-        other => other,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect, reason, tools};
     use serde_json::json;
 
-    fn tools() -> ToolSet {
-        ToolSet::from_openai_json(
+    fn run(text: &str, eof: bool) -> Vec<Found> {
+        let tools = tools(
             r#"[{"type":"function","function":{"name":"set_light","parameters":{"type":"object","properties":{
                 "room":{"type":"string"},"on":{"type":"boolean"},"brightness":{"type":"integer"}}}}},
                {"type":"function","function":{"name":"write_file","parameters":{"type":"object","properties":{
                 "path":{"type":"string"},"content":{"type":"string"}}}}}]"#,
-        )
-        .unwrap()
-    }
-
-    fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = tools();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Qwen3Coder.detect(text, &ctx, &mut out);
+        );
+        let out = detect(&Qwen3Coder, text, eof, &tools);
         for f in &out {
             assert!(f.span.start <= f.span.end);
         }
         out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            k => panic!("expected malformed, got {k:?}"),
-        }
     }
 
     #[test]

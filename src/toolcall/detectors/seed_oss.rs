@@ -22,8 +22,7 @@
 
 use crate::toolcall::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::hermes::Next;
-use super::qwen3_coder::{parse_wrapped, settle, FnParser, Settled, Step};
+use super::qwen3_coder::{detect_blocks, parse_wrapped, FnParser};
 
 pub struct SeedOss;
 
@@ -42,55 +41,33 @@ impl Detector for SeedOss {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut p = FnParser::new(text);
-        let mut opens = Next::new(text, OPEN);
-        let mut closes = Next::new(text, CLOSE);
-        let mut pos = 0;
-        while let Some(start) = opens.find(pos) {
-            let step = match parse_wrapped(&mut p, ctx, start, OPEN, CLOSE) {
-                // The wrapper only ever holds functions: other content is malformed.
-                Step::NotOurs => Step::Malformed {
-                    name: None,
-                    reason: format!("{OPEN} does not hold a <function=…> block"),
-                    at: start + OPEN.len(),
-                },
-                other => other,
-            };
-            let next = settle(out, ctx, text.len(), start, step, |at| {
-                closes.find(at).map(|c| c + CLOSE.len())
-            });
-            match next {
-                Settled::Next(n) => pos = n,
-                Settled::NotOurs => pos = start + OPEN.len(),
-                Settled::Stop => return,
-            }
-        }
+        detect_blocks(text, ctx, out, OPEN, CLOSE, |start| {
+            // The wrapper only ever holds functions: other content is malformed.
+            parse_wrapped(&mut p, ctx, start, OPEN, CLOSE).not_ours_malformed(
+                || format!("{OPEN} does not hold a <function=…> block"),
+                start + OPEN.len(),
+            )
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::detector::{Candidate, FoundKind};
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{calls, detect, tools};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::from_openai_json(
-            r#"[{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{
+        detect(
+            &SeedOss,
+            text,
+            eof,
+            &tools(
+                r#"[{"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{
                 "query":{"type":"string"},"limit":{"type":"integer"}}}}}]"#,
+            ),
         )
-        .unwrap();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        SeedOss.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<Candidate> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.clone(),
-            k => panic!("expected calls, got {k:?}"),
-        }
     }
 
     #[test]
