@@ -31,9 +31,10 @@
 //!   True/False/None, lists, dicts); it only runs if a tool of that name is registered.
 //! - Code interpreter: any other text after the tag is Python source for Meta's built-in
 //!   `code_interpreter`. Decision: it becomes a call named `code_interpreter` with
-//!   arguments `{"code": <source>}` (the source runs up to the end token or the end of the
-//!   output); validation rejects it unless such a tool is registered, and the code never
-//!   reaches speech.
+//!   arguments `{"code": <source>}` (the source runs up to the next special token, normally
+//!   `<|eom_id|>`, or the end of the output); validation rejects it unless such a tool is
+//!   registered, and the code never reaches speech. A tag followed directly by another
+//!   special token is malformed (empty).
 //! - A list after the tag (`<|python_tag|>[{…}]` or `<|python_tag|>[f(x=1)]`, seen from
 //!   fine-tunes) is read as a JSON call list or a pythonic call list.
 //! - Streaming: a tagged construct is pending until its end token (more `;`-separated
@@ -69,8 +70,7 @@ impl Detector for Llama32 {
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let b = text.as_bytes();
         let mut tags = Finder::new(TAG);
-        let mut eom = Finder::new("<|eom_id|>");
-        let mut eot = Finder::new("<|eot_id|>");
+        let mut specials = Finder::new("<|");
         let mut cursor = 0;
         let mut bare_done = false;
         loop {
@@ -105,7 +105,7 @@ impl Detector for Llama32 {
                 continue;
             }
             let Some(t) = next_tag else { return };
-            let f = tagged_at(text, t, ctx.eof, &mut eom, &mut eot);
+            let f = tagged_at(text, t, ctx.eof, &mut specials);
             let end = f.span.end;
             let pending = matches!(f.kind, crate::toolcall::detector::FoundKind::Pending);
             out.push(f);
@@ -198,7 +198,7 @@ fn run_may_continue(text: &str, end: usize) -> bool {
     rest.is_empty() || is_partial_of(rest, LLAMA_END_TOKENS)
 }
 
-fn tagged_at(text: &str, t: usize, eof: bool, eom: &mut Finder, eot: &mut Finder) -> Found {
+fn tagged_at(text: &str, t: usize, eof: bool, specials: &mut Finder) -> Found {
     let b = text.as_bytes();
     let body = t + TAG.len();
     let j = ws(text, body);
@@ -216,7 +216,7 @@ fn tagged_at(text: &str, t: usize, eof: bool, eom: &mut Finder, eot: &mut Finder
             if let Some(f) = builtin_call(text, t, j, eof) {
                 return f;
             }
-            code_interpreter(text, t, j, eof, eom, eot)
+            code_interpreter(text, t, j, eof, specials)
         }
     }
 }
@@ -387,25 +387,23 @@ fn builtin_call(text: &str, t: usize, j: usize, eof: bool) -> Option<Found> {
 }
 
 /// `<|python_tag|>` followed by Python source: the built-in code interpreter.
-fn code_interpreter(
-    text: &str,
-    t: usize,
-    j: usize,
-    eof: bool,
-    eom: &mut Finder,
-    eot: &mut Finder,
-) -> Found {
-    let stop = match (eom.next(text, j), eot.next(text, j)) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let code_end = match stop {
+fn code_interpreter(text: &str, t: usize, j: usize, eof: bool, specials: &mut Finder) -> Found {
+    // The source ends at the next special token (`<|eom_id|>` normally; Python source
+    // never holds one), or at the end of the output.
+    let code_end = match specials.next(text, j) {
         Some(p) => p,
         None if !eof => return Found::pending(t..text.len()),
         None => text.len(),
     };
     let code = text[j..code_end].trim_end();
     let span_end = skip_end_tokens(text, code_end, LLAMA_END_TOKENS).max(code_end);
+    if code.is_empty() {
+        return Found::malformed(
+            t..span_end.max(t + TAG.len()),
+            None,
+            "empty <|python_tag|> call: no JSON, built-in call or code follows the tag",
+        );
+    }
     Found::call(
         t..span_end,
         Candidate::new("code_interpreter", json!({ "code": code })),
@@ -499,6 +497,12 @@ mod tests {
             run("<|python_tag|>print(1)", false),
             vec![Found::pending(0..22)]
         );
+        let out = run("<|python_tag|><|python_tag|><|channel|>x", false);
+        assert_eq!(out.len(), 2);
+        assert!(out
+            .iter()
+            .all(|f| matches!(f.kind, FoundKind::Malformed { .. })));
+        assert_eq!(out[1].span, 14..28);
     }
 
     #[test]
