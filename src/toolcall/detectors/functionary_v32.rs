@@ -20,11 +20,12 @@
 //!   without it, right at the start of the output: `get_weather\n{"location": "Paris"}`,
 //!   `all\nHello!`, `python\nprint(1)`. That start-only form is accepted only as the very
 //!   first thing in the output (after leading whitespace), the call's JSON must follow on
-//!   the next line and parse; since nothing marks it as markup, such founds are
-//!   [`Found::loose`], unless a finished `>>>` construct follows (then the output is a
-//!   Functionary message and the first call is as strict as the others). While streaming,
-//!   the first word and line are pending until they cannot be a recipient line any more,
-//!   which is why the detector has no trigger and always runs.
+//!   the next line and parse (otherwise the text is left alone). Such founds are strict
+//!   like the marked ones: a reply that opens with an identifier line and a JSON object
+//!   line is this format (and a loose found would be dropped next to the strict `>>>` calls
+//!   that usually follow, or change kind as they stream in). While streaming, the first
+//!   word and line are pending until they cannot be a recipient line any more, which is
+//!   why the detector has no trigger and always runs.
 //! - While streaming, a trailing `>` or `>>` is pending (it may become `>>>`), except the
 //!   `>` that closes a tag or special token (`</think>`, `<|im_end|>`).
 //! - Each `>>>NAME\n{json}` call is its own construct; the span runs from `>>>` to the end
@@ -65,17 +66,14 @@ impl Detector for FunctionaryV32 {
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         let mut marks = Finder::new(MARK);
         let mut cursor = 0;
-        let mut start_found = None;
         if let Some(f) = start_form(text, ctx.eof, &mut marks) {
             let stop = matches!(f.kind, FoundKind::Pending);
             cursor = f.span.end;
-            start_found = Some(out.len());
             out.push(f);
             if stop {
                 return;
             }
         }
-        let first_marked = out.len();
         while let Some(m) = marks.next(text, cursor) {
             match recipient_at(text, m, ctx.eof, &mut marks) {
                 Step::Skip(next) => cursor = next.max(m + 1),
@@ -86,18 +84,6 @@ impl Detector for FunctionaryV32 {
                     if stop {
                         return;
                     }
-                }
-            }
-        }
-        // A finished `>>>` construct shows the whole output is a Functionary message: the
-        // start-only call is then as certain as the marked ones.
-        if let Some(i) = start_found {
-            let marked = out
-                .get(first_marked..)
-                .is_some_and(|fs| fs.iter().any(|f| !matches!(f.kind, FoundKind::Pending)));
-            if marked {
-                if let Some(f) = out.get_mut(i) {
-                    f.loose = false;
                 }
             }
         }
@@ -174,17 +160,17 @@ fn start_form(text: &str, eof: bool, marks: &mut Finder) -> Option<Found> {
     // While streaming, the first word may still turn out to be a recipient line.
     let hold = !eof && (k >= b.len() || (b[k] == b'\r' && k + 1 == b.len()));
     if hold {
-        return Some(Found::pending(lead..text.len()).loose());
+        return Some(Found::pending(lead..text.len()));
     }
     let content = after_newline(b, k)?;
     let name = &text[lead..k];
     match name {
         // Plain text follows: only the recipient line is markup (a found without calls).
         "all" => Some(Found::calls(lead..content, Vec::new())),
-        "python" => Some(python_call(text, lead, content, eof, marks).loose()),
+        "python" => Some(python_call(text, lead, content, eof, marks)),
         _ => {
             if content >= b.len() && !eof {
-                return Some(Found::pending(lead..text.len()).loose());
+                return Some(Found::pending(lead..text.len()));
             }
             if b.get(content) != Some(&b'{') {
                 return None;
@@ -196,9 +182,9 @@ fn start_form(text: &str, eof: bool, marks: &mut Finder) -> Option<Found> {
                         return None;
                     }
                     let end = skip_end_tokens(text, e, LLAMA_END_TOKENS);
-                    Some(Found::call(lead..end, Candidate::new(name, args)).loose())
+                    Some(Found::call(lead..end, Candidate::new(name, args)))
                 }
-                Scan::Incomplete if !eof => Some(Found::pending(lead..text.len()).loose()),
+                Scan::Incomplete if !eof => Some(Found::pending(lead..text.len())),
                 _ => None,
             }
         }
@@ -345,19 +331,15 @@ mod tests {
     }
 
     #[test]
-    fn start_only_form_is_loose() {
+    fn start_only_form() {
         let t = "get_weather\n{\"location\": \"Paris\"} \n";
         let out = run(t, true);
         assert_eq!(out.len(), 1);
-        assert!(out[0].loose);
+        assert!(!out[0].loose);
         assert_eq!(call(&out[0]).1, json!({"location": "Paris"}));
         let t = "get_time\n{}>>>get_date\n{}<|eot_id|>";
         let out = run(t, true);
         assert_eq!(out.len(), 2);
-        assert!(
-            !out[0].loose,
-            "a finished >>> construct makes the start call strict"
-        );
         assert_eq!(out[1].span.end, t.len());
         assert_eq!(
             run("all\nJust text.", true),
@@ -377,7 +359,7 @@ mod tests {
                 json!({"code": "# This is a program:\nprint('hey')"})
             )
         );
-        assert_eq!(run(t, false), vec![Found::pending(0..t.len()).loose()]);
+        assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
         let t = ">>>python\nprint(1)\n>>>get_time\n{}";
         let out = run(t, true);
         assert_eq!(call(&out[0]).1, json!({"code": "print(1)"}));
@@ -413,10 +395,7 @@ mod tests {
         let t = "all\nHi>>>get_weather\n{\"loc";
         assert_eq!(run(t, false), vec![all, Found::pending(6..t.len())]);
         assert!(matches!(run(t, true)[1].kind, FoundKind::Malformed { .. }));
-        assert_eq!(
-            run("get_time\n{", false),
-            vec![Found::pending(0..10).loose()]
-        );
+        assert_eq!(run("get_time\n{", false), vec![Found::pending(0..10)]);
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //!   with either quote and escapes, numbers, `True`/`False`/`None`, lists, tuples, dicts,
 //!   nested), parsed by [`pyliteral`]; nothing is evaluated.
 //! - Llama 4 wraps the list in `<|python_start|>` … `<|python_end|>`; the markers are part
-//!   of the span. A missing `<|python_end|>` at the end of the output is accepted.
+//!   of the span. A missing `<|python_end|>` at the end of the output is accepted. A marker
+//!   followed by something that is not a call is malformed and only the marker is claimed
+//!   (a stray `<|python_end|>` is a special token the reply drops anyway).
 //! - An "inline" call: a single `name(key=value)` that is the ENTIRE reply (trimmed, after
 //!   any think block, ignoring trailing special tokens).
 //! - A fenced list (```` ```tool_code ```` / ```` ``` ````) has its span widened over the fence.
@@ -66,7 +68,6 @@ impl Detector for Pythonic {
         let cap = inline.as_ref().map_or(text.len(), |f| f.span.start);
         let b = text.as_bytes();
         let mut starts = Finder::new(PY_START);
-        let mut ends = Finder::new(PY_END);
         let mut cursor = 0;
         let mut last_end = 0;
         loop {
@@ -75,7 +76,7 @@ impl Detector for Pythonic {
             let bracket = find_byte(b, cursor, limit, |c| c == b'[');
             let step = match (bracket, next_start) {
                 (Some(s), _) => list_at(text, s, ctx.eof, whole, last_end),
-                (None, Some(p)) => marked_at(text, p, ctx.eof, &mut ends),
+                (None, Some(p)) => marked_at(text, p, ctx.eof),
                 (None, None) => break,
             };
             match step {
@@ -206,7 +207,7 @@ fn list_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Step 
 }
 
 /// Llama 4: `<|python_start|>[…]<|python_end|>` at `p`.
-fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
+fn marked_at(text: &str, p: usize, eof: bool) -> Step {
     let b = text.as_bytes();
     let j = ws(text, p + PY_START.len());
     let malformed = |end: usize, reason: String| {
@@ -216,22 +217,20 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
             format!("malformed pythonic call after <|python_start|>: {reason}"),
         ))
     };
-    // Where a broken construct ends: its <|python_end|>, or the end of the text.
-    let broken_end = |ends: &mut Finder| ends.next(text, j).map(|q| q + PY_END.len());
     let (close, list) = match b.get(j) {
         None if !eof => return Step::Found(Found::pending(p..text.len())),
         None => return malformed(text.len(), "no call follows the marker".into()),
         Some(b'[') => (j, true),
         Some(_) => {
             let k = ident_end(b, j);
+            if k >= b.len() && !eof {
+                // `<|python_start|>get_ti`: may still become a call.
+                return Step::Found(Found::pending(p..text.len()));
+            }
             if k == j || b.get(k) != Some(&b'(') {
-                return match broken_end(ends) {
-                    None if !eof => Step::Found(Found::pending(p..text.len())),
-                    end => malformed(
-                        end.unwrap_or(text.len()),
-                        "expected a call list `[name(…)]`".into(),
-                    ),
-                };
+                // Only the marker is claimed: what follows is not a call, and a span that
+                // waited for `<|python_end|>` would be undecided while streaming.
+                return malformed(j, "expected a call list `[name(…)]`".into());
             }
             (k, false)
         }
@@ -246,13 +245,7 @@ fn marked_at(text: &str, p: usize, eof: bool, ends: &mut Finder) -> Step {
             )
         }
         Scan::Invalid(at) => {
-            return match broken_end(ends) {
-                None if !eof => Step::Found(Found::pending(p..text.len())),
-                end => malformed(
-                    end.unwrap_or(text.len()).max(at + 1),
-                    "mismatched bracket".into(),
-                ),
-            };
+            return malformed((at + 1).min(text.len()), "mismatched bracket".into());
         }
     };
     let parsed = if list {
@@ -360,6 +353,15 @@ mod tests {
         let t = "<|python_start|>[get_time()]";
         assert_eq!(run(t, false), vec![Found::pending(0..t.len())]);
         assert_eq!(run(t, true)[0].span, 0..t.len());
+        for eof in [true, false] {
+            let out = run("<|python_start|>>>>x y", eof);
+            assert_eq!(out[0].span, 0..16);
+            assert!(matches!(out[0].kind, FoundKind::Malformed { .. }));
+        }
+        assert_eq!(
+            run("<|python_start|>get_ti", false),
+            vec![Found::pending(0..22)]
+        );
     }
 
     #[test]
