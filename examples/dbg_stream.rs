@@ -1,34 +1,41 @@
-use hearth::toolcall::{known_tags, registry, Parser, ToolSet};
-fn main() {
-    let s = std::env::args().nth(1).unwrap();
-    let tools =
-        ToolSet::from_openai_json(&std::fs::read_to_string("tests/corpus/tools.json").unwrap())
-            .unwrap();
-    let think = match std::env::args().nth(2).as_deref() {
+//! Find the first split point where streaming an output differs from parsing it at once:
+//! `cargo run --example dbg_stream -- 'RAW OUTPUT' [true|false]` (the second argument is
+//! whether the prompt opened a think block; absent means unknown). Uses
+//! tests/corpus/tools.json as the tools.
+
+use hearth::toolcall::{known_tags, registry, Parser, StreamEvent, ToolSet};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let raw = args.next().ok_or("usage: dbg_stream 'RAW OUTPUT' [true|false]")?;
+    let think = match args.next().as_deref() {
         Some("true") => Some(true),
         Some("false") => Some(false),
         _ => None,
     };
-    let p = Parser::from_names(&registry(), &["auto"], known_tags(), think).unwrap();
-    let one = p.parse(&s, &tools);
-    println!("one-shot reply {:?}", one.reply);
-    for (i, _) in s.char_indices().skip(1) {
-        let mut sp = p.stream(&tools);
-        let a = sp.push(&s[..i]);
-        let b = sp.push(&s[i..]);
-        let (c, _) = sp.finish();
-        let text: String = a
+    let tools = ToolSet::from_openai_json(&std::fs::read_to_string("tests/corpus/tools.json")?)?;
+    let parser = Parser::from_names(&registry(), &["auto"], known_tags(), think)?;
+    let one = parser.parse(&raw, &tools);
+    println!("one-shot reply {:?}, calls {:?}", one.reply, one.calls);
+    for (i, _) in raw.char_indices().skip(1) {
+        let mut sp = parser.stream(&tools);
+        let first = sp.push(&raw[..i]);
+        let second = sp.push(&raw[i..]);
+        let (last, _) = sp.finish();
+        let text: String = first
             .iter()
-            .chain(&b)
-            .chain(&c)
+            .chain(&second)
+            .chain(&last)
             .filter_map(|e| match e {
-                hearth::toolcall::StreamEvent::Text(t) => Some(t.clone()),
-                _ => None,
+                StreamEvent::Text(t) => Some(t.as_str()),
+                StreamEvent::Call(_) => None,
             })
             .collect();
         if text != one.reply {
-            println!("split {i} {:?}: first={:?}", &s[..i], a);
-            break;
+            println!("diverges at split {i} {:?}: first push gave {first:?}", &raw[..i]);
+            return Ok(());
         }
     }
+    println!("every split point streams equal");
+    Ok(())
 }

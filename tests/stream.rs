@@ -168,7 +168,11 @@ fn soup() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+    // PROPTEST_CASES raises the count for a longer local run
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512),
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn any_bytes_never_panic(s in any::<String>()) {

@@ -73,6 +73,11 @@ pub fn scan_code(text: &str) -> (Vec<Range<usize>>, Option<usize>) {
             }
             match closed {
                 Some(end) => {
+                    if end == b.len() {
+                        // the closing run touches the end: more backticks may yet make it
+                        // a different run that no longer closes this span
+                        open_from.get_or_insert(i);
+                    }
                     out.push(i..end);
                     i = end;
                 }
@@ -173,7 +178,8 @@ mod tests {
         let xlam = "```json\n[{\"name\": \"get_time\"}]\n```";
         assert_eq!(mask(xlam), xlam);
         assert_eq!(scan_code("a `b").1, Some(2));
-        assert_eq!(scan_code("a `b`").1, None);
+        assert_eq!(scan_code("a `b` c").1, None);
+        assert_eq!(scan_code("a `b`").1, Some(2));
         assert_eq!(scan_code("```json\n{").1, Some(0));
     }
 

@@ -317,6 +317,13 @@ impl Parser {
         let mut items = resolve_overlaps(items);
         let mut rejected = Vec::new();
         apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
+        if let (false, Some(h)) = (eof, scan.hold_from) {
+            // past an undecided think boundary nothing is final yet (a call trailing an
+            // unclosed block may still be followed by more reasoning)
+            for it in items.iter_mut().filter(|it| it.found.span.start >= h) {
+                it.found.kind = FoundKind::Pending;
+            }
+        }
 
         // 5. strict formats first; loose ones only as a fallback
         let strict_complete = items

@@ -771,10 +771,11 @@ fn next_bare(text: &str, bares: &mut Finder<'_>, mut from: usize) -> Option<usiz
         let ok = before.is_empty()
             || before.ends_with(|c: char| c.is_whitespace())
             || before.ends_with("<channel|>");
+        // the name may not have arrived yet: a `call:` ending the text is still a start
         let name_follows = text
             .as_bytes()
             .get(p + BARE.len())
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
+            .is_none_or(|c| c.is_ascii_alphabetic() || *c == b'_');
         if ok && name_follows {
             return Some(p);
         }
