@@ -7,7 +7,9 @@ use hearth::toolcall::{known_tags, registry, Parser, StreamEvent, ToolSet};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let raw = args.next().ok_or("usage: dbg_stream 'RAW OUTPUT' [true|false]")?;
+    let raw = args
+        .next()
+        .ok_or("usage: dbg_stream 'RAW OUTPUT' [true|false]")?;
     let think = match args.next().as_deref() {
         Some("true") => Some(true),
         Some("false") => Some(false),
@@ -32,7 +34,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         if text != one.reply {
-            println!("diverges at split {i} {:?}: first push gave {first:?}", &raw[..i]);
+            println!(
+                "diverges at split {i} {:?}: first push gave {first:?}",
+                &raw[..i]
+            );
             return Ok(());
         }
     }

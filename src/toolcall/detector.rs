@@ -47,7 +47,9 @@ impl Candidate {
 /// What a detector found at one place in the text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FoundKind {
-    /// One construct holding one or more calls (`[a(), b()]` is one construct, two calls).
+    /// One construct holding its calls (`[a(), b()]` is one construct, two calls). An
+    /// empty list is markup that says "no call" (Functionary's `>>>all`, xLAM's
+    /// `{"tool_calls": []}`, Cohere's `directly_answer`): it leaves the reply and runs nothing.
     Calls(Vec<Candidate>),
     /// Markup of this format that does not parse. It is removed from the reply and
     /// reported as rejected; nothing runs.

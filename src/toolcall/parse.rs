@@ -604,8 +604,12 @@ fn pick(group: &mut Vec<Item>, out: &mut Vec<Item>) {
     {
         let start = group.iter().map(|g| g.found.span.start).min().unwrap_or(0);
         let end = group.iter().map(|g| g.found.span.end).max().unwrap_or(0);
+        // the place stays strict if any found there is: strict markup is never let go
+        // of because a loose pending found happened to overlap it
+        let all_loose = group.iter().all(|g| g.loose);
         let mut it = group.swap_remove(p);
         it.found.span = start..end;
+        it.loose = all_loose;
         group.clear();
         out.push(it);
         return;
@@ -750,8 +754,10 @@ fn gate_loose(
         }
     });
     // identical repeats are one candidate; different ones conflict
+    // an empty construct (markup saying "no call", e.g. xLAM's `{"tool_calls": []}`) runs
+    // nothing and conflicts with nothing
     let first = items.iter().find_map(|it| match &it.found.kind {
-        FoundKind::Calls(c) => Some(c.clone()),
+        FoundKind::Calls(c) if !c.is_empty() => Some(c.clone()),
         _ => None,
     });
     let Some(first) = first else {
@@ -759,7 +765,7 @@ fn gate_loose(
     };
     let conflicting = items
         .iter()
-        .any(|it| matches!(&it.found.kind, FoundKind::Calls(c) if *c != first));
+        .any(|it| matches!(&it.found.kind, FoundKind::Calls(c) if !c.is_empty() && *c != first));
     if conflicting {
         let n = items
             .iter()
