@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
 use super::registry::{DetectorRegistry, RegistryError};
-use super::think::{known_tags, Region, ThinkMatcher, ThinkTags};
+use super::think::{known_tags, Region, ThinkMatcher, ThinkScan, ThinkTags};
 use super::validate::{ToolSet, Verdict};
 use super::{fence, tokens};
 
@@ -273,55 +273,21 @@ impl Parser {
             }
         }
 
-        // 2. detect
+        // 2. detect: strict formats first; loose ones only if no strict markup is decided
+        //    (they could only lose to it)
         let ctx = DetectCtx { eof, tools };
-        let mut items: Vec<Item> = Vec::new();
-        let mut buf: Vec<Found> = Vec::new();
-        for (i, d) in inner.chain.iter().enumerate() {
-            if !run[i] {
-                continue;
-            }
-            buf.clear();
-            d.detect(m, &ctx, &mut buf);
-            for mut f in buf.drain(..) {
-                let s = &f.span;
-                if s.start >= s.end
-                    || s.end > m.len()
-                    || !m.is_char_boundary(s.start)
-                    || !m.is_char_boundary(s.end)
-                {
-                    tracing::warn!(detector = d.name(), span = ?f.span, "detector returned an invalid span; ignored");
-                    continue;
-                }
-                if eof && f.kind == FoundKind::Pending {
-                    f.kind = FoundKind::Malformed {
-                        name: None,
-                        reason: format!("incomplete {} markup at the end of the output", d.name()),
-                    };
-                }
-                items.push(Item {
-                    loose: d.strictness() == Strictness::Loose || f.loose,
-                    found: f,
-                    det: i,
-                    in_think: false,
-                });
-            }
-        }
-
-        // 3. think blocks: markup starting in one cannot run past its close tag
         let scan = inner.think.scan(m, inner.start_in_think, eof);
-        clip_to_think(&scan.regions, &mut items);
-
-        // 4. overlaps: one winner per place; then, inside think blocks, keep only complete
-        //    trailing strict markup
-        let mut items = resolve_overlaps(items);
-        let mut rejected = Vec::new();
-        apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
-        if let (false, Some(h)) = (eof, scan.hold_from) {
-            // past an undecided think boundary nothing is final yet (a call trailing an
-            // unclosed block may still be followed by more reasoning)
-            for it in items.iter_mut().filter(|it| it.found.span.start >= h) {
-                it.found.kind = FoundKind::Pending;
+        let mut found: Vec<Item> = Vec::new();
+        self.detect_into(m, &ctx, &run, Strictness::Strict, &mut found);
+        let (mut items, mut rejected) = settle_items(m, &scan, found.clone(), eof);
+        let strict_decided = items
+            .iter()
+            .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
+        if !strict_decided {
+            let before = found.len();
+            self.detect_into(m, &ctx, &run, Strictness::Loose, &mut found);
+            if found.len() > before {
+                (items, rejected) = settle_items(m, &scan, found, eof);
             }
         }
 
@@ -528,6 +494,48 @@ impl Parser {
         }
     }
 
+    /// Run the detectors of one strictness that the trigger scan selected.
+    fn detect_into(
+        &self,
+        m: &str,
+        ctx: &DetectCtx<'_>,
+        run: &[bool],
+        which: Strictness,
+        items: &mut Vec<Item>,
+    ) {
+        let mut buf: Vec<Found> = Vec::new();
+        for (i, d) in self.inner.chain.iter().enumerate() {
+            if !run[i] || d.strictness() != which {
+                continue;
+            }
+            buf.clear();
+            d.detect(m, ctx, &mut buf);
+            for mut f in buf.drain(..) {
+                let s = &f.span;
+                if s.start >= s.end
+                    || s.end > m.len()
+                    || !m.is_char_boundary(s.start)
+                    || !m.is_char_boundary(s.end)
+                {
+                    tracing::warn!(detector = d.name(), span = ?f.span, "detector returned an invalid span; ignored");
+                    continue;
+                }
+                if ctx.eof && f.kind == FoundKind::Pending {
+                    f.kind = FoundKind::Malformed {
+                        name: None,
+                        reason: format!("incomplete {} markup at the end of the output", d.name()),
+                    };
+                }
+                items.push(Item {
+                    loose: which == Strictness::Loose || f.loose,
+                    found: f,
+                    det: i,
+                    in_think: false,
+                });
+            }
+        }
+    }
+
     /// While streaming: where a detector trigger or think tag may be starting at the end.
     fn partial_marker(&self, text: &str) -> Option<usize> {
         let mut best: Option<usize> = None;
@@ -546,6 +554,29 @@ impl Parser {
         }
         best
     }
+}
+
+/// Think clipping, overlap resolution and the think rule over one set of founds.
+fn settle_items(
+    m: &str,
+    scan: &ThinkScan,
+    mut items: Vec<Item>,
+    eof: bool,
+) -> (Vec<Item>, Vec<Rejected>) {
+    // markup starting in a think block cannot run past its close tag
+    clip_to_think(&scan.regions, &mut items);
+    // one winner per place; then, inside think blocks, only complete trailing strict markup
+    let mut items = resolve_overlaps(items);
+    let mut rejected = Vec::new();
+    apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
+    if let (false, Some(h)) = (eof, scan.hold_from) {
+        // past an undecided think boundary nothing is final yet (a call trailing an
+        // unclosed block may still be followed by more reasoning)
+        for it in items.iter_mut().filter(|it| it.found.span.start >= h) {
+            it.found.kind = FoundKind::Pending;
+        }
+    }
+    (items, rejected)
 }
 
 fn allow_list(tools: &ToolSet) -> String {
@@ -616,8 +647,8 @@ fn pick(group: &mut Vec<Item>, out: &mut Vec<Item>) {
     }
     let key = |g: &Item| {
         (
-            matches!(g.found.kind, FoundKind::Calls(_)),
             !g.loose,
+            matches!(g.found.kind, FoundKind::Calls(_)),
             g.found.span.len(),
             std::cmp::Reverse(g.det),
         )

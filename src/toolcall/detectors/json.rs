@@ -365,12 +365,25 @@ pub(crate) struct Whole {
     pub tail: usize,
 }
 
+/// Reverse finders for every think close tag that can end a block the output began in,
+/// built once.
+fn closers() -> &'static [memchr::memmem::FinderRev<'static>] {
+    static C: std::sync::OnceLock<Vec<memchr::memmem::FinderRev<'static>>> =
+        std::sync::OnceLock::new();
+    C.get_or_init(|| {
+        think::known_tags()
+            .into_iter()
+            .filter(|t| t.forced_open)
+            .map(|t| memchr::memmem::FinderRev::new(t.close.as_bytes()).into_owned())
+            .collect()
+    })
+}
+
 impl Whole {
     pub fn of(text: &str) -> Self {
-        let after_think = think::known_tags()
+        let after_think = closers()
             .iter()
-            .filter(|t| t.forced_open)
-            .filter_map(|t| text.rfind(t.close.as_str()).map(|p| p + t.close.len()))
+            .filter_map(|f| f.rfind(text.as_bytes()).map(|p| p + f.needle().len()))
             .max()
             .unwrap_or(0);
         let lead = scan::skip_ws(text, after_think);
