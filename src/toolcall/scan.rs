@@ -369,7 +369,23 @@ pub fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
     if from > hay.len() {
         return None;
     }
-    memchr::memmem::find(&hay.as_bytes()[from..], needle.as_bytes()).map(|p| p + from)
+    let h = &hay.as_bytes()[from..];
+    let n = needle.as_bytes();
+    let Some((&first, rest)) = n.split_first() else {
+        return Some(from);
+    };
+    // Detectors ask for the next of a short fixed marker again and again: a first-byte
+    // scan costs nothing to set up (a memmem searcher per call does). Each candidate
+    // position costs at most `needle.len()` byte comparisons.
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(first, &h[i..]) {
+        let at = i + p;
+        if h[at + 1..].starts_with(rest) {
+            return Some(from + at);
+        }
+        i = at + 1;
+    }
+    None
 }
 
 /// True if `s` is a plausible function name: letters, digits, `_`, `-`, `.`, not starting
