@@ -88,6 +88,33 @@ fn every_split_point_of_every_corpus_case() {
     );
 }
 
+/// Inputs on which streaming once diverged from the one-shot parse (found by proptest and
+/// cargo-fuzz): every split point, every think setting.
+const REGRESSIONS: &[&str] = &[
+    "Okay, the user wants the date. I have get_date.\n</think>\n\n<｜tool▁c=lls▁begin｜><｜tool▁call▁bef\u{4}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}wnction<｜tool▜tool▁sep｜>get_date\n`callon\n{get_dathi.e/<\ntnk>\n\n<｜tool▁calls▁begin｜><｜tool▁cal&time.[/THIol▁calls▁end｜>",
+    "</tool_call>[get_time()]<|tool_call>[ARGS][ARGS][ARGS]<|channel|>commentary to=functions.get_time <|constrain|>json<|message|><tool_call><tool_call>[TOOL_CALLS]{\"name\": \"get_time\", \"arguments\": {}}",
+    "{<|channel|>analysis<|message|>[/THINK][TOOL_CALLS]<｜tool▁call▁end｜><|end|><tool_call|><|im_end|>{{[set_light(room='x', on=True)] call:get_time{}<|im_end|>[/THINK]",
+    "call:get_time{}[THINK][TOOL_CALLS]{\"name\": \"get_time\", \"arguments\": {}}{",
+    "{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}<function=get_time><|python_tag|>`<|tool_call>Action:Action:<｜tool▁calls▁begin｜><tool_call>Action:```json\n<tool_call>",
+    "<|start|>assistant{\"name\": \"get_time\", \"arguments\": {}}<|start|>assistant",
+];
+
+#[test]
+fn past_divergences_stream_equal_at_every_split() {
+    let tools = common::default_tools();
+    for think in [None, Some(false), Some(true)] {
+        let parser = Parser::from_names(&registry(), &["auto"], known_tags(), think).unwrap();
+        for raw in REGRESSIONS {
+            for at in char_splits(raw) {
+                let (a, b) = raw.split_at(at);
+                if let Err(e) = expect_equal(&parser, &tools, raw, &[a, b]) {
+                    panic!("{raw:?} split at {at}, think {think:?}: {e}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn text_is_emitted_before_the_end_when_it_is_certain() {
     let parser = Parser::from_names(&registry(), &["auto"], known_tags(), Some(false)).unwrap();

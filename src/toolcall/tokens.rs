@@ -132,7 +132,8 @@ pub(crate) fn token_at(s: &str) -> Option<usize> {
     if let Some(rest) = s.strip_prefix("<｜") {
         let rest = head(rest, 100);
         let e = rest.find("｜>")?;
-        if !rest[..e].contains(char::is_whitespace) {
+        // one token: no whitespace and no other token starting inside it
+        if !rest[..e].contains(|c: char| c.is_whitespace() || c == '<') {
             return Some("<｜".len() + e + "｜>".len());
         }
         return None;
