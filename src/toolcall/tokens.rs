@@ -96,14 +96,14 @@ fn plain_matcher() -> &'static aho_corasick::AhoCorasick {
     })
 }
 
-/// Bytes of a `<|…` token word starting at `s` (letters, digits, `_-/".:`), at most 48.
+/// A byte of a token word: letters, digits, `_-/".:`.
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b'"' | b'.' | b':')
+}
+
+/// Bytes of a `<|…` token word starting at `s`, at most 49 (longer is not a token).
 fn word_len(s: &[u8]) -> usize {
-    s.iter()
-        .take(49)
-        .take_while(|&&c| {
-            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'/' | b'"' | b'.' | b':')
-        })
-        .count()
+    s.iter().take(49).take_while(|&&c| is_word_byte(c)).count()
 }
 
 /// Length of the special token (with its Harmony header words) starting `s`, if any.
@@ -247,11 +247,7 @@ pub fn partial_from(text: &str) -> Option<usize> {
     // `<word` at the end: may become `<word|>`
     if let Some(p) = text.rfind('<') {
         let rest = &text[p + 1..];
-        if p >= tail_start
-            && rest.len() <= 48
-            && rest
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'|')
+        if p >= tail_start && rest.len() <= 48 && rest.bytes().all(|c| is_word_byte(c) || c == b'|')
         {
             note(p);
         }
