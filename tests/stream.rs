@@ -91,6 +91,7 @@ fn every_split_point_of_every_corpus_case() {
 /// Inputs on which streaming once diverged from the one-shot parse (found by proptest and
 /// cargo-fuzz): every split point, every think setting.
 const REGRESSIONS: &[&str] = &[
+    "{\"tool\": \"sfupction_call|>  no.</think>earch\", \"argumeenin g\u{13}hours\"no.<<|python_tag|>/thi\"tool\": \"sfupction_call|>  no.</think>earcn g\u{13}hourumeenin g\u{13}hours\"no.</think>earch\", \"argumeenin ghonk>earch\", \"argumeenin ghours\"}}",
     "gdtti-e()nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn=f_time\", \"arguments\": {}}\n</tool_call|>[{\"n\"a me\":get_time\", \"argumre.</think>It is about lunchtime where you a \"e\":get_time\", \"argumene\":get_time\", \"arguments\": {}}]<|/tool_call|> buld do</nnnnnnnnnnnnnnnnnnnnnnnnnenol_call|>[{\"namCalling <tool_call>\n<function=gt_iemte>\nfun/<ction>\n</tofl_call> i` overkill here.</think>It is about lunchtime where you a \"e\":get_time\", \"argumene\":get_time\", \"arguments\": {}}]<|/tool_call|> buld do</nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
     "Okay, the user wants the date. I have get_date.\n</think>\n\n<｜tool▁c=lls▁begin｜><｜tool▁call▁bef\u{4}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}wnction<｜tool▜tool▁sep｜>get_date\n`callon\n{get_dathi.e/<\ntnk>\n\n<｜tool▁calls▁begin｜><｜tool▁cal&time.[/THIol▁calls▁end｜>",
     "</tool_call>[get_time()]<|tool_call>[ARGS][ARGS][ARGS]<|channel|>commentary to=functions.get_time <|constrain|>json<|message|><tool_call><tool_call>[TOOL_CALLS]{\"name\": \"get_time\", \"arguments\": {}}",

@@ -279,7 +279,7 @@ impl Parser {
         let scan = inner.think.scan(m, inner.start_in_think, eof);
         let mut found: Vec<Item> = Vec::new();
         self.detect_into(m, &ctx, &run, Strictness::Strict, &mut found);
-        let (mut items, mut rejected) = settle_items(m, &scan, found.clone(), eof);
+        let (mut items, mut rejected, mut think_holds) = settle_items(m, &scan, found.clone(), eof);
         let strict_decided = items
             .iter()
             .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
@@ -287,7 +287,7 @@ impl Parser {
             let before = found.len();
             self.detect_into(m, &ctx, &run, Strictness::Loose, &mut found);
             if found.len() > before {
-                (items, rejected) = settle_items(m, &scan, found, eof);
+                (items, rejected, think_holds) = settle_items(m, &scan, found, eof);
             }
         }
 
@@ -299,6 +299,9 @@ impl Parser {
         let mut hold: Vec<usize> = Vec::new();
         if let Some(h) = scan.hold_from {
             hold.push(h);
+        }
+        if !eof {
+            hold.extend(think_holds);
         }
         let mut fallback_used = false;
         if strict_any {
@@ -562,9 +565,9 @@ fn settle_items(
     scan: &ThinkScan,
     mut items: Vec<Item>,
     eof: bool,
-) -> (Vec<Item>, Vec<Rejected>) {
+) -> (Vec<Item>, Vec<Rejected>, Vec<usize>) {
     // markup starting in a think block cannot run past its close tag
-    clip_to_think(&scan.regions, &mut items);
+    let holds = clip_to_think(&scan.regions, &mut items);
     // one winner per place; then, inside think blocks, only complete trailing strict markup
     let mut items = resolve_overlaps(items);
     let mut rejected = Vec::new();
@@ -576,7 +579,7 @@ fn settle_items(
             it.found.kind = FoundKind::Pending;
         }
     }
-    (items, rejected)
+    (items, rejected, holds)
 }
 
 fn allow_list(tools: &ToolSet) -> String {
@@ -679,9 +682,13 @@ fn region_of(regions: &[Region], at: usize) -> Option<usize> {
 /// Mark founds that start inside a think block; markup cannot run past a block's close tag,
 /// so such spans are clipped there, and a pending construct in a closed block (the block
 /// closed before it completed) was only mentioned and is dropped.
-fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) {
+///
+/// Returns where streaming must hold: a detector whose pending construct began in a closed
+/// block stopped scanning there, so the text after that block is not examined yet.
+fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) -> Vec<usize> {
+    let mut holds = Vec::new();
     if regions.is_empty() {
-        return;
+        return holds;
     }
     items.retain_mut(|it| {
         let Some(ri) = region_of(regions, it.found.span.start) else {
@@ -690,13 +697,18 @@ fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) {
         let r = &regions[ri];
         it.in_think = true;
         if r.closed && it.found.span.end > r.inner.end {
-            if it.found.kind == FoundKind::Pending || it.found.span.start >= r.inner.end {
+            if it.found.kind == FoundKind::Pending {
+                holds.push(r.outer.end);
+                return false;
+            }
+            if it.found.span.start >= r.inner.end {
                 return false;
             }
             it.found.span.end = r.inner.end;
         }
         true
     });
+    holds
 }
 
 /// The think rule (see `think.rs`): inside a block, only complete strict markup that
