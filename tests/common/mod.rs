@@ -97,3 +97,29 @@ pub fn load() -> Vec<Case> {
     }
     out
 }
+
+/// 1 MB inputs built to defeat naive parsers (for the benchmarks).
+pub fn adversarial() -> Vec<(&'static str, String)> {
+    const MB: usize = 1 << 20;
+    let fill = |unit: &str| unit.repeat(MB / unit.len());
+    vec![
+        ("pythonic_open [f(", fill("[f(")),
+        ("unclosed <tool_call>", fill("<tool_call>")),
+        ("deep {", fill("{")),
+        ("deep [", fill("[")),
+        ("json prefix", fill("{\"name\": ")),
+        ("<think> open", fill("<think>")),
+        ("<think>x</think>", fill("<think>x</think>")),
+        ("[TOOL_CALLS]", fill("[TOOL_CALLS]")),
+        ("<|", fill("<|")),
+        ("backticks", fill("`a")),
+        (
+            "many calls",
+            fill("<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>"),
+        ),
+        (
+            "prose",
+            fill("The kitchen light is on and the heating is set to twenty degrees. "),
+        ),
+    ]
+}
