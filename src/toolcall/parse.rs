@@ -279,15 +279,26 @@ impl Parser {
         let scan = inner.think.scan(m, inner.start_in_think, eof);
         let mut found: Vec<Item> = Vec::new();
         self.detect_into(m, &ctx, &run, Strictness::Strict, &mut found);
-        let (mut items, mut rejected, mut think_holds) = settle_items(m, &scan, found.clone(), eof);
+        // Strict founds are few unless the text is hostile; keep a copy only when small, and
+        // detect again in the rare case loose formats are needed after many strict founds.
+        let kept = (found.len() <= 64).then(|| found.clone());
+        let (mut items, mut rejected, mut think_holds) = settle_items(m, &scan, found, eof);
         let strict_decided = items
             .iter()
             .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
         if !strict_decided {
-            let before = found.len();
-            self.detect_into(m, &ctx, &run, Strictness::Loose, &mut found);
-            if found.len() > before {
-                (items, rejected, think_holds) = settle_items(m, &scan, found, eof);
+            let mut all = match kept {
+                Some(k) => k,
+                None => {
+                    let mut again = Vec::new();
+                    self.detect_into(m, &ctx, &run, Strictness::Strict, &mut again);
+                    again
+                }
+            };
+            let before = all.len();
+            self.detect_into(m, &ctx, &run, Strictness::Loose, &mut all);
+            if all.len() > before {
+                (items, rejected, think_holds) = settle_items(m, &scan, all, eof);
             }
         }
 
