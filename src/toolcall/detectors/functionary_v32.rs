@@ -293,22 +293,10 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::Value;
+    use crate::toolcall::scan::testing::{detect_any, first_call as call};
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        FunctionaryV32.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn call(f: &Found) -> (String, Value) {
-        match &f.kind {
-            FoundKind::Calls(c) => (c[0].name.clone(), c[0].arguments.clone()),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&FunctionaryV32, text, eof)
     }
 
     #[test]

@@ -894,6 +894,7 @@ fn pending_or_skip(text: &str, at: usize, resume: usize, eof: bool) -> Step {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{check_spans, detect_any, named_args as calls, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -907,38 +908,9 @@ mod tests {
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let t = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &t };
-        let mut out = Vec::new();
-        Gemma.detect(text, &ctx, &mut out);
+        let out = detect_any(&Gemma, text, eof);
         check_spans(text, &out);
         out
-    }
-
-    fn check_spans(text: &str, out: &[Found]) {
-        let mut last = 0;
-        for f in out {
-            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
-            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
-            last = f.span.end;
-        }
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("not calls: {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            other => panic!("not malformed: {other:?}"),
-        }
     }
 
     #[test]

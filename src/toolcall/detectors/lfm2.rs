@@ -177,25 +177,11 @@ pub(crate) fn close_construct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use crate::toolcall::scan::testing::{detect_any, named_args as calls};
+    use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Lfm2.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Lfm2, text, eof)
     }
 
     #[test]

@@ -61,8 +61,9 @@ impl Detector for Nemotron {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::named_args as calls;
     use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         let t = ToolSet::unrestricted();
@@ -75,16 +76,6 @@ mod tests {
             last = f.span.end;
         }
         out
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("not calls: {other:?}"),
-        }
     }
 
     #[test]

@@ -169,22 +169,11 @@ fn functools_at(text: &str, f: usize, eof: bool) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, names};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Phi4.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn names(f: &Found) -> Vec<String> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| c.name.clone()).collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Phi4, text, eof)
     }
 
     #[test]

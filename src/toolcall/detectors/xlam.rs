@@ -257,22 +257,11 @@ fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Ste
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, names};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Xlam.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn names(f: &Found) -> Vec<String> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| c.name.clone()).collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Xlam, text, eof)
     }
 
     #[test]
