@@ -913,6 +913,19 @@ mod tests {
         out
     }
 
+    /// None of `texts` holds a call once the output is complete.
+    fn no_call_at_end(texts: &[&str]) {
+        for t in texts {
+            assert!(run(t, true).is_empty(), "{t}");
+        }
+    }
+
+    /// `t` is pending while streaming and yields nothing at the end.
+    fn pending_then_nothing(t: &str) {
+        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
+        assert!(run(t, true).is_empty());
+    }
+
     #[test]
     fn single_call() {
         let t = r#"Let me check. <|tool_call>call:get_weather{location:<|"|>Paris, France<|"|>}<tool_call|>"#;
@@ -1126,19 +1139,15 @@ mod tests {
 
     #[test]
     fn bare_prose_is_not_a_call() {
-        for t in [
+        no_call_at_end(&[
             "Please call: 555-1234 {today}",
             "I will call:you{later}",
             "recall:x{}",
             "Use call:f{a:b} maybe",
             "<start_function_call>call:get_time{}<end_function_call>",
-        ] {
-            assert!(run(t, true).is_empty(), "{t}");
-        }
+        ]);
         // incomplete bare call: pending while streaming, nothing at the end
-        let t = "ok call:get_weather{location:<|\"|>Par";
-        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
-        assert!(run(t, true).is_empty());
+        pending_then_nothing("ok call:get_weather{location:<|\"|>Par");
     }
 
     #[test]
@@ -1160,18 +1169,14 @@ mod tests {
         );
         let t = "```tool_code\nget_time()\nget_date()\n```";
         assert_eq!(calls(&run(t, true)[0]).len(), 2);
-        for t in [
+        no_call_at_end(&[
             "```tool_code\nprint(default_api.get_time())\n```",
             "```tool_code\nimport os\nos.system('x')\n```",
             "```tool_code\nf(1)\n```",
             "```tool_codex\nf()\n```",
             "x ```tool_code\nf()\n```",
-        ] {
-            assert!(run(t, true).is_empty(), "{t}");
-        }
-        let t = "```tool_code\nget_time(";
-        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
-        assert!(run(t, true).is_empty());
+        ]);
+        pending_then_nothing("```tool_code\nget_time(");
     }
 
     #[test]
