@@ -538,19 +538,9 @@ impl ValueParser<'_> {
 
     /// `{k:v,…}` with the cursor on `{`.
     fn object(&mut self, depth: usize) -> PResult<Map<String, Value>> {
-        if depth >= MAX_DEPTH {
-            return self.invalid("values nested too deeply");
-        }
-        self.i += 1;
         let mut m = Map::new();
-        self.ws();
-        match self.peek() {
-            None => return Err(PErr::Incomplete),
-            Some(b'}') => {
-                self.i += 1;
-                return Ok(m);
-            }
-            _ => {}
+        if self.open(depth, b'}')? {
+            return Ok(m);
         }
         loop {
             self.ws();
@@ -577,47 +567,64 @@ impl ValueParser<'_> {
                 ));
             }
             self.ws();
-            match self.peek() {
-                None => return Err(PErr::Incomplete),
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(m);
-                }
-                _ => return self.invalid(format!("expected `,` or `}}`, found {}", self.found())),
+            if self.comma_or_close(b'}')? {
+                return Ok(m);
             }
         }
     }
 
     /// `[v,…]` with the cursor on `[`.
     fn array(&mut self, depth: usize) -> PResult<Vec<Value>> {
-        if depth >= MAX_DEPTH {
-            return self.invalid("values nested too deeply");
-        }
-        self.i += 1;
         let mut items = Vec::new();
-        self.ws();
-        match self.peek() {
-            None => return Err(PErr::Incomplete),
-            Some(b']') => {
-                self.i += 1;
-                return Ok(items);
-            }
-            _ => {}
+        if self.open(depth, b']')? {
+            return Ok(items);
         }
         loop {
             self.ws();
             items.push(self.value(depth, None)?);
             self.ws();
-            match self.peek() {
-                None => return Err(PErr::Incomplete),
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(items);
-                }
-                _ => return self.invalid(format!("expected `,` or `]`, found {}", self.found())),
+            if self.comma_or_close(b']')? {
+                return Ok(items);
             }
+        }
+    }
+
+    /// Enter a `{…}` or `[…]` at `depth` with the cursor on its opener: true when it
+    /// is empty, closing at once with `close` (consumed).
+    fn open(&mut self, depth: usize, close: u8) -> PResult<bool> {
+        if depth >= MAX_DEPTH {
+            return self.invalid("values nested too deeply");
+        }
+        self.i += 1;
+        self.ws();
+        match self.peek() {
+            None => Err(PErr::Incomplete),
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// After an item of a container that ends with `close`: false past a `,`,
+    /// true past the closer.
+    fn comma_or_close(&mut self, close: u8) -> PResult<bool> {
+        match self.peek() {
+            None => Err(PErr::Incomplete),
+            Some(b',') => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            _ => self.invalid(format!(
+                "expected `,` or `{}`, found {}",
+                close as char,
+                self.found()
+            )),
         }
     }
 
