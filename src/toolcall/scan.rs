@@ -496,6 +496,16 @@ pub(crate) mod testing {
         }
     }
 
+    /// Feed `run` each unit repeated to about a megabyte, at the end and then while
+    /// streaming: adversarial input must neither panic nor take long.
+    pub(crate) fn megabyte_of_each(units: &[&str], run: impl Fn(&str, bool) -> Vec<Found>) {
+        for unit in units {
+            let t = unit.repeat(1_000_000 / unit.len());
+            run(&t, true);
+            run(&t, false);
+        }
+    }
+
     /// A tool set from an OpenAI-style `tools` JSON fixture.
     pub(crate) fn tools(json: &str) -> ToolSet {
         ToolSet::from_openai_json(json).unwrap()

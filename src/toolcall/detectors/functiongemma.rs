@@ -83,7 +83,9 @@ impl Detector for Functiongemma {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::{check_spans, detect, named_args as calls, reason};
+    use crate::toolcall::scan::testing::{
+        check_spans, detect, megabyte_of_each, named_args as calls, reason,
+    };
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -184,16 +186,12 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
+        megabyte_of_each(&[
             "<start_function_call>",
             "<start_function_call>call:f{a:<escape>",
             "<start_function_call>call:f{}<end_function_call><start_function_response>response:",
             "<end_function_call>",
             "<escape>{[",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        ], run);
     }
 }

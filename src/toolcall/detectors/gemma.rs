@@ -901,7 +901,9 @@ fn pending_or_skip(text: &str, at: usize, resume: usize, eof: bool) -> Step {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::{check_spans, detect_any, named_args as calls, reason};
+    use crate::toolcall::scan::testing::{
+        check_spans, detect_any, megabyte_of_each, named_args as calls, reason,
+    };
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -1222,11 +1224,7 @@ mod tests {
             "<|\"|>",
             "{[",
         ];
-        for p in pieces {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(&pieces, run);
         let mixed: String = pieces.iter().cycle().take(200_000).copied().collect();
         run(&mixed, true);
         run(&mixed, false);

@@ -213,7 +213,9 @@ fn escape_controls(json: &str) -> String {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::{check_spans, detect_any, first_call as call, reason};
+    use crate::toolcall::scan::testing::{
+        check_spans, detect_any, first_call as call, megabyte_of_each, reason,
+    };
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
@@ -292,16 +294,15 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<|function_call|>",
-            "function call<|role_sep|>{",
-            "<|function_call|>{\"name\": \"",
-            "<|message_sep|>",
-            "{[\"",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|function_call|>",
+                "function call<|role_sep|>{",
+                "<|function_call|>{\"name\": \"",
+                "<|message_sep|>",
+                "{[\"",
+            ],
+            run,
+        );
     }
 }

@@ -196,7 +196,7 @@ fn parse_block(
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::{check_spans, reason};
+    use crate::toolcall::scan::testing::{check_spans, megabyte_of_each, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -321,18 +321,17 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<tool_calls>",
-            "<tool_calls>[",
-            "<tool_calls>[{\"name\":\"",
-            "</tool_calls>",
-            "<tool_calls>[]",
-            "[{\"",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<tool_calls>",
+                "<tool_calls>[",
+                "<tool_calls>[{\"name\":\"",
+                "</tool_calls>",
+                "<tool_calls>[]",
+                "[{\"",
+            ],
+            run,
+        );
         let t = format!("<tool_calls>{}", "[".repeat(1_000_000));
         run(&t, true);
     }

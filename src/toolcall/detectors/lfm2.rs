@@ -177,7 +177,7 @@ pub(crate) fn close_construct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::scan::testing::{detect_any, named_args as calls};
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, named_args as calls};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
@@ -249,15 +249,14 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "<|tool_call_start|>",
-            "<|tool_call_start|>[f(",
-            "<|tool_call_start|>[",
-            "<|tool_call_start|>x",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|tool_call_start|>",
+                "<|tool_call_start|>[f(",
+                "<|tool_call_start|>[",
+                "<|tool_call_start|>x",
+            ],
+            run,
+        );
     }
 }

@@ -414,7 +414,7 @@ fn code_interpreter(text: &str, t: usize, j: usize, eof: bool, specials: &mut Fi
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::{calls, detect_any, names};
+    use crate::toolcall::scan::testing::{calls, detect_any, megabyte_of_each, names};
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         detect_any(&Llama32, text, eof)
@@ -564,18 +564,17 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "{",
-            "<|python_tag|>",
-            "<|python_tag|>{",
-            "<|python_tag|>x",
-            "<|python_tag|>a.call(",
-            "{\"name\":\"x\",\"parameters\":{}};",
-            "<|python_tag|>[",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "{",
+                "<|python_tag|>",
+                "<|python_tag|>{",
+                "<|python_tag|>x",
+                "<|python_tag|>a.call(",
+                "{\"name\":\"x\",\"parameters\":{}};",
+                "<|python_tag|>[",
+            ],
+            run,
+        );
     }
 }

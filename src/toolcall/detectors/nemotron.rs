@@ -61,7 +61,7 @@ impl Detector for Nemotron {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::scan::testing::named_args as calls;
+    use crate::toolcall::scan::testing::{megabyte_of_each, named_args as calls};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -127,15 +127,14 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<TOOLCALL>",
-            "<toolcall>[",
-            "<TOOLCALL>[{\"a\":\"",
-            "</TOOLCALL><toolcall>{",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<TOOLCALL>",
+                "<toolcall>[",
+                "<TOOLCALL>[{\"a\":\"",
+                "</TOOLCALL><toolcall>{",
+            ],
+            run,
+        );
     }
 }

@@ -169,7 +169,7 @@ fn functools_at(text: &str, f: usize, eof: bool) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::scan::testing::{detect_any, names};
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, names};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
@@ -231,16 +231,15 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "<|tool_call|>",
-            "<|tool_call|>[",
-            "functools[",
-            "functools[{",
-            "<|tool_call|>[{\"name\":\"a\"}]",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|tool_call|>",
+                "<|tool_call|>[",
+                "functools[",
+                "functools[{",
+                "<|tool_call|>[{\"name\":\"a\"}]",
+            ],
+            run,
+        );
     }
 }

@@ -293,7 +293,7 @@ fn inline_call(text: &str, whole: Whole, eof: bool) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::scan::testing::{detect_any, named_args as calls};
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, named_args as calls};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
@@ -406,19 +406,18 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "[f(",
-            "[",
-            "[f(x=1)]",
-            "[f('",
-            "<|python_start|>",
-            "<|python_start|>[f(",
-            "(",
-            "[a(b) ",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "[f(",
+                "[",
+                "[f(x=1)]",
+                "[f('",
+                "<|python_start|>",
+                "<|python_start|>[f(",
+                "(",
+                "[a(b) ",
+            ],
+            run,
+        );
     }
 }

@@ -300,7 +300,7 @@ fn line_number_start(text: &str, s: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::scan::testing::{detect_any, first_call as call};
+    use crate::toolcall::scan::testing::{detect_any, first_call as call, megabyte_of_each};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
@@ -385,17 +385,16 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "[TOOL_REQUEST]",
-            "[END_TOOL_REQUEST]",
-            "{[END_TOOL_REQUEST]",
-            "{\"a\":[END_TOOL_REQUEST]",
-            "[TOOL_REQUEST]a {",
-            "{}[END_TOOL_REQUEST]",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "[TOOL_REQUEST]",
+                "[END_TOOL_REQUEST]",
+                "{[END_TOOL_REQUEST]",
+                "{\"a\":[END_TOOL_REQUEST]",
+                "[TOOL_REQUEST]a {",
+                "{}[END_TOOL_REQUEST]",
+            ],
+            run,
+        );
     }
 }
