@@ -43,6 +43,7 @@
 use serde_json::json;
 
 use super::json::{guess_name, skip_end_tokens, ws, Finder};
+use super::llama31_function::{args_end, ArgsEnd};
 use super::llama32::LLAMA_END_TOKENS;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::scan::{self, Scan};
@@ -266,8 +267,8 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
             return malformed(end.max(k), "the arguments are not a JSON object".into());
         }
     }
-    match scan::balanced_end(text, j, false) {
-        Scan::Complete(e) => {
+    match args_end(text, j, eof) {
+        ArgsEnd::Complete(e) => {
             let end = skip_end_tokens(text, e, LLAMA_END_TOKENS);
             match scan::parse_args_json(&text[j..e]) {
                 Ok(args) => Step::Found(Found::call(m..end, Candidate::new(name, args))),
@@ -278,15 +279,8 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
                 )),
             }
         }
-        Scan::Incomplete if !eof => Step::Found(Found::pending(m..text.len())),
-        Scan::Incomplete => malformed(
-            text.len(),
-            "unterminated arguments (the text ends inside it)".into(),
-        ),
-        Scan::Invalid(at) => malformed(
-            (at + 1).min(text.len()),
-            format!("mismatched bracket at byte {} of the arguments", at - j),
-        ),
+        ArgsEnd::Pending => Step::Found(Found::pending(m..text.len())),
+        ArgsEnd::Malformed(end, reason) => malformed(end, reason),
     }
 }
 
