@@ -470,6 +470,7 @@ mod tests {
 pub(crate) mod testing {
     use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind};
     use crate::toolcall::validate::ToolSet;
+    use serde_json::Value;
 
     /// Run one detector over `text` (the whole output when `eof`) with `tools` on offer.
     pub(crate) fn detect(d: &dyn Detector, text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
@@ -477,6 +478,32 @@ pub(crate) mod testing {
         let mut out = Vec::new();
         d.detect(text, &ctx, &mut out);
         out
+    }
+
+    /// Run one detector over `text` with every tool allowed (`ToolSet::unrestricted`).
+    pub(crate) fn detect_any(d: &dyn Detector, text: &str, eof: bool) -> Vec<Found> {
+        detect(d, text, eof, &ToolSet::unrestricted())
+    }
+
+    /// Assert that the spans of `out` are non-empty, in order, disjoint, inside `text`
+    /// and on char boundaries.
+    pub(crate) fn check_spans(text: &str, out: &[Found]) {
+        let mut last = 0;
+        for f in out {
+            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
+            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
+            last = f.span.end;
+        }
+    }
+
+    /// Feed `run` each unit repeated to about a megabyte, at the end and then while
+    /// streaming: adversarial input must neither panic nor take long.
+    pub(crate) fn megabyte_of_each(units: &[&str], run: impl Fn(&str, bool) -> Vec<Found>) {
+        for unit in units {
+            let t = unit.repeat(1_000_000 / unit.len());
+            run(&t, true);
+            run(&t, false);
+        }
     }
 
     /// A tool set from an OpenAI-style `tools` JSON fixture.
@@ -490,6 +517,24 @@ pub(crate) mod testing {
             FoundKind::Calls(c) => c.clone(),
             k => panic!("expected calls, got {k:?}"),
         }
+    }
+
+    /// The name and arguments of each call of a found; panics if it is not `Calls`.
+    pub(crate) fn named_args(f: &Found) -> Vec<(String, Value)> {
+        calls(f)
+            .into_iter()
+            .map(|c| (c.name, c.arguments))
+            .collect()
+    }
+
+    /// The name and arguments of the first call of a found; panics if it is not `Calls`.
+    pub(crate) fn first_call(f: &Found) -> (String, Value) {
+        named_args(f).swap_remove(0)
+    }
+
+    /// The names of the calls of a found; panics if it is not `Calls`.
+    pub(crate) fn names(f: &Found) -> Vec<String> {
+        calls(f).into_iter().map(|c| c.name).collect()
     }
 
     /// The reason of a malformed found; panics if it is not `Malformed`.

@@ -43,6 +43,7 @@
 use serde_json::json;
 
 use super::json::{guess_name, skip_end_tokens, ws, Finder};
+use super::llama31_function::{args_end, ArgsEnd};
 use super::llama32::LLAMA_END_TOKENS;
 use crate::toolcall::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::toolcall::scan::{self, Scan};
@@ -266,8 +267,8 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
             return malformed(end.max(k), "the arguments are not a JSON object".into());
         }
     }
-    match scan::balanced_end(text, j, false) {
-        Scan::Complete(e) => {
+    match args_end(text, j, eof) {
+        ArgsEnd::Complete(e) => {
             let end = skip_end_tokens(text, e, LLAMA_END_TOKENS);
             match scan::parse_args_json(&text[j..e]) {
                 Ok(args) => Step::Found(Found::call(m..end, Candidate::new(name, args))),
@@ -278,37 +279,18 @@ fn recipient_at(text: &str, m: usize, eof: bool, marks: &mut Finder) -> Step {
                 )),
             }
         }
-        Scan::Incomplete if !eof => Step::Found(Found::pending(m..text.len())),
-        Scan::Incomplete => malformed(
-            text.len(),
-            "unterminated arguments (the text ends inside it)".into(),
-        ),
-        Scan::Invalid(at) => malformed(
-            (at + 1).min(text.len()),
-            format!("mismatched bracket at byte {} of the arguments", at - j),
-        ),
+        ArgsEnd::Pending => Step::Found(Found::pending(m..text.len())),
+        ArgsEnd::Malformed(end, reason) => malformed(end, reason),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::Value;
+    use crate::toolcall::scan::testing::{detect_any, first_call as call, megabyte_of_each};
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        FunctionaryV32.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn call(f: &Found) -> (String, Value) {
-        match &f.kind {
-            FoundKind::Calls(c) => (c[0].name.clone(), c[0].arguments.clone()),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&FunctionaryV32, text, eof)
     }
 
     #[test]
@@ -412,10 +394,9 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [">>>", ">>>a\n", ">>>a\n{", ">>>python\n", ">>>a\n{}", "\n{"] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[">>>", ">>>a\n", ">>>a\n{", ">>>python\n", ">>>a\n{}", "\n{"],
+            run,
+        );
     }
 }

@@ -83,41 +83,20 @@ impl Detector for Functiongemma {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{
+        check_spans, detect, megabyte_of_each, named_args as calls, reason,
+    };
     use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     fn run_with(text: &str, eof: bool, tools: &ToolSet) -> Vec<Found> {
-        let ctx = DetectCtx { eof, tools };
-        let mut out = Vec::new();
-        Functiongemma.detect(text, &ctx, &mut out);
-        let mut last = 0;
-        for f in &out {
-            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
-            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
-            last = f.span.end;
-        }
+        let out = detect(&Functiongemma, text, eof, tools);
+        check_spans(text, &out);
         out
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
         run_with(text, eof, &ToolSet::unrestricted())
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("not calls: {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            other => panic!("not malformed: {other:?}"),
-        }
     }
 
     #[test]
@@ -207,16 +186,12 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
+        megabyte_of_each(&[
             "<start_function_call>",
             "<start_function_call>call:f{a:<escape>",
             "<start_function_call>call:f{}<end_function_call><start_function_response>response:",
             "<end_function_call>",
             "<escape>{[",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        ], run);
     }
 }

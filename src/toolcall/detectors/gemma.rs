@@ -538,19 +538,9 @@ impl ValueParser<'_> {
 
     /// `{k:v,…}` with the cursor on `{`.
     fn object(&mut self, depth: usize) -> PResult<Map<String, Value>> {
-        if depth >= MAX_DEPTH {
-            return self.invalid("values nested too deeply");
-        }
-        self.i += 1;
         let mut m = Map::new();
-        self.ws();
-        match self.peek() {
-            None => return Err(PErr::Incomplete),
-            Some(b'}') => {
-                self.i += 1;
-                return Ok(m);
-            }
-            _ => {}
+        if self.open(depth, b'}')? {
+            return Ok(m);
         }
         loop {
             self.ws();
@@ -577,47 +567,64 @@ impl ValueParser<'_> {
                 ));
             }
             self.ws();
-            match self.peek() {
-                None => return Err(PErr::Incomplete),
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(m);
-                }
-                _ => return self.invalid(format!("expected `,` or `}}`, found {}", self.found())),
+            if self.comma_or_close(b'}')? {
+                return Ok(m);
             }
         }
     }
 
     /// `[v,…]` with the cursor on `[`.
     fn array(&mut self, depth: usize) -> PResult<Vec<Value>> {
-        if depth >= MAX_DEPTH {
-            return self.invalid("values nested too deeply");
-        }
-        self.i += 1;
         let mut items = Vec::new();
-        self.ws();
-        match self.peek() {
-            None => return Err(PErr::Incomplete),
-            Some(b']') => {
-                self.i += 1;
-                return Ok(items);
-            }
-            _ => {}
+        if self.open(depth, b']')? {
+            return Ok(items);
         }
         loop {
             self.ws();
             items.push(self.value(depth, None)?);
             self.ws();
-            match self.peek() {
-                None => return Err(PErr::Incomplete),
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(items);
-                }
-                _ => return self.invalid(format!("expected `,` or `]`, found {}", self.found())),
+            if self.comma_or_close(b']')? {
+                return Ok(items);
             }
+        }
+    }
+
+    /// Enter a `{…}` or `[…]` at `depth` with the cursor on its opener: true when it
+    /// is empty, closing at once with `close` (consumed).
+    fn open(&mut self, depth: usize, close: u8) -> PResult<bool> {
+        if depth >= MAX_DEPTH {
+            return self.invalid("values nested too deeply");
+        }
+        self.i += 1;
+        self.ws();
+        match self.peek() {
+            None => Err(PErr::Incomplete),
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// After an item of a container that ends with `close`: false past a `,`,
+    /// true past the closer.
+    fn comma_or_close(&mut self, close: u8) -> PResult<bool> {
+        match self.peek() {
+            None => Err(PErr::Incomplete),
+            Some(b',') => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            _ => self.invalid(format!(
+                "expected `,` or `{}`, found {}",
+                close as char,
+                self.found()
+            )),
         }
     }
 
@@ -894,6 +901,9 @@ fn pending_or_skip(text: &str, at: usize, resume: usize, eof: bool) -> Step {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{
+        check_spans, detect_any, megabyte_of_each, named_args as calls, reason,
+    };
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -907,38 +917,22 @@ mod tests {
     }
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let t = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &t };
-        let mut out = Vec::new();
-        Gemma.detect(text, &ctx, &mut out);
+        let out = detect_any(&Gemma, text, eof);
         check_spans(text, &out);
         out
     }
 
-    fn check_spans(text: &str, out: &[Found]) {
-        let mut last = 0;
-        for f in out {
-            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
-            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
-            last = f.span.end;
+    /// None of `texts` holds a call once the output is complete.
+    fn no_call_at_end(texts: &[&str]) {
+        for t in texts {
+            assert!(run(t, true).is_empty(), "{t}");
         }
     }
 
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("not calls: {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            other => panic!("not malformed: {other:?}"),
-        }
+    /// `t` is pending while streaming and yields nothing at the end.
+    fn pending_then_nothing(t: &str) {
+        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
+        assert!(run(t, true).is_empty());
     }
 
     #[test]
@@ -1154,19 +1148,15 @@ mod tests {
 
     #[test]
     fn bare_prose_is_not_a_call() {
-        for t in [
+        no_call_at_end(&[
             "Please call: 555-1234 {today}",
             "I will call:you{later}",
             "recall:x{}",
             "Use call:f{a:b} maybe",
             "<start_function_call>call:get_time{}<end_function_call>",
-        ] {
-            assert!(run(t, true).is_empty(), "{t}");
-        }
+        ]);
         // incomplete bare call: pending while streaming, nothing at the end
-        let t = "ok call:get_weather{location:<|\"|>Par";
-        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
-        assert!(run(t, true).is_empty());
+        pending_then_nothing("ok call:get_weather{location:<|\"|>Par");
     }
 
     #[test]
@@ -1188,18 +1178,14 @@ mod tests {
         );
         let t = "```tool_code\nget_time()\nget_date()\n```";
         assert_eq!(calls(&run(t, true)[0]).len(), 2);
-        for t in [
+        no_call_at_end(&[
             "```tool_code\nprint(default_api.get_time())\n```",
             "```tool_code\nimport os\nos.system('x')\n```",
             "```tool_code\nf(1)\n```",
             "```tool_codex\nf()\n```",
             "x ```tool_code\nf()\n```",
-        ] {
-            assert!(run(t, true).is_empty(), "{t}");
-        }
-        let t = "```tool_code\nget_time(";
-        assert_eq!(run(t, false)[0].kind, FoundKind::Pending);
-        assert!(run(t, true).is_empty());
+        ]);
+        pending_then_nothing("```tool_code\nget_time(");
     }
 
     #[test]
@@ -1238,11 +1224,7 @@ mod tests {
             "<|\"|>",
             "{[",
         ];
-        for p in pieces {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(&pieces, run);
         let mixed: String = pieces.iter().cycle().take(200_000).copied().collect();
         run(&mixed, true);
         run(&mixed, false);

@@ -213,35 +213,15 @@ fn escape_controls(json: &str) -> String {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{
+        check_spans, detect_any, first_call as call, megabyte_of_each, reason,
+    };
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let t = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &t };
-        let mut out = Vec::new();
-        Gigachat3.detect(text, &ctx, &mut out);
-        let mut last = 0;
-        for f in &out {
-            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
-            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
-            last = f.span.end;
-        }
+        let out = detect_any(&Gigachat3, text, eof);
+        check_spans(text, &out);
         out
-    }
-
-    fn call(f: &Found) -> (String, Value) {
-        match &f.kind {
-            FoundKind::Calls(c) => (c[0].name.clone(), c[0].arguments.clone()),
-            other => panic!("not calls: {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            other => panic!("not malformed: {other:?}"),
-        }
     }
 
     #[test]
@@ -314,16 +294,15 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<|function_call|>",
-            "function call<|role_sep|>{",
-            "<|function_call|>{\"name\": \"",
-            "<|message_sep|>",
-            "{[\"",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|function_call|>",
+                "function call<|role_sep|>{",
+                "<|function_call|>{\"name\": \"",
+                "<|message_sep|>",
+                "{[\"",
+            ],
+            run,
+        );
     }
 }

@@ -196,6 +196,7 @@ fn parse_block(
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
+    use crate::toolcall::scan::testing::{check_spans, megabyte_of_each, reason};
     use crate::toolcall::validate::ToolSet;
     use serde_json::json;
 
@@ -208,12 +209,7 @@ mod tests {
         let ctx = DetectCtx { eof, tools: &t };
         let mut out = Vec::new();
         detect_tagged_json(tags, text, &ctx, &mut out);
-        let mut last = 0;
-        for f in &out {
-            assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
-            assert!(text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
-            last = f.span.end;
-        }
+        check_spans(text, &out);
         out
     }
 
@@ -228,13 +224,6 @@ mod tests {
                 .map(|c| (c.name.clone(), c.arguments.clone(), c.id.clone()))
                 .collect(),
             other => panic!("not calls: {other:?}"),
-        }
-    }
-
-    fn reason(f: &Found) -> String {
-        match &f.kind {
-            FoundKind::Malformed { reason, .. } => reason.clone(),
-            other => panic!("not malformed: {other:?}"),
         }
     }
 
@@ -332,18 +321,17 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<tool_calls>",
-            "<tool_calls>[",
-            "<tool_calls>[{\"name\":\"",
-            "</tool_calls>",
-            "<tool_calls>[]",
-            "[{\"",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<tool_calls>",
+                "<tool_calls>[",
+                "<tool_calls>[{\"name\":\"",
+                "</tool_calls>",
+                "<tool_calls>[]",
+                "[{\"",
+            ],
+            run,
+        );
         let t = format!("<tool_calls>{}", "[".repeat(1_000_000));
         run(&t, true);
     }

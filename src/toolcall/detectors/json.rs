@@ -515,22 +515,11 @@ impl<'a> Finder<'a> {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect_any, megabyte_of_each};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Json.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> &[Candidate] {
-        match &f.kind {
-            FoundKind::Calls(c) => c,
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Json, text, eof)
     }
 
     #[test]
@@ -646,18 +635,17 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "{",
-            "{\"",
-            "{\"name\": ",
-            "{\"a\": [",
-            "}{",
-            "{\"name\":\"x\",\"arguments\":{}}",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "{",
+                "{\"",
+                "{\"name\": ",
+                "{\"a\": [",
+                "}{",
+                "{\"name\":\"x\",\"arguments\":{}}",
+            ],
+            run,
+        );
     }
 
     #[test]

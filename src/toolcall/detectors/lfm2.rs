@@ -177,25 +177,11 @@ pub(crate) fn close_construct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, named_args as calls};
+    use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Lfm2.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Lfm2, text, eof)
     }
 
     #[test]
@@ -263,15 +249,14 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "<|tool_call_start|>",
-            "<|tool_call_start|>[f(",
-            "<|tool_call_start|>[",
-            "<|tool_call_start|>x",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|tool_call_start|>",
+                "<|tool_call_start|>[f(",
+                "<|tool_call_start|>[",
+                "<|tool_call_start|>x",
+            ],
+            run,
+        );
     }
 }

@@ -74,6 +74,32 @@ enum Step {
     Found(Found),
 }
 
+/// How the JSON arguments opening at `j` end.
+pub(crate) enum ArgsEnd {
+    /// They close just before this byte.
+    Complete(usize),
+    /// The text ends inside them while streaming.
+    Pending,
+    /// Broken: the malformed span ends here, for this reason.
+    Malformed(usize, String),
+}
+
+/// Scan the JSON arguments object whose `{` is at `j`.
+pub(crate) fn args_end(text: &str, j: usize, eof: bool) -> ArgsEnd {
+    match scan::balanced_end(text, j, false) {
+        Scan::Complete(e) => ArgsEnd::Complete(e),
+        Scan::Incomplete if !eof => ArgsEnd::Pending,
+        Scan::Incomplete => ArgsEnd::Malformed(
+            text.len(),
+            "unterminated arguments (the text ends inside it)".into(),
+        ),
+        Scan::Invalid(at) => ArgsEnd::Malformed(
+            (at + 1).min(text.len()),
+            format!("mismatched bracket at byte {} of the arguments", at - j),
+        ),
+    }
+}
+
 fn call_at(text: &str, s: usize, eof: bool) -> Step {
     let b = text.as_bytes();
     let name_start = s + OPEN.len();
@@ -129,21 +155,10 @@ fn call_at(text: &str, s: usize, eof: bool) -> Step {
             return malformed(body, "the arguments are not a JSON object".into());
         }
     }
-    let e = match scan::balanced_end(text, j, false) {
-        Scan::Complete(e) => e,
-        Scan::Incomplete if !eof => return Step::Found(Found::pending(s..text.len())),
-        Scan::Incomplete => {
-            return malformed(
-                text.len(),
-                "unterminated arguments (the text ends inside it)".into(),
-            )
-        }
-        Scan::Invalid(at) => {
-            return malformed(
-                (at + 1).min(text.len()),
-                format!("mismatched bracket at byte {} of the arguments", at - j),
-            );
-        }
+    let e = match args_end(text, j, eof) {
+        ArgsEnd::Complete(e) => e,
+        ArgsEnd::Pending => return Step::Found(Found::pending(s..text.len())),
+        ArgsEnd::Malformed(end, reason) => return malformed(end, reason),
     };
     let args = scan::parse_args_json(&text[j..e]);
     let k = ws(text, e);
@@ -176,22 +191,11 @@ fn call_at(text: &str, s: usize, eof: bool) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use crate::toolcall::scan::testing::{detect_any, first_call as call, megabyte_of_each};
+    use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Llama31Function.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn call(f: &Found) -> (String, Value) {
-        match &f.kind {
-            FoundKind::Calls(c) => (c[0].name.clone(), c[0].arguments.clone()),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Llama31Function, text, eof)
     }
 
     #[test]
@@ -273,16 +277,15 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "<function=",
-            "<function=a>",
-            "<function=a>{",
-            "<function=a>{}",
-            "<function=a>x",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<function=",
+                "<function=a>",
+                "<function=a>{",
+                "<function=a>{}",
+                "<function=a>x",
+            ],
+            run,
+        );
     }
 }

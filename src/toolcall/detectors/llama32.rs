@@ -414,28 +414,14 @@ fn code_interpreter(text: &str, t: usize, j: usize, eof: bool, specials: &mut Fi
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{calls, detect_any, megabyte_of_each, names};
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Llama32.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn names(f: &Found) -> Vec<String> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| c.name.clone()).collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Llama32, text, eof)
     }
 
     fn args(f: &Found, i: usize) -> Value {
-        match &f.kind {
-            FoundKind::Calls(c) => c[i].arguments.clone(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        calls(f)[i].arguments.clone()
     }
 
     #[test]
@@ -578,18 +564,17 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "{",
-            "<|python_tag|>",
-            "<|python_tag|>{",
-            "<|python_tag|>x",
-            "<|python_tag|>a.call(",
-            "{\"name\":\"x\",\"parameters\":{}};",
-            "<|python_tag|>[",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "{",
+                "<|python_tag|>",
+                "<|python_tag|>{",
+                "<|python_tag|>x",
+                "<|python_tag|>a.call(",
+                "{\"name\":\"x\",\"parameters\":{}};",
+                "<|python_tag|>[",
+            ],
+            run,
+        );
     }
 }

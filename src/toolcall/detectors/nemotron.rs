@@ -61,30 +61,18 @@ impl Detector for Nemotron {
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
-    use serde_json::{json, Value};
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, named_args as calls};
+    use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let t = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &t };
-        let mut out = Vec::new();
-        Nemotron.detect(text, &ctx, &mut out);
+        let out = detect_any(&Nemotron, text, eof);
+        // Order and bounds only: not `check_spans`, which also wants char boundaries.
         let mut last = 0;
         for f in &out {
             assert!(f.span.start >= last && f.span.start < f.span.end && f.span.end <= text.len());
             last = f.span.end;
         }
         out
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("not calls: {other:?}"),
-        }
     }
 
     #[test]
@@ -136,15 +124,14 @@ mod tests {
 
     #[test]
     fn adversarial_megabyte_is_fast() {
-        for p in [
-            "<TOOLCALL>",
-            "<toolcall>[",
-            "<TOOLCALL>[{\"a\":\"",
-            "</TOOLCALL><toolcall>{",
-        ] {
-            let t = p.repeat(1_000_000 / p.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<TOOLCALL>",
+                "<toolcall>[",
+                "<TOOLCALL>[{\"a\":\"",
+                "</TOOLCALL><toolcall>{",
+            ],
+            run,
+        );
     }
 }

@@ -169,22 +169,11 @@ fn functools_at(text: &str, f: usize, eof: bool) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, names};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Phi4.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn names(f: &Found) -> Vec<String> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| c.name.clone()).collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Phi4, text, eof)
     }
 
     #[test]
@@ -242,16 +231,15 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "<|tool_call|>",
-            "<|tool_call|>[",
-            "functools[",
-            "functools[{",
-            "<|tool_call|>[{\"name\":\"a\"}]",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "<|tool_call|>",
+                "<|tool_call|>[",
+                "functools[",
+                "functools[{",
+                "<|tool_call|>[{\"name\":\"a\"}]",
+            ],
+            run,
+        );
     }
 }

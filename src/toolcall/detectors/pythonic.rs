@@ -293,25 +293,11 @@ fn inline_call(text: &str, whole: Whole, eof: bool) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, named_args as calls};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Pythonic.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn calls(f: &Found) -> Vec<(String, Value)> {
-        match &f.kind {
-            FoundKind::Calls(c) => c
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone()))
-                .collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Pythonic, text, eof)
     }
 
     #[test]
@@ -420,19 +406,18 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "[f(",
-            "[",
-            "[f(x=1)]",
-            "[f('",
-            "<|python_start|>",
-            "<|python_start|>[f(",
-            "(",
-            "[a(b) ",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "[f(",
+                "[",
+                "[f(x=1)]",
+                "[f('",
+                "<|python_start|>",
+                "<|python_start|>[f(",
+                "(",
+                "[a(b) ",
+            ],
+            run,
+        );
     }
 }

@@ -300,22 +300,11 @@ fn line_number_start(text: &str, s: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, first_call as call, megabyte_of_each};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        ToolRequest.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn call(f: &Found) -> (String, Value) {
-        match &f.kind {
-            FoundKind::Calls(c) => (c[0].name.clone(), c[0].arguments.clone()),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&ToolRequest, text, eof)
     }
 
     #[test]
@@ -396,17 +385,16 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "[TOOL_REQUEST]",
-            "[END_TOOL_REQUEST]",
-            "{[END_TOOL_REQUEST]",
-            "{\"a\":[END_TOOL_REQUEST]",
-            "[TOOL_REQUEST]a {",
-            "{}[END_TOOL_REQUEST]",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "[TOOL_REQUEST]",
+                "[END_TOOL_REQUEST]",
+                "{[END_TOOL_REQUEST]",
+                "{\"a\":[END_TOOL_REQUEST]",
+                "[TOOL_REQUEST]a {",
+                "{}[END_TOOL_REQUEST]",
+            ],
+            run,
+        );
     }
 }

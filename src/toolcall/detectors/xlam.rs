@@ -257,22 +257,11 @@ fn object_at(text: &str, s: usize, eof: bool, whole: Whole, floor: usize) -> Ste
 mod tests {
     use super::*;
     use crate::toolcall::detector::FoundKind;
-    use crate::toolcall::validate::ToolSet;
+    use crate::toolcall::scan::testing::{detect_any, megabyte_of_each, names};
     use serde_json::json;
 
     fn run(text: &str, eof: bool) -> Vec<Found> {
-        let tools = ToolSet::unrestricted();
-        let ctx = DetectCtx { eof, tools: &tools };
-        let mut out = Vec::new();
-        Xlam.detect(text, &ctx, &mut out);
-        out
-    }
-
-    fn names(f: &Found) -> Vec<String> {
-        match &f.kind {
-            FoundKind::Calls(c) => c.iter().map(|c| c.name.clone()).collect(),
-            other => panic!("expected calls, got {other:?}"),
-        }
+        detect_any(&Xlam, text, eof)
     }
 
     #[test]
@@ -348,17 +337,16 @@ mod tests {
 
     #[test]
     fn adversarial_input_is_fast() {
-        for unit in [
-            "[{",
-            "[",
-            "{",
-            "[{\"name\": ",
-            "[{\"name\":\"a\",\"arguments\":{}}]",
-            "{\"tool_calls\": [",
-        ] {
-            let t = unit.repeat(1_000_000 / unit.len());
-            run(&t, true);
-            run(&t, false);
-        }
+        megabyte_of_each(
+            &[
+                "[{",
+                "[",
+                "{",
+                "[{\"name\": ",
+                "[{\"name\":\"a\",\"arguments\":{}}]",
+                "{\"tool_calls\": [",
+            ],
+            run,
+        );
     }
 }
