@@ -167,25 +167,18 @@ fn action_block(
             Some(end)
         }
         JsonAt::Complete(s, e) => {
-            let rest = &text[e..limit];
-            let end = if let Some(end) = after_token(text, e, END) {
-                end
-            } else if after_token(text, e, END_OF_TURN).is_some() || rest.trim().is_empty() {
-                if may_grow {
-                    out.push(Found::pending(start..text.len()));
-                    return None;
-                }
-                e
-            } else if may_grow && is_partial(rest, END) {
-                out.push(Found::pending(start..text.len()));
-                return None;
-            } else {
-                out.push(Found::malformed(
-                    start..e,
-                    name_hint(&text[s..e]),
-                    "expected <|END_ACTION|> right after the action list",
-                ));
-                return Some(e);
+            let end = match closer_after(
+                text,
+                start..e,
+                s,
+                limit,
+                END,
+                may_grow,
+                "expected <|END_ACTION|> right after the action list",
+                out,
+            ) {
+                Close::At(end) => end,
+                Close::Stop(resume) => return resume,
             };
             out.push(calls_found(start..end, &text[s..e], START, |calls| {
                 without_pseudo_calls(calls, DIRECTLY_ANSWER, ctx)
@@ -193,6 +186,45 @@ fn action_block(
             Some(end)
         }
     }
+}
+
+/// What follows a complete action list.
+enum Close {
+    /// The construct ends here (after its closer, or at the list when the output ends).
+    At(usize),
+    /// Pending or malformed was pushed: return this from the scan step.
+    Stop(Option<usize>),
+}
+
+/// After a complete action list (`start..e`, JSON from `s`): the closer (`<|END_ACTION|>`
+/// or the fence), or the end of the turn, must follow; anything else before `limit` is
+/// malformed. While the output may grow, an end or a partial closer is still pending.
+#[allow(clippy::too_many_arguments)]
+fn closer_after(
+    text: &str,
+    span: std::ops::Range<usize>,
+    s: usize,
+    limit: usize,
+    closer: &str,
+    may_grow: bool,
+    missing: &str,
+    out: &mut Vec<Found>,
+) -> Close {
+    let (start, e) = (span.start, span.end);
+    let rest = &text[e..limit];
+    if let Some(end) = after_token(text, e, closer) {
+        return Close::At(end);
+    }
+    let ended = rest.trim().is_empty() || after_token(text, e, END_OF_TURN).is_some();
+    if may_grow && (ended || is_partial(rest, closer)) {
+        out.push(Found::pending(start..text.len()));
+        return Close::Stop(None);
+    }
+    if ended {
+        return Close::At(e);
+    }
+    out.push(Found::malformed(start..e, name_hint(&text[s..e]), missing));
+    Close::Stop(Some(e))
 }
 
 /// True if every item of a JSON list is an object with a `tool_name` key.
@@ -280,25 +312,18 @@ fn action_form(
                 Some(at)
             }
             JsonAt::Complete(s, e) => {
-                let tail = &text[e..];
-                let end = if let Some(end) = after_token(text, e, FENCE) {
-                    end
-                } else if tail.trim().is_empty() || after_token(text, e, END_OF_TURN).is_some() {
-                    if may_grow {
-                        out.push(Found::pending(start..text.len()));
-                        return None;
-                    }
-                    e
-                } else if may_grow && is_partial(tail, FENCE) {
-                    out.push(Found::pending(start..text.len()));
-                    return None;
-                } else {
-                    out.push(Found::malformed(
-                        start..e,
-                        name_hint(&text[s..e]),
-                        "expected a closing ``` after the Action: list",
-                    ));
-                    return Some(e);
+                let end = match closer_after(
+                    text,
+                    start..e,
+                    s,
+                    text.len(),
+                    FENCE,
+                    may_grow,
+                    "expected a closing ``` after the Action: list",
+                    out,
+                ) {
+                    Close::At(end) => end,
+                    Close::Stop(resume) => return resume,
                 };
                 let json = &text[s..e];
                 out.push(match serde_json::from_str::<Value>(json) {
