@@ -54,6 +54,31 @@ pub enum ToolChoicePolicy {
     RequiredAlways,
 }
 
+/// How one model family writes a call (preset `[grammar]`), for grammar-constrained
+/// decoding (`src/llm/grammar.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrammarShape {
+    /// Text before each call's JSON object (e.g. `"<tool_call>\n"`).
+    pub prefix: String,
+    /// Text after each call's JSON object (e.g. `"\n</tool_call>"`).
+    pub suffix: String,
+    /// Between two calls of one turn.
+    #[serde(default = "default_separator")]
+    pub separator: String,
+    /// The key holding the arguments (`arguments`, or `parameters` for Llama 3.2).
+    #[serde(default = "default_arguments_key")]
+    pub arguments_key: String,
+}
+
+fn default_separator() -> String {
+    "\n".into()
+}
+
+fn default_arguments_key() -> String {
+    "arguments".into()
+}
+
 /// Where the model file comes from (filled in by the model-pull work).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -86,6 +111,15 @@ pub struct Preset {
     pub tool_choice_policy: ToolChoicePolicy,
     #[serde(default)]
     pub model: Option<ModelSource>,
+    /// The call format for grammar-constrained decoding (needed by the required policies).
+    #[serde(default)]
+    pub grammar: Option<GrammarShape>,
+    /// A Jinja chat template to use instead of the GGUF's own.
+    #[serde(default)]
+    pub chat_template: Option<String>,
+    /// Generation stops before these strings (besides the model's end-of-turn token).
+    #[serde(default)]
+    pub stop: Vec<String>,
 }
 
 /// Errors loading a preset; each names the problem and the fix.

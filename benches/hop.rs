@@ -1,0 +1,161 @@
+//! The hop loop on the real model: `cargo bench --bench hop`.
+//!
+//! For "turn on the kitchen light" with the demo tools, reports prompt tokens evaluated,
+//! time to first token, generation tokens/s, grammar overhead per token, and text to
+//! executed tool, cold (a fresh engine: nothing cached) and with the cached prefix (later
+//! turns in new sessions: the system prompt and tool list are already in the KV cache).
+//! Also the cancel latency: from a Cancel message to the end of the generation.
+//!
+//! Needs the model (`scripts/fetch-models`). `HEARTH_BENCH_RUNS` sets the runs (default 5).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hearth::agent::{AgentMsg, Ask, Turn};
+use hearth::llm::{EngineMsg, GenEvent, GenRequest};
+use hearth::preset::{Preset, ToolChoicePolicy};
+use hearth::supervisor::{start_text, TextOptions};
+use ractor::ActorRef;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+async fn ask(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Turn {
+    ractor::call!(agent, |r| AgentMsg::Ask(
+        Ask {
+            session: session.into(),
+            text: text.into(),
+            force_tool: None
+        },
+        r
+    ))
+    .expect("agent answers")
+    .expect("turn succeeds")
+}
+
+struct Row {
+    evaluated: f64,
+    prompt: f64,
+    ttft: f64,
+    tok_s: f64,
+    sample_per_tok: f64,
+    to_tool: f64,
+    total: f64,
+}
+
+fn row(t: &Turn) -> Row {
+    let s = &t.hops[0].stats;
+    Row {
+        evaluated: s.evaluated_tokens as f64,
+        prompt: s.prompt_tokens as f64,
+        ttft: s.first_token_ms,
+        tok_s: if s.generation_ms > 0.0 {
+            s.generated_tokens as f64 / (s.generation_ms / 1e3)
+        } else {
+            f64::NAN
+        },
+        sample_per_tok: s.sample_ms / (s.generated_tokens.max(1) as f64),
+        to_tool: t.timings_ms.text_to_tool.unwrap_or(f64::NAN),
+        total: t.timings_ms.total,
+    }
+}
+
+fn report(name: &str, rows: &[Row]) {
+    let m = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect());
+    println!(
+        "{name:<34} evaluated {:>5.0}/{:<5.0} tokens  ttft {:>7.1} ms  gen {:>5.1} tok/s  sampler {:>5.2} ms/tok  text→tool {:>7.1} ms  total {:>7.1} ms",
+        m(|r| r.evaluated),
+        m(|r| r.prompt),
+        m(|r| r.ttft),
+        m(|r| r.tok_s),
+        m(|r| r.sample_per_tok),
+        m(|r| r.to_tool),
+        m(|r| r.total),
+    );
+}
+
+fn main() {
+    let runs: usize = std::env::var("HEARTH_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let state = std::env::temp_dir().join(format!("hearth-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&state).expect("temp dir");
+    std::env::set_var("HEARTH_DEMO_STATE", &state);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let kitchen = "turn on the kitchen light";
+        for (label, policy) in [
+            ("auto", ToolChoicePolicy::Auto),
+            ("required_first_hop (grammar)", ToolChoicePolicy::RequiredFirstHop),
+        ] {
+            let mut cold = Vec::new();
+            let mut warm = Vec::new();
+            for run in 0..runs.min(3) {
+                // Cold: a fresh engine, nothing in the KV cache.
+                let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
+                opts.preset.tool_choice_policy = policy;
+                opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
+                let text = start_text(opts).await.expect("start (run scripts/fetch-models first)");
+                cold.push(row(&ask(&text.agent, "cold", kitchen).await));
+                if run == 0 {
+                    for i in 0..runs {
+                        warm.push(row(&ask(&text.agent, &format!("warm{i}"), kitchen).await));
+                    }
+                }
+                text.agent.stop(None);
+                text.engine.stop(None);
+                text.tools.stop(None);
+            }
+            report(&format!("{label}, cold"), &cold);
+            report(&format!("{label}, cached prefix"), &warm);
+        }
+
+        // Cancel latency: from the Cancel message to Done.
+        let opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
+        let text = start_text(opts).await.expect("start");
+        let mut lat = Vec::new();
+        for _ in 0..runs {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            text.engine
+                .cast(EngineMsg::Generate(GenRequest {
+                    prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
+                    grammar: None,
+                    max_tokens: 300,
+                    stop: vec![],
+                    events: tx,
+                }))
+                .expect("engine");
+            let mut n = 0;
+            while let Some(GenEvent::Text(_)) = rx.recv().await {
+                n += 1;
+                if n == 5 {
+                    break;
+                }
+            }
+            let t = Instant::now();
+            text.engine.cast(EngineMsg::Cancel).expect("engine");
+            while let Some(ev) = rx.recv().await {
+                if matches!(ev, GenEvent::Done(_)) {
+                    break;
+                }
+            }
+            lat.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        println!(
+            "cancel latency: median {:.1} ms, max {:.1} ms",
+            median(lat.clone()),
+            lat.iter().cloned().fold(0.0, f64::max)
+        );
+    });
+}

@@ -1,0 +1,691 @@
+//! The agent: the LLM hop loop (DESIGN.md), as an actor.
+//!
+//! One turn: the user's text joins the session's history; each hop renders the chat
+//! template, generates (under a grammar when the preset's `tool_choice_policy` asks for one),
+//! streams the output into the parser chain, validates what it found, runs the valid calls
+//! and feeds the results back, until the model answers in words or `max_hops` runs out.
+//!
+//! The ten rules, and where each lives:
+//! 1. raw-first detection: the parser sees the raw output, think blocks included;
+//! 2. only [`Speakable`] text is returned as the reply (think, markup, JSON removed);
+//! 3. two phases: only calls that pass validation (allowlist + JSON Schema) run;
+//! 4. per-preset detector chains: [`Preset::parser`];
+//! 5. loose formats are allowlist-gated inside the parser;
+//! 6. call ids round-trip into the tool messages verbatim;
+//! 7. synthetic-user fallback when the template has no tool role or the call was not native;
+//! 8. grammar per `tool_choice_policy` ([`ToolChoice::for_hop`], cached by fingerprint);
+//! 9. small-model hooks: a repeated identical call (hint, then stop), an echoed tool payload
+//!    (never spoken; one nudge, then a reply built from the results), invalid, empty or
+//!    schema-echo arguments for a known tool (re-ask once, held to that tool's grammar when
+//!    the preset has one, then stop), hop exhaustion (a short spoken apology);
+//! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status).
+//!
+//! A hop whose calls all succeeded and all have a `say` confirmation speaks those and skips
+//! the second LLM hop. History is kept per session and trimmed oldest-first when the prompt
+//! would not fit the context.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use crate::llm::{
+    ChatMessage, ChatTemplate, EngineError, EngineMsg, GenEvent, GenRequest, GenStats,
+    GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice,
+};
+use crate::preset::{Preset, PresetError};
+use crate::speech::Speakable;
+use crate::toolcall::{Parser, Telemetry, ToolCall, ToolSet};
+use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
+
+/// The default system prompt: short, because a 0.5B model reads it every turn.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
+Answer in one short, plain sentence. When the request needs a tool, call it.";
+
+/// What is said when the loop runs out of hops or a hook stops it.
+pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
+
+/// How the agent runs.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub preset: Preset,
+    pub system_prompt: String,
+    pub max_hops: usize,
+    /// Tokens the model may write per hop.
+    pub max_tokens: usize,
+}
+
+impl AgentConfig {
+    pub fn new(preset: Preset) -> Self {
+        AgentConfig {
+            preset,
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+            max_hops: 4,
+            max_tokens: 192,
+        }
+    }
+}
+
+/// One request to the agent.
+#[derive(Debug)]
+pub struct Ask {
+    pub session: String,
+    pub text: String,
+    /// Hop 0 must call this tool (held by the grammar).
+    pub force_tool: Option<String>,
+}
+
+/// The agent's one message enum.
+pub enum AgentMsg {
+    /// Run one turn; the reply comes when the turn ends.
+    Ask(Ask, RpcReplyPort<Result<Turn, AgentError>>),
+    /// Stop the running turn (generation is cancelled at once; no tool starts after).
+    Cancel,
+    /// Forget a session's history.
+    Reset(String),
+}
+
+/// A call as the turn reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallReport {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub status: ToolStatus,
+    pub result: String,
+}
+
+/// One hop of a turn.
+#[derive(Debug, Clone, Serialize)]
+pub struct HopReport {
+    /// The model's raw output.
+    pub raw: String,
+    pub calls: Vec<CallReport>,
+    pub telemetry: Telemetry,
+    /// Candidates that did not become calls, and why.
+    pub rejected: Vec<crate::toolcall::Rejected>,
+    /// The grammar choice of this hop: `auto`, `required` or `tool:<name>`.
+    pub tool_choice: String,
+    /// A small-model hook that fired on this hop, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook: Option<String>,
+    pub stats: GenStats,
+}
+
+/// Time spent, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    pub prompt_eval: f64,
+    pub generation: f64,
+    pub tools: f64,
+    pub total: f64,
+    /// From the request to the end of the first executed tool call, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_to_tool: Option<f64>,
+}
+
+/// The outcome of one turn.
+#[derive(Debug, Clone, Serialize)]
+pub struct Turn {
+    /// What to say: always sanitised ([`Speakable`]); empty when cancelled.
+    pub reply: String,
+    pub hops: Vec<HopReport>,
+    pub timings_ms: Timings,
+    pub cancelled: bool,
+}
+
+/// Why a turn failed outright (hooks and exhausted hops are not failures: they apologise).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("a turn is already running; wait for it or cancel it")]
+    Busy,
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    #[error(transparent)]
+    Grammar(#[from] GrammarError),
+    #[error(transparent)]
+    Preset(#[from] PresetError),
+    #[error("the {0} actor is not answering; restart hearth")]
+    Actor(&'static str),
+    #[error("the model has no chat template and the preset sets none; add `chat_template` to the preset")]
+    NoTemplate,
+    #[error("the prompt does not fit the context even without history ({tokens} tokens of {n_ctx}); shorten the system prompt or tools, or raise n_ctx")]
+    TooLong { tokens: usize, n_ctx: usize },
+}
+
+/// Everything a turn needs, shared by the actor and its turn tasks.
+struct Shared {
+    cfg: AgentConfig,
+    engine: ActorRef<EngineMsg>,
+    tools: ActorRef<ToolsMsg>,
+    template: ChatTemplate,
+    caps: TemplateCaps,
+    parser: Parser,
+    n_ctx: usize,
+    grammars: GrammarCache,
+    toolsets: Mutex<HashMap<String, Arc<ToolSet>>>,
+    history: Mutex<HashMap<String, Vec<ChatMessage>>>,
+}
+
+/// The agent actor's state.
+pub struct AgentState {
+    shared: Arc<Shared>,
+    running: Option<Arc<AtomicBool>>,
+    done_rx: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// The agent actor.
+pub struct Agent;
+
+/// What the agent is spawned with.
+pub struct AgentArgs {
+    pub cfg: AgentConfig,
+    pub engine: ActorRef<EngineMsg>,
+    pub tools: ActorRef<ToolsMsg>,
+}
+
+impl Agent {
+    /// Spawn the agent; it asks the engine for the model's template and context size.
+    pub async fn spawn(args: AgentArgs) -> Result<ActorRef<AgentMsg>, AgentError> {
+        let (actor, _) = Actor::spawn(None, Agent, args)
+            .await
+            .map_err(|_| AgentError::Actor("agent"))?;
+        Ok(actor)
+    }
+}
+
+impl Actor for Agent {
+    type Msg = AgentMsg;
+    type State = AgentState;
+    type Arguments = AgentArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: AgentArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let shared = build_shared(args).await?;
+        Ok(AgentState {
+            shared: Arc::new(shared),
+            running: None,
+            done_rx: None,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            AgentMsg::Ask(ask, reply) => {
+                let busy = state.done_rx.as_ref().is_some_and(|rx| !*rx.borrow());
+                if busy {
+                    let _ = reply.send(Err(AgentError::Busy));
+                    return Ok(());
+                }
+                let cancel = Arc::new(AtomicBool::new(false));
+                let (done_tx, done_rx) = tokio::sync::watch::channel(false);
+                state.running = Some(cancel.clone());
+                state.done_rx = Some(done_rx);
+                let shared = state.shared.clone();
+                let span = tracing::info_span!("turn", session = %ask.session);
+                tokio::spawn(
+                    async move {
+                        let out = run_turn(&shared, ask, &cancel).await;
+                        if let Err(e) = &out {
+                            tracing::warn!(error = %e, "turn failed");
+                        }
+                        let _ = done_tx.send(true);
+                        let _ = reply.send(out);
+                    }
+                    .instrument(span),
+                );
+            }
+            AgentMsg::Cancel => {
+                if let Some(flag) = &state.running {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                let _ = state.shared.engine.cast(EngineMsg::Cancel);
+            }
+            AgentMsg::Reset(session) => {
+                if let Ok(mut h) = state.shared.history.lock() {
+                    h.remove(&session);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
+    let info = ractor::call!(args.engine, EngineMsg::Info).map_err(|_| AgentError::Actor("engine"))?;
+    let source = args
+        .cfg
+        .preset
+        .chat_template
+        .clone()
+        .or(info.chat_template)
+        .ok_or(AgentError::NoTemplate)?;
+    let template = ChatTemplate::new(&source, &info.bos_token, &info.eos_token)?;
+    let caps = TemplateCaps::probe(&template);
+    tracing::info!(?caps, "chat template probed");
+    let parser = args.cfg.preset.parser()?;
+    Ok(Shared {
+        parser,
+        template,
+        caps,
+        n_ctx: info.n_ctx,
+        engine: args.engine,
+        tools: args.tools,
+        cfg: args.cfg,
+        grammars: GrammarCache::new(),
+        toolsets: Mutex::new(HashMap::new()),
+        history: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The spoken text of a reply (sanitised), or "".
+fn speakable(text: &str) -> String {
+    Speakable::sanitize(text)
+        .map(Speakable::into_string)
+        .unwrap_or_default()
+}
+
+/// The synthetic user message that carries tool results when there is no tool role.
+pub fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
+    let parts: Vec<String> = outcomes
+        .iter()
+        .map(|o| format!("{} -> {}", o.name, serde_json::Value::String(o.result.clone())))
+        .collect();
+    format!(
+        "(system: tool results — {}. Now answer the previous request in one short sentence.)",
+        parts.join("; ")
+    )
+}
+
+/// True when a reply only repeats a tool payload (JSON, a `<tool_response>`, or a result
+/// verbatim) instead of answering: such text is never spoken.
+pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
+    let t = raw.trim();
+    if t.contains("<tool_response>") || t.contains("tool results —") {
+        return true;
+    }
+    let json_like = (t.starts_with('{') || t.starts_with('['))
+        && serde_json::from_str::<Value>(t).is_ok();
+    let fenced_json = t.starts_with("```") && reply.trim().is_empty();
+    json_like
+        || fenced_json
+        || (!outcomes.is_empty() && reply.trim().is_empty())
+        || outcomes
+            .iter()
+            .any(|o| o.result.len() > 12 && t.trim_matches('"') == o.result.trim())
+}
+
+/// A reply built from results when the model only echoed them: plain words, no JSON.
+fn reply_from_results(outcomes: &[ToolOutcome]) -> String {
+    let ok: Vec<&ToolOutcome> = outcomes.iter().filter(|o| o.status != ToolStatus::Error).collect();
+    if ok.is_empty() {
+        return APOLOGY.to_string();
+    }
+    let said: Vec<String> = ok
+        .iter()
+        .map(|o| speakable(&o.result))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if said.is_empty() {
+        "Done.".to_string()
+    } else {
+        format!("{}.", said.join(", ").trim_end_matches('.'))
+    }
+}
+
+fn choice_label(c: &ToolChoice) -> String {
+    match c {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Named(n) => format!("tool:{n}"),
+    }
+}
+
+fn call_key(c: &ToolCall) -> String {
+    format!("{}{}", c.name, c.arguments)
+}
+
+async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<ToolSet>), AgentError> {
+    let reg = ractor::call!(shared.tools, ToolsMsg::Snapshot).map_err(|_| AgentError::Actor("tools"))?;
+    let fp = reg.fingerprint();
+    let cached = shared.toolsets.lock().ok().and_then(|m| m.get(&fp).cloned());
+    let set = match cached {
+        Some(s) => s,
+        None => {
+            let s = Arc::new(reg.toolset());
+            if let Ok(mut m) = shared.toolsets.lock() {
+                m.insert(fp, s.clone());
+            }
+            s
+        }
+    };
+    Ok((reg, set))
+}
+
+/// Render the prompt, dropping the oldest history messages until it fits the context.
+async fn render_fitting(
+    shared: &Shared,
+    history: &mut Vec<ChatMessage>,
+    turn: &[ChatMessage],
+    tools: &Value,
+) -> Result<String, AgentError> {
+    loop {
+        let mut msgs = Vec::with_capacity(history.len() + turn.len() + 1);
+        msgs.push(ChatMessage::system(shared.cfg.system_prompt.clone()));
+        msgs.extend(history.iter().cloned());
+        msgs.extend(turn.iter().cloned());
+        let prompt = shared.template.render(&msgs, Some(tools), true)?;
+        let tokens = ractor::call!(shared.engine, EngineMsg::CountTokens, prompt.clone())
+            .map_err(|_| AgentError::Actor("engine"))?;
+        if tokens + shared.cfg.max_tokens <= shared.n_ctx {
+            return Ok(prompt);
+        }
+        if history.is_empty() {
+            return Err(AgentError::TooLong {
+                tokens,
+                n_ctx: shared.n_ctx,
+            });
+        }
+        // Oldest first, and never leave a tool result without the call before it.
+        history.remove(0);
+        while history.first().is_some_and(|m| m.role != "user") {
+            history.remove(0);
+        }
+        tracing::debug!(left = history.len(), "history trimmed to fit the context");
+    }
+}
+
+/// Generate one hop, streaming the output through the parser.
+async fn generate(
+    shared: &Shared,
+    prompt: String,
+    grammar: Option<Arc<str>>,
+    tools: &ToolSet,
+) -> Result<(String, crate::toolcall::ParseOutput, GenStats), AgentError> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    shared
+        .engine
+        .cast(EngineMsg::Generate(GenRequest {
+            prompt,
+            grammar,
+            max_tokens: shared.cfg.max_tokens,
+            stop: shared.cfg.preset.stop.clone(),
+            events: tx,
+        }))
+        .map_err(|_| AgentError::Actor("engine"))?;
+    let mut stream = shared.parser.stream(tools);
+    let mut raw = String::new();
+    let stats = loop {
+        match rx.recv().await {
+            Some(GenEvent::Text(t)) => {
+                raw.push_str(&t);
+                // Settled text and calls; the voice path (issue #4) speaks text from here.
+                let _events = stream.push(&t);
+            }
+            Some(GenEvent::Done(r)) => break r?,
+            None => return Err(AgentError::Engine(EngineError::Gone)),
+        }
+    };
+    let (_, parsed) = stream.finish();
+    Ok((raw, parsed, stats))
+}
+
+async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn, AgentError> {
+    let t0 = Instant::now();
+    let (registry, toolset) = snapshot(shared).await?;
+    let tools_json = registry.openai_tools();
+    let fingerprint = registry.fingerprint();
+    let mut history = shared
+        .history
+        .lock()
+        .ok()
+        .and_then(|h| h.get(&ask.session).cloned())
+        .unwrap_or_default();
+    let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
+    let mut hops: Vec<HopReport> = Vec::new();
+    let mut timings = Timings::default();
+    let mut seen_calls: Vec<String> = Vec::new();
+    let mut repeat_hinted = false;
+    let mut reasked = false;
+    let mut echo_nudged = false;
+    let mut forced = ask.force_tool.clone();
+    let mut last_outcomes: Vec<ToolOutcome> = Vec::new();
+    let mut reply: Option<String> = None;
+    let mut cancelled = false;
+
+    for hop in 0..shared.cfg.max_hops {
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            break;
+        }
+        let choice = match forced.take() {
+            Some(name) => ToolChoice::Named(name),
+            None => ToolChoice::for_hop(shared.cfg.preset.tool_choice_policy, hop, None),
+        };
+        let grammar = match (&choice, &shared.cfg.preset.grammar) {
+            (ToolChoice::Auto, _) => None,
+            (_, Some(shape)) => shared.grammars.get(&fingerprint, shape, &toolset, &choice)?,
+            (_, None) => {
+                return Err(GrammarError::NoShape {
+                    preset: shared.cfg.preset.name.clone(),
+                    choice: choice_label(&choice),
+                }
+                .into())
+            }
+        };
+        let prompt = render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?;
+        let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
+        let (raw, parsed, stats) = generate(shared, prompt, grammar, &toolset)
+            .instrument(span.clone())
+            .await?;
+        let _g = span.enter();
+        timings.prompt_eval += stats.prompt_eval_ms;
+        timings.generation += stats.generation_ms;
+        tracing::info!(
+            parse_mode = %parsed.telemetry.parse_mode,
+            fallback_used = parsed.telemetry.fallback_used,
+            candidate_count = parsed.telemetry.candidate_count,
+            schema_validation = %parsed.telemetry.schema_validation,
+            calls = parsed.calls.len(),
+            "hop parsed"
+        );
+        let mut report = HopReport {
+            raw: raw.clone(),
+            calls: Vec::new(),
+            telemetry: parsed.telemetry.clone(),
+            rejected: parsed.rejected.clone(),
+            tool_choice: choice_label(&choice),
+            hook: None,
+            stats: stats.clone(),
+        };
+        if stats.stop == Some(StopReason::Cancelled) || cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            hops.push(report);
+            break;
+        }
+
+        if parsed.calls.is_empty() {
+            // A known tool with arguments that failed validation: re-ask once, held to that
+            // tool's grammar when the preset describes one.
+            let bad_args = parsed.rejected.iter().find_map(|r| {
+                r.name
+                    .as_ref()
+                    .filter(|n| toolset.contains(n) && r.reason.starts_with("arguments"))
+                    .cloned()
+            });
+            if let Some(name) = bad_args {
+                if !reasked {
+                    reasked = true;
+                    report.hook = Some(format!("invalid arguments for {name}: re-asked once"));
+                    turn_msgs.push(ChatMessage::assistant(raw.clone()));
+                    turn_msgs.push(ChatMessage::user(format!(
+                        "(system: the call to {name} had invalid arguments. Call {name} again with real values for its parameters.)"
+                    )));
+                    if shared.cfg.preset.grammar.is_some() {
+                        forced = Some(name);
+                    }
+                    hops.push(report);
+                    continue;
+                }
+                report.hook = Some(format!("invalid arguments for {name} again: stopped"));
+                hops.push(report);
+                reply = Some(APOLOGY.to_string());
+                break;
+            }
+            let said = speakable(&parsed.reply);
+            if hop > 0 && is_echo(&raw, &said, &last_outcomes) {
+                if !echo_nudged {
+                    echo_nudged = true;
+                    report.hook = Some("echoed the tool payload: nudged once".into());
+                    turn_msgs.push(ChatMessage::assistant(raw.clone()));
+                    turn_msgs.push(ChatMessage::user(
+                        "(system: do not repeat the tool output. Answer the previous request in one short plain sentence.)".to_string(),
+                    ));
+                    hops.push(report);
+                    continue;
+                }
+                report.hook = Some("echoed the tool payload again: answered from the results".into());
+                hops.push(report);
+                reply = Some(reply_from_results(&last_outcomes));
+                break;
+            }
+            turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
+            hops.push(report);
+            reply = Some(if said.is_empty() { APOLOGY.to_string() } else { said });
+            break;
+        }
+
+        // The same call(s) again: hint once, then stop.
+        let keys: Vec<String> = parsed.calls.iter().map(call_key).collect();
+        if keys.iter().all(|k| seen_calls.contains(k)) {
+            if !repeat_hinted {
+                repeat_hinted = true;
+                report.hook = Some("repeated an identical call: hinted".into());
+                turn_msgs.push(ChatMessage::assistant(raw.clone()));
+                turn_msgs.push(ChatMessage::user(format!(
+                    "(system: that call was already made and its result is above{}. Do not call it again; answer the previous request in one short sentence.)",
+                    if last_outcomes.is_empty() { String::new() } else {
+                        format!(": {}", last_outcomes.iter().map(|o| o.result.clone()).collect::<Vec<_>>().join("; "))
+                    }
+                )));
+                hops.push(report);
+                continue;
+            }
+            report.hook = Some("repeated an identical call again: stopped".into());
+            hops.push(report);
+            reply = Some(if last_outcomes.is_empty() {
+                APOLOGY.to_string()
+            } else {
+                reply_from_results(&last_outcomes)
+            });
+            break;
+        }
+        seen_calls.extend(keys);
+
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            hops.push(report);
+            break;
+        }
+        let t_tools = Instant::now();
+        let outcomes = ractor::call!(shared.tools, |r| ToolsMsg::CallAll {
+            calls: parsed.calls.clone(),
+            reply: r
+        })
+        .map_err(|_| AgentError::Actor("tools"))?;
+        timings.tools += t_tools.elapsed().as_secs_f64() * 1e3;
+        if timings.text_to_tool.is_none() {
+            timings.text_to_tool = Some(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        for o in &outcomes {
+            tracing::info!(tool = %o.name, id = %o.id, status = ?o.status, "tool result");
+        }
+        report.calls = outcomes
+            .iter()
+            .map(|o| CallReport {
+                id: o.id.clone(),
+                name: o.name.clone(),
+                arguments: o.arguments.clone(),
+                status: o.status,
+                result: o.result.clone(),
+            })
+            .collect();
+        hops.push(report);
+
+        // Round trip: the template's tool role with ids when it has one and the call was
+        // native markup; otherwise the synthetic user message.
+        let structured = shared.cfg.preset.tool_role && shared.caps.tool_role && parsed.native;
+        if structured {
+            turn_msgs.push(ChatMessage::assistant_calls(
+                parsed.reply.trim().to_string(),
+                parsed
+                    .calls
+                    .iter()
+                    .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())),
+            ));
+            for o in &outcomes {
+                turn_msgs.push(ChatMessage::tool(o.id.clone(), o.name.clone(), o.result.clone()));
+            }
+        } else {
+            turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
+            turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
+        }
+
+        // Spoken confirmations: every call succeeded and has one → no second hop.
+        let confirmations: Option<Vec<String>> = parsed
+            .calls
+            .iter()
+            .zip(&outcomes)
+            .map(|(c, o)| {
+                (o.status != ToolStatus::Error)
+                    .then(|| registry.confirmation(c))
+                    .flatten()
+            })
+            .collect();
+        if let Some(said) = confirmations.filter(|v| !v.is_empty()) {
+            let text = speakable(&said.join(" "));
+            turn_msgs.push(ChatMessage::assistant(text.clone()));
+            reply = Some(text);
+            break;
+        }
+        last_outcomes = outcomes;
+    }
+
+    let reply = if cancelled {
+        String::new()
+    } else {
+        reply.unwrap_or_else(|| {
+            tracing::warn!(hops = hops.len(), "hop limit reached");
+            APOLOGY.to_string()
+        })
+    };
+    if !cancelled {
+        history.extend(turn_msgs);
+        if let Ok(mut h) = shared.history.lock() {
+            h.insert(ask.session.clone(), history);
+        }
+    }
+    timings.total = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Turn {
+        reply,
+        hops,
+        timings_ms: timings,
+        cancelled,
+    })
+}

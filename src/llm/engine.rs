@@ -1,0 +1,178 @@
+//! The engine's message protocol: what the agent sends an LLM engine actor and what streams
+//! back. Two actors speak it: the llama.cpp engine ([`super::llama`], feature `llm`) and the
+//! scripted engine ([`super::scripted`]) that replays fixed outputs for the hop loop's unit
+//! tests. Neither knows the agent; the agent knows only these types.
+
+use std::sync::Arc;
+
+use ractor::RpcReplyPort;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+/// One generation: a rendered prompt in, text chunks out.
+#[derive(Debug)]
+pub struct GenRequest {
+    pub prompt: String,
+    /// A Lark grammar (llguidance) the output must follow, or none.
+    pub grammar: Option<Arc<str>>,
+    pub max_tokens: usize,
+    /// Generation stops before any of these strings (they are not emitted).
+    pub stop: Vec<String>,
+    /// Where the text chunks and the final [`GenEvent::Done`] go.
+    pub events: mpsc::UnboundedSender<GenEvent>,
+}
+
+/// What streams back from a generation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GenEvent {
+    /// Text as soon as it is complete UTF-8 and cannot be the start of a stop string.
+    Text(String),
+    /// The end: statistics, or why it failed.
+    Done(Result<GenStats, EngineError>),
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndOfTurn,
+    StopString,
+    MaxTokens,
+    Cancelled,
+}
+
+/// Figures of one generation (they feed `hearth ask --json` and the benchmark).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GenStats {
+    /// Tokens in the prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose KV entries were reused from the previous prompt.
+    pub cached_tokens: usize,
+    /// Prompt tokens evaluated now (`prompt_tokens - cached_tokens`).
+    pub evaluated_tokens: usize,
+    pub generated_tokens: usize,
+    pub prompt_eval_ms: f64,
+    /// From the request to the first sampled token.
+    pub first_token_ms: f64,
+    pub generation_ms: f64,
+    /// Time inside the sampler (grammar masking plus greedy choice).
+    pub sample_ms: f64,
+    pub grammar: bool,
+    pub stop: Option<StopReason>,
+}
+
+/// Engine failures; each message says what to do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error("the model could not be loaded from {path}: {reason}; check the file with `hearth models verify <preset>` or fetch it again with `hearth models pull <preset>`")]
+    Load { path: String, reason: String },
+    #[error("the prompt has {prompt_tokens} tokens and {max_tokens} more are reserved for the answer, but the context holds {n_ctx}; shorten the history or raise `n_ctx`")]
+    ContextOverflow {
+        prompt_tokens: usize,
+        max_tokens: usize,
+        n_ctx: usize,
+    },
+    #[error("the grammar does not compile: {0}")]
+    Grammar(String),
+    #[error("llama.cpp failed while {stage}: {reason}")]
+    Llama { stage: &'static str, reason: String },
+    #[error("the engine has stopped (its worker thread ended); restart hearth")]
+    Gone,
+}
+
+/// Facts about the loaded model the agent needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineInfo {
+    /// The GGUF's `tokenizer.chat_template`, if it has one.
+    pub chat_template: Option<String>,
+    pub bos_token: String,
+    pub eos_token: String,
+    pub n_ctx: usize,
+    pub model: String,
+}
+
+/// The one message enum of an engine actor.
+#[derive(Debug)]
+pub enum EngineMsg {
+    /// Start a generation (queued behind the current one).
+    Generate(GenRequest),
+    /// Stop the current generation and drop queued ones; each ends with
+    /// `Done(Ok(stats))` where `stats.stop == Some(Cancelled)`.
+    Cancel,
+    /// How many tokens `text` is (for trimming history to the context).
+    CountTokens(String, RpcReplyPort<usize>),
+    Info(RpcReplyPort<EngineInfo>),
+}
+
+/// Holds back the tail of streamed text that could still become a stop string, and cuts at
+/// one when it appears.
+#[derive(Debug, Default)]
+pub struct StopScanner {
+    stops: Vec<String>,
+    buf: String,
+}
+
+impl StopScanner {
+    pub fn new(stops: Vec<String>) -> Self {
+        StopScanner {
+            stops: stops.into_iter().filter(|s| !s.is_empty()).collect(),
+            buf: String::new(),
+        }
+    }
+
+    /// Add text; returns what may be emitted now and whether a stop string was hit (the
+    /// returned text then ends right before it).
+    pub fn push(&mut self, text: &str) -> (String, bool) {
+        self.buf.push_str(text);
+        if let Some(cut) = self.stops.iter().filter_map(|s| self.buf.find(s)).min() {
+            let out = self.buf[..cut].to_string();
+            self.buf.clear();
+            return (out, true);
+        }
+        // Keep the longest suffix that is a proper prefix of some stop string.
+        let keep = self
+            .stops
+            .iter()
+            .map(|s| {
+                (1..s.len())
+                    .rev()
+                    .find(|&k| {
+                        s.is_char_boundary(k)
+                            && self.buf.len() >= k
+                            && self.buf.is_char_boundary(self.buf.len() - k)
+                            && self.buf.ends_with(&s[..k])
+                    })
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
+        let out = self.buf[..self.buf.len() - keep].to_string();
+        self.buf.drain(..self.buf.len() - keep);
+        (out, false)
+    }
+
+    /// The held-back tail at the end of generation.
+    pub fn finish(&mut self) -> String {
+        std::mem::take(&mut self.buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_scanner_holds_prefixes_and_cuts() {
+        let mut s = StopScanner::new(vec!["<|im_end|>".into(), "\nUser:".into()]);
+        assert_eq!(s.push("Hello <|im"), ("Hello ".to_string(), false));
+        assert_eq!(s.push("_en"), (String::new(), false));
+        assert_eq!(s.push("d|> tail"), (String::new(), true));
+        let mut s = StopScanner::new(vec!["STOP".into()]);
+        assert_eq!(s.push("a S"), ("a ".to_string(), false));
+        assert_eq!(s.push("x"), ("Sx".to_string(), false));
+        assert_eq!(s.push("ST"), (String::new(), false));
+        assert_eq!(s.finish(), "ST");
+        let mut none = StopScanner::new(vec![]);
+        assert_eq!(none.push("all of it"), ("all of it".to_string(), false));
+    }
+}

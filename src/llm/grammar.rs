@@ -1,0 +1,240 @@
+//! Grammars for constrained decoding, per `tool_choice_policy`.
+//!
+//! **llguidance, not GBNF.** llama-cpp-2's `llguidance` feature takes a Lark grammar whose
+//! rules may embed JSON Schema directly (`%json { … }`), so each tool's own schema (enums,
+//! required keys, `additionalProperties: false`, number bounds) constrains the arguments with
+//! no hand-written schema-to-GBNF converter; its masks are computed lazily over a token trie,
+//! much faster per token than llama.cpp's GBNF sampler, and it builds offline in Rust.
+//!
+//! The grammar follows the model's own wire format, described by the preset's
+//! [`GrammarShape`]: for Qwen/Hermes `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`,
+//! one or more calls. The JSON is compact with Python's separators (`", "`, `": "`), which is
+//! what these models write unconstrained, so the grammar forces the model's habits rather
+//! than fighting them. Grammars are cached by the registry fingerprint and the choice.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::preset::{GrammarShape, ToolChoicePolicy};
+use crate::toolcall::ToolSet;
+
+/// What a hop must produce.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// The model decides: no grammar.
+    Auto,
+    /// At least one call to any registered tool.
+    Required,
+    /// A call to this tool.
+    Named(String),
+}
+
+impl ToolChoice {
+    /// The choice for `hop` (0-based) under `policy`; `forced` names one tool for hop 0.
+    pub fn for_hop(policy: ToolChoicePolicy, hop: usize, forced: Option<&str>) -> ToolChoice {
+        match (forced, policy, hop) {
+            (Some(name), _, 0) => ToolChoice::Named(name.to_string()),
+            (_, ToolChoicePolicy::RequiredAlways, _) => ToolChoice::Required,
+            (_, ToolChoicePolicy::RequiredFirstHop, 0) => ToolChoice::Required,
+            _ => ToolChoice::Auto,
+        }
+    }
+}
+
+/// Errors building a grammar.
+#[derive(Debug, thiserror::Error)]
+pub enum GrammarError {
+    #[error("tool_choice {choice} needs a grammar, but preset {preset:?} has no [grammar] table describing its call format; add one (see presets/qwen2.5-coder.toml) or use tool_choice_policy = \"auto\"")]
+    NoShape { preset: String, choice: String },
+    #[error("cannot force tool {0:?}: no such tool in the registry")]
+    UnknownTool(String),
+    #[error("tool_choice required, but no tools are registered")]
+    NoTools,
+}
+
+/// The Lark grammar text (llguidance dialect) for `choice`, or None for `Auto`.
+pub fn lark_for(
+    shape: &GrammarShape,
+    tools: &ToolSet,
+    choice: &ToolChoice,
+) -> Result<Option<String>, GrammarError> {
+    let names: Vec<&str> = match choice {
+        ToolChoice::Auto => return Ok(None),
+        ToolChoice::Required => tools.names().collect(),
+        ToolChoice::Named(n) => {
+            if !tools.contains(n) {
+                return Err(GrammarError::UnknownTool(n.clone()));
+            }
+            vec![n.as_str()]
+        }
+    };
+    if names.is_empty() {
+        return Err(GrammarError::NoTools);
+    }
+    let variants: Vec<Value> = names
+        .iter()
+        .filter_map(|n| tools.spec(n))
+        .map(|spec| {
+            let mut props = serde_json::Map::new();
+            props.insert("name".into(), json!({ "const": spec.name }));
+            props.insert(shape.arguments_key.clone(), spec.parameters.clone());
+            json!({
+                "type": "object",
+                "properties": props,
+                "required": ["name", shape.arguments_key],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    let mut schema = if variants.len() == 1 {
+        variants.into_iter().next().unwrap_or(Value::Null)
+    } else {
+        json!({ "anyOf": variants })
+    };
+    if let Value::Object(m) = &mut schema {
+        m.insert(
+            "x-guidance".into(),
+            json!({
+                "whitespace_flexible": false,
+                "item_separator": ", ",
+                "key_separator": ": ",
+            }),
+        );
+    }
+    let lit = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let multi = matches!(choice, ToolChoice::Required);
+    let start = if multi {
+        format!("start: call ({} call)*", lit(&shape.separator))
+    } else {
+        "start: call".to_string()
+    };
+    Ok(Some(format!(
+        "{start}\ncall: {} body {}\nbody: %json {}\n",
+        lit(&shape.prefix),
+        lit(&shape.suffix),
+        schema
+    )))
+}
+
+/// Grammar texts memoised by (registry fingerprint, shape, choice): the per-turn cost of
+/// picking a grammar is a hash lookup.
+#[derive(Debug, Default)]
+pub struct GrammarCache {
+    map: Mutex<HashMap<(String, GrammarShape, ToolChoice), Option<Arc<str>>>>,
+}
+
+impl GrammarCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The grammar for `choice`, built once per key.
+    pub fn get(
+        &self,
+        fingerprint: &str,
+        shape: &GrammarShape,
+        tools: &ToolSet,
+        choice: &ToolChoice,
+    ) -> Result<Option<Arc<str>>, GrammarError> {
+        if *choice == ToolChoice::Auto {
+            return Ok(None);
+        }
+        let key = (fingerprint.to_string(), shape.clone(), choice.clone());
+        if let Ok(map) = self.map.lock() {
+            if let Some(hit) = map.get(&key) {
+                return Ok(hit.clone());
+            }
+        }
+        let built = lark_for(shape, tools, choice)?.map(Arc::from);
+        if let Ok(mut map) = self.map.lock() {
+            map.insert(key, built.clone());
+        }
+        Ok(built)
+    }
+
+    /// Entries held (for tests and telemetry).
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qwen() -> GrammarShape {
+        GrammarShape {
+            prefix: "<tool_call>\n".into(),
+            suffix: "\n</tool_call>".into(),
+            separator: "\n".into(),
+            arguments_key: "arguments".into(),
+        }
+    }
+
+    fn tools() -> ToolSet {
+        ToolSet::from_openai_value(&json!([
+            {"type": "function", "function": {"name": "set_light", "description": "",
+              "parameters": {"type": "object", "properties": {"room": {"type": "string"}, "on": {"type": "boolean"}},
+                             "required": ["room", "on"]}}},
+            {"type": "function", "function": {"name": "get_time", "description": "",
+              "parameters": {"type": "object", "properties": {}}}}
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn policy_picks_choice_per_hop() {
+        use ToolChoicePolicy::*;
+        assert_eq!(ToolChoice::for_hop(Auto, 0, None), ToolChoice::Auto);
+        assert_eq!(ToolChoice::for_hop(RequiredFirstHop, 0, None), ToolChoice::Required);
+        assert_eq!(ToolChoice::for_hop(RequiredFirstHop, 1, None), ToolChoice::Auto);
+        assert_eq!(ToolChoice::for_hop(RequiredAlways, 3, None), ToolChoice::Required);
+        assert_eq!(
+            ToolChoice::for_hop(Auto, 0, Some("get_time")),
+            ToolChoice::Named("get_time".into())
+        );
+        assert_eq!(ToolChoice::for_hop(Auto, 1, Some("get_time")), ToolChoice::Auto);
+    }
+
+    #[test]
+    fn required_grammar_names_every_tool_in_the_wire_format() {
+        let g = lark_for(&qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
+        assert!(g.starts_with("start: call (\"\\n\" call)*\n"), "{g}");
+        assert!(g.contains("call: \"<tool_call>\\n\" body \"\\n</tool_call>\""), "{g}");
+        assert!(g.contains(r#"{"const":"set_light"}"#) && g.contains(r#"{"const":"get_time"}"#));
+        assert!(g.contains("\"key_separator\":\": \""), "{g}");
+    }
+
+    #[test]
+    fn named_grammar_has_only_that_tool_and_unknown_is_an_error() {
+        let g = lark_for(&qwen(), &tools(), &ToolChoice::Named("get_time".into()))
+            .unwrap()
+            .unwrap();
+        assert!(g.contains("get_time") && !g.contains("set_light"), "{g}");
+        assert!(matches!(
+            lark_for(&qwen(), &tools(), &ToolChoice::Named("nope".into())),
+            Err(GrammarError::UnknownTool(_))
+        ));
+        assert!(matches!(
+            lark_for(&qwen(), &ToolSet::empty(), &ToolChoice::Required),
+            Err(GrammarError::NoTools)
+        ));
+        assert!(lark_for(&qwen(), &tools(), &ToolChoice::Auto).unwrap().is_none());
+    }
+
+    #[test]
+    fn cache_builds_once_per_key() {
+        let c = GrammarCache::new();
+        let a = c.get("fp1", &qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
+        let b = c.get("fp1", &qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        c.get("fp2", &qwen(), &tools(), &ToolChoice::Required).unwrap();
+        assert_eq!(c.len(), 2);
+    }
+}

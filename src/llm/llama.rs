@@ -1,0 +1,507 @@
+//! The llama.cpp engine actor (feature `llm`): llama-cpp-2 in-process.
+//!
+//! The model and its context live on one dedicated OS thread (llama.cpp's work is blocking
+//! and its context is not `Send`); the actor in front of it only queues jobs and raises a
+//! cancel flag, so a `Cancel` message is handled at once even mid-generation. The worker
+//! checks the flag before every decode: between generated tokens and between prompt chunks
+//! of [`LlamaConfig::prompt_chunk`] tokens.
+//!
+//! **Prefix cache.** The worker remembers which tokens its KV cache holds. A new prompt is
+//! compared token by token; only the tokens after the common prefix are evaluated, so the
+//! system prompt, the tool list and the earlier turns are not evaluated again.
+//!
+//! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
+//! grammar text, then cloned) and chained before the greedy sampler.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory, TokenParser};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::engine::{
+    EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason, StopScanner,
+};
+
+/// How to load and run the model.
+#[derive(Debug, Clone)]
+pub struct LlamaConfig {
+    pub model_path: PathBuf,
+    /// Context length in tokens (prompt plus answer).
+    pub n_ctx: u32,
+    /// CPU threads for generation and prompt evaluation.
+    pub n_threads: i32,
+    /// Layers offloaded to the GPU (Jetson); 0 on CPU-only boards.
+    pub n_gpu_layers: u32,
+    /// Prompt tokens evaluated per decode call; the cancel flag is checked between calls.
+    pub prompt_chunk: usize,
+}
+
+impl LlamaConfig {
+    pub fn new(model_path: PathBuf) -> Self {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        LlamaConfig {
+            model_path,
+            n_ctx: 4096,
+            n_threads: i32::try_from(threads).unwrap_or(2),
+            n_gpu_layers: 0,
+            prompt_chunk: 32,
+        }
+    }
+}
+
+/// A string from a GGUF file's metadata (e.g. `tokenizer.chat_template`), read without
+/// loading the weights.
+pub fn gguf_str(path: &std::path::Path, key: &str) -> Option<String> {
+    let g = llama_cpp_2::gguf::GgufContext::from_file(path)?;
+    let idx = g.find_key(key);
+    if idx < 0 {
+        return None;
+    }
+    g.val_str(idx).map(str::to_string)
+}
+
+/// llama.cpp allows one backend per process.
+fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut b = LlamaBackend::init().map_err(|e| e.to_string())?;
+            b.void_logs();
+            Ok(b)
+        })
+        .as_ref()
+        .map_err(|reason| EngineError::Llama {
+            stage: "initialising the backend",
+            reason: reason.clone(),
+        })
+}
+
+enum Job {
+    Generate { id: u64, req: GenRequest },
+    Count(String, ractor::RpcReplyPort<usize>),
+}
+
+/// The engine actor's state: the queue to the worker and the cancel watermark.
+pub struct LlamaState {
+    jobs: std_mpsc::Sender<Job>,
+    /// Jobs with an id at or below this are cancelled.
+    cancel_upto: Arc<AtomicU64>,
+    next_id: u64,
+    info: EngineInfo,
+}
+
+/// The llama.cpp engine actor.
+pub struct LlamaEngine;
+
+impl LlamaEngine {
+    /// Spawn the engine and wait until the model is loaded.
+    pub async fn spawn(cfg: LlamaConfig) -> Result<ActorRef<EngineMsg>, EngineError> {
+        let path = cfg.model_path.display().to_string();
+        let (actor, _handle) = Actor::spawn(None, LlamaEngine, cfg)
+            .await
+            .map_err(|e| EngineError::Load {
+                path,
+                reason: e.to_string(),
+            })?;
+        Ok(actor)
+    }
+}
+
+impl Actor for LlamaEngine {
+    type Msg = EngineMsg;
+    type State = LlamaState;
+    type Arguments = LlamaConfig;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        cfg: LlamaConfig,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let (jobs, rx) = std_mpsc::channel();
+        let cancel_upto = Arc::new(AtomicU64::new(0));
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let cancel = cancel_upto.clone();
+        std::thread::Builder::new()
+            .name("llama".into())
+            .spawn(move || worker(cfg, rx, cancel, ready_tx))
+            .map_err(|e| EngineError::Llama {
+                stage: "starting the worker thread",
+                reason: e.to_string(),
+            })?;
+        let info = ready_rx.await.map_err(|_| EngineError::Gone)??;
+        Ok(LlamaState {
+            jobs,
+            cancel_upto,
+            next_id: 1,
+            info,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            EngineMsg::Generate(req) => {
+                let id = state.next_id;
+                state.next_id += 1;
+                if let Err(std_mpsc::SendError(Job::Generate { req, .. })) =
+                    state.jobs.send(Job::Generate { id, req })
+                {
+                    let _ = req.events.send(GenEvent::Done(Err(EngineError::Gone)));
+                }
+            }
+            EngineMsg::Cancel => {
+                // Everything issued so far is cancelled; later requests run.
+                state
+                    .cancel_upto
+                    .store(state.next_id - 1, Ordering::SeqCst);
+            }
+            EngineMsg::CountTokens(text, reply) => {
+                let _ = state.jobs.send(Job::Count(text, reply));
+            }
+            EngineMsg::Info(reply) => {
+                let _ = reply.send(state.info.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn llama_err(stage: &'static str) -> impl Fn(String) -> EngineError {
+    move |reason| EngineError::Llama { stage, reason }
+}
+
+fn worker(
+    cfg: LlamaConfig,
+    jobs: std_mpsc::Receiver<Job>,
+    cancel: Arc<AtomicU64>,
+    ready: tokio::sync::oneshot::Sender<Result<EngineInfo, EngineError>>,
+) {
+    let loaded = (|| {
+        let backend = backend()?;
+        if !cfg.model_path.is_file() {
+            return Err(EngineError::Load {
+                path: cfg.model_path.display().to_string(),
+                reason: "no such file".into(),
+            });
+        }
+        let params = LlamaModelParams::default().with_n_gpu_layers(cfg.n_gpu_layers);
+        let model = LlamaModel::load_from_file(backend, &cfg.model_path, &params).map_err(|e| {
+            EngineError::Load {
+                path: cfg.model_path.display().to_string(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok((backend, model))
+    })();
+    let (backend, model) = match loaded {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let ctx_params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(cfg.n_ctx))
+        .with_n_batch(cfg.n_ctx)
+        .with_n_threads(cfg.n_threads)
+        .with_n_threads_batch(cfg.n_threads);
+    let ctx = match model.new_context(backend, ctx_params) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(EngineError::Load {
+                path: cfg.model_path.display().to_string(),
+                reason: format!("creating a context of {} tokens: {e}", cfg.n_ctx),
+            }));
+            return;
+        }
+    };
+    let piece = |t: LlamaToken| {
+        String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
+    };
+    let info = EngineInfo {
+        chat_template: model.meta_val_str("tokenizer.chat_template").ok(),
+        bos_token: piece(model.vocab().bos()),
+        eos_token: piece(model.vocab().eos()),
+        n_ctx: ctx.n_ctx() as usize,
+        model: cfg.model_path.display().to_string(),
+    };
+    tracing::info!(model = %info.model, n_ctx = info.n_ctx, "model loaded");
+    if ready.send(Ok(info)).is_err() {
+        return;
+    }
+    let mut w = Worker {
+        model: &model,
+        ctx,
+        cfg: &cfg,
+        cached: Vec::new(),
+        factory: None,
+        parsers: HashMap::new(),
+        cancel,
+    };
+    while let Ok(job) = jobs.recv() {
+        match job {
+            Job::Count(text, reply) => {
+                let _ = reply.send(w.tokenize(&text).len());
+            }
+            Job::Generate { id, req } => {
+                let events = req.events.clone();
+                let span = tracing::info_span!("generate", id);
+                let _g = span.enter();
+                let result = w.generate(id, req);
+                if let Err(e) = &result {
+                    tracing::warn!(error = %e, "generation failed");
+                }
+                let _ = events.send(GenEvent::Done(result));
+            }
+        }
+    }
+}
+
+struct Worker<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    cfg: &'m LlamaConfig,
+    /// Tokens whose KV entries sit in sequence 0, in order.
+    cached: Vec<LlamaToken>,
+    factory: Option<ParserFactory>,
+    parsers: HashMap<Arc<str>, TokenParser>,
+    cancel: Arc<AtomicU64>,
+}
+
+impl Worker<'_> {
+    fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        // The chat template prints any BOS itself (HF convention); special tokens are parsed.
+        self.model.vocab().tokenize(text.as_bytes(), false, true)
+    }
+
+    fn cancelled(&self, id: u64) -> bool {
+        self.cancel.load(Ordering::SeqCst) >= id
+    }
+
+    fn grammar_sampler(&mut self, grammar: &Arc<str>) -> Result<LlamaSampler, EngineError> {
+        if self.factory.is_none() {
+            let t = Instant::now();
+            let env = LlamaSampler::llguidance_tok_env(self.model);
+            let mut f = ParserFactory::new_simple(&env)
+                .map_err(|e| EngineError::Grammar(e.to_string()))?;
+            f.quiet();
+            tracing::debug!(ms = t.elapsed().as_secs_f64() * 1e3, "llguidance token env built");
+            self.factory = Some(f);
+        }
+        let parser = match self.parsers.get(grammar) {
+            Some(p) => p.deep_clone(),
+            None => {
+                let factory = self.factory.as_ref().ok_or(EngineError::Gone)?;
+                let p = factory
+                    .create_parser(TopLevelGrammar::from_lark(grammar.to_string()))
+                    .map_err(|e| EngineError::Grammar(e.to_string()))?;
+                self.parsers.insert(grammar.clone(), p.deep_clone());
+                p
+            }
+        };
+        Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
+    }
+
+    fn generate(&mut self, id: u64, req: GenRequest) -> Result<GenStats, EngineError> {
+        let t0 = Instant::now();
+        let mut stats = GenStats {
+            grammar: req.grammar.is_some(),
+            ..GenStats::default()
+        };
+        if self.cancelled(id) {
+            stats.stop = Some(StopReason::Cancelled);
+            return Ok(stats);
+        }
+        let tokens = self.tokenize(&req.prompt);
+        let n_ctx = self.ctx.n_ctx() as usize;
+        stats.prompt_tokens = tokens.len();
+        if tokens.is_empty() || tokens.len() + req.max_tokens > n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt_tokens: tokens.len(),
+                max_tokens: req.max_tokens,
+                n_ctx,
+            });
+        }
+        let mut sampler = match &req.grammar {
+            Some(g) => LlamaSampler::chain_simple([self.grammar_sampler(g)?, LlamaSampler::greedy()]),
+            None => LlamaSampler::greedy(),
+        };
+
+        // Reuse the common prefix; at least the last prompt token is evaluated for logits.
+        let common = self
+            .cached
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        if common < self.cached.len() {
+            let ok = self
+                .ctx
+                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
+                .map_err(|e| llama_err("trimming the KV cache")(e.to_string()))?;
+            if !ok {
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+            } else {
+                self.cached.truncate(common);
+            }
+        }
+        let start = self.cached.len();
+        stats.cached_tokens = start;
+        stats.evaluated_tokens = tokens.len() - start;
+        let chunk = self.cfg.prompt_chunk.max(1);
+        let mut batch = LlamaBatch::new(chunk.max(1), 1);
+        let mut pos = start;
+        while pos < tokens.len() {
+            if self.cancelled(id) {
+                stats.prompt_eval_ms = ms(t0);
+                stats.stop = Some(StopReason::Cancelled);
+                return Ok(stats);
+            }
+            let end = (pos + chunk).min(tokens.len());
+            batch.clear();
+            for (i, &t) in tokens[pos..end].iter().enumerate() {
+                let p = pos + i;
+                batch
+                    .add(t, to_pos(p)?, &[0], p + 1 == tokens.len())
+                    .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
+            }
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|e| llama_err("evaluating the prompt")(e.to_string()))?;
+            self.cached.extend_from_slice(&tokens[pos..end]);
+            pos = end;
+        }
+        stats.prompt_eval_ms = ms(t0);
+
+        let t_gen = Instant::now();
+        let mut stop = StopScanner::new(req.stop.clone());
+        let mut pending: Vec<u8> = Vec::new();
+        let mut logits_idx = batch.n_tokens() - 1;
+        let mut reason = StopReason::MaxTokens;
+        let mut sample_s = 0.0;
+        for n in 0..req.max_tokens {
+            if self.cancelled(id) {
+                reason = StopReason::Cancelled;
+                break;
+            }
+            let ts = Instant::now();
+            let token = sampler.sample(&self.ctx, logits_idx);
+            sample_s += ts.elapsed().as_secs_f64();
+            if n == 0 {
+                stats.first_token_ms = ms(t0);
+            }
+            if self.model.vocab().is_eog(token) {
+                reason = StopReason::EndOfTurn;
+                break;
+            }
+            stats.generated_tokens += 1;
+            pending.extend(self.model.vocab().token_to_piece(token, true, None));
+            let text = take_utf8(&mut pending);
+            if !text.is_empty() {
+                let (out, hit) = stop.push(&text);
+                if !out.is_empty() {
+                    let _ = req.events.send(GenEvent::Text(out));
+                }
+                if hit {
+                    reason = StopReason::StopString;
+                    break;
+                }
+            }
+            batch.clear();
+            batch
+                .add(token, to_pos(self.cached.len())?, &[0], true)
+                .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|e| llama_err("generating")(e.to_string()))?;
+            self.cached.push(token);
+            logits_idx = 0;
+        }
+        if reason != StopReason::StopString {
+            let mut tail = stop.finish();
+            tail.push_str(&String::from_utf8_lossy(&pending));
+            if !tail.is_empty() {
+                let _ = req.events.send(GenEvent::Text(tail));
+            }
+        }
+        stats.generation_ms = ms(t_gen);
+        stats.sample_ms = sample_s * 1e3;
+        stats.stop = Some(reason);
+        tracing::debug!(?stats, "generation done");
+        Ok(stats)
+    }
+}
+
+fn to_pos(p: usize) -> Result<i32, EngineError> {
+    i32::try_from(p).map_err(|_| EngineError::Llama {
+        stage: "positioning a token",
+        reason: format!("position {p} exceeds i32"),
+    })
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Take the longest valid UTF-8 prefix out of `buf`, leaving an incomplete tail; invalid
+/// bytes become U+FFFD rather than stalling the stream.
+fn take_utf8(buf: &mut Vec<u8>) -> String {
+    match std::str::from_utf8(buf) {
+        Ok(s) => {
+            let s = s.to_string();
+            buf.clear();
+            s
+        }
+        Err(e) if e.error_len().is_none() => {
+            let good = e.valid_up_to();
+            let s = String::from_utf8_lossy(&buf[..good]).into_owned();
+            buf.drain(..good);
+            s
+        }
+        Err(_) => {
+            let s = String::from_utf8_lossy(buf).into_owned();
+            buf.clear();
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_utf8;
+
+    #[test]
+    fn utf8_tail_is_held() {
+        let mut b = "hé".as_bytes().to_vec();
+        b.push(0xE2);
+        b.push(0x82);
+        assert_eq!(take_utf8(&mut b), "hé");
+        assert_eq!(b, vec![0xE2, 0x82]);
+        b.push(0xAC);
+        assert_eq!(take_utf8(&mut b), "€");
+        assert!(b.is_empty());
+    }
+}

@@ -1,0 +1,14 @@
+//! The LLM side: chat templates (minijinja), grammars (llguidance Lark), the engine message
+//! protocol, the llama.cpp engine actor (feature `llm`) and a scripted engine for tests.
+
+pub mod engine;
+pub mod grammar;
+#[cfg(feature = "llm")]
+pub mod llama;
+pub mod scripted;
+pub mod template;
+
+pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
+pub use grammar::{GrammarCache, GrammarError, ToolChoice};
+pub use crate::preset::GrammarShape;
+pub use template::{ChatMessage, ChatTemplate, TemplateCaps, TemplateError};

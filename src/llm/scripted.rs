@@ -1,0 +1,150 @@
+//! A scripted engine: speaks [`EngineMsg`] like the llama.cpp engine but replays fixed
+//! outputs, in order, one per generation. The hop loop's unit tests drive the agent with it
+//! (fallback path, id round trip, loop and echo hooks, cancellation) in addition to the
+//! real-model tests. It records every request so tests can assert on prompts and grammars.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenStats, StopReason};
+
+/// What a scripted generation was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub prompt: String,
+    pub grammar: Option<String>,
+}
+
+/// Arguments of the scripted engine.
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// One output per generation, in order; when they run out, generation yields "".
+    pub outputs: Vec<String>,
+    /// Characters per streamed chunk.
+    pub chunk_chars: usize,
+    /// Pause between chunks (lets tests cancel mid-generation).
+    pub chunk_delay: Duration,
+    /// The chat template the engine reports (the GGUF's, in the real engine).
+    pub chat_template: Option<String>,
+    pub n_ctx: usize,
+    /// Every request, for assertions.
+    pub recorded: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Script {
+    pub fn new<S: Into<String>>(outputs: impl IntoIterator<Item = S>) -> Self {
+        Script {
+            outputs: outputs.into_iter().map(Into::into).collect(),
+            chunk_chars: 3,
+            chunk_delay: Duration::ZERO,
+            chat_template: None,
+            n_ctx: 4096,
+            recorded: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+}
+
+pub struct ScriptState {
+    outputs: VecDeque<String>,
+    script: Script,
+    cancel_upto: Arc<AtomicU64>,
+    next_id: u64,
+}
+
+/// The scripted engine actor.
+pub struct ScriptedEngine;
+
+impl Actor for ScriptedEngine {
+    type Msg = EngineMsg;
+    type State = ScriptState;
+    type Arguments = Script;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        script: Script,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(ScriptState {
+            outputs: script.outputs.iter().cloned().collect(),
+            script,
+            cancel_upto: Arc::new(AtomicU64::new(0)),
+            next_id: 1,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            EngineMsg::Generate(req) => {
+                let id = state.next_id;
+                state.next_id += 1;
+                if let Ok(mut r) = state.script.recorded.lock() {
+                    r.push(Recorded {
+                        prompt: req.prompt.clone(),
+                        grammar: req.grammar.as_deref().map(str::to_string),
+                    });
+                }
+                let text = state.outputs.pop_front().unwrap_or_default();
+                let cancel = state.cancel_upto.clone();
+                let chunk = state.script.chunk_chars.max(1);
+                let delay = state.script.chunk_delay;
+                let prompt_tokens = req.prompt.len() / 4;
+                tokio::spawn(async move {
+                    let chars: Vec<char> = text.chars().collect();
+                    let mut stats = GenStats {
+                        prompt_tokens,
+                        evaluated_tokens: prompt_tokens,
+                        grammar: req.grammar.is_some(),
+                        ..GenStats::default()
+                    };
+                    let mut reason = StopReason::EndOfTurn;
+                    for piece in chars.chunks(chunk) {
+                        if cancel.load(Ordering::SeqCst) >= id {
+                            reason = StopReason::Cancelled;
+                            break;
+                        }
+                        let _ = req.events.send(GenEvent::Text(piece.iter().collect()));
+                        stats.generated_tokens += 1;
+                        if !delay.is_zero() {
+                            tokio::time::sleep(delay).await;
+                        }
+                    }
+                    stats.stop = Some(reason);
+                    let _ = req.events.send(GenEvent::Done(Ok(stats)));
+                });
+            }
+            EngineMsg::Cancel => state.cancel_upto.store(state.next_id - 1, Ordering::SeqCst),
+            EngineMsg::CountTokens(text, reply) => {
+                let _ = reply.send(text.len() / 4);
+            }
+            EngineMsg::Info(reply) => {
+                let _ = reply.send(EngineInfo {
+                    chat_template: state.script.chat_template.clone(),
+                    bos_token: String::new(),
+                    eos_token: "<|im_end|>".into(),
+                    n_ctx: state.script.n_ctx,
+                    model: "scripted".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ScriptedEngine {
+    /// Spawn a scripted engine.
+    pub async fn spawn(script: Script) -> Result<ActorRef<EngineMsg>, EngineError> {
+        Actor::spawn(None, ScriptedEngine, script)
+            .await
+            .map(|(a, _)| a)
+            .map_err(|_| EngineError::Gone)
+    }
+}

@@ -1,0 +1,283 @@
+//! The hop loop's logic, driven by the scripted engine (fixed model outputs): the structured
+//! and synthetic round trips, call ids, spoken confirmations, the small-model hooks,
+//! grammar per policy, history trimming and cancellation. The real-model tests are in
+//! tests/real_model.rs; these complement them, never replace them.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hearth::agent::{Agent, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, Turn, APOLOGY};
+use hearth::llm::scripted::{Recorded, Script, ScriptedEngine};
+use hearth::preset::{Preset, ToolChoicePolicy};
+use hearth::tools::{Registry, ToolStatus, ToolsActor};
+use ractor::{Actor, ActorRef};
+
+const CHATML: &str = include_str!("templates/chatml-tools.jinja");
+const NO_TOOL_ROLE: &str = include_str!("templates/no-tool-role.jinja");
+
+fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "hearth-agent-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A tools dir: set_light (with `say`, appends to a log so executions can be counted) and
+/// check_mail (no `say`).
+fn tools_dir() -> (PathBuf, PathBuf) {
+    let dir = temp_dir("tools");
+    let log = dir.join("calls.log");
+    let manifest = format!(
+        r#"
+[[tool]]
+name = "set_light"
+description = "Turn a light on or off."
+say = "The {{{{ room }}}} light is {{{{ 'on' if on else 'off' }}}}."
+[tool.parameters]
+type = "object"
+required = ["room", "on"]
+additionalProperties = false
+[tool.parameters.properties.room]
+type = "string"
+enum = ["kitchen", "living room"]
+[tool.parameters.properties.on]
+type = "boolean"
+[tool.exec]
+argv = ["sh", "-c", "echo \"$0 $1\" >> {log}; echo \"$0 light $1\"", "{{{{ room }}}}", "{{{{ 'on' if on else 'off' }}}}"]
+
+[[tool]]
+name = "check_mail"
+description = "Count unread mail."
+[tool.parameters]
+type = "object"
+additionalProperties = false
+[tool.parameters.properties]
+[tool.exec]
+argv = ["sh", "-c", "echo mail >> {log}; echo '{{\"unread\": 3}}'"]
+"#,
+        log = log.display()
+    );
+    std::fs::write(dir.join("home.toml"), manifest).unwrap();
+    (dir, log)
+}
+
+fn executions(log: &PathBuf) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+struct Rig {
+    agent: ActorRef<AgentMsg>,
+    recorded: std::sync::Arc<std::sync::Mutex<Vec<Recorded>>>,
+    log: PathBuf,
+}
+
+async fn rig(outputs: &[&str], preset: &str, template: &str, tweak: impl FnOnce(&mut AgentConfig, &mut Script)) -> Rig {
+    let (dir, log) = tools_dir();
+    let registry = Registry::load_dir(&dir).unwrap();
+    let (tools, _) = Actor::spawn(None, ToolsActor, registry).await.unwrap();
+    let mut script = Script::new(outputs.iter().copied());
+    script.chat_template = Some(template.to_string());
+    let mut cfg = AgentConfig::new(Preset::load(preset).unwrap());
+    tweak(&mut cfg, &mut script);
+    let recorded = script.recorded.clone();
+    let engine = ScriptedEngine::spawn(script).await.unwrap();
+    let agent = Agent::spawn(AgentArgs { cfg, engine, tools }).await.unwrap();
+    Rig { agent, recorded, log }
+}
+
+async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError> {
+    ask_in(agent, "s", text).await
+}
+
+async fn ask_in(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Result<Turn, AgentError> {
+    ractor::call!(agent, |r| AgentMsg::Ask(
+        Ask { session: session.into(), text: text.into(), force_tool: None },
+        r
+    ))
+    .expect("agent answers")
+}
+
+const KITCHEN_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}\n</tool_call>";
+const MAIL_CALL: &str = "<tool_call>\n{\"name\": \"check_mail\", \"arguments\": {}}\n</tool_call>";
+
+#[tokio::test]
+async fn confirmation_is_spoken_and_skips_the_second_hop() {
+    let r = rig(&[KITCHEN_CALL, "never generated"], "qwen2.5", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "turn on the kitchen light").await.unwrap();
+    assert_eq!(turn.reply, "The kitchen light is on.");
+    assert_eq!(turn.hops.len(), 1);
+    assert_eq!(turn.hops[0].calls.len(), 1);
+    let c = &turn.hops[0].calls[0];
+    assert_eq!((c.name.as_str(), c.status), ("set_light", ToolStatus::Ok));
+    assert_eq!(c.arguments, serde_json::json!({"room": "kitchen", "on": true}));
+    assert_eq!(c.result, "kitchen light on");
+    assert_eq!(executions(&r.log), vec!["kitchen on"]);
+    assert_eq!(r.recorded.lock().unwrap().len(), 1, "no second LLM hop");
+    assert!(turn.timings_ms.text_to_tool.is_some());
+}
+
+#[tokio::test]
+async fn structured_round_trip_carries_the_call_id_in_the_tool_message() {
+    // Mistral-style output with its own 9-character id, through a template with a tool role.
+    let out = r#"[TOOL_CALLS][{"name": "check_mail", "arguments": {}, "id": "a1B2c3D4e"}]"#;
+    let r = rig(&[out, "You have three unread mails."], "mistral", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "any mail?").await.unwrap();
+    assert_eq!(turn.reply, "You have three unread mails.");
+    assert_eq!(turn.hops[0].calls[0].id, "a1B2c3D4e");
+    let rec = r.recorded.lock().unwrap();
+    assert_eq!(rec.len(), 2);
+    assert!(rec[1].prompt.contains("<tool_response id=\"a1B2c3D4e\">\n{\"unread\": 3}\n</tool_response>"), "{}", rec[1].prompt);
+    assert!(!rec[1].prompt.contains("(system: tool results"));
+}
+
+#[tokio::test]
+async fn without_a_tool_role_results_go_back_as_a_synthetic_user_message() {
+    let r = rig(&[MAIL_CALL, "Three unread."], "qwen2.5", NO_TOOL_ROLE, |_, _| {}).await;
+    let turn = ask(&r.agent, "any mail?").await.unwrap();
+    assert_eq!(turn.reply, "Three unread.");
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        rec[1].prompt.contains("<|user|>\n(system: tool results — check_mail -> \"{\\\"unread\\\": 3}\". Now answer the previous request in one short sentence.)"),
+        "{}",
+        rec[1].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_loose_call_uses_the_synthetic_path_and_synthesised_ids() {
+    // A fenced JSON call (what Qwen2.5-Coder-0.5B writes): not native markup.
+    let out = "```json\n{\"name\": \"check_mail\", \"arguments\": {}}\n```";
+    let r = rig(&[out, "Three."], "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "mail?").await.unwrap();
+    assert_eq!(turn.hops[0].calls[0].id, "check_mail_0");
+    assert!(r.recorded.lock().unwrap()[1].prompt.contains("(system: tool results — check_mail ->"));
+    assert_eq!(turn.reply, "Three.");
+}
+
+#[tokio::test]
+async fn a_repeated_call_gets_a_hint_then_stops_and_runs_once() {
+    let r = rig(&[MAIL_CALL, MAIL_CALL, MAIL_CALL, "unused"], "qwen2.5", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "mail?").await.unwrap();
+    assert_eq!(executions(&r.log), vec!["mail"], "executed once");
+    assert_eq!(turn.hops.len(), 3);
+    assert!(turn.hops[1].hook.as_deref().unwrap().contains("hinted"));
+    assert!(turn.hops[2].hook.as_deref().unwrap().contains("stopped"));
+    assert!(r.recorded.lock().unwrap()[2].prompt.contains("already made"));
+    assert!(!turn.reply.contains('{'), "{}", turn.reply);
+}
+
+#[tokio::test]
+async fn an_echoed_payload_is_never_spoken() {
+    let r = rig(&[MAIL_CALL, "{\"unread\": 3}", "<tool_response>{\"unread\": 3}</tool_response>"], "qwen2.5", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "mail?").await.unwrap();
+    assert!(turn.hops[1].hook.as_deref().unwrap().contains("nudged"));
+    assert!(turn.hops[2].hook.as_deref().unwrap().contains("answered from the results"));
+    assert!(!turn.reply.contains('{') && !turn.reply.contains("tool_response"), "{}", turn.reply);
+    assert!(!turn.reply.is_empty());
+}
+
+#[tokio::test]
+async fn invalid_arguments_re_ask_once_under_that_tools_grammar_then_stop() {
+    let bad = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {}}\n</tool_call>";
+    let echo = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"type\": \"object\", \"properties\": {}}}\n</tool_call>";
+    let r = rig(&[bad, echo, KITCHEN_CALL], "qwen2.5", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "light").await.unwrap();
+    assert!(executions(&r.log).is_empty(), "nothing invalid runs");
+    assert_eq!(turn.reply, APOLOGY);
+    assert_eq!(turn.hops.len(), 2);
+    let rec = r.recorded.lock().unwrap();
+    assert!(rec[0].grammar.is_none());
+    let g = rec[1].grammar.as_deref().expect("the re-ask is held to set_light's grammar");
+    assert!(g.contains("set_light") && !g.contains("check_mail"), "{g}");
+}
+
+#[tokio::test]
+async fn hop_exhaustion_apologises() {
+    let other = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"living room\", \"on\": false}}\n</tool_call>";
+    let r = rig(&[MAIL_CALL, other], "qwen2.5", NO_TOOL_ROLE, |cfg, _| {
+        cfg.max_hops = 1;
+    })
+    .await;
+    let turn = ask(&r.agent, "do things").await.unwrap();
+    assert_eq!(turn.reply, APOLOGY);
+    assert_eq!(turn.hops.len(), 1);
+}
+
+#[tokio::test]
+async fn required_first_hop_constrains_hop_zero_only() {
+    let r = rig(&[MAIL_CALL, "Three unread."], "qwen2.5", CHATML, |cfg, _| {
+        cfg.preset.tool_choice_policy = ToolChoicePolicy::RequiredFirstHop;
+    })
+    .await;
+    let turn = ask(&r.agent, "mail?").await.unwrap();
+    assert_eq!(turn.hops[0].tool_choice, "required");
+    assert_eq!(turn.hops[1].tool_choice, "auto");
+    let rec = r.recorded.lock().unwrap();
+    let g = rec[0].grammar.as_deref().unwrap();
+    assert!(g.contains("\"<tool_call>\\n\"") && g.contains("set_light") && g.contains("check_mail"));
+    assert!(rec[1].grammar.is_none());
+}
+
+#[tokio::test]
+async fn a_plain_answer_runs_no_tool_and_think_is_never_spoken() {
+    let r = rig(&["<think>the user wants a joke; secret plan</think>Why did the lamp go out? It was tired."], "qwen3", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "tell me a joke").await.unwrap();
+    assert!(turn.hops[0].calls.is_empty());
+    assert_eq!(turn.reply, "Why did the lamp go out? It was tired.");
+    assert!(executions(&r.log).is_empty());
+}
+
+#[tokio::test]
+async fn cancel_stops_generation_and_no_tool_runs() {
+    let long = format!("{}{}", "blah ".repeat(200), KITCHEN_CALL);
+    let r = rig(&[long.as_str()], "qwen2.5", CHATML, |_, s| {
+        s.chunk_delay = Duration::from_millis(5);
+    })
+    .await;
+    let agent = r.agent.clone();
+    let pending = tokio::spawn(async move { ask(&agent, "light").await });
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    // A second turn while one runs is refused.
+    assert!(matches!(ask(&r.agent, "again").await, Err(AgentError::Busy)));
+    r.agent.cast(AgentMsg::Cancel).unwrap();
+    let turn = pending.await.unwrap().unwrap();
+    assert!(turn.cancelled);
+    assert_eq!(turn.reply, "");
+    assert!(executions(&r.log).is_empty());
+}
+
+#[tokio::test]
+async fn history_is_per_session_and_trimmed_oldest_first() {
+    // Roomy context: the session's earlier turn is in the prompt, the other session's is not.
+    let r = rig(&["One.", "Two.", "Three."], "qwen2.5", CHATML, |_, _| {}).await;
+    ask_in(&r.agent, "a", "first question alpha").await.unwrap();
+    ask_in(&r.agent, "b", "other session beta").await.unwrap();
+    ask_in(&r.agent, "a", "second question gamma").await.unwrap();
+    {
+        let rec = r.recorded.lock().unwrap();
+        assert!(!rec[1].prompt.contains("alpha"), "sessions are separate");
+        assert!(rec[2].prompt.contains("alpha") && rec[2].prompt.contains("One."));
+        assert!(!rec[2].prompt.contains("beta"));
+    }
+    // Tight context (the scripted engine counts len/4 tokens): the base prompt fits with one
+    // question but not with the earlier turn, so the oldest turn goes and the new one stays.
+    let base = r.recorded.lock().unwrap()[0].prompt.len() / 4;
+    let r = rig(&["One.", "Two."], "qwen2.5", CHATML, |cfg, s| {
+        s.n_ctx = base + cfg.max_tokens + 12;
+    })
+    .await;
+    ask_in(&r.agent, "a", "first question alpha").await.unwrap();
+    ask_in(&r.agent, "a", "second question gamma").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    assert!(!rec[1].prompt.contains("alpha"), "{}", rec[1].prompt);
+    assert!(rec[1].prompt.contains("gamma"));
+}

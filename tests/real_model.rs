@@ -1,0 +1,189 @@
+//! The hop loop on the real Qwen2.5-Coder-0.5B model (llama.cpp in-process), with the demo
+//! home's tools really running. CI fetches the model (`scripts/fetch-models`); a missing
+//! model fails with the fix. Locally, `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
+//!
+//! One engine serves every test here (one model load, one runtime), and the tests take
+//! turns: the machine has two cores.
+#![cfg(feature = "llm")]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use hearth::agent::{Agent, AgentArgs, AgentConfig, AgentMsg, Ask, Turn};
+use hearth::llm::EngineMsg;
+use hearth::preset::{Preset, ToolChoicePolicy};
+use hearth::supervisor::{start_text, TextOptions, TextRuntime};
+use hearth::tools::ToolStatus;
+use ractor::ActorRef;
+use serde_json::json;
+
+mod common_model {
+    include!("common/model.rs");
+}
+
+struct Shared {
+    rt: tokio::runtime::Runtime,
+    text: TextRuntime,
+    state: PathBuf,
+    lock: tokio::sync::Mutex<()>,
+}
+
+fn shared() -> Option<&'static Shared> {
+    static S: OnceLock<Option<Shared>> = OnceLock::new();
+    S.get_or_init(|| {
+        let model = common_model::qwen_path()?;
+        let state = std::env::temp_dir().join(format!("hearth-real-{}", std::process::id()));
+        std::fs::create_dir_all(&state).unwrap();
+        // The demo home keeps its state here (read by tools/demo-home, a child process).
+        std::env::set_var("HEARTH_DEMO_STATE", &state);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
+        opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
+        opts.model = Some(model);
+        let text = rt.block_on(start_text(opts)).expect("engine, tools and agent start");
+        Some(Shared {
+            rt,
+            text,
+            state,
+            lock: tokio::sync::Mutex::new(()),
+        })
+    })
+    .as_ref()
+}
+
+fn ask_with(agent: &ActorRef<AgentMsg>, s: &Shared, session: &str, text: &str) -> Turn {
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        ractor::call!(agent, |r| AgentMsg::Ask(
+            Ask { session: session.into(), text: text.into(), force_tool: None },
+            r
+        ))
+        .expect("agent answers")
+        .expect("the turn succeeds")
+    })
+}
+
+fn all_calls(t: &Turn) -> Vec<&hearth::agent::CallReport> {
+    t.hops.iter().flat_map(|h| &h.calls).collect()
+}
+
+#[test]
+fn kitchen_light_runs_set_light_once_and_says_so() {
+    let Some(s) = shared() else { return };
+    let _ = std::fs::remove_file(s.state.join("light-kitchen"));
+    let turn = ask_with(&s.text.agent, s, "kitchen", "turn on the kitchen light");
+    let calls = all_calls(&turn);
+    assert_eq!(calls.len(), 1, "{turn:#?}");
+    assert_eq!(calls[0].name, "set_light");
+    assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": true}));
+    assert_eq!(calls[0].status, ToolStatus::Ok, "{turn:#?}");
+    let reply = turn.reply.to_lowercase();
+    assert!(reply.contains("kitchen") && reply.contains("on"), "{}", turn.reply);
+    // the demo home really changed
+    let state = std::fs::read_to_string(s.state.join("light-kitchen")).unwrap();
+    assert_eq!(state.trim(), "on");
+}
+
+#[test]
+fn what_time_runs_get_time_and_the_reply_holds_it() {
+    let Some(s) = shared() else { return };
+    let turn = ask_with(&s.text.agent, s, "time", "what time is it");
+    let calls = all_calls(&turn);
+    assert!(!calls.is_empty() && calls.iter().all(|c| c.name == "get_time"), "{turn:#?}");
+    let time = &calls[0].result;
+    assert!(turn.reply.contains(time.as_str()), "reply {:?} lacks the time {time:?}: {turn:#?}", turn.reply);
+}
+
+#[test]
+fn a_joke_runs_no_tool() {
+    let Some(s) = shared() else { return };
+    let turn = ask_with(&s.text.agent, s, "joke", "tell me a joke");
+    assert!(all_calls(&turn).is_empty(), "{turn:#?}");
+    assert!(!turn.reply.trim().is_empty());
+}
+
+#[test]
+fn required_first_hop_always_yields_a_valid_call() {
+    let Some(s) = shared() else { return };
+    let mut cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
+    cfg.preset.tool_choice_policy = ToolChoicePolicy::RequiredFirstHop;
+    let agent = s
+        .rt
+        .block_on(Agent::spawn(AgentArgs {
+            cfg,
+            engine: s.text.engine.clone(),
+            tools: s.text.tools.clone(),
+        }))
+        .unwrap();
+    for (i, text) in [
+        "turn off the bedroom light",
+        "what is the date today",
+        "set the thermostat to 21 degrees",
+        "tell me a joke",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let turn = ask_with(&agent, s, &format!("req{i}"), text);
+        let hop0 = &turn.hops[0];
+        assert_eq!(hop0.tool_choice, "required");
+        assert!(!hop0.calls.is_empty(), "{text}: {turn:#?}");
+        assert!(hop0.calls.iter().all(|c| c.status != ToolStatus::Error), "{text}: {turn:#?}");
+        assert!(hop0.stats.grammar);
+    }
+}
+
+#[test]
+fn the_second_turn_reuses_the_cached_prefix() {
+    let Some(s) = shared() else { return };
+    let a = ask_with(&s.text.agent, s, "cache", "turn on the living room light");
+    let b = ask_with(&s.text.agent, s, "cache2", "turn off the living room light");
+    let first = &a.hops[0].stats;
+    let second = &b.hops[0].stats;
+    assert!(second.cached_tokens > 0, "{second:?}");
+    assert!(
+        second.evaluated_tokens * 5 <= second.prompt_tokens,
+        "system prompt and tools are cached: {second:?} (first: {first:?})"
+    );
+}
+
+#[test]
+fn cancel_ends_a_generation_promptly() {
+    let Some(s) = shared() else { return };
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        s.text
+            .engine
+            .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+                prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
+                grammar: None,
+                max_tokens: 400,
+                stop: vec![],
+                events: tx,
+            }))
+            .unwrap();
+        // wait for the first text, then cancel
+        loop {
+            match rx.recv().await.unwrap() {
+                hearth::llm::GenEvent::Text(_) => break,
+                hearth::llm::GenEvent::Done(d) => panic!("ended before any text: {d:?}"),
+            }
+        }
+        let t = std::time::Instant::now();
+        s.text.engine.cast(EngineMsg::Cancel).unwrap();
+        let stats = loop {
+            if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
+                break d.unwrap();
+            }
+        };
+        let waited = t.elapsed();
+        assert_eq!(stats.stop, Some(hearth::llm::StopReason::Cancelled));
+        assert!(stats.generated_tokens < 400);
+        eprintln!("cancel took {waited:?} (target ≤ 40 ms; measured in the bench)");
+    });
+}
