@@ -1,8 +1,10 @@
 //! hearth: an on-device voice agent daemon.
 //!
 //! This crate's parser core (`toolcall`, `speech`, `preset`) is pure Rust: no audio, LLM
-//! or D-Bus code, so it builds and tests in seconds.
+//! or D-Bus code, so it builds and tests in seconds. `models` finds, verifies and downloads
+//! model files.
 
+pub mod models;
 pub mod preset;
 pub mod speech;
 pub mod toolcall;

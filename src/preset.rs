@@ -79,13 +79,49 @@ fn default_arguments_key() -> String {
     "arguments".into()
 }
 
-/// Where the model file comes from (filled in by the model-pull work).
+/// Where a preset's model file comes from: the `[model]` section of a preset file.
+/// `crate::models` finds, verifies and downloads it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSource {
+    /// File name in the model directory (a plain name: no directory part).
     pub file: String,
+    /// Where `hearth models pull` downloads it from (http or https).
     pub url: String,
+    /// The file's sha256, 64 hex digits.
     pub sha256: String,
+}
+
+impl ModelSource {
+    /// Check the fields' shapes: a plain file name, an http(s) URL, a 64-hex-digit sha256.
+    /// The error text names the field and what it must look like.
+    pub fn check(&self) -> Result<(), String> {
+        let f = &self.file;
+        if f.is_empty()
+            || f == "."
+            || f == ".."
+            || f.contains(['/', '\\', '\0'])
+            || f.ends_with(".part")
+            || f.ends_with(".sha256")
+        {
+            return Err(format!(
+                "file {f:?} must be a plain file name (no directory part, not ending in .part or .sha256)"
+            ));
+        }
+        if !(self.url.starts_with("https://") || self.url.starts_with("http://")) {
+            return Err(format!(
+                "url {:?} must start with https:// (or http://)",
+                self.url
+            ));
+        }
+        if self.sha256.len() != 64 || !self.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "sha256 {:?} must be 64 hex digits (the output of sha256sum)",
+                self.sha256
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One model family's settings.
@@ -146,6 +182,8 @@ pub enum PresetError {
     },
     #[error("preset {preset:?}: think tag pair #{index} needs a close tag (and an open tag unless forced_open)")]
     EmptyThinkTag { preset: String, index: usize },
+    #[error("preset {preset:?}: [model] {problem}")]
+    Model { preset: String, problem: String },
 }
 
 impl Preset {
@@ -211,6 +249,12 @@ impl Preset {
                 index,
             });
         }
+        if let Some(m) = &p.model {
+            m.check().map_err(|problem| PresetError::Model {
+                preset: p.name.clone(),
+                problem,
+            })?;
+        }
         Ok(p)
     }
 
@@ -247,6 +291,58 @@ mod tests {
             assert!(!p.parsers.is_empty(), "{}", p.name);
             p.parser().unwrap();
             assert_eq!(Preset::load(&p.name).unwrap(), *p);
+        }
+    }
+
+    #[test]
+    fn builtin_model_sources_are_well_formed() {
+        let all = Preset::builtins().unwrap();
+        let with_model: Vec<_> = all
+            .iter()
+            .filter_map(|p| p.model.as_ref().map(|m| (p, m)))
+            .collect();
+        assert!(
+            with_model.iter().any(|(p, _)| p.name == "qwen2.5-coder"),
+            "the default test model's preset names its model file"
+        );
+        for (p, m) in with_model {
+            assert_eq!(m.sha256.len(), 64, "{}: {}", p.name, m.sha256);
+            assert!(
+                m.sha256
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+                "{}: sha256 must be lowercase hex: {}",
+                p.name,
+                m.sha256
+            );
+            assert!(m.url.starts_with("https://"), "{}: {}", p.name, m.url);
+            let last = m.url.rsplit('/').next().unwrap();
+            assert_eq!(
+                last, m.file,
+                "{}: url's last segment names the file",
+                p.name
+            );
+            assert!(!m.url.contains(['?', '#']), "{}: {}", p.name, m.url);
+        }
+    }
+
+    #[test]
+    fn bad_model_sections_are_rejected() {
+        let base = "name = \"x\"\nparsers = [\"hermes\"]\ntool_role = true\n[model]\n";
+        let good = "file = \"m.gguf\"\nurl = \"https://h/m.gguf\"\nsha256 = \"".to_string()
+            + &"ab".repeat(32)
+            + "\"\n";
+        Preset::from_toml(&format!("{base}{good}"), "t").unwrap();
+        for (bad, word) in [
+            (good.replace("m.gguf\"\nurl", "../m.gguf\"\nurl"), "file"),
+            (good.replace("https://h", "ftp://h"), "url"),
+            (good.replace(&"ab".repeat(32), &"ab".repeat(31)), "sha256"),
+            (good.replace(&"ab".repeat(32), &"zz".repeat(32)), "sha256"),
+        ] {
+            let e = Preset::from_toml(&format!("{base}{bad}"), "t").unwrap_err();
+            assert!(matches!(e, PresetError::Model { .. }), "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(word) && msg.contains("[model]"), "{msg}");
         }
     }
 

@@ -1,0 +1,770 @@
+//! Model files: where they live ([`model_dir`]), finding and verifying them ([`locate`],
+//! [`verify`], [`status`]) and downloading them ([`pull`]).
+//!
+//! A model file is named by a preset's `[model]` section ([`ModelSource`]: file name, URL,
+//! sha256). It lives in the model directory under that file name. Hashing a 500 MB file
+//! takes seconds, so a successful check writes a stamp `<file>.sha256` holding the hex
+//! digest (the same stamp `scripts/fetch-models` writes); a stamp that matches the expected
+//! digest and is newer than the file counts as verified, anything else is hashed again.
+//!
+//! Downloads go to `<file>.part`, resume with `Range: bytes=N-`, are hashed while they
+//! stream, and are renamed into place only once their sha256 matches.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sha2::{Digest, Sha256};
+use tracing::{debug, info, warn};
+
+use crate::preset::{ModelSource, Preset};
+
+/// Suffix of the stamp file next to a verified model file (holds its sha256 in hex).
+pub const STAMP_SUFFIX: &str = ".sha256";
+/// Suffix of an unfinished download next to where the model file will go.
+pub const PART_SUFFIX: &str = ".part";
+/// The default test model's file name: `scripts/fetch-models` fetches it without Hugging Face.
+pub const DEFAULT_TEST_MODEL_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+
+/// Download attempts within one [`pull`] when a transfer breaks off after making progress.
+const MAX_ATTEMPTS: u32 = 5;
+/// Read and hash buffer size.
+const CHUNK: usize = 256 * 1024;
+
+/// Errors finding, verifying or downloading a model file. Each message names the path or
+/// URL, the problem and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// No environment variable gives a model directory.
+    #[error("no model directory: none of HEARTH_MODEL_DIR, XDG_CACHE_HOME, CACHE_DIRECTORY or HOME is set; set HEARTH_MODEL_DIR to the directory for model files")]
+    NoModelDir,
+    /// The preset names no model file.
+    #[error("preset {preset:?} names no model file: put a [model] section (file, url, sha256) in a preset file of your own and pass its path instead of the preset name")]
+    NoModel {
+        /// The preset's name.
+        preset: String,
+    },
+    /// The `[model]` section is malformed (see [`ModelSource::check`]).
+    #[error("model {file:?}: {problem}; fix the preset's [model] section")]
+    InvalidSource {
+        /// The file name as given.
+        file: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The model file is not in the model directory.
+    #[error("model file {} is missing: {fix}", path.display())]
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+        /// How to get it.
+        fix: String,
+    },
+    /// The model file is there but is not the expected file.
+    #[error("model file {} is corrupt: {problem}; {fix}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (e.g. expected vs actual sha256).
+        problem: String,
+        /// How to get a good copy.
+        fix: String,
+    },
+    /// A local file operation failed.
+    #[error("cannot {action} {}: {cause}; check the disk space and the permissions there", path.display())]
+    Io {
+        /// What was being done ("write", "rename ... to", ...).
+        action: String,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        cause: io::Error,
+    },
+    /// The server answered with an HTTP error status.
+    #[error("GET {url} answered HTTP {status}: {fix}")]
+    HttpStatus {
+        /// The URL requested.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+        /// What to do about it.
+        fix: String,
+    },
+    /// The server answered a resume request with a range other than the one asked for.
+    #[error("GET {url} with Range: bytes={asked}- answered Content-Range {got:?}; the partial download was deleted, run the command again to start over")]
+    BadRange {
+        /// The URL requested.
+        url: String,
+        /// The first byte asked for.
+        asked: u64,
+        /// The Content-Range header received.
+        got: String,
+    },
+    /// Connecting or reading failed.
+    #[error("download of {url} failed: {cause}; {hint}")]
+    Network {
+        /// The URL requested.
+        url: String,
+        /// The transport error.
+        cause: String,
+        /// What to do (and what was kept to resume from).
+        hint: String,
+    },
+    /// The downloaded bytes do not have the expected sha256.
+    #[error("sha256 mismatch for {url}: expected {expected}, got {got}; the download was deleted. Check the URL (a mirror must serve the very same file) and the preset's sha256")]
+    ShaMismatch {
+        /// The URL downloaded.
+        url: String,
+        /// The sha256 the preset names.
+        expected: String,
+        /// The sha256 of what arrived.
+        got: String,
+    },
+}
+
+/// Whether a model file is there, judged without hashing (see [`status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStatus {
+    /// Present with a matching stamp newer than the file.
+    Verified,
+    /// Present, but not verified since it last changed: [`locate`] will hash it.
+    Unverified,
+    /// Not there; an unfinished download of this many bytes is (`Some`) or is not.
+    Missing {
+        /// Size of `<file>.part`, if one exists.
+        partial: Option<u64>,
+    },
+}
+
+/// The model directory: `$HEARTH_MODEL_DIR`, else `$XDG_CACHE_HOME/hearth/models`, else
+/// systemd's `$CACHE_DIRECTORY` (its first entry) + `/models`, else
+/// `$HOME/.cache/hearth/models`. `scripts/fetch-models` uses the same order.
+pub fn model_dir() -> Result<PathBuf, ModelError> {
+    model_dir_from(|k| std::env::var_os(k)).ok_or(ModelError::NoModelDir)
+}
+
+/// [`model_dir`] with the environment given as a lookup function (empty values count as
+/// unset, as in the script's `[ -n ... ]` tests); `None` when no variable applies.
+pub fn model_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(d) = get("HEARTH_MODEL_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = get("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("hearth").join("models"));
+    }
+    if let Some(d) = get("CACHE_DIRECTORY") {
+        // `${CACHE_DIRECTORY%%:*}/models`: systemd lists several directories colon-separated.
+        return Some(match d.to_str() {
+            Some(s) => PathBuf::from(format!("{}/models", s.split(':').next().unwrap_or(s))),
+            None => PathBuf::from(d).join("models"),
+        });
+    }
+    get("HOME").map(|h| {
+        PathBuf::from(h)
+            .join(".cache")
+            .join("hearth")
+            .join("models")
+    })
+}
+
+/// The model source a preset names, or [`ModelError::NoModel`].
+pub fn source_of(preset: &Preset) -> Result<&ModelSource, ModelError> {
+    preset.model.as_ref().ok_or_else(|| ModelError::NoModel {
+        preset: preset.name.clone(),
+    })
+}
+
+/// The verified model file for `source` in [`model_dir`].
+///
+/// A missing file is [`ModelError::Missing`], a file with the wrong sha256 is
+/// [`ModelError::Corrupt`]; both say how to get the file. Hashes only when the stamp does
+/// not vouch for the file.
+pub fn locate(source: &ModelSource) -> Result<PathBuf, ModelError> {
+    locate_in(source, &model_dir()?)
+}
+
+/// [`locate`] in the directory `dir`.
+pub fn locate_in(source: &ModelSource, dir: &Path) -> Result<PathBuf, ModelError> {
+    let expected = checked(source)?;
+    let path = dir.join(&source.file);
+    check_present(&path, &expected, &source.file)?;
+    Ok(path)
+}
+
+/// Hash the file at `path` (always, whatever its stamp says) and compare with
+/// `expected_sha` (hex). On success the stamp is (re)written.
+pub fn verify(path: &Path, expected_sha: &str) -> Result<(), ModelError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let expected = check_sha(expected_sha, &name)?;
+    let meta = metadata_or_missing(path, &name)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, &name));
+    }
+    hash_and_compare(path, &expected, &name)
+}
+
+/// Whether the model file for `source` is in `dir`, judged from the file, its stamp and any
+/// `.part` file without hashing (for listings).
+pub fn status(source: &ModelSource, dir: &Path) -> Result<ModelStatus, ModelError> {
+    let expected = checked(source)?;
+    let path = dir.join(&source.file);
+    match fs::metadata(&path) {
+        Ok(m) if m.is_file() => Ok(if stamp_vouches(&path, &expected) {
+            ModelStatus::Verified
+        } else {
+            ModelStatus::Unverified
+        }),
+        Ok(_) => Ok(ModelStatus::Unverified),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(ModelStatus::Missing {
+            partial: fs::metadata(with_suffix(&path, PART_SUFFIX))
+                .ok()
+                .map(|m| m.len()),
+        }),
+        Err(cause) => Err(io_err("read the metadata of", &path, cause)),
+    }
+}
+
+/// Download `source.url` into `dir` as `source.file` and return its path.
+///
+/// Returns at once, without network, when the file is already there and verified. Otherwise
+/// downloads to `<file>.part` (resuming an existing one with `Range: bytes=N-`), hashing as
+/// it streams, and renames it into place only if the sha256 matches (a mismatch deletes the
+/// part). A transfer that breaks off after making progress is resumed up to a few times; if
+/// it still fails, the part is kept and the next call resumes it. `progress` draws a
+/// progress bar on stderr (when stderr is a terminal).
+pub fn pull(source: &ModelSource, dir: &Path, progress: bool) -> Result<PathBuf, ModelError> {
+    let expected = checked(source)?;
+    let dest = dir.join(&source.file);
+    match check_present(&dest, &expected, &source.file) {
+        Ok(()) => {
+            info!(path = %dest.display(), "model file present and verified");
+            return Ok(dest);
+        }
+        Err(ModelError::Missing { .. }) => {}
+        Err(ModelError::Corrupt { problem, .. }) => {
+            warn!(path = %dest.display(), %problem, "model file is corrupt: downloading it again");
+        }
+        Err(e) => return Err(e),
+    }
+    fs::create_dir_all(dir).map_err(|e| io_err("create the model directory", dir, e))?;
+    let part = with_suffix(&dest, PART_SUFFIX);
+    let agent = agent();
+    let bar = progress_bar(progress, &source.file);
+    let mut attempt = 1;
+    let result = loop {
+        match download_once(&agent, source, &expected, &part, &dest, &bar) {
+            Ok(Step::Complete) => break Ok(dest),
+            Ok(Step::Again(e)) if attempt < MAX_ATTEMPTS => {
+                warn!(attempt, error = %e, "download interrupted: resuming");
+                attempt += 1;
+            }
+            Ok(Step::Again(e)) => break Err(e),
+            Err(e) => break Err(e),
+        }
+    };
+    bar.finish_and_clear();
+    if let Ok(p) = &result {
+        info!(path = %p.display(), "model file downloaded and verified");
+    }
+    result
+}
+
+/// What one download attempt leaves to do.
+enum Step {
+    /// The file is in place and verified.
+    Complete,
+    /// Worth another attempt (progress was made or the part was reset); the error is the
+    /// one to report when out of attempts.
+    Again(ModelError),
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        // byte ranges must index the file itself, not a compressed encoding of it
+        .accept_encoding("identity")
+        .user_agent(concat!("hearth/", env!("CARGO_PKG_VERSION")))
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_per_read(Some(Duration::from_secs(60)))
+        .build()
+        .new_agent()
+}
+
+fn progress_bar(progress: bool, file: &str) -> ProgressBar {
+    if !progress {
+        return ProgressBar::hidden();
+    }
+    let style = ProgressStyle::with_template(
+        "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        .with_style(style)
+        .with_message(file.to_string())
+}
+
+fn download_once(
+    agent: &ureq::Agent,
+    source: &ModelSource,
+    expected: &str,
+    part: &Path,
+    dest: &Path,
+    bar: &ProgressBar,
+) -> Result<Step, ModelError> {
+    let url = source.url.as_str();
+    let mut offset = match fs::metadata(part) {
+        Ok(m) => m.len(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+        Err(e) => return Err(io_err("read the metadata of", part, e)),
+    };
+    let mut hasher = Sha256::new();
+    if offset > 0 {
+        info!(part = %part.display(), bytes = offset, "resuming a partial download");
+        bar.set_message(format!("{} (checking the partial download)", source.file));
+        hash_into(part, &mut hasher, bar)?;
+        bar.set_message(source.file.clone());
+    }
+
+    let mut req = agent.get(url);
+    if offset > 0 {
+        req = req.header("Range", format!("bytes={offset}-"));
+    }
+    debug!(url, offset, "GET");
+    let resp = req.call().map_err(|e| ModelError::Network {
+        url: url.to_string(),
+        cause: e.to_string(),
+        hint: resume_hint(part, offset),
+    })?;
+    let status = resp.status().as_u16();
+    let content_range = resp
+        .headers()
+        .get("content-range")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut total = None;
+    match status {
+        206 => {
+            let (start, len) = content_range
+                .as_deref()
+                .and_then(parse_content_range)
+                .unwrap_or((u64::MAX, None));
+            if start != offset {
+                remove_part(part)?;
+                return Ok(Step::Again(ModelError::BadRange {
+                    url: url.to_string(),
+                    asked: offset,
+                    got: content_range.unwrap_or_default(),
+                }));
+            }
+            total = len;
+        }
+        200 => {
+            if offset > 0 {
+                info!(
+                    url,
+                    "the server ignored the Range request: downloading from the start"
+                );
+                offset = 0;
+                hasher = Sha256::new();
+            }
+        }
+        416 if offset > 0 => {
+            // Nothing past `offset`: the part is the whole file, or it is bad.
+            let got = hex(&hasher.finalize());
+            if got == expected {
+                finish(part, dest, expected)?;
+                return Ok(Step::Complete);
+            }
+            remove_part(part)?;
+            return Ok(Step::Again(ModelError::ShaMismatch {
+                url: url.to_string(),
+                expected: expected.to_string(),
+                got,
+            }));
+        }
+        _ => {
+            return Err(ModelError::HttpStatus {
+                url: url.to_string(),
+                status,
+                fix: status_fix(status),
+            })
+        }
+    }
+    let mut body = resp.into_body();
+    let total = total.or_else(|| body.content_length().map(|n| offset + n));
+    if let Some(t) = total {
+        bar.set_length(t);
+    }
+    bar.set_position(offset);
+
+    let mut file = if offset == 0 {
+        File::create(part)
+    } else {
+        OpenOptions::new().append(true).open(part)
+    }
+    .map_err(|e| io_err("open for writing", part, e))?;
+    let mut reader = body.as_reader();
+    let mut buf = vec![0u8; CHUNK];
+    let mut received: u64 = 0;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                file.flush().map_err(|e| io_err("write", part, e))?;
+                let kept = offset + received;
+                let err = ModelError::Network {
+                    url: url.to_string(),
+                    cause: e.to_string(),
+                    hint: resume_hint(part, kept),
+                };
+                return if received > 0 {
+                    Ok(Step::Again(err))
+                } else {
+                    Err(err)
+                };
+            }
+        };
+        let chunk = &buf[..n];
+        file.write_all(chunk)
+            .map_err(|e| io_err("write", part, e))?;
+        hasher.update(chunk);
+        received += n as u64;
+        bar.inc(n as u64);
+    }
+    file.sync_all().map_err(|e| io_err("write", part, e))?;
+    drop(file);
+    let have = offset + received;
+    if let Some(t) = total.filter(|&t| have < t) {
+        let err = ModelError::Network {
+            url: url.to_string(),
+            cause: format!("the connection closed after {have} of {t} bytes"),
+            hint: resume_hint(part, have),
+        };
+        return if received > 0 {
+            Ok(Step::Again(err))
+        } else {
+            Err(err)
+        };
+    }
+    let got = hex(&hasher.finalize());
+    if got != expected {
+        remove_part(part)?;
+        return Err(ModelError::ShaMismatch {
+            url: url.to_string(),
+            expected: expected.to_string(),
+            got,
+        });
+    }
+    finish(part, dest, expected)?;
+    Ok(Step::Complete)
+}
+
+/// Rename a verified part into place and stamp it.
+fn finish(part: &Path, dest: &Path, sha: &str) -> Result<(), ModelError> {
+    fs::rename(part, dest).map_err(|e| ModelError::Io {
+        action: format!("rename {} to", part.display()),
+        path: dest.to_path_buf(),
+        cause: e,
+    })?;
+    write_stamp(dest, sha);
+    Ok(())
+}
+
+fn remove_part(part: &Path) -> Result<(), ModelError> {
+    match fs::remove_file(part) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err("delete", part, e)),
+    }
+}
+
+fn resume_hint(part: &Path, kept: u64) -> String {
+    if kept > 0 {
+        format!(
+            "check the network (or pass --url with a mirror) and run the command again: it resumes from the {kept} bytes kept in {}",
+            part.display()
+        )
+    } else {
+        "check the network and the URL (or pass --url with a mirror), then run the command again"
+            .to_string()
+    }
+}
+
+fn status_fix(status: u16) -> String {
+    match status {
+        404 | 410 => "the file is not at that URL: check the preset's [model] url, or pass --url with one that serves it".into(),
+        401 | 403 => "access denied: the file may be gated or the mirror may need credentials; download it by hand into the model directory, or pass --url with another mirror".into(),
+        429 | 500..=599 => "the server is busy or failing: try again later, or pass --url with a mirror".into(),
+        _ => "unexpected answer: check the URL, or pass --url with a mirror".into(),
+    }
+}
+
+/// `bytes START-END/TOTAL` → (START, TOTAL if known).
+fn parse_content_range(v: &str) -> Option<(u64, Option<u64>)> {
+    let rest = v.trim().strip_prefix("bytes")?.trim_start();
+    let (range, total) = rest.split_once('/')?;
+    let (start, _end) = range.split_once('-')?;
+    Some((start.trim().parse().ok()?, total.trim().parse().ok()))
+}
+
+/// The expected digest in lowercase, after checking the source's shape.
+fn checked(source: &ModelSource) -> Result<String, ModelError> {
+    source
+        .check()
+        .map_err(|problem| ModelError::InvalidSource {
+            file: source.file.clone(),
+            problem,
+        })?;
+    Ok(source.sha256.to_ascii_lowercase())
+}
+
+fn check_sha(sha: &str, file: &str) -> Result<String, ModelError> {
+    if sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(sha.to_ascii_lowercase())
+    } else {
+        Err(ModelError::InvalidSource {
+            file: file.to_string(),
+            problem: format!("sha256 {sha:?} must be 64 hex digits (the output of sha256sum)"),
+        })
+    }
+}
+
+/// Present and verified (by stamp or by hashing), else Missing / Corrupt / Io.
+fn check_present(path: &Path, expected: &str, file: &str) -> Result<(), ModelError> {
+    let meta = metadata_or_missing(path, file)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, file));
+    }
+    if stamp_vouches(path, expected) {
+        debug!(path = %path.display(), "stamp vouches for the model file");
+        return Ok(());
+    }
+    info!(path = %path.display(), "verifying the model file's sha256");
+    hash_and_compare(path, expected, file)
+}
+
+fn metadata_or_missing(path: &Path, file: &str) -> Result<fs::Metadata, ModelError> {
+    fs::metadata(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            ModelError::Missing {
+                path: path.to_path_buf(),
+                fix: how_to_get(file),
+            }
+        } else {
+            io_err("read the metadata of", path, e)
+        }
+    })
+}
+
+fn not_a_file(path: &Path, file: &str) -> ModelError {
+    ModelError::Corrupt {
+        path: path.to_path_buf(),
+        problem: "it is not a regular file".into(),
+        fix: format!("move it away, then {}", how_to_get(file)),
+    }
+}
+
+fn hash_and_compare(path: &Path, expected: &str, file: &str) -> Result<(), ModelError> {
+    let mut hasher = Sha256::new();
+    hash_into(path, &mut hasher, &ProgressBar::hidden())?;
+    let got = hex(&hasher.finalize());
+    if got != expected {
+        return Err(ModelError::Corrupt {
+            path: path.to_path_buf(),
+            problem: format!("its sha256 is {got}, expected {expected}"),
+            fix: how_to_get(file),
+        });
+    }
+    write_stamp(path, expected);
+    Ok(())
+}
+
+/// How to get a model file, for error messages.
+fn how_to_get(file: &str) -> String {
+    let preset = Preset::builtins().ok().and_then(|all| {
+        all.into_iter()
+            .find(|p| p.model.as_ref().is_some_and(|m| m.file == file))
+            .map(|p| p.name)
+    });
+    let cmd = match preset {
+        Some(name) => format!("run `hearth models pull {name}`"),
+        None => {
+            "run `hearth models pull <preset>` with the preset (name or .toml file) that names it"
+                .to_string()
+        }
+    };
+    if file == DEFAULT_TEST_MODEL_FILE {
+        format!("{cmd} (or, on a machine that cannot reach Hugging Face, scripts/fetch-models)")
+    } else {
+        cmd
+    }
+}
+
+/// A matching stamp strictly newer than the file (as `scripts/fetch-models` checks with `-nt`).
+fn stamp_vouches(path: &Path, expected: &str) -> bool {
+    let stamp = with_suffix(path, STAMP_SUFFIX);
+    let Ok(text) = fs::read_to_string(&stamp) else {
+        return false;
+    };
+    if !text.trim().eq_ignore_ascii_case(expected) {
+        return false;
+    }
+    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    matches!((mtime(&stamp), mtime(path)), (Some(s), Some(f)) if s > f)
+}
+
+/// Write the stamp, strictly newer than the file; failing to (a read-only directory) only
+/// costs a re-hash next time.
+fn write_stamp(path: &Path, sha: &str) {
+    let stamp = with_suffix(path, STAMP_SUFFIX);
+    let result = fs::write(&stamp, format!("{sha}\n")).and_then(|()| {
+        // Timestamps are coarse (a few ms, or 1 s on some file systems): a stamp written
+        // right after the file's last write can carry the same mtime, and neither this
+        // module nor `scripts/fetch-models` (`-nt`) would trust it. Move it one second on.
+        let file_time = fs::metadata(path)?.modified()?;
+        if fs::metadata(&stamp)?.modified()? <= file_time {
+            OpenOptions::new()
+                .write(true)
+                .open(&stamp)?
+                .set_modified(file_time + Duration::from_secs(1))?;
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        warn!(stamp = %stamp.display(), error = %e, "cannot write the verification stamp: the file will be hashed again next time");
+    }
+}
+
+fn hash_into(path: &Path, hasher: &mut Sha256, bar: &ProgressBar) -> Result<u64, ModelError> {
+    let mut f = File::open(path).map_err(|e| io_err("open", path, e))?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut total = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err("read", path, e)),
+        };
+        hasher.update(&buf[..n]);
+        total += n as u64;
+        bar.tick();
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// `path` with `suffix` appended to its file name (`x.gguf` → `x.gguf.part`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn io_err(action: &str, path: &Path, cause: io::Error) -> ModelError {
+    ModelError::Io {
+        action: action.to_string(),
+        path: path.to_path_buf(),
+        cause,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn dir_with(vars: &[(&str, &str)]) -> Option<PathBuf> {
+        let m: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        model_dir_from(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn model_dir_order() {
+        let all = [
+            ("HEARTH_MODEL_DIR", "/m"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("CACHE_DIRECTORY", "/c1:/c2"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(dir_with(&all), Some(PathBuf::from("/m")));
+        assert_eq!(dir_with(&all[1..]), Some(PathBuf::from("/x/hearth/models")));
+        assert_eq!(dir_with(&all[2..]), Some(PathBuf::from("/c1/models")));
+        assert_eq!(
+            dir_with(&all[3..]),
+            Some(PathBuf::from("/h/.cache/hearth/models"))
+        );
+        assert_eq!(dir_with(&[]), None);
+        // empty counts as unset
+        assert_eq!(
+            dir_with(&[("HEARTH_MODEL_DIR", ""), ("HOME", "/h")]),
+            Some(PathBuf::from("/h/.cache/hearth/models"))
+        );
+    }
+
+    #[test]
+    fn hex_and_content_range() {
+        assert_eq!(hex(&[0x00, 0x1f, 0xa0, 0xff]), "001fa0ff");
+        assert_eq!(
+            hex(&Sha256::digest(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            parse_content_range("bytes 100-199/200"),
+            Some((100, Some(200)))
+        );
+        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
+        assert_eq!(parse_content_range("bytes */200"), None);
+        assert_eq!(parse_content_range("items 1-2/3"), None);
+    }
+
+    #[test]
+    fn suffixes_append_to_the_file_name() {
+        assert_eq!(
+            with_suffix(Path::new("/d/m.gguf"), PART_SUFFIX),
+            PathBuf::from("/d/m.gguf.part")
+        );
+        assert_eq!(
+            with_suffix(Path::new("/d/m.gguf"), STAMP_SUFFIX),
+            PathBuf::from("/d/m.gguf.sha256")
+        );
+    }
+
+    #[test]
+    fn missing_advice_names_the_preset_and_the_script() {
+        let fix = how_to_get(DEFAULT_TEST_MODEL_FILE);
+        assert!(fix.contains("`hearth models pull qwen2.5-coder`"), "{fix}");
+        assert!(fix.contains("scripts/fetch-models"), "{fix}");
+        let fix = how_to_get("someone-elses.gguf");
+        assert!(fix.contains("hearth models pull <preset>"), "{fix}");
+        assert!(!fix.contains("fetch-models"), "{fix}");
+    }
+
+    #[test]
+    fn status_codes_get_advice() {
+        assert!(status_fix(404).contains("--url"));
+        assert!(status_fix(403).contains("gated"));
+        assert!(status_fix(503).contains("later"));
+    }
+}
