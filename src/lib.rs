@@ -6,3 +6,4 @@
 pub mod preset;
 pub mod speech;
 pub mod toolcall;
+pub mod tools;
