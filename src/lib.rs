@@ -1,11 +1,16 @@
 //! hearth: an on-device voice agent daemon.
 //!
-//! This crate's parser core (`toolcall`, `speech`, `preset`) is pure Rust: no audio, LLM
-//! or D-Bus code, so it builds and tests in seconds. `models` finds, verifies and downloads
-//! model files.
+//! The parser core (`toolcall`, `speech`, `preset`) is pure Rust: no audio, LLM or D-Bus
+//! code, so it builds and tests in seconds. `models` finds, verifies and downloads model
+//! files; `llm` holds the chat templates, grammars and engines (llama.cpp behind the `llm`
+//! feature); `tools` the tool registry and executors; `agent` the hop loop; `supervisor`
+//! the wiring.
 
+pub mod agent;
+pub mod llm;
 pub mod models;
 pub mod preset;
 pub mod speech;
+pub mod supervisor;
 pub mod toolcall;
-pub mod llm;
+pub mod tools;

@@ -1,0 +1,192 @@
+//! The tools actor: serves the registry to the pipeline and runs a hop's calls.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use hearth::tools::{Registry, ToolsActor, ToolsMsg};
+//! use ractor::Actor;
+//!
+//! let registry = Arc::new(Registry::load_dir("tools")?);
+//! let (tools, _handle) = Actor::spawn(None, ToolsActor, registry).await?;
+//! let snapshot = ractor::call!(tools, ToolsMsg::Snapshot)?;
+//! let outcomes = ractor::call!(tools, |reply| ToolsMsg::CallAll { calls: vec![], reply })?;
+//! # let _ = (snapshot, outcomes);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use super::registry::{Registry, ToolOutcome};
+use crate::toolcall::ToolCall;
+
+/// Messages to the [`ToolsActor`].
+pub enum ToolsMsg {
+    /// The current registry (a cheap `Arc` clone).
+    Snapshot(RpcReplyPort<Arc<Registry>>),
+    /// Run calls in parallel; the outcomes come back in call order. Each call is checked
+    /// against the registry first and runs only if valid.
+    CallAll {
+        /// The hop's calls, as the parser produced them.
+        calls: Vec<ToolCall>,
+        /// One outcome per call, in the same order.
+        reply: RpcReplyPort<Vec<ToolOutcome>>,
+    },
+}
+
+/// The actor owning the tools registry. Its argument is the registry to serve.
+///
+/// Calls run in a spawned task that replies when they are done, so the actor keeps
+/// answering (snapshots, other hops' calls) while a slow tool runs.
+pub struct ToolsActor;
+
+impl Actor for ToolsActor {
+    type Msg = ToolsMsg;
+    type State = Arc<Registry>;
+    type Arguments = Arc<Registry>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        registry: Arc<Registry>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        tracing::info!(
+            tools = registry.len(),
+            fingerprint = %registry.fingerprint(),
+            "tools actor started"
+        );
+        Ok(registry)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        registry: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ToolsMsg::Snapshot(reply) => {
+                if reply.send(Arc::clone(registry)).is_err() {
+                    tracing::debug!("tools snapshot: the caller is gone");
+                }
+            }
+            ToolsMsg::CallAll { calls, reply } => {
+                let registry = Arc::clone(registry);
+                tokio::spawn(async move {
+                    let outcomes = registry.call_all(calls).await;
+                    if reply.send(outcomes).is_err() {
+                        tracing::warn!("tool results dropped: the caller is gone");
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolcall::ToolSpec;
+    use crate::tools::{Builtin, ExecSpec, Executor, Tool, ToolStatus};
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    fn nap_registry() -> Arc<Registry> {
+        let mut tools = Builtin::tools();
+        tools.push(Tool {
+            spec: ToolSpec {
+                name: "nap".into(),
+                description: "Sleep, then print the time slept.".into(),
+                parameters: json!({"type": "object", "properties": {"s": {"type": "number"}},
+                    "required": ["s"], "additionalProperties": false}),
+            },
+            say: None,
+            executor: Executor::Exec(ExecSpec {
+                argv: ["sh", "-c", "sleep \"$0\"; echo \"slept $0\"", "{{ s }}"]
+                    .map(String::from)
+                    .to_vec(),
+                timeout: Duration::from_secs(10),
+                max_output_bytes: 1024,
+                manifest_dir: "/".into(),
+            }),
+        });
+        Arc::new(Registry::new(tools).unwrap())
+    }
+
+    fn call(i: usize, name: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: format!("call_{i}"),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    #[tokio::test]
+    async fn call_all_runs_in_parallel_and_keeps_order() {
+        let registry = nap_registry();
+        let (actor, handle) = Actor::spawn(None, ToolsActor, Arc::clone(&registry))
+            .await
+            .unwrap();
+
+        let snap = ractor::call!(actor, ToolsMsg::Snapshot).unwrap();
+        assert!(Arc::ptr_eq(&snap, &registry));
+
+        let calls = vec![
+            call(0, "nap", json!({"s": 1})),
+            call(1, "nap", json!({"s": 1})),
+            call(2, "get_time", json!({})),
+            call(3, "nap", json!({"s": 1})),
+            call(4, "nap", json!({"s": "1; reboot"})),
+            call(5, "nap", json!({"s": 0})),
+        ];
+        let start = Instant::now();
+        let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll { calls, reply }).unwrap();
+        let took = start.elapsed();
+        let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["call_0", "call_1", "call_2", "call_3", "call_4", "call_5"]
+        );
+        assert_eq!(outcomes[0].result, "slept 1");
+        assert_eq!(outcomes[2].status, ToolStatus::Ok);
+        assert_eq!(outcomes[2].result.len(), 5);
+        assert_eq!(
+            outcomes[4].status,
+            ToolStatus::Error,
+            "invalid calls never run"
+        );
+        assert_eq!(outcomes[5].result, "slept 0");
+        // three one-second naps in parallel, not one after the other
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+
+        actor.stop(None);
+        handle.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn actor_answers_while_calls_run() {
+        let (actor, handle) = Actor::spawn(None, ToolsActor, nap_registry())
+            .await
+            .unwrap();
+        let slow = {
+            let actor = actor.clone();
+            tokio::spawn(async move {
+                ractor::call!(actor, |reply| ToolsMsg::CallAll {
+                    calls: vec![call(0, "nap", json!({"s": 1}))],
+                    reply
+                })
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let start = Instant::now();
+        ractor::call!(actor, ToolsMsg::Snapshot).unwrap();
+        assert!(start.elapsed() < Duration::from_millis(500));
+        let outcomes = slow.await.unwrap().unwrap();
+        assert_eq!(outcomes[0].result, "slept 1");
+        actor.stop(None);
+        handle.await.unwrap();
+    }
+}

@@ -1,0 +1,429 @@
+//! The `exec` executor: run a program with its argv rendered from the call's arguments.
+//!
+//! Every argv element is a minijinja template rendered against the call's arguments plus
+//! `manifest_dir` (strict: a missing argument is an error). Each element becomes exactly
+//! one argument; there is no shell, so quotes, `;`, `$(…)` and spaces in argument values
+//! are passed through literally. Arguments come from the model and are only as safe as the
+//! tool's schema makes them: prefer enums and bounded numbers, and write scripts that treat
+//! every argument as data.
+//!
+//! The program inherits hearth's environment and working directory, gets a null stdin and
+//! its own process group. It has `timeout` to finish: after that the whole group is killed
+//! (so a script's children die with it) and the call is an error. Stdout beyond
+//! `max_output_bytes` is dropped and the result says so.
+//!
+//! Result: exit status 0 with non-blank stdout is `ok` (stdout trimmed), 0 with blank stdout
+//! is `empty`; a non-zero exit, a signal, a timeout, or a failure to render or start is an
+//! `error` whose message names the tool, the program and the problem (stderr included).
+
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use super::manifest::MANIFEST_DIR_VAR;
+use super::registry::ToolStatus;
+
+/// `timeout_ms` when a manifest does not give one.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// `max_output_bytes` when a manifest does not give one.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16_384;
+
+/// How to run one `exec` tool (the checked `[tool.exec]` table).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecSpec {
+    /// Templates: the program, then its arguments.
+    pub argv: Vec<String>,
+    /// Time the program has to finish before its process group is killed.
+    pub timeout: Duration,
+    /// Stdout (and stderr) kept; the rest is read and dropped.
+    pub max_output_bytes: usize,
+    /// The manifest's directory, `{{ manifest_dir }}` in argv templates.
+    pub manifest_dir: PathBuf,
+}
+
+/// What one run gave: the status and the text the model sees (for `error`, the message).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecOutput {
+    /// `ok`, `empty` or `error`.
+    pub status: ToolStatus,
+    /// Trimmed stdout (with a note when cut), or the error message.
+    pub text: String,
+}
+
+impl ExecOutput {
+    fn error(text: String) -> Self {
+        ExecOutput {
+            status: ToolStatus::Error,
+            text,
+        }
+    }
+}
+
+/// Output read from one pipe: the first `cap` bytes and the total length.
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+impl Captured {
+    fn truncated(&self) -> bool {
+        self.total > self.kept.len()
+    }
+
+    /// The kept bytes as text (a character cut at the cap is dropped), trimmed.
+    fn text(&self) -> String {
+        let bytes = match std::str::from_utf8(&self.kept) {
+            Err(e) if self.truncated() && e.error_len().is_none() => &self.kept[..e.valid_up_to()],
+            _ => &self.kept[..],
+        };
+        String::from_utf8_lossy(bytes).trim().to_string()
+    }
+}
+
+/// Read a pipe to its end, keeping the first `cap` bytes (the rest is drained so the
+/// program never blocks on a full pipe).
+async fn read_capped<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    cap: usize,
+) -> std::io::Result<Captured> {
+    let mut out = Captured::default();
+    let Some(mut pipe) = pipe else {
+        return Ok(out);
+    };
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.total += n;
+        let room = cap.saturating_sub(out.kept.len()).min(n);
+        out.kept.extend_from_slice(&buf[..room]);
+    }
+}
+
+/// Render the argv templates against the arguments plus `manifest_dir`.
+pub fn render_argv(tool: &str, spec: &ExecSpec, arguments: &Value) -> Result<Vec<String>, String> {
+    let Value::Object(args) = arguments else {
+        return Err(format!(
+            "{tool}: arguments must be a JSON object, got {}",
+            crate::toolcall::scan::type_name(arguments)
+        ));
+    };
+    let mut vars = args.clone();
+    vars.insert(
+        MANIFEST_DIR_VAR.into(),
+        Value::String(spec.manifest_dir.to_string_lossy().into_owned()),
+    );
+    let vars = Value::Object(vars);
+    spec.argv
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            super::render(t, &vars)
+                .map_err(|e| format!("{tool}: cannot build argv[{i}] from `{t}`: {e}"))
+        })
+        .collect()
+}
+
+/// Run one call of the tool `tool` (its name is used in messages only).
+pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
+    let argv = match render_argv(tool, spec, arguments) {
+        Ok(a) => a,
+        Err(e) => return ExecOutput::error(e),
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return ExecOutput::error(format!("{tool}: exec.argv is empty"));
+    };
+    if program.trim().is_empty() {
+        return ExecOutput::error(format!(
+            "{tool}: the program (argv[0]) rendered to an empty string"
+        ));
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    tracing::debug!(?argv, "exec");
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return ExecOutput::error(format!("{tool}: cannot run `{program}`: {e}")),
+    };
+    let pid = child.id();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let cap = spec.max_output_bytes;
+    let finished = tokio::time::timeout(spec.timeout, async {
+        tokio::join!(
+            read_capped(stdout, cap),
+            read_capped(stderr, cap),
+            child.wait()
+        )
+    })
+    .await;
+    let (out, err, status) = match finished {
+        Ok(r) => r,
+        Err(_) => {
+            kill_group(pid);
+            // reap it (kill_on_drop would kill it too, but not wait for it)
+            if let Err(e) = child.kill().await {
+                tracing::debug!(error = %e, "killing a timed-out tool");
+            }
+            return ExecOutput::error(format!(
+                "{tool}: `{program}` did not finish within {} ms and was stopped",
+                spec.timeout.as_millis()
+            ));
+        }
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => return ExecOutput::error(format!("{tool}: waiting for `{program}` failed: {e}")),
+    };
+    let (out, err) = match (out, err) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => {
+            return ExecOutput::error(format!(
+                "{tool}: cannot read the output of `{program}`: {e}"
+            ))
+        }
+    };
+    if !status.success() {
+        let detail = [err.text(), out.text()]
+            .into_iter()
+            .find(|t| !t.is_empty())
+            .map(|t| format!(": {t}"))
+            .unwrap_or_default();
+        return ExecOutput::error(format!("{tool}: `{program}` {}{detail}", describe(status)));
+    }
+    let text = out.text();
+    if out.truncated() {
+        return ExecOutput {
+            status: ToolStatus::Ok,
+            text: format!(
+                "{text}\n[output cut: {} bytes, only the first {cap} kept]",
+                out.total
+            ),
+        };
+    }
+    if text.is_empty() {
+        return ExecOutput {
+            status: ToolStatus::Empty,
+            text,
+        };
+    }
+    ExecOutput {
+        status: ToolStatus::Ok,
+        text,
+    }
+}
+
+/// "exited with status 2", "was killed by signal 9".
+fn describe(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("was killed by signal {sig}");
+        }
+    }
+    format!("failed ({status})")
+}
+
+/// Kill the process group the child leads (its pid is its group id: `process_group(0)`).
+#[cfg(unix)]
+fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
+        return;
+    };
+    if pid <= 0 {
+        return;
+    }
+    // SAFETY: kill(2) takes no pointers. The child has not been reaped yet (we have not
+    // waited for it successfully), so its pid, and the group id equal to it, still name
+    // the group we created and cannot have been reused.
+    let rc = unsafe { libc::kill(-pid, libc::SIGKILL) };
+    if rc != 0 {
+        tracing::debug!(
+            error = %std::io::Error::last_os_error(),
+            "killing a timed-out tool's process group"
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Instant;
+
+    fn spec(argv: &[&str]) -> ExecSpec {
+        ExecSpec {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(10),
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            manifest_dir: PathBuf::from("/opt/tools"),
+        }
+    }
+
+    fn sh(script: &str) -> ExecSpec {
+        spec(&["sh", "-c", script])
+    }
+
+    #[tokio::test]
+    async fn ok_output_is_trimmed_and_rendered_from_arguments() {
+        let s = spec(&[
+            "printf",
+            "  %s|%s|%s  \n",
+            "{{ room }}",
+            "{{ 'on' if on else 'off' }}",
+            "{{ manifest_dir }}",
+        ]);
+        let o = run("t", &s, &json!({"room": "living room", "on": true})).await;
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.text);
+        assert_eq!(o.text, "living room|on|/opt/tools");
+    }
+
+    #[tokio::test]
+    async fn no_shell_arguments_are_literal() {
+        let s = spec(&["printf", "%s", "{{ x }}"]);
+        let o = run("t", &s, &json!({"x": "a; echo pwned $(id) `id`"})).await;
+        assert_eq!(o.text, "a; echo pwned $(id) `id`");
+    }
+
+    #[tokio::test]
+    async fn blank_output_is_empty() {
+        let o = run("t", &sh("printf '  \\n'"), &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Empty);
+        assert_eq!(o.text, "");
+    }
+
+    #[tokio::test]
+    async fn non_zero_exit_is_an_error_naming_tool_program_and_stderr() {
+        let o = run(
+            "set_light",
+            &sh("echo partial; echo unknown room >&2; exit 2"),
+            &json!({}),
+        )
+        .await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert_eq!(o.text, "set_light: `sh` exited with status 2: unknown room");
+        // no stderr: stdout explains
+        let o = run("t", &sh("echo why; exit 1"), &json!({})).await;
+        assert_eq!(o.text, "t: `sh` exited with status 1: why");
+        let o = run("t", &sh("kill -9 $$"), &json!({})).await;
+        assert_eq!(o.text, "t: `sh` was killed by signal 9");
+    }
+
+    #[tokio::test]
+    async fn spawn_failure_is_an_error() {
+        let o = run("t", &spec(&["/nonexistent/hearth-tool"]), &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(
+            o.text
+                .starts_with("t: cannot run `/nonexistent/hearth-tool`: "),
+            "{}",
+            o.text
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_argument_is_an_error_not_an_empty_string() {
+        let marker =
+            std::env::temp_dir().join(format!("hearth-exec-missing-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let s = spec(&["touch", "{{ path }}", "{{ room }}"]);
+        let o = run("t", &s, &json!({"path": marker.to_string_lossy()})).await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(
+            o.text
+                .starts_with("t: cannot build argv[2] from `{{ room }}`: "),
+            "{}",
+            o.text
+        );
+        assert!(o.text.contains("undefined"), "{}", o.text);
+        assert!(!marker.exists(), "the program must not run");
+        let o = run(
+            "t",
+            &spec(&["echo", "{{ 'on' if on else 'off' }}"]),
+            &json!({}),
+        )
+        .await;
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.text);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_program() {
+        let mut s = spec(&["sleep", "5"]);
+        s.timeout = Duration::from_millis(300);
+        let t = Instant::now();
+        let o = run("slow", &s, &json!({})).await;
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert_eq!(o.status, ToolStatus::Error);
+        assert_eq!(
+            o.text,
+            "slow: `sleep` did not finish within 300 ms and was stopped"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn timeout_kills_the_whole_process_group() {
+        let pidfile =
+            std::env::temp_dir().join(format!("hearth-exec-group-{}", std::process::id()));
+        let _ = std::fs::remove_file(&pidfile);
+        let mut s = sh("sleep 30 & echo $! > \"$0\"; wait");
+        s.argv.push(pidfile.to_string_lossy().into_owned());
+        s.timeout = Duration::from_millis(500);
+        let o = run("t", &s, &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.text);
+        let pid = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .to_string();
+        let _ = std::fs::remove_file(&pidfile);
+        // the grandchild is gone (or a zombie waiting for init) soon after
+        let stat = format!("/proc/{pid}/stat");
+        let dead = (0..50).any(|_| {
+            let alive = std::fs::read_to_string(&stat)
+                .map(|s| !s.contains(") Z"))
+                .unwrap_or(false);
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        assert!(dead, "sleep {pid} survived the timeout");
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_and_says_so() {
+        let mut s = sh("i=0; while [ $i -lt 2000 ]; do echo 0123456789; i=$((i+1)); done");
+        s.max_output_bytes = 25;
+        let o = run("t", &s, &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Ok);
+        assert_eq!(
+            o.text,
+            "0123456789\n0123456789\n012\n[output cut: 22000 bytes, only the first 25 kept]"
+        );
+        // a multi-byte character cut at the cap is dropped, not mangled
+        let mut s = spec(&["printf", "ééé"]);
+        s.max_output_bytes = 3;
+        let o = run("t", &s, &json!({})).await;
+        assert!(o.text.starts_with("é\n[output cut: 6 bytes"), "{}", o.text);
+    }
+}

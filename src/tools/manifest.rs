@@ -1,0 +1,771 @@
+//! Tool manifests: `tools/*.toml`, one or more `[[tool]]` tables per file.
+//!
+//! ```toml
+//! [[tool]]
+//! name = "set_light"
+//! description = "Turn a light on or off in one room."
+//! say = "The {{ room }} light is {{ 'on' if on else 'off' }}."   # optional spoken confirmation
+//! [tool.parameters]            # JSON Schema of the arguments (an object schema), as TOML
+//! type = "object"
+//! required = ["room", "on"]
+//! additionalProperties = false
+//! [tool.parameters.properties.room]
+//! type = "string"
+//! enum = ["kitchen", "living room", "bedroom", "bathroom"]
+//! [tool.parameters.properties.on]
+//! type = "boolean"
+//! [tool.exec]                  # exactly one executor table per tool
+//! argv = ["{{ manifest_dir }}/demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
+//! timeout_ms = 5000            # default 10000
+//! max_output_bytes = 4096      # default 16384
+//! ```
+//!
+//! A tool without `parameters` takes no arguments
+//! (`{"type":"object","properties":{},"additionalProperties":false}`).
+//!
+//! Everything is checked at load time, and the first problem fails the load with the file,
+//! the tool and the fix: TOML syntax and unknown keys, names (unique across files and the
+//! built-ins), the executor (exactly one; only `exec` exists yet, the names of the planned
+//! ones are reserved), the schema (an object schema that compiles), and every template
+//! (it compiles, and each variable it uses is a declared parameter, or `manifest_dir` in
+//! argv). No file is skipped: a directory load fails on the first bad `*.toml` file.
+//! Hidden files (`.name.toml`) and files not ending in `.toml` are not manifests.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::builtin::Builtin;
+use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
+use super::registry::{Executor, Tool};
+use crate::toolcall::{ToolSet, ToolSpec};
+
+/// The variable argv templates get besides the arguments: the manifest's directory.
+pub const MANIFEST_DIR_VAR: &str = "manifest_dir";
+
+/// Executor tables that are planned but not implemented yet (reserved names).
+const PLANNED_EXECUTORS: &[&str] = &["mqtt", "homeassistant", "gpio", "dbus"];
+
+/// Errors loading tools; each names the file, the tool, the problem and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolsError {
+    /// The tools directory cannot be read.
+    #[error("cannot read the tools directory {}: {source}", path.display())]
+    ReadDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A manifest file cannot be read.
+    #[error("cannot read tool manifest {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not valid TOML, or unknown or mistyped keys (the message gives line and column).
+    #[error("tool manifest {} is not a valid manifest: {message}", path.display())]
+    Toml { path: PathBuf, message: String },
+    /// A manifest has no `[[tool]]` table.
+    #[error("tool manifest {} defines no tools: add a [[tool]] table or remove the file", path.display())]
+    NoTools { path: PathBuf },
+    /// A tool name that some model formats cannot carry.
+    #[error("{}: tool name {name:?} is not usable: use 1-64 letters, digits, `_` or `-` (snake_case works with every model format)", path.display())]
+    BadName { path: PathBuf, name: String },
+    /// A blank description.
+    #[error("{}: tool {tool:?} has an empty description: say in a few words what it does (the model reads it)", path.display())]
+    NoDescription { path: PathBuf, tool: String },
+    /// A tool name used twice (in one file or across files).
+    #[error("{}: tool {tool:?} is defined twice (first in {}): tool names must be unique", path.display(), first.display())]
+    Duplicate {
+        path: PathBuf,
+        tool: String,
+        first: PathBuf,
+    },
+    /// A manifest tool named like a built-in.
+    #[error("{}: tool {tool:?} has the name of a built-in tool: choose another name", path.display())]
+    BuiltinName { path: PathBuf, tool: String },
+    /// A tool without an executor table.
+    #[error("{}: tool {tool:?} has no executor: add a [tool.exec] table with argv = [...]", path.display())]
+    NoExecutor { path: PathBuf, tool: String },
+    /// A tool with more than one executor table.
+    #[error("{}: tool {tool:?} has {} executors ({}): keep exactly one", path.display(), found.len(), found.join(", "))]
+    TwoExecutors {
+        path: PathBuf,
+        tool: String,
+        found: Vec<String>,
+    },
+    /// A tool using a planned executor that does not exist yet.
+    #[error("{}: tool {tool:?} uses the `{executor}` executor, which is not available yet: use [tool.exec]", path.display())]
+    UnsupportedExecutor {
+        path: PathBuf,
+        tool: String,
+        executor: String,
+    },
+    /// `exec.argv = []`.
+    #[error("{}: tool {tool:?} has an empty exec.argv: give at least the program to run", path.display())]
+    EmptyArgv { path: PathBuf, tool: String },
+    /// `timeout_ms` or `max_output_bytes` of 0.
+    #[error("{}: tool {tool:?}: exec.{field} must be greater than 0", path.display())]
+    ZeroLimit {
+        path: PathBuf,
+        tool: String,
+        field: &'static str,
+    },
+    /// An argv element that does not compile as a template.
+    #[error("{}: tool {tool:?}: exec.argv[{index}] is not a valid template: {message}", path.display())]
+    ArgvTemplate {
+        path: PathBuf,
+        tool: String,
+        index: usize,
+        message: String,
+    },
+    /// A `say` that does not compile as a template.
+    #[error("{}: tool {tool:?}: `say` is not a valid template: {message}", path.display())]
+    SayTemplate {
+        path: PathBuf,
+        tool: String,
+        message: String,
+    },
+    /// A template using a variable that is not a declared parameter.
+    #[error("{}: tool {tool:?}: {template} uses `{variable}`, which is not a parameter: {}declare it under [tool.parameters.properties]", path.display(), if known.is_empty() { String::new() } else { format!("use one of {} or ", known.join(", ")) })]
+    UnknownVariable {
+        path: PathBuf,
+        tool: String,
+        template: String,
+        variable: String,
+        known: Vec<String>,
+    },
+    /// `parameters` that is not an object schema.
+    #[error("{}: tool {tool:?}: parameters must be an object schema (type = \"object\"), got {found}", path.display())]
+    NotObjectSchema {
+        path: PathBuf,
+        tool: String,
+        found: String,
+    },
+    /// `parameters` that does not compile as JSON Schema.
+    #[error("{}: tool {tool:?}: parameters is not a valid JSON Schema: {reason}", path.display())]
+    BadSchema {
+        path: PathBuf,
+        tool: String,
+        reason: String,
+    },
+    /// A parameter named `manifest_dir`.
+    #[error("{}: tool {tool:?}: the parameter name `{name}` is reserved (argv templates get the manifest's directory under it): rename the parameter", path.display())]
+    ReservedParameter {
+        path: PathBuf,
+        tool: String,
+        name: String,
+    },
+    /// Building a registry from tools that do not form a valid tool set.
+    #[error(transparent)]
+    ToolSet(#[from] crate::toolcall::ToolsError),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    #[serde(default)]
+    tool: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    description: String,
+    #[serde(default)]
+    say: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
+    #[serde(default)]
+    exec: Option<ExecTable>,
+    // Reserved executor tables (planned): accepted by the syntax so that using one says
+    // "not available yet" instead of "unknown field".
+    #[serde(default)]
+    mqtt: Option<toml::Value>,
+    #[serde(default)]
+    homeassistant: Option<toml::Value>,
+    #[serde(default)]
+    gpio: Option<toml::Value>,
+    #[serde(default)]
+    dbus: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecTable {
+    argv: Vec<String>,
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
+    #[serde(default = "default_max_output_bytes")]
+    max_output_bytes: usize,
+}
+
+fn default_timeout_ms() -> u64 {
+    DEFAULT_TIMEOUT_MS
+}
+
+fn default_max_output_bytes() -> usize {
+    DEFAULT_MAX_OUTPUT_BYTES
+}
+
+/// The schema of a tool without parameters.
+pub fn no_parameters() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+/// Load every `*.toml` manifest in `dir` (not recursive), in sorted file-name order.
+///
+/// `manifest_dir` in argv templates is the canonical (absolute) path of `dir`. Tool names
+/// must be unique across the files and must not be a built-in's name.
+pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Tool>, ToolsError> {
+    let dir = dir.as_ref();
+    let read_dir_err = |source| ToolsError::ReadDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let abs = std::fs::canonicalize(dir).map_err(read_dir_err)?;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&abs).map_err(read_dir_err)? {
+        let path = entry.map_err(read_dir_err)?.path();
+        let is_manifest = path.extension().is_some_and(|e| e == "toml")
+            && path
+                .file_name()
+                .is_some_and(|n| !n.to_string_lossy().starts_with('.'));
+        if is_manifest {
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut first_seen: HashMap<String, PathBuf> = HashMap::new();
+    let mut tools = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|source| ToolsError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        for tool in parse_manifest(&text, &path)? {
+            let name = tool.spec.name.clone();
+            if let Some(first) = first_seen.get(&name) {
+                return Err(ToolsError::Duplicate {
+                    path,
+                    tool: name,
+                    first: first.clone(),
+                });
+            }
+            first_seen.insert(name, path.clone());
+            tools.push(tool);
+        }
+        tracing::debug!(manifest = %path.display(), "tool manifest loaded");
+    }
+    Ok(tools)
+}
+
+/// Parse and check one manifest's text. `path` is the file it came from: errors name it,
+/// and its directory is `manifest_dir` for argv templates.
+pub fn parse_manifest(text: &str, path: &Path) -> Result<Vec<Tool>, ToolsError> {
+    let file: ManifestFile = toml::from_str(text).map_err(|e| ToolsError::Toml {
+        path: path.to_path_buf(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    if file.tool.is_empty() {
+        return Err(ToolsError::NoTools {
+            path: path.to_path_buf(),
+        });
+    }
+    let manifest_dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tools: Vec<Tool> = Vec::with_capacity(file.tool.len());
+    for entry in file.tool {
+        let tool = check_entry(entry, path, &manifest_dir)?;
+        if tools.iter().any(|t| t.spec.name == tool.spec.name) {
+            return Err(ToolsError::Duplicate {
+                path: path.to_path_buf(),
+                tool: tool.spec.name,
+                first: path.to_path_buf(),
+            });
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+/// True for a name every wire format can carry.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, ToolsError> {
+    let p = || path.to_path_buf();
+    let name = entry.name;
+    if !valid_name(&name) {
+        return Err(ToolsError::BadName { path: p(), name });
+    }
+    if Builtin::from_name(&name).is_some() {
+        return Err(ToolsError::BuiltinName {
+            path: p(),
+            tool: name,
+        });
+    }
+    let description = entry.description.trim().to_string();
+    if description.is_empty() {
+        return Err(ToolsError::NoDescription {
+            path: p(),
+            tool: name,
+        });
+    }
+
+    // exactly one executor
+    let mut found: Vec<String> = Vec::new();
+    if entry.exec.is_some() {
+        found.push("exec".into());
+    }
+    for (key, table) in
+        PLANNED_EXECUTORS
+            .iter()
+            .zip([&entry.mqtt, &entry.homeassistant, &entry.gpio, &entry.dbus])
+    {
+        if table.is_some() {
+            found.push((*key).into());
+        }
+    }
+    if found.len() > 1 {
+        return Err(ToolsError::TwoExecutors {
+            path: p(),
+            tool: name,
+            found,
+        });
+    }
+    let Some(exec) = entry.exec else {
+        return Err(match found.pop() {
+            Some(executor) => ToolsError::UnsupportedExecutor {
+                path: p(),
+                tool: name,
+                executor,
+            },
+            None => ToolsError::NoExecutor {
+                path: p(),
+                tool: name,
+            },
+        });
+    };
+
+    // the schema
+    let parameters = entry.parameters.unwrap_or_else(no_parameters);
+    let schema_type = parameters.get("type");
+    if !parameters.is_object() || schema_type != Some(&Value::from("object")) {
+        let found = match (&parameters, schema_type) {
+            (Value::Object(_), Some(t)) => format!("type = {t}"),
+            (Value::Object(_), None) => "a schema without type".to_string(),
+            (v, _) => crate::toolcall::scan::type_name(v).to_string(),
+        };
+        return Err(ToolsError::NotObjectSchema {
+            path: p(),
+            tool: name,
+            found,
+        });
+    }
+    let properties: Vec<String> = match parameters.get("properties") {
+        Some(Value::Object(m)) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    if properties.iter().any(|k| k == MANIFEST_DIR_VAR) {
+        return Err(ToolsError::ReservedParameter {
+            path: p(),
+            tool: name,
+            name: MANIFEST_DIR_VAR.into(),
+        });
+    }
+    let spec = ToolSpec {
+        name: name.clone(),
+        description,
+        parameters,
+    };
+    // the same compilation the parser's allowlist does
+    if let Err(e) = ToolSet::new(vec![spec.clone()]) {
+        let reason = match e {
+            crate::toolcall::ToolsError::BadSchema { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        return Err(ToolsError::BadSchema {
+            path: p(),
+            tool: name,
+            reason,
+        });
+    }
+
+    // the templates
+    if let Some(say) = &entry.say {
+        check_template(say, &properties, false).map_err(|problem| match problem {
+            TemplateProblem::Syntax(message) => ToolsError::SayTemplate {
+                path: p(),
+                tool: name.clone(),
+                message,
+            },
+            TemplateProblem::Unknown(variable) => ToolsError::UnknownVariable {
+                path: p(),
+                tool: name.clone(),
+                template: "say".into(),
+                variable,
+                known: properties.clone(),
+            },
+        })?;
+    }
+    if exec.argv.is_empty() {
+        return Err(ToolsError::EmptyArgv {
+            path: p(),
+            tool: name,
+        });
+    }
+    for (index, t) in exec.argv.iter().enumerate() {
+        check_template(t, &properties, true).map_err(|problem| match problem {
+            TemplateProblem::Syntax(message) => ToolsError::ArgvTemplate {
+                path: p(),
+                tool: name.clone(),
+                index,
+                message,
+            },
+            TemplateProblem::Unknown(variable) => ToolsError::UnknownVariable {
+                path: p(),
+                tool: name.clone(),
+                template: format!("exec.argv[{index}]"),
+                variable,
+                known: properties
+                    .iter()
+                    .cloned()
+                    .chain([MANIFEST_DIR_VAR.to_string()])
+                    .collect(),
+            },
+        })?;
+    }
+    if exec.timeout_ms == 0 {
+        return Err(ToolsError::ZeroLimit {
+            path: p(),
+            tool: name,
+            field: "timeout_ms",
+        });
+    }
+    if exec.max_output_bytes == 0 {
+        return Err(ToolsError::ZeroLimit {
+            path: p(),
+            tool: name,
+            field: "max_output_bytes",
+        });
+    }
+    Ok(Tool {
+        spec,
+        say: entry.say,
+        executor: Executor::Exec(ExecSpec {
+            argv: exec.argv,
+            timeout: Duration::from_millis(exec.timeout_ms),
+            max_output_bytes: exec.max_output_bytes,
+            manifest_dir: manifest_dir.to_path_buf(),
+        }),
+    })
+}
+
+enum TemplateProblem {
+    Syntax(String),
+    Unknown(String),
+}
+
+/// Compile a template and check that every variable it reads is a parameter (or
+/// `manifest_dir` when `argv`) or a template global (`range`, `namespace`, …).
+fn check_template(source: &str, params: &[String], argv: bool) -> Result<(), TemplateProblem> {
+    let env = super::templates();
+    let tmpl = env
+        .template_from_str(source)
+        .map_err(|e| TemplateProblem::Syntax(e.to_string()))?;
+    let mut unknown: Vec<String> = tmpl
+        .undeclared_variables(false)
+        .into_iter()
+        .filter(|v| {
+            let known = params.contains(v)
+                || (argv && v == MANIFEST_DIR_VAR)
+                || env.globals().any(|(g, _)| g == v);
+            !known
+        })
+        .collect();
+    unknown.sort();
+    match unknown.into_iter().next() {
+        Some(v) => Err(TemplateProblem::Unknown(v)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIGHT: &str = r#"
+[[tool]]
+name = "set_light"
+description = "Turn a light on or off in one room."
+say = "The {{ room }} light is {{ 'on' if on else 'off' }}."
+[tool.parameters]
+type = "object"
+required = ["room", "on"]
+additionalProperties = false
+[tool.parameters.properties.room]
+type = "string"
+enum = ["kitchen", "bedroom"]
+[tool.parameters.properties.on]
+type = "boolean"
+[tool.exec]
+argv = ["{{ manifest_dir }}/demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
+timeout_ms = 5000
+
+[[tool]]
+name = "get_thermostat"
+description = "Get the thermostat setting."
+[tool.exec]
+argv = ["{{ manifest_dir }}/demo-home", "thermostat"]
+"#;
+
+    fn parse(text: &str) -> Result<Vec<Tool>, ToolsError> {
+        parse_manifest(text, Path::new("/etc/hearth/tools/home.toml"))
+    }
+
+    /// The error's message, checked to name the file and every given fragment.
+    fn err(text: &str, fragments: &[&str]) -> ToolsError {
+        let e = match parse(text) {
+            Ok(t) => panic!("expected an error, got {} tools", t.len()),
+            Err(e) => e,
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("/etc/hearth/tools/home.toml"), "{msg}");
+        for f in fragments {
+            assert!(msg.contains(f), "{f:?} not in {msg}");
+        }
+        e
+    }
+
+    /// A one-tool manifest with `extra` TOML appended to the [[tool]] table.
+    fn one(extra: &str) -> String {
+        format!("[[tool]]\nname = \"t\"\ndescription = \"A tool.\"\n{extra}")
+    }
+
+    #[test]
+    fn parses_tools_with_defaults() {
+        let tools = parse(LIGHT).unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0].spec.name, "set_light");
+        assert_eq!(tools[0].spec.parameters["required"], json!(["room", "on"]));
+        // properties keep the order they are written in (the model sees that order)
+        let props: Vec<&String> = tools[0].spec.parameters["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(props, ["room", "on"]);
+        assert!(tools[0].say.as_deref().unwrap().contains("{{ room }}"));
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!("{:?}", tools[0].executor)
+        };
+        assert_eq!(e.timeout, Duration::from_millis(5000));
+        assert_eq!(e.max_output_bytes, DEFAULT_MAX_OUTPUT_BYTES);
+        assert_eq!(e.manifest_dir, Path::new("/etc/hearth/tools"));
+        assert_eq!(e.argv.len(), 4);
+        assert_eq!(tools[1].spec.parameters, no_parameters());
+        assert!(tools[1].say.is_none());
+        let Executor::Exec(e) = &tools[1].executor else {
+            panic!()
+        };
+        assert_eq!(e.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
+    }
+
+    #[test]
+    fn toml_errors_give_line_and_column() {
+        err(
+            "[[tool]]\nname = \"x\"\ndescription = oops\n",
+            &["line 3", "column"],
+        );
+        err(&one("colour = 3\n[tool.exec]\nargv = [\"x\"]"), &["colour"]);
+        err(
+            &one("[tool.exec]\nargv = [\"x\"]\nshell = true"),
+            &["shell", "line"],
+        );
+        err(
+            &one("[tool.exec]\nargv = [\"x\"]\ntimeout_ms = -1"),
+            &["timeout_ms"],
+        );
+        err("[[tool]]\ndescription = \"no name\"\n", &["name"]);
+    }
+
+    #[test]
+    fn executor_count_and_kind() {
+        assert!(matches!(
+            err(&one(""), &["no executor", "[tool.exec]"]),
+            ToolsError::NoExecutor { .. }
+        ));
+        assert!(matches!(
+            err(
+                &one("[tool.exec]\nargv = [\"x\"]\n[tool.mqtt]\ntopic = \"a\""),
+                &["2 executors", "exec, mqtt", "exactly one"]
+            ),
+            ToolsError::TwoExecutors { .. }
+        ));
+        assert!(matches!(
+            err(
+                &one("[tool.gpio]\npin = 4"),
+                &["`gpio`", "not available yet"]
+            ),
+            ToolsError::UnsupportedExecutor { .. }
+        ));
+        err(&one("[tool.exec]\nargv = []"), &["empty exec.argv"]);
+        err(
+            &one("[tool.exec]\nargv = [\"x\"]\ntimeout_ms = 0"),
+            &["timeout_ms must be greater than 0"],
+        );
+        err(
+            &one("[tool.exec]\nargv = [\"x\"]\nmax_output_bytes = 0"),
+            &["max_output_bytes"],
+        );
+    }
+
+    #[test]
+    fn template_errors() {
+        assert!(matches!(
+            err(
+                &one("[tool.exec]\nargv = [\"x\", \"{{ oops\"]"),
+                &["exec.argv[1] is not a valid template", "\"t\""]
+            ),
+            ToolsError::ArgvTemplate { index: 1, .. }
+        ));
+        assert!(matches!(
+            err(
+                &one("say = \"{% if %}\"\n[tool.exec]\nargv = [\"x\"]"),
+                &["`say` is not a valid template"]
+            ),
+            ToolsError::SayTemplate { .. }
+        ));
+        let room = "[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.room]\ntype = \"string\"\n";
+        let e = err(
+            &one(&format!(
+                "{room}[tool.exec]\nargv = [\"x\", \"{{{{ rooom }}}}\"]"
+            )),
+            &[
+                "exec.argv[1] uses `rooom`",
+                "use one of room, manifest_dir or declare it",
+            ],
+        );
+        assert!(matches!(e, ToolsError::UnknownVariable { .. }));
+        // manifest_dir is for argv only
+        err(
+            &one(&format!(
+                "say = \"in {{{{ manifest_dir }}}}\"\n{room}[tool.exec]\nargv = [\"x\"]"
+            )),
+            &["say uses `manifest_dir`"],
+        );
+        // globals, loop variables and filters are not parameters but are fine
+        parse(&one(&format!(
+            "say = \"{{% for i in range(2) %}}{{{{ i }}}}{{% endfor %}} {{{{ room | upper }}}} {{{{ room.title() }}}}\"\n{room}[tool.exec]\nargv = [\"x\"]"
+        )))
+        .unwrap();
+    }
+
+    #[test]
+    fn schema_errors() {
+        assert!(matches!(
+            err(
+                &one("[tool.parameters]\ntype = \"string\"\n[tool.exec]\nargv = [\"x\"]"),
+                &["object schema", "\"string\""]
+            ),
+            ToolsError::NotObjectSchema { .. }
+        ));
+        err(
+            &one("[tool.parameters]\nrequired = []\n[tool.exec]\nargv = [\"x\"]"),
+            &["object schema", "without type"],
+        );
+        assert!(matches!(
+            err(
+                &one("[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.a]\ntype = \"nonsense\"\n[tool.exec]\nargv = [\"x\"]"),
+                &["not a valid JSON Schema"]
+            ),
+            ToolsError::BadSchema { .. }
+        ));
+        err(
+            &one("[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.manifest_dir]\ntype = \"string\"\n[tool.exec]\nargv = [\"x\"]"),
+            &["`manifest_dir` is reserved"],
+        );
+    }
+
+    #[test]
+    fn names_and_descriptions() {
+        err(
+            "[[tool]]\nname = \"rm -rf\"\ndescription = \"x\"\n[tool.exec]\nargv = [\"x\"]",
+            &["\"rm -rf\" is not usable"],
+        );
+        err(
+            "[[tool]]\nname = \"t\"\ndescription = \"  \"\n[tool.exec]\nargv = [\"x\"]",
+            &["empty description"],
+        );
+        err(
+            "[[tool]]\nname = \"get_time\"\ndescription = \"x\"\n[tool.exec]\nargv = [\"x\"]",
+            &["built-in"],
+        );
+        let twice = format!(
+            "{}\n{}",
+            one("[tool.exec]\nargv = [\"x\"]"),
+            one("[tool.exec]\nargv = [\"y\"]")
+        );
+        assert!(matches!(
+            err(&twice, &["defined twice"]),
+            ToolsError::Duplicate { .. }
+        ));
+        err("# nothing here\n", &["defines no tools"]);
+    }
+
+    fn temp_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "hearth-manifest-{tag}-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn directory_loads_sorted_and_fails_on_first_bad_file() {
+        let d = temp_dir("dir");
+        let tool = |n: &str| {
+            format!("[[tool]]\nname = \"{n}\"\ndescription = \"x\"\n[tool.exec]\nargv = [\"{{{{ manifest_dir }}}}/x\"]\n")
+        };
+        std::fs::write(d.join("b.toml"), tool("bee")).unwrap();
+        std::fs::write(d.join("a.toml"), tool("ant")).unwrap();
+        std::fs::write(d.join("notes.txt"), "not a manifest").unwrap();
+        std::fs::write(d.join(".hidden.toml"), "garbage").unwrap();
+        let tools = load_dir(&d).unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+        assert_eq!(names, ["ant", "bee"]);
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!()
+        };
+        assert!(e.manifest_dir.is_absolute());
+
+        std::fs::write(d.join("c.toml"), tool("ant")).unwrap();
+        let msg = load_dir(&d).unwrap_err().to_string();
+        assert!(msg.contains("c.toml") && msg.contains("a.toml"), "{msg}");
+        assert!(msg.contains("defined twice"), "{msg}");
+
+        std::fs::write(d.join("aa.toml"), "[[tool]\n").unwrap();
+        let msg = load_dir(&d).unwrap_err().to_string();
+        assert!(msg.contains("aa.toml"), "{msg}");
+
+        let missing = d.join("missing");
+        let e = load_dir(&missing).unwrap_err();
+        assert!(matches!(e, ToolsError::ReadDir { .. }), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

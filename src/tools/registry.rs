@@ -1,0 +1,536 @@
+//! The tools registry: every tool on offer, its validator set, its executor.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use tracing::Instrument;
+
+use super::builtin::Builtin;
+use super::exec::{self, ExecSpec};
+use super::manifest::{self, ToolsError};
+use crate::toolcall::{ToolCall, ToolSet, ToolSpec, Verdict};
+
+/// One tool: what the model is shown, the spoken confirmation, and how it runs.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// Name, description and JSON Schema of the arguments, as offered to the model.
+    pub spec: ToolSpec,
+    /// Spoken confirmation template (minijinja over the call's arguments), if any.
+    pub say: Option<String>,
+    /// How a call runs.
+    pub executor: Executor,
+}
+
+/// How a tool's calls run. More kinds (mqtt, homeassistant, gpio, dbus) come later.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Executor {
+    /// Compiled into hearth (`get_time`, `get_date`).
+    Builtin(Builtin),
+    /// A program run directly, argv rendered from the arguments (`[tool.exec]`).
+    Exec(ExecSpec),
+}
+
+impl Executor {
+    /// The executor's kind, as a manifest names it (`builtin` for the built-ins).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Executor::Builtin(_) => "builtin",
+            Executor::Exec(_) => "exec",
+        }
+    }
+}
+
+/// How a call went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    /// It ran and gave a result.
+    Ok,
+    /// It ran and gave nothing (exit 0, blank output).
+    Empty,
+    /// It did not run, failed, or timed out; the result is the message.
+    Error,
+}
+
+impl ToolStatus {
+    /// `"ok"`, `"empty"` or `"error"`, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Empty => "empty",
+            ToolStatus::Error => "error",
+        }
+    }
+}
+
+/// The outcome of one call, in the shape the hop loop and telemetry report it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    /// The call's id (the model's own, or `<name>_<index>`).
+    pub id: String,
+    /// The tool called.
+    pub name: String,
+    /// The arguments it was called with.
+    pub arguments: Value,
+    /// How it went.
+    pub status: ToolStatus,
+    /// The tool's output for `ok`, empty for `empty`, the error message for `error`.
+    pub result: String,
+    /// Wall time of the call, validation included.
+    pub elapsed_ms: f64,
+}
+
+/// Every tool on offer, in order: the built-ins, then the manifests' tools.
+///
+/// Cheap to share behind an `Arc`; the tools actor hands out snapshots that way.
+#[derive(Debug)]
+pub struct Registry {
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+    toolset: ToolSet,
+    fingerprint: String,
+}
+
+impl Registry {
+    /// A registry of the given tools, in that order. Fails on duplicate names or a schema
+    /// that does not compile.
+    pub fn new(tools: Vec<Tool>) -> Result<Registry, ToolsError> {
+        let toolset = ToolSet::new(tools.iter().map(|t| t.spec.clone()).collect())?;
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.spec.name.clone(), i))
+            .collect();
+        let mut registry = Registry {
+            tools,
+            index,
+            toolset,
+            fingerprint: String::new(),
+        };
+        registry.fingerprint = hex_sha256(registry.openai_tools().to_string().as_bytes());
+        Ok(registry)
+    }
+
+    /// The built-in tools only (`get_time`, `get_date`).
+    pub fn builtins() -> Registry {
+        match Self::new(Builtin::tools()) {
+            Ok(r) => r,
+            Err(e) => {
+                // unreachable: the built-ins' schemas are constants covered by the tests
+                tracing::error!(error = %e, "the built-in tools do not form a valid tool set");
+                Registry {
+                    tools: Vec::new(),
+                    index: HashMap::new(),
+                    toolset: ToolSet::empty(),
+                    fingerprint: hex_sha256(b"[]"),
+                }
+            }
+        }
+    }
+
+    /// The built-ins plus every manifest in `dir` (see [`manifest::load_dir`]).
+    pub fn load_dir(dir: impl AsRef<Path>) -> Result<Registry, ToolsError> {
+        let dir = dir.as_ref();
+        let mut tools = Builtin::tools();
+        tools.extend(manifest::load_dir(dir)?);
+        let registry = Self::new(tools)?;
+        tracing::info!(
+            dir = %dir.display(),
+            tools = registry.tools.len(),
+            fingerprint = %registry.fingerprint,
+            "tools loaded"
+        );
+        Ok(registry)
+    }
+
+    /// The allowlist the parser validates calls against (cheap clone).
+    pub fn toolset(&self) -> ToolSet {
+        self.toolset.clone()
+    }
+
+    /// The tools as chat templates take them, in registry order:
+    /// `[{"type":"function","function":{"name","description","parameters"}}]`.
+    pub fn openai_tools(&self) -> Value {
+        Value::Array(
+            self.tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.spec.name,
+                        "description": t.spec.description,
+                        "parameters": t.spec.parameters,
+                    }})
+                })
+                .collect(),
+        )
+    }
+
+    /// Hex SHA-256 of [`openai_tools`](Self::openai_tools) serialised: changes whenever a
+    /// name, description, schema or the order does (what the model sees changes).
+    pub fn fingerprint(&self) -> String {
+        self.fingerprint.clone()
+    }
+
+    /// Tool names in registry order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.spec.name.as_str())
+    }
+
+    /// One tool by name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).and_then(|&i| self.tools.get(i))
+    }
+
+    /// Every tool, in registry order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The spoken confirmation of a call: the tool's `say` rendered with the arguments.
+    /// None when the tool has none, or rendering fails (logged as a warning) or is blank.
+    pub fn confirmation(&self, call: &ToolCall) -> Option<String> {
+        let say = self.get(&call.name)?.say.as_deref()?;
+        match super::render(say, &call.arguments) {
+            Ok(text) => {
+                let text = text.trim();
+                (!text.is_empty()).then(|| text.to_string())
+            }
+            Err(e) => {
+                tracing::warn!(tool = %call.name, id = %call.id, error = %e, "cannot render the spoken confirmation");
+                None
+            }
+        }
+    }
+
+    /// Run one call. The call is checked against the tool set first (fail closed: an
+    /// invalid call is an `error` outcome and never runs). Runs in a `tool_call` span.
+    pub async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        let span = tracing::info_span!("tool_call", name = %call.name, id = %call.id);
+        self.call_checked(call).instrument(span).await
+    }
+
+    async fn call_checked(&self, call: &ToolCall) -> ToolOutcome {
+        let start = Instant::now();
+        let name = &call.name;
+        let (status, result) = match (self.toolset.check(name, &call.arguments), self.get(name)) {
+            (Verdict::Valid, Some(tool)) => run(tool, &call.arguments).await,
+            (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (
+                ToolStatus::Error,
+                format!(
+                    "{name}: no such tool (the tools are: {})",
+                    self.names().collect::<Vec<_>>().join(", ")
+                ),
+            ),
+            (Verdict::Invalid(reason), _) => {
+                (ToolStatus::Error, format!("{name}: not run, {reason}"))
+            }
+            (Verdict::Unchecked, _) => (
+                ToolStatus::Error,
+                format!("{name}: not run, the call was not validated"),
+            ),
+        };
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
+        match status {
+            ToolStatus::Error => {
+                tracing::warn!(status = status.as_str(), elapsed_ms, result = %result, "tool call failed")
+            }
+            _ => tracing::info!(
+                status = status.as_str(),
+                elapsed_ms,
+                bytes = result.len(),
+                "tool call done"
+            ),
+        }
+        ToolOutcome {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            status,
+            result,
+            elapsed_ms,
+        }
+    }
+
+    /// Run calls in parallel; outcomes come back in call order. Dropping the future
+    /// aborts the calls still running (their programs are killed).
+    pub async fn call_all(self: Arc<Self>, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
+        let parent = tracing::Span::current();
+        let mut set = tokio::task::JoinSet::new();
+        let mut slot_of = HashMap::with_capacity(calls.len());
+        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
+        for (i, call) in calls.iter().enumerate() {
+            let registry = Arc::clone(&self);
+            let call = call.clone();
+            let handle =
+                set.spawn(async move { registry.call(&call).await }.instrument(parent.clone()));
+            slot_of.insert(handle.id(), i);
+        }
+        while let Some(joined) = set.join_next_with_id().await {
+            let (id, outcome) = match joined {
+                Ok((id, outcome)) => (id, Ok(outcome)),
+                Err(e) => (e.id(), Err(e)),
+            };
+            let Some(&i) = slot_of.get(&id) else {
+                continue;
+            };
+            let call = &calls[i];
+            outcomes[i] = Some(outcome.unwrap_or_else(|e| {
+                tracing::error!(tool = %call.name, id = %call.id, error = %e, "tool call task failed");
+                failed(call, format!("{}: the call failed inside hearth: {e}", call.name))
+            }));
+        }
+        outcomes
+            .into_iter()
+            .zip(&calls)
+            .map(|(o, call)| {
+                o.unwrap_or_else(|| failed(call, format!("{}: the call did not finish", call.name)))
+            })
+            .collect()
+    }
+}
+
+/// An `error` outcome for a call that never produced one.
+fn failed(call: &ToolCall, result: String) -> ToolOutcome {
+    ToolOutcome {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        status: ToolStatus::Error,
+        result,
+        elapsed_ms: 0.0,
+    }
+}
+
+async fn run(tool: &Tool, arguments: &Value) -> (ToolStatus, String) {
+    match &tool.executor {
+        Executor::Builtin(b) => match b.run() {
+            Ok(text) => (ToolStatus::Ok, text),
+            Err(e) => (ToolStatus::Error, format!("{}: {e}", tool.spec.name)),
+        },
+        Executor::Exec(spec) => {
+            let out = exec::run(&tool.spec.name, spec, arguments).await;
+            (out.status, out.text)
+        }
+    }
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for b in digest.iter() {
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn exec_tool(name: &str, argv: &[&str], say: Option<&str>) -> Tool {
+        Tool {
+            spec: ToolSpec {
+                name: name.into(),
+                description: format!("The {name} tool."),
+                parameters: json!({"type": "object", "properties": {"room": {"type": "string"}},
+                    "required": ["room"], "additionalProperties": false}),
+            },
+            say: say.map(str::to_string),
+            executor: Executor::Exec(ExecSpec {
+                argv: argv.iter().map(|s| s.to_string()).collect(),
+                timeout: Duration::from_secs(10),
+                max_output_bytes: 1024,
+                manifest_dir: PathBuf::from("/"),
+            }),
+        }
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: format!("{name}_0"),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut tools = Builtin::tools();
+        tools.push(exec_tool(
+            "echo_room",
+            &["echo", "room {{ room }}"],
+            Some("The {{ room }} is done."),
+        ));
+        Registry::new(tools).unwrap()
+    }
+
+    #[test]
+    fn builtins_and_order() {
+        let b = Registry::builtins();
+        assert_eq!(b.names().collect::<Vec<_>>(), ["get_time", "get_date"]);
+        let r = registry();
+        assert_eq!(
+            r.names().collect::<Vec<_>>(),
+            ["get_time", "get_date", "echo_room"]
+        );
+        assert_eq!(r.len(), 3);
+        assert!(r.get("echo_room").is_some() && r.get("nope").is_none());
+        assert_eq!(
+            r.toolset().names().collect::<Vec<_>>(),
+            ["get_time", "get_date", "echo_room"]
+        );
+    }
+
+    #[test]
+    fn openai_tools_shape() {
+        let v = registry().openai_tools();
+        let list = v.as_array().unwrap();
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[0]["type"], "function");
+        assert_eq!(list[0]["function"]["name"], "get_time");
+        assert_eq!(
+            list[0]["function"]["parameters"],
+            json!({"type":"object","properties":{},"additionalProperties":false})
+        );
+        assert_eq!(list[2]["function"]["description"], "The echo_room tool.");
+        // the list is a valid tools list for the parser
+        let ts = ToolSet::from_openai_value(&v).unwrap();
+        assert_eq!(ts.len(), 3);
+    }
+
+    #[test]
+    fn fingerprint_is_stable_and_tracks_what_the_model_sees() {
+        let a = registry().fingerprint();
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(a, registry().fingerprint());
+        assert_ne!(a, Registry::builtins().fingerprint());
+        let mut tools = Builtin::tools();
+        let mut t = exec_tool("echo_room", &["echo"], None);
+        t.spec.description = "Something else.".into();
+        tools.push(t);
+        assert_ne!(a, Registry::new(tools).unwrap().fingerprint());
+        // the executor is not part of it
+        let mut tools = Builtin::tools();
+        tools.push(exec_tool("echo_room", &["true"], None));
+        assert_eq!(a, Registry::new(tools).unwrap().fingerprint());
+    }
+
+    #[test]
+    fn duplicates_are_rejected() {
+        let mut tools = Builtin::tools();
+        tools.extend(Builtin::tools());
+        let e = Registry::new(tools).unwrap_err();
+        assert!(e.to_string().contains("listed twice"), "{e}");
+    }
+
+    #[test]
+    fn confirmation_renders_say() {
+        let r = registry();
+        assert_eq!(
+            r.confirmation(&call("echo_room", json!({"room": "hall"})))
+                .as_deref(),
+            Some("The hall is done.")
+        );
+        // rendering fails (strict undefined): no confirmation
+        assert_eq!(r.confirmation(&call("echo_room", json!({}))), None);
+        // no say, unknown tool
+        assert_eq!(r.confirmation(&call("get_time", json!({}))), None);
+        assert_eq!(r.confirmation(&call("nope", json!({}))), None);
+    }
+
+    #[tokio::test]
+    async fn call_runs_valid_calls_and_refuses_invalid_ones() {
+        let r = registry();
+        let o = r.call(&call("echo_room", json!({"room": "hall"}))).await;
+        assert_eq!((o.status, o.result.as_str()), (ToolStatus::Ok, "room hall"));
+        assert_eq!(o.id, "echo_room_0");
+        assert!(o.elapsed_ms > 0.0);
+
+        // fail closed: a call the schema rejects never runs
+        let marker =
+            std::env::temp_dir().join(format!("hearth-registry-refused-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let mut tools = Builtin::tools();
+        tools.push(exec_tool("touch", &["touch", "{{ room }}"], None));
+        let r = Registry::new(tools).unwrap();
+        let o = r
+            .call(&call(
+                "touch",
+                json!({"room": marker.to_string_lossy(), "extra": 1}),
+            ))
+            .await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(
+            o.result
+                .starts_with("touch: not run, arguments do not match the schema"),
+            "{}",
+            o.result
+        );
+        assert!(!marker.exists());
+
+        let o = r.call(&call("rm_rf", json!({}))).await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert_eq!(
+            o.result,
+            "rm_rf: no such tool (the tools are: get_time, get_date, touch)"
+        );
+        let o = r.call(&call("get_time", json!("x"))).await;
+        assert_eq!(o.status, ToolStatus::Error);
+    }
+
+    #[tokio::test]
+    async fn outcome_serialises_for_telemetry() {
+        let r = registry();
+        let o = r.call(&call("echo_room", json!({"room": "hall"}))).await;
+        let v = serde_json::to_value(&o).unwrap();
+        assert_eq!(v["status"], "ok");
+        assert_eq!(v["arguments"], json!({"room": "hall"}));
+        assert!(v["elapsed_ms"].is_f64());
+        assert_eq!(serde_json::to_value(ToolStatus::Empty).unwrap(), "empty");
+        assert_eq!(serde_json::to_value(ToolStatus::Error).unwrap(), "error");
+    }
+
+    #[tokio::test]
+    async fn call_all_keeps_call_order() {
+        let mut tools = Builtin::tools();
+        tools.push(exec_tool(
+            "nap",
+            &["sh", "-c", "sleep \"$0\"; echo \"$0\"", "{{ room }}"],
+            None,
+        ));
+        let r = Arc::new(Registry::new(tools).unwrap());
+        // the first call finishes last
+        let calls = vec![
+            call("nap", json!({"room": "0.6"})),
+            call("nap", json!({"room": "0.1"})),
+            call("nope", json!({})),
+            call("nap", json!({"room": "0"})),
+        ];
+        let out = r.call_all(calls).await;
+        let got: Vec<(&str, ToolStatus)> =
+            out.iter().map(|o| (o.result.as_str(), o.status)).collect();
+        assert_eq!(got[0], ("0.6", ToolStatus::Ok));
+        assert_eq!(got[1], ("0.1", ToolStatus::Ok));
+        assert_eq!(got[2].1, ToolStatus::Error);
+        assert_eq!(got[3], ("0", ToolStatus::Ok));
+    }
+}

@@ -1,0 +1,336 @@
+//! The tools registry end to end: the demo home (`tools/demo.toml`) through
+//! `Registry::call` and the tools actor, and manifests loaded from a directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use hearth::toolcall::ToolCall;
+use hearth::tools::{Registry, ToolStatus, ToolsActor, ToolsMsg};
+use ractor::Actor;
+use serde_json::{json, Value};
+
+fn tools_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools")
+}
+
+fn unique_temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!("hearth-tools-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The demo home's state directory for this test binary. Every test calls this first, so
+/// the variable is set once (the `OnceLock` blocks the others) before any tool runs.
+fn demo_state() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = unique_temp_dir("demo-state");
+        std::env::set_var("HEARTH_DEMO_STATE", &d);
+        d
+    })
+}
+
+fn demo() -> Registry {
+    demo_state();
+    Registry::load_dir(tools_dir()).unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        id: format!("{name}_0"),
+        name: name.into(),
+        arguments,
+    }
+}
+
+fn state(file: &str) -> Option<String> {
+    std::fs::read_to_string(demo_state().join(file))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+#[test]
+fn demo_manifest_loads_after_the_builtins() {
+    let r = demo();
+    assert_eq!(
+        r.names().collect::<Vec<_>>(),
+        [
+            "get_time",
+            "get_date",
+            "set_light",
+            "get_light",
+            "set_thermostat",
+            "get_thermostat"
+        ]
+    );
+    let tools = r.openai_tools();
+    assert_eq!(tools[2]["function"]["name"], "set_light");
+    assert_eq!(
+        tools[2]["function"]["parameters"]["properties"]["room"]["enum"][1],
+        "living room"
+    );
+    // properties in the order the manifest writes them
+    let props: Vec<&String> = tools[2]["function"]["parameters"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(props, ["room", "on"]);
+    assert_eq!(
+        tools[5]["function"]["parameters"],
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+    assert_eq!(r.fingerprint(), demo().fingerprint());
+    assert_ne!(r.fingerprint(), Registry::builtins().fingerprint());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(tools_dir().join("demo-home"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "tools/demo-home must be executable");
+    }
+}
+
+#[tokio::test]
+async fn set_light_changes_the_state_file() {
+    let r = demo();
+    let on = call("set_light", json!({"room": "kitchen", "on": true}));
+    let o = r.call(&on).await;
+    assert_eq!(
+        (o.status, o.result.as_str()),
+        (ToolStatus::Ok, "kitchen light on")
+    );
+    assert_eq!(state("light-kitchen").as_deref(), Some("on"));
+    assert_eq!(
+        r.confirmation(&on).as_deref(),
+        Some("The kitchen light is on.")
+    );
+
+    let o = r.call(&call("get_light", json!({"room": "kitchen"}))).await;
+    assert_eq!(o.result, "kitchen light on");
+
+    let off = call("set_light", json!({"room": "kitchen", "on": false}));
+    let o = r.call(&off).await;
+    assert_eq!(o.result, "kitchen light off");
+    assert_eq!(state("light-kitchen").as_deref(), Some("off"));
+    assert_eq!(
+        r.confirmation(&off).as_deref(),
+        Some("The kitchen light is off.")
+    );
+
+    let o = r
+        .call(&call(
+            "set_light",
+            json!({"room": "living room", "on": true}),
+        ))
+        .await;
+    assert_eq!(o.result, "living room light on");
+    assert_eq!(state("light-living-room").as_deref(), Some("on"));
+}
+
+#[tokio::test]
+async fn thermostat_and_invalid_calls() {
+    let r = demo();
+    let set = call("set_thermostat", json!({"temperature": 21.5}));
+    let o = r.call(&set).await;
+    assert_eq!(
+        (o.status, o.result.as_str()),
+        (ToolStatus::Ok, "thermostat set to 21.5 degrees")
+    );
+    assert_eq!(state("thermostat").as_deref(), Some("21.5"));
+    assert_eq!(
+        r.confirmation(&set).as_deref(),
+        Some("The thermostat is set to 21.5 degrees.")
+    );
+    let o = r.call(&call("get_thermostat", json!({}))).await;
+    assert_eq!(o.result, "thermostat set to 21.5 degrees");
+
+    // the schema refuses these before anything runs
+    let o = r
+        .call(&call("set_thermostat", json!({"temperature": 99})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(
+        o.result.starts_with("set_thermostat: not run, "),
+        "{}",
+        o.result
+    );
+    assert_eq!(state("thermostat").as_deref(), Some("21.5"));
+    let o = r
+        .call(&call("set_light", json!({"room": "garage", "on": true})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(state("light-garage").is_none());
+    let o = r.call(&call("set_light", json!({"room": "kitchen"}))).await;
+    assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+}
+
+#[tokio::test]
+async fn script_errors_come_back_naming_tool_program_and_stderr() {
+    let dir = unique_temp_dir("bad-room");
+    let script = tools_dir().join("demo-home");
+    // a manifest that lets any room through to the script, which refuses it
+    std::fs::write(
+        dir.join("loose.toml"),
+        format!(
+            r#"[[tool]]
+name = "loose_light"
+description = "A light in any room."
+[tool.parameters]
+type = "object"
+required = ["room"]
+properties.room.type = "string"
+[tool.exec]
+argv = ["{}", "light", "{{{{ room }}}}", "on"]
+"#,
+            script.display()
+        ),
+    )
+    .unwrap();
+    demo_state();
+    let r = Registry::load_dir(&dir).unwrap();
+    let o = r
+        .call(&call("loose_light", json!({"room": "garage"})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert_eq!(
+        o.result,
+        format!(
+            "loose_light: `{}` exited with status 2: unknown room: garage (kitchen, living room, bedroom, bathroom)",
+            script.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn manifest_limits_apply() {
+    let dir = unique_temp_dir("limits");
+    std::fs::write(
+        dir.join("limits.toml"),
+        r#"
+[[tool]]
+name = "slow"
+description = "Takes too long."
+[tool.exec]
+argv = ["sleep", "5"]
+timeout_ms = 300
+
+[[tool]]
+name = "chatty"
+description = "Says too much."
+[tool.exec]
+argv = ["sh", "-c", "yes hello | head -c 100000"]
+max_output_bytes = 12
+
+[[tool]]
+name = "quiet"
+description = "Says nothing."
+[tool.exec]
+argv = ["true"]
+
+[[tool]]
+name = "needs_room"
+description = "Uses an argument the call may leave out."
+[tool.parameters]
+type = "object"
+properties.room.type = "string"
+[tool.exec]
+argv = ["echo", "{{ room }}"]
+"#,
+    )
+    .unwrap();
+    demo_state();
+    let r = Registry::load_dir(&dir).unwrap();
+
+    let start = Instant::now();
+    let o = r.call(&call("slow", json!({}))).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(o.status, ToolStatus::Error);
+    assert_eq!(
+        o.result,
+        "slow: `sleep` did not finish within 300 ms and was stopped"
+    );
+
+    let o = r.call(&call("chatty", json!({}))).await;
+    assert_eq!(o.status, ToolStatus::Ok);
+    assert_eq!(
+        o.result,
+        "hello\nhello\n[output cut: 100000 bytes, only the first 12 kept]"
+    );
+
+    let o = r.call(&call("quiet", json!({}))).await;
+    assert_eq!((o.status, o.result.as_str()), (ToolStatus::Empty, ""));
+
+    let o = r.call(&call("needs_room", json!({}))).await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(
+        o.result.starts_with("needs_room: cannot build argv[1]"),
+        "{}",
+        o.result
+    );
+    let o = r.call(&call("needs_room", json!({"room": "hall"}))).await;
+    assert_eq!(o.result, "hall");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn actor_runs_demo_calls_in_parallel_in_call_order() {
+    let registry = Arc::new(demo());
+    let (actor, handle) = Actor::spawn(None, ToolsActor, Arc::clone(&registry))
+        .await
+        .unwrap();
+    let snap = ractor::call!(actor, ToolsMsg::Snapshot).unwrap();
+    assert_eq!(snap.fingerprint(), registry.fingerprint());
+
+    let calls = vec![
+        call("set_light", json!({"room": "bedroom", "on": true})),
+        call("get_time", json!({})),
+        call("set_light", json!({"room": "bathroom", "on": false})),
+        call("get_date", json!({})),
+        call("set_light", json!({"room": "attic", "on": true})),
+    ];
+    let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll { calls, reply }).unwrap();
+    let names: Vec<&str> = outcomes.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "set_light",
+            "get_time",
+            "set_light",
+            "get_date",
+            "set_light"
+        ]
+    );
+    assert_eq!(outcomes[0].result, "bedroom light on");
+    assert_eq!(outcomes[2].result, "bathroom light off");
+    assert_eq!(outcomes[4].status, ToolStatus::Error);
+    assert_eq!(state("light-bedroom").as_deref(), Some("on"));
+    assert_eq!(state("light-bathroom").as_deref(), Some("off"));
+
+    // get_time: HH:MM
+    let t = &outcomes[1].result;
+    assert_eq!(outcomes[1].status, ToolStatus::Ok);
+    assert!(
+        t.len() == 5
+            && t.as_bytes()[2] == b':'
+            && t[..2].parse::<u8>().is_ok_and(|h| h < 24)
+            && t[3..].parse::<u8>().is_ok_and(|m| m < 60),
+        "{t}"
+    );
+    assert!(outcomes[3].result.contains(", "), "{}", outcomes[3].result);
+
+    actor.stop(None);
+    handle.await.unwrap();
+}
