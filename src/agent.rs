@@ -37,7 +37,7 @@ use tracing::Instrument;
 
 use crate::llm::{
     ChatMessage, ChatTemplate, EngineError, EngineMsg, GenEvent, GenRequest, GenStats,
-    GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice,
+    GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice, REPLY_LARK,
 };
 use crate::preset::{Preset, PresetError};
 use crate::speech::Speakable;
@@ -67,7 +67,7 @@ impl AgentConfig {
             preset,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
             max_hops: 4,
-            max_tokens: 192,
+            max_tokens: 128,
         }
     }
 }
@@ -268,7 +268,8 @@ impl Actor for Agent {
 }
 
 async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
-    let info = ractor::call!(args.engine, EngineMsg::Info).map_err(|_| AgentError::Actor("engine"))?;
+    let info =
+        ractor::call!(args.engine, EngineMsg::Info).map_err(|_| AgentError::Actor("engine"))?;
     let source = args
         .cfg
         .preset
@@ -305,7 +306,13 @@ fn speakable(text: &str) -> String {
 pub fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
     let parts: Vec<String> = outcomes
         .iter()
-        .map(|o| format!("{} -> {}", o.name, serde_json::Value::String(o.result.clone())))
+        .map(|o| {
+            format!(
+                "{} -> {}",
+                o.name,
+                serde_json::Value::String(o.result.clone())
+            )
+        })
         .collect();
     format!(
         "(system: tool results — {}. Now answer the previous request in one short sentence.)",
@@ -320,8 +327,8 @@ pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
     if t.contains("<tool_response>") || t.contains("tool results —") {
         return true;
     }
-    let json_like = (t.starts_with('{') || t.starts_with('['))
-        && serde_json::from_str::<Value>(t).is_ok();
+    let json_like =
+        (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok();
     let fenced_json = t.starts_with("```") && reply.trim().is_empty();
     json_like
         || fenced_json
@@ -333,25 +340,54 @@ pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
 
 /// A reply built from results when the model only echoed them: plain words, no JSON.
 fn reply_from_results(outcomes: &[ToolOutcome]) -> String {
-    let ok: Vec<&ToolOutcome> = outcomes.iter().filter(|o| o.status != ToolStatus::Error).collect();
+    let ok: Vec<&ToolOutcome> = outcomes
+        .iter()
+        .filter(|o| o.status != ToolStatus::Error)
+        .collect();
     if ok.is_empty() {
         return APOLOGY.to_string();
     }
     let said: Vec<String> = ok
         .iter()
-        .map(|o| speakable(&o.result))
+        .map(|o| result_words(&o.result))
         .filter(|s| !s.is_empty())
         .collect();
     if said.is_empty() {
-        "Done.".to_string()
-    } else {
-        format!("{}.", said.join(", ").trim_end_matches('.'))
+        return "Done.".to_string();
+    }
+    let text = format!("{}.", said.join(", ").trim_end_matches('.'));
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// A tool result as words: a JSON object's scalar fields as `key: value`, else the
+/// sanitised text.
+fn result_words(result: &str) -> String {
+    let words = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
+        _ => None,
+    };
+    match serde_json::from_str::<Value>(result.trim()) {
+        Ok(Value::Object(m)) => m
+            .iter()
+            .filter_map(|(k, v)| words(v).map(|w| format!("{}: {w}", k.replace('_', " "))))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Ok(Value::Array(a)) => a.iter().filter_map(words).collect::<Vec<_>>().join(", "),
+        Ok(v) => words(&v).unwrap_or_default(),
+        Err(_) => speakable(result),
     }
 }
 
 fn choice_label(c: &ToolChoice) -> String {
     match c {
         ToolChoice::Auto => "auto".into(),
+        ToolChoice::Reply => "reply".into(),
         ToolChoice::Required => "required".into(),
         ToolChoice::Named(n) => format!("tool:{n}"),
     }
@@ -362,9 +398,14 @@ fn call_key(c: &ToolCall) -> String {
 }
 
 async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<ToolSet>), AgentError> {
-    let reg = ractor::call!(shared.tools, ToolsMsg::Snapshot).map_err(|_| AgentError::Actor("tools"))?;
+    let reg =
+        ractor::call!(shared.tools, ToolsMsg::Snapshot).map_err(|_| AgentError::Actor("tools"))?;
     let fp = reg.fingerprint();
-    let cached = shared.toolsets.lock().ok().and_then(|m| m.get(&fp).cloned());
+    let cached = shared
+        .toolsets
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&fp).cloned());
     let set = match cached {
         Some(s) => s,
         None => {
@@ -461,29 +502,39 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let mut hops: Vec<HopReport> = Vec::new();
     let mut timings = Timings::default();
     let mut seen_calls: Vec<String> = Vec::new();
-    let mut repeat_hinted = false;
+    let mut ran_tools: Vec<String> = Vec::new();
     let mut reasked = false;
-    let mut echo_nudged = false;
+    let mut nudged = false;
+    let mut force_reply = false;
     let mut forced = ask.force_tool.clone();
     let mut last_outcomes: Vec<ToolOutcome> = Vec::new();
     let mut reply: Option<String> = None;
     let mut cancelled = false;
+    let preset = &shared.cfg.preset;
 
     for hop in 0..shared.cfg.max_hops {
         if cancel.load(Ordering::SeqCst) {
             cancelled = true;
             break;
         }
-        let choice = match forced.take() {
-            Some(name) => ToolChoice::Named(name),
-            None => ToolChoice::for_hop(shared.cfg.preset.tool_choice_policy, hop, None),
+        let choice = if let Some(name) = forced.take() {
+            ToolChoice::Named(name)
+        } else if std::mem::take(&mut force_reply)
+            || (preset.reply_after_tools && !last_outcomes.is_empty())
+        {
+            ToolChoice::Reply
+        } else {
+            ToolChoice::for_hop(preset.tool_choice_policy, hop, None)
         };
-        let grammar = match (&choice, &shared.cfg.preset.grammar) {
+        let grammar = match (&choice, &preset.grammar) {
             (ToolChoice::Auto, _) => None,
-            (_, Some(shape)) => shared.grammars.get(&fingerprint, shape, &toolset, &choice)?,
+            (ToolChoice::Reply, _) => Some(Arc::from(REPLY_LARK)),
+            (_, Some(shape)) => shared
+                .grammars
+                .get(&fingerprint, shape, &toolset, &choice)?,
             (_, None) => {
                 return Err(GrammarError::NoShape {
-                    preset: shared.cfg.preset.name.clone(),
+                    preset: preset.name.clone(),
                     choice: choice_label(&choice),
                 }
                 .into())
@@ -520,28 +571,84 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             break;
         }
 
+        // A hook that wants the model to answer now: the first time, a hint and a
+        // reply-only hop; the second time, stop with words built from the results (or an
+        // apology when there are none).
+        let mut nudge = |report: &mut HopReport, what: &str, hint: String| -> Option<String> {
+            if !nudged {
+                nudged = true;
+                force_reply = true;
+                report.hook = Some(format!("{what}: nudged to answer"));
+                turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
+                turn_msgs.push(ChatMessage::user(hint));
+                None
+            } else {
+                report.hook = Some(format!("{what} again: stopped"));
+                Some(if last_outcomes.is_empty() {
+                    APOLOGY.to_string()
+                } else {
+                    reply_from_results(&last_outcomes)
+                })
+            }
+        };
+        let answer_hint = |lead: &str| {
+            let results: Vec<String> = last_outcomes
+                .iter()
+                .map(|o| format!("{} -> {}", o.name, o.result))
+                .collect();
+            if results.is_empty() {
+                format!("(system: {lead} Answer the previous request in one short plain sentence.)")
+            } else {
+                format!(
+                    "(system: {lead} The tool results are: {}. Answer the previous request in one short plain sentence, without calling a tool.)",
+                    results.join("; ")
+                )
+            }
+        };
+
         if parsed.calls.is_empty() {
-            // A known tool with arguments that failed validation: re-ask once, held to that
-            // tool's grammar when the preset describes one.
+            // A known tool called with arguments that failed validation, or with malformed
+            // markup (empty or schema-echo arguments are the usual small-model cases).
             let bad_args = parsed.rejected.iter().find_map(|r| {
                 r.name
                     .as_ref()
-                    .filter(|n| toolset.contains(n) && r.reason.starts_with("arguments"))
+                    .filter(|n| {
+                        toolset.contains(n)
+                            && !r.reason.contains("reasoning")
+                            && !r.reason.contains("conflicting")
+                    })
                     .cloned()
             });
             if let Some(name) = bad_args {
-                if !reasked {
+                if !reasked && !ran_tools.contains(&name) {
+                    // Re-ask once, held to that tool's grammar when the preset has one.
                     reasked = true;
                     report.hook = Some(format!("invalid arguments for {name}: re-asked once"));
-                    turn_msgs.push(ChatMessage::assistant(raw.clone()));
+                    turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
                     turn_msgs.push(ChatMessage::user(format!(
                         "(system: the call to {name} had invalid arguments. Call {name} again with real values for its parameters.)"
                     )));
-                    if shared.cfg.preset.grammar.is_some() {
+                    if preset.grammar.is_some() {
                         forced = Some(name);
                     }
                     hops.push(report);
                     continue;
+                }
+                if ran_tools.contains(&name) {
+                    let hint = answer_hint(&format!("{name} has already run."));
+                    let done = nudge(
+                        &mut report,
+                        &format!("called {name} again with invalid arguments"),
+                        hint,
+                    );
+                    hops.push(report);
+                    match done {
+                        None => continue,
+                        Some(r) => {
+                            reply = Some(r);
+                            break;
+                        }
+                    }
                 }
                 report.hook = Some(format!("invalid arguments for {name} again: stopped"));
                 hops.push(report);
@@ -550,53 +657,43 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             }
             let said = speakable(&parsed.reply);
             if hop > 0 && is_echo(&raw, &said, &last_outcomes) {
-                if !echo_nudged {
-                    echo_nudged = true;
-                    report.hook = Some("echoed the tool payload: nudged once".into());
-                    turn_msgs.push(ChatMessage::assistant(raw.clone()));
-                    turn_msgs.push(ChatMessage::user(
-                        "(system: do not repeat the tool output. Answer the previous request in one short plain sentence.)".to_string(),
-                    ));
-                    hops.push(report);
-                    continue;
-                }
-                report.hook = Some("echoed the tool payload again: answered from the results".into());
+                let hint = answer_hint("Do not repeat the tool output.");
+                let done = nudge(&mut report, "echoed the tool payload", hint);
                 hops.push(report);
-                reply = Some(reply_from_results(&last_outcomes));
-                break;
+                match done {
+                    None => continue,
+                    Some(r) => {
+                        reply = Some(r);
+                        break;
+                    }
+                }
             }
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
-            reply = Some(if said.is_empty() { APOLOGY.to_string() } else { said });
-            break;
-        }
-
-        // The same call(s) again: hint once, then stop.
-        let keys: Vec<String> = parsed.calls.iter().map(call_key).collect();
-        if keys.iter().all(|k| seen_calls.contains(k)) {
-            if !repeat_hinted {
-                repeat_hinted = true;
-                report.hook = Some("repeated an identical call: hinted".into());
-                turn_msgs.push(ChatMessage::assistant(raw.clone()));
-                turn_msgs.push(ChatMessage::user(format!(
-                    "(system: that call was already made and its result is above{}. Do not call it again; answer the previous request in one short sentence.)",
-                    if last_outcomes.is_empty() { String::new() } else {
-                        format!(": {}", last_outcomes.iter().map(|o| o.result.clone()).collect::<Vec<_>>().join("; "))
-                    }
-                )));
-                hops.push(report);
-                continue;
-            }
-            report.hook = Some("repeated an identical call again: stopped".into());
-            hops.push(report);
-            reply = Some(if last_outcomes.is_empty() {
+            reply = Some(if said.is_empty() {
                 APOLOGY.to_string()
             } else {
-                reply_from_results(&last_outcomes)
+                said
             });
             break;
         }
+
+        // The same call(s) again: nudge once, then stop.
+        let keys: Vec<String> = parsed.calls.iter().map(call_key).collect();
+        if keys.iter().all(|k| seen_calls.contains(k)) {
+            let hint = answer_hint("That call was already made; do not call it again.");
+            let done = nudge(&mut report, "repeated an identical call", hint);
+            hops.push(report);
+            match done {
+                None => continue,
+                Some(r) => {
+                    reply = Some(r);
+                    break;
+                }
+            }
+        }
         seen_calls.extend(keys);
+        ran_tools.extend(parsed.calls.iter().map(|c| c.name.clone()));
 
         if cancel.load(Ordering::SeqCst) {
             cancelled = true;
@@ -640,7 +737,11 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                     .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())),
             ));
             for o in &outcomes {
-                turn_msgs.push(ChatMessage::tool(o.id.clone(), o.name.clone(), o.result.clone()));
+                turn_msgs.push(ChatMessage::tool(
+                    o.id.clone(),
+                    o.name.clone(),
+                    o.result.clone(),
+                ));
             }
         } else {
             turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));

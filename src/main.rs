@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand};
+use hearth::agent::{AgentMsg, Ask};
 use hearth::models::{self, ModelError, ModelStatus};
 use hearth::preset::Preset;
+use hearth::supervisor::{start_text, TextOptions};
 use hearth::toolcall::{known_tags, registry, Parser, Strictness, ToolSet};
 use serde_json::{json, Value};
 
@@ -22,6 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// One turn from text: the model decides, tools run, the reply is printed.
+    Ask(AskArgs),
     /// Parse raw model output into tool calls, reply and reasoning (JSON out).
     Parse(ParseArgs),
     /// List the tool-call parsers (wire-format detectors).
@@ -33,6 +37,81 @@ enum Command {
         #[command(subcommand)]
         command: ModelsCommand,
     },
+}
+
+#[derive(clap::Args)]
+struct AskArgs {
+    /// What the user said.
+    text: String,
+    /// Model preset (see `hearth presets`) or a preset .toml file.
+    #[arg(long, default_value = "qwen2.5-coder")]
+    preset: String,
+    /// Directory of tool manifests (*.toml). Default: $HEARTH_TOOLS, else ./tools if present.
+    #[arg(long)]
+    tools: Option<std::path::PathBuf>,
+    /// The model file (default: the preset's model in the model directory).
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// Print one JSON object: reply, hops (raw, calls, telemetry), timings.
+    #[arg(long)]
+    json: bool,
+    /// Override the preset's tool_choice_policy: auto, required_first_hop, required_always.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Hop 0 must call this tool.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Context length in tokens.
+    #[arg(long, default_value_t = 4096)]
+    n_ctx: u32,
+}
+
+fn default_tools_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("HEARTH_TOOLS") {
+        return Some(d.into());
+    }
+    let local = std::path::PathBuf::from("tools");
+    local.is_dir().then_some(local)
+}
+
+fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
+    let mut preset = Preset::load(&args.preset)?;
+    if let Some(p) = &args.policy {
+        preset.tool_choice_policy =
+            serde_json::from_value(Value::String(p.clone())).with_context(|| {
+                format!("--policy {p:?}: use auto, required_first_hop or required_always")
+            })?;
+    }
+    let mut opts = TextOptions::new(preset);
+    opts.tools_dir = args.tools.clone().or_else(default_tools_dir);
+    opts.model = args.model.clone();
+    opts.n_ctx = args.n_ctx;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let turn = rt.block_on(async {
+        let text = start_text(opts).await?;
+        let turn = ractor::call!(text.agent, |r| AgentMsg::Ask(
+            Ask {
+                session: "cli".into(),
+                text: args.text.clone(),
+                force_tool: args.tool.clone(),
+            },
+            r
+        ))
+        .map_err(|e| anyhow::anyhow!("the agent did not answer: {e}"))??;
+        anyhow::Ok(turn)
+    })?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &turn)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "{}", turn.reply)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Subcommand)]
@@ -101,6 +180,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Ask(args) => cmd_ask(args),
         Command::Parse(args) => cmd_parse(args),
         Command::Parsers => cmd_parsers(),
         Command::Presets => cmd_presets(),

@@ -153,6 +153,10 @@ pub struct Preset {
     /// A Jinja chat template to use instead of the GGUF's own.
     #[serde(default)]
     pub chat_template: Option<String>,
+    /// After a hop that ran tools, hold the next hop to a reply-only grammar (plain words,
+    /// no call, no JSON): for small models that otherwise call again or echo the results.
+    #[serde(default)]
+    pub reply_after_tools: bool,
     /// Generation stops before these strings (besides the model's end-of-turn token).
     #[serde(default)]
     pub stop: Vec<String>,

@@ -81,7 +81,7 @@ pub async fn start_tools(dir: Option<&std::path::Path>) -> Result<ActorRef<Tools
         Some(d) => Registry::load_dir(d)?,
         None => Registry::builtins(),
     };
-    let (tools, _) = Actor::spawn(None, ToolsActor, registry)
+    let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
         .await
         .map_err(|e| StartError::Spawn("tools", e.to_string()))?;
     Ok(tools)

@@ -80,18 +80,31 @@ struct Rig {
     log: PathBuf,
 }
 
-async fn rig(outputs: &[&str], preset: &str, template: &str, tweak: impl FnOnce(&mut AgentConfig, &mut Script)) -> Rig {
+async fn rig(
+    outputs: &[&str],
+    preset: &str,
+    template: &str,
+    tweak: impl FnOnce(&mut AgentConfig, &mut Script),
+) -> Rig {
     let (dir, log) = tools_dir();
     let registry = Registry::load_dir(&dir).unwrap();
-    let (tools, _) = Actor::spawn(None, ToolsActor, registry).await.unwrap();
+    let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
+        .await
+        .unwrap();
     let mut script = Script::new(outputs.iter().copied());
     script.chat_template = Some(template.to_string());
     let mut cfg = AgentConfig::new(Preset::load(preset).unwrap());
     tweak(&mut cfg, &mut script);
     let recorded = script.recorded.clone();
     let engine = ScriptedEngine::spawn(script).await.unwrap();
-    let agent = Agent::spawn(AgentArgs { cfg, engine, tools }).await.unwrap();
-    Rig { agent, recorded, log }
+    let agent = Agent::spawn(AgentArgs { cfg, engine, tools })
+        .await
+        .unwrap();
+    Rig {
+        agent,
+        recorded,
+        log,
+    }
 }
 
 async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError> {
@@ -100,7 +113,11 @@ async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError>
 
 async fn ask_in(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Result<Turn, AgentError> {
     ractor::call!(agent, |r| AgentMsg::Ask(
-        Ask { session: session.into(), text: text.into(), force_tool: None },
+        Ask {
+            session: session.into(),
+            text: text.into(),
+            force_tool: None
+        },
         r
     ))
     .expect("agent answers")
@@ -111,14 +128,23 @@ const MAIL_CALL: &str = "<tool_call>\n{\"name\": \"check_mail\", \"arguments\": 
 
 #[tokio::test]
 async fn confirmation_is_spoken_and_skips_the_second_hop() {
-    let r = rig(&[KITCHEN_CALL, "never generated"], "qwen2.5", CHATML, |_, _| {}).await;
+    let r = rig(
+        &[KITCHEN_CALL, "never generated"],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
     let turn = ask(&r.agent, "turn on the kitchen light").await.unwrap();
     assert_eq!(turn.reply, "The kitchen light is on.");
     assert_eq!(turn.hops.len(), 1);
     assert_eq!(turn.hops[0].calls.len(), 1);
     let c = &turn.hops[0].calls[0];
     assert_eq!((c.name.as_str(), c.status), ("set_light", ToolStatus::Ok));
-    assert_eq!(c.arguments, serde_json::json!({"room": "kitchen", "on": true}));
+    assert_eq!(
+        c.arguments,
+        serde_json::json!({"room": "kitchen", "on": true})
+    );
     assert_eq!(c.result, "kitchen light on");
     assert_eq!(executions(&r.log), vec!["kitchen on"]);
     assert_eq!(r.recorded.lock().unwrap().len(), 1, "no second LLM hop");
@@ -129,19 +155,37 @@ async fn confirmation_is_spoken_and_skips_the_second_hop() {
 async fn structured_round_trip_carries_the_call_id_in_the_tool_message() {
     // Mistral-style output with its own 9-character id, through a template with a tool role.
     let out = r#"[TOOL_CALLS][{"name": "check_mail", "arguments": {}, "id": "a1B2c3D4e"}]"#;
-    let r = rig(&[out, "You have three unread mails."], "mistral", CHATML, |_, _| {}).await;
+    let r = rig(
+        &[out, "You have three unread mails."],
+        "mistral",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
     let turn = ask(&r.agent, "any mail?").await.unwrap();
     assert_eq!(turn.reply, "You have three unread mails.");
     assert_eq!(turn.hops[0].calls[0].id, "a1B2c3D4e");
     let rec = r.recorded.lock().unwrap();
     assert_eq!(rec.len(), 2);
-    assert!(rec[1].prompt.contains("<tool_response id=\"a1B2c3D4e\">\n{\"unread\": 3}\n</tool_response>"), "{}", rec[1].prompt);
+    assert!(
+        rec[1]
+            .prompt
+            .contains("<tool_response id=\"a1B2c3D4e\">\n{\"unread\": 3}\n</tool_response>"),
+        "{}",
+        rec[1].prompt
+    );
     assert!(!rec[1].prompt.contains("(system: tool results"));
 }
 
 #[tokio::test]
 async fn without_a_tool_role_results_go_back_as_a_synthetic_user_message() {
-    let r = rig(&[MAIL_CALL, "Three unread."], "qwen2.5", NO_TOOL_ROLE, |_, _| {}).await;
+    let r = rig(
+        &[MAIL_CALL, "Three unread."],
+        "qwen2.5",
+        NO_TOOL_ROLE,
+        |_, _| {},
+    )
+    .await;
     let turn = ask(&r.agent, "any mail?").await.unwrap();
     assert_eq!(turn.reply, "Three unread.");
     let rec = r.recorded.lock().unwrap();
@@ -159,29 +203,59 @@ async fn a_loose_call_uses_the_synthetic_path_and_synthesised_ids() {
     let r = rig(&[out, "Three."], "qwen2.5-coder", CHATML, |_, _| {}).await;
     let turn = ask(&r.agent, "mail?").await.unwrap();
     assert_eq!(turn.hops[0].calls[0].id, "check_mail_0");
-    assert!(r.recorded.lock().unwrap()[1].prompt.contains("(system: tool results — check_mail ->"));
+    assert!(r.recorded.lock().unwrap()[1]
+        .prompt
+        .contains("(system: tool results — check_mail ->"));
     assert_eq!(turn.reply, "Three.");
 }
 
 #[tokio::test]
 async fn a_repeated_call_gets_a_hint_then_stops_and_runs_once() {
-    let r = rig(&[MAIL_CALL, MAIL_CALL, MAIL_CALL, "unused"], "qwen2.5", CHATML, |_, _| {}).await;
+    let r = rig(
+        &[MAIL_CALL, MAIL_CALL, MAIL_CALL, "unused"],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
     let turn = ask(&r.agent, "mail?").await.unwrap();
     assert_eq!(executions(&r.log), vec!["mail"], "executed once");
     assert_eq!(turn.hops.len(), 3);
-    assert!(turn.hops[1].hook.as_deref().unwrap().contains("hinted"));
+    assert!(turn.hops[1].hook.as_deref().unwrap().contains("nudged"));
+    assert_eq!(
+        turn.hops[2].tool_choice, "reply",
+        "the nudged hop may only answer"
+    );
     assert!(turn.hops[2].hook.as_deref().unwrap().contains("stopped"));
-    assert!(r.recorded.lock().unwrap()[2].prompt.contains("already made"));
+    assert!(r.recorded.lock().unwrap()[2]
+        .prompt
+        .contains("already made"));
+    // words from the result, not the JSON
+    assert_eq!(turn.reply, "Unread: 3.");
     assert!(!turn.reply.contains('{'), "{}", turn.reply);
 }
 
 #[tokio::test]
 async fn an_echoed_payload_is_never_spoken() {
-    let r = rig(&[MAIL_CALL, "{\"unread\": 3}", "<tool_response>{\"unread\": 3}</tool_response>"], "qwen2.5", CHATML, |_, _| {}).await;
+    let r = rig(
+        &[
+            MAIL_CALL,
+            "{\"unread\": 3}",
+            "<tool_response>{\"unread\": 3}</tool_response>",
+        ],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
     let turn = ask(&r.agent, "mail?").await.unwrap();
     assert!(turn.hops[1].hook.as_deref().unwrap().contains("nudged"));
-    assert!(turn.hops[2].hook.as_deref().unwrap().contains("answered from the results"));
-    assert!(!turn.reply.contains('{') && !turn.reply.contains("tool_response"), "{}", turn.reply);
+    assert!(turn.hops[2].hook.as_deref().unwrap().contains("stopped"));
+    assert!(
+        !turn.reply.contains('{') && !turn.reply.contains("tool_response"),
+        "{}",
+        turn.reply
+    );
     assert!(!turn.reply.is_empty());
 }
 
@@ -196,7 +270,10 @@ async fn invalid_arguments_re_ask_once_under_that_tools_grammar_then_stop() {
     assert_eq!(turn.hops.len(), 2);
     let rec = r.recorded.lock().unwrap();
     assert!(rec[0].grammar.is_none());
-    let g = rec[1].grammar.as_deref().expect("the re-ask is held to set_light's grammar");
+    let g = rec[1]
+        .grammar
+        .as_deref()
+        .expect("the re-ask is held to set_light's grammar");
     assert!(g.contains("set_light") && !g.contains("check_mail"), "{g}");
 }
 
@@ -214,16 +291,23 @@ async fn hop_exhaustion_apologises() {
 
 #[tokio::test]
 async fn required_first_hop_constrains_hop_zero_only() {
-    let r = rig(&[MAIL_CALL, "Three unread."], "qwen2.5", CHATML, |cfg, _| {
-        cfg.preset.tool_choice_policy = ToolChoicePolicy::RequiredFirstHop;
-    })
+    let r = rig(
+        &[MAIL_CALL, "Three unread."],
+        "qwen2.5",
+        CHATML,
+        |cfg, _| {
+            cfg.preset.tool_choice_policy = ToolChoicePolicy::RequiredFirstHop;
+        },
+    )
     .await;
     let turn = ask(&r.agent, "mail?").await.unwrap();
     assert_eq!(turn.hops[0].tool_choice, "required");
     assert_eq!(turn.hops[1].tool_choice, "auto");
     let rec = r.recorded.lock().unwrap();
     let g = rec[0].grammar.as_deref().unwrap();
-    assert!(g.contains("\"<tool_call>\\n\"") && g.contains("set_light") && g.contains("check_mail"));
+    assert!(
+        g.contains("\"<tool_call>\\n\"") && g.contains("set_light") && g.contains("check_mail")
+    );
     assert!(rec[1].grammar.is_none());
 }
 
@@ -247,7 +331,10 @@ async fn cancel_stops_generation_and_no_tool_runs() {
     let pending = tokio::spawn(async move { ask(&agent, "light").await });
     tokio::time::sleep(Duration::from_millis(60)).await;
     // A second turn while one runs is refused.
-    assert!(matches!(ask(&r.agent, "again").await, Err(AgentError::Busy)));
+    assert!(matches!(
+        ask(&r.agent, "again").await,
+        Err(AgentError::Busy)
+    ));
     r.agent.cast(AgentMsg::Cancel).unwrap();
     let turn = pending.await.unwrap().unwrap();
     assert!(turn.cancelled);
@@ -261,7 +348,9 @@ async fn history_is_per_session_and_trimmed_oldest_first() {
     let r = rig(&["One.", "Two.", "Three."], "qwen2.5", CHATML, |_, _| {}).await;
     ask_in(&r.agent, "a", "first question alpha").await.unwrap();
     ask_in(&r.agent, "b", "other session beta").await.unwrap();
-    ask_in(&r.agent, "a", "second question gamma").await.unwrap();
+    ask_in(&r.agent, "a", "second question gamma")
+        .await
+        .unwrap();
     {
         let rec = r.recorded.lock().unwrap();
         assert!(!rec[1].prompt.contains("alpha"), "sessions are separate");
@@ -276,8 +365,32 @@ async fn history_is_per_session_and_trimmed_oldest_first() {
     })
     .await;
     ask_in(&r.agent, "a", "first question alpha").await.unwrap();
-    ask_in(&r.agent, "a", "second question gamma").await.unwrap();
+    ask_in(&r.agent, "a", "second question gamma")
+        .await
+        .unwrap();
     let rec = r.recorded.lock().unwrap();
     assert!(!rec[1].prompt.contains("alpha"), "{}", rec[1].prompt);
     assert!(rec[1].prompt.contains("gamma"));
+}
+
+#[tokio::test]
+async fn a_malformed_call_of_a_known_tool_is_re_asked_under_its_grammar_and_runs() {
+    // What Qwen2.5-Coder-0.5B writes for a tool without parameters: the schema, unclosed.
+    let broken =
+        "{\"name\": \"check_mail\", \"arguments\": {\"type\": \"object\", \"properties\": {}";
+    let r = rig(
+        &[broken, MAIL_CALL, "You have three unread mails."],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(&r.agent, "any mail?").await.unwrap();
+    assert!(turn.hops[0].hook.as_deref().unwrap().contains("re-asked"));
+    assert_eq!(turn.hops[1].tool_choice, "tool:check_mail");
+    assert_eq!(executions(&r.log), vec!["mail"]);
+    assert_eq!(turn.reply, "You have three unread mails.");
+    let rec = r.recorded.lock().unwrap();
+    let g = rec[1].grammar.as_deref().unwrap();
+    assert!(g.contains("check_mail") && !g.contains("set_light"), "{g}");
 }

@@ -44,7 +44,9 @@ fn shared() -> Option<&'static Shared> {
         let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
         opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
         opts.model = Some(model);
-        let text = rt.block_on(start_text(opts)).expect("engine, tools and agent start");
+        let text = rt
+            .block_on(start_text(opts))
+            .expect("engine, tools and agent start");
         Some(Shared {
             rt,
             text,
@@ -59,7 +61,11 @@ fn ask_with(agent: &ActorRef<AgentMsg>, s: &Shared, session: &str, text: &str) -
     s.rt.block_on(async {
         let _turn = s.lock.lock().await;
         ractor::call!(agent, |r| AgentMsg::Ask(
-            Ask { session: session.into(), text: text.into(), force_tool: None },
+            Ask {
+                session: session.into(),
+                text: text.into(),
+                force_tool: None
+            },
             r
         ))
         .expect("agent answers")
@@ -82,7 +88,11 @@ fn kitchen_light_runs_set_light_once_and_says_so() {
     assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": true}));
     assert_eq!(calls[0].status, ToolStatus::Ok, "{turn:#?}");
     let reply = turn.reply.to_lowercase();
-    assert!(reply.contains("kitchen") && reply.contains("on"), "{}", turn.reply);
+    assert!(
+        reply.contains("kitchen") && reply.contains("on"),
+        "{}",
+        turn.reply
+    );
     // the demo home really changed
     let state = std::fs::read_to_string(s.state.join("light-kitchen")).unwrap();
     assert_eq!(state.trim(), "on");
@@ -93,9 +103,16 @@ fn what_time_runs_get_time_and_the_reply_holds_it() {
     let Some(s) = shared() else { return };
     let turn = ask_with(&s.text.agent, s, "time", "what time is it");
     let calls = all_calls(&turn);
-    assert!(!calls.is_empty() && calls.iter().all(|c| c.name == "get_time"), "{turn:#?}");
+    assert!(
+        !calls.is_empty() && calls.iter().all(|c| c.name == "get_time"),
+        "{turn:#?}"
+    );
     let time = &calls[0].result;
-    assert!(turn.reply.contains(time.as_str()), "reply {:?} lacks the time {time:?}: {turn:#?}", turn.reply);
+    assert!(
+        turn.reply.contains(time.as_str()),
+        "reply {:?} lacks the time {time:?}: {turn:#?}",
+        turn.reply
+    );
 }
 
 #[test]
@@ -111,9 +128,8 @@ fn required_first_hop_always_yields_a_valid_call() {
     let Some(s) = shared() else { return };
     let mut cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
     cfg.preset.tool_choice_policy = ToolChoicePolicy::RequiredFirstHop;
-    let agent = s
-        .rt
-        .block_on(Agent::spawn(AgentArgs {
+    let agent =
+        s.rt.block_on(Agent::spawn(AgentArgs {
             cfg,
             engine: s.text.engine.clone(),
             tools: s.text.tools.clone(),
@@ -132,7 +148,10 @@ fn required_first_hop_always_yields_a_valid_call() {
         let hop0 = &turn.hops[0];
         assert_eq!(hop0.tool_choice, "required");
         assert!(!hop0.calls.is_empty(), "{text}: {turn:#?}");
-        assert!(hop0.calls.iter().all(|c| c.status != ToolStatus::Error), "{text}: {turn:#?}");
+        assert!(
+            hop0.calls.iter().all(|c| c.status != ToolStatus::Error),
+            "{text}: {turn:#?}"
+        );
         assert!(hop0.stats.grammar);
     }
 }
@@ -168,11 +187,8 @@ fn cancel_ends_a_generation_promptly() {
             }))
             .unwrap();
         // wait for the first text, then cancel
-        loop {
-            match rx.recv().await.unwrap() {
-                hearth::llm::GenEvent::Text(_) => break,
-                hearth::llm::GenEvent::Done(d) => panic!("ended before any text: {d:?}"),
-            }
+        if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
+            panic!("ended before any text: {d:?}");
         }
         let t = std::time::Instant::now();
         s.text.engine.cast(EngineMsg::Cancel).unwrap();

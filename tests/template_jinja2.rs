@@ -11,7 +11,12 @@ use std::process::{Command, Stdio};
 use hearth::llm::{ChatMessage, ChatTemplate};
 use serde_json::{json, Value};
 
-fn python_render(template: &str, messages: &[ChatMessage], tools: Option<&Value>, gen: bool) -> String {
+fn python_render(
+    template: &str,
+    messages: &[ChatMessage],
+    tools: Option<&Value>,
+    gen: bool,
+) -> String {
     let req = json!({
         "template": template,
         "messages": messages,
@@ -70,8 +75,16 @@ fn conversations() -> Vec<Vec<ChatMessage>> {
             ChatMessage::assistant_calls(
                 "Sure.",
                 [
-                    ("a1B2c3D4e".to_string(), "set_light".to_string(), json!({"room": "living room", "on": true})),
-                    ("x".to_string(), "set_light".to_string(), json!({"room": "kitchen", "on": false, "level": 0.5})),
+                    (
+                        "a1B2c3D4e".to_string(),
+                        "set_light".to_string(),
+                        json!({"room": "living room", "on": true}),
+                    ),
+                    (
+                        "x".to_string(),
+                        "set_light".to_string(),
+                        json!({"room": "kitchen", "on": false, "level": 0.5}),
+                    ),
                 ],
             ),
             ChatMessage::tool("a1B2c3D4e", "set_light", "living room light on"),
@@ -88,7 +101,12 @@ fn compare(name: &str, source: &str) {
             for tl in [Some(&tools), None] {
                 let ours = t.render(conv, tl, gen).unwrap();
                 let theirs = python_render(source, conv, tl, gen);
-                assert_eq!(ours, theirs, "{name}: conversation {i}, gen={gen}, tools={}", tl.is_some());
+                assert_eq!(
+                    ours,
+                    theirs,
+                    "{name}: conversation {i}, gen={gen}, tools={}",
+                    tl.is_some()
+                );
             }
         }
     }
@@ -96,10 +114,7 @@ fn compare(name: &str, source: &str) {
 
 #[test]
 fn chatml_tools_template_matches_jinja2() {
-    compare(
-        "chatml-tools",
-        include_str!("templates/chatml-tools.jinja"),
-    );
+    compare("chatml-tools", include_str!("templates/chatml-tools.jinja"));
 }
 
 #[test]
@@ -123,15 +138,24 @@ fn raise_exception_fails_on_both_sides() {
     let err = t.render(conv, None, true).unwrap_err().to_string();
     assert!(err.contains("no tool role"), "{err}");
     // and jinja2 refuses it too
-    let req = json!({"template": src, "messages": conv, "tools": null, "add_generation_prompt": true});
+    let req =
+        json!({"template": src, "messages": conv, "tools": null, "add_generation_prompt": true});
     let mut child = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/templates/render.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/templates/render.py"
+        ))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(req.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(req.to_string().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tool role"));
@@ -146,7 +170,10 @@ fn qwen_gguf_template_matches_jinja2() {
     };
     let src = hearth::llm::llama::gguf_str(&path, "tokenizer.chat_template")
         .expect("the Qwen GGUF carries tokenizer.chat_template");
-    assert!(src.contains("tool_call"), "a Qwen template with a tools branch");
+    assert!(
+        src.contains("tool_call"),
+        "a Qwen template with a tools branch"
+    );
     compare("qwen2.5-coder GGUF", &src);
 }
 

@@ -29,7 +29,14 @@ pub enum ToolChoice {
     Required,
     /// A call to this tool.
     Named(String),
+    /// Plain words only, no call: no braces, brackets, angle brackets or backticks, so no
+    /// JSON, markup or code. The hop loop uses it when a small model keeps calling or
+    /// echoing instead of answering from the results it already has.
+    Reply,
 }
+
+/// The reply-only grammar (see [`ToolChoice::Reply`]).
+pub const REPLY_LARK: &str = "start: TEXT\nTEXT: /[^{}\\[\\]<>`|\\\\]+/\n";
 
 impl ToolChoice {
     /// The choice for `hop` (0-based) under `policy`; `forced` names one tool for hop 0.
@@ -62,6 +69,7 @@ pub fn lark_for(
 ) -> Result<Option<String>, GrammarError> {
     let names: Vec<&str> = match choice {
         ToolChoice::Auto => return Ok(None),
+        ToolChoice::Reply => return Ok(Some(REPLY_LARK.to_string())),
         ToolChoice::Required => tools.names().collect(),
         ToolChoice::Named(n) => {
             if !tools.contains(n) {
@@ -122,8 +130,11 @@ pub fn lark_for(
 /// picking a grammar is a hash lookup.
 #[derive(Debug, Default)]
 pub struct GrammarCache {
-    map: Mutex<HashMap<(String, GrammarShape, ToolChoice), Option<Arc<str>>>>,
+    map: Mutex<HashMap<GrammarKey, Option<Arc<str>>>>,
 }
+
+/// (registry fingerprint, wire format, choice).
+type GrammarKey = (String, GrammarShape, ToolChoice);
 
 impl GrammarCache {
     pub fn new() -> Self {
@@ -192,21 +203,38 @@ mod tests {
     fn policy_picks_choice_per_hop() {
         use ToolChoicePolicy::*;
         assert_eq!(ToolChoice::for_hop(Auto, 0, None), ToolChoice::Auto);
-        assert_eq!(ToolChoice::for_hop(RequiredFirstHop, 0, None), ToolChoice::Required);
-        assert_eq!(ToolChoice::for_hop(RequiredFirstHop, 1, None), ToolChoice::Auto);
-        assert_eq!(ToolChoice::for_hop(RequiredAlways, 3, None), ToolChoice::Required);
+        assert_eq!(
+            ToolChoice::for_hop(RequiredFirstHop, 0, None),
+            ToolChoice::Required
+        );
+        assert_eq!(
+            ToolChoice::for_hop(RequiredFirstHop, 1, None),
+            ToolChoice::Auto
+        );
+        assert_eq!(
+            ToolChoice::for_hop(RequiredAlways, 3, None),
+            ToolChoice::Required
+        );
         assert_eq!(
             ToolChoice::for_hop(Auto, 0, Some("get_time")),
             ToolChoice::Named("get_time".into())
         );
-        assert_eq!(ToolChoice::for_hop(Auto, 1, Some("get_time")), ToolChoice::Auto);
+        assert_eq!(
+            ToolChoice::for_hop(Auto, 1, Some("get_time")),
+            ToolChoice::Auto
+        );
     }
 
     #[test]
     fn required_grammar_names_every_tool_in_the_wire_format() {
-        let g = lark_for(&qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
+        let g = lark_for(&qwen(), &tools(), &ToolChoice::Required)
+            .unwrap()
+            .unwrap();
         assert!(g.starts_with("start: call (\"\\n\" call)*\n"), "{g}");
-        assert!(g.contains("call: \"<tool_call>\\n\" body \"\\n</tool_call>\""), "{g}");
+        assert!(
+            g.contains("call: \"<tool_call>\\n\" body \"\\n</tool_call>\""),
+            "{g}"
+        );
         assert!(g.contains(r#"{"const":"set_light"}"#) && g.contains(r#"{"const":"get_time"}"#));
         assert!(g.contains("\"key_separator\":\": \""), "{g}");
     }
@@ -225,16 +253,25 @@ mod tests {
             lark_for(&qwen(), &ToolSet::empty(), &ToolChoice::Required),
             Err(GrammarError::NoTools)
         ));
-        assert!(lark_for(&qwen(), &tools(), &ToolChoice::Auto).unwrap().is_none());
+        assert!(lark_for(&qwen(), &tools(), &ToolChoice::Auto)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
     fn cache_builds_once_per_key() {
         let c = GrammarCache::new();
-        let a = c.get("fp1", &qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
-        let b = c.get("fp1", &qwen(), &tools(), &ToolChoice::Required).unwrap().unwrap();
+        let a = c
+            .get("fp1", &qwen(), &tools(), &ToolChoice::Required)
+            .unwrap()
+            .unwrap();
+        let b = c
+            .get("fp1", &qwen(), &tools(), &ToolChoice::Required)
+            .unwrap()
+            .unwrap();
         assert!(Arc::ptr_eq(&a, &b));
-        c.get("fp2", &qwen(), &tools(), &ToolChoice::Required).unwrap();
+        c.get("fp2", &qwen(), &tools(), &ToolChoice::Required)
+            .unwrap();
         assert_eq!(c.len(), 2);
     }
 }

@@ -61,7 +61,7 @@ impl LlamaConfig {
             n_ctx: 4096,
             n_threads: i32::try_from(threads).unwrap_or(2),
             n_gpu_layers: 0,
-            prompt_chunk: 32,
+            prompt_chunk: 512,
         }
     }
 }
@@ -114,12 +114,13 @@ impl LlamaEngine {
     /// Spawn the engine and wait until the model is loaded.
     pub async fn spawn(cfg: LlamaConfig) -> Result<ActorRef<EngineMsg>, EngineError> {
         let path = cfg.model_path.display().to_string();
-        let (actor, _handle) = Actor::spawn(None, LlamaEngine, cfg)
-            .await
-            .map_err(|e| EngineError::Load {
-                path,
-                reason: e.to_string(),
-            })?;
+        let (actor, _handle) =
+            Actor::spawn(None, LlamaEngine, cfg)
+                .await
+                .map_err(|e| EngineError::Load {
+                    path,
+                    reason: e.to_string(),
+                })?;
         Ok(actor)
     }
 }
@@ -172,9 +173,7 @@ impl Actor for LlamaEngine {
             }
             EngineMsg::Cancel => {
                 // Everything issued so far is cancelled; later requests run.
-                state
-                    .cancel_upto
-                    .store(state.next_id - 1, Ordering::SeqCst);
+                state.cancel_upto.store(state.next_id - 1, Ordering::SeqCst);
             }
             EngineMsg::CountTokens(text, reply) => {
                 let _ = state.jobs.send(Job::Count(text, reply));
@@ -299,14 +298,17 @@ impl Worker<'_> {
         self.cancel.load(Ordering::SeqCst) >= id
     }
 
-    fn grammar_sampler(&mut self, grammar: &Arc<str>) -> Result<LlamaSampler, EngineError> {
+    fn grammar_matcher(&mut self, grammar: &Arc<str>) -> Result<Matcher, EngineError> {
         if self.factory.is_none() {
             let t = Instant::now();
             let env = LlamaSampler::llguidance_tok_env(self.model);
-            let mut f = ParserFactory::new_simple(&env)
-                .map_err(|e| EngineError::Grammar(e.to_string()))?;
+            let mut f =
+                ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
             f.quiet();
-            tracing::debug!(ms = t.elapsed().as_secs_f64() * 1e3, "llguidance token env built");
+            tracing::debug!(
+                ms = t.elapsed().as_secs_f64() * 1e3,
+                "llguidance token env built"
+            );
             self.factory = Some(f);
         }
         let parser = match self.parsers.get(grammar) {
@@ -320,7 +322,52 @@ impl Worker<'_> {
                 p
             }
         };
-        Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
+        Ok(Matcher::new(Ok(parser)))
+    }
+
+    /// One step under a grammar: the tokens it forces (fast-forward, evaluated in one batch),
+    /// else the most likely token the grammar allows.
+    ///
+    /// Forced bytes are tokenized with the model's tokenizer; the last token is held back
+    /// because it might merge with what follows, so the model's own tokenization is kept.
+    fn grammar_step(
+        &self,
+        m: &mut Matcher,
+        logits_idx: i32,
+    ) -> Result<Vec<LlamaToken>, EngineError> {
+        let ff = m.compute_ff_bytes();
+        if !ff.is_empty() {
+            let mut toks = self.model.vocab().tokenize(&ff, false, true);
+            toks.pop();
+            toks.truncate(MAX_FORCED);
+            if !toks.is_empty() {
+                let ids: Vec<u32> = toks.iter().map(|t| t.0.cast_unsigned()).collect();
+                let n = m.try_consume_tokens(&ids).map_err(grammar_err)?;
+                toks.truncate(n);
+                if !toks.is_empty() {
+                    return Ok(toks);
+                }
+            }
+        }
+        let mask = m.compute_mask().map_err(grammar_err)?;
+        let logits = self.ctx.get_logits_ith(logits_idx);
+        let best = logits
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask.is_allowed(*i as u32))
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i);
+        let Some(best) = best else {
+            return Err(EngineError::Grammar(
+                "the grammar allows no token here (the model's vocabulary cannot continue it)"
+                    .into(),
+            ));
+        };
+        let token = LlamaToken(i32::try_from(best).unwrap_or(i32::MAX));
+        if !self.model.vocab().is_eog(token) {
+            m.consume_token(best as u32).map_err(grammar_err)?;
+        }
+        Ok(vec![token])
     }
 
     fn generate(&mut self, id: u64, req: GenRequest) -> Result<GenStats, EngineError> {
@@ -343,10 +390,11 @@ impl Worker<'_> {
                 n_ctx,
             });
         }
-        let mut sampler = match &req.grammar {
-            Some(g) => LlamaSampler::chain_simple([self.grammar_sampler(g)?, LlamaSampler::greedy()]),
-            None => LlamaSampler::greedy(),
+        let mut matcher = match &req.grammar {
+            Some(g) => Some(self.grammar_matcher(g)?),
+            None => None,
         };
+        let mut sampler = LlamaSampler::greedy();
 
         // Reuse the common prefix; at least the last prompt token is evaluated for logits.
         let common = self
@@ -402,23 +450,28 @@ impl Worker<'_> {
         let mut logits_idx = batch.n_tokens() - 1;
         let mut reason = StopReason::MaxTokens;
         let mut sample_s = 0.0;
-        for n in 0..req.max_tokens {
+        while stats.generated_tokens < req.max_tokens {
             if self.cancelled(id) {
                 reason = StopReason::Cancelled;
                 break;
             }
             let ts = Instant::now();
-            let token = sampler.sample(&self.ctx, logits_idx);
+            let next = match matcher.as_mut() {
+                Some(m) => self.grammar_step(m, logits_idx)?,
+                None => vec![sampler.sample(&self.ctx, logits_idx)],
+            };
             sample_s += ts.elapsed().as_secs_f64();
-            if n == 0 {
+            if stats.generated_tokens == 0 {
                 stats.first_token_ms = ms(t0);
             }
-            if self.model.vocab().is_eog(token) {
+            if next.iter().any(|&t| self.model.vocab().is_eog(t)) || next.is_empty() {
                 reason = StopReason::EndOfTurn;
                 break;
             }
-            stats.generated_tokens += 1;
-            pending.extend(self.model.vocab().token_to_piece(token, true, None));
+            stats.generated_tokens += next.len();
+            for &t in &next {
+                pending.extend(self.model.vocab().token_to_piece(t, true, None));
+            }
             let text = take_utf8(&mut pending);
             if !text.is_empty() {
                 let (out, hit) = stop.push(&text);
@@ -430,15 +483,22 @@ impl Worker<'_> {
                     break;
                 }
             }
+            // A grammar that is complete allows only end-of-turn: stop without a decode.
+            if matcher.as_ref().is_some_and(Matcher::is_stopped) {
+                reason = StopReason::EndOfTurn;
+                break;
+            }
             batch.clear();
-            batch
-                .add(token, to_pos(self.cached.len())?, &[0], true)
-                .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
+            for (i, &t) in next.iter().enumerate() {
+                batch
+                    .add(t, to_pos(self.cached.len() + i)?, &[0], i + 1 == next.len())
+                    .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
+            }
             self.ctx
                 .decode(&mut batch)
                 .map_err(|e| llama_err("generating")(e.to_string()))?;
-            self.cached.push(token);
-            logits_idx = 0;
+            self.cached.extend_from_slice(&next);
+            logits_idx = batch.n_tokens() - 1;
         }
         if reason != StopReason::StopString {
             let mut tail = stop.finish();
@@ -454,6 +514,13 @@ impl Worker<'_> {
         Ok(stats)
     }
 }
+
+fn grammar_err(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Grammar(e.to_string())
+}
+
+/// At most this many forced tokens are evaluated in one batch.
+const MAX_FORCED: usize = 64;
 
 fn to_pos(p: usize) -> Result<i32, EngineError> {
     i32::try_from(p).map_err(|_| EngineError::Llama {

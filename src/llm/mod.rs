@@ -8,7 +8,7 @@ pub mod llama;
 pub mod scripted;
 pub mod template;
 
-pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
-pub use grammar::{GrammarCache, GrammarError, ToolChoice};
 pub use crate::preset::GrammarShape;
+pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
+pub use grammar::{GrammarCache, GrammarError, ToolChoice, REPLY_LARK};
 pub use template::{ChatMessage, ChatTemplate, TemplateCaps, TemplateError};

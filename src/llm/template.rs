@@ -90,7 +90,11 @@ impl ChatMessage {
     }
 
     /// A tool result for the call `id`.
-    pub fn tool(id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn tool(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         let mut m = Self::plain("tool", content);
         m.tool_call_id = Some(id.into());
         m.name = Some(name.into());
@@ -136,7 +140,15 @@ impl ChatTemplate {
             .map_err(TemplateError::Compile)?;
         env.set_syntax(syntax);
         minijinja_contrib::add_to_environment(&mut env);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_unknown_method_callback(|state, value, method, args| {
+            if method == "title" && args.is_empty() {
+                if let Some(s) = value.as_str() {
+                    return Ok(Value::from(py_title(s)));
+                }
+            }
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        });
+        env.add_filter("title", |s: &str| py_title(s));
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
@@ -157,8 +169,9 @@ impl ChatTemplate {
         add_generation_prompt: bool,
     ) -> Result<String, TemplateError> {
         let tmpl = self.env.get_template(NAME).map_err(TemplateError::Render)?;
-        let messages = serde_json::to_value(messages)
-            .map_err(|e| TemplateError::Render(Error::new(ErrorKind::BadSerialization, e.to_string())))?;
+        let messages = serde_json::to_value(messages).map_err(|e| {
+            TemplateError::Render(Error::new(ErrorKind::BadSerialization, e.to_string()))
+        })?;
         let ctx = minijinja::context! {
             messages => to_value(messages)?,
             tools => tools.cloned().map(to_value).transpose()?,
@@ -224,6 +237,26 @@ fn to_value(json: Json) -> Result<Value, TemplateError> {
     use serde::Deserialize;
     Value::deserialize(json)
         .map_err(|e| TemplateError::Render(Error::new(ErrorKind::BadSerialization, e.to_string())))
+}
+
+/// Python's `str.title()`: a letter after a non-letter is upper-cased, other letters lowered.
+fn py_title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_letter = false;
+    for c in s.chars() {
+        if c.is_alphabetic() {
+            if prev_letter {
+                out.extend(c.to_lowercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
+            prev_letter = true;
+        } else {
+            out.push(c);
+            prev_letter = false;
+        }
+    }
+    out
 }
 
 fn raise_exception(msg: String) -> Result<Value, Error> {
@@ -400,7 +433,9 @@ mod tests {
 
     #[test]
     fn bad_template_is_a_compile_error() {
-        let err = ChatTemplate::new("{% for %}", "", "").unwrap_err().to_string();
+        let err = ChatTemplate::new("{% for %}", "", "")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("does not compile"), "{err}");
     }
 
@@ -415,7 +450,10 @@ mod tests {
         )
         .unwrap();
         let caps = TemplateCaps::probe(&with);
-        assert!(caps.tool_role && caps.renders_ids && caps.renders_calls, "{caps:?}");
+        assert!(
+            caps.tool_role && caps.renders_ids && caps.renders_calls,
+            "{caps:?}"
+        );
         let without = ChatTemplate::new(
             "{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tool role') }}\
              {% endif %}{{ m.content }}{% endfor %}",
