@@ -574,23 +574,27 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         // A hook that wants the model to answer now: the first time, a hint and a
         // reply-only hop; the second time, stop with words built from the results (or an
         // apology when there are none).
-        let mut nudge = |report: &mut HopReport, what: &str, hint: String| -> Option<String> {
-            if !nudged {
-                nudged = true;
-                force_reply = true;
-                report.hook = Some(format!("{what}: nudged to answer"));
-                turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
-                turn_msgs.push(ChatMessage::user(hint));
-                None
-            } else {
-                report.hook = Some(format!("{what} again: stopped"));
-                Some(if last_outcomes.is_empty() {
-                    APOLOGY.to_string()
+        // With no hint, the hop is generated again from the same messages, held to words.
+        let mut nudge =
+            |report: &mut HopReport, what: &str, hint: Option<String>| -> Option<String> {
+                if !nudged {
+                    nudged = true;
+                    force_reply = true;
+                    report.hook = Some(format!("{what}: nudged to answer"));
+                    if let Some(hint) = hint {
+                        turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
+                        turn_msgs.push(ChatMessage::user(hint));
+                    }
+                    None
                 } else {
-                    reply_from_results(&last_outcomes)
-                })
-            }
-        };
+                    report.hook = Some(format!("{what} again: stopped"));
+                    Some(if last_outcomes.is_empty() {
+                        APOLOGY.to_string()
+                    } else {
+                        reply_from_results(&last_outcomes)
+                    })
+                }
+            };
         let answer_hint = |lead: &str| {
             let results: Vec<String> = last_outcomes
                 .iter()
@@ -639,7 +643,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                     let done = nudge(
                         &mut report,
                         &format!("called {name} again with invalid arguments"),
-                        hint,
+                        Some(hint),
                     );
                     hops.push(report);
                     match done {
@@ -658,7 +662,21 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             let said = speakable(&parsed.reply);
             if hop > 0 && is_echo(&raw, &said, &last_outcomes) {
                 let hint = answer_hint("Do not repeat the tool output.");
-                let done = nudge(&mut report, "echoed the tool payload", hint);
+                let done = nudge(&mut report, "echoed the tool payload", Some(hint));
+                hops.push(report);
+                match done {
+                    None => continue,
+                    Some(r) => {
+                        reply = Some(r);
+                        break;
+                    }
+                }
+            }
+            if said.is_empty() {
+                // Nothing to say: JSON only, or a call to a tool that does not exist (a small
+                // model's way to tell a joke is `{"name": "Joke", …}`). Ask again, held to
+                // words; a hint would only be parroted back by a small model.
+                let done = nudge(&mut report, "nothing speakable", None);
                 hops.push(report);
                 match done {
                     None => continue,
@@ -670,11 +688,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             }
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
-            reply = Some(if said.is_empty() {
-                APOLOGY.to_string()
-            } else {
-                said
-            });
+            reply = Some(said);
             break;
         }
 
@@ -682,7 +696,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         let keys: Vec<String> = parsed.calls.iter().map(call_key).collect();
         if keys.iter().all(|k| seen_calls.contains(k)) {
             let hint = answer_hint("That call was already made; do not call it again.");
-            let done = nudge(&mut report, "repeated an identical call", hint);
+            let done = nudge(&mut report, "repeated an identical call", Some(hint));
             hops.push(report);
             match done {
                 None => continue,

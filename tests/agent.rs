@@ -394,3 +394,30 @@ async fn a_malformed_call_of_a_known_tool_is_re_asked_under_its_grammar_and_runs
     let g = rec[1].grammar.as_deref().unwrap();
     assert!(g.contains("check_mail") && !g.contains("set_light"), "{g}");
 }
+
+#[tokio::test]
+async fn a_call_to_an_unknown_tool_is_nudged_to_a_plain_answer() {
+    let joke = r#"{"name": "Joke", "arguments": {"message": "Why did the lamp go out?"}}"#;
+    let r = rig(
+        &[joke, "The lamp was tired."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(&r.agent, "tell me a joke").await.unwrap();
+    assert!(turn.hops[0]
+        .hook
+        .as_deref()
+        .unwrap()
+        .contains("nothing speakable"));
+    assert_eq!(turn.hops[1].tool_choice, "reply");
+    let rec = r.recorded.lock().unwrap();
+    assert_eq!(
+        rec[1].prompt, rec[0].prompt,
+        "asked again from the same messages"
+    );
+    assert!(rec[1].grammar.is_some());
+    assert_eq!(turn.reply, "The lamp was tired.");
+    assert!(executions(&r.log).is_empty());
+}

@@ -121,6 +121,7 @@ fn a_joke_runs_no_tool() {
     let turn = ask_with(&s.text.agent, s, "joke", "tell me a joke");
     assert!(all_calls(&turn).is_empty(), "{turn:#?}");
     assert!(!turn.reply.trim().is_empty());
+    assert_ne!(turn.reply, hearth::agent::APOLOGY, "{turn:#?}");
 }
 
 #[test]
