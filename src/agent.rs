@@ -178,8 +178,15 @@ struct Shared {
 /// The agent actor's state.
 pub struct AgentState {
     shared: Arc<Shared>,
-    running: Option<Arc<AtomicBool>>,
-    done_rx: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The latest turn: its cancel flag, its done flag (set before the reply is sent, so the
+    /// caller's next Ask is never refused), and its task (a panicked turn is finished too).
+    running: Option<TurnHandle>,
+}
+
+struct TurnHandle {
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 /// The agent actor.
@@ -216,7 +223,6 @@ impl Actor for Agent {
         Ok(AgentState {
             shared: Arc::new(shared),
             running: None,
-            done_rx: None,
         })
     }
 
@@ -228,32 +234,35 @@ impl Actor for Agent {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             AgentMsg::Ask(ask, reply) => {
-                let busy = state.done_rx.as_ref().is_some_and(|rx| !*rx.borrow());
+                let busy = state
+                    .running
+                    .as_ref()
+                    .is_some_and(|t| !t.done.load(Ordering::SeqCst) && !t.task.is_finished());
                 if busy {
                     let _ = reply.send(Err(AgentError::Busy));
                     return Ok(());
                 }
                 let cancel = Arc::new(AtomicBool::new(false));
-                let (done_tx, done_rx) = tokio::sync::watch::channel(false);
-                state.running = Some(cancel.clone());
-                state.done_rx = Some(done_rx);
+                let done = Arc::new(AtomicBool::new(false));
                 let shared = state.shared.clone();
                 let span = tracing::info_span!("turn", session = %ask.session);
-                tokio::spawn(
+                let (flag, finished) = (cancel.clone(), done.clone());
+                let task = tokio::spawn(
                     async move {
-                        let out = run_turn(&shared, ask, &cancel).await;
+                        let out = run_turn(&shared, ask, &flag).await;
                         if let Err(e) = &out {
                             tracing::warn!(error = %e, "turn failed");
                         }
-                        let _ = done_tx.send(true);
+                        finished.store(true, Ordering::SeqCst);
                         let _ = reply.send(out);
                     }
                     .instrument(span),
                 );
+                state.running = Some(TurnHandle { cancel, done, task });
             }
             AgentMsg::Cancel => {
-                if let Some(flag) = &state.running {
-                    flag.store(true, Ordering::SeqCst);
+                if let Some(t) = &state.running {
+                    t.cancel.store(true, Ordering::SeqCst);
                 }
                 let _ = state.shared.engine.cast(EngineMsg::Cancel);
             }

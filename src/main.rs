@@ -64,6 +64,9 @@ struct AskArgs {
     /// Context length in tokens.
     #[arg(long, default_value_t = 4096)]
     n_ctx: u32,
+    /// Do not keep the KV cache on disk between runs (every run evaluates the whole prompt).
+    #[arg(long)]
+    no_prompt_cache: bool,
 }
 
 fn default_tools_dir() -> Option<std::path::PathBuf> {
@@ -86,6 +89,11 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
     opts.tools_dir = args.tools.clone().or_else(default_tools_dir);
     opts.model = args.model.clone();
     opts.n_ctx = args.n_ctx;
+    if !args.no_prompt_cache {
+        let model = hearth::supervisor::model_path(&opts)?;
+        opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);
+        opts.model = Some(model);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

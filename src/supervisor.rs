@@ -22,6 +22,8 @@ pub struct TextOptions {
     pub model: Option<PathBuf>,
     pub n_ctx: u32,
     pub threads: Option<i32>,
+    /// Keep the KV cache in this file across processes (see `LlamaConfig::prompt_cache`).
+    pub prompt_cache: Option<PathBuf>,
 }
 
 impl TextOptions {
@@ -32,6 +34,7 @@ impl TextOptions {
             model: None,
             n_ctx: 4096,
             threads: None,
+            prompt_cache: None,
         }
     }
 }
@@ -75,6 +78,28 @@ pub fn model_path(opts: &TextOptions) -> Result<PathBuf, StartError> {
     Ok(crate::models::locate(source)?)
 }
 
+/// Where one-shot commands keep the KV cache for `model`: beside the model directory,
+/// named by the model's identity (the preset's sha256, else size and mtime) and the context
+/// length, so a different model or context never loads a stale state.
+pub fn prompt_cache_path(opts: &TextOptions, model: &std::path::Path) -> Option<PathBuf> {
+    let stem = model.file_stem()?.to_string_lossy().into_owned();
+    let identity = match (&opts.model, &opts.preset.model) {
+        (None, Some(src)) => src.sha256.chars().take(16).collect::<String>(),
+        _ => {
+            let meta = std::fs::metadata(model).ok()?;
+            let mtime = meta
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_secs();
+            format!("{}-{mtime}", meta.len())
+        }
+    };
+    let dir = crate::models::model_dir().ok()?.join("prompt-cache");
+    Some(dir.join(format!("{stem}-{identity}-ctx{}.kv", opts.n_ctx)))
+}
+
 /// Start the tools actor from a manifest directory (or built-ins only).
 pub async fn start_tools(dir: Option<&std::path::Path>) -> Result<ActorRef<ToolsMsg>, StartError> {
     let registry = match dir {
@@ -112,6 +137,7 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
     if let Some(t) = opts.threads {
         cfg.n_threads = t;
     }
+    cfg.prompt_cache = opts.prompt_cache.clone();
     Ok(LlamaEngine::spawn(cfg).await?)
 }
 

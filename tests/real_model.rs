@@ -204,3 +204,49 @@ fn cancel_ends_a_generation_promptly() {
         eprintln!("cancel took {waited:?} (target ≤ 40 ms; measured in the bench)");
     });
 }
+
+#[test]
+fn a_prompt_cache_file_carries_the_prefix_to_a_new_process() {
+    let Some(s) = shared() else { return };
+    let model = common_model::qwen_path().unwrap();
+    let file = std::env::temp_dir().join(format!("hearth-kv-{}.kv", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let prompt = "<|im_start|>system\nYou are hearth.<|im_end|>\n<|im_start|>user\nSay hi.<|im_end|>\n<|im_start|>assistant\n";
+    let run = |expect_cached: bool| {
+        s.rt.block_on(async {
+            let _turn = s.lock.lock().await;
+            let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
+            cfg.n_ctx = 1024;
+            cfg.prompt_cache = Some(file.clone());
+            let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            engine
+                .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+                    prompt: prompt.into(),
+                    grammar: None,
+                    max_tokens: 4,
+                    stop: vec![],
+                    events: tx,
+                }))
+                .unwrap();
+            let stats = loop {
+                if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
+                    break d.unwrap();
+                }
+            };
+            engine.stop(None);
+            if expect_cached {
+                assert_eq!(stats.cached_tokens, stats.prompt_tokens - 1, "{stats:?}");
+            } else {
+                assert_eq!(stats.cached_tokens, 0, "{stats:?}");
+            }
+        })
+    };
+    run(false);
+    assert!(
+        file.is_file(),
+        "the state file is written after a generation"
+    );
+    run(true);
+    let _ = std::fs::remove_file(&file);
+}

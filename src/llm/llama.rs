@@ -49,6 +49,11 @@ pub struct LlamaConfig {
     pub n_gpu_layers: u32,
     /// Prompt tokens evaluated per decode call; the cancel flag is checked between calls.
     pub prompt_chunk: usize,
+    /// A file that keeps the KV cache across processes (llama.cpp's state file): loaded at
+    /// start, written after every generation. For one-shot commands (`hearth ask`), so the
+    /// system prompt and tool list are not evaluated again by the next process; a daemon
+    /// keeps its cache in memory and leaves this unset.
+    pub prompt_cache: Option<PathBuf>,
 }
 
 impl LlamaConfig {
@@ -61,7 +66,8 @@ impl LlamaConfig {
             n_ctx: 4096,
             n_threads: i32::try_from(threads).unwrap_or(2),
             n_gpu_layers: 0,
-            prompt_chunk: 512,
+            prompt_chunk: 64,
+            prompt_cache: None,
         }
     }
 }
@@ -75,6 +81,49 @@ pub fn gguf_str(path: &std::path::Path, key: &str) -> Option<String> {
         return None;
     }
     g.val_str(idx).map(str::to_string)
+}
+
+/// Load a state file into `ctx`; the tokens it holds, or none when it is missing or does not
+/// fit this model and context (then the KV cache is cleared and the file is rewritten later).
+fn load_prompt_cache(ctx: &mut LlamaContext<'_>, path: &std::path::Path) -> Vec<LlamaToken> {
+    if !path.is_file() {
+        return Vec::new();
+    }
+    let t = Instant::now();
+    match ctx.state_load_file(path, ctx.n_ctx() as usize) {
+        Ok(tokens) => {
+            tracing::info!(path = %path.display(), tokens = tokens.len(), ms = ms(t), "prompt cache loaded");
+            tokens
+        }
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "prompt cache not usable; it will be rewritten");
+            ctx.clear_kv_cache();
+            Vec::new()
+        }
+    }
+}
+
+/// Write the KV state atomically (a temporary file renamed into place); a failure only
+/// costs speed, so it is logged, not returned.
+fn save_prompt_cache(ctx: &LlamaContext<'_>, path: &std::path::Path, tokens: &[LlamaToken]) {
+    if tokens.is_empty() {
+        return;
+    }
+    if let Some(dir) = path.parent() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            tracing::warn!(path = %dir.display(), error = %e, "cannot create the prompt cache directory");
+            return;
+        }
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let saved = ctx
+        .state_save_file(&tmp, tokens)
+        .map_err(|e| e.to_string())
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
+    if let Err(e) = saved {
+        let _ = std::fs::remove_file(&tmp);
+        tracing::warn!(path = %path.display(), error = %e, "prompt cache not saved");
+    }
 }
 
 /// llama.cpp allows one backend per process.
@@ -249,11 +298,17 @@ fn worker(
     if ready.send(Ok(info)).is_err() {
         return;
     }
+    let mut ctx = ctx;
+    let cached = cfg
+        .prompt_cache
+        .as_deref()
+        .map(|p| load_prompt_cache(&mut ctx, p))
+        .unwrap_or_default();
     let mut w = Worker {
         model: &model,
         ctx,
         cfg: &cfg,
-        cached: Vec::new(),
+        cached,
         factory: None,
         parsers: HashMap::new(),
         cancel,
@@ -268,8 +323,13 @@ fn worker(
                 let span = tracing::info_span!("generate", id);
                 let _g = span.enter();
                 let result = w.generate(id, req);
-                if let Err(e) = &result {
-                    tracing::warn!(error = %e, "generation failed");
+                match &result {
+                    Err(e) => tracing::warn!(error = %e, "generation failed"),
+                    Ok(_) => {
+                        if let Some(p) = &cfg.prompt_cache {
+                            save_prompt_cache(&w.ctx, p, &w.cached);
+                        }
+                    }
                 }
                 let _ = events.send(GenEvent::Done(result));
             }
