@@ -27,16 +27,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 async fn ask(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Turn {
-    ractor::call!(agent, |r| AgentMsg::Ask(
-        Ask {
-            session: session.into(),
-            text: text.into(),
-            force_tool: None
-        },
-        r
-    ))
-    .expect("agent answers")
-    .expect("turn succeeds")
+    hearth::agent::ask(agent, Ask::new(session, text))
+        .await
+        .expect("turn succeeds")
 }
 
 struct Row {

@@ -209,6 +209,22 @@ impl Agent {
     }
 }
 
+/// Send `ask` to an agent and wait for its turn.
+pub async fn ask(agent: &ActorRef<AgentMsg>, ask: Ask) -> Result<Turn, AgentError> {
+    ractor::call!(agent, AgentMsg::Ask, ask).map_err(|_| AgentError::Actor("agent"))?
+}
+
+impl Ask {
+    /// A request in `session`, with no forced tool.
+    pub fn new(session: impl Into<String>, text: impl Into<String>) -> Self {
+        Ask {
+            session: session.into(),
+            text: text.into(),
+            force_tool: None,
+        }
+    }
+}
+
 impl Actor for Agent {
     type Msg = AgentMsg;
     type State = AgentState;
@@ -521,6 +537,19 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let mut cancelled = false;
     let preset = &shared.cfg.preset;
 
+    // After a nudge: None goes on to the next hop; Some(words) ends the turn with them.
+    macro_rules! settle {
+        ($done:expr) => {
+            match $done {
+                None => continue,
+                Some(words) => {
+                    reply = Some(words);
+                    break;
+                }
+            }
+        };
+    }
+
     for hop in 0..shared.cfg.max_hops {
         if cancel.load(Ordering::SeqCst) {
             cancelled = true;
@@ -655,13 +684,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                         Some(hint),
                     );
                     hops.push(report);
-                    match done {
-                        None => continue,
-                        Some(r) => {
-                            reply = Some(r);
-                            break;
-                        }
-                    }
+                    settle!(done);
                 }
                 report.hook = Some(format!("invalid arguments for {name} again: stopped"));
                 hops.push(report);
@@ -673,13 +696,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 let hint = answer_hint("Do not repeat the tool output.");
                 let done = nudge(&mut report, "echoed the tool payload", Some(hint));
                 hops.push(report);
-                match done {
-                    None => continue,
-                    Some(r) => {
-                        reply = Some(r);
-                        break;
-                    }
-                }
+                settle!(done);
             }
             if said.is_empty() {
                 // Nothing to say: JSON only, or a call to a tool that does not exist (a small
@@ -687,13 +704,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 // words; a hint would only be parroted back by a small model.
                 let done = nudge(&mut report, "nothing speakable", None);
                 hops.push(report);
-                match done {
-                    None => continue,
-                    Some(r) => {
-                        reply = Some(r);
-                        break;
-                    }
-                }
+                settle!(done);
             }
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
@@ -707,13 +718,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             let hint = answer_hint("That call was already made; do not call it again.");
             let done = nudge(&mut report, "repeated an identical call", Some(hint));
             hops.push(report);
-            match done {
-                None => continue,
-                Some(r) => {
-                    reply = Some(r);
-                    break;
-                }
-            }
+            settle!(done);
         }
         seen_calls.extend(keys);
         ran_tools.extend(parsed.calls.iter().map(|c| c.name.clone()));

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as ClapParser, Subcommand};
-use hearth::agent::{AgentMsg, Ask};
+use hearth::agent::Ask;
 use hearth::models::{self, ModelError, ModelStatus};
 use hearth::preset::Preset;
 use hearth::supervisor::{start_text, TextOptions};
@@ -101,15 +101,9 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     let turn = rt.block_on(async {
         let text = start_text(opts).await?;
-        let turn = ractor::call!(text.agent, |r| AgentMsg::Ask(
-            Ask {
-                session: "cli".into(),
-                text: args.text.clone(),
-                force_tool: args.tool.clone(),
-            },
-            r
-        ))
-        .map_err(|e| anyhow::anyhow!("the agent did not answer: {e}"))??;
+        let mut request = Ask::new("cli", args.text.clone());
+        request.force_tool = args.tool.clone();
+        let turn = hearth::agent::ask(&text.agent, request).await?;
         anyhow::Ok(turn)
     })?;
     let mut out = std::io::stdout().lock();

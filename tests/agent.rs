@@ -112,15 +112,7 @@ async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError>
 }
 
 async fn ask_in(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Result<Turn, AgentError> {
-    ractor::call!(agent, |r| AgentMsg::Ask(
-        Ask {
-            session: session.into(),
-            text: text.into(),
-            force_tool: None
-        },
-        r
-    ))
-    .expect("agent answers")
+    hearth::agent::ask(agent, Ask::new(session, text)).await
 }
 
 const KITCHEN_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}\n</tool_call>";

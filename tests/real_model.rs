@@ -60,16 +60,9 @@ fn shared() -> Option<&'static Shared> {
 fn ask_with(agent: &ActorRef<AgentMsg>, s: &Shared, session: &str, text: &str) -> Turn {
     s.rt.block_on(async {
         let _turn = s.lock.lock().await;
-        ractor::call!(agent, |r| AgentMsg::Ask(
-            Ask {
-                session: session.into(),
-                text: text.into(),
-                force_tool: None
-            },
-            r
-        ))
-        .expect("agent answers")
-        .expect("the turn succeeds")
+        hearth::agent::ask(agent, Ask::new(session, text))
+            .await
+            .expect("the turn succeeds")
     })
 }
 

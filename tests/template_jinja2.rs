@@ -11,20 +11,8 @@ use std::process::{Command, Stdio};
 use hearth::llm::{ChatMessage, ChatTemplate};
 use serde_json::{json, Value};
 
-fn python_render(
-    template: &str,
-    messages: &[ChatMessage],
-    tools: Option<&Value>,
-    gen: bool,
-) -> String {
-    let req = json!({
-        "template": template,
-        "messages": messages,
-        "tools": tools,
-        "add_generation_prompt": gen,
-        "bos_token": "<s>",
-        "eos_token": "</s>",
-    });
+/// Run tests/templates/render.py (Python jinja2) on one request.
+fn python(req: &Value) -> std::process::Output {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/templates/render.py");
     let mut child = Command::new("python3")
         .arg(script)
@@ -39,7 +27,23 @@ fn python_render(
         .unwrap()
         .write_all(req.to_string().as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn python_render(
+    template: &str,
+    messages: &[ChatMessage],
+    tools: Option<&Value>,
+    gen: bool,
+) -> String {
+    let out = python(&json!({
+        "template": template,
+        "messages": messages,
+        "tools": tools,
+        "add_generation_prompt": gen,
+        "bos_token": "<s>",
+        "eos_token": "</s>",
+    }));
     assert!(
         out.status.success(),
         "python jinja2 failed (pip install jinja2): {}",
@@ -138,25 +142,9 @@ fn raise_exception_fails_on_both_sides() {
     let err = t.render(conv, None, true).unwrap_err().to_string();
     assert!(err.contains("no tool role"), "{err}");
     // and jinja2 refuses it too
-    let req =
-        json!({"template": src, "messages": conv, "tools": null, "add_generation_prompt": true});
-    let mut child = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/templates/render.py"
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(req.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = python(
+        &json!({"template": src, "messages": conv, "tools": null, "add_generation_prompt": true}),
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tool role"));
 }

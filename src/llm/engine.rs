@@ -3,6 +3,7 @@
 //! scripted engine ([`super::scripted`]) that replays fixed outputs for the hop loop's unit
 //! tests. Neither knows the agent; the agent knows only these types.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ractor::RpcReplyPort;
@@ -104,6 +105,35 @@ pub enum EngineMsg {
     Info(RpcReplyPort<EngineInfo>),
 }
 
+/// Generation ids and the cancel watermark an engine shares with whatever runs its jobs:
+/// `Cancel` cancels every job issued so far (running or queued) and none issued after.
+#[derive(Debug, Clone, Default)]
+pub struct CancelWatermark {
+    issued: Arc<AtomicU64>,
+    cancelled_upto: Arc<AtomicU64>,
+}
+
+impl CancelWatermark {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of a new job.
+    pub fn issue(&self) -> u64 {
+        self.issued.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Cancel every job issued so far.
+    pub fn cancel_all(&self) {
+        self.cancelled_upto
+            .store(self.issued.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self, id: u64) -> bool {
+        self.cancelled_upto.load(Ordering::SeqCst) >= id
+    }
+}
+
 /// Holds back the tail of streamed text that could still become a stop string, and cuts at
 /// one when it appears.
 #[derive(Debug, Default)]
@@ -160,6 +190,17 @@ impl StopScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cancel_watermark_cancels_what_was_issued_only() {
+        let w = CancelWatermark::new();
+        let (a, b) = (w.issue(), w.issue());
+        assert!(!w.is_cancelled(a));
+        w.cancel_all();
+        assert!(w.is_cancelled(a) && w.is_cancelled(b));
+        let c = w.clone().issue();
+        assert!(!w.is_cancelled(c));
+    }
 
     #[test]
     fn stop_scanner_holds_prefixes_and_cuts() {

@@ -16,7 +16,6 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -34,7 +33,8 @@ use llguidance::{Matcher, ParserFactory, TokenParser};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::engine::{
-    EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason, StopScanner,
+    CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
+    StopReason, StopScanner,
 };
 
 /// How to load and run the model.
@@ -150,9 +150,7 @@ enum Job {
 /// The engine actor's state: the queue to the worker and the cancel watermark.
 pub struct LlamaState {
     jobs: std_mpsc::Sender<Job>,
-    /// Jobs with an id at or below this are cancelled.
-    cancel_upto: Arc<AtomicU64>,
-    next_id: u64,
+    cancel: CancelWatermark,
     info: EngineInfo,
 }
 
@@ -185,23 +183,18 @@ impl Actor for LlamaEngine {
         cfg: LlamaConfig,
     ) -> Result<Self::State, ActorProcessingErr> {
         let (jobs, rx) = std_mpsc::channel();
-        let cancel_upto = Arc::new(AtomicU64::new(0));
+        let cancel = CancelWatermark::new();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-        let cancel = cancel_upto.clone();
+        let watermark = cancel.clone();
         std::thread::Builder::new()
             .name("llama".into())
-            .spawn(move || worker(cfg, rx, cancel, ready_tx))
+            .spawn(move || worker(cfg, rx, watermark, ready_tx))
             .map_err(|e| EngineError::Llama {
                 stage: "starting the worker thread",
                 reason: e.to_string(),
             })?;
         let info = ready_rx.await.map_err(|_| EngineError::Gone)??;
-        Ok(LlamaState {
-            jobs,
-            cancel_upto,
-            next_id: 1,
-            info,
-        })
+        Ok(LlamaState { jobs, cancel, info })
     }
 
     async fn handle(
@@ -212,18 +205,14 @@ impl Actor for LlamaEngine {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             EngineMsg::Generate(req) => {
-                let id = state.next_id;
-                state.next_id += 1;
+                let id = state.cancel.issue();
                 if let Err(std_mpsc::SendError(Job::Generate { req, .. })) =
                     state.jobs.send(Job::Generate { id, req })
                 {
                     let _ = req.events.send(GenEvent::Done(Err(EngineError::Gone)));
                 }
             }
-            EngineMsg::Cancel => {
-                // Everything issued so far is cancelled; later requests run.
-                state.cancel_upto.store(state.next_id - 1, Ordering::SeqCst);
-            }
+            EngineMsg::Cancel => state.cancel.cancel_all(),
             EngineMsg::CountTokens(text, reply) => {
                 let _ = state.jobs.send(Job::Count(text, reply));
             }
@@ -242,7 +231,7 @@ fn llama_err(stage: &'static str) -> impl Fn(String) -> EngineError {
 fn worker(
     cfg: LlamaConfig,
     jobs: std_mpsc::Receiver<Job>,
-    cancel: Arc<AtomicU64>,
+    cancel: CancelWatermark,
     ready: tokio::sync::oneshot::Sender<Result<EngineInfo, EngineError>>,
 ) {
     let loaded = (|| {
@@ -345,7 +334,7 @@ struct Worker<'m> {
     cached: Vec<LlamaToken>,
     factory: Option<ParserFactory>,
     parsers: HashMap<Arc<str>, TokenParser>,
-    cancel: Arc<AtomicU64>,
+    cancel: CancelWatermark,
 }
 
 impl Worker<'_> {
@@ -355,7 +344,7 @@ impl Worker<'_> {
     }
 
     fn cancelled(&self, id: u64) -> bool {
-        self.cancel.load(Ordering::SeqCst) >= id
+        self.cancel.is_cancelled(id)
     }
 
     fn grammar_matcher(&mut self, grammar: &Arc<str>) -> Result<Matcher, EngineError> {

@@ -4,13 +4,14 @@
 //! real-model tests. It records every request so tests can assert on prompts and grammars.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
-use super::engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenStats, StopReason};
+use super::engine::{
+    CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenStats, StopReason,
+};
 
 /// What a scripted generation was asked.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +52,7 @@ impl Script {
 pub struct ScriptState {
     outputs: VecDeque<String>,
     script: Script,
-    cancel_upto: Arc<AtomicU64>,
-    next_id: u64,
+    cancel: CancelWatermark,
 }
 
 /// The scripted engine actor.
@@ -71,8 +71,7 @@ impl Actor for ScriptedEngine {
         Ok(ScriptState {
             outputs: script.outputs.iter().cloned().collect(),
             script,
-            cancel_upto: Arc::new(AtomicU64::new(0)),
-            next_id: 1,
+            cancel: CancelWatermark::new(),
         })
     }
 
@@ -84,8 +83,7 @@ impl Actor for ScriptedEngine {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             EngineMsg::Generate(req) => {
-                let id = state.next_id;
-                state.next_id += 1;
+                let id = state.cancel.issue();
                 if let Ok(mut r) = state.script.recorded.lock() {
                     r.push(Recorded {
                         prompt: req.prompt.clone(),
@@ -93,7 +91,7 @@ impl Actor for ScriptedEngine {
                     });
                 }
                 let text = state.outputs.pop_front().unwrap_or_default();
-                let cancel = state.cancel_upto.clone();
+                let cancel = state.cancel.clone();
                 let chunk = state.script.chunk_chars.max(1);
                 let delay = state.script.chunk_delay;
                 let prompt_tokens = req.prompt.len() / 4;
@@ -107,7 +105,7 @@ impl Actor for ScriptedEngine {
                     };
                     let mut reason = StopReason::EndOfTurn;
                     for piece in chars.chunks(chunk) {
-                        if cancel.load(Ordering::SeqCst) >= id {
+                        if cancel.is_cancelled(id) {
                             reason = StopReason::Cancelled;
                             break;
                         }
@@ -121,7 +119,7 @@ impl Actor for ScriptedEngine {
                     let _ = req.events.send(GenEvent::Done(Ok(stats)));
                 });
             }
-            EngineMsg::Cancel => state.cancel_upto.store(state.next_id - 1, Ordering::SeqCst),
+            EngineMsg::Cancel => state.cancel.cancel_all(),
             EngineMsg::CountTokens(text, reply) => {
                 let _ = reply.send(text.len() / 4);
             }
