@@ -413,3 +413,40 @@ async fn a_call_to_an_unknown_tool_is_nudged_to_a_plain_answer() {
     assert_eq!(turn.reply, "The lamp was tired.");
     assert!(executions(&r.log).is_empty());
 }
+
+#[tokio::test]
+async fn parallel_calls_all_run_and_each_result_keeps_its_id() {
+    let two = format!("{MAIL_CALL}\n{KITCHEN_CALL}");
+    let r = rig(
+        &[two.as_str(), "Three mails, and the light is on."],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(&r.agent, "mail, and the kitchen light on")
+        .await
+        .unwrap();
+    let calls = &turn.hops[0].calls;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        (calls[0].id.as_str(), calls[1].id.as_str()),
+        ("check_mail_0", "set_light_1")
+    );
+    let mut ran = executions(&r.log);
+    ran.sort();
+    assert_eq!(ran, vec!["kitchen on", "mail"]);
+    // check_mail has no `say`, so the model answers in a second hop from both results
+    assert_eq!(turn.reply, "Three mails, and the light is on.");
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        rec[1]
+            .prompt
+            .contains("<tool_response id=\"check_mail_0\">"),
+        "{}",
+        rec[1].prompt
+    );
+    assert!(rec[1]
+        .prompt
+        .contains("<tool_response id=\"set_light_1\">\nkitchen light on"));
+}
