@@ -40,8 +40,8 @@ use crate::llm::{
     GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice, REPLY_LARK,
 };
 use crate::preset::{Preset, PresetError};
-use crate::speech::Speakable;
-use crate::toolcall::{Parser, Telemetry, ToolCall, ToolSet};
+use crate::speech::{SentenceSplitter, Speakable};
+use crate::toolcall::{Parser, StreamEvent, Telemetry, ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
 /// The default system prompt: short, because a 0.5B model reads it every turn.
@@ -79,6 +79,9 @@ pub struct Ask {
     pub text: String,
     /// Hop 0 must call this tool (held by the grammar).
     pub force_tool: Option<String>,
+    /// Where to send the reply sentence by sentence, as soon as each is settled (the voice
+    /// path speaks the first while the model writes the rest). Only `Speakable` goes here.
+    pub speak: Option<mpsc::UnboundedSender<Speakable>>,
 }
 
 /// The agent's one message enum.
@@ -221,6 +224,7 @@ impl Ask {
             session: session.into(),
             text: text.into(),
             force_tool: None,
+            speak: None,
         }
     }
 }
@@ -477,13 +481,16 @@ async fn render_fitting(
     }
 }
 
-/// Generate one hop, streaming the output through the parser.
+/// Generate one hop, streaming the output through the parser; settled reply text goes out
+/// sentence by sentence on `speak`. Returns the raw text, the parse, the statistics and
+/// whether anything was spoken.
 async fn generate(
     shared: &Shared,
     prompt: String,
     grammar: Option<Arc<str>>,
     tools: &ToolSet,
-) -> Result<(String, crate::toolcall::ParseOutput, GenStats), AgentError> {
+    speak: Option<&mpsc::UnboundedSender<Speakable>>,
+) -> Result<(String, crate::toolcall::ParseOutput, GenStats, bool), AgentError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     shared
         .engine
@@ -497,19 +504,36 @@ async fn generate(
         .map_err(|_| AgentError::Actor("engine"))?;
     let mut stream = shared.parser.stream(tools);
     let mut raw = String::new();
+    let mut sentences = SentenceSplitter::new();
+    let mut spoken = false;
+    let mut say = |events: Vec<StreamEvent>, spoken: &mut bool| {
+        let Some(tx) = speak else { return };
+        for e in events {
+            if let StreamEvent::Text(t) = e {
+                for s in sentences.push(&t) {
+                    *spoken |= tx.send(s).is_ok();
+                }
+            }
+        }
+    };
     let stats = loop {
         match rx.recv().await {
             Some(GenEvent::Text(t)) => {
                 raw.push_str(&t);
-                // Settled text and calls; the voice path (issue #4) speaks text from here.
-                let _events = stream.push(&t);
+                say(stream.push(&t), &mut spoken);
             }
             Some(GenEvent::Done(r)) => break r?,
             None => return Err(AgentError::Engine(EngineError::Gone)),
         }
     };
-    let (_, parsed) = stream.finish();
-    Ok((raw, parsed, stats))
+    let (events, parsed) = stream.finish();
+    if stats.stop != Some(StopReason::Cancelled) {
+        say(events, &mut spoken);
+        if let (Some(tx), Some(last)) = (speak, sentences.finish()) {
+            spoken |= tx.send(last).is_ok();
+        }
+    }
+    Ok((raw, parsed, stats, spoken))
 }
 
 async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn, AgentError> {
@@ -534,6 +558,8 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let mut forced = ask.force_tool.clone();
     let mut last_outcomes: Vec<ToolOutcome> = Vec::new();
     let mut reply: Option<String> = None;
+    // True when the reply is the last hop's own text, already spoken sentence by sentence.
+    let mut reply_streamed = false;
     let mut cancelled = false;
     let preset = &shared.cfg.preset;
 
@@ -580,9 +606,10 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         };
         let prompt = render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?;
         let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
-        let (raw, parsed, stats) = generate(shared, prompt, grammar, &toolset)
-            .instrument(span.clone())
-            .await?;
+        let (raw, parsed, stats, spoke) =
+            generate(shared, prompt, grammar, &toolset, ask.speak.as_ref())
+                .instrument(span.clone())
+                .await?;
         let _g = span.enter();
         timings.prompt_eval += stats.prompt_eval_ms;
         timings.generation += stats.generation_ms;
@@ -709,6 +736,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
             reply = Some(said);
+            reply_streamed = spoke;
             break;
         }
 
@@ -804,6 +832,14 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             APOLOGY.to_string()
         })
     };
+    if let (Some(tx), false, false) = (&ask.speak, cancelled, reply_streamed) {
+        // Words that did not come from the model's stream: a `say` confirmation, words
+        // from the results, an apology.
+        let mut sentences = SentenceSplitter::new();
+        for s in sentences.push(&reply).into_iter().chain(sentences.finish()) {
+            let _ = tx.send(s);
+        }
+    }
     if !cancelled {
         history.extend(turn_msgs);
         if let Ok(mut h) = shared.history.lock() {

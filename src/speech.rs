@@ -49,6 +49,80 @@ impl std::fmt::Display for Speakable {
     }
 }
 
+/// Cuts streamed reply text into sentences as soon as each is complete, so the first one
+/// can be spoken while the model is still writing the rest. A boundary is `.`, `!`, `?` or
+/// `…` followed by whitespace, or a blank line, outside code fences and brackets (a JSON
+/// payload or a fenced block is never cut in two, so the sanitiser always sees it whole).
+#[derive(Debug, Default)]
+pub struct SentenceSplitter {
+    buf: String,
+}
+
+impl SentenceSplitter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add text; returns the sentences it completed, sanitised (empty ones dropped).
+    pub fn push(&mut self, text: &str) -> Vec<Speakable> {
+        self.buf.push_str(text);
+        let mut out = Vec::new();
+        while let Some(end) = sentence_end(&self.buf) {
+            let sentence: String = self.buf.drain(..end).collect();
+            out.extend(Speakable::sanitize(&sentence));
+        }
+        out
+    }
+
+    /// The rest, at the end of the output.
+    pub fn finish(&mut self) -> Option<Speakable> {
+        let rest = std::mem::take(&mut self.buf);
+        Speakable::sanitize(&rest)
+    }
+}
+
+/// The byte index just past the first complete sentence in `s`, if there is one.
+fn sentence_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut depth = 0usize;
+    let mut in_fence = false;
+    let mut i = 0;
+    while i < b.len() {
+        if s[i..].starts_with("```") || s[i..].starts_with("~~~") {
+            in_fence = !in_fence;
+            i += 3;
+            continue;
+        }
+        let c = b[i];
+        if !in_fence {
+            match c {
+                b'{' | b'[' | b'(' => depth += 1,
+                b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 {
+                let stop = matches!(c, b'.' | b'!' | b'?') || s[i..].starts_with('…');
+                let width = if s[i..].starts_with('…') {
+                    '…'.len_utf8()
+                } else {
+                    1
+                };
+                if stop {
+                    let next = i + width;
+                    if b.get(next).is_some_and(|n| n.is_ascii_whitespace()) {
+                        return Some(next + 1);
+                    }
+                }
+                if s[i..].starts_with("\n\n") && s[..i].chars().any(char::is_alphanumeric) {
+                    return Some(i + 2);
+                }
+            }
+        }
+        i += s[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
 fn parser() -> &'static Parser {
     static P: OnceLock<Parser> = OnceLock::new();
     P.get_or_init(|| {
@@ -237,6 +311,36 @@ fn collapse_ws(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn said(v: Vec<Speakable>) -> Vec<String> {
+        v.into_iter().map(Speakable::into_string).collect()
+    }
+
+    #[test]
+    fn sentences_come_out_as_soon_as_they_end() {
+        let mut s = SentenceSplitter::new();
+        assert!(s.push("Sure. The kitchen li").len() == 1);
+        assert_eq!(
+            said(s.push("ght is on! Set to 21.5 degr")),
+            vec!["The kitchen light is on!"]
+        );
+        assert!(s.push("ees").is_empty(), "21.5 is not a boundary");
+        assert_eq!(s.finish().unwrap().as_str(), "Set to 21.5 degrees");
+        assert!(s.finish().is_none());
+    }
+
+    #[test]
+    fn fences_and_payloads_are_never_cut_and_never_spoken() {
+        let mut s = SentenceSplitter::new();
+        let mut out =
+            said(s.push("Here. ```json\n{\"a\": \"x. y\"}\n``` Done. {\"b\": \"c. d\"} Bye. "));
+        out.extend(s.finish().map(Speakable::into_string));
+        assert_eq!(out, vec!["Here.", "Done.", "Bye."]);
+        let mut s = SentenceSplitter::new();
+        let mut out = said(s.push("Line one\n\nLine two. "));
+        out.extend(s.finish().map(Speakable::into_string));
+        assert_eq!(out, vec!["Line one", "Line two."]);
+    }
 
     /// Adversarial outputs: each one hides a secret in reasoning or markup.
     const ADVERSARIAL: &[&str] = &[

@@ -450,3 +450,51 @@ async fn parallel_calls_all_run_and_each_result_keeps_its_id() {
         .prompt
         .contains("<tool_response id=\"set_light_1\">\nkitchen light on"));
 }
+
+#[tokio::test]
+async fn the_first_sentence_is_spoken_before_generation_ends() {
+    let out = "<think>secret plan</think>The first sentence. The second one is longer and keeps going for a while.";
+    let r = rig(&[out], "qwen3", CHATML, |_, s| {
+        s.chunk_delay = Duration::from_millis(10);
+    })
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut request = Ask::new("s", "say two things");
+    request.speak = Some(tx);
+    let agent = r.agent.clone();
+    let pending = tokio::spawn(async move { hearth::agent::ask(&agent, request).await });
+    let first = rx.recv().await.expect("a sentence");
+    assert_eq!(first.as_str(), "The first sentence.");
+    assert!(
+        !pending.is_finished(),
+        "spoken while the model is still writing"
+    );
+    let turn = pending.await.unwrap().unwrap();
+    let second = rx.recv().await.expect("the second sentence");
+    assert_eq!(
+        second.as_str(),
+        "The second one is longer and keeps going for a while."
+    );
+    assert!(
+        rx.recv().await.is_none(),
+        "nothing else: the reply is not spoken twice"
+    );
+    assert_eq!(
+        turn.reply,
+        "The first sentence. The second one is longer and keeps going for a while."
+    );
+}
+
+#[tokio::test]
+async fn a_confirmation_is_spoken_through_the_same_channel() {
+    let r = rig(&[KITCHEN_CALL], "qwen2.5", CHATML, |_, _| {}).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut request = Ask::new("s", "kitchen light on");
+    request.speak = Some(tx);
+    hearth::agent::ask(&r.agent, request).await.unwrap();
+    assert_eq!(
+        rx.recv().await.unwrap().as_str(),
+        "The kitchen light is on."
+    );
+    assert!(rx.recv().await.is_none());
+}
