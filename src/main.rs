@@ -99,19 +99,33 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let json = args.json;
     let turn = rt.block_on(async {
         let text = start_text(opts).await?;
         let mut request = Ask::new("cli", args.text.clone());
         request.force_tool = args.tool.clone();
+        // Without --json, print each sentence as soon as it is settled, as speech would.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        if !json {
+            request.speak = Some(tx);
+        } else {
+            drop(tx);
+        }
+        let printer = tokio::spawn(async move {
+            let mut out = std::io::stdout();
+            while let Some(sentence) = rx.recv().await {
+                let _ = writeln!(out, "{sentence}");
+                let _ = out.flush();
+            }
+        });
         let turn = hearth::agent::ask(&text.agent, request).await?;
+        printer.await.context("printing the reply")?;
         anyhow::Ok(turn)
     })?;
-    let mut out = std::io::stdout().lock();
-    if args.json {
+    if json {
+        let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &turn)?;
         writeln!(out)?;
-    } else {
-        writeln!(out, "{}", turn.reply)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -243,3 +243,50 @@ fn a_prompt_cache_file_carries_the_prefix_to_a_new_process() {
     run(true);
     let _ = std::fs::remove_file(&file);
 }
+
+#[test]
+fn hearth_ask_json_follows_the_contract() {
+    let Some(s) = shared() else { return };
+    let model = common_model::qwen_path().unwrap();
+    let state = std::env::temp_dir().join(format!("hearth-cli-state-{}", std::process::id()));
+    let out = s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+            .args([
+                "ask",
+                "turn on the kitchen light",
+                "--json",
+                "--no-prompt-cache",
+                "--tools",
+            ])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"))
+            .arg("--model")
+            .arg(&model)
+            .env("HEARTH_DEMO_STATE", &state)
+            .output()
+            .unwrap()
+    });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["reply"], "The kitchen light is on.");
+    let call = &v["hops"][0]["calls"][0];
+    assert_eq!(call["name"], "set_light");
+    assert_eq!(call["arguments"], json!({"room": "kitchen", "on": true}));
+    assert_eq!(call["status"], "ok");
+    assert!(call["id"].is_string() && call["result"].is_string());
+    assert!(v["hops"][0]["raw"].is_string() && v["hops"][0]["telemetry"]["parse_mode"].is_string());
+    for k in ["prompt_eval", "generation", "tools", "total"] {
+        assert!(v["timings_ms"][k].as_f64().unwrap() >= 0.0, "{k}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(state.join("light-kitchen"))
+            .unwrap()
+            .trim(),
+        "on"
+    );
+    let _ = std::fs::remove_dir_all(&state);
+}
