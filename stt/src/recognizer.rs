@@ -1,0 +1,528 @@
+//! The whisper model, loaded once, and one transcription at a time on it.
+//!
+//! Settings for short voice commands: greedy decoding without temperature fallback (predictable
+//! time), no timestamps, one segment, no context carried between utterances (one client's words
+//! never prime the next transcript), an optional initial prompt (e.g. the room and device names
+//! of the house), and the encoder's `audio_ctx` trimmed to the utterance: whisper.cpp's encoder
+//! otherwise always runs over a 30 s window (1500 frames, 50 per second), so a 2 s command pays
+//! for 30 s.
+//!
+//! The trimmed window needs a margin of silence after the speech: with too little, whisper does
+//! not see the audio end and repeats the sentence until the token cap ("turn on the kitchen
+//! light, turn on the kitchen light, ..."; seen on the fixtures with margins of 0–64 frames;
+//! 128 transcribed them all). When a transcript still looks like such a loop (it reached the
+//! token cap, or a four-word phrase comes three times), the utterance is decoded once more with the full
+//! window, which costs the full window's time but only then.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tracing::warn;
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperError,
+    WhisperState,
+};
+
+use crate::audio::WHISPER_RATE;
+
+/// Encoder frames per second of audio (1500 for whisper's 30 s window).
+pub const AUDIO_CTX_PER_SECOND: usize = 50;
+
+/// Default encoder frames added to the utterance's own when trimming `audio_ctx` (2.56 s).
+pub const DEFAULT_AUDIO_CTX_MARGIN: usize = 128;
+
+/// The first four bytes of a whisper.cpp ggml model ("ggml" as a little-endian u32).
+const GGML_MAGIC: [u8; 4] = *b"lmgg";
+
+/// How to fix a model that cannot be used.
+const MODEL_FIX: &str = "pass --model with the path of a whisper.cpp ggml model file such as \
+ggml-tiny.en.bin (hearth's test model is in ../shared/models/ beside the checkout; others are at \
+https://huggingface.co/ggerganov/whisper.cpp)";
+
+/// Why the model could not be loaded. Every message names the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// No file at the path.
+    #[error("whisper model {}: no such file; {MODEL_FIX}", path.display())]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file exists but cannot be read.
+    #[error("whisper model {}: cannot read it ({source}); check its permissions, or {MODEL_FIX}", path.display())]
+    Unreadable {
+        /// The path given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a ggml whisper model.
+    #[error("whisper model {}: not a whisper.cpp ggml model (it does not start with the ggml magic); {MODEL_FIX}", path.display())]
+    NotGgml {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// whisper.cpp refused the file.
+    #[error("whisper model {}: whisper.cpp could not load it ({source}); the file may be truncated or of another format; {MODEL_FIX}", path.display())]
+    Whisper {
+        /// The path given.
+        path: PathBuf,
+        /// whisper-rs's error.
+        source: WhisperError,
+    },
+    /// The default language is not one the model knows.
+    #[error("language `{language}`: {problem}")]
+    Language {
+        /// The language asked for.
+        language: String,
+        /// Why it cannot be used.
+        problem: String,
+    },
+}
+
+/// Why one transcription failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscribeError {
+    /// The language asked for cannot be used with this model.
+    #[error("language `{language}`: {problem}")]
+    Language {
+        /// The language asked for.
+        language: String,
+        /// Why it cannot be used.
+        problem: String,
+    },
+    /// whisper.cpp failed.
+    #[error("whisper.cpp failed: {0}")]
+    Whisper(#[from] WhisperError),
+}
+
+/// Settings fixed at start-up.
+#[derive(Debug, Clone)]
+pub struct RecognizerConfig {
+    /// CPU threads for whisper.cpp.
+    pub threads: usize,
+    /// The language used when a request names none (`en`, or `auto` for detection on a
+    /// multilingual model).
+    pub language: String,
+    /// Text to prime the decoder with (names of rooms and devices, spelling of names).
+    pub prompt: Option<String>,
+    /// Trim the encoder's `audio_ctx` to the utterance (`false`: always the full 30 s window).
+    pub trim_audio_ctx: bool,
+    /// Encoder frames added to the utterance's own when trimming (50 per second).
+    pub audio_ctx_margin: usize,
+}
+
+impl Default for RecognizerConfig {
+    fn default() -> Self {
+        RecognizerConfig {
+            threads: default_threads(),
+            language: "en".into(),
+            prompt: None,
+            trim_audio_ctx: true,
+            audio_ctx_margin: DEFAULT_AUDIO_CTX_MARGIN,
+        }
+    }
+}
+
+/// All cores, at most 8 (whisper.cpp gains little beyond that for small models).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(4)
+        .min(8)
+}
+
+/// What came out of one transcription.
+#[derive(Debug, Clone)]
+pub struct Transcription {
+    /// The recognised text, trimmed.
+    pub text: String,
+    /// The language used.
+    pub language: String,
+    /// Seconds of audio.
+    pub audio_seconds: f64,
+    /// The encoder window used, in frames (1500 = the full 30 s).
+    pub audio_ctx: usize,
+    /// Time whisper.cpp took (both runs, if it ran twice).
+    pub elapsed: Duration,
+    /// True if the trimmed window's transcript looked like a repetition loop and the utterance
+    /// was decoded again with the full window.
+    pub retried_full: bool,
+}
+
+/// A loaded whisper model with its working state.
+pub struct Recognizer {
+    // `state` holds a reference-counted handle to the model: the context field keeps the API
+    // for creating more states, and documents ownership.
+    _context: WhisperContext,
+    state: WhisperState,
+    config: RecognizerConfig,
+    model_path: PathBuf,
+    model_type: String,
+    multilingual: bool,
+    model_audio_ctx: usize,
+}
+
+impl std::fmt::Debug for Recognizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recognizer")
+            .field("model_path", &self.model_path)
+            .field("model_type", &self.model_type)
+            .field("multilingual", &self.multilingual)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks that `path` is a readable file that starts like a ggml model, before whisper.cpp
+/// (which only logs why it fails) sees it.
+pub fn check_model_file(path: &Path) -> Result<(), LoadError> {
+    use std::io::Read;
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LoadError::Missing { path: path.into() })
+        }
+        Err(source) => {
+            return Err(LoadError::Unreadable {
+                path: path.into(),
+                source,
+            })
+        }
+    };
+    let mut magic = [0u8; 4];
+    match file.read_exact(&mut magic) {
+        Ok(()) if magic == GGML_MAGIC => Ok(()),
+        Ok(()) => Err(LoadError::NotGgml { path: path.into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(LoadError::NotGgml { path: path.into() })
+        }
+        Err(source) => Err(LoadError::Unreadable {
+            path: path.into(),
+            source,
+        }),
+    }
+}
+
+impl Recognizer {
+    /// Loads the model at `path` (once; every transcription then reuses it).
+    pub fn load(path: &Path, config: RecognizerConfig) -> Result<Self, LoadError> {
+        check_model_file(path)?;
+        let whisper = |source| LoadError::Whisper {
+            path: path.into(),
+            source,
+        };
+        let context = WhisperContext::new_with_params(path, WhisperContextParameters::default())
+            .map_err(whisper)?;
+        let state = context.create_state().map_err(whisper)?;
+        let multilingual = context.is_multilingual();
+        let model_type = context
+            .model_type_readable_str_lossy()
+            .map(|s| s.into_owned())
+            .unwrap_or_else(|_| "unknown".into());
+        let model_audio_ctx = usize::try_from(context.model_n_audio_ctx()).unwrap_or(1500);
+        let recognizer = Recognizer {
+            _context: context,
+            state,
+            config,
+            model_path: path.into(),
+            model_type,
+            multilingual,
+            model_audio_ctx,
+        };
+        recognizer.resolve_language(None).map_err(|e| match e {
+            TranscribeError::Language { language, problem } => {
+                LoadError::Language { language, problem }
+            }
+            TranscribeError::Whisper(source) => whisper(source),
+        })?;
+        Ok(recognizer)
+    }
+
+    /// The model file.
+    pub fn model_path(&self) -> &Path {
+        &self.model_path
+    }
+
+    /// The model's size class as whisper.cpp names it (`tiny`, `base`, ...).
+    pub fn model_type(&self) -> &str {
+        &self.model_type
+    }
+
+    /// True if the model knows many languages (false for the `.en` models).
+    pub fn is_multilingual(&self) -> bool {
+        self.multilingual
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &RecognizerConfig {
+        &self.config
+    }
+
+    /// Languages the model recognises, as codes (`en`, `de`, ...).
+    pub fn languages(&self) -> Vec<String> {
+        if !self.multilingual {
+            return vec!["en".into()];
+        }
+        (0..=whisper_rs::get_lang_max_id())
+            .filter_map(whisper_rs::get_lang_str)
+            .map(String::from)
+            .collect()
+    }
+
+    /// The language to use for a request: the request's, else the configured default.
+    /// English-only models take only `en` (and `auto`, which means `en` for them).
+    pub fn resolve_language(&self, requested: Option<&str>) -> Result<String, TranscribeError> {
+        let language = requested
+            .filter(|l| !l.trim().is_empty())
+            .unwrap_or(&self.config.language)
+            .trim()
+            .to_ascii_lowercase();
+        let bad = |problem: String| TranscribeError::Language {
+            language: language.clone(),
+            problem,
+        };
+        // whisper-rs panics on a NUL byte; language codes are short ASCII words anyway.
+        if language.len() > 16
+            || !language
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(bad("not a language code".into()));
+        }
+        if !self.multilingual {
+            return match language.as_str() {
+                "en" | "auto" => Ok("en".into()),
+                _ => Err(bad(format!(
+                    "the model {} is English-only; use a multilingual model for other languages",
+                    self.model_path.display()
+                ))),
+            };
+        }
+        if language == "auto" || whisper_rs::get_lang_id(&language).is_some() {
+            Ok(language)
+        } else {
+            Err(bad(
+                "not a language whisper knows (codes such as en, de, fr; or auto)".into(),
+            ))
+        }
+    }
+
+    /// The encoder window for `n_samples` of 16 kHz audio: the utterance's frames plus the
+    /// margin, or the model's full window if trimming is off or the audio fills it.
+    pub fn audio_ctx_for(&self, n_samples: usize) -> usize {
+        if !self.config.trim_audio_ctx {
+            return self.model_audio_ctx;
+        }
+        audio_ctx_for(
+            n_samples,
+            self.config.audio_ctx_margin,
+            self.model_audio_ctx,
+        )
+    }
+
+    /// Transcribes 16 kHz mono audio in `language` (or the default).
+    pub fn transcribe(
+        &mut self,
+        samples: &[f32],
+        language: Option<&str>,
+    ) -> Result<Transcription, TranscribeError> {
+        let language = self.resolve_language(language)?;
+        let audio_seconds = samples.len() as f64 / f64::from(WHISPER_RATE);
+        let audio_ctx = self.audio_ctx_for(samples.len());
+        // whisper.cpp returns nothing for less than 100 ms, and fails on no samples at all.
+        if samples.len() < WHISPER_RATE as usize / 10 {
+            return Ok(Transcription {
+                text: String::new(),
+                language,
+                audio_seconds,
+                audio_ctx,
+                elapsed: Duration::ZERO,
+                retried_full: false,
+            });
+        }
+
+        let max_tokens = max_tokens_for(audio_seconds);
+        let start = Instant::now();
+        let (mut text, n_tokens) = self.run(samples, &language, audio_ctx, max_tokens)?;
+        let mut used_ctx = audio_ctx;
+        let mut retried_full = false;
+        if audio_ctx < self.model_audio_ctx && looks_like_a_loop(&text, n_tokens, max_tokens) {
+            warn!(
+                audio_ctx,
+                "the transcript looks like a repetition loop ({text:?}); decoding again with the \
+                 full window"
+            );
+            (text, _) = self.run(samples, &language, self.model_audio_ctx, max_tokens)?;
+            used_ctx = self.model_audio_ctx;
+            retried_full = true;
+        }
+        Ok(Transcription {
+            text,
+            language,
+            audio_seconds,
+            audio_ctx: used_ctx,
+            elapsed: start.elapsed(),
+            retried_full,
+        })
+    }
+
+    /// One whisper.cpp run: the trimmed text and the number of tokens decoded.
+    fn run(
+        &mut self,
+        samples: &[f32],
+        language: &str,
+        audio_ctx: usize,
+        max_tokens: i32,
+    ) -> Result<(String, usize), TranscribeError> {
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        params.set_n_threads(i32::try_from(self.config.threads).unwrap_or(4));
+        params.set_language(Some(language));
+        params.set_translate(false);
+        params.set_no_context(true);
+        params.set_no_timestamps(true);
+        params.set_single_segment(true);
+        params.set_print_special(false);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_timestamps(false);
+        params.set_suppress_nst(true);
+        params.set_temperature(0.0);
+        params.set_temperature_inc(0.0);
+        params.set_max_tokens(max_tokens);
+        if audio_ctx < self.model_audio_ctx {
+            params.set_audio_ctx(i32::try_from(audio_ctx).unwrap_or(0));
+        }
+        if let Some(prompt) = &self.config.prompt {
+            params.set_initial_prompt(prompt);
+        }
+
+        self.state.full(params, samples)?;
+        let mut text = String::new();
+        let mut n_tokens = 0;
+        for segment in self.state.as_iter() {
+            text.push_str(&segment.to_str_lossy()?);
+            n_tokens += usize::try_from(segment.n_tokens()).unwrap_or(0);
+        }
+        Ok((text.trim().to_string(), n_tokens))
+    }
+}
+
+/// True if a transcript looks like whisper's repetition loop: decoding ran to the token cap,
+/// or some phrase of four words comes three times.
+pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
+    if n_tokens >= usize::try_from(max_tokens).unwrap_or(usize::MAX) {
+        return true;
+    }
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        })
+        .filter(|w: &String| !w.is_empty())
+        .collect();
+    let n = 4;
+    if words.len() < 3 * n {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for phrase in words.windows(n) {
+        let count = counts.entry(phrase).or_insert(0);
+        *count += 1;
+        if *count >= 3 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The encoder window for `n_samples` of 16 kHz audio: `ceil(seconds × 50) + margin`, at most
+/// `full` (the model's window, 1500).
+pub fn audio_ctx_for(n_samples: usize, margin: usize, full: usize) -> usize {
+    let per_frame = WHISPER_RATE as usize / AUDIO_CTX_PER_SECOND;
+    n_samples
+        .div_ceil(per_frame)
+        .saturating_add(margin)
+        .min(full)
+}
+
+/// A cap on the tokens decoded for an utterance of `seconds`: speech runs at about 4 tokens a
+/// second, so 8 a second plus 24 never cuts real speech short but stops a decoder caught in a
+/// repetition loop (which, without temperature fallback, would run to the text context's end).
+pub fn max_tokens_for(seconds: f64) -> i32 {
+    (24.0 + 8.0 * seconds).clamp(24.0, 224.0) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audio_ctx_follows_the_utterance_and_is_clamped() {
+        // 1 s = 50 frames, + margin.
+        assert_eq!(audio_ctx_for(16_000, 64, 1500), 114);
+        // Partial frames round up.
+        assert_eq!(audio_ctx_for(16_001, 0, 1500), 51);
+        assert_eq!(audio_ctx_for(0, 64, 1500), 64);
+        // 30 s and more: the full window.
+        assert_eq!(audio_ctx_for(30 * 16_000, 64, 1500), 1500);
+        assert_eq!(audio_ctx_for(usize::MAX, 64, 1500), 1500);
+    }
+
+    #[test]
+    fn repetition_loops_are_recognised() {
+        let looped = "Alexa turn on the kitchen light. Alexa turn on the kitchen light. \
+                      Alexa turn on the kitchen light. Alexa turn on the";
+        assert!(looks_like_a_loop(looped, 30, 38));
+        // Cut short by the cap, even without visible repetition.
+        assert!(looks_like_a_loop("turn on the", 38, 38));
+        for fine in [
+            "turn on the kitchen light.",
+            "What time is it? Please switch off the lights in the living room.",
+            "turn on the light, turn on the fan, turn on the radio",
+            "",
+        ] {
+            assert!(!looks_like_a_loop(fine, 12, 38), "{fine}");
+        }
+    }
+
+    #[test]
+    fn token_cap_grows_with_duration_within_bounds() {
+        assert_eq!(max_tokens_for(0.0), 24);
+        assert_eq!(max_tokens_for(2.0), 40);
+        assert_eq!(max_tokens_for(600.0), 224);
+    }
+
+    #[test]
+    fn model_file_problems_name_the_file_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("hearth-stt-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("nope.bin");
+        let err = check_model_file(&missing).unwrap_err();
+        assert!(matches!(err, LoadError::Missing { .. }));
+        let msg = err.to_string();
+        assert!(msg.contains("nope.bin") && msg.contains("--model"), "{msg}");
+
+        let not_ggml = dir.join("not-ggml.bin");
+        std::fs::write(&not_ggml, b"GGUF....").unwrap();
+        assert!(matches!(
+            check_model_file(&not_ggml),
+            Err(LoadError::NotGgml { .. })
+        ));
+        let short = dir.join("short.bin");
+        std::fs::write(&short, b"lm").unwrap();
+        assert!(matches!(
+            check_model_file(&short),
+            Err(LoadError::NotGgml { .. })
+        ));
+        // A directory opens on Linux but cannot be read.
+        assert!(matches!(
+            check_model_file(&dir),
+            Err(LoadError::Unreadable { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
