@@ -367,6 +367,19 @@ pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
             .any(|o| o.result.len() > 12 && t.trim_matches('"') == o.result.trim())
 }
 
+/// A streamed sentence that only parrots the loop's own messages or a tool result: it is
+/// held back (the hooks decide what to say instead).
+fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
+    let t = sentence.trim();
+    t.contains("(system:")
+        || t.contains("tool results —")
+        || outcomes.iter().any(|o| {
+            o.result.len() > 12
+                && t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
+                    == o.result.trim()
+        })
+}
+
 /// A reply built from results when the model only echoed them: plain words, no JSON.
 fn reply_from_results(outcomes: &[ToolOutcome]) -> String {
     let ok: Vec<&ToolOutcome> = outcomes
@@ -490,6 +503,7 @@ async fn generate(
     grammar: Option<Arc<str>>,
     tools: &ToolSet,
     speak: Option<&mpsc::UnboundedSender<Speakable>>,
+    outcomes: &[ToolOutcome],
 ) -> Result<(String, crate::toolcall::ParseOutput, GenStats, bool), AgentError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     shared
@@ -511,7 +525,9 @@ async fn generate(
         for e in events {
             if let StreamEvent::Text(t) = e {
                 for s in sentences.push(&t) {
-                    *spoken |= tx.send(s).is_ok();
+                    if !echo_sentence(s.as_str(), outcomes) {
+                        *spoken |= tx.send(s).is_ok();
+                    }
                 }
             }
         }
@@ -530,7 +546,9 @@ async fn generate(
     if stats.stop != Some(StopReason::Cancelled) {
         say(events, &mut spoken);
         if let (Some(tx), Some(last)) = (speak, sentences.finish()) {
-            spoken |= tx.send(last).is_ok();
+            if !echo_sentence(last.as_str(), outcomes) {
+                spoken |= tx.send(last).is_ok();
+            }
         }
     }
     Ok((raw, parsed, stats, spoken))
@@ -606,10 +624,16 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         };
         let prompt = render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?;
         let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
-        let (raw, parsed, stats, spoke) =
-            generate(shared, prompt, grammar, &toolset, ask.speak.as_ref())
-                .instrument(span.clone())
-                .await?;
+        let (raw, parsed, stats, spoke) = generate(
+            shared,
+            prompt,
+            grammar,
+            &toolset,
+            ask.speak.as_ref(),
+            &last_outcomes,
+        )
+        .instrument(span.clone())
+        .await?;
         let _g = span.enter();
         timings.prompt_eval += stats.prompt_eval_ms;
         timings.generation += stats.generation_ms;

@@ -498,3 +498,26 @@ async fn a_confirmation_is_spoken_through_the_same_channel() {
     );
     assert!(rx.recv().await.is_none());
 }
+
+#[tokio::test]
+async fn a_parroted_synthetic_message_is_never_spoken() {
+    let parrot = "(system: tool results — check_mail -> 3. Now answer the previous request in one short sentence.)";
+    let r = rig(
+        &[MAIL_CALL, parrot, "You have three unread mails."],
+        "qwen2.5",
+        NO_TOOL_ROLE,
+        |_, _| {},
+    )
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut request = Ask::new("s", "any mail?");
+    request.speak = Some(tx);
+    let turn = hearth::agent::ask(&r.agent, request).await.unwrap();
+    let mut spoken = Vec::new();
+    while let Some(s) = rx.recv().await {
+        spoken.push(s.into_string());
+    }
+    assert_eq!(spoken, vec!["You have three unread mails."]);
+    assert!(turn.hops[1].hook.as_deref().unwrap().contains("echoed"));
+    assert_eq!(turn.reply, "You have three unread mails.");
+}
