@@ -835,7 +835,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             .zip(&outcomes)
             .map(|(c, o)| {
                 (o.status != ToolStatus::Error)
-                    .then(|| registry.confirmation(c))
+                    .then(|| registry.confirmation(c, &o.result))
                     .flatten()
             })
             .collect();

@@ -108,6 +108,42 @@ fn what_time_runs_get_time_and_the_reply_holds_it() {
     );
 }
 
+/// A tool without a `say` confirmation: its result goes back to the model (the synthetic
+/// user message, Qwen2.5-Coder's template has no tool role here) and the model answers
+/// from it, in either state. Reading never changes the state.
+#[test]
+fn a_question_goes_round_trip_through_the_model() {
+    let Some(s) = shared() else { return };
+    for state in ["on", "off"] {
+        std::fs::write(s.state.join("light-bedroom"), format!("{state}\n")).unwrap();
+        let session = format!("bedroom-{state}");
+        let turn = ask_with(&s.text.agent, s, &session, "is the bedroom light on");
+        let calls = all_calls(&turn);
+        assert!(
+            !calls.is_empty()
+                && calls
+                    .iter()
+                    .all(|c| c.name == "get_light" && c.arguments == json!({"room": "bedroom"})),
+            "{turn:#?}"
+        );
+        assert_eq!(calls[0].result, format!("bedroom light {state}"));
+        let words: Vec<String> = turn
+            .reply
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .map(str::to_string)
+            .collect();
+        let other = if state == "on" { "off" } else { "on" };
+        assert!(
+            words.iter().any(|w| w == state) && !words.iter().any(|w| w == other),
+            "reply {:?} should say the light is {state}: {turn:#?}",
+            turn.reply
+        );
+        let now = std::fs::read_to_string(s.state.join("light-bedroom")).unwrap();
+        assert_eq!(now.trim(), state, "a question never changes the state");
+    }
+}
+
 #[test]
 fn a_joke_runs_no_tool() {
     let Some(s) = shared() else { return };

@@ -109,7 +109,7 @@ async fn set_light_changes_the_state_file() {
     );
     assert_eq!(state("light-kitchen").as_deref(), Some("on"));
     assert_eq!(
-        r.confirmation(&on).as_deref(),
+        r.confirmation(&on, "kitchen light on").as_deref(),
         Some("The kitchen light is on.")
     );
 
@@ -121,7 +121,7 @@ async fn set_light_changes_the_state_file() {
     assert_eq!(o.result, "kitchen light off");
     assert_eq!(state("light-kitchen").as_deref(), Some("off"));
     assert_eq!(
-        r.confirmation(&off).as_deref(),
+        r.confirmation(&off, "kitchen light off").as_deref(),
         Some("The kitchen light is off.")
     );
 
@@ -146,7 +146,8 @@ async fn thermostat_and_invalid_calls() {
     );
     assert_eq!(state("thermostat").as_deref(), Some("21.5"));
     assert_eq!(
-        r.confirmation(&set).as_deref(),
+        r.confirmation(&set, "thermostat set to 21 degrees")
+            .as_deref(),
         Some("The thermostat is set to 21.5 degrees.")
     );
     let o = r.call(&call("get_thermostat", json!({}))).await;
@@ -319,14 +320,16 @@ async fn actor_runs_demo_calls_in_parallel_in_call_order() {
     assert_eq!(state("light-bedroom").as_deref(), Some("on"));
     assert_eq!(state("light-bathroom").as_deref(), Some("off"));
 
-    // get_time: HH:MM
+    // get_time: H:MM AM|PM
     let t = &outcomes[1].result;
     assert_eq!(outcomes[1].status, ToolStatus::Ok);
+    let (clock, half) = t.split_once(' ').unwrap();
+    let (h, m) = clock.split_once(':').unwrap();
     assert!(
-        t.len() == 5
-            && t.as_bytes()[2] == b':'
-            && t[..2].parse::<u8>().is_ok_and(|h| h < 24)
-            && t[3..].parse::<u8>().is_ok_and(|m| m < 60),
+        (half == "AM" || half == "PM")
+            && h.parse::<u8>().is_ok_and(|h| (1..=12).contains(&h))
+            && m.len() == 2
+            && m.parse::<u8>().is_ok_and(|m| m < 60),
         "{t}"
     );
     assert!(outcomes[3].result.contains(", "), "{}", outcomes[3].result);

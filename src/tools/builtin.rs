@@ -9,7 +9,7 @@ use crate::toolcall::ToolSpec;
 /// A tool compiled into hearth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builtin {
-    /// `get_time`: the local time, `"14:05"`.
+    /// `get_time`: the local time as said aloud, `"2:05 PM"`.
     Time,
     /// `get_date`: the local date, `"Sunday, 22 November 2026"`.
     Date,
@@ -40,7 +40,17 @@ impl Builtin {
         Self::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// The built-in as a registry tool (no parameters, no `say`).
+    /// The spoken answer: the result itself. A small model asked to restate a time garbles
+    /// it (Qwen2.5-Coder-0.5B turned "00:07" into "07:00"), so the built-ins speak their
+    /// result and skip the second LLM hop: always right, and the answer comes sooner.
+    pub fn say(self) -> &'static str {
+        match self {
+            Builtin::Time => "It's {{ result }}.",
+            Builtin::Date => "Today is {{ result }}.",
+        }
+    }
+
+    /// The built-in as a registry tool (no parameters).
     pub fn tool(self) -> Tool {
         Tool {
             spec: ToolSpec {
@@ -48,7 +58,7 @@ impl Builtin {
                 description: self.description().into(),
                 parameters: no_parameters(),
             },
-            say: None,
+            say: Some(self.say().to_string()),
             executor: Executor::Builtin(self),
         }
     }
@@ -66,7 +76,7 @@ impl Builtin {
     /// Run it at a given time (for tests and replays).
     pub fn run_at(self, now: &Zoned) -> Result<String, jiff::Error> {
         let format = match self {
-            Builtin::Time => "%H:%M",
+            Builtin::Time => "%-I:%M %p",
             Builtin::Date => "%A, %-d %B %Y",
         };
         jiff::fmt::strtime::format(format, now)
@@ -80,7 +90,13 @@ mod tests {
     #[test]
     fn formats() {
         let z: Zoned = "2026-11-22T04:05:09+01:00[+01:00]".parse().unwrap();
-        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "04:05");
+        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "4:05 AM");
+        let z: Zoned = "2026-11-22T00:07:00[UTC]".parse().unwrap();
+        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "12:07 AM");
+        let z: Zoned = "2026-11-22T12:30:00[UTC]".parse().unwrap();
+        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "12:30 PM");
+        let z: Zoned = "2026-11-22T23:59:00[UTC]".parse().unwrap();
+        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "11:59 PM");
         assert_eq!(
             Builtin::Date.run_at(&z).unwrap(),
             "Sunday, 22 November 2026"
@@ -90,14 +106,13 @@ mod tests {
     }
 
     #[test]
-    fn get_time_returns_hh_mm_now() {
+    fn get_time_returns_h_mm_am_pm_now() {
         let t = Builtin::Time.run().unwrap();
-        let b = t.as_bytes();
-        assert_eq!(b.len(), 5, "{t}");
-        assert!(b[0].is_ascii_digit() && b[1].is_ascii_digit() && b[2] == b':');
-        assert!(b[3].is_ascii_digit() && b[4].is_ascii_digit());
-        let (h, m): (u8, u8) = (t[..2].parse().unwrap(), t[3..].parse().unwrap());
-        assert!(h < 24 && m < 60, "{t}");
+        let (clock, half) = t.split_once(' ').unwrap();
+        assert!(half == "AM" || half == "PM", "{t}");
+        let (h, m) = clock.split_once(':').unwrap();
+        let (h, m): (u8, u8) = (h.parse().unwrap(), m.parse().unwrap());
+        assert!((1..=12).contains(&h) && m < 60 && clock.len() <= 5, "{t}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! name = "set_light"
 //! description = "Turn a light on or off in one room."
 //! say = "The {{ room }} light is {{ 'on' if on else 'off' }}."   # optional spoken confirmation
+//!                                                # (`{{ result }}` is the tool's output text)
 //! [tool.parameters]            # JSON Schema of the arguments (an object schema), as TOML
 //! type = "object"
 //! required = ["room", "on"]
@@ -481,6 +482,7 @@ enum TemplateProblem {
 
 /// Compile a template and check that every variable it reads is a parameter (or
 /// `manifest_dir` when `argv`) or a template global (`range`, `namespace`, …).
+/// `argv`: an argv template (may read `manifest_dir`); else a `say` template (may read `result`).
 fn check_template(source: &str, params: &[String], argv: bool) -> Result<(), TemplateProblem> {
     let env = super::templates();
     let tmpl = env
@@ -492,6 +494,7 @@ fn check_template(source: &str, params: &[String], argv: bool) -> Result<(), Tem
         .filter(|v| {
             let known = params.contains(v)
                 || (argv && v == MANIFEST_DIR_VAR)
+                || (!argv && v == super::RESULT_VAR)
                 || env.globals().any(|(g, _)| g == v);
             !known
         })

@@ -32,6 +32,9 @@ pub use exec::{ExecOutput, ExecSpec};
 pub use manifest::{load_dir, parse_manifest, ToolsError};
 pub use registry::{Executor, Registry, Tool, ToolOutcome, ToolStatus};
 
+/// The variable a `say` template reads the tool's output text from (`It's {{ result }}.`).
+pub const RESULT_VAR: &str = "result";
+
 /// The template environment shared by argv and `say` templates: strict undefined values
 /// (a missing argument fails the render), Python-style string methods (`.upper()`, …).
 pub(crate) fn templates() -> &'static minijinja::Environment<'static> {

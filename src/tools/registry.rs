@@ -203,11 +203,18 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// The spoken confirmation of a call: the tool's `say` rendered with the arguments.
+    /// The spoken confirmation of a call: the tool's `say` rendered with the arguments and
+    /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it).
     /// None when the tool has none, or rendering fails (logged as a warning) or is blank.
-    pub fn confirmation(&self, call: &ToolCall) -> Option<String> {
+    pub fn confirmation(&self, call: &ToolCall, result: &str) -> Option<String> {
         let say = self.get(&call.name)?.say.as_deref()?;
-        match super::render(say, &call.arguments) {
+        let mut vars = match &call.arguments {
+            serde_json::Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        vars.entry(super::RESULT_VAR)
+            .or_insert_with(|| serde_json::Value::String(result.trim().to_string()));
+        match super::render(say, &serde_json::Value::Object(vars)) {
             Ok(text) => {
                 let text = text.trim();
                 (!text.is_empty()).then(|| text.to_string())
@@ -446,15 +453,20 @@ mod tests {
     fn confirmation_renders_say() {
         let r = registry();
         assert_eq!(
-            r.confirmation(&call("echo_room", json!({"room": "hall"})))
+            r.confirmation(&call("echo_room", json!({"room": "hall"})), "x")
                 .as_deref(),
             Some("The hall is done.")
         );
         // rendering fails (strict undefined): no confirmation
-        assert_eq!(r.confirmation(&call("echo_room", json!({}))), None);
-        // no say, unknown tool
-        assert_eq!(r.confirmation(&call("get_time", json!({}))), None);
-        assert_eq!(r.confirmation(&call("nope", json!({}))), None);
+        assert_eq!(r.confirmation(&call("echo_room", json!({})), "x"), None);
+        // the built-ins speak their result
+        assert_eq!(
+            r.confirmation(&call("get_time", json!({})), " 9:05 PM\n")
+                .as_deref(),
+            Some("It's 9:05 PM.")
+        );
+        // unknown tool
+        assert_eq!(r.confirmation(&call("nope", json!({})), "x"), None);
     }
 
     #[tokio::test]
