@@ -4,7 +4,7 @@
 //! code, so it builds and tests in seconds. `models` finds, verifies and downloads model
 //! files; `llm` holds the chat templates, grammars and engines (llama.cpp behind the `llm`
 //! feature); `tools` the tool registry and executors; `agent` the hop loop; `supervisor`
-//! the wiring.
+//! the wiring; `voice` the values that cross the voice pipeline's stages.
 
 pub mod agent;
 pub mod llm;
@@ -14,3 +14,4 @@ pub mod speech;
 pub mod supervisor;
 pub mod toolcall;
 pub mod tools;
+pub mod voice;

@@ -1,0 +1,176 @@
+//! The values that cross the voice pipeline's stage boundaries: frames of captured audio,
+//! utterances, what was heard, synthesised speech and the playback events Listen needs for
+//! barge-in. A stage imports these types, never another stage (DESIGN.md, "Wiring").
+//!
+//! ```text
+//! Capture ─Frame─► Listen ─Utterance─► Stt ─Heard─► Agent ─Speakable─► Tts ─Pcm─► Playback
+//!                    ▲                                                             │
+//!                    └──────────────────── PlaybackEvent ◄─────────────────────────┘
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The pipeline's sample rate after capture: 16 kHz mono (what whisper and Silero take).
+pub const SAMPLE_RATE: u32 = 16_000;
+
+/// Samples in one [`Frame`]: 32 ms at 16 kHz (Silero VAD's window).
+pub const FRAME_SAMPLES: usize = 512;
+
+/// One fixed-size frame of captured audio: 16 kHz mono, `f32` in [-1, 1].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Exactly [`FRAME_SAMPLES`] samples.
+    pub samples: Arc<[f32]>,
+    /// Index of the first sample since capture started (16 kHz clock): the input's own
+    /// time, which for a file source runs faster than the wall clock.
+    pub start: u64,
+    /// When the frame's last sample was captured (wall clock).
+    pub at: Instant,
+}
+
+impl Frame {
+    /// The frame's time on the input clock, in seconds.
+    pub fn start_secs(&self) -> f64 {
+        self.start as f64 / f64::from(SAMPLE_RATE)
+    }
+}
+
+/// One stretch of speech, from the first voiced frame (with a little lead-in) to the end of
+/// the hangover: 16 kHz mono `f32`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Utterance {
+    /// The samples, 16 kHz mono.
+    pub samples: Arc<[f32]>,
+    /// Input-clock index of the first sample.
+    pub start: u64,
+    /// Input-clock index where the speech ended (before the hangover).
+    pub speech_end: u64,
+    /// When the endpoint was decided (wall clock): the start of the reply's latency.
+    pub endpointed_at: Instant,
+}
+
+impl Utterance {
+    /// Length in seconds.
+    pub fn secs(&self) -> f64 {
+        self.samples.len() as f64 / f64::from(SAMPLE_RATE)
+    }
+
+    /// The samples as 16-bit PCM (what the Wyoming protocol carries).
+    pub fn pcm16(&self) -> Vec<i16> {
+        self.samples.iter().map(|&s| f32_to_i16(s)).collect()
+    }
+}
+
+/// What the user said, from Stt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heard {
+    /// The transcript, trimmed.
+    pub text: String,
+    /// When the utterance was endpointed (carried through for the latency breakdown).
+    pub endpointed_at: Instant,
+    /// Time spent in speech recognition, ms.
+    pub stt_ms: f64,
+}
+
+/// A chunk of synthesised speech: mono 16-bit PCM at the voice's own rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pcm {
+    /// Mono samples.
+    pub samples: Arc<[i16]>,
+    /// Sample rate in Hz (e.g. 22050 for a Piper medium voice).
+    pub rate: u32,
+}
+
+impl Pcm {
+    /// Length in seconds.
+    pub fn secs(&self) -> f64 {
+        if self.rate == 0 {
+            return 0.0;
+        }
+        self.samples.len() as f64 / f64::from(self.rate)
+    }
+}
+
+/// What Playback reports, for Listen (barge-in gating) and the turn's timings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlaybackEvent {
+    /// The first sample of a reply reached the output.
+    Started { at: Instant },
+    /// The output level of what is playing now (RMS over the last block, 0..1): Listen
+    /// gates barge-in on it so hearth's own voice does not interrupt itself.
+    Level { rms: f32 },
+    /// Playback ended: the queue ran dry, or it was stopped (`interrupted`, e.g. a barge-in).
+    Stopped { at: Instant, interrupted: bool },
+}
+
+/// Clamp-convert a float sample to 16-bit PCM.
+pub fn f32_to_i16(s: f32) -> i16 {
+    let v = (s.clamp(-1.0, 1.0) * 32767.0).round();
+    v as i16
+}
+
+/// Convert a 16-bit PCM sample to float in [-1, 1].
+pub fn i16_to_f32(s: i16) -> f32 {
+    f32::from(s) / 32768.0
+}
+
+/// Root mean square of a block of float samples (0 for an empty block).
+pub fn rms(samples: &[f32]) -> f32 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = samples.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
+    (sum / samples.len() as f64).sqrt() as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_clamp_and_round_trip() {
+        assert_eq!(f32_to_i16(2.0), 32767);
+        assert_eq!(f32_to_i16(-2.0), -32767);
+        assert_eq!(f32_to_i16(0.0), 0);
+        for s in [-32768i16, -1000, 0, 1, 12345, 32767] {
+            let back = f32_to_i16(i16_to_f32(s));
+            assert!((i32::from(back) - i32::from(s)).abs() <= 1, "{s} -> {back}");
+        }
+    }
+
+    #[test]
+    fn rms_of_known_signals() {
+        assert_eq!(rms(&[]), 0.0);
+        assert!((rms(&[0.5, -0.5, 0.5, -0.5]) - 0.5).abs() < 1e-6);
+        let sine: Vec<f32> = (0..16000)
+            .map(|i| (i as f32 * 440.0 * std::f32::consts::TAU / 16000.0).sin())
+            .collect();
+        assert!((rms(&sine) - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-3);
+    }
+
+    #[test]
+    fn lengths() {
+        let u = Utterance {
+            samples: vec![0.0; 32000].into(),
+            start: 0,
+            speech_end: 30000,
+            endpointed_at: Instant::now(),
+        };
+        assert_eq!(u.secs(), 2.0);
+        assert_eq!(u.pcm16().len(), 32000);
+        let p = Pcm {
+            samples: vec![0; 22050].into(),
+            rate: 22050,
+        };
+        assert_eq!(p.secs(), 1.0);
+        assert_eq!(
+            Pcm {
+                samples: vec![0; 5].into(),
+                rate: 0
+            }
+            .secs(),
+            0.0
+        );
+    }
+}
