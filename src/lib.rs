@@ -11,6 +11,7 @@ pub mod llm;
 pub mod models;
 pub mod preset;
 pub mod speech;
+pub mod stt;
 pub mod supervisor;
 pub mod toolcall;
 pub mod tools;

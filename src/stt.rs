@@ -1,0 +1,779 @@
+//! Stt: the speech recognition stage, a Wyoming client.
+//!
+//! Recognition runs in another process: by default a `hearth-stt` child (whisper-rs, its own
+//! package: whisper.cpp and llama.cpp bundle different ggml copies that cannot share a
+//! binary) spoken to over its stdin/stdout, or any Wyoming ASR server by TCP address (a
+//! bigger box in the house, Home Assistant's `wyoming-faster-whisper`). A crash or a ggml
+//! abort there never takes the agent down: the actor notices (a broken pipe, end of stream,
+//! a missed `pong`, the child's exit), starts or reconnects it with backoff, and retries
+//! the utterance it was working on once.
+//!
+//! ```text
+//! Transcribe(Utterance) ──► transcribe, audio-start, audio-chunk…, audio-stop ──► server
+//!            Heard ◄──────────────────────────────── transcript | error ◄──┘
+//! ```
+//!
+//! While idle, a `ping` every [`SttConfig::health_every`] checks the server answers.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use wyoming::{
+    AudioChunk, AudioFormat, AudioStart, AudioStop, Describe, ErrorEvent, EventReader, Eventable,
+    Info, Ping, Pong, Transcribe, Transcript,
+};
+
+use crate::voice::{Heard, Utterance};
+
+/// Samples per `audio-chunk` (64 ms at 16 kHz).
+const CHUNK_SAMPLES: usize = 1024;
+
+/// Lines of the child's stderr kept for error messages.
+const STDERR_TAIL: usize = 12;
+
+/// Where the recogniser is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SttServer {
+    /// Start `hearth-stt` as a child and speak Wyoming on its stdin/stdout.
+    Spawn {
+        /// The `hearth-stt` executable.
+        program: PathBuf,
+        /// The whisper.cpp model it loads (`--model`).
+        model: PathBuf,
+        /// More arguments (`--threads 2`, `--prompt "kitchen bedroom"`, ...).
+        args: Vec<String>,
+    },
+    /// Connect to a Wyoming ASR server: `HOST:PORT` or `tcp://HOST:PORT`.
+    Connect(String),
+}
+
+impl SttServer {
+    /// Spawn `hearth-stt` with this model: the executable beside the running one if it is
+    /// there (an installed or `cargo build` layout), else `hearth-stt` from `PATH`.
+    pub fn spawn_default(model: PathBuf) -> SttServer {
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join("hearth-stt")))
+            .filter(|p| p.is_file());
+        SttServer::Spawn {
+            program: beside.unwrap_or_else(|| PathBuf::from("hearth-stt")),
+            model,
+            args: Vec::new(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            SttServer::Spawn { program, .. } => program.display().to_string(),
+            SttServer::Connect(addr) => format!("tcp://{}", tcp_addr(addr)),
+        }
+    }
+}
+
+fn tcp_addr(addr: &str) -> &str {
+    addr.strip_prefix("tcp://").unwrap_or(addr)
+}
+
+/// How the Stt actor reaches and watches its recogniser.
+#[derive(Debug, Clone)]
+pub struct SttConfig {
+    /// The recogniser.
+    pub server: SttServer,
+    /// Language asked for in `transcribe` (None: the server's default).
+    pub language: Option<String>,
+    /// Model asked for in `transcribe` (None: the server's choice).
+    pub model_name: Option<String>,
+    /// How long a start may take: spawning, loading the model, answering `describe`.
+    pub start_timeout: Duration,
+    /// How long the transcript of one utterance may take after `audio-stop`.
+    pub reply_timeout: Duration,
+    /// Idle health check period (`ping`); `Duration::ZERO` turns it off.
+    pub health_every: Duration,
+    /// First wait before restarting after a failed start; doubles up to `backoff_max`.
+    pub backoff_min: Duration,
+    /// Longest wait between restarts.
+    pub backoff_max: Duration,
+}
+
+impl SttConfig {
+    /// Defaults for a server: 60 s to start, 30 s per transcript, a ping every 10 s, restart
+    /// backoff 0.2 s doubling to 10 s.
+    pub fn new(server: SttServer) -> SttConfig {
+        SttConfig {
+            server,
+            language: None,
+            model_name: None,
+            start_timeout: Duration::from_secs(60),
+            reply_timeout: Duration::from_secs(30),
+            health_every: Duration::from_secs(10),
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What can go wrong in speech recognition.
+#[derive(Debug, thiserror::Error)]
+pub enum SttError {
+    /// The whisper model to hand to `hearth-stt` does not exist.
+    #[error("the speech recognition model {0} does not exist: point [stt] model (or --stt-model) at a whisper.cpp ggml file such as ggml-tiny.en.bin")]
+    ModelMissing(PathBuf),
+    /// `hearth-stt` could not be started.
+    #[error("cannot start the speech recogniser {program}: {source}. Build it with `cargo build --release -p hearth-stt` (it installs beside `hearth`), or set [stt] program")]
+    Spawn {
+        /// The executable.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TCP server could not be reached.
+    #[error("cannot connect to the Wyoming ASR server at {addr}: {source}. Is it running and listening there?")]
+    Connect {
+        /// The address.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The recogniser went away: the child exited, or the stream ended or broke.
+    #[error("the speech recogniser {server} went away ({why}){log}")]
+    Lost {
+        /// Which.
+        server: String,
+        /// What was seen: end of stream, broken pipe, exit status.
+        why: String,
+        /// The last lines of the child's stderr, if any (starts with a newline).
+        log: String,
+    },
+    /// No answer in time.
+    #[error("the speech recogniser {server} did not answer within {secs:.0} s while {during}")]
+    Timeout {
+        /// Which.
+        server: String,
+        /// What it was doing.
+        during: &'static str,
+        /// The limit.
+        secs: f64,
+    },
+    /// The server's `info` offers no speech recognition.
+    #[error("{0} answered `describe` without a speech recognition program: it is not a Wyoming ASR server")]
+    NoAsr(String),
+    /// The server answered the utterance with an `error` event.
+    #[error("the speech recogniser failed on this utterance: {text}{}", code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
+    Server {
+        /// Its message.
+        text: String,
+        /// Its code.
+        code: Option<String>,
+    },
+    /// A protocol error on the stream (the stream is no longer in step).
+    #[error("Wyoming protocol error from {server}: {source}")]
+    Protocol {
+        /// Which.
+        server: String,
+        /// What.
+        source: wyoming::Error,
+    },
+    /// The actor is gone.
+    #[error("the Stt actor is not running: {0}")]
+    Actor(String),
+}
+
+impl SttError {
+    /// True when the connection is unusable after this error (restart and maybe retry).
+    fn connection_lost(&self) -> bool {
+        matches!(
+            self,
+            SttError::Lost { .. } | SttError::Timeout { .. } | SttError::Protocol { .. }
+        )
+    }
+}
+
+/// The recogniser as the health check sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SttHealth {
+    /// The server (executable or address).
+    pub server: String,
+    /// The child's process id (spawned servers).
+    pub pid: Option<u32>,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// The `ping` round trip, ms.
+    pub ping_ms: f64,
+    /// The model names the server's `info` lists.
+    pub models: Vec<String>,
+}
+
+/// Messages to the [`Stt`] actor.
+pub enum SttMsg {
+    /// Transcribe one utterance.
+    Transcribe(Utterance, RpcReplyPort<Result<Heard, SttError>>),
+    /// Ping the server now (restarting it if needed) and report.
+    Health(RpcReplyPort<Result<SttHealth, SttError>>),
+    /// Timer: the idle health check.
+    Tick,
+}
+
+/// Transcribe one utterance through the actor.
+pub async fn transcribe(stt: &ActorRef<SttMsg>, utterance: Utterance) -> Result<Heard, SttError> {
+    ractor::call!(stt, SttMsg::Transcribe, utterance).map_err(|e| SttError::Actor(e.to_string()))?
+}
+
+/// Ask the actor for a health report.
+pub async fn health(stt: &ActorRef<SttMsg>) -> Result<SttHealth, SttError> {
+    ractor::call!(stt, SttMsg::Health).map_err(|e| SttError::Actor(e.to_string()))?
+}
+
+/// The Stt actor. Its argument is the [`SttConfig`]; it starts the server in `pre_start`,
+/// so a recogniser that cannot start fails the spawn with the reason.
+pub struct Stt;
+
+/// The actor's state.
+pub struct SttState {
+    config: SttConfig,
+    conn: Option<Conn>,
+    restarts: u32,
+    failed_starts: u32,
+}
+
+type Reader = EventReader<BufReader<Box<dyn AsyncRead + Send + Unpin>>>;
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// One live connection to a recogniser.
+struct Conn {
+    reader: Reader,
+    writer: Writer,
+    child: Option<tokio::process::Child>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    models: Vec<String>,
+}
+
+impl Conn {
+    fn log_tail(&self) -> String {
+        let tail = match self.stderr.lock() {
+            Ok(t) => t.iter().cloned().collect::<Vec<_>>(),
+            Err(_) => Vec::new(),
+        };
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; its last log lines:\n{}", tail.join("\n"))
+        }
+    }
+
+    /// Why the stream ended: the child's exit status if it has exited.
+    async fn why_gone(&mut self, seen: &str) -> String {
+        if let Some(child) = &mut self.child {
+            // give a dying child a moment to be reaped
+            if let Ok(Ok(status)) =
+                tokio::time::timeout(Duration::from_millis(500), child.wait()).await
+            {
+                return format!("{seen}; it exited with {status}");
+            }
+        }
+        seen.to_string()
+    }
+}
+
+impl Actor for Stt {
+    type Msg = SttMsg;
+    type State = SttState;
+    type Arguments = SttConfig;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        config: SttConfig,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let conn = start(&config).await?;
+        tracing::info!(server = %config.server.describe(), pid = ?conn.child.as_ref().and_then(|c| c.id()), models = ?conn.models, "stt ready");
+        if !config.health_every.is_zero() {
+            myself.send_interval(config.health_every, || SttMsg::Tick);
+        }
+        Ok(SttState {
+            config,
+            conn: Some(conn),
+            restarts: 0,
+            failed_starts: 0,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SttMsg::Transcribe(utterance, reply) => {
+                let result = state.transcribe(&utterance).await;
+                if reply.send(result).is_err() {
+                    tracing::warn!("transcript dropped: the caller is gone");
+                }
+            }
+            SttMsg::Health(reply) => {
+                let result = state.check().await;
+                let _ = reply.send(result);
+            }
+            SttMsg::Tick => {
+                if let Err(e) = state.check().await {
+                    tracing::warn!(error = %e, "stt health check failed; will retry");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(mut conn) = state.conn.take() {
+            if let Some(child) = &mut conn.child {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SttState {
+    /// The live connection, starting the server first (after the backoff) if there is none.
+    async fn conn(&mut self) -> Result<&mut Conn, SttError> {
+        if self.conn.is_none() {
+            if self.failed_starts > 0 {
+                let wait = backoff(&self.config, self.failed_starts);
+                tracing::info!(
+                    wait_ms = wait.as_millis() as u64,
+                    "stt: waiting before restart"
+                );
+                tokio::time::sleep(wait).await;
+            }
+            match start(&self.config).await {
+                Ok(conn) => {
+                    self.restarts += 1;
+                    self.failed_starts = 0;
+                    tracing::warn!(restarts = self.restarts, pid = ?conn.child.as_ref().and_then(|c| c.id()), "stt restarted");
+                    self.conn = Some(conn);
+                }
+                Err(e) => {
+                    self.failed_starts = self.failed_starts.saturating_add(1);
+                    return Err(e);
+                }
+            }
+        }
+        match self.conn.as_mut() {
+            Some(c) => Ok(c),
+            None => Err(SttError::Actor("no connection after a start".into())),
+        }
+    }
+
+    /// Drop the connection (killing a child).
+    async fn drop_conn(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            if let Some(child) = &mut conn.child {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+        }
+    }
+
+    async fn transcribe(&mut self, utterance: &Utterance) -> Result<Heard, SttError> {
+        let span = tracing::info_span!("stt", secs = utterance.secs());
+        let _enter = span.enter();
+        let started = Instant::now();
+        let pcm = utterance.pcm16();
+        let mut last = None;
+        // one retry on a fresh connection when the recogniser went away under us
+        for attempt in 0..2 {
+            let config = self.config.clone();
+            let conn = match self.conn().await {
+                Ok(c) => c,
+                Err(e) => return Err(e),
+            };
+            match exchange(conn, &config, &pcm).await {
+                Ok(text) => {
+                    let stt_ms = started.elapsed().as_secs_f64() * 1e3;
+                    tracing::info!(stt_ms, text = %text, attempt, "heard");
+                    return Ok(Heard {
+                        text,
+                        endpointed_at: utterance.endpointed_at,
+                        stt_ms,
+                    });
+                }
+                Err(e) if e.connection_lost() => {
+                    tracing::warn!(error = %e, attempt, "stt connection lost; restarting");
+                    self.drop_conn().await;
+                    last = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| SttError::Actor("no attempt made".into())))
+    }
+
+    /// Health: the child is alive and answers `ping`; restarts it otherwise.
+    async fn check(&mut self) -> Result<SttHealth, SttError> {
+        let config = self.config.clone();
+        for attempt in 0..2 {
+            let conn = self.conn().await?;
+            let t = Instant::now();
+            match ping(conn, &config).await {
+                Ok(()) => {
+                    let ping_ms = t.elapsed().as_secs_f64() * 1e3;
+                    let pid = conn.child.as_ref().and_then(|c| c.id());
+                    let models = conn.models.clone();
+                    return Ok(SttHealth {
+                        server: config.server.describe(),
+                        pid,
+                        restarts: self.restarts,
+                        ping_ms,
+                        models,
+                    });
+                }
+                Err(e) if attempt == 0 => {
+                    tracing::warn!(error = %e, "stt does not answer ping; restarting");
+                    self.drop_conn().await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(SttError::Actor("health check gave up".into()))
+    }
+}
+
+fn backoff(config: &SttConfig, failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
+    config
+        .backoff_min
+        .saturating_mul(factor)
+        .min(config.backoff_max)
+}
+
+/// Start (spawn or connect) and handshake: `describe` → `info` with an ASR program.
+async fn start(config: &SttConfig) -> Result<Conn, SttError> {
+    let server = config.server.describe();
+    let mut conn = match &config.server {
+        SttServer::Spawn {
+            program,
+            model,
+            args,
+        } => {
+            if !model.is_file() {
+                return Err(SttError::ModelMissing(model.clone()));
+            }
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.arg("--model")
+                .arg(model)
+                .arg("--uri")
+                .arg("stdio://")
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            let mut child = cmd.spawn().map_err(|source| SttError::Spawn {
+                program: server.clone(),
+                source,
+            })?;
+            let (Some(stdin), Some(stdout), Some(stderr)) =
+                (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            else {
+                return Err(SttError::Lost {
+                    server,
+                    why: "its stdio could not be captured".into(),
+                    log: String::new(),
+                });
+            };
+            let tail = Arc::new(Mutex::new(VecDeque::new()));
+            forward_stderr(stderr, Arc::clone(&tail), child.id());
+            let read: Box<dyn AsyncRead + Send + Unpin> = Box::new(stdout);
+            Conn {
+                reader: EventReader::new(BufReader::new(read)),
+                writer: Box::new(stdin),
+                child: Some(child),
+                stderr: tail,
+                models: Vec::new(),
+            }
+        }
+        SttServer::Connect(addr) => {
+            let addr = tcp_addr(addr).to_string();
+            let stream =
+                tokio::time::timeout(config.start_timeout, tokio::net::TcpStream::connect(&addr))
+                    .await
+                    .map_err(|_| SttError::Timeout {
+                        server: server.clone(),
+                        during: "connecting",
+                        secs: config.start_timeout.as_secs_f64(),
+                    })?
+                    .map_err(|source| SttError::Connect {
+                        addr: addr.clone(),
+                        source,
+                    })?;
+            let _ = stream.set_nodelay(true);
+            let (read, write) = stream.into_split();
+            let read: Box<dyn AsyncRead + Send + Unpin> = Box::new(read);
+            Conn {
+                reader: EventReader::new(BufReader::new(read)),
+                writer: Box::new(write),
+                child: None,
+                stderr: Arc::new(Mutex::new(VecDeque::new())),
+                models: Vec::new(),
+            }
+        }
+    };
+    send(&mut conn, &server, &Describe {}.to_event()).await?;
+    let info = loop {
+        let event = recv(&mut conn, &server, config.start_timeout, "starting up").await?;
+        if Info::is(&event) {
+            break Info::from_event(event).map_err(|source| SttError::Protocol {
+                server: server.clone(),
+                source,
+            })?;
+        }
+        tracing::debug!(kind = %event.kind, "stt: ignoring an event before info");
+    };
+    if info.asr.is_empty() {
+        return Err(SttError::NoAsr(server));
+    }
+    conn.models = info
+        .asr
+        .iter()
+        .flat_map(|p| p.models.iter().map(|m| m.name.clone()))
+        .collect();
+    Ok(conn)
+}
+
+/// The child's stderr, line by line, into the log (and the tail kept for errors).
+fn forward_stderr(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    pid: Option<u32>,
+) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::info!(target: "hearth_stt", pid = ?pid, "{line}");
+            if let Ok(mut t) = tail.lock() {
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        }
+    });
+}
+
+async fn send(conn: &mut Conn, server: &str, event: &wyoming::Event) -> Result<(), SttError> {
+    match wyoming::write_event(&mut conn.writer, event).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let why = conn.why_gone(&format!("writing failed: {e}")).await;
+            Err(SttError::Lost {
+                server: server.to_string(),
+                why,
+                log: conn.log_tail(),
+            })
+        }
+    }
+}
+
+async fn recv(
+    conn: &mut Conn,
+    server: &str,
+    limit: Duration,
+    during: &'static str,
+) -> Result<wyoming::Event, SttError> {
+    match tokio::time::timeout(limit, conn.reader.read_event()).await {
+        Err(_) => Err(SttError::Timeout {
+            server: server.to_string(),
+            during,
+            secs: limit.as_secs_f64(),
+        }),
+        Ok(Ok(Some(event))) => Ok(event),
+        Ok(Ok(None)) => {
+            let why = conn.why_gone("end of stream").await;
+            Err(SttError::Lost {
+                server: server.to_string(),
+                why,
+                log: conn.log_tail(),
+            })
+        }
+        Ok(Err(wyoming::Error::Io(e))) => {
+            let why = conn.why_gone(&format!("reading failed: {e}")).await;
+            Err(SttError::Lost {
+                server: server.to_string(),
+                why,
+                log: conn.log_tail(),
+            })
+        }
+        Ok(Err(source)) => Err(SttError::Protocol {
+            server: server.to_string(),
+            source,
+        }),
+    }
+}
+
+/// One utterance: transcribe, audio-start, chunks, audio-stop; then wait for the answer.
+async fn exchange(conn: &mut Conn, config: &SttConfig, pcm: &[i16]) -> Result<String, SttError> {
+    let server = config.server.describe();
+    let format = AudioFormat::SPEECH;
+    let ask = Transcribe {
+        name: config.model_name.clone(),
+        language: config.language.clone(),
+    };
+    send(conn, &server, &ask.to_event()).await?;
+    send(
+        conn,
+        &server,
+        &AudioStart {
+            format,
+            timestamp: Some(0),
+        }
+        .to_event(),
+    )
+    .await?;
+    let mut sent = 0u64;
+    for chunk in pcm.chunks(CHUNK_SAMPLES) {
+        let audio: Vec<u8> = chunk.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let event = AudioChunk {
+            format,
+            timestamp: Some(sent * 1000 / u64::from(format.rate)),
+            audio,
+        }
+        .to_event();
+        send(conn, &server, &event).await?;
+        sent += chunk.len() as u64;
+    }
+    let stop = AudioStop {
+        timestamp: Some(sent * 1000 / u64::from(format.rate)),
+    };
+    send(conn, &server, &stop.to_event()).await?;
+    loop {
+        let event = recv(conn, &server, config.reply_timeout, "transcribing").await?;
+        if Transcript::is(&event) {
+            let t = Transcript::from_event(event)
+                .map_err(|source| SttError::Protocol { server, source })?;
+            return Ok(t.text.trim().to_string());
+        }
+        if ErrorEvent::is(&event) {
+            let e = ErrorEvent::from_event(event)
+                .map_err(|source| SttError::Protocol { server, source })?;
+            return Err(SttError::Server {
+                text: e.text,
+                code: e.code,
+            });
+        }
+        // transcript-start/-chunk (streaming servers), a late pong: not the answer yet
+        tracing::debug!(kind = %event.kind, "stt: waiting for the transcript");
+    }
+}
+
+/// `ping` → `pong` within 5 s (the child must also still be running).
+async fn ping(conn: &mut Conn, config: &SttConfig) -> Result<(), SttError> {
+    let server = config.server.describe();
+    if let Some(child) = &mut conn.child {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(SttError::Lost {
+                server,
+                why: format!("it exited with {status}"),
+                log: conn.log_tail(),
+            });
+        }
+    }
+    let text = format!("{:?}", Instant::now());
+    send(
+        conn,
+        &server,
+        &Ping {
+            text: Some(text.clone()),
+        }
+        .to_event(),
+    )
+    .await?;
+    loop {
+        let event = recv(conn, &server, Duration::from_secs(5), "answering ping").await?;
+        if Pong::is(&event) {
+            let pong = Pong::from_event(event).map_err(|source| SttError::Protocol {
+                server: server.clone(),
+                source,
+            })?;
+            // a pong without text (some servers) still proves it answers
+            if pong.text.as_deref().is_none_or(|t| t == text) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let c = SttConfig::new(SttServer::Connect("127.0.0.1:1".into()));
+        assert_eq!(backoff(&c, 1), Duration::from_millis(200));
+        assert_eq!(backoff(&c, 2), Duration::from_millis(400));
+        assert_eq!(backoff(&c, 4), Duration::from_millis(1600));
+        assert_eq!(backoff(&c, 40), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(tcp_addr("tcp://127.0.0.1:10300"), "127.0.0.1:10300");
+        assert_eq!(tcp_addr("host:1"), "host:1");
+        assert_eq!(
+            SttServer::Connect("h:1".into()).describe(),
+            "tcp://h:1".to_string()
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_model_and_program_are_clear_errors() {
+        let c = SttConfig::new(SttServer::Spawn {
+            program: "hearth-stt".into(),
+            model: "/nonexistent/ggml-tiny.en.bin".into(),
+            args: vec![],
+        });
+        let e = Actor::spawn(None, Stt, c).await.unwrap_err().to_string();
+        assert!(
+            e.contains("/nonexistent/ggml-tiny.en.bin") && e.contains("[stt] model"),
+            "{e}"
+        );
+
+        let model = std::env::temp_dir().join(format!("hearth-stt-model-{}", std::process::id()));
+        std::fs::write(&model, b"x").unwrap();
+        let c = SttConfig::new(SttServer::Spawn {
+            program: "/nonexistent/hearth-stt".into(),
+            model: model.clone(),
+            args: vec![],
+        });
+        let e = Actor::spawn(None, Stt, c).await.unwrap_err().to_string();
+        assert!(
+            e.contains("/nonexistent/hearth-stt")
+                && e.contains("cargo build --release -p hearth-stt"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(model);
+    }
+
+    #[tokio::test]
+    async fn nobody_listening_is_a_clear_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let c = SttConfig::new(SttServer::Connect(format!("tcp://{addr}")));
+        let e = Actor::spawn(None, Stt, c).await.unwrap_err().to_string();
+        assert!(
+            e.contains(&addr.to_string()) && e.contains("Is it running"),
+            "{e}"
+        );
+    }
+}
