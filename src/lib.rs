@@ -14,4 +14,5 @@ pub mod speech;
 pub mod supervisor;
 pub mod toolcall;
 pub mod tools;
+pub mod tts;
 pub mod voice;
