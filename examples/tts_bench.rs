@@ -9,11 +9,22 @@
 //! before them is not counted). RTF is synthesis time over audio time: below 1 is faster
 //! than real time.
 
+use std::process::ExitCode;
 use std::time::Instant;
 
-use hearth::tts::{TtsConfig, Voice};
+use hearth::tts::{TtsConfig, TtsError, Voice};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tts_bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), TtsError> {
     let text = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "The kitchen light is on.".to_string());

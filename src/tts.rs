@@ -23,12 +23,14 @@
 //!   the model directory, [`crate::models::model_dir`]; `scripts/fetch-models` puts
 //!   [`DEFAULT_VOICE`] there);
 //! - the ONNX Runtime shared library, loaded dynamically ([`find_ort_library`]). ort
-//!   2.0.0-rc.12 hangs forever when it cannot load it, so it is always looked for first;
+//!   2.0.0-rc.12 deadlocks on any failure to load it (missing, not a library, too old: building
+//!   its error re-enters its own loader), so the library is found and test-loaded here first;
 //! - espeak-ng's data (phoneme tables and dictionaries; [`find_espeak_data`]), handed to the
 //!   espeak-ng that piper-rs compiles in through `PIPER_ESPEAKNG_DATA_DIRECTORY`.
 //!
 //! Both the ONNX Runtime library and espeak-ng are process-wide: the first voice loaded fixes
-//! which library and which data directory the process uses.
+//! which library and which data directory the process uses. espeak-ng is not thread-safe, so
+//! voices in one process synthesise one at a time.
 //!
 //! Licence: piper-rs compiles in espeak-ng (GPL-3.0), so a binary built with the `tts` feature
 //! is GPL-3.0 as a whole.
@@ -87,7 +89,7 @@ pub enum TtsError {
         looked: Vec<PathBuf>,
     },
     /// The ONNX Runtime library is there but does not load.
-    #[error("cannot load the ONNX Runtime library {}: {cause}; it must be ONNX Runtime 1.24 or newer for this CPU ({ORT_FIX})", path.display())]
+    #[error("cannot load the ONNX Runtime library {}: {cause}; use ONNX Runtime 1.24 or newer built for this machine: {ORT_FIX}", path.display())]
     OrtLoad {
         /// The library file.
         path: PathBuf,
@@ -330,28 +332,20 @@ pub fn find_ort_library(
     Err(TtsError::OrtMissing { looked })
 }
 
-/// `/usr/lib/<multiarch triple>` for this machine first, then the other common ones.
+/// `/usr/lib/<multiarch triple>` for this machine (all the common ones on an architecture
+/// without a known triple).
 fn multiarch_lib_dirs() -> Vec<PathBuf> {
-    let own = match std::env::consts::ARCH {
-        "x86_64" => "x86_64-linux-gnu",
-        "aarch64" => "aarch64-linux-gnu",
-        "arm" => "arm-linux-gnueabihf",
-        "riscv64" => "riscv64-linux-gnu",
-        _ => "",
-    };
-    let mut out = Vec::new();
-    for t in [
-        own,
-        "x86_64-linux-gnu",
-        "aarch64-linux-gnu",
-        "arm-linux-gnueabihf",
-    ] {
-        let p = PathBuf::from("/usr/lib").join(t);
-        if !t.is_empty() && !out.contains(&p) {
-            out.push(p);
-        }
+    let known = [
+        ("x86_64", "x86_64-linux-gnu"),
+        ("aarch64", "aarch64-linux-gnu"),
+        ("arm", "arm-linux-gnueabihf"),
+        ("riscv64", "riscv64-linux-gnu"),
+    ];
+    let lib = Path::new("/usr/lib");
+    match known.iter().find(|(a, _)| *a == std::env::consts::ARCH) {
+        Some((_, triple)) => vec![lib.join(triple)],
+        None => known.iter().map(|(_, t)| lib.join(t)).collect(),
     }
-    out
 }
 
 /// The files espeak-ng cannot start without (inside `espeak-ng-data`).
@@ -558,8 +552,9 @@ mod engine {
                 sample_rate: found.sample_rate,
                 espeak_voice: found.espeak_voice.clone(),
             };
+            let (ort_library, ort_version) = probe_ort_library(&found.ort_library)?;
             use_espeak_data(&found.espeak_data);
-            init_ort(&found.ort_library)?;
+            init_ort(&ort_library)?;
 
             let started = Instant::now();
             let session = build_session(cfg)?;
@@ -568,7 +563,8 @@ mod engine {
                 model = %cfg.model.display(),
                 rate = info.sample_rate,
                 espeak_voice = %info.espeak_voice,
-                ort = %found.ort_library.display(),
+                ort = %ort_library.display(),
+                ort_version = %ort_version,
                 espeak_data = %found.espeak_data.display(),
                 load_ms = started.elapsed().as_secs_f64() * 1000.0,
                 "Piper voice loaded"
@@ -590,6 +586,9 @@ mod engine {
             let started = Instant::now();
             let length_scale = self.length_scale;
             let piper = &mut self.piper;
+            // espeak-ng is one process-wide C library and not thread-safe: two voices
+            // phonemising at once corrupt its voice list. One synthesis at a time per process.
+            let _espeak = ESPEAK_LOCK.lock().unwrap_or_else(|p| p.into_inner());
             // piper-rs unwraps in places; a panic there must not take the worker down
             let out = catch_unwind(AssertUnwindSafe(|| {
                 piper.create(text, false, None, length_scale, None, None)
@@ -612,6 +611,9 @@ mod engine {
         }
     }
 
+    /// Held while a voice synthesises (see [`Voice::synthesize`]).
+    static ESPEAK_LOCK: Mutex<()> = Mutex::new(());
+
     fn build_session(cfg: &TtsConfig) -> Result<ort::session::Session, TtsError> {
         let err = |e: String| TtsError::ModelLoad {
             path: cfg.model.clone(),
@@ -628,11 +630,91 @@ mod engine {
             .map_err(|e| err(e.to_string()))
     }
 
+    /// Check that `path` is an ONNX Runtime library ort can use, by loading it here first:
+    /// ort 2.0.0-rc.12 deadlocks on any failure while it loads the library (building its error
+    /// re-enters the library loader), so it must only ever be handed one that loads. Returns
+    /// the canonical path and the library's version.
+    fn probe_ort_library(path: &Path) -> Result<(PathBuf, String), TtsError> {
+        use std::ffi::{CStr, CString};
+        use std::os::unix::ffi::OsStrExt;
+
+        let fail = |cause: String| TtsError::OrtLoad {
+            path: path.to_path_buf(),
+            cause,
+        };
+        let path = std::fs::canonicalize(path).map_err(|_| TtsError::OrtMissing {
+            looked: vec![path.to_path_buf()],
+        })?;
+        let c_path = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| fail("the path holds a NUL byte".to_string()))?;
+        // SAFETY: a valid C string; the handle is checked, and closed below.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            // SAFETY: dlerror returns NULL or a C string valid until the next dl* call.
+            let err = unsafe { libc::dlerror() };
+            let cause = if err.is_null() {
+                "dlopen failed".to_string()
+            } else {
+                // SAFETY: non-null, NUL-terminated (see above)
+                unsafe { CStr::from_ptr(err) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            return Err(fail(cause));
+        }
+        let checked = (|| {
+            // SAFETY: the handle is open; the name is a C string literal.
+            let sym = unsafe { libc::dlsym(handle, c"OrtGetApiBase".as_ptr()) };
+            if sym.is_null() {
+                return Err(fail(
+                    "it has no OrtGetApiBase: not an ONNX Runtime library".to_string(),
+                ));
+            }
+            // SAFETY: OrtGetApiBase has this signature in every ONNX Runtime release.
+            let get_base: unsafe extern "C" fn() -> *const ort::sys::OrtApiBase =
+                unsafe { std::mem::transmute::<*mut libc::c_void, _>(sym) };
+            // SAFETY: calling the library's own entry point; the result is checked.
+            let base = unsafe { get_base() };
+            if base.is_null() {
+                return Err(fail("OrtGetApiBase returned nothing".to_string()));
+            }
+            // SAFETY: `base` points to the library's static OrtApiBase.
+            let v = unsafe { ((*base).GetVersionString)() };
+            let version = if v.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a static NUL-terminated string owned by the library
+                unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned()
+            };
+            let mut parts = version.split('.');
+            let major = parts.next().and_then(|m| m.parse::<u32>().ok());
+            let minor = parts.next().and_then(|m| m.parse::<u32>().ok());
+            if major != Some(1) || minor.is_none_or(|m| m < ort::MINOR_VERSION) {
+                return Err(fail(format!(
+                    "it is ONNX Runtime {version:?}; ort needs 1.{}.x or newer",
+                    ort::MINOR_VERSION
+                )));
+            }
+            // SAFETY: as above; asks for the API version ort was built against.
+            let api = unsafe { ((*base).GetApi)(ort::sys::ORT_API_VERSION) };
+            if api.is_null() {
+                return Err(fail(format!(
+                    "ONNX Runtime {version} does not offer API version {}",
+                    ort::sys::ORT_API_VERSION
+                )));
+            }
+            Ok(version)
+        })();
+        // SAFETY: the handle came from dlopen above and is not used after this.
+        unsafe { libc::dlclose(handle) };
+        checked.map(|v| (path, v))
+    }
+
     /// The ONNX Runtime library this process loaded (ort keeps the first one for good).
     static ORT_LOADED: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-    /// Load ONNX Runtime from `path` once per process (a found file, so ort never hangs
-    /// looking for one itself).
+    /// Load ONNX Runtime from `path` once per process. `path` must have passed
+    /// [`probe_ort_library`] (ort hangs on a library it cannot load).
     fn init_ort(path: &Path) -> Result<(), TtsError> {
         let mut loaded = ORT_LOADED.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(first) = loaded.as_ref() {
@@ -900,14 +982,20 @@ mod tests {
     fn ort_library_lookup_order_and_errors() {
         let d = tmp("ort");
         let lib = d.join(ORT_LIB_FILE);
-        // nothing there: every place is named, and the fix
-        let err = find_ort_library(None, env_of(&[]), std::slice::from_ref(&d)).unwrap_err();
-        let text = err.to_string();
-        assert!(text.contains(&lib.display().to_string()), "{text}");
-        assert!(
-            text.contains("scripts/fetch-models") && text.contains("ORT_DYLIB_PATH"),
-            "{text}"
-        );
+        // nothing there: every place is named, and the fix (unless this machine has a system
+        // copy in /usr/lib or /usr/local/lib, which is then found)
+        match find_ort_library(None, env_of(&[]), std::slice::from_ref(&d)) {
+            Err(err) => {
+                let text = err.to_string();
+                assert!(text.contains(&lib.display().to_string()), "{text}");
+                assert!(text.contains("/usr/lib/libonnxruntime.so"), "{text}");
+                assert!(
+                    text.contains("scripts/fetch-models") && text.contains("ORT_DYLIB_PATH"),
+                    "{text}"
+                );
+            }
+            Ok(found) => assert!(found.starts_with("/usr"), "{}", found.display()),
+        }
         // found in a search directory
         std::fs::write(&lib, b"x").unwrap();
         assert_eq!(

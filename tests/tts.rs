@@ -197,7 +197,9 @@ fn scratch(name: &str) -> (PathBuf, TtsConfig) {
     std::fs::write(&model, b"not an onnx model").unwrap();
     std::fs::write(
         dir.join("fake-voice.onnx.json"),
-        r#"{"audio": {"sample_rate": 22050}, "espeak": {"voice": "en-us"}}"#,
+        r#"{"audio": {"sample_rate": 22050}, "espeak": {"voice": "en-us"},
+            "inference": {"noise_scale": 0.667, "length_scale": 1.0, "noise_w": 0.8},
+            "num_speakers": 1, "speaker_id_map": {}, "phoneme_id_map": {"_": [0], "^": [1], "$": [2]}}"#,
     )
     .unwrap();
     let mut cfg = TtsConfig::new(model);
@@ -232,6 +234,38 @@ async fn missing_onnxruntime_library_is_a_quick_clear_error() {
     assert!(text.contains("scripts/fetch-models"), "{text}");
     assert!(text.contains("ORT_DYLIB_PATH"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_that_is_not_onnxruntime_is_a_quick_clear_error() {
+    // ort itself deadlocks on a library it cannot load: this must fail before ort sees it
+    let (dir, mut cfg) = scratch("bad-ort");
+    let lib = dir.join("libonnxruntime.so");
+    std::fs::write(&lib, b"not a shared library").unwrap();
+    cfg.ort_library = Some(lib.clone());
+    let err = spawn_error(cfg).await;
+    assert!(matches!(err, TtsError::OrtLoad { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&lib.display().to_string()),
+        "{err}"
+    );
+
+    // a real shared library without ONNX Runtime's entry point
+    let (dir2, mut cfg) = scratch("not-ort");
+    let libc_so = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/aarch64-linux-gnu/libc.so.6",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file());
+    if let Some(libc_so) = libc_so {
+        cfg.ort_library = Some(libc_so);
+        let err = spawn_error(cfg).await;
+        assert!(err.to_string().contains("OrtGetApiBase"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(dir2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -281,7 +315,6 @@ async fn a_broken_voice_model_is_an_error_not_a_panic() {
     };
     let (dir, mut cfg) = scratch("broken-model");
     cfg.espeak_data = None; // the real data, found as for the real voice
-    std::fs::copy(&real.config, &cfg.config).expect("copy the real voice config");
     cfg.ort_library = Some(real.resolve().expect("resolved").ort_library);
     let err = spawn_error(cfg).await;
     assert!(matches!(err, TtsError::ModelLoad { .. }), "{err:?}");
