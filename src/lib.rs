@@ -15,4 +15,5 @@ pub mod stt;
 pub mod supervisor;
 pub mod toolcall;
 pub mod tools;
+pub mod tts;
 pub mod voice;

