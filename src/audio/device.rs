@@ -18,6 +18,9 @@ pub struct DeviceSpec {
     pub name: Option<String>,
     /// Stream sample rate to ask for; `None` (or a rate the device lacks): the device's default.
     pub rate: Option<u32>,
+    /// Channel count to ask for (e.g. 1 for a mic that the driver offers as mono and stereo);
+    /// `None` (or a count the device lacks): the device's default. Capture downmixes anyway.
+    pub channels: Option<u16>,
 }
 
 impl DeviceSpec {
@@ -251,18 +254,19 @@ mod imp {
         Ok((device, id))
     }
 
-    /// The device's default configuration, or one at `want` Hz if the device has it; always in
-    /// a sample format the callbacks convert.
+    /// The device's default configuration, or one with the rate and channel count `spec` asks
+    /// for if the device has it; always in a sample format the callbacks convert.
     fn choose_config(
         device: &cpal::Device,
         input: bool,
-        want: Option<u32>,
+        spec: &DeviceSpec,
         label: &str,
     ) -> Result<SupportedStreamConfig, AudioError> {
         let stream_err = |reason: String| AudioError::Stream {
             device: label.to_string(),
             reason,
         };
+        let (want_rate, want_channels) = (spec.rate, spec.channels);
         let default = if input {
             device.default_input_config()
         } else {
@@ -270,7 +274,10 @@ mod imp {
         };
         let default = default.map_err(|e| stream_err(format!("no default configuration: {e}")));
         if let Ok(d) = &default {
-            if FORMATS.contains(&d.sample_format()) && want.is_none_or(|r| r == d.sample_rate()) {
+            if FORMATS.contains(&d.sample_format())
+                && want_rate.is_none_or(|r| r == d.sample_rate())
+                && want_channels.is_none_or(|c| c == d.channels())
+            {
                 return Ok(d.clone());
             }
         }
@@ -285,14 +292,28 @@ mod imp {
             .filter(|r| FORMATS.contains(&r.sample_format()))
             .collect();
         usable.sort_by(|a, b| a.cmp_default_heuristics(b));
-        if let Some(rate) = want {
-            if let Some(r) = usable.iter().rev().find(|r| r.contains_rate(rate)) {
+        if want_rate.is_some() || want_channels.is_some() {
+            let default_rate = default.as_ref().ok().map(|d| d.sample_rate());
+            let found = usable.iter().rev().find(|r| {
+                want_channels.is_none_or(|c| r.channels() == c)
+                    && want_rate.is_none_or(|rate| r.contains_rate(rate))
+            });
+            if let Some(r) = found {
+                let rate = want_rate
+                    .or(default_rate.filter(|&d| r.contains_rate(d)))
+                    .unwrap_or_else(|| {
+                        r.clone()
+                            .try_with_standard_sample_rate()
+                            .map(|c| c.sample_rate())
+                            .unwrap_or(r.max_sample_rate())
+                    });
                 return Ok(r.clone().with_sample_rate(rate));
             }
             tracing::warn!(
                 device = label,
-                rate,
-                "the device has no stream at the asked rate; using its default"
+                rate = ?want_rate,
+                channels = ?want_channels,
+                "the device has no stream with the asked rate/channels; using its default"
             );
         }
         if let Ok(d) = default {
@@ -307,7 +328,13 @@ mod imp {
                     .try_with_standard_sample_rate()
                     .unwrap_or_else(|| r.with_max_sample_rate())
             })
-            .ok_or_else(|| stream_err("no configuration in a sample format hearth converts (f32, i16, i32, i24, u16, u8, i8, f64)".into()))
+            .ok_or_else(|| {
+                stream_err(
+                    "no configuration in a sample format hearth converts (f32, i16, i32, i24, \
+                     u16, u8, i8, f64)"
+                        .into(),
+                )
+            })
     }
 
     fn info(device: String, config: &SupportedStreamConfig) -> StreamInfo {
@@ -374,7 +401,7 @@ mod imp {
         dropped: Arc<AtomicU64>,
     ) -> Result<(Stream, rtrb::Consumer<f32>, StreamInfo), AudioError> {
         let (device, id) = find(spec, true)?;
-        let config = choose_config(&device, true, spec.rate, &id)?;
+        let config = choose_config(&device, true, spec, &id)?;
         let info = info(id.clone(), &config);
         let channels = usize::from(config.channels().max(1));
         let capacity = ((config.sample_rate() as f32 * ring_secs) as usize).max(4096) * channels;
@@ -426,7 +453,7 @@ mod imp {
         make: impl FnOnce(rtrb::Consumer<f32>, u32) -> Renderer,
     ) -> Result<(Stream, rtrb::Producer<f32>, StreamInfo), AudioError> {
         let (device, id) = find(spec, false)?;
-        let config = choose_config(&device, false, spec.rate, &id)?;
+        let config = choose_config(&device, false, spec, &id)?;
         let info = info(id.clone(), &config);
         let channels = usize::from(config.channels().max(1));
         let capacity = ((config.sample_rate() as f32 * ring_secs) as usize).max(4096);
