@@ -83,6 +83,7 @@ fn alsa(name: Option<&str>, rate: Option<u32>, channels: Option<u16>) -> DeviceS
         name: name.map(String::from),
         rate,
         channels,
+        buffer_ms: None,
     }
 }
 
@@ -289,6 +290,7 @@ async fn a_missing_device_lists_those_that_exist() {
         name: None,
         rate: None,
         channels: None,
+        buffer_ms: None,
     });
     let e = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
         .await

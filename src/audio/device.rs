@@ -21,6 +21,10 @@ pub struct DeviceSpec {
     /// Channel count to ask for (e.g. 1 for a mic that the driver offers as mono and stereo);
     /// `None` (or a count the device lacks): the device's default. Capture downmixes anyway.
     pub channels: Option<u16>,
+    /// Device buffer per callback in milliseconds (the output holds two). `None`: 20 ms. More
+    /// survives a loaded machine without underruns, but a stop then takes up to twice as long
+    /// to be heard.
+    pub buffer_ms: Option<u32>,
 }
 
 impl DeviceSpec {
@@ -122,6 +126,9 @@ mod imp {
 
     /// How long `build_*_stream` may take before the device counts as unavailable.
     const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+    /// The device buffer asked for by default (one callback's worth).
+    const BUFFER_MS: u32 = 20;
 
     /// Sample formats the callbacks convert.
     const FORMATS: [SampleFormat; 8] = [
@@ -337,6 +344,19 @@ mod imp {
             })
     }
 
+    /// A fixed buffer of about `secs` (clamped to what the device allows), so that the output
+    /// holds little beyond the ring (a stop is heard at once, `Started` is when the sound goes
+    /// out) and input arrives in small steps. PulseAudio's default would buffer ~2 s.
+    fn buffer_size(config: &SupportedStreamConfig, secs: f32) -> cpal::BufferSize {
+        let target = (config.sample_rate() as f32 * secs) as u32;
+        match *config.buffer_size() {
+            cpal::SupportedBufferSize::Range { min, max } if min <= max => {
+                cpal::BufferSize::Fixed(target.clamp(min, max))
+            }
+            _ => cpal::BufferSize::Default,
+        }
+    }
+
     fn info(device: String, config: &SupportedStreamConfig) -> StreamInfo {
         StreamInfo {
             device,
@@ -406,7 +426,9 @@ mod imp {
         let channels = usize::from(config.channels().max(1));
         let capacity = ((config.sample_rate() as f32 * ring_secs) as usize).max(4096) * channels;
         let (producer, consumer) = rtrb::RingBuffer::new(capacity);
-        let stream_config = config.config();
+        let mut stream_config = config.config();
+        stream_config.buffer_size =
+            buffer_size(&config, spec.buffer_ms.unwrap_or(BUFFER_MS) as f32 / 1000.0);
         let err = error_callback(id.clone());
         macro_rules! build {
             ($t:ty) => {
@@ -459,7 +481,9 @@ mod imp {
         let capacity = ((config.sample_rate() as f32 * ring_secs) as usize).max(4096);
         let (producer, consumer) = rtrb::RingBuffer::new(capacity);
         let renderer = make(consumer, config.sample_rate());
-        let stream_config = config.config();
+        let mut stream_config = config.config();
+        stream_config.buffer_size =
+            buffer_size(&config, spec.buffer_ms.unwrap_or(BUFFER_MS) as f32 / 1000.0);
         let err = error_callback(id.clone());
         macro_rules! build {
             ($t:ty) => {
