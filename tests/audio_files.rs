@@ -363,3 +363,31 @@ async fn stop_mid_reply_interrupts_and_nothing_follows() {
     // no more events
     assert!(rx.try_recv().is_err());
 }
+
+#[cfg(not(feature = "audio"))]
+#[tokio::test]
+async fn devices_need_the_audio_feature() {
+    let (out, _rx) = mpsc::channel(4);
+    let source = CaptureSource::device(hearth::audio::DeviceSpec::default());
+    let (capture, handle) = Actor::spawn(None, Capture, CaptureArgs { source, out })
+        .await
+        .unwrap();
+    let e = ractor::call!(capture, CaptureMsg::Start)
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--features audio") && e.contains("libasound2-dev"),
+        "{e}"
+    );
+    capture.stop(None);
+    handle.await.unwrap();
+    let (events, _rx) = mpsc::unbounded_channel();
+    let sink = PlaybackSink::Device(hearth::audio::DeviceSpec::default());
+    let e = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
+        .await
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--features audio"), "{e}");
+}

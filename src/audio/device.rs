@@ -84,8 +84,14 @@ mod stub {
     use std::sync::atomic::AtomicU64;
     use std::sync::Arc;
 
-    /// Stands in for `cpal::Stream` in builds without the `audio` feature.
+    /// Stands in for `cpal::Stream` in builds without the `audio` feature (never made).
     pub(crate) enum Stream {}
+
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            match *self {}
+        }
+    }
 
     pub(crate) fn open_input(
         _spec: &DeviceSpec,
@@ -285,7 +291,7 @@ mod imp {
                 && want_rate.is_none_or(|r| r == d.sample_rate())
                 && want_channels.is_none_or(|c| c == d.channels())
             {
-                return Ok(d.clone());
+                return Ok(*d);
             }
         }
         let ranges: Vec<_> = if input {
@@ -309,12 +315,11 @@ mod imp {
                 let rate = want_rate
                     .or(default_rate.filter(|&d| r.contains_rate(d)))
                     .unwrap_or_else(|| {
-                        r.clone()
-                            .try_with_standard_sample_rate()
+                        (*r).try_with_standard_sample_rate()
                             .map(|c| c.sample_rate())
                             .unwrap_or(r.max_sample_rate())
                     });
-                return Ok(r.clone().with_sample_rate(rate));
+                return Ok((*r).with_sample_rate(rate));
             }
             tracing::warn!(
                 device = label,
@@ -331,8 +336,7 @@ mod imp {
         usable
             .pop()
             .map(|r| {
-                r.clone()
-                    .try_with_standard_sample_rate()
+                r.try_with_standard_sample_rate()
                     .unwrap_or_else(|| r.with_max_sample_rate())
             })
             .ok_or_else(|| {
