@@ -7,6 +7,7 @@
 //! the wiring; `voice` the values that cross the voice pipeline's stages.
 
 pub mod agent;
+pub mod audio;
 pub mod llm;
 pub mod models;
 pub mod preset;

@@ -124,6 +124,16 @@ pub fn rms(samples: &[f32]) -> f32 {
     (sum / samples.len() as f64).sqrt() as f32
 }
 
+/// What Capture sends downstream: frames, then `End` once the source is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Captured {
+    /// One frame of audio.
+    Frame(Frame),
+    /// The source ended: a file or stdin ran out (the last frame was padded with silence to
+    /// [`FRAME_SAMPLES`]), or the capture was stopped. No frame follows until the next start.
+    End,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,646 @@
+//! The Playback actor: plays [`Pcm`] replies to a sound card or a WAV file and reports
+//! [`PlaybackEvent`]s.
+//!
+//! ```text
+//! Play(Pcm) ─► resample to the output rate ─► pending ─(10 ms tick)─► ring ─► output callback
+//!                                                                             (cpal, or the WAV
+//!                                                                              writer thread)
+//! ```
+//!
+//! A *reply* starts with the first [`PlaybackMsg::Play`] after idle and ends with
+//! [`PlaybackMsg::EndOfReply`] once everything queued has been played (then
+//! `Stopped { interrupted: false }`), or with [`PlaybackMsg::Stop`] (barge-in: whatever is
+//! queued is dropped, the output is silent at its next callback, then
+//! `Stopped { interrupted: true }`). Without `EndOfReply` a reply whose queue runs dry is only
+//! waiting for more speech: the output plays silence and no event is sent. A `Play` after a
+//! `Stop` starts a new reply, so whoever stops playback also cancels what feeds it.
+//!
+//! Events go into an unbounded channel: they are few (at most one `Level` per 50 ms while
+//! playing, plus `Started`/`Stopped` per reply), `Started`/`Stopped` must never be lost, and
+//! the actor must never wait on whoever listens.
+//!
+//! The output side only ever sees the lock-free ring and a few atomics ([`Renderer`]): a
+//! `Stop` bumps a flush generation; the callback, seeing it, discards the ring and
+//! acknowledges; nothing new is queued until the acknowledgement, so nothing of the stopped
+//! reply can follow it. `Started` is sent (on the next 10 ms tick) once the callback has taken
+//! the reply's first sample.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::device::{self, DeviceSpec};
+use super::resample::{self, StreamResampler};
+use super::wav::WavSink;
+use super::AudioError;
+use crate::voice::{i16_to_f32, Pcm, PlaybackEvent};
+
+/// The actor's clock: pending audio moves into the ring and events are checked this often.
+pub const TICK: Duration = Duration::from_millis(10);
+/// `Level` events while playing, at most one per this many ticks.
+const LEVEL_EVERY_TICKS: u64 = 5;
+/// Seconds of audio the ring between the actor and the output holds.
+const RING_SECS: f32 = 1.0;
+/// A stop that the output has not acknowledged after this long is reported anyway.
+const ACK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Where the audio goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlaybackSink {
+    /// A mono 16-bit WAV file at `rate` Hz, created (truncated) at spawn; every reply of the
+    /// actor's life is appended to it, and it is finalized when the actor stops (the header is
+    /// also brought up to date whenever the output goes idle). `realtime` paces the writing
+    /// like a sound card (10 ms blocks), so a `Stop` mid-reply cuts the file there; otherwise
+    /// samples are written as fast as they come.
+    Wav {
+        /// The file.
+        path: PathBuf,
+        /// Its sample rate (Pcm of another rate is resampled).
+        rate: u32,
+        /// Pace the writing in real time.
+        realtime: bool,
+    },
+    /// A sound card through cpal, at the device's rate.
+    Device(DeviceSpec),
+}
+
+/// What the Playback actor is spawned with.
+pub struct PlaybackArgs {
+    /// The output.
+    pub sink: PlaybackSink,
+    /// Where [`PlaybackEvent`]s go.
+    pub events: mpsc::UnboundedSender<PlaybackEvent>,
+}
+
+/// Messages to the [`Playback`] actor.
+pub enum PlaybackMsg {
+    /// Queue a chunk of the current reply (starts a reply when idle).
+    Play(Pcm),
+    /// The current reply is complete: `Stopped { interrupted: false }` once it has played.
+    EndOfReply,
+    /// Barge-in: drop everything queued, silence the output, `Stopped { interrupted: true }`.
+    Stop,
+    /// Counters and the output's format.
+    Stats(RpcReplyPort<PlaybackStats>),
+    /// The actor's own clock (sent by the actor to itself every [`TICK`]); harmless if sent
+    /// by others.
+    Tick,
+}
+
+/// Counters of the Playback actor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaybackStats {
+    /// The output, "host:device" or the WAV file's path.
+    pub output: String,
+    /// The output's sample rate.
+    pub rate: u32,
+    /// Output-rate samples taken by the output (played or discarded by a stop).
+    pub consumed: u64,
+    /// Output-rate samples queued so far.
+    pub queued: u64,
+    /// Replies that played to their end.
+    pub replies_finished: u64,
+    /// Replies stopped.
+    pub replies_stopped: u64,
+    /// `Play` chunks rejected (bad sample rate).
+    pub rejected: u64,
+    /// Time from the last `Stop` to the output's acknowledgement (its next callback).
+    pub last_stop_latency: Option<Duration>,
+}
+
+/// The state the output side shares with the actor: atomics only.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Bumped by a stop: the output discards the ring.
+    flush_gen: AtomicU64,
+    /// The last flush generation the output has carried out.
+    flush_ack: AtomicU64,
+    /// Samples taken out of the ring (played or flushed).
+    consumed: AtomicU64,
+    /// RMS of the output's last block with audio, as `f32` bits.
+    level: AtomicU32,
+}
+
+/// The output's end of the ring. Lives in the cpal callback (or the WAV writer thread): it
+/// never blocks and never allocates.
+pub struct Renderer {
+    ring: rtrb::Consumer<f32>,
+    shared: Arc<Shared>,
+    seen_gen: u64,
+}
+
+impl Renderer {
+    fn new(ring: rtrb::Consumer<f32>, shared: Arc<Shared>) -> Self {
+        Renderer {
+            ring,
+            shared,
+            seen_gen: 0,
+        }
+    }
+
+    /// Carries out a pending flush.
+    fn flush_if_asked(&mut self) {
+        let gen = self.shared.flush_gen.load(Ordering::Acquire);
+        if gen != self.seen_gen {
+            let n = self.ring.slots();
+            if let Ok(chunk) = self.ring.read_chunk(n) {
+                chunk.commit_all();
+            }
+            self.shared.consumed.fetch_add(n as u64, Ordering::AcqRel);
+            self.seen_gen = gen;
+            self.shared.flush_ack.store(gen, Ordering::Release);
+        }
+    }
+
+    /// Fills `frames` output frames: `put(i, sample)` for each, silence where the ring is dry.
+    pub(crate) fn render(&mut self, frames: usize, mut put: impl FnMut(usize, f32)) {
+        self.flush_if_asked();
+        let n = self.ring.slots().min(frames);
+        let mut sum = 0.0f32;
+        if let Ok(chunk) = self.ring.read_chunk(n) {
+            let (a, b) = chunk.as_slices();
+            for (i, &s) in a.iter().chain(b.iter()).enumerate() {
+                put(i, s);
+                sum += s * s;
+            }
+            chunk.commit_all();
+        }
+        for i in n..frames {
+            put(i, 0.0);
+        }
+        if n > 0 {
+            self.shared.consumed.fetch_add(n as u64, Ordering::AcqRel);
+            let rms = (sum / n as f32).sqrt();
+            self.shared.level.store(rms.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// Takes up to `max` samples into `out` (no padding): for the WAV writer.
+    fn take(&mut self, max: usize, out: &mut Vec<f32>) {
+        out.clear();
+        self.flush_if_asked();
+        let n = self.ring.slots().min(max);
+        self.render(n, |_, s| out.push(s));
+    }
+}
+
+/// The output: a device stream or the WAV writer thread, kept alive on a thread of its own
+/// (which also keeps blocking driver calls off the async runtime).
+struct Output {
+    label: String,
+    rate: u32,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<(), AudioError>>>,
+}
+
+impl Output {
+    fn open(
+        sink: &PlaybackSink,
+        shared: Arc<Shared>,
+    ) -> Result<(Output, rtrb::Producer<f32>), AudioError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let thread_stop = Arc::clone(&stop);
+        let sink_owned = sink.clone();
+        let thread = std::thread::Builder::new()
+            .name("hearth-playback".into())
+            .spawn(move || match sink_owned {
+                PlaybackSink::Device(spec) => {
+                    let opened = device::open_output(&spec, RING_SECS, |ring, _rate| {
+                        Renderer::new(ring, shared)
+                    });
+                    match opened {
+                        Ok((stream, producer, info)) => {
+                            let _ = tx.send(Ok((producer, info.device, info.rate)));
+                            while !thread_stop.load(Ordering::Acquire) {
+                                std::thread::park_timeout(Duration::from_millis(50));
+                            }
+                            drop(stream);
+                            Ok(())
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            Ok(())
+                        }
+                    }
+                }
+                PlaybackSink::Wav {
+                    path,
+                    rate,
+                    realtime,
+                } => {
+                    let wav = match WavSink::create(path, rate) {
+                        Ok(w) => w,
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return Ok(());
+                        }
+                    };
+                    let capacity = ((rate as f32 * RING_SECS) as usize).max(4096);
+                    let (producer, consumer) = rtrb::RingBuffer::new(capacity);
+                    let label = wav.path().display().to_string();
+                    let _ = tx.send(Ok((producer, label, rate)));
+                    write_wav(wav, Renderer::new(consumer, shared), realtime, &thread_stop)
+                }
+            })
+            .map_err(|e| AudioError::Worker(format!("cannot start the playback thread: {e}")))?;
+        let (producer, label, rate) = rx
+            .recv()
+            .map_err(|_| AudioError::Worker("the playback thread died while opening".into()))??;
+        Ok((
+            Output {
+                label,
+                rate,
+                stop,
+                thread: Some(thread),
+            },
+            producer,
+        ))
+    }
+
+    async fn close(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            match tokio::task::spawn_blocking(move || thread.join()).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => {
+                    tracing::error!(output = %self.label, error = %e, "playback output failed")
+                }
+                _ => tracing::error!(output = %self.label, "the playback thread panicked"),
+            }
+        }
+    }
+}
+
+/// The WAV writer: the output side of a WAV sink. Writes what the ring holds, in 10 ms blocks
+/// when `realtime`; brings the header up to date whenever it goes idle; finalizes at the end.
+fn write_wav(
+    mut wav: WavSink,
+    mut renderer: Renderer,
+    realtime: bool,
+    stop: &AtomicBool,
+) -> Result<(), AudioError> {
+    let block = (wav.rate() as usize / 100).max(1);
+    let mut buf = Vec::with_capacity(block.max(4096));
+    let mut dirty = false;
+    let t0 = Instant::now();
+    let mut ticks: u32 = 0;
+    while !stop.load(Ordering::Acquire) {
+        let max = if realtime { block } else { buf.capacity() };
+        renderer.take(max, &mut buf);
+        if buf.is_empty() {
+            renderer.flush_if_asked();
+            if dirty {
+                wav.flush()?;
+                dirty = false;
+            }
+        } else {
+            wav.write_f32(&buf)?;
+            dirty = true;
+        }
+        if realtime {
+            ticks = ticks.wrapping_add(1);
+            let next = t0 + TICK * ticks;
+            let now = Instant::now();
+            if next > now {
+                std::thread::park_timeout(next - now);
+            } else if now - next > Duration::from_millis(200) {
+                // fell far behind (a stalled machine): do not burst to catch up
+                ticks = ((now - t0).as_millis() / TICK.as_millis()) as u32;
+            }
+        } else if buf.is_empty() {
+            std::thread::park_timeout(Duration::from_millis(2));
+        }
+    }
+    wav.finalize()
+}
+
+/// The current reply.
+struct Reply {
+    /// Index (in queue order) of its first sample.
+    start: u64,
+    started: bool,
+    /// Index one past its last sample, once `EndOfReply` came.
+    end: Option<u64>,
+}
+
+/// The Playback actor's state.
+pub struct PlaybackState {
+    output: Output,
+    ring: rtrb::Producer<f32>,
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedSender<PlaybackEvent>,
+    pending: VecDeque<f32>,
+    resampler: Option<StreamResampler>,
+    scratch_in: Vec<f32>,
+    scratch_out: Vec<f32>,
+    /// Samples pushed into the ring so far.
+    pushed: u64,
+    reply: Option<Reply>,
+    /// A stop waiting for the output's acknowledgement: (generation, when, reported).
+    stopping: Option<(u64, Instant, bool)>,
+    gen: u64,
+    ticks: u64,
+    tick_task: Option<JoinHandle<()>>,
+    stats: PlaybackStats,
+}
+
+impl PlaybackState {
+    fn emit(&self, event: PlaybackEvent) {
+        if self.events.send(event).is_err() {
+            tracing::debug!("playback event dropped: nobody listens");
+        }
+    }
+
+    /// Moves pending samples into the ring, as many as fit.
+    fn feed(&mut self) {
+        if self.stopping.is_some() {
+            return;
+        }
+        let n = self.ring.slots().min(self.pending.len());
+        if n == 0 {
+            return;
+        }
+        if let Ok(chunk) = self.ring.write_chunk_uninit(n) {
+            let written = chunk.fill_from_iter(self.pending.drain(..n));
+            self.pushed += written as u64;
+            self.stats.queued = self.pushed;
+        }
+    }
+
+    /// Index the next queued sample will have.
+    fn queue_end(&self) -> u64 {
+        self.pushed + self.pending.len() as u64
+    }
+
+    fn play(&mut self, pcm: Pcm) {
+        if pcm.samples.is_empty() {
+            return;
+        }
+        if let Err(e) = resample::check_rate(pcm.rate) {
+            self.stats.rejected += 1;
+            tracing::error!(error = %e, "Pcm chunk dropped");
+            return;
+        }
+        if self.reply.is_none() {
+            self.reply = Some(Reply {
+                start: self.queue_end(),
+                started: false,
+                end: None,
+            });
+        }
+        if self
+            .resampler
+            .as_ref()
+            .is_none_or(|r| r.from_rate() != pcm.rate)
+        {
+            self.finish_resampler();
+            match StreamResampler::new(pcm.rate, self.output.rate) {
+                Ok(r) => self.resampler = Some(r),
+                Err(e) => {
+                    self.stats.rejected += 1;
+                    tracing::error!(error = %e, "Pcm chunk dropped");
+                    return;
+                }
+            }
+        }
+        self.scratch_in.clear();
+        self.scratch_in
+            .extend(pcm.samples.iter().map(|&s| i16_to_f32(s)));
+        self.scratch_out.clear();
+        if let Some(r) = self.resampler.as_mut() {
+            if let Err(e) = r.push(&self.scratch_in, &mut self.scratch_out) {
+                tracing::error!(error = %e, "resampling speech failed; chunk dropped");
+                self.stats.rejected += 1;
+            }
+        }
+        self.pending.extend(self.scratch_out.drain(..));
+        self.feed();
+    }
+
+    fn finish_resampler(&mut self) {
+        if let Some(mut r) = self.resampler.take() {
+            self.scratch_out.clear();
+            if let Err(e) = r.finish(&mut self.scratch_out) {
+                tracing::error!(error = %e, "resampling the end of speech failed");
+            }
+            self.pending.extend(self.scratch_out.drain(..));
+        }
+    }
+
+    fn end_of_reply(&mut self) {
+        if self.reply.as_ref().is_none_or(|r| r.end.is_some()) {
+            return;
+        }
+        self.finish_resampler();
+        let end = self.queue_end();
+        if let Some(reply) = self.reply.as_mut() {
+            reply.end = Some(end);
+        }
+        self.feed();
+        self.check();
+    }
+
+    fn stop(&mut self) {
+        let busy = self.reply.is_some() || !self.pending.is_empty();
+        self.pending.clear();
+        self.resampler = None;
+        if !busy {
+            return;
+        }
+        self.reply = None;
+        self.gen += 1;
+        self.shared.flush_gen.store(self.gen, Ordering::Release);
+        self.stopping = Some((self.gen, Instant::now(), false));
+        self.stats.replies_stopped += 1;
+        self.check();
+    }
+
+    /// Sends whatever events are due.
+    fn check(&mut self) {
+        let now = Instant::now();
+        if let Some((gen, since, reported)) = self.stopping {
+            if self.shared.flush_ack.load(Ordering::Acquire) >= gen {
+                let latency = now - since;
+                self.stats.last_stop_latency = Some(latency);
+                tracing::debug!(latency_ms = latency.as_secs_f64() * 1e3, "playback stopped");
+                self.stopping = None;
+                if !reported {
+                    self.emit(PlaybackEvent::Stopped {
+                        at: now,
+                        interrupted: true,
+                    });
+                }
+            } else if !reported && now - since > ACK_TIMEOUT {
+                tracing::warn!(output = %self.output.label, "the output has not taken the stop after {ACK_TIMEOUT:?} (stalled device?)");
+                self.stopping = Some((gen, since, true));
+                self.emit(PlaybackEvent::Stopped {
+                    at: now,
+                    interrupted: true,
+                });
+            }
+            return;
+        }
+        let consumed = self.shared.consumed.load(Ordering::Acquire);
+        self.stats.consumed = consumed;
+        let Some(reply) = self.reply.as_mut() else {
+            return;
+        };
+        let mut events = Vec::new();
+        if !reply.started && consumed > reply.start {
+            reply.started = true;
+            events.push(PlaybackEvent::Started { at: now });
+        }
+        let finished = reply.end.is_some_and(|end| consumed >= end);
+        if reply.started && !finished && self.ticks.is_multiple_of(LEVEL_EVERY_TICKS) {
+            let rms = f32::from_bits(self.shared.level.load(Ordering::Relaxed));
+            events.push(PlaybackEvent::Level { rms });
+        }
+        if finished {
+            let started = reply.started;
+            self.reply = None;
+            self.stats.replies_finished += 1;
+            // a reply without a single sample never started: nothing to report
+            if started {
+                events.push(PlaybackEvent::Stopped {
+                    at: now,
+                    interrupted: false,
+                });
+            }
+        }
+        for e in events {
+            self.emit(e);
+        }
+    }
+}
+
+/// The Playback actor. Spawning it opens the output (an error names the device or file and
+/// the fix).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use hearth::audio::{Playback, PlaybackArgs, PlaybackMsg, PlaybackSink};
+/// use hearth::voice::Pcm;
+/// use ractor::Actor;
+///
+/// let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
+/// let sink = PlaybackSink::Wav { path: "reply.wav".into(), rate: 22050, realtime: false };
+/// let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events }).await?;
+/// playback.cast(PlaybackMsg::Play(Pcm { samples: vec![0i16; 22050].into(), rate: 22050 }))?;
+/// playback.cast(PlaybackMsg::EndOfReply)?;
+/// while let Some(event) = rx.recv().await {
+///     if matches!(event, hearth::voice::PlaybackEvent::Stopped { .. }) { break; }
+/// }
+/// playback.stop(None);
+/// handle.await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Playback;
+
+impl Actor for Playback {
+    type Msg = PlaybackMsg;
+    type State = PlaybackState;
+    type Arguments = PlaybackArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: PlaybackArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let shared = Arc::new(Shared::default());
+        let sink = args.sink.clone();
+        let opened = {
+            let shared = Arc::clone(&shared);
+            tokio::task::spawn_blocking(move || Output::open(&sink, shared)).await
+        };
+        let (output, ring) = match opened {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "playback cannot open its output");
+                return Err(e.into());
+            }
+            Err(e) => return Err(AudioError::Worker(e.to_string()).into()),
+        };
+        tracing::info!(output = %output.label, rate = output.rate, "playback ready");
+        let tick_task = myself.send_interval(TICK, || PlaybackMsg::Tick);
+        let stats = PlaybackStats {
+            output: output.label.clone(),
+            rate: output.rate,
+            consumed: 0,
+            queued: 0,
+            replies_finished: 0,
+            replies_stopped: 0,
+            rejected: 0,
+            last_stop_latency: None,
+        };
+        Ok(PlaybackState {
+            output,
+            ring,
+            shared,
+            events: args.events,
+            pending: VecDeque::new(),
+            resampler: None,
+            scratch_in: Vec::new(),
+            scratch_out: Vec::new(),
+            pushed: 0,
+            reply: None,
+            stopping: None,
+            gen: 0,
+            ticks: 0,
+            tick_task: Some(tick_task),
+            stats,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            PlaybackMsg::Play(pcm) => state.play(pcm),
+            PlaybackMsg::EndOfReply => state.end_of_reply(),
+            PlaybackMsg::Stop => state.stop(),
+            PlaybackMsg::Tick => {
+                state.ticks += 1;
+                state.feed();
+                state.check();
+            }
+            PlaybackMsg::Stats(reply) => {
+                state.stats.consumed = state.shared.consumed.load(Ordering::Acquire);
+                if reply.send(state.stats.clone()).is_err() {
+                    tracing::debug!("playback stats: the caller is gone");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(t) = state.tick_task.take() {
+            t.abort();
+        }
+        if state.reply.is_some() {
+            state.emit(PlaybackEvent::Stopped {
+                at: Instant::now(),
+                interrupted: true,
+            });
+        }
+        state.output.close().await;
+        tracing::info!(output = %state.output.label, "playback closed");
+        Ok(())
+    }
+}

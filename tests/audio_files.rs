@@ -1,0 +1,393 @@
+//! Capture and Playback on files and readers (no sound device): frame counts and starts, End,
+//! stdin-style raw PCM, the WAV sink across replies, and Stop mid-reply.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hearth::audio::{
+    wav, Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
+    PlaybackSink,
+};
+use hearth::voice::{Captured, Frame, Pcm, PlaybackEvent, FRAME_SAMPLES};
+use ractor::Actor;
+use tokio::sync::mpsc;
+
+const KITCHEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/audio/kitchen.wav");
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hearth-audio-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Receives frames until `End`.
+async fn collect(rx: &mut mpsc::Receiver<Captured>) -> Vec<Frame> {
+    let mut frames = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
+            Ok(Some(Captured::Frame(f))) => frames.push(f),
+            Ok(Some(Captured::End)) => return frames,
+            Ok(None) => panic!("channel closed before End"),
+            Err(_) => panic!("no End after 30 s ({} frames)", frames.len()),
+        }
+    }
+}
+
+fn check_frames(frames: &[Frame], expected_samples: &[f32]) {
+    let n = expected_samples.len();
+    assert_eq!(
+        frames.len(),
+        n.div_ceil(FRAME_SAMPLES),
+        "ceil({n} / 512) frames"
+    );
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(f.samples.len(), FRAME_SAMPLES);
+        assert_eq!(f.start, (i * FRAME_SAMPLES) as u64);
+    }
+    let flat: Vec<f32> = frames
+        .iter()
+        .flat_map(|f| f.samples.iter().copied())
+        .collect();
+    assert_eq!(&flat[..n], expected_samples);
+    // the last frame is padded with silence
+    assert!(flat[n..].iter().all(|&s| s == 0.0));
+}
+
+#[tokio::test]
+async fn capture_from_a_wav_file_gives_padded_frames_then_end() {
+    let expected = wav::read_16k_mono(KITCHEN).unwrap();
+    assert!(
+        !expected.len().is_multiple_of(FRAME_SAMPLES),
+        "the fixture ends mid-frame"
+    );
+    let (out, mut rx) = mpsc::channel(8); // small: the file source waits for room
+    let source = CaptureSource::wav(KITCHEN, false);
+    let (capture, handle) = Actor::spawn(None, Capture, CaptureArgs { source, out })
+        .await
+        .unwrap();
+    let info = ractor::call!(capture, CaptureMsg::Start).unwrap().unwrap();
+    assert_eq!((info.rate, info.channels), (22050, 1));
+    let frames = collect(&mut rx).await;
+    check_frames(&frames, &expected);
+    let stats = ractor::call!(capture, CaptureMsg::Stats).unwrap();
+    assert_eq!(stats.frames, frames.len() as u64);
+    assert_eq!(stats.frames_dropped, 0);
+
+    // a second Start replays the file from the beginning
+    ractor::call!(capture, CaptureMsg::Start).unwrap().unwrap();
+    let again = collect(&mut rx).await;
+    assert_eq!(again.len(), frames.len());
+    assert_eq!(again[0].start, 0);
+    capture.stop(None);
+    handle.await.unwrap();
+}
+
+#[tokio::test]
+async fn realtime_wav_capture_is_paced_and_stop_sends_end() {
+    // 0.5 s of audio: 16 frames, paced over ~0.5 s
+    let path = tmp("half-second.wav");
+    let mut sink = wav::WavSink::create(&path, 16000).unwrap();
+    sink.write_i16(&vec![1000; 8000]).unwrap();
+    sink.finalize().unwrap();
+    let (out, mut rx) = mpsc::channel(64);
+    let (capture, handle) = Actor::spawn(
+        None,
+        Capture,
+        CaptureArgs {
+            source: CaptureSource::wav(&path, true),
+            out,
+        },
+    )
+    .await
+    .unwrap();
+    let t0 = Instant::now();
+    ractor::call!(capture, CaptureMsg::Start).unwrap().unwrap();
+    let frames = collect(&mut rx).await;
+    let took = t0.elapsed();
+    assert_eq!(frames.len(), 16);
+    assert!(took >= Duration::from_millis(450), "paced: {took:?}");
+
+    // Stop in the middle: End follows, nothing after it
+    let (out, mut rx) = mpsc::channel(64);
+    let (capture2, handle2) = Actor::spawn(
+        None,
+        Capture,
+        CaptureArgs {
+            source: CaptureSource::wav(KITCHEN, true),
+            out,
+        },
+    )
+    .await
+    .unwrap();
+    ractor::call!(capture2, CaptureMsg::Start).unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    capture2.cast(CaptureMsg::Stop).unwrap();
+    let partial = collect(&mut rx).await;
+    assert!(
+        (3..=12).contains(&partial.len()),
+        "about 6 frames in 200 ms: {}",
+        partial.len()
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(rx.try_recv().is_err(), "nothing after End");
+    for c in [capture, capture2] {
+        c.stop(None);
+    }
+    handle.await.unwrap();
+    handle2.await.unwrap();
+}
+
+#[tokio::test]
+async fn capture_from_raw_pcm_resamples_and_ends() {
+    // 22050 Hz s16le, like `sox kitchen.wav -t raw - | hearth --stdin-rate 22050`
+    let clip = wav::read_mono(KITCHEN).unwrap();
+    let bytes: Vec<u8> = clip
+        .samples
+        .iter()
+        .flat_map(|&s| hearth::voice::f32_to_i16(s).to_le_bytes())
+        .collect();
+    let expected = wav::read_16k_mono(KITCHEN).unwrap();
+    // an odd-sized pipe buffer splits samples across reads
+    let (mut writer, reader) = tokio::io::duplex(777);
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        for chunk in bytes.chunks(1001) {
+            writer.write_all(chunk).await.unwrap();
+        }
+    });
+    let (out, mut rx) = mpsc::channel(16);
+    let source = CaptureSource::reader("test pipe", reader, 22050);
+    let (capture, handle) = Actor::spawn(None, Capture, CaptureArgs { source, out })
+        .await
+        .unwrap();
+    ractor::call!(capture, CaptureMsg::Start).unwrap().unwrap();
+    let frames = collect(&mut rx).await;
+    assert_eq!(frames.len(), expected.len().div_ceil(FRAME_SAMPLES));
+    let flat: Vec<f32> = frames
+        .iter()
+        .flat_map(|f| f.samples.iter().copied())
+        .collect();
+    let worst = flat
+        .iter()
+        .zip(&expected)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-3, "streamed == whole-file resampling: {worst}");
+    // a reader is read once
+    let again = ractor::call!(capture, CaptureMsg::Start).unwrap();
+    let e = again.unwrap_err().to_string();
+    assert!(
+        e.contains("test pipe") && e.contains("already consumed"),
+        "{e}"
+    );
+    capture.stop(None);
+    handle.await.unwrap();
+}
+
+#[tokio::test]
+async fn missing_wav_is_a_clear_start_error() {
+    let (out, _rx) = mpsc::channel(4);
+    let source = CaptureSource::wav("/nonexistent/input.wav", false);
+    let (capture, handle) = Actor::spawn(None, Capture, CaptureArgs { source, out })
+        .await
+        .unwrap();
+    let e = ractor::call!(capture, CaptureMsg::Start)
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/nonexistent/input.wav"), "{e}");
+    capture.stop(None);
+    handle.await.unwrap();
+}
+
+fn tone(freq: f32, rate: u32, secs: f32, amp: f32) -> Vec<i16> {
+    (0..(rate as f32 * secs) as usize)
+        .map(|i| {
+            let t = i as f32 / rate as f32;
+            ((t * freq * std::f32::consts::TAU + 0.7).sin() * amp * 32767.0) as i16
+        })
+        .collect()
+}
+
+async fn next_event(rx: &mut mpsc::UnboundedReceiver<PlaybackEvent>) -> PlaybackEvent {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("a playback event within 10 s")
+        .expect("events channel open")
+}
+
+/// Waits for `Stopped`, returning it and whether `Started` came first.
+async fn until_stopped(rx: &mut mpsc::UnboundedReceiver<PlaybackEvent>) -> (PlaybackEvent, bool) {
+    let mut started = false;
+    loop {
+        match next_event(rx).await {
+            PlaybackEvent::Started { .. } => started = true,
+            PlaybackEvent::Level { rms } => assert!((0.0..=1.0).contains(&rms)),
+            stopped @ PlaybackEvent::Stopped { .. } => return (stopped, started),
+        }
+    }
+}
+
+#[tokio::test]
+async fn wav_sink_appends_replies_resampled_and_finalizes() {
+    let path = tmp("replies.wav");
+    let (events, mut rx) = mpsc::unbounded_channel();
+    let sink = PlaybackSink::Wav {
+        path: path.clone(),
+        rate: 16000,
+        realtime: false,
+    };
+    let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
+        .await
+        .unwrap();
+    // reply 1: 16 kHz, in two chunks (no resampling: exact samples)
+    let first = tone(440.0, 16000, 0.5, 0.5);
+    for half in first.chunks(4000) {
+        playback
+            .cast(PlaybackMsg::Play(Pcm {
+                samples: half.to_vec().into(),
+                rate: 16000,
+            }))
+            .unwrap();
+    }
+    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    let (stopped, started) = until_stopped(&mut rx).await;
+    assert!(started);
+    assert!(matches!(
+        stopped,
+        PlaybackEvent::Stopped {
+            interrupted: false,
+            ..
+        }
+    ));
+    // reply 2: 22050 Hz, resampled to the file's 16 kHz
+    let second = tone(1000.0, 22050, 1.0, 0.25);
+    playback
+        .cast(PlaybackMsg::Play(Pcm {
+            samples: second.clone().into(),
+            rate: 22050,
+        }))
+        .unwrap();
+    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    let (stopped, _) = until_stopped(&mut rx).await;
+    assert!(matches!(
+        stopped,
+        PlaybackEvent::Stopped {
+            interrupted: false,
+            ..
+        }
+    ));
+    let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
+    assert_eq!(stats.replies_finished, 2);
+    assert_eq!(stats.rate, 16000);
+    playback.stop(None);
+    handle.await.unwrap();
+
+    let mut r = hound::WavReader::open(&path).unwrap();
+    assert_eq!(r.spec().sample_rate, 16000);
+    assert_eq!(r.spec().channels, 1);
+    let got: Vec<i16> = r.samples::<i16>().map(Result::unwrap).collect();
+    assert_eq!(got.len(), 8000 + 16000, "0.5 s + 1 s at 16 kHz");
+    let diff = got[..8000]
+        .iter()
+        .zip(&first)
+        .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
+        .max()
+        .unwrap();
+    assert!(diff <= 1, "reply 1 written as played: {diff}");
+    let crossings = got[8000 + 1000..8000 + 15000]
+        .windows(2)
+        .filter(|w| w[0] < 0 && w[1] >= 0)
+        .count();
+    assert!(
+        (crossings as i64 - 875).abs() <= 2,
+        "1 kHz kept: {crossings}"
+    );
+}
+
+#[tokio::test]
+async fn stop_mid_reply_interrupts_and_nothing_follows() {
+    let path = tmp("stopped.wav");
+    let (events, mut rx) = mpsc::unbounded_channel();
+    let sink = PlaybackSink::Wav {
+        path: path.clone(),
+        rate: 16000,
+        realtime: true,
+    };
+    let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
+        .await
+        .unwrap();
+    playback
+        .cast(PlaybackMsg::Play(Pcm {
+            samples: tone(440.0, 16000, 3.0, 0.5).into(),
+            rate: 16000,
+        }))
+        .unwrap();
+    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    assert!(matches!(
+        next_event(&mut rx).await,
+        PlaybackEvent::Started { .. }
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stop_at = Instant::now();
+    playback.cast(PlaybackMsg::Stop).unwrap();
+    let (stopped, _) = until_stopped(&mut rx).await;
+    let PlaybackEvent::Stopped { at, interrupted } = stopped else {
+        unreachable!()
+    };
+    assert!(interrupted);
+    let latency = at.duration_since(stop_at);
+    let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
+    println!(
+        "WAV sink (real-time paced) stop latency: Stopped event after {:.1} ms, output acknowledged after {:.1} ms",
+        latency.as_secs_f64() * 1e3,
+        stats.last_stop_latency.unwrap().as_secs_f64() * 1e3
+    );
+    // deterministic part: the acknowledgement comes from the writer's next 10 ms block
+    assert!(stats.last_stop_latency.unwrap() <= Duration::from_millis(100));
+    assert_eq!(stats.replies_stopped, 1);
+    // the writer, idle after the stop, brings the header up to date
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let at_stop = hound::WavReader::open(&path).unwrap().len() as usize;
+    // ~0.3 s of the 3 s were played
+    assert!(
+        (3200..=9600).contains(&at_stop),
+        "{at_stop} samples written before the stop"
+    );
+    // nothing more is written after the stop
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    playback.stop(None);
+    handle.await.unwrap();
+    let at_end = hound::WavReader::open(&path).unwrap().len() as usize;
+    assert_eq!(at_end, at_stop, "samples written after Stopped");
+    // no more events
+    assert!(rx.try_recv().is_err());
+}
+
+#[cfg(not(feature = "audio"))]
+#[tokio::test]
+async fn devices_need_the_audio_feature() {
+    let (out, _rx) = mpsc::channel(4);
+    let source = CaptureSource::device(hearth::audio::DeviceSpec::default());
+    let (capture, handle) = Actor::spawn(None, Capture, CaptureArgs { source, out })
+        .await
+        .unwrap();
+    let e = ractor::call!(capture, CaptureMsg::Start)
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--features audio") && e.contains("libasound2-dev"),
+        "{e}"
+    );
+    capture.stop(None);
+    handle.await.unwrap();
+    let (events, _rx) = mpsc::unbounded_channel();
+    let sink = PlaybackSink::Device(hearth::audio::DeviceSpec::default());
+    let e = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
+        .await
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--features audio"), "{e}");
+}
