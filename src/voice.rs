@@ -134,6 +134,19 @@ pub enum Captured {
     End,
 }
 
+/// What Listen emits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListenEvent {
+    /// Speech started (the user is talking; e.g. to show "listening").
+    SpeechStarted { at: Instant },
+    /// Speech while hearth was speaking: stop playback, cancel generation.
+    BargeIn { at: Instant },
+    /// A complete utterance.
+    Utterance(Utterance),
+    /// The input ended (after any last utterance).
+    End,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,8 @@
 //!   `tokio::sync::mpsc` channel.
 //! - [`playback`]: the [`Playback`](playback::Playback) actor. Sinks: a WAV file (mono i16 at
 //!   a fixed rate) or a sound card. Emits [`PlaybackEvent`](crate::voice::PlaybackEvent)s.
+//! - [`listen`]: the [`Listen`](listen::Listen) actor: voice activity (energy over an
+//!   adaptive noise floor), end-of-utterance hangover, barge-in gated on the playback level.
 //! - [`wav`]: read any common WAV as 16 kHz mono `f32`; the mono i16 WAV writer.
 //! - [`resample`]: downmixing and rubato resampling, whole clips and streams.
 //! - [`device`]: finding cpal hosts and devices by name (behind the `audio` feature: cpal
@@ -23,6 +25,7 @@
 
 pub mod capture;
 pub mod device;
+pub mod listen;
 pub mod playback;
 pub mod resample;
 pub mod wav;
