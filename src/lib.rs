@@ -10,6 +10,8 @@ pub mod agent;
 pub mod audio;
 pub mod llm;
 pub mod models;
+#[cfg(feature = "tts")]
+pub mod pipeline;
 pub mod preset;
 pub mod speech;
 pub mod stt;

@@ -26,6 +26,9 @@ struct Cli {
 enum Command {
     /// One turn from text: the model decides, tools run, the reply is printed.
     Ask(AskArgs),
+    /// The voice daemon: listen, understand, act, answer out loud.
+    #[cfg(feature = "tts")]
+    Run(RunArgs),
     /// Parse raw model output into tool calls, reply and reasoning (JSON out).
     Parse(ParseArgs),
     /// List the tool-call parsers (wire-format detectors).
@@ -69,6 +72,172 @@ struct AskArgs {
     no_prompt_cache: bool,
 }
 
+#[cfg(feature = "tts")]
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Read speech from this WAV file instead of a microphone.
+    #[arg(long, conflicts_with = "mic")]
+    input: Option<PathBuf>,
+    /// Capture from this sound device (see cpal's names; default: the default input).
+    #[arg(long)]
+    mic: Option<String>,
+    /// Write the spoken replies into this WAV file instead of a speaker.
+    #[arg(long, conflicts_with = "speaker")]
+    output: Option<PathBuf>,
+    /// Play on this sound device (default: the default output).
+    #[arg(long)]
+    speaker: Option<String>,
+    /// Process the input, answer, and exit when it ends (with --input).
+    #[arg(long)]
+    once: bool,
+    /// Pace a WAV input in real time (as a microphone would deliver it).
+    #[arg(long)]
+    realtime: bool,
+    /// The whisper.cpp model for hearth-stt. Default: $HEARTH_WHISPER_MODEL, else
+    /// ggml-tiny.en.bin in the model directory.
+    #[arg(long)]
+    stt_model: Option<PathBuf>,
+    /// Use this Wyoming ASR server (tcp://HOST:PORT) instead of spawning hearth-stt.
+    #[arg(long)]
+    stt: Option<String>,
+    /// The Piper voice (.onnx, with its .onnx.json beside it). Default: en_US-joe-medium in
+    /// the model directory.
+    #[arg(long)]
+    voice: Option<PathBuf>,
+    /// Model preset.
+    #[arg(long, default_value = "qwen2.5-coder")]
+    preset: String,
+    /// Directory of tool manifests. Default: $HEARTH_TOOLS, else ./tools if present.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// The LLM model file (default: the preset's model in the model directory).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Print each turn as one JSON line (heard, reply, calls, stage timings).
+    #[arg(long)]
+    json: bool,
+}
+
+#[cfg(feature = "tts")]
+fn cmd_run(args: RunArgs) -> Result<ExitCode> {
+    use hearth::audio::{CaptureSource, DeviceSpec, PlaybackSink};
+    use hearth::pipeline::{run, VoiceOptions};
+    use hearth::stt::{SttConfig, SttServer};
+    use hearth::tts::TtsConfig;
+
+    if args.once && args.input.is_none() {
+        bail!("--once needs --input WAV (a microphone never ends)");
+    }
+    let input = match (&args.input, &args.mic) {
+        (Some(p), _) => CaptureSource::Wav {
+            path: p.clone(),
+            realtime: args.realtime,
+        },
+        (None, Some(name)) => CaptureSource::Device(DeviceSpec::named(name.clone())),
+        (None, None) => CaptureSource::Device(DeviceSpec::default_device()),
+    };
+    let output = match (&args.output, &args.speaker) {
+        (Some(p), _) => PlaybackSink::Wav {
+            path: p.clone(),
+            rate: 22050,
+            realtime: false,
+        },
+        (None, Some(name)) => PlaybackSink::Device(DeviceSpec::named(name.clone())),
+        (None, None) => PlaybackSink::Device(DeviceSpec::default_device()),
+    };
+    let stt = match &args.stt {
+        Some(addr) => SttConfig::new(SttServer::Connect(addr.clone())),
+        None => {
+            let model = match args.stt_model.clone() {
+                Some(m) => m,
+                None => match std::env::var_os("HEARTH_WHISPER_MODEL") {
+                    Some(m) => PathBuf::from(m),
+                    None => models::model_dir()?.join("ggml-tiny.en.bin"),
+                },
+            };
+            SttConfig::new(SttServer::spawn_default(model))
+        }
+    };
+    let tts = match &args.voice {
+        Some(v) => TtsConfig::new(v.clone()),
+        None => TtsConfig::default_voice()?,
+    };
+    let opts = text_options(
+        Preset::load(&args.preset)?,
+        args.tools.clone(),
+        args.model.clone(),
+        None,
+        true,
+    )?;
+    let rt = runtime()?;
+    let json = args.json;
+    let turns = rt.block_on(async {
+        let text = start_text(opts).await?;
+        let voice = VoiceOptions {
+            input,
+            output,
+            stt,
+            tts,
+            listen: Default::default(),
+            once: args.once,
+        };
+        let turns = run(text.agent.clone(), voice, |t| {
+            let mut out = std::io::stdout().lock();
+            if json {
+                let _ = serde_json::to_writer(&mut out, t);
+                let _ = writeln!(out);
+            } else {
+                let reply = t.turn.as_ref().map(|t| t.reply.as_str()).unwrap_or("");
+                let _ = writeln!(out, "heard: {}\nreply: {reply}", t.heard);
+                if let Some(e) = &t.error {
+                    let _ = writeln!(out, "error: {e}");
+                }
+            }
+            let _ = out.flush();
+        })
+        .await?;
+        anyhow::Ok(turns)
+    })?;
+    let failed = turns.iter().any(|t| t.error.is_some());
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Text-mode options from the command line: tools (default: `default_tools_dir`), model
+/// (default: the preset's), context, and the on-disk KV cache when `prompt_cache`.
+fn text_options(
+    preset: Preset,
+    tools: Option<PathBuf>,
+    model: Option<PathBuf>,
+    n_ctx: Option<u32>,
+    prompt_cache: bool,
+) -> Result<TextOptions> {
+    let mut opts = TextOptions::new(preset);
+    opts.tools_dir = tools.or_else(default_tools_dir);
+    opts.model = model;
+    if let Some(n) = n_ctx {
+        opts.n_ctx = n;
+    }
+    if prompt_cache {
+        let model = hearth::supervisor::model_path(&opts)?;
+        opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);
+        opts.model = Some(model);
+    }
+    Ok(opts)
+}
+
+/// The async runtime of a command: two workers (the machines are small).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
 fn default_tools_dir() -> Option<std::path::PathBuf> {
     if let Some(d) = std::env::var_os("HEARTH_TOOLS") {
         return Some(d.into());
@@ -85,20 +254,14 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
                 format!("--policy {p:?}: use auto, required_first_hop or required_always")
             })?;
     }
-    let mut opts = TextOptions::new(preset);
-    opts.tools_dir = args.tools.clone().or_else(default_tools_dir);
-    opts.model = args.model.clone();
-    opts.n_ctx = args.n_ctx;
-    if !args.no_prompt_cache {
-        let model = hearth::supervisor::model_path(&opts)?;
-        opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);
-        opts.model = Some(model);
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let opts = text_options(
+        preset,
+        args.tools.clone(),
+        args.model.clone(),
+        Some(args.n_ctx),
+        !args.no_prompt_cache,
+    )?;
+    let rt = runtime()?;
     let json = args.json;
     let turn = rt.block_on(async {
         let text = start_text(opts).await?;
@@ -197,6 +360,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ask(args) => cmd_ask(args),
+        #[cfg(feature = "tts")]
+        Command::Run(args) => cmd_run(args),
         Command::Parse(args) => cmd_parse(args),
         Command::Parsers => cmd_parsers(),
         Command::Presets => cmd_presets(),

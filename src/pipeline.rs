@@ -1,0 +1,340 @@
+//! The voice pipeline: wires Capture → Listen → Stt → Agent → Tts → Playback around a
+//! running text runtime (engine, tools, agent), and runs the turns. Only this module and
+//! `supervisor` know the graph; the stages only know the types of `voice`.
+//!
+//! ```text
+//! Capture ─Captured─► [fwd] ─► Listen ─ListenEvent─► turn loop ─► Stt ─Heard─► Agent
+//!                                 ▲                      │ BargeIn: Playback Stop, Tts Cancel, Agent Cancel
+//!            PlaybackEvent ◄──────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
+//! ```
+//!
+//! Turns run one at a time; an utterance that arrives during a turn waits for it (and a
+//! barge-in cancels it first). Each turn logs its stage timings (see [`TurnTimings`]).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ractor::{Actor, ActorRef};
+use tokio::sync::mpsc;
+
+use crate::agent::{self, AgentMsg, Ask, Turn};
+use crate::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg};
+use crate::audio::{
+    Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
+    PlaybackSink,
+};
+use crate::stt::{self, Stt, SttConfig};
+use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
+use crate::voice::{ListenEvent, PlaybackEvent, SAMPLE_RATE};
+
+/// What the voice pipeline needs besides the text runtime.
+pub struct VoiceOptions {
+    /// Where the audio comes from.
+    pub input: CaptureSource,
+    /// Where the replies go.
+    pub output: PlaybackSink,
+    /// The recogniser.
+    pub stt: SttConfig,
+    /// The voice.
+    pub tts: TtsConfig,
+    /// Endpointing and barge-in.
+    pub listen: ListenConfig,
+    /// Stop when the input ends (after the last reply has played).
+    pub once: bool,
+}
+
+/// Stage timings of one turn, ms from the end of speech in the input (the endpointer's
+/// decision minus its hangover is where the speech ended).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TurnTimings {
+    /// End of speech → the endpoint decided (the hangover, on the input clock).
+    pub endpoint: f64,
+    /// Speech recognition.
+    pub stt: f64,
+    /// End of speech → the first executed tool finished.
+    pub tool_done: Option<f64>,
+    /// End of speech → the first TTS audio chunk.
+    pub first_tts_chunk: Option<f64>,
+    /// End of speech → the first reply sample reached the output.
+    pub first_audio: Option<f64>,
+}
+
+/// One voice turn, as `hearth run` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VoiceTurn {
+    /// What was heard.
+    pub heard: String,
+    /// The agent's turn (reply, hops, calls).
+    pub turn: Option<Turn>,
+    /// Why the turn failed, if it did.
+    pub error: Option<String>,
+    /// Stage timings.
+    pub timings_ms: TurnTimings,
+}
+
+/// Why the pipeline failed to start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Tts(#[from] crate::tts::TtsError),
+    #[error(transparent)]
+    Audio(#[from] crate::audio::AudioError),
+    #[error("the {0} stage failed to start: {1}")]
+    Spawn(&'static str, String),
+}
+
+/// Spawn one stage; a failure names it.
+async fn stage<A: Actor>(
+    name: &'static str,
+    actor: A,
+    args: A::Arguments,
+) -> Result<ActorRef<A::Msg>, PipelineError> {
+    Actor::spawn(None, actor, args)
+        .await
+        .map(|(r, _)| r)
+        .map_err(|e| PipelineError::Spawn(name, e.to_string()))
+}
+
+/// Run the voice pipeline until the input ends (`once`) or forever. Returns the turns.
+pub async fn run(
+    agent: ActorRef<AgentMsg>,
+    opts: VoiceOptions,
+    on_turn: impl Fn(&VoiceTurn),
+) -> Result<Vec<VoiceTurn>, PipelineError> {
+    // Playback, then Tts feeding it.
+    let (pb_tx, mut pb_rx) = mpsc::unbounded_channel();
+    let playback = stage(
+        "playback",
+        Playback,
+        PlaybackArgs {
+            sink: opts.output,
+            events: pb_tx,
+        },
+    )
+    .await?;
+    let (tts_tx, mut tts_rx) = mpsc::unbounded_channel();
+    let (tts, _) = TtsActor::spawn(opts.tts, tts_tx).await?;
+    let stt_actor = stage("stt", Stt, opts.stt).await?;
+
+    // Listen, fed by Capture and by Playback's events.
+    let (listen_tx, mut listen_rx) = mpsc::unbounded_channel();
+    let listen = stage(
+        "listen",
+        Listen,
+        ListenArgs {
+            config: opts.listen,
+            events: listen_tx,
+        },
+    )
+    .await?;
+    let (cap_tx, mut cap_rx) = mpsc::channel(64);
+    let capture = stage(
+        "capture",
+        Capture,
+        CaptureArgs {
+            source: opts.input,
+            out: cap_tx,
+        },
+    )
+    .await?;
+    {
+        let listen = listen.clone();
+        tokio::spawn(async move {
+            while let Some(c) = cap_rx.recv().await {
+                if listen.cast(ListenMsg::Captured(c)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    // Playback events go to Listen (barge-in gating) and to the turn loop.
+    let (pb_seen_tx, mut pb_seen) = mpsc::unbounded_channel::<PlaybackEvent>();
+    {
+        let listen = listen.clone();
+        tokio::spawn(async move {
+            while let Some(e) = pb_rx.recv().await {
+                let _ = listen.cast(ListenMsg::Playback(e.clone()));
+                let _ = pb_seen_tx.send(e);
+            }
+        });
+    }
+    let info = ractor::call!(capture, CaptureMsg::Start)
+        .map_err(|e| PipelineError::Spawn("capture", e.to_string()))??;
+    tracing::info!(source = %info.source, rate = info.rate, "listening");
+
+    let mut turns = Vec::new();
+    let mut ended = false;
+    while !ended {
+        let Some(event) = listen_rx.recv().await else {
+            break;
+        };
+        let utterance = match event {
+            ListenEvent::Utterance(u) => u,
+            ListenEvent::End => {
+                ended = opts.once;
+                continue;
+            }
+            ListenEvent::BargeIn { .. } => {
+                // nothing is speaking between turns here; during a turn it is handled below
+                continue;
+            }
+            ListenEvent::SpeechStarted { .. } => continue,
+        };
+        // The speech ended `hangover` before the endpoint: that is the latency's zero.
+        let hangover_s = (utterance.start + utterance.samples.len() as u64)
+            .saturating_sub(utterance.speech_end) as f64
+            / f64::from(SAMPLE_RATE);
+        let endpoint_ms = hangover_s * 1e3;
+        let zero = utterance.endpointed_at;
+        let since_speech =
+            |t: Instant| t.saturating_duration_since(zero).as_secs_f64() * 1e3 + endpoint_ms;
+
+        let heard = match stt::transcribe(&stt_actor, utterance).await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(error = %e, "speech recognition failed; the utterance is lost");
+                let t = VoiceTurn {
+                    heard: String::new(),
+                    turn: None,
+                    error: Some(e.to_string()),
+                    timings_ms: TurnTimings {
+                        endpoint: endpoint_ms,
+                        ..Default::default()
+                    },
+                };
+                on_turn(&t);
+                turns.push(t);
+                continue;
+            }
+        };
+        let mut timings = TurnTimings {
+            endpoint: endpoint_ms,
+            stt: heard.stt_ms,
+            ..Default::default()
+        };
+        if heard.text.is_empty() {
+            tracing::info!("heard nothing");
+            continue;
+        }
+        let span = tracing::info_span!("voice_turn", heard = %heard.text);
+        let _enter = span.enter();
+        let asked_at = Instant::now();
+
+        // The turn: sentences go to Tts as they are settled; audio to Playback.
+        let (speak_tx, mut speak_rx) = mpsc::unbounded_channel();
+        let mut ask = Ask::new("voice", heard.text.clone());
+        ask.speak = Some(speak_tx);
+        let agent_ref = agent.clone();
+        let mut turn_task = tokio::spawn(async move { agent::ask(&agent_ref, ask).await });
+        let mut sentences = 0u64;
+        let mut done_sentences = 0u64;
+        let mut turn_result = None;
+        let mut speak_open = true;
+        let mut interrupted = false;
+        let mut audio_sent = false;
+        loop {
+            let finished = turn_result.is_some() && !speak_open && done_sentences >= sentences;
+            if finished {
+                break;
+            }
+            tokio::select! {
+                r = &mut turn_task, if turn_result.is_none() => {
+                    turn_result = Some(match r {
+                        Ok(r) => r.map_err(|e| e.to_string()),
+                        Err(e) => Err(format!("the turn task failed: {e}")),
+                    });
+                }
+                s = speak_rx.recv(), if speak_open => match s {
+                    Some(sentence) => {
+                        sentences += 1;
+                        let _ = tts.cast(TtsMsg::Speak(sentence));
+                    }
+                    None => speak_open = false,
+                },
+                e = tts_rx.recv() => match e {
+                    Some(TtsEvent::Audio(pcm)) => {
+                        timings.first_tts_chunk.get_or_insert_with(|| since_speech(Instant::now()));
+                        audio_sent = true;
+                        let _ = playback.cast(PlaybackMsg::Play(pcm));
+                    }
+                    Some(TtsEvent::SentenceDone { .. }) => done_sentences += 1,
+                    Some(TtsEvent::Failed { index, error }) => {
+                        tracing::warn!(index, error = %error, "a sentence could not be spoken");
+                        done_sentences += 1;
+                    }
+                    None => break,
+                },
+                e = pb_seen.recv() => {
+                    if let Some(PlaybackEvent::Started { at }) = e {
+                        timings.first_audio.get_or_insert_with(|| since_speech(at));
+                    }
+                }
+                l = listen_rx.recv() => match l {
+                    Some(ListenEvent::BargeIn { .. }) => {
+                        tracing::info!("barge-in: stopping the reply");
+                        let _ = playback.cast(PlaybackMsg::Stop);
+                        let _ = tts.cast(TtsMsg::Cancel);
+                        let _ = agent.cast(AgentMsg::Cancel);
+                        interrupted = true;
+                        // what was queued for Tts is gone: stop waiting for it
+                        done_sentences = sentences;
+                    }
+                    Some(ListenEvent::End) => ended = opts.once,
+                    Some(other) => tracing::debug!(?other, "listen event during a turn"),
+                    None => ended = true,
+                },
+            }
+            if interrupted {
+                done_sentences = sentences;
+            }
+        }
+        if !interrupted {
+            let _ = playback.cast(PlaybackMsg::EndOfReply);
+        }
+        let (turn, error) = match turn_result {
+            Some(Ok(t)) => (Some(t), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, Some("the turn did not finish".into())),
+        };
+        if let Some(t) = &turn {
+            timings.tool_done = t
+                .timings_ms
+                .text_to_tool
+                .map(|to_tool| since_speech(asked_at) + to_tool);
+        }
+        // wait for the reply to finish playing (or be stopped) before the next turn
+        if !interrupted && audio_sent {
+            while let Some(e) = pb_seen.recv().await {
+                match e {
+                    PlaybackEvent::Started { at } => {
+                        timings.first_audio.get_or_insert_with(|| since_speech(at));
+                    }
+                    PlaybackEvent::Stopped { .. } => break,
+                    PlaybackEvent::Level { .. } => {}
+                }
+            }
+        }
+        let t = VoiceTurn {
+            heard: heard.text,
+            turn,
+            error,
+            timings_ms: timings,
+        };
+        tracing::info!(timings = ?t.timings_ms, "turn done");
+        on_turn(&t);
+        turns.push(t);
+    }
+
+    capture.stop(None);
+    listen.stop(None);
+    tts.stop(None);
+    stt_actor.stop(None);
+    // the WAV sink is finalised when Playback stops
+    let _ = playback.stop_and_wait(None, None).await;
+    Ok(turns)
+}
+
+/// The Stt config for a spawned `hearth-stt` with this whisper model.
+pub fn stt_spawn(model: PathBuf) -> SttConfig {
+    SttConfig::new(stt::SttServer::spawn_default(model))
+}
