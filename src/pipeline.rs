@@ -8,9 +8,10 @@
 //!            PlaybackEvent ◄──────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
 //! ```
 //!
-//! Turns run one at a time; an utterance that arrives during a turn waits for it (and a
-//! barge-in cancels it first). Each turn logs its stage timings (see [`TurnTimings`]).
+//! Turns run one at a time; an utterance that arrives during a turn is queued and answered
+//! after it (a barge-in cancels the turn first, so its speech is answered next). Each turn logs its stage timings (see [`TurnTimings`]).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -25,7 +26,7 @@ use crate::audio::{
 };
 use crate::stt::{self, Stt, SttConfig};
 use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
-use crate::voice::{ListenEvent, PlaybackEvent, SAMPLE_RATE};
+use crate::voice::{ListenEvent, PlaybackEvent, Utterance, SAMPLE_RATE};
 
 /// What the voice pipeline needs besides the text runtime.
 pub struct VoiceOptions {
@@ -164,21 +165,26 @@ pub async fn run(
 
     let mut turns = Vec::new();
     let mut ended = false;
-    while !ended {
-        let Some(event) = listen_rx.recv().await else {
-            break;
-        };
-        let utterance = match event {
-            ListenEvent::Utterance(u) => u,
-            ListenEvent::End => {
-                ended = opts.once;
-                continue;
+    let mut listen_open = true;
+    // utterances that arrived during a turn (e.g. the speech of a barge-in): answered next
+    let mut pending: VecDeque<Utterance> = VecDeque::new();
+    loop {
+        let utterance = if let Some(u) = pending.pop_front() {
+            u
+        } else {
+            if ended || !listen_open {
+                break;
             }
-            ListenEvent::BargeIn { .. } => {
-                // nothing is speaking between turns here; during a turn it is handled below
-                continue;
+            match listen_rx.recv().await {
+                Some(ListenEvent::Utterance(u)) => u,
+                Some(ListenEvent::End) => {
+                    ended = opts.once;
+                    continue;
+                }
+                // nothing speaks between turns; during a turn a barge-in is handled below
+                Some(ListenEvent::BargeIn { .. } | ListenEvent::SpeechStarted { .. }) => continue,
+                None => break,
             }
-            ListenEvent::SpeechStarted { .. } => continue,
         };
         // The speech ended `hangover` before the endpoint: that is the latency's zero.
         let hangover_s = (utterance.start + utterance.samples.len() as u64)
@@ -264,12 +270,12 @@ pub async fn run(
                     }
                     None => break,
                 },
-                e = pb_seen.recv() => {
-                    if let Some(PlaybackEvent::Started { at }) = e {
+                Some(e) = pb_seen.recv() => {
+                    if let PlaybackEvent::Started { at } = e {
                         timings.first_audio.get_or_insert_with(|| since_speech(at));
                     }
                 }
-                l = listen_rx.recv() => match l {
+                l = listen_rx.recv(), if listen_open => match l {
                     Some(ListenEvent::BargeIn { .. }) => {
                         tracing::info!("barge-in: stopping the reply");
                         let _ = playback.cast(PlaybackMsg::Stop);
@@ -280,8 +286,9 @@ pub async fn run(
                         done_sentences = sentences;
                     }
                     Some(ListenEvent::End) => ended = opts.once,
-                    Some(other) => tracing::debug!(?other, "listen event during a turn"),
-                    None => ended = true,
+                    Some(ListenEvent::Utterance(u)) => pending.push_back(u),
+                    Some(ListenEvent::SpeechStarted { .. }) => {}
+                    None => listen_open = false,
                 },
             }
             if interrupted {

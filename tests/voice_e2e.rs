@@ -111,7 +111,12 @@ fn transcribe(wav: &Path) -> String {
         let mut config = SttConfig::new(SttServer::Spawn {
             program,
             model: dir.join("ggml-tiny.en.bin"),
-            args: vec![],
+            // the demo home's vocabulary, as hearth would prompt whisper from its tools:
+            // tiny.en alone sometimes hears Piper's "light is" as "mighters"
+            args: vec![
+                "--prompt".into(),
+                "kitchen, living room, bedroom, bathroom, light, thermostat".into(),
+            ],
         });
         config.health_every = Duration::ZERO;
         let (actor, handle) = Actor::spawn(None, Stt, config).await.unwrap();
