@@ -130,6 +130,47 @@ mod imp {
 
     use cpal::Stream;
 
+    /// `$build!(T)` for the stream's cpal sample type `T`; an unsupported format returns the
+    /// error from the enclosing function.
+    macro_rules! for_each_format {
+        ($format:expr, $id:expr, $build:ident) => {
+            match $format {
+                SampleFormat::F32 => $build!(f32),
+                SampleFormat::I16 => $build!(i16),
+                SampleFormat::I32 => $build!(i32),
+                SampleFormat::I24 => $build!(cpal::I24),
+                SampleFormat::U16 => $build!(u16),
+                SampleFormat::U8 => $build!(u8),
+                SampleFormat::I8 => $build!(i8),
+                SampleFormat::F64 => $build!(f64),
+                other => {
+                    return Err(AudioError::Stream {
+                        device: $id,
+                        reason: format!("unsupported sample format {other}"),
+                    })
+                }
+            }
+        };
+    }
+
+    /// A built stream, started; `direction` ("input", "output") names it in errors.
+    fn started(
+        built: Result<Stream, cpal::Error>,
+        id: &str,
+        config: &SupportedStreamConfig,
+        direction: &str,
+    ) -> Result<Stream, AudioError> {
+        let stream = built.map_err(|e| AudioError::Stream {
+            device: id.to_string(),
+            reason: format!("cannot open the {direction} stream ({config:?}): {e}"),
+        })?;
+        stream.play().map_err(|e| AudioError::Stream {
+            device: id.to_string(),
+            reason: format!("cannot start the {direction} stream: {e}"),
+        })?;
+        Ok(stream)
+    }
+
     /// How long `build_*_stream` may take before the device counts as unavailable.
     const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -444,30 +485,8 @@ mod imp {
                 )
             };
         }
-        let stream = match config.sample_format() {
-            SampleFormat::F32 => build!(f32),
-            SampleFormat::I16 => build!(i16),
-            SampleFormat::I32 => build!(i32),
-            SampleFormat::I24 => build!(cpal::I24),
-            SampleFormat::U16 => build!(u16),
-            SampleFormat::U8 => build!(u8),
-            SampleFormat::I8 => build!(i8),
-            SampleFormat::F64 => build!(f64),
-            other => {
-                return Err(AudioError::Stream {
-                    device: id,
-                    reason: format!("unsupported sample format {other}"),
-                })
-            }
-        }
-        .map_err(|e| AudioError::Stream {
-            device: id.clone(),
-            reason: format!("cannot open the input stream ({config:?}): {e}"),
-        })?;
-        stream.play().map_err(|e| AudioError::Stream {
-            device: id.clone(),
-            reason: format!("cannot start the input stream: {e}"),
-        })?;
+        let stream = for_each_format!(config.sample_format(), id, build);
+        let stream = started(stream, &id, &config, "input")?;
         Ok((stream, consumer, info))
     }
 
@@ -499,30 +518,8 @@ mod imp {
                 )
             };
         }
-        let stream = match config.sample_format() {
-            SampleFormat::F32 => build!(f32),
-            SampleFormat::I16 => build!(i16),
-            SampleFormat::I32 => build!(i32),
-            SampleFormat::I24 => build!(cpal::I24),
-            SampleFormat::U16 => build!(u16),
-            SampleFormat::U8 => build!(u8),
-            SampleFormat::I8 => build!(i8),
-            SampleFormat::F64 => build!(f64),
-            other => {
-                return Err(AudioError::Stream {
-                    device: id,
-                    reason: format!("unsupported sample format {other}"),
-                })
-            }
-        }
-        .map_err(|e| AudioError::Stream {
-            device: id.clone(),
-            reason: format!("cannot open the output stream ({config:?}): {e}"),
-        })?;
-        stream.play().map_err(|e| AudioError::Stream {
-            device: id.clone(),
-            reason: format!("cannot start the output stream: {e}"),
-        })?;
+        let stream = for_each_format!(config.sample_format(), id, build);
+        let stream = started(stream, &id, &config, "output")?;
         Ok((stream, producer, info))
     }
 
