@@ -9,7 +9,7 @@ use hearth::audio::{
     PlaybackSink,
 };
 use hearth::voice::{Captured, Frame, Pcm, PlaybackEvent, FRAME_SAMPLES};
-use ractor::Actor;
+use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
 
 const KITCHEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/audio/kitchen.wav");
@@ -228,18 +228,31 @@ async fn until_stopped(rx: &mut mpsc::UnboundedReceiver<PlaybackEvent>) -> (Play
     }
 }
 
-#[tokio::test]
-async fn wav_sink_appends_replies_resampled_and_finalizes() {
-    let path = tmp("replies.wav");
-    let (events, mut rx) = mpsc::unbounded_channel();
+/// A Playback actor writing a 16 kHz WAV at `path`, and its event receiver.
+async fn wav_playback(
+    path: &std::path::Path,
+    realtime: bool,
+) -> (
+    ActorRef<PlaybackMsg>,
+    tokio::task::JoinHandle<()>,
+    mpsc::UnboundedReceiver<PlaybackEvent>,
+) {
+    let (events, rx) = mpsc::unbounded_channel();
     let sink = PlaybackSink::Wav {
-        path: path.clone(),
+        path: path.to_path_buf(),
         rate: 16000,
-        realtime: false,
+        realtime,
     };
     let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
         .await
         .unwrap();
+    (playback, handle, rx)
+}
+
+#[tokio::test]
+async fn wav_sink_appends_replies_resampled_and_finalizes() {
+    let path = tmp("replies.wav");
+    let (playback, handle, mut rx) = wav_playback(&path, false).await;
     // reply 1: 16 kHz, in two chunks (no resampling: exact samples)
     let first = tone(440.0, 16000, 0.5, 0.5);
     for half in first.chunks(4000) {
@@ -308,15 +321,7 @@ async fn wav_sink_appends_replies_resampled_and_finalizes() {
 #[tokio::test]
 async fn stop_mid_reply_interrupts_and_nothing_follows() {
     let path = tmp("stopped.wav");
-    let (events, mut rx) = mpsc::unbounded_channel();
-    let sink = PlaybackSink::Wav {
-        path: path.clone(),
-        rate: 16000,
-        realtime: true,
-    };
-    let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
-        .await
-        .unwrap();
+    let (playback, handle, mut rx) = wav_playback(&path, true).await;
     playback
         .cast(PlaybackMsg::Play(Pcm {
             samples: tone(440.0, 16000, 3.0, 0.5).into(),
