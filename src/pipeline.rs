@@ -12,7 +12,6 @@
 //! after it (a barge-in cancels the turn first, so its speech is answered next). Each turn logs its stage timings (see [`TurnTimings`]).
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use ractor::{Actor, ActorRef};
@@ -339,9 +338,4 @@ pub async fn run(
     // the WAV sink is finalised when Playback stops
     let _ = playback.stop_and_wait(None, None).await;
     Ok(turns)
-}
-
-/// The Stt config for a spawned `hearth-stt` with this whisper model.
-pub fn stt_spawn(model: PathBuf) -> SttConfig {
-    SttConfig::new(stt::SttServer::spawn_default(model))
 }

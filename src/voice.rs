@@ -51,6 +51,17 @@ pub struct Utterance {
 }
 
 impl Utterance {
+    /// A whole clip as one utterance: speech to its last sample, endpointed now.
+    pub fn whole(samples: Vec<f32>) -> Utterance {
+        let n = samples.len() as u64;
+        Utterance {
+            samples: samples.into(),
+            start: 0,
+            speech_end: n,
+            endpointed_at: Instant::now(),
+        }
+    }
+
     /// Length in seconds.
     pub fn secs(&self) -> f64 {
         self.samples.len() as f64 / f64::from(SAMPLE_RATE)

@@ -8,7 +8,7 @@
 //! `HEARTH_SKIP_REAL_MODEL=1` skips locally (CI never sets it).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hearth::stt::{self, Stt, SttConfig, SttServer};
 use hearth::voice::Utterance;
@@ -64,14 +64,7 @@ fn utterance(name: &str) -> Utterance {
         .map(PathBuf::from)
         .unwrap_or_else(|| shared().join("audio"))
         .join(name);
-    let samples = hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads");
-    let n = samples.len() as u64;
-    Utterance {
-        samples: samples.into(),
-        start: 0,
-        speech_end: n,
-        endpointed_at: Instant::now(),
-    }
+    Utterance::whole(hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads"))
 }
 
 fn words(s: &str) -> String {

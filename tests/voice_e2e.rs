@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hearth::stt::{self, Stt, SttConfig, SttServer};
 use hearth::voice::Utterance;
@@ -121,18 +121,9 @@ fn transcribe(wav: &Path) -> String {
         config.health_every = Duration::ZERO;
         let (actor, handle) = Actor::spawn(None, Stt, config).await.unwrap();
         let samples = hearth::audio::wav::read_16k_mono(wav).unwrap();
-        let n = samples.len() as u64;
-        let heard = stt::transcribe(
-            &actor,
-            Utterance {
-                samples: samples.into(),
-                start: 0,
-                speech_end: n,
-                endpointed_at: Instant::now(),
-            },
-        )
-        .await
-        .unwrap();
+        let heard = stt::transcribe(&actor, Utterance::whole(samples))
+            .await
+            .unwrap();
         actor.stop(None);
         let _ = handle.await;
         heard.text
