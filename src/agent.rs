@@ -20,8 +20,11 @@
 //!    the preset has one, then stop), hop exhaustion (a short spoken apology);
 //! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status).
 //!
-//! A hop whose calls all succeeded and all have a `say` confirmation speaks those and skips
-//! the second LLM hop. History is kept per session and trimmed oldest-first when the prompt
+//! A hop whose calls all succeeded and all have a `say` confirmation speaks those at once
+//! and skips the second LLM hop, unless the request asked for more than was called (more
+//! clauses than calls, see [`clauses`]: "what time is it? and switch the light off"): then
+//! a follow-up hop, held to a tool call, may call the next tool; a call already made, or
+//! none, ends the turn with the confirmations. History is kept per session and trimmed oldest-first when the prompt
 //! would not fit the context.
 
 use std::collections::HashMap;
@@ -435,6 +438,60 @@ fn choice_label(c: &ToolChoice) -> String {
     }
 }
 
+/// Send `text` to `speak` sentence by sentence.
+fn send_sentences(tx: &mpsc::UnboundedSender<Speakable>, text: &str) {
+    let mut sentences = SentenceSplitter::new();
+    for s in sentences.push(text).into_iter().chain(sentences.finish()) {
+        let _ = tx.send(s);
+    }
+}
+
+/// How many things a request asks for, roughly: the number of [`request_parts`]. A hop
+/// that called fewer tools than this gets a follow-up hop.
+pub fn clauses(text: &str) -> usize {
+    request_parts(text).len()
+}
+
+/// The parts of a request, roughly: its sentences, each cut at "and" or "then" between two
+/// words ("What time is it? Please switch off the lights." → "What time is it", "Please
+/// switch off the lights"; "turn on the kitchen and the bedroom light" → "turn on the
+/// kitchen", "the bedroom light"). Trimmed substrings; parts without a letter or digit are
+/// left out.
+pub fn request_parts(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for sentence in text.split(['.', '?', '!', ';']) {
+        // words with their byte ranges in the sentence
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        let mut start = None;
+        for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
+            let in_word = c.is_alphanumeric() || c == '\'';
+            match (in_word, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    words.push((s, i));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut from = 0;
+        for (n, &(a, b)) in words.iter().enumerate() {
+            let w = &sentence[a..b];
+            let joins = w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("then");
+            if joins && n > 0 && n + 1 < words.len() {
+                parts.push(&sentence[from..a]);
+                from = b;
+            }
+        }
+        parts.push(&sentence[from..]);
+    }
+    parts
+        .into_iter()
+        .map(|p| p.trim_matches(|c: char| c.is_whitespace() || c == ','))
+        .filter(|p| p.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 fn call_key(c: &ToolCall) -> String {
     format!("{}{}", c.name, c.arguments)
 }
@@ -579,6 +636,10 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     // True when the reply is the last hop's own text, already spoken sentence by sentence.
     let mut reply_streamed = false;
     let mut cancelled = false;
+    // `say` confirmations already sent to `speak`, in order
+    let mut confirmed: Vec<String> = Vec::new();
+    // the next hop is a follow-up for the rest of a multi-part request
+    let mut follow_up = false;
     let preset = &shared.cfg.preset;
 
     // After a nudge: None goes on to the next hop; Some(words) ends the turn with them.
@@ -599,8 +660,11 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             cancelled = true;
             break;
         }
+        let in_follow_up = std::mem::take(&mut follow_up);
         let choice = if let Some(name) = forced.take() {
             ToolChoice::Named(name)
+        } else if in_follow_up {
+            ToolChoice::Required
         } else if std::mem::take(&mut force_reply)
             || (preset.reply_after_tools && !last_outcomes.is_empty())
         {
@@ -698,6 +762,21 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 )
             }
         };
+
+        if in_follow_up
+            && (parsed.calls.is_empty()
+                || parsed
+                    .calls
+                    .iter()
+                    .all(|c| seen_calls.contains(&call_key(c))))
+        {
+            // nothing more was asked for: the confirmations are the answer
+            report.hook = Some("follow-up called nothing new: done".to_string());
+            hops.push(report);
+            reply = Some(String::new());
+            reply_streamed = true;
+            break;
+        }
 
         if parsed.calls.is_empty() {
             // A known tool called with arguments that failed validation, or with malformed
@@ -841,11 +920,35 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             .collect();
         if let Some(said) = confirmations.filter(|v| !v.is_empty()) {
             let text = speakable(&said.join(" "));
-            turn_msgs.push(ChatMessage::assistant(text.clone()));
-            reply = Some(text);
+            // spoken now: a follow-up hop may still run
+            if let Some(tx) = &ask.speak {
+                send_sentences(tx, &text);
+            }
+            confirmed.push(text);
+            let asked = clauses(&ask.text);
+            if asked > seen_calls.len() && hop + 1 < shared.cfg.max_hops && preset.grammar.is_some()
+            {
+                tracing::info!(
+                    clauses = asked,
+                    calls = seen_calls.len(),
+                    "the request asked for more: a follow-up hop"
+                );
+                // the rest of the request, as the user's next words: a small model
+                // answers the last message
+                let rest = request_parts(&ask.text)[seen_calls.len()..].join(". ");
+                turn_msgs.push(ChatMessage::user(format!("{rest}.")));
+                follow_up = true;
+                last_outcomes = outcomes;
+                continue;
+            }
+            reply = Some(String::new());
+            reply_streamed = true;
             break;
         }
         last_outcomes = outcomes;
+    }
+    if !confirmed.is_empty() && !cancelled {
+        turn_msgs.push(ChatMessage::assistant(confirmed.join(" ")));
     }
 
     let reply = if cancelled {
@@ -857,13 +960,16 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         })
     };
     if let (Some(tx), false, false) = (&ask.speak, cancelled, reply_streamed) {
-        // Words that did not come from the model's stream: a `say` confirmation, words
-        // from the results, an apology.
-        let mut sentences = SentenceSplitter::new();
-        for s in sentences.push(&reply).into_iter().chain(sentences.finish()) {
-            let _ = tx.send(s);
-        }
+        // Words that did not come from the model's stream: words from the results, an
+        // apology.
+        send_sentences(tx, &reply);
     }
+    // the confirmations spoken along the way come first
+    let reply = match (cancelled, confirmed.is_empty(), reply.is_empty()) {
+        (false, false, true) => confirmed.join(" "),
+        (false, false, false) => format!("{} {reply}", confirmed.join(" ")),
+        _ => reply,
+    };
     if !cancelled {
         history.extend(turn_msgs);
         if let Ok(mut h) = shared.history.lock() {

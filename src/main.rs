@@ -100,6 +100,11 @@ struct RunArgs {
     /// Use this Wyoming ASR server (tcp://HOST:PORT) instead of spawning hearth-stt.
     #[arg(long)]
     stt: Option<String>,
+    /// Words hearth-stt should expect (whisper's initial prompt). Default: the tools'
+    /// vocabulary (the values their parameters enumerate, such as room names, and the
+    /// nouns of their names); "" for none.
+    #[arg(long)]
+    stt_prompt: Option<String>,
     /// The Piper voice (.onnx, with its .onnx.json beside it). Default: en_US-joe-medium in
     /// the model directory.
     #[arg(long)]
@@ -123,6 +128,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     use hearth::audio::{CaptureSource, DeviceSpec, PlaybackSink};
     use hearth::pipeline::{run, VoiceOptions};
     use hearth::stt::{SttConfig, SttServer};
+    use hearth::tools::ToolsMsg;
     use hearth::tts::TtsConfig;
 
     if args.once && args.input.is_none() {
@@ -136,10 +142,16 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         (None, Some(name)) => CaptureSource::Device(DeviceSpec::named(name.clone())),
         (None, None) => CaptureSource::Device(DeviceSpec::default_device()),
     };
+    // what the voice needs, checked before minutes go into loading the models
+    let tts = match &args.voice {
+        Some(v) => TtsConfig::new(v.clone()),
+        None => TtsConfig::default_voice()?,
+    };
+    let voice = tts.resolve()?;
     let output = match (&args.output, &args.speaker) {
         (Some(p), _) => PlaybackSink::Wav {
             path: p.clone(),
-            rate: 22050,
+            rate: voice.sample_rate,
             realtime: false,
         },
         (None, Some(name)) => PlaybackSink::Device(DeviceSpec::named(name.clone())),
@@ -155,13 +167,17 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
                     None => models::model_dir()?.join("ggml-tiny.en.bin"),
                 },
             };
+            if !model.is_file() {
+                bail!(
+                    "the whisper model {} is missing: run scripts/fetch-models, or name one \
+                     with --stt-model FILE (or $HEARTH_WHISPER_MODEL)",
+                    model.display()
+                );
+            }
             SttConfig::new(SttServer::spawn_default(model))
         }
     };
-    let tts = match &args.voice {
-        Some(v) => TtsConfig::new(v.clone()),
-        None => TtsConfig::default_voice()?,
-    };
+    let mut stt = stt;
     let opts = text_options(
         Preset::load(&args.preset)?,
         args.tools.clone(),
@@ -173,6 +189,19 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let json = args.json;
     let turns = rt.block_on(async {
         let text = start_text(opts).await?;
+        if let SttServer::Spawn { args: stt_args, .. } = &mut stt.server {
+            let prompt = match &args.stt_prompt {
+                Some(p) => p.clone(),
+                None => ractor::call!(text.tools, ToolsMsg::Snapshot)
+                    .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
+                    .vocabulary()
+                    .join(", "),
+            };
+            if !prompt.trim().is_empty() {
+                tracing::info!(%prompt, "speech recognition expects the tools' words");
+                stt_args.extend(["--prompt".to_string(), prompt]);
+            }
+        }
         let voice = VoiceOptions {
             input,
             output,

@@ -10,12 +10,18 @@
 //!
 //! Turns run one at a time; an utterance that arrives during a turn is queued and answered
 //! after it (a barge-in cancels the turn first, so its speech is answered next). Each turn logs its stage timings (see [`TurnTimings`]).
+//!
+//! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
+//! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
+//! then ends with nothing more said, that transcript is used and the hangover has hidden
+//! the recognition time.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::agent::{self, AgentMsg, Ask, Turn};
 use crate::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg};
@@ -23,9 +29,9 @@ use crate::audio::{
     Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
     PlaybackSink,
 };
-use crate::stt::{self, Stt, SttConfig};
+use crate::stt::{self, Stt, SttConfig, SttError};
 use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
-use crate::voice::{ListenEvent, PlaybackEvent, Utterance, SAMPLE_RATE};
+use crate::voice::{Heard, ListenEvent, PlaybackEvent, Utterance, SAMPLE_RATE};
 
 /// What the voice pipeline needs besides the text runtime.
 pub struct VoiceOptions {
@@ -49,14 +55,22 @@ pub struct VoiceOptions {
 pub struct TurnTimings {
     /// End of speech → the endpoint decided (the hangover, on the input clock).
     pub endpoint: f64,
-    /// Speech recognition.
+    /// Speech recognition: the recogniser's own time.
     pub stt: f64,
+    /// Speech recognition after the endpoint: the wait for the transcript (less than `stt`
+    /// when recognition started at a pause, before the hangover was over).
+    pub stt_wait: f64,
+    /// End of speech → the model's first token (of the turn's first hop).
+    pub first_token: Option<f64>,
     /// End of speech → the first executed tool finished.
     pub tool_done: Option<f64>,
     /// End of speech → the first TTS audio chunk.
     pub first_tts_chunk: Option<f64>,
     /// End of speech → the first reply sample reached the output.
     pub first_audio: Option<f64>,
+    /// End of speech → the first audible reply sample reached the output (`first_audio`
+    /// plus the voice's leading silence).
+    pub first_voice: Option<f64>,
 }
 
 /// One voice turn, as `hearth run` reports it.
@@ -163,6 +177,8 @@ pub async fn run(
     tracing::info!(source = %info.source, rate = info.rate, "listening");
 
     let mut turns = Vec::new();
+    // recognition started at a pause, before the endpoint: (start, speech_end) and the task
+    let mut early: Option<(u64, u64, JoinHandle<Result<Heard, SttError>>)> = None;
     let mut ended = false;
     let mut listen_open = true;
     // utterances that arrived during a turn (e.g. the speech of a barge-in): answered next
@@ -176,6 +192,18 @@ pub async fn run(
             }
             match listen_rx.recv().await {
                 Some(ListenEvent::Utterance(u)) => u,
+                Some(ListenEvent::Pause(u)) => {
+                    // recognise what was said so far while the hangover runs; a pause
+                    // that speech resumes after is superseded by the next one
+                    if let Some((_, _, task)) = early.take() {
+                        task.abort();
+                    }
+                    let (start, end) = (u.start, u.speech_end);
+                    let stt_actor = stt_actor.clone();
+                    let task = tokio::spawn(async move { stt::transcribe(&stt_actor, u).await });
+                    early = Some((start, end, task));
+                    continue;
+                }
                 Some(ListenEvent::End) => {
                     ended = opts.once;
                     continue;
@@ -194,7 +222,30 @@ pub async fn run(
         let since_speech =
             |t: Instant| t.saturating_duration_since(zero).as_secs_f64() * 1e3 + endpoint_ms;
 
-        let heard = match stt::transcribe(&stt_actor, utterance).await {
+        // the early recognition is this utterance's if nothing was said after the pause
+        let early_heard = match early.take() {
+            Some((start, end, task)) if (start, end) == (utterance.start, utterance.speech_end) => {
+                match task.await {
+                    Ok(Ok(h)) => Some(h),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, "early recognition failed; recognising the utterance");
+                        None
+                    }
+                    Err(_) => None,
+                }
+            }
+            Some((_, _, task)) => {
+                task.abort();
+                None
+            }
+            None => None,
+        };
+        let heard = match early_heard {
+            Some(h) => Ok(h),
+            None => stt::transcribe(&stt_actor, utterance).await,
+        };
+        let stt_wait_ms = since_speech(Instant::now()) - endpoint_ms;
+        let heard = match heard {
             Ok(h) => h,
             Err(e) => {
                 tracing::warn!(error = %e, "speech recognition failed; the utterance is lost");
@@ -215,6 +266,7 @@ pub async fn run(
         let mut timings = TurnTimings {
             endpoint: endpoint_ms,
             stt: heard.stt_ms,
+            stt_wait: stt_wait_ms,
             ..Default::default()
         };
         if heard.text.is_empty() {
@@ -237,6 +289,8 @@ pub async fn run(
         let mut speak_open = true;
         let mut interrupted = false;
         let mut audio_sent = false;
+        // the first chunk's silence before its first audible sample
+        let mut lead_ms: Option<f64> = None;
         loop {
             let finished = turn_result.is_some() && !speak_open && done_sentences >= sentences;
             if finished {
@@ -259,6 +313,7 @@ pub async fn run(
                 e = tts_rx.recv() => match e {
                     Some(TtsEvent::Audio(pcm)) => {
                         timings.first_tts_chunk.get_or_insert_with(|| since_speech(Instant::now()));
+                        lead_ms.get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
                         audio_sent = true;
                         let _ = playback.cast(PlaybackMsg::Play(pcm));
                     }
@@ -286,7 +341,8 @@ pub async fn run(
                     }
                     Some(ListenEvent::End) => ended = opts.once,
                     Some(ListenEvent::Utterance(u)) => pending.push_back(u),
-                    Some(ListenEvent::SpeechStarted { .. }) => {}
+                    // recognised once it is an utterance, after this turn
+                    Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
                     None => listen_open = false,
                 },
             }
@@ -303,6 +359,10 @@ pub async fn run(
             None => (None, Some("the turn did not finish".into())),
         };
         if let Some(t) = &turn {
+            timings.first_token = t
+                .hops
+                .first()
+                .map(|h| since_speech(asked_at) + h.stats.first_token_ms);
             timings.tool_done = t
                 .timings_ms
                 .text_to_tool
@@ -320,6 +380,10 @@ pub async fn run(
                 }
             }
         }
+        timings.first_voice = timings
+            .first_audio
+            .zip(lead_ms)
+            .map(|(first, lead)| first + lead);
         let t = VoiceTurn {
             heard: heard.text,
             turn,

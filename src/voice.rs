@@ -101,7 +101,25 @@ impl Pcm {
         }
         self.samples.len() as f64 / f64::from(self.rate)
     }
+
+    /// Seconds before the first audible sample (|x| above [`AUDIBLE`], about −40 dBFS):
+    /// voices start with a little silence, which is not yet an answer. The whole length
+    /// when nothing is audible.
+    pub fn leading_silence_secs(&self) -> f64 {
+        if self.rate == 0 {
+            return 0.0;
+        }
+        let first = self
+            .samples
+            .iter()
+            .position(|&s| s.unsigned_abs() > AUDIBLE)
+            .unwrap_or(self.samples.len());
+        first as f64 / f64::from(self.rate)
+    }
 }
+
+/// The 16-bit amplitude above which a sample counts as audible (1 % of full scale).
+pub const AUDIBLE: u16 = 328;
 
 /// What Playback reports, for Listen (barge-in gating) and the turn's timings.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +170,11 @@ pub enum ListenEvent {
     SpeechStarted { at: Instant },
     /// Speech while hearth was speaking: stop playback, cancel generation.
     BargeIn { at: Instant },
+    /// The speaker paused (`early_ms` without speech): the utterance so far, to start
+    /// recognising it before the endpoint is sure. The `Utterance` that follows the hangover
+    /// has the same `start` and `speech_end` if nothing more was said; if speech resumes,
+    /// this one is superseded.
+    Pause(Utterance),
     /// A complete utterance.
     Utterance(Utterance),
     /// The input ended (after any last utterance).
@@ -161,6 +184,22 @@ pub enum ListenEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leading_silence_ends_at_the_first_audible_sample() {
+        let mut samples = vec![0i16; 100];
+        samples.extend([-200, 300, -2000, 5]);
+        let pcm = Pcm {
+            samples: samples.into(),
+            rate: 1000,
+        };
+        assert_eq!(pcm.leading_silence_secs(), 0.102);
+        let quiet = Pcm {
+            samples: vec![10i16; 50].into(),
+            rate: 1000,
+        };
+        assert_eq!(quiet.leading_silence_secs(), 0.05);
+    }
 
     #[test]
     fn conversions_clamp_and_round_trip() {

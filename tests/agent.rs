@@ -521,3 +521,99 @@ async fn a_parroted_synthetic_message_is_never_spoken() {
     assert!(turn.hops[1].hook.as_deref().unwrap().contains("echoed"));
     assert_eq!(turn.reply, "You have three unread mails.");
 }
+
+const LIVING_OFF_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"living room\", \"on\": false}}\n</tool_call>";
+
+#[test]
+fn clauses_count_the_parts_of_a_request() {
+    use hearth::agent::clauses;
+    assert_eq!(clauses("turn on the kitchen light"), 1);
+    assert_eq!(clauses("Turn on the kitchen light."), 1);
+    assert_eq!(
+        clauses("What time is it? Please switch off the lights in the living room."),
+        2
+    );
+    assert_eq!(clauses("turn on the kitchen and the bedroom light"), 2);
+    assert_eq!(clauses("lights on, then music"), 2);
+    // a joining word at either end joins nothing
+    assert_eq!(clauses("And turn it off."), 1);
+    assert_eq!(clauses("rock and"), 1);
+    assert_eq!(clauses(""), 0);
+    assert_eq!(clauses(" ... ?"), 0);
+    assert_eq!(
+        hearth::agent::request_parts(
+            "What time is it? Please switch off the lights, and then the fan."
+        ),
+        ["What time is it", "Please switch off the lights", "the fan"]
+    );
+}
+
+#[tokio::test]
+async fn a_two_part_request_gets_a_follow_up_hop_for_the_second_part() {
+    let r = rig(
+        &[KITCHEN_CALL, LIVING_OFF_CALL, "never generated"],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut request = Ask::new(
+        "s",
+        "Turn on the kitchen light. Switch off the living room light.",
+    );
+    request.speak = Some(tx);
+    let turn = hearth::agent::ask(&r.agent, request).await.unwrap();
+    assert_eq!(executions(&r.log), vec!["kitchen on", "living room off"]);
+    assert_eq!(
+        turn.reply,
+        "The kitchen light is on. The living room light is off."
+    );
+    assert_eq!(turn.hops.len(), 2);
+    assert_eq!(turn.hops[1].tool_choice, "required");
+    // each confirmation was spoken as soon as its tool ran, once
+    let mut said = Vec::new();
+    while let Some(s) = rx.recv().await {
+        said.push(s.as_str().to_string());
+    }
+    assert_eq!(
+        said,
+        ["The kitchen light is on.", "The living room light is off."]
+    );
+    // the follow-up is the last hop: both parts were called; it was asked with the rest
+    let recorded = r.recorded.lock().unwrap();
+    assert_eq!(recorded.len(), 2);
+    assert!(
+        recorded[1]
+            .prompt
+            .contains("<|im_start|>user\nSwitch off the living room light.<|im_end|>"),
+        "{}",
+        recorded[1].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_follow_up_that_calls_nothing_new_ends_with_the_confirmation() {
+    let r = rig(
+        &[KITCHEN_CALL, KITCHEN_CALL, "never generated"],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(&r.agent, "turn on the kitchen light and tell me a joke")
+        .await
+        .unwrap();
+    // the repeated call did not run again
+    assert_eq!(executions(&r.log), vec!["kitchen on"]);
+    assert_eq!(turn.reply, "The kitchen light is on.");
+    assert_eq!(turn.hops.len(), 2);
+    assert!(turn.hops[1].calls.is_empty());
+    assert_eq!(
+        turn.hops[1].hook.as_deref(),
+        Some("follow-up called nothing new: done")
+    );
+    // a one-part request still takes one hop
+    let turn = ask(&r.agent, "turn on the kitchen light").await.unwrap();
+    assert_eq!(turn.hops.len(), 1);
+}

@@ -7,9 +7,12 @@
 //! skips locally; CI never sets it.
 #![cfg(all(feature = "llm", feature = "tts"))]
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use hearth::stt::{self, Stt, SttConfig, SttServer};
 use hearth::voice::Utterance;
@@ -48,6 +51,13 @@ fn ready() -> Option<PathBuf> {
         stt_bin.display()
     );
     Some(dir)
+}
+
+/// One `hearth run` at a time: each loads the model and the voice, and the real-time
+/// ones must not starve (2 cores in CI).
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 struct Run {
@@ -104,6 +114,11 @@ fn calls(turn: &Value) -> Vec<(String, Value)> {
 
 /// Transcribe a WAV through the real `hearth-stt`.
 fn transcribe(wav: &Path) -> String {
+    transcribe_samples(hearth::audio::wav::read_16k_mono(wav).unwrap())
+}
+
+/// Transcribe 16 kHz mono samples through the real `hearth-stt`.
+fn transcribe_samples(samples: Vec<f32>) -> String {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let dir = hearth::models::model_dir().unwrap();
@@ -120,7 +135,6 @@ fn transcribe(wav: &Path) -> String {
         });
         config.health_every = Duration::ZERO;
         let (actor, handle) = Actor::spawn(None, Stt, config).await.unwrap();
-        let samples = hearth::audio::wav::read_16k_mono(wav).unwrap();
         let heard = stt::transcribe(&actor, Utterance::whole(samples))
             .await
             .unwrap();
@@ -135,6 +149,7 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
     if ready().is_none() {
         return;
     }
+    let _one = serial();
     let run = hearth_run("kitchen.wav", "kitchen");
     assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
     let t = &run.turns[0];
@@ -170,4 +185,354 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
         said.contains("kitchen") && said.contains("light"),
         "{said:?}"
     );
+}
+
+#[test]
+fn long_wav_tells_the_time_and_turns_the_living_room_light_off() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let run = hearth_run("long.wav", "long");
+    let all: Vec<(String, Value)> = run.turns.iter().flat_map(calls).collect();
+    assert!(
+        all.iter().any(|(name, _)| name == "get_time"),
+        "no get_time call: {:?}",
+        run.turns
+    );
+    assert!(
+        all.iter().any(|(name, args)| name == "set_light"
+            && *args == serde_json::json!({"room": "living room", "on": false})),
+        "the living room light was not turned off: {:?}",
+        run.turns
+    );
+    let light = std::fs::read_to_string(run.state.join("light-living-room")).unwrap();
+    assert_eq!(light.trim(), "off");
+    // both confirmations were spoken: the time and the light
+    let said = transcribe(&run.reply_wav).to_lowercase();
+    assert!(said.contains("light"), "{said:?}");
+    // "3:26 PM" comes back as "3.26pm", "3:26 p.m." and the like
+    let has_time = said.chars().any(|c| c.is_ascii_digit())
+        && ["am", "pm", "a.m", "p.m", "o'clock"]
+            .iter()
+            .any(|w| said.contains(w));
+    assert!(has_time, "no time in the reply: {said:?}");
+}
+
+/// A `hearth run` on live devices: never ends by itself, so the test reads its JSON turns
+/// and stderr in threads and kills it when done.
+struct Live {
+    child: Child,
+    turns: mpsc::Receiver<Value>,
+    log: mpsc::Receiver<String>,
+    log_tail: Vec<String>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Live {
+    fn start(args: &[String], env: &[(String, String)], state: &Path) -> Live {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth"));
+        cmd.args(["run", "--json", "--tools"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"))
+            .args(args)
+            .env("HEARTH_DEMO_STATE", state)
+            .env("HEARTH_LOG", "hearth=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("hearth runs");
+        let (turn_tx, turns) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let v: Value = serde_json::from_str(&line).expect("one JSON turn per line");
+                if turn_tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let (log_tx, log) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("hearth: {line}");
+                if log_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Live {
+            child,
+            turns,
+            log,
+            log_tail: Vec::new(),
+        }
+    }
+
+    fn drain_log(&mut self) {
+        while let Ok(l) = self.log.try_recv() {
+            self.log_tail.push(l);
+        }
+    }
+
+    /// Wait for a log line containing `what`.
+    fn wait_log(&mut self, what: &str, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            if self.log_tail.iter().any(|l| l.contains(what)) {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.log.recv_timeout(left.min(Duration::from_millis(200))) {
+                Ok(l) => self.log_tail.push(l),
+                Err(_) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        self.drain_log();
+                        panic!("hearth exited ({status}):\n{}", self.log_tail.join("\n"));
+                    }
+                    assert!(
+                        Instant::now() < deadline,
+                        "no {what:?} from hearth within {within:?}:\n{}",
+                        self.log_tail.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// The next turn hearth reports.
+    fn next_turn(&mut self, within: Duration) -> Value {
+        match self.turns.recv_timeout(within) {
+            Ok(t) => t,
+            Err(e) => {
+                self.drain_log();
+                panic!(
+                    "no turn from hearth within {within:?} ({e}):\n{}",
+                    self.log_tail.join("\n")
+                );
+            }
+        }
+    }
+}
+
+fn assert_kitchen_on(turn: &Value, state: &Path) {
+    assert_eq!(
+        calls(turn),
+        [(
+            "set_light".to_string(),
+            serde_json::json!({"room": "kitchen", "on": true})
+        )],
+        "{turn}"
+    );
+    let light = std::fs::read_to_string(state.join("light-kitchen")).unwrap();
+    assert_eq!(light.trim(), "on");
+}
+
+/// Signed 16-bit little-endian samples.
+fn s16(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(2)
+        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+        .collect()
+}
+
+/// The audible part of a recording: from 0.3 s before its first sample above -40 dBFS to
+/// 0.3 s after its last (a device records silence around the reply).
+fn audible(samples: &[f32], rate: u32) -> &[f32] {
+    let loud = |s: &f32| s.abs() > 0.01;
+    let pad = (rate as usize * 3) / 10;
+    match (
+        samples.iter().position(loud),
+        samples.iter().rposition(loud),
+    ) {
+        (Some(a), Some(b)) => &samples[a.saturating_sub(pad)..(b + pad).min(samples.len())],
+        _ => &[],
+    }
+}
+
+/// cpal's real ALSA path, both ways, on the ALSA `file` PCM (no sound card here): the mic
+/// reads kitchen.wav from an `infile` (then silence), the speaker writes a raw file, which is
+/// transcribed. ALSA's `null` is not paced: the input arrives faster than real time.
+#[test]
+fn kitchen_through_alsa_devices() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let tmp = std::env::temp_dir().join(format!("hearth-e2e-alsa-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    // the mic's infile: S16_LE mono 16 kHz, 0.5 s of silence, the command, then silence long
+    // enough (10 min of input) that the loop does not come round again during the test
+    let speech = hearth::audio::wav::read_16k_mono(shared().join("audio/kitchen.wav")).unwrap();
+    let mut pcm = vec![0i16; 8000];
+    pcm.extend(speech.iter().map(|&s| hearth::voice::f32_to_i16(s)));
+    pcm.resize(pcm.len() + 16000 * 600, 0);
+    let infile = tmp.join("IN.raw");
+    std::fs::write(&infile, pcm.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let outfile = tmp.join("OUT.raw");
+    let asoundrc = tmp.join("asoundrc");
+    std::fs::write(
+        &asoundrc,
+        format!(
+            r#"
+pcm.mic {{ type plug; slave {{ pcm "micfile"; format S16_LE; rate 16000; channels 1 }} }}
+pcm.micfile {{ type file; slave.pcm "null"; file "/dev/null"; infile "{infile}"; format "raw" }}
+pcm.speaker {{ type plug; slave {{ pcm "spkfile"; format S16_LE; rate 22050; channels 1 }} }}
+pcm.spkfile {{ type file; slave.pcm "null"; file "{outfile}"; format "raw" }}
+"#,
+            infile = infile.display(),
+            outfile = outfile.display()
+        ),
+    )
+    .unwrap();
+    let state = tmp.join("state");
+    let mut live = Live::start(
+        &[
+            "--mic".into(),
+            "alsa:mic".into(),
+            "--speaker".into(),
+            "alsa:speaker".into(),
+        ],
+        &[(
+            "ALSA_CONFIG_PATH".into(),
+            format!("/usr/share/alsa/alsa.conf:{}", asoundrc.display()),
+        )],
+        &state,
+    );
+    let turn = live.next_turn(Duration::from_secs(300));
+    drop(live);
+    assert_kitchen_on(&turn, &state);
+    let out = std::fs::read(&outfile).unwrap();
+    let reply = audible(&s16(&out), 22050).to_vec();
+    assert!(!reply.is_empty(), "the speaker got no sound");
+    let reply16 = hearth::audio::resample::resample(&reply, 22050, 16000).unwrap();
+    let said = transcribe_samples(reply16).to_lowercase();
+    assert!(said.contains("kitchen") && said.contains("light"), "{said:?}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A private PulseAudio server with two null sinks, killed on drop.
+struct Pulse {
+    dir: PathBuf,
+    pid: Option<u32>,
+    env: Vec<(String, String)>,
+}
+
+impl Drop for Pulse {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn pulse_server() -> Pulse {
+    let dir = std::env::temp_dir().join(format!("hearth-e2e-pulse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (run, home) = (dir.join("run"), dir.join("home"));
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let status = Command::new("pulseaudio")
+        .env("XDG_RUNTIME_DIR", &run)
+        .env("HOME", &home)
+        .args([
+            "--daemonize=yes",
+            "--exit-idle-time=-1",
+            "-n",
+            "--load=module-native-protocol-unix",
+            "--load=module-null-sink sink_name=room",
+            "--load=module-null-sink sink_name=speaker",
+            "--load=module-always-sink",
+        ])
+        .status()
+        .expect("pulseaudio runs: apt-get install -y pulseaudio (scripts/setup does)");
+    assert!(status.success(), "pulseaudio failed to start: {status}");
+    let socket = run.join("pulse/native");
+    let pid_file = run.join("pulse/pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() || !pid_file.exists() {
+        assert!(Instant::now() < deadline, "no PulseAudio socket at {socket:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    let env = vec![
+        ("PULSE_SERVER".into(), format!("unix:{}", socket.display())),
+        (
+            "PULSE_COOKIE".into(),
+            home.join(".config/pulse/cookie").display().to_string(),
+        ),
+    ];
+    Pulse { dir, pid, env }
+}
+
+/// cpal's PulseAudio host, paced in real time: kitchen.wav is played into the `room` null
+/// sink, hearth listens to `room.monitor` and speaks to the `speaker` sink, whose monitor
+/// `pacat` records; the recording is transcribed.
+#[test]
+fn kitchen_through_pulseaudio_null_sinks() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let pulse = pulse_server();
+    let tmp = pulse.dir.join("e2e");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let recording = tmp.join("speaker.raw");
+    let mut recorder = Command::new("pacat")
+        .args([
+            "--record",
+            "--device=speaker.monitor",
+            "--rate=16000",
+            "--channels=1",
+            "--format=s16le",
+            "--raw",
+        ])
+        .envs(pulse.env.iter().cloned())
+        .stdout(std::fs::File::create(&recording).unwrap())
+        .spawn()
+        .expect("pacat runs (pulseaudio-utils)");
+    let state = tmp.join("state");
+    let mut live = Live::start(
+        &[
+            "--mic".into(),
+            "pulseaudio:room.monitor".into(),
+            "--speaker".into(),
+            "pulseaudio:speaker".into(),
+        ],
+        &pulse.env,
+        &state,
+    );
+    live.wait_log("listening", Duration::from_secs(300));
+    let played = Command::new("paplay")
+        .arg("--device=room")
+        .arg(shared().join("audio/kitchen.wav"))
+        .envs(pulse.env.iter().cloned())
+        .status()
+        .expect("paplay runs (pulseaudio-utils)");
+    assert!(played.success(), "paplay failed: {played}");
+    // the turn is reported once its reply has played
+    let turn = live.next_turn(Duration::from_secs(300));
+    std::thread::sleep(Duration::from_millis(500));
+    drop(live);
+    let _ = recorder.kill();
+    let _ = recorder.wait();
+    assert_kitchen_on(&turn, &state);
+    let rec = std::fs::read(&recording).unwrap();
+    let reply = audible(&s16(&rec), 16000).to_vec();
+    assert!(!reply.is_empty(), "nothing was heard from the speaker");
+    let said = transcribe_samples(reply).to_lowercase();
+    assert!(said.contains("kitchen") && said.contains("light"), "{said:?}");
 }

@@ -7,6 +7,9 @@
 //! [`Renderer`](super::playback::Renderer). Both are built with the `audio` feature only;
 //! without it opening a device is [`AudioError::NoDeviceSupport`].
 
+/// The cpal host names a device name may start with ("alsa:default").
+pub const HOSTS: [&str; 4] = ["alsa", "pulseaudio", "jack", "pipewire"];
+
 /// Which sound device to open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeviceSpec {
@@ -33,11 +36,25 @@ impl DeviceSpec {
         Self::default()
     }
 
-    /// A device by name on the default host.
+    /// A device by name, as a user writes it (`--mic`, `--speaker`): "HOST:NAME" picks the
+    /// host when HOST is one of [`HOSTS`] ("alsa:hw:1,0", "pulseaudio:vsink.monitor"); any
+    /// other name ("hw:1,0", "default", "vsink.monitor") is a device of the default host.
     pub fn named(name: impl Into<String>) -> Self {
-        DeviceSpec {
-            name: Some(name.into()),
-            ..Self::default()
+        let name = name.into();
+        let host = name.split_once(':').and_then(|(host, rest)| {
+            let known = HOSTS.iter().find(|h| h.eq_ignore_ascii_case(host))?;
+            Some((known.to_string(), rest.to_string()))
+        });
+        match host {
+            Some((host, rest)) => DeviceSpec {
+                host: Some(host),
+                name: (!rest.is_empty()).then_some(rest),
+                ..Self::default()
+            },
+            None => DeviceSpec {
+                name: Some(name),
+                ..Self::default()
+            },
         }
     }
 }
@@ -536,5 +553,27 @@ mod imp {
             reason: e.to_string(),
         })?;
         Ok(devices.iter().map(label).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_prefix_picks_the_host() {
+        let spec = DeviceSpec::named("alsa:hw:1,0");
+        assert_eq!(spec.host.as_deref(), Some("alsa"));
+        assert_eq!(spec.name.as_deref(), Some("hw:1,0"));
+        let spec = DeviceSpec::named("PulseAudio:vsink.monitor");
+        assert_eq!(spec.host.as_deref(), Some("pulseaudio"));
+        assert_eq!(spec.name.as_deref(), Some("vsink.monitor"));
+        // the host's default device
+        assert_eq!(DeviceSpec::named("alsa:").name, None);
+        // not a host: a device name of the default host
+        let spec = DeviceSpec::named("hw:CARD=Device,DEV=0");
+        assert_eq!(spec.host, None);
+        assert_eq!(spec.name.as_deref(), Some("hw:CARD=Device,DEV=0"));
+        assert_eq!(DeviceSpec::named("default").name.as_deref(), Some("default"));
     }
 }

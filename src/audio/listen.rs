@@ -45,6 +45,9 @@ pub struct ListenConfig {
     pub preroll_ms: u32,
     /// Silence after speech that ends the utterance (the end-of-utterance hangover).
     pub hangover_ms: u32,
+    /// Silence after speech that reports a pause ([`ListenEvent::Pause`]), so recognition
+    /// can start before the hangover is over. 0, or not below `hangover_ms`: no pauses.
+    pub early_ms: u32,
     /// Speech shorter than this is a noise, not an utterance (dropped, logged).
     pub min_speech_ms: u32,
     /// An utterance is cut here even if the speaker goes on.
@@ -63,6 +66,7 @@ impl Default for ListenConfig {
             onset_ms: 96,
             preroll_ms: 320,
             hangover_ms: 640,
+            early_ms: 256,
             min_speech_ms: 200,
             max_utterance_ms: 15_000,
             barge_in_ms: 288,
@@ -190,6 +194,20 @@ impl Endpointer {
             }
             let long = speech.samples.len() as u64
                 >= u64::from(self.config.max_utterance_ms) * u64::from(SAMPLE_RATE) / 1000;
+            let early = self.config.early_ms;
+            if early > 0
+                && early < self.config.hangover_ms
+                && speech.silent_run == frames(early)
+                && !long
+                && voiced_ms(speech) >= u64::from(self.config.min_speech_ms)
+            {
+                out.push(ListenEvent::Pause(Utterance {
+                    samples: speech.samples.as_slice().into(),
+                    start: speech.start,
+                    speech_end: speech.last_voiced_end,
+                    endpointed_at: frame.at,
+                }));
+            }
             if speech.silent_run >= frames(self.config.hangover_ms) || long {
                 if long {
                     tracing::warn!(
@@ -262,8 +280,7 @@ impl Endpointer {
 
     fn finish(&mut self, at: Instant) -> Option<ListenEvent> {
         let speech = self.speech.take()?;
-        let voiced_ms =
-            (speech.last_voiced_end - speech.first_voiced) * 1000 / u64::from(SAMPLE_RATE);
+        let voiced_ms = voiced_ms(&speech);
         if voiced_ms < u64::from(self.config.min_speech_ms) {
             self.dropped_short += 1;
             tracing::debug!(voiced_ms, "too short for an utterance; dropped");
@@ -282,6 +299,11 @@ impl Endpointer {
             endpointed_at: at,
         }))
     }
+}
+
+/// From the first voiced frame to the end of the last, ms.
+fn voiced_ms(speech: &Speech) -> u64 {
+    (speech.last_voiced_end - speech.first_voiced) * 1000 / u64::from(SAMPLE_RATE)
 }
 
 /// Messages to the [`Listen`] actor.
@@ -443,6 +465,43 @@ mod tests {
         assert!(!events
             .iter()
             .any(|e| matches!(e, ListenEvent::BargeIn { .. })));
+    }
+
+    #[test]
+    fn a_pause_comes_before_its_utterance_with_the_same_speech() {
+        let clip = speech(KITCHEN);
+        let mut signal = vec![0.0; 8000];
+        signal.extend(&clip);
+        signal.extend(vec![0.0; 16000]);
+        let mut e = Endpointer::new(ListenConfig::default());
+        let events = run(&mut e, &signal);
+        let pauses: Vec<&Utterance> = events
+            .iter()
+            .filter_map(|e| match e {
+                ListenEvent::Pause(u) => Some(u),
+                _ => None,
+            })
+            .collect();
+        let u = utterances(&events);
+        assert_eq!(u.len(), 1, "{events:?}");
+        // the last pause is the final utterance, cut shorter: same speech, less silence
+        let p = pauses.last().expect("a pause before the endpoint");
+        assert_eq!((p.start, p.speech_end), (u[0].start, u[0].speech_end));
+        assert!(p.samples.len() < u[0].samples.len());
+        assert_eq!(p.samples[..], u[0].samples[..p.samples.len()]);
+        let pause_at = events.iter().position(|e| matches!(e, ListenEvent::Pause(x) if x == *p));
+        let utt_at = events.iter().position(|e| matches!(e, ListenEvent::Utterance(_)));
+        assert!(pause_at < utt_at);
+        // silence after the speech: (early_ms / 32 ms) frames
+        let silent = p.start + p.samples.len() as u64 - p.speech_end;
+        assert_eq!(silent, 8 * FRAME_SAMPLES as u64);
+        // no pauses when early_ms is off
+        let mut e = Endpointer::new(ListenConfig {
+            early_ms: 0,
+            ..ListenConfig::default()
+        });
+        let events = run(&mut e, &signal);
+        assert!(!events.iter().any(|e| matches!(e, ListenEvent::Pause(_))));
     }
 
     #[test]

@@ -203,6 +203,32 @@ impl Registry {
         self.tools.is_empty()
     }
 
+    /// Words a person is likely to say to these tools, for priming speech recognition
+    /// (whisper's initial prompt): every string a parameter schema enumerates (`enum`,
+    /// `const`, at any depth: room names, scenes, modes) and the nouns of the tool names
+    /// (`set_light` gives "light": every word after the first, which names the action).
+    /// In registry order, each once (case-insensitive), blank ones left out.
+    pub fn vocabulary(&self) -> Vec<String> {
+        let mut words: Vec<String> = Vec::new();
+        let mut add = |w: &str| {
+            let w = w.trim();
+            if !w.is_empty() && !words.iter().any(|x| x.eq_ignore_ascii_case(w)) {
+                words.push(w.to_string());
+            }
+        };
+        for t in &self.tools {
+            schema_strings(&t.spec.parameters, &mut add);
+        }
+        for t in &self.tools {
+            let name = t.spec.name.replace(['_', '-'], " ");
+            let mut parts = name.split_whitespace().skip(1).peekable();
+            if parts.peek().is_some() {
+                add(&parts.collect::<Vec<_>>().join(" "));
+            }
+        }
+        words
+    }
+
     /// The spoken confirmation of a call: the tool's `say` rendered with the arguments and
     /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it).
     /// None when the tool has none, or rendering fails (logged as a warning) or is blank.
@@ -345,6 +371,25 @@ fn hex_sha256(bytes: &[u8]) -> String {
         let _ = write!(hex, "{b:02x}");
     }
     hex
+}
+
+/// Every string a JSON Schema enumerates (`enum`, `const`), depth first.
+fn schema_strings(schema: &Value, add: &mut impl FnMut(&str)) {
+    match schema {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("enum", Value::Array(values)) => {
+                        values.iter().filter_map(Value::as_str).for_each(&mut *add)
+                    }
+                    ("const", Value::String(s)) => add(s),
+                    _ => schema_strings(v, add),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| schema_strings(v, add)),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -544,5 +589,38 @@ mod tests {
         assert_eq!(got[1], ("0.1", ToolStatus::Ok));
         assert_eq!(got[2].1, ToolStatus::Error);
         assert_eq!(got[3], ("0", ToolStatus::Ok));
+    }
+
+    #[test]
+    fn vocabulary_has_enumerated_values_and_tool_nouns() {
+        let mut scene = exec_tool("activate_scene", &["true"], None);
+        scene.spec.parameters = json!({"type": "object", "properties": {
+            "scene": {"type": "string", "enum": ["Movie night", "good morning", 3]},
+            "where": {"anyOf": [{"const": "Kitchen"}, {"const": "garden"}]},
+            "level": {"type": "integer", "enum": [1, 2]}
+        }});
+        let mut light = exec_tool("set_light", &["true"], None);
+        light.spec.parameters = json!({"type": "object", "properties": {
+            "room": {"type": "string", "enum": ["kitchen", "living room"]}}});
+        let mut tools = Builtin::tools();
+        tools.push(scene);
+        tools.push(light);
+        tools.push(exec_tool("get_light", &["true"], None));
+        tools.push(exec_tool("ping", &["true"], None));
+        let r = Registry::new(tools).unwrap();
+        assert_eq!(
+            r.vocabulary(),
+            [
+                "Movie night",
+                "good morning",
+                "Kitchen",
+                "garden",
+                "living room",
+                "time",
+                "date",
+                "scene",
+                "light"
+            ]
+        );
     }
 }

@@ -1,0 +1,291 @@
+//! The voice path end to end on the real models: `cargo bench --bench voice`.
+//!
+//! Feeds `../shared/audio/kitchen.wav` ("turn on the kitchen light") several times, paced in
+//! real time as a microphone would deliver it, through the whole pipeline (Capture, Listen,
+//! `hearth-stt` as a child, the agent on the preset's model with the demo tools, Piper, and a
+//! real-time WAV sink), and reports per turn the time from the end of speech to each stage:
+//! endpoint, STT, first token, tool done, first TTS chunk, first reply sample at the output
+//! and first audible reply sample. Then, with nothing said for a while, the listening-idle
+//! CPU (this process and its `hearth-stt` child, as a share of one core) and their RSS.
+//!
+//! Needs `scripts/fetch-models` and a release `hearth-stt` beside the bench's target dir
+//! (`cargo build --release -p hearth-stt`). `HEARTH_BENCH_RUNS` sets the turns (default 5).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hearth::audio::{CaptureSource, PlaybackSink};
+use hearth::pipeline::{run, TurnTimings, VoiceOptions, VoiceTurn};
+use hearth::preset::Preset;
+use hearth::stt::{SttConfig, SttServer};
+use hearth::supervisor::{model_path, prompt_cache_path, start_text, TextOptions};
+use hearth::tools::ToolsMsg;
+use hearth::tts::TtsConfig;
+use hearth::voice::SAMPLE_RATE;
+
+/// Silence after each command: long enough for the reply to finish before the next one.
+const GAP_S: f64 = 6.0;
+/// Silence at the end, where the idle figures are taken.
+const IDLE_S: f64 = 20.0;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+/// CPU seconds (user + system) and RSS bytes of a process, from /proc.
+fn proc_usage(pid: u32) -> Option<(f64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // fields after the command (which may hold spaces) in parentheses
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let cpu = (f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / ticks;
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    let rss = f.get(21)?.parse::<u64>().ok()? * page;
+    Some((cpu, rss))
+}
+
+/// The children of `pid` (ppid == pid).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s[s.rfind(')')? + 2..].to_string();
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// One sample of this process and its children: (when, cpu s self, cpu s children, rss
+/// self, rss children).
+#[derive(Clone, Copy)]
+struct Usage {
+    at: Instant,
+    cpu_self: f64,
+    cpu_children: f64,
+    rss_self: u64,
+    rss_children: u64,
+}
+
+fn usage() -> Usage {
+    let me = std::process::id();
+    let (cpu_self, rss_self) = proc_usage(me).unwrap_or_default();
+    let (cpu_children, rss_children) = children(me)
+        .into_iter()
+        .filter_map(proc_usage)
+        .fold((0.0, 0), |(c, r), (c2, r2)| (c + c2, r + r2));
+    Usage {
+        at: Instant::now(),
+        cpu_self,
+        cpu_children,
+        rss_self,
+        rss_children,
+    }
+}
+
+/// The bench input: a second of silence, then `runs` × (kitchen.wav, `GAP_S` of silence),
+/// then `IDLE_S` of silence, as a 16 kHz mono WAV.
+fn input_wav(kitchen: &Path, runs: usize, out: &Path) -> f64 {
+    let speech = hearth::audio::wav::read_16k_mono(kitchen).expect("kitchen.wav reads");
+    let silence = |s: f64| vec![0.0f32; (s * f64::from(SAMPLE_RATE)) as usize];
+    let mut all = silence(1.0);
+    for _ in 0..runs {
+        all.extend_from_slice(&speech);
+        all.extend(silence(GAP_S));
+    }
+    all.extend(silence(IDLE_S));
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: SAMPLE_RATE,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(out, spec).expect("the bench input is written");
+    for s in &all {
+        w.write_sample(hearth::voice::f32_to_i16(*s))
+            .expect("the bench input is written");
+    }
+    w.finalize().expect("the bench input is written");
+    all.len() as f64 / f64::from(SAMPLE_RATE)
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs: usize = std::env::var("HEARTH_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let models = hearth::models::model_dir().expect("a model directory");
+    let exe = std::env::current_exe().expect("the bench's path");
+    // target/release/deps/voice-HASH → target/release/hearth-stt
+    let stt_bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("hearth-stt"))
+        .filter(|p| p.is_file())
+        .expect("hearth-stt is not built beside the bench: cargo build --release -p hearth-stt");
+
+    let tmp = std::env::temp_dir().join(format!("hearth-voice-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("a temp dir");
+    // the demo home keeps its lights here (set before any thread starts)
+    std::env::set_var("HEARTH_DEMO_STATE", tmp.join("state"));
+    let input = tmp.join("input.wav");
+    let input_s = input_wav(&root.join("../shared/audio/kitchen.wav"), runs, &input);
+
+    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("the preset"));
+    opts.tools_dir = Some(root.join("tools"));
+    let model = model_path(&opts).expect("the model: run scripts/fetch-models");
+    opts.prompt_cache = prompt_cache_path(&opts, &model);
+    opts.model = Some(model);
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let samples: Arc<Mutex<Vec<Usage>>> = Arc::default();
+    let done_at: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let (turns, started) = rt.block_on(async {
+        let text = start_text(opts).await.expect("the text runtime starts");
+        let vocabulary = ractor::call!(text.tools, ToolsMsg::Snapshot)
+            .expect("the tools answer")
+            .vocabulary()
+            .join(", ");
+        let stt = SttConfig::new(SttServer::Spawn {
+            program: stt_bin,
+            model: models.join("ggml-tiny.en.bin"),
+            args: vec!["--prompt".into(), vocabulary],
+        });
+        let voice = VoiceOptions {
+            input: CaptureSource::Wav {
+                path: input,
+                realtime: true,
+            },
+            output: PlaybackSink::Wav {
+                path: tmp.join("reply.wav"),
+                rate: 22050,
+                realtime: true,
+            },
+            stt,
+            tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
+            listen: Default::default(),
+            once: true,
+        };
+        // sample CPU and RSS every 500 ms while the pipeline runs
+        let sampler = {
+            let samples = samples.clone();
+            tokio::spawn(async move {
+                loop {
+                    samples.lock().unwrap().push(usage());
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            })
+        };
+        let started = Instant::now();
+        let done = done_at.clone();
+        let turns = run(text.agent.clone(), voice, move |t: &VoiceTurn| {
+            done.lock().unwrap().push(Instant::now());
+            eprintln!("turn: heard {:?} timings {:?}", t.heard, t.timings_ms);
+        })
+        .await
+        .expect("the pipeline runs");
+        sampler.abort();
+        (turns, started)
+    });
+
+    println!("voice bench: {runs} × kitchen.wav, real-time input ({input_s:.1} s) and output");
+    println!(
+        "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   heard",
+        "turn",
+        "endpoint",
+        "stt",
+        "stt wait",
+        "first tok",
+        "tool done",
+        "first tts",
+        "first out",
+        "first voice"
+    );
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    let mut cols: [Vec<f64>; 8] = Default::default();
+    for (i, t) in turns.iter().enumerate() {
+        let m: &TurnTimings = &t.timings_ms;
+        let row = [
+            Some(m.endpoint),
+            Some(m.stt),
+            Some(m.stt_wait),
+            m.first_token,
+            m.tool_done,
+            m.first_tts_chunk,
+            m.first_audio,
+            m.first_voice,
+        ];
+        for (c, v) in cols.iter_mut().zip(row) {
+            c.extend(v);
+        }
+        println!(
+            "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   {:?}{}",
+            i + 1,
+            f(row[0]),
+            f(row[1]),
+            f(row[2]),
+            f(row[3]),
+            f(row[4]),
+            f(row[5]),
+            f(row[6]),
+            f(row[7]),
+            t.heard,
+            t.error
+                .as_deref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default()
+        );
+    }
+    let med: Vec<String> = cols
+        .iter()
+        .map(|c| f(Some(median(c.clone())).filter(|v| v.is_finite())))
+        .collect();
+    println!(
+        "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   (ms; stt is the recogniser's time, the rest from the end of speech)",
+        "median", med[0], med[1], med[2], med[3], med[4], med[5], med[6], med[7]
+    );
+
+    // idle: from 3 s after the last turn finished to 1 s before the input ended
+    let last_done = done_at.lock().unwrap().last().copied().unwrap_or(started);
+    let from = last_done + Duration::from_secs(3);
+    let to = started + Duration::from_secs_f64(input_s - 1.0);
+    let s = samples.lock().unwrap();
+    let window: Vec<&Usage> = s.iter().filter(|u| u.at >= from && u.at <= to).collect();
+    match (window.first(), window.last()) {
+        (Some(a), Some(b)) if b.at > a.at => {
+            let secs = (b.at - a.at).as_secs_f64();
+            let cpu = |u: &Usage| u.cpu_self + u.cpu_children;
+            println!(
+                "idle listening over {secs:.1} s: CPU {:.2} % of one core (hearth {:.2} %, hearth-stt {:.2} %), RSS {:.0} MiB (hearth {:.0} MiB, hearth-stt {:.0} MiB)",
+                (cpu(b) - cpu(a)) / secs * 100.0,
+                (b.cpu_self - a.cpu_self) / secs * 100.0,
+                (b.cpu_children - a.cpu_children) / secs * 100.0,
+                (b.rss_self + b.rss_children) as f64 / 1048576.0,
+                b.rss_self as f64 / 1048576.0,
+                b.rss_children as f64 / 1048576.0,
+            );
+        }
+        _ => println!(
+            "idle listening: no idle window (the last turn ended too late); raise IDLE_S"
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
