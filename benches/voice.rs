@@ -283,9 +283,9 @@ fn main() {
                 b.rss_children as f64 / 1048576.0,
             );
         }
-        _ => println!(
-            "idle listening: no idle window (the last turn ended too late); raise IDLE_S"
-        ),
+        _ => {
+            println!("idle listening: no idle window (the last turn ended too late); raise IDLE_S")
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }

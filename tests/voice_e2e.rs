@@ -253,7 +253,10 @@ impl Live {
         let (turn_tx, turns) = mpsc::channel();
         let stdout = child.stdout.take().unwrap();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
                 let v: Value = serde_json::from_str(&line).expect("one JSON turn per line");
                 if turn_tx.send(v).is_err() {
                     break;
@@ -263,7 +266,10 @@ impl Live {
         let (log_tx, log) = mpsc::channel();
         let stderr = child.stderr.take().unwrap();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 eprintln!("hearth: {line}");
                 if log_tx.send(line).is_err() {
                     break;
@@ -378,7 +384,13 @@ fn kitchen_through_alsa_devices() {
     pcm.extend(speech.iter().map(|&s| hearth::voice::f32_to_i16(s)));
     pcm.resize(pcm.len() + 16000 * 600, 0);
     let infile = tmp.join("IN.raw");
-    std::fs::write(&infile, pcm.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(
+        &infile,
+        pcm.iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
     let outfile = tmp.join("OUT.raw");
     let asoundrc = tmp.join("asoundrc");
     std::fs::write(
@@ -417,7 +429,10 @@ pcm.spkfile {{ type file; slave.pcm "null"; file "{outfile}"; format "raw" }}
     assert!(!reply.is_empty(), "the speaker got no sound");
     let reply16 = hearth::audio::resample::resample(&reply, 22050, 16000).unwrap();
     let said = transcribe_samples(reply16).to_lowercase();
-    assert!(said.contains("kitchen") && said.contains("light"), "{said:?}");
+    assert!(
+        said.contains("kitchen") && said.contains("light"),
+        "{said:?}"
+    );
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
@@ -462,7 +477,10 @@ fn pulse_server() -> Pulse {
     let pid_file = run.join("pulse/pid");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !socket.exists() || !pid_file.exists() {
-        assert!(Instant::now() < deadline, "no PulseAudio socket at {socket:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no PulseAudio socket at {socket:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let pid = std::fs::read_to_string(&pid_file)
@@ -534,5 +552,8 @@ fn kitchen_through_pulseaudio_null_sinks() {
     let reply = audible(&s16(&rec), 16000).to_vec();
     assert!(!reply.is_empty(), "nothing was heard from the speaker");
     let said = transcribe_samples(reply).to_lowercase();
-    assert!(said.contains("kitchen") && said.contains("light"), "{said:?}");
+    assert!(
+        said.contains("kitchen") && said.contains("light"),
+        "{said:?}"
+    );
 }

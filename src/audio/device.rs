@@ -574,6 +574,9 @@ mod tests {
         let spec = DeviceSpec::named("hw:CARD=Device,DEV=0");
         assert_eq!(spec.host, None);
         assert_eq!(spec.name.as_deref(), Some("hw:CARD=Device,DEV=0"));
-        assert_eq!(DeviceSpec::named("default").name.as_deref(), Some("default"));
+        assert_eq!(
+            DeviceSpec::named("default").name.as_deref(),
+            Some("default")
+        );
     }
 }

@@ -489,8 +489,12 @@ mod tests {
         assert_eq!((p.start, p.speech_end), (u[0].start, u[0].speech_end));
         assert!(p.samples.len() < u[0].samples.len());
         assert_eq!(p.samples[..], u[0].samples[..p.samples.len()]);
-        let pause_at = events.iter().position(|e| matches!(e, ListenEvent::Pause(x) if x == *p));
-        let utt_at = events.iter().position(|e| matches!(e, ListenEvent::Utterance(_)));
+        let pause_at = events
+            .iter()
+            .position(|e| matches!(e, ListenEvent::Pause(x) if x == *p));
+        let utt_at = events
+            .iter()
+            .position(|e| matches!(e, ListenEvent::Utterance(_)));
         assert!(pause_at < utt_at);
         // silence after the speech: (early_ms / 32 ms) frames
         let silent = p.start + p.samples.len() as u64 - p.speech_end;
