@@ -183,6 +183,8 @@ fn main() {
             tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
             listen: Default::default(),
             once: true,
+            // every command starts afresh (else the agent remembers the light is on)
+            conversation_idle: Duration::ZERO,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

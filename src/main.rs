@@ -209,6 +209,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             tts,
             listen: Default::default(),
             once: args.once,
+            conversation_idle: hearth::pipeline::CONVERSATION_IDLE,
         };
         let turns = run(text.agent.clone(), voice, |t| {
             let mut out = std::io::stdout().lock();

@@ -17,7 +17,7 @@
 //! the recognition time.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
@@ -47,7 +47,13 @@ pub struct VoiceOptions {
     pub listen: ListenConfig,
     /// Stop when the input ends (after the last reply has played).
     pub once: bool,
+    /// A turn that starts this long after the previous one ended starts a new conversation
+    /// (the agent forgets the earlier turns); within it, "and the bedroom too" follows on.
+    pub conversation_idle: Duration,
 }
+
+/// The default [`VoiceOptions::conversation_idle`]: two minutes.
+pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
 
 /// Stage timings of one turn, ms from the end of speech in the input (the endpointer's
 /// decision minus its hangover is where the speech ended).
@@ -96,6 +102,9 @@ pub enum PipelineError {
     #[error("the {0} stage failed to start: {1}")]
     Spawn(&'static str, String),
 }
+
+/// Recognition started at a pause: the utterance's `start` and `speech_end`, and the task.
+type Early = (u64, u64, JoinHandle<Result<Heard, SttError>>);
 
 /// Spawn one stage; a failure names it.
 async fn stage<A: Actor>(
@@ -177,8 +186,11 @@ pub async fn run(
     tracing::info!(source = %info.source, rate = info.rate, "listening");
 
     let mut turns = Vec::new();
+    // the agent session of the current conversation, and when its last turn ended
+    let mut conversation = 0u64;
+    let mut last_turn_end: Option<Instant> = None;
     // recognition started at a pause, before the endpoint: (start, speech_end) and the task
-    let mut early: Option<(u64, u64, JoinHandle<Result<Heard, SttError>>)> = None;
+    let mut early: Option<Early> = None;
     let mut ended = false;
     let mut listen_open = true;
     // utterances that arrived during a turn (e.g. the speech of a barge-in): answered next
@@ -279,7 +291,10 @@ pub async fn run(
 
         // The turn: sentences go to Tts as they are settled; audio to Playback.
         let (speak_tx, mut speak_rx) = mpsc::unbounded_channel();
-        let mut ask = Ask::new("voice", heard.text.clone());
+        if last_turn_end.is_some_and(|t| t.elapsed() >= opts.conversation_idle) {
+            conversation += 1;
+        }
+        let mut ask = Ask::new(format!("voice-{conversation}"), heard.text.clone());
         ask.speak = Some(speak_tx);
         let agent_ref = agent.clone();
         let mut turn_task = tokio::spawn(async move { agent::ask(&agent_ref, ask).await });
@@ -390,6 +405,7 @@ pub async fn run(
             error,
             timings_ms: timings,
         };
+        last_turn_end = Some(Instant::now());
         tracing::info!(timings = ?t.timings_ms, "turn done");
         on_turn(&t);
         turns.push(t);

@@ -249,6 +249,8 @@ struct Conn {
     writer: Writer,
     child: Option<tokio::process::Child>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task reading the child's stderr (done at the pipe's end).
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
     models: Vec<String>,
 }
 
@@ -272,6 +274,10 @@ impl Conn {
             if let Ok(Ok(status)) =
                 tokio::time::timeout(Duration::from_millis(500), child.wait()).await
             {
+                // and its last words read, so the error can quote them
+                if let Some(task) = self.stderr_task.take() {
+                    let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+                }
                 return format!("{seen}; it exited with {status}");
             }
         }
@@ -492,13 +498,14 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
                 });
             };
             let tail = Arc::new(Mutex::new(VecDeque::new()));
-            forward_stderr(stderr, Arc::clone(&tail), child.id());
+            let stderr_task = forward_stderr(stderr, Arc::clone(&tail), child.id());
             let read: Box<dyn AsyncRead + Send + Unpin> = Box::new(stdout);
             Conn {
                 reader: EventReader::new(BufReader::new(read)),
                 writer: Box::new(stdin),
                 child: Some(child),
                 stderr: tail,
+                stderr_task: Some(stderr_task),
                 models: Vec::new(),
             }
         }
@@ -524,6 +531,7 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
                 writer: Box::new(write),
                 child: None,
                 stderr: Arc::new(Mutex::new(VecDeque::new())),
+                stderr_task: None,
                 models: Vec::new(),
             }
         }
@@ -555,7 +563,7 @@ fn forward_stderr(
     stderr: tokio::process::ChildStderr,
     tail: Arc<Mutex<VecDeque<String>>>,
     pid: Option<u32>,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -567,7 +575,7 @@ fn forward_stderr(
                 t.push_back(line);
             }
         }
-    });
+    })
 }
 
 async fn send(conn: &mut Conn, server: &str, event: &wyoming::Event) -> Result<(), SttError> {

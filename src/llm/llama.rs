@@ -161,13 +161,22 @@ impl LlamaEngine {
     /// Spawn the engine and wait until the model is loaded.
     pub async fn spawn(cfg: LlamaConfig) -> Result<ActorRef<EngineMsg>, EngineError> {
         let path = cfg.model_path.display().to_string();
-        let (actor, _handle) =
-            Actor::spawn(None, LlamaEngine, cfg)
-                .await
-                .map_err(|e| EngineError::Load {
+        let (actor, _handle) = Actor::spawn(None, LlamaEngine, cfg)
+            .await
+            .map_err(|e| match e {
+                // the worker's own error, as it is (it names the file and the fix)
+                ractor::SpawnErr::StartupFailed(inner) => match inner.downcast::<EngineError>() {
+                    Ok(engine) => *engine,
+                    Err(other) => EngineError::Load {
+                        path,
+                        reason: other.to_string(),
+                    },
+                },
+                other => EngineError::Load {
                     path,
-                    reason: e.to_string(),
-                })?;
+                    reason: other.to_string(),
+                },
+            })?;
         Ok(actor)
     }
 }

@@ -100,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 prep.as_secs_f64() * 1e3,
                 warm.text,
             );
-            if warm.retried_full {
+            if warm.retried {
                 println!("{:<12} (the trimmed window's transcript looped: decoded again with the full window)", "");
             }
         }

@@ -234,7 +234,7 @@ impl Server {
             audio_s = format_args!("{seconds:.2}"),
             audio_ctx = t.audio_ctx,
             whisper_ms = t.elapsed.as_millis() as u64,
-            retried_full = t.retried_full,
+            retried = t.retried,
             text = %t.text,
             "transcribed"
         );
