@@ -185,6 +185,7 @@ fn main() {
             once: true,
             // every command starts afresh (else the agent remembers the light is on)
             conversation_idle: Duration::ZERO,
+            events: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

@@ -210,6 +210,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             listen: Default::default(),
             once: args.once,
             conversation_idle: hearth::pipeline::CONVERSATION_IDLE,
+            events: None,
         };
         let turns = run(text.agent.clone(), voice, |t| {
             let mut out = std::io::stdout().lock();

@@ -17,10 +17,11 @@
 //! the recognition time.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ractor::{Actor, ActorRef};
-use tokio::sync::mpsc;
+use ractor::{Actor, ActorRef, ActorStatus};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::agent::{self, AgentMsg, Ask, Turn};
@@ -29,7 +30,8 @@ use crate::audio::{
     Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
     PlaybackSink,
 };
-use crate::stt::{self, Stt, SttConfig, SttError};
+use crate::stt::{self, Stt, SttConfig, SttError, SttMsg};
+use crate::supervisor::{StageEvent, StageSpec, StageSupervisor, SupervisorMsg};
 use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
 use crate::voice::{Heard, ListenEvent, PlaybackEvent, Utterance, SAMPLE_RATE};
 
@@ -47,6 +49,9 @@ pub struct VoiceOptions {
     pub listen: ListenConfig,
     /// Stop when the input ends (after the last reply has played).
     pub once: bool,
+    /// Where the supervisor's reports go (stages started, died, restarted; ready or
+    /// degraded): readiness for systemd, and tests.
+    pub events: Option<mpsc::UnboundedSender<StageEvent>>,
     /// A turn that starts this long after the previous one ended starts a new conversation
     /// (the agent forgets the earlier turns); within it, "and the bedroom too" follows on.
     pub conversation_idle: Duration,
@@ -101,21 +106,144 @@ pub enum PipelineError {
     Audio(#[from] crate::audio::AudioError),
     #[error("the {0} stage failed to start: {1}")]
     Spawn(&'static str, String),
+    #[error("the {0} stage stopped and cannot be restarted ({1}); run hearth again")]
+    Died(&'static str, String),
 }
 
 /// Recognition started at a pause: the utterance's `start` and `speech_end`, and the task.
 type Early = (u64, u64, JoinHandle<Result<Heard, SttError>>);
 
-/// Spawn one stage; a failure names it.
-async fn stage<A: Actor>(
-    name: &'static str,
-    actor: A,
-    args: A::Arguments,
-) -> Result<ActorRef<A::Msg>, PipelineError> {
-    Actor::spawn(None, actor, args)
+/// How long a message to a stage that is down waits for its restart.
+const RESTART_WAIT: Duration = Duration::from_secs(10);
+
+/// The current address of a supervised stage: replaced when the stage restarts.
+struct Live<M: ractor::Message>(Arc<watch::Sender<Option<ActorRef<M>>>>);
+
+impl<M: ractor::Message> Clone for Live<M> {
+    fn clone(&self) -> Self {
+        Live(Arc::clone(&self.0))
+    }
+}
+
+impl<M: ractor::Message> Live<M> {
+    fn new() -> Self {
+        Live(Arc::new(watch::channel(None).0))
+    }
+
+    fn set(&self, r: ActorRef<M>) {
+        self.0.send_replace(Some(r));
+    }
+
+    fn get(&self) -> Option<ActorRef<M>> {
+        self.0.borrow().clone()
+    }
+
+    /// The stage's address; while it is down (restarting), waits up to [`RESTART_WAIT`]
+    /// for the new one.
+    async fn up(&self) -> Option<ActorRef<M>> {
+        let dead = |r: &ActorRef<M>| {
+            matches!(r.get_status(), ActorStatus::Stopping | ActorStatus::Stopped)
+        };
+        let mut rx = self.0.subscribe();
+        let found = match tokio::time::timeout(
+            RESTART_WAIT,
+            rx.wait_for(|r| r.as_ref().is_some_and(|r| !dead(r))),
+        )
         .await
-        .map(|(r, _)| r)
-        .map_err(|e| PipelineError::Spawn(name, e.to_string()))
+        {
+            Ok(Ok(r)) => r.clone(),
+            _ => None,
+        };
+        found
+    }
+
+    /// Send `msg`; if the stage is down, to its restarted self. False if it stayed down.
+    async fn send(&self, stage: &'static str, msg: M) -> bool {
+        let msg = match self.get().map(|r| r.cast(msg)) {
+            Some(Ok(())) => return true,
+            Some(Err(ractor::MessagingErr::SendErr(m))) => m,
+            _ => {
+                tracing::warn!(stage, "a message to a stage that is not running was lost");
+                return false;
+            }
+        };
+        match self.up().await.map(|r| r.cast(msg)) {
+            Some(Ok(())) => true,
+            _ => {
+                tracing::warn!(
+                    stage,
+                    "the stage did not come back: a message to it was lost"
+                );
+                false
+            }
+        }
+    }
+}
+
+/// A [`StageSpec`] whose start spawns `A` linked to the supervisor with fresh arguments
+/// from `args`, then runs `then` on it, and publishes its address to `live`.
+fn spec<A, F, T, Fut>(
+    name: &'static str,
+    restart: bool,
+    live: &Live<A::Msg>,
+    actor: F,
+    args: impl Fn() -> Result<A::Arguments, String> + Send + Sync + 'static,
+    then: T,
+) -> StageSpec
+where
+    A: Actor,
+    F: Fn() -> A + Send + Sync + 'static,
+    T: Fn(ActorRef<A::Msg>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    let live = live.clone();
+    let actor = Arc::new(actor);
+    let args = Arc::new(args);
+    let then = Arc::new(then);
+    StageSpec {
+        name,
+        restart,
+        start: Box::new(move |sup| {
+            let (live, actor, args, then) =
+                (live.clone(), actor.clone(), args.clone(), then.clone());
+            Box::pin(async move {
+                let (r, _) = Actor::spawn_linked(None, actor(), args()?, sup)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                then(r.clone()).await?;
+                live.set(r.clone());
+                Ok(r.get_cell())
+            })
+        }),
+    }
+}
+
+/// What the turn loop hears from the supervisor: ends the run if a stage died for good.
+fn stage_event(
+    e: StageEvent,
+    events: Option<&mpsc::UnboundedSender<StageEvent>>,
+) -> Result<(), PipelineError> {
+    if let Some(tx) = events {
+        let _ = tx.send(e.clone());
+    }
+    match e {
+        StageEvent::Died {
+            stage,
+            reason,
+            restart_in: None,
+        } => Err(PipelineError::Died(stage, reason)),
+        _ => Ok(()),
+    }
+}
+
+/// Transcribe on whichever Stt is running (waiting for one that is restarting).
+async fn transcribe(stt: &Live<SttMsg>, u: Utterance) -> Result<Heard, SttError> {
+    match stt.up().await {
+        Some(r) => stt::transcribe(&r, u).await,
+        None => Err(SttError::Actor(
+            "the speech recognition stage is down and did not come back".into(),
+        )),
+    }
 }
 
 /// Run the voice pipeline until the input ends (`once`) or forever. Returns the turns.
@@ -124,68 +252,151 @@ pub async fn run(
     opts: VoiceOptions,
     on_turn: impl Fn(&VoiceTurn),
 ) -> Result<Vec<VoiceTurn>, PipelineError> {
-    // Playback, then Tts feeding it.
     let (pb_tx, mut pb_rx) = mpsc::unbounded_channel();
-    let playback = stage(
-        "playback",
-        Playback,
-        PlaybackArgs {
-            sink: opts.output,
-            events: pb_tx,
-        },
-    )
-    .await?;
     let (tts_tx, mut tts_rx) = mpsc::unbounded_channel();
-    let (tts, _) = TtsActor::spawn(opts.tts, tts_tx).await?;
-    let stt_actor = stage("stt", Stt, opts.stt).await?;
-
-    // Listen, fed by Capture and by Playback's events.
     let (listen_tx, mut listen_rx) = mpsc::unbounded_channel();
-    let listen = stage(
-        "listen",
-        Listen,
-        ListenArgs {
-            config: opts.listen,
-            events: listen_tx,
-        },
-    )
-    .await?;
     let (cap_tx, mut cap_rx) = mpsc::channel(64);
-    let capture = stage(
-        "capture",
-        Capture,
-        CaptureArgs {
-            source: opts.input,
-            out: cap_tx,
-        },
-    )
-    .await?;
+    let playback: Live<PlaybackMsg> = Live::new();
+    let tts: Live<TtsMsg> = Live::new();
+    let stt_actor: Live<SttMsg> = Live::new();
+    let listen: Live<ListenMsg> = Live::new();
+    let capture: Live<CaptureMsg> = Live::new();
+
+    // The stages, in start order: Playback, Tts feeding it, Stt, Listen, Capture feeding it.
+    // A device can be opened again after a failure; a file would start over, so a file
+    // input or output that dies ends the run instead.
+    let sink = opts.output;
+    let sink_restarts = matches!(sink, PlaybackSink::Device(_));
+    let tts_cfg = opts.tts;
+    // the voice is loaded in Tts's own start (off the async runtime), so its stage is spawned
+    // by hand rather than through `spec`
+    let tts_stage = {
+        let tts = tts.clone();
+        StageSpec {
+            name: "tts",
+            restart: true,
+            start: Box::new(move |sup| {
+                let (tts, cfg, tx) = (tts.clone(), tts_cfg.clone(), tts_tx.clone());
+                Box::pin(async move {
+                    let (r, _) = TtsActor::spawn_linked(cfg, tx, sup)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    tts.set(r.clone());
+                    Ok(r.get_cell())
+                })
+            }),
+        }
+    };
+    let stt_cfg = opts.stt;
+    let listen_cfg = opts.listen;
+    let device = match &opts.input {
+        CaptureSource::Device(spec) => Some(spec.clone()),
+        _ => None,
+    };
+    let first_source = Arc::new(std::sync::Mutex::new(Some(opts.input)));
+    let stages = vec![
+        spec(
+            "playback",
+            sink_restarts,
+            &playback,
+            || Playback,
+            move || {
+                Ok(PlaybackArgs {
+                    sink: sink.clone(),
+                    events: pb_tx.clone(),
+                })
+            },
+            |_| async { Ok(()) },
+        ),
+        tts_stage,
+        spec(
+            "stt",
+            true,
+            &stt_actor,
+            || Stt,
+            move || Ok(stt_cfg.clone()),
+            |_| async { Ok(()) },
+        ),
+        spec(
+            "listen",
+            true,
+            &listen,
+            || Listen,
+            move || {
+                Ok(ListenArgs {
+                    config: listen_cfg.clone(),
+                    events: listen_tx.clone(),
+                })
+            },
+            |_| async { Ok(()) },
+        ),
+        spec(
+            "capture",
+            device.is_some(),
+            &capture,
+            || Capture,
+            move || {
+                // the first start takes the source; a restart reopens the device
+                let source = first_source
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .or_else(|| device.clone().map(CaptureSource::Device))
+                    .ok_or("the input cannot be opened again")?;
+                Ok(CaptureArgs {
+                    source,
+                    out: cap_tx.clone(),
+                })
+            },
+            |capture: ActorRef<CaptureMsg>| async move {
+                let info = ractor::call!(capture, CaptureMsg::Start)
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(source = %info.source, rate = info.rate, "listening");
+                Ok(())
+            },
+        ),
+    ];
+    let (stage_tx, mut stage_rx) = mpsc::unbounded_channel();
+    let (supervisor, _) = Actor::spawn(None, StageSupervisor, stage_tx)
+        .await
+        .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
+    let started = ractor::call!(supervisor, SupervisorMsg::Start, stages)
+        .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
+    if let Err((stage, reason)) = started {
+        let _ = ractor::call!(supervisor, SupervisorMsg::Shutdown);
+        supervisor.stop(None);
+        return Err(PipelineError::Spawn(stage, reason));
+    }
+
+    // Capture's frames go to Listen; Playback's events to Listen (barge-in gating) and to
+    // the turn loop. Whichever Listen is running now.
     {
         let listen = listen.clone();
         tokio::spawn(async move {
             while let Some(c) = cap_rx.recv().await {
-                if listen.cast(ListenMsg::Captured(c)).is_err() {
-                    break;
+                if let Some(l) = listen.get() {
+                    let _ = l.cast(ListenMsg::Captured(c));
                 }
             }
         });
     }
-    // Playback events go to Listen (barge-in gating) and to the turn loop.
     let (pb_seen_tx, mut pb_seen) = mpsc::unbounded_channel::<PlaybackEvent>();
     {
         let listen = listen.clone();
         tokio::spawn(async move {
             while let Some(e) = pb_rx.recv().await {
-                let _ = listen.cast(ListenMsg::Playback(e.clone()));
+                if let Some(l) = listen.get() {
+                    let _ = l.cast(ListenMsg::Playback(e.clone()));
+                }
                 let _ = pb_seen_tx.send(e);
             }
         });
     }
-    let info = ractor::call!(capture, CaptureMsg::Start)
-        .map_err(|e| PipelineError::Spawn("capture", e.to_string()))??;
-    tracing::info!(source = %info.source, rate = info.rate, "listening");
 
     let mut turns = Vec::new();
+    // a stage that died for good ends the run with this
+    let mut failure: Option<PipelineError> = None;
     // the agent session of the current conversation, and when its last turn ended
     let mut conversation = 0u64;
     let mut last_turn_end: Option<Instant> = None;
@@ -202,7 +413,17 @@ pub async fn run(
             if ended || !listen_open {
                 break;
             }
-            match listen_rx.recv().await {
+            let next = tokio::select! {
+                l = listen_rx.recv() => l,
+                Some(e) = stage_rx.recv() => {
+                    if let Err(e) = stage_event(e, opts.events.as_ref()) {
+                        failure = Some(e);
+                        break;
+                    }
+                    continue;
+                }
+            };
+            match next {
                 Some(ListenEvent::Utterance(u)) => u,
                 Some(ListenEvent::Pause(u)) => {
                     // recognise what was said so far while the hangover runs; a pause
@@ -212,7 +433,7 @@ pub async fn run(
                     }
                     let (start, end) = (u.start, u.speech_end);
                     let stt_actor = stt_actor.clone();
-                    let task = tokio::spawn(async move { stt::transcribe(&stt_actor, u).await });
+                    let task = tokio::spawn(async move { transcribe(&stt_actor, u).await });
                     early = Some((start, end, task));
                     continue;
                 }
@@ -254,7 +475,7 @@ pub async fn run(
         };
         let heard = match early_heard {
             Some(h) => Ok(h),
-            None => stt::transcribe(&stt_actor, utterance).await,
+            None => transcribe(&stt_actor, utterance).await,
         };
         let stt_wait_ms = since_speech(Instant::now()) - endpoint_ms;
         let heard = match heard {
@@ -321,7 +542,7 @@ pub async fn run(
                 s = speak_rx.recv(), if speak_open => match s {
                     Some(sentence) => {
                         sentences += 1;
-                        let _ = tts.cast(TtsMsg::Speak(sentence));
+                        tts.send("tts", TtsMsg::Speak(sentence)).await;
                     }
                     None => speak_open = false,
                 },
@@ -330,7 +551,7 @@ pub async fn run(
                         timings.first_tts_chunk.get_or_insert_with(|| since_speech(Instant::now()));
                         lead_ms.get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
                         audio_sent = true;
-                        let _ = playback.cast(PlaybackMsg::Play(pcm));
+                        playback.send("playback", PlaybackMsg::Play(pcm)).await;
                     }
                     Some(TtsEvent::SentenceDone { .. }) => done_sentences += 1,
                     Some(TtsEvent::Failed { index, error }) => {
@@ -344,11 +565,24 @@ pub async fn run(
                         timings.first_audio.get_or_insert_with(|| since_speech(at));
                     }
                 }
+                Some(e) = stage_rx.recv() => {
+                    if let Err(e) = stage_event(e, opts.events.as_ref()) {
+                        // the turn cannot finish: stop waiting for it
+                        let _ = agent.cast(AgentMsg::Cancel);
+                        failure = Some(e);
+                        break;
+                    }
+                }
                 l = listen_rx.recv(), if listen_open => match l {
                     Some(ListenEvent::BargeIn { .. }) => {
                         tracing::info!("barge-in: stopping the reply");
-                        let _ = playback.cast(PlaybackMsg::Stop);
-                        let _ = tts.cast(TtsMsg::Cancel);
+                        // a stage that is down has nothing to stop
+                        if let Some(p) = playback.get() {
+                            let _ = p.cast(PlaybackMsg::Stop);
+                        }
+                        if let Some(t) = tts.get() {
+                            let _ = t.cast(TtsMsg::Cancel);
+                        }
                         let _ = agent.cast(AgentMsg::Cancel);
                         interrupted = true;
                         // what was queued for Tts is gone: stop waiting for it
@@ -366,7 +600,7 @@ pub async fn run(
             }
         }
         if !interrupted {
-            let _ = playback.cast(PlaybackMsg::EndOfReply);
+            playback.send("playback", PlaybackMsg::EndOfReply).await;
         }
         let (turn, error) = match turn_result {
             Some(Ok(t)) => (Some(t), None),
@@ -411,11 +645,26 @@ pub async fn run(
         turns.push(t);
     }
 
-    capture.stop(None);
-    listen.stop(None);
-    tts.stop(None);
-    stt_actor.stop(None);
+    // stopping the stages on purpose: nothing is restarted now
+    let _ = ractor::call!(supervisor, SupervisorMsg::Shutdown);
+    for cell in [
+        capture.get().map(|r| r.get_cell()),
+        listen.get().map(|r| r.get_cell()),
+        tts.get().map(|r| r.get_cell()),
+        stt_actor.get().map(|r| r.get_cell()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        cell.stop(None);
+    }
     // the WAV sink is finalised when Playback stops
-    let _ = playback.stop_and_wait(None, None).await;
-    Ok(turns)
+    if let Some(p) = playback.get() {
+        let _ = p.stop_and_wait(None, None).await;
+    }
+    supervisor.stop(None);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(turns),
+    }
 }

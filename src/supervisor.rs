@@ -1,10 +1,19 @@
-//! Wiring: starts the actors and hands out their addresses. Only this module knows the
-//! whole graph. Text mode for now (engine, tools, agent); the voice stages and restarts
-//! join in issue #4.
+//! Wiring: starts the actors and hands out their addresses, and keeps them running.
+//!
+//! Text mode (engine, tools, agent) is started by [`start_text`]. The voice stages (see
+//! `pipeline`) run under a [`StageSupervisor`]: it starts them in order, each linked to it,
+//! and when one dies restarts it with backoff (none the first time, then doubling from
+//! 200 ms to 10 s; a stage that ran a minute is healthy again) while the others keep
+//! running. What it does is reported as [`StageEvent`]s: `Ready` once every stage is up,
+//! `Degraded` while one is down (what systemd's readiness and status follow).
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
 
-use ractor::{Actor, ActorRef};
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::agent::{Agent, AgentArgs, AgentConfig, AgentError, AgentMsg};
 use crate::llm::{EngineError, EngineMsg};
@@ -144,4 +153,420 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
 #[cfg(not(feature = "llm"))]
 async fn start_engine(_opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
     Err(StartError::NoEngine)
+}
+
+/// The first restart of a stage waits this long after the second failure (the first is
+/// immediate); each further one twice as long, up to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait before a restart.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// A stage that ran this long before it died is restarted at once again.
+pub const STABLE_AFTER: Duration = Duration::from_secs(60);
+
+/// Starts one stage linked to the supervisor (the argument) and returns its cell. It also
+/// hands the new address to whoever talks to the stage.
+pub type StartFn = Box<
+    dyn Fn(ActorCell) -> Pin<Box<dyn Future<Output = Result<ActorCell, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A stage to supervise.
+pub struct StageSpec {
+    /// Its name in logs and events ("tts").
+    pub name: &'static str,
+    /// Restart it when it dies. A stage that cannot resume where it was (a WAV file
+    /// source would start over) is not restarted: its death is reported and ends the run.
+    pub restart: bool,
+    /// How to start it.
+    pub start: StartFn,
+}
+
+/// What the supervisor reports.
+#[derive(Debug, Clone)]
+pub enum StageEvent {
+    /// A stage is up (`restarts`: how many times it was restarted so far).
+    Started {
+        stage: &'static str,
+        cell: ActorCell,
+        restarts: u32,
+    },
+    /// A stage died; it restarts after `restart_in`, or never (None).
+    Died {
+        stage: &'static str,
+        reason: String,
+        restart_in: Option<Duration>,
+    },
+    /// A restart failed; it is tried again after `retry_in`.
+    RestartFailed {
+        stage: &'static str,
+        reason: String,
+        retry_in: Duration,
+    },
+    /// Every stage is up.
+    Ready,
+    /// A stage is down.
+    Degraded { stage: &'static str },
+}
+
+/// Messages to the [`StageSupervisor`].
+pub enum SupervisorMsg {
+    /// Start these stages in order; the reply is the first failure (stage, reason), if any.
+    Start(
+        Vec<StageSpec>,
+        RpcReplyPort<Result<(), (&'static str, String)>>,
+    ),
+    /// Restart the stage at this index (sent to itself after the backoff).
+    Restart(usize),
+    /// Stop restarting: the run is ending and the stages are being stopped on purpose.
+    Shutdown(RpcReplyPort<()>),
+}
+
+/// The supervisor of the voice stages. Its argument is where its [`StageEvent`]s go.
+pub struct StageSupervisor;
+
+struct Slot {
+    spec: StageSpec,
+    cell: Option<ActorCell>,
+    restarts: u32,
+    backoff: Duration,
+    started_at: Instant,
+}
+
+/// [`StageSupervisor`]'s state.
+pub struct SupervisorState {
+    slots: Vec<Slot>,
+    stopping: bool,
+    events: UnboundedSender<StageEvent>,
+}
+
+impl SupervisorState {
+    fn emit(&self, e: StageEvent) {
+        let _ = self.events.send(e);
+    }
+
+    fn all_up(&self) -> bool {
+        self.slots.iter().all(|s| s.cell.is_some())
+    }
+}
+
+impl Actor for StageSupervisor {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = UnboundedSender<StageEvent>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        events: UnboundedSender<StageEvent>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(SupervisorState {
+            slots: Vec::new(),
+            stopping: false,
+            events,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SupervisorMsg::Start(specs, reply) => {
+                for spec in specs {
+                    match (spec.start)(myself.get_cell()).await {
+                        Ok(cell) => {
+                            tracing::info!(stage = spec.name, "stage started");
+                            state.emit(StageEvent::Started {
+                                stage: spec.name,
+                                cell: cell.clone(),
+                                restarts: 0,
+                            });
+                            state.slots.push(Slot {
+                                spec,
+                                cell: Some(cell),
+                                restarts: 0,
+                                backoff: Duration::ZERO,
+                                started_at: Instant::now(),
+                            });
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err((spec.name, e)));
+                            return Ok(());
+                        }
+                    }
+                }
+                state.emit(StageEvent::Ready);
+                let _ = reply.send(Ok(()));
+            }
+            SupervisorMsg::Restart(i) => {
+                if state.stopping {
+                    return Ok(());
+                }
+                let Some(slot) = state.slots.get_mut(i) else {
+                    return Ok(());
+                };
+                if slot.cell.is_some() {
+                    return Ok(());
+                }
+                let name = slot.spec.name;
+                match (slot.spec.start)(myself.get_cell()).await {
+                    Ok(cell) => {
+                        slot.cell = Some(cell.clone());
+                        slot.restarts += 1;
+                        slot.started_at = Instant::now();
+                        let restarts = slot.restarts;
+                        tracing::info!(stage = name, restarts, "stage restarted");
+                        state.emit(StageEvent::Started {
+                            stage: name,
+                            cell,
+                            restarts,
+                        });
+                        if state.all_up() {
+                            state.emit(StageEvent::Ready);
+                        }
+                    }
+                    Err(e) => {
+                        let retry_in = next_backoff(&mut slot.backoff);
+                        tracing::warn!(stage = name, error = %e, ?retry_in, "restart failed");
+                        state.emit(StageEvent::RestartFailed {
+                            stage: name,
+                            reason: e,
+                            retry_in,
+                        });
+                        myself.send_after(retry_in, move || SupervisorMsg::Restart(i));
+                    }
+                }
+            }
+            SupervisorMsg::Shutdown(reply) => {
+                state.stopping = true;
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, reason) = match event {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, reason.unwrap_or_else(|| "it stopped".to_string()))
+            }
+            SupervisionEvent::ActorFailed(cell, e) => (cell, e.to_string()),
+            _ => return Ok(()),
+        };
+        if state.stopping {
+            return Ok(());
+        }
+        let id = cell.get_id();
+        let Some(i) = state
+            .slots
+            .iter()
+            .position(|s| s.cell.as_ref().is_some_and(|c| c.get_id() == id))
+        else {
+            return Ok(());
+        };
+        let slot = &mut state.slots[i];
+        slot.cell = None;
+        let name = slot.spec.name;
+        if !slot.spec.restart {
+            tracing::error!(stage = name, %reason, "stage died and cannot be restarted");
+            state.emit(StageEvent::Died {
+                stage: name,
+                reason,
+                restart_in: None,
+            });
+            state.emit(StageEvent::Degraded { stage: name });
+            return Ok(());
+        }
+        if slot.started_at.elapsed() >= STABLE_AFTER {
+            slot.backoff = Duration::ZERO;
+        }
+        let delay = next_backoff(&mut slot.backoff);
+        tracing::warn!(stage = name, %reason, restart_in = ?delay, "stage died; restarting it");
+        state.emit(StageEvent::Died {
+            stage: name,
+            reason,
+            restart_in: Some(delay),
+        });
+        state.emit(StageEvent::Degraded { stage: name });
+        myself.send_after(delay, move || SupervisorMsg::Restart(i));
+        Ok(())
+    }
+}
+
+/// The wait before this restart; doubles the next one (0, then 200 ms, 400 ms, … 10 s).
+fn next_backoff(backoff: &mut Duration) -> Duration {
+    let now = *backoff;
+    *backoff = (now * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+    now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_starts_at_zero_and_doubles_to_the_cap() {
+        let mut b = Duration::ZERO;
+        let waits: Vec<u64> = (0..9)
+            .map(|_| next_backoff(&mut b).as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [0, 200, 400, 800, 1600, 3200, 6400, 10000, 10000]);
+    }
+
+    /// A stage that counts its starts and dies on a message.
+    struct Fragile;
+
+    impl Actor for Fragile {
+        type Msg = bool;
+        type State = ();
+        type Arguments = ();
+
+        async fn pre_start(
+            &self,
+            _myself: ActorRef<bool>,
+            _: (),
+        ) -> Result<(), ActorProcessingErr> {
+            Ok(())
+        }
+
+        async fn handle(
+            &self,
+            _myself: ActorRef<bool>,
+            fail: bool,
+            _: &mut (),
+        ) -> Result<(), ActorProcessingErr> {
+            if fail {
+                return Err("asked to fail".into());
+            }
+            Ok(())
+        }
+    }
+
+    fn fragile(
+        name: &'static str,
+        restart: bool,
+        current: std::sync::Arc<std::sync::Mutex<Option<ActorRef<bool>>>>,
+    ) -> StageSpec {
+        StageSpec {
+            name,
+            restart,
+            start: Box::new(move |sup| {
+                let current = current.clone();
+                Box::pin(async move {
+                    let (r, _) = Actor::spawn_linked(None, Fragile, (), sup)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    *current.lock().unwrap() = Some(r.clone());
+                    Ok(r.get_cell())
+                })
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dead_stage_is_restarted_and_the_others_keep_running() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (sup, _) = Actor::spawn(None, StageSupervisor, tx).await.unwrap();
+        let a = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let b = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let once = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let specs = vec![
+            fragile("a", true, a.clone()),
+            fragile("b", true, b.clone()),
+            fragile("once", false, once.clone()),
+        ];
+        ractor::call!(sup, SupervisorMsg::Start, specs)
+            .unwrap()
+            .unwrap();
+        let mut names = Vec::new();
+        loop {
+            match rx.recv().await.unwrap() {
+                StageEvent::Started { stage, .. } => names.push(stage),
+                StageEvent::Ready => break,
+                e => panic!("{e:?}"),
+            }
+        }
+        assert_eq!(names, ["a", "b", "once"]);
+        let b_before = b.lock().unwrap().clone().unwrap();
+
+        // a fails: restarted at once, b untouched
+        let first = a.lock().unwrap().clone().unwrap();
+        first.cast(true).unwrap();
+        let mut seen = Vec::new();
+        loop {
+            let e = rx.recv().await.unwrap();
+            let ready = matches!(e, StageEvent::Ready);
+            seen.push(
+                format!("{e:?}")
+                    .split([' ', '(', '{'])
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            );
+            if let StageEvent::Died { restart_in, .. } = &e {
+                assert_eq!(*restart_in, Some(Duration::ZERO));
+            }
+            if let StageEvent::Started {
+                stage, restarts, ..
+            } = &e
+            {
+                assert_eq!((*stage, *restarts), ("a", 1));
+            }
+            if ready {
+                break;
+            }
+        }
+        assert_eq!(seen, ["Died", "Degraded", "Started", "Ready"]);
+        let second = a.lock().unwrap().clone().unwrap();
+        assert_ne!(first.get_id(), second.get_id());
+        assert_eq!(
+            b.lock().unwrap().clone().unwrap().get_id(),
+            b_before.get_id()
+        );
+        assert!(b_before.cast(false).is_ok());
+
+        // a fails again soon: this time after the backoff
+        second.cast(true).unwrap();
+        match rx.recv().await.unwrap() {
+            StageEvent::Died { restart_in, .. } => assert_eq!(restart_in, Some(MIN_BACKOFF)),
+            e => panic!("{e:?}"),
+        }
+
+        // a stage that is not restarted is reported dead for good
+        once.lock().unwrap().clone().unwrap().cast(true).unwrap();
+        let died_for_good = loop {
+            match rx.recv().await.unwrap() {
+                StageEvent::Died {
+                    stage: "once",
+                    restart_in,
+                    ..
+                } => break restart_in,
+                _ => continue,
+            }
+        };
+        assert_eq!(died_for_good, None);
+
+        // shutting down: stopping the stages restarts nothing
+        ractor::call!(sup, SupervisorMsg::Shutdown).unwrap();
+        b_before.stop(None);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        while let Ok(e) = rx.try_recv() {
+            assert!(
+                !matches!(
+                    e,
+                    StageEvent::Started { stage: "b", .. } | StageEvent::Died { stage: "b", .. }
+                ),
+                "{e:?}"
+            );
+        }
+        sup.stop(None);
+    }
 }

@@ -793,10 +793,26 @@ mod engine {
             cfg: TtsConfig,
             events: UnboundedSender<TtsEvent>,
         ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
-            let voice = tokio::task::spawn_blocking(move || Voice::load(&cfg))
+            Self::spawn_with(Self::load(cfg).await?, events).await
+        }
+
+        /// Load the voice off the async runtime.
+        async fn load(cfg: TtsConfig) -> Result<Voice, TtsError> {
+            tokio::task::spawn_blocking(move || Voice::load(&cfg))
                 .await
-                .map_err(|e| TtsError::Worker(format!("loading the voice failed: {e}")))??;
-            Self::spawn_with(voice, events).await
+                .map_err(|e| TtsError::Worker(format!("loading the voice failed: {e}")))?
+        }
+
+        /// [`spawn`](Self::spawn), linked to `supervisor` (which hears when it dies).
+        pub async fn spawn_linked(
+            cfg: TtsConfig,
+            events: UnboundedSender<TtsEvent>,
+            supervisor: ractor::ActorCell,
+        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
+            let voice = Self::load(cfg).await?;
+            Actor::spawn_linked(None, TtsActor, TtsArgs { voice, events }, supervisor)
+                .await
+                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
         }
 
         /// Spawn the actor around a voice loaded already.

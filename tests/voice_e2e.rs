@@ -557,3 +557,143 @@ fn kitchen_through_pulseaudio_null_sinks() {
         "{said:?}"
     );
 }
+
+/// The supervisor through the whole pipeline, in process: the Tts stage is killed after the
+/// first command; it is restarted and the second command, already waiting, is answered
+/// out loud all the same.
+#[test]
+fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
+    use hearth::audio::{CaptureSource, PlaybackSink};
+    use hearth::pipeline::{run, VoiceOptions};
+    use hearth::supervisor::{model_path, start_text, StageEvent, TextOptions};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let tmp = std::env::temp_dir().join(format!("hearth-e2e-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    // two commands 3 s apart, read as fast as they are taken: the second waits for the first
+    let speech = hearth::audio::wav::read_16k_mono(shared().join("audio/kitchen.wav")).unwrap();
+    let input = tmp.join("two.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&input, spec).unwrap();
+    for s in [
+        &vec![0.0; 8000],
+        &speech,
+        &vec![0.0; 48000],
+        &speech,
+        &vec![0.0; 16000],
+    ]
+    .into_iter()
+    .flatten()
+    {
+        w.write_sample(hearth::voice::f32_to_i16(*s)).unwrap();
+    }
+    w.finalize().unwrap();
+    // SAFETY: set while this process runs no other test's child (serial()), before the
+    // runtime starts; the demo home's tools read it when they run.
+    unsafe { std::env::set_var("HEARTH_DEMO_STATE", tmp.join("state")) };
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cells: Arc<Mutex<HashMap<&'static str, ractor::ActorCell>>> = Arc::default();
+    let events: Arc<Mutex<Vec<StageEvent>>> = Arc::default();
+    let turns = rt.block_on(async {
+        let mut opts = TextOptions::new(hearth::preset::Preset::load("qwen2.5-coder").unwrap());
+        opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
+        opts.model = Some(model_path(&opts).unwrap());
+        let text = start_text(opts).await.unwrap();
+        let (ev_tx, mut ev_rx) = tokio::sync::mpsc::unbounded_channel();
+        {
+            let (cells, events) = (cells.clone(), events.clone());
+            tokio::spawn(async move {
+                while let Some(e) = ev_rx.recv().await {
+                    if let StageEvent::Started { stage, cell, .. } = &e {
+                        cells.lock().unwrap().insert(stage, cell.clone());
+                    }
+                    events.lock().unwrap().push(e);
+                }
+            });
+        }
+        let program = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
+        let voice = VoiceOptions {
+            input: CaptureSource::Wav {
+                path: input.clone(),
+                realtime: false,
+            },
+            output: PlaybackSink::Wav {
+                path: tmp.join("reply.wav"),
+                rate: 22050,
+                realtime: false,
+            },
+            stt: SttConfig::new(SttServer::Spawn {
+                program,
+                model: models.join("ggml-tiny.en.bin"),
+                args: Vec::new(),
+            }),
+            tts: hearth::tts::TtsConfig::default_voice().unwrap(),
+            listen: Default::default(),
+            once: true,
+            conversation_idle: Duration::ZERO,
+            events: Some(ev_tx),
+        };
+        let killed = std::sync::atomic::AtomicBool::new(false);
+        run(text.agent.clone(), voice, |_| {
+            if !killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let tts = cells.lock().unwrap().get("tts").cloned();
+                tts.expect("the tts stage was reported started").kill();
+            }
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    for t in &turns {
+        let t = serde_json::to_value(t).unwrap();
+        assert_eq!(
+            calls(&t),
+            [(
+                "set_light".to_string(),
+                serde_json::json!({"room": "kitchen", "on": true})
+            )],
+            "{t}"
+        );
+    }
+    // the second reply was spoken by the restarted Tts
+    assert!(turns[1].timings_ms.first_tts_chunk.is_some(), "{turns:?}");
+    let events = events.lock().unwrap();
+    let tts_events: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            StageEvent::Started {
+                stage: "tts",
+                restarts,
+                ..
+            } => Some(format!("started {restarts}")),
+            StageEvent::Died {
+                stage: "tts",
+                restart_in,
+                ..
+            } => Some(format!("died, restart in {restart_in:?}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tts_events,
+        ["started 0", "died, restart in Some(0ns)", "started 1"],
+        "{events:?}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
