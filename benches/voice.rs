@@ -123,6 +123,14 @@ fn input_wav(kitchen: &Path, runs: usize, out: &Path) -> f64 {
 }
 
 fn main() {
+    // logs on stderr: HEARTH_LOG (e.g. "hearth=info,hearth_stt=info"), default warnings
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HEARTH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runs: usize = std::env::var("HEARTH_BENCH_RUNS")
         .ok()

@@ -93,6 +93,9 @@ pub struct VoiceTurn {
     pub turn: Option<Turn>,
     /// Why the turn failed, if it did.
     pub error: Option<String>,
+    /// The user spoke over the reply (barge-in): its playback was stopped and what was
+    /// still being generated or synthesised was cancelled.
+    pub interrupted: bool,
     /// Stage timings.
     pub timings_ms: TurnTimings,
 }
@@ -486,6 +489,7 @@ pub async fn run(
                     heard: String::new(),
                     turn: None,
                     error: Some(e.to_string()),
+                    interrupted: false,
                     timings_ms: TurnTimings {
                         endpoint: endpoint_ms,
                         ..Default::default()
@@ -527,9 +531,18 @@ pub async fn run(
         let mut audio_sent = false;
         // the first chunk's silence before its first audible sample
         let mut lead_ms: Option<f64> = None;
+        // EndOfReply sent to Playback; Playback said the reply has finished playing
+        let mut end_sent = false;
+        let mut played = false;
+        // The turn lasts until its reply has finished playing: a barge-in during the last
+        // sentence must stop it as it does during the first.
         loop {
-            let finished = turn_result.is_some() && !speak_open && done_sentences >= sentences;
-            if finished {
+            let generated = turn_result.is_some() && !speak_open && done_sentences >= sentences;
+            if generated && !interrupted && audio_sent && !end_sent {
+                playback.send("playback", PlaybackMsg::EndOfReply).await;
+                end_sent = true;
+            }
+            if generated && (interrupted || !audio_sent || played) {
                 break;
             }
             tokio::select! {
@@ -560,17 +573,35 @@ pub async fn run(
                     }
                     None => break,
                 },
-                Some(e) = pb_seen.recv() => {
-                    if let PlaybackEvent::Started { at } = e {
+                Some(e) = pb_seen.recv() => match e {
+                    PlaybackEvent::Started { at } => {
+                        if timings.first_audio.is_none() {
+                            tracing::info!("speaking");
+                        }
                         timings.first_audio.get_or_insert_with(|| since_speech(at));
                     }
-                }
+                    // the end of the reply (after EndOfReply): a Stop's own Stopped is not
+                    // waited for
+                    PlaybackEvent::Stopped { interrupted: false, .. } => played = end_sent,
+                    PlaybackEvent::Stopped { interrupted: true, .. } => {}
+                    PlaybackEvent::Level { .. } => {}
+                },
                 Some(e) = stage_rx.recv() => {
+                    let died = match &e {
+                        StageEvent::Died { stage, .. } => Some(*stage),
+                        _ => None,
+                    };
                     if let Err(e) = stage_event(e, opts.events.as_ref()) {
                         // the turn cannot finish: stop waiting for it
                         let _ = agent.cast(AgentMsg::Cancel);
                         failure = Some(e);
                         break;
+                    }
+                    // a stage restarting mid-reply lost its part of it: stop waiting for that
+                    match died {
+                        Some("tts") => done_sentences = sentences,
+                        Some("playback") => played = true,
+                        _ => {}
                     }
                 }
                 l = listen_rx.recv(), if listen_open => match l {
@@ -599,9 +630,6 @@ pub async fn run(
                 done_sentences = sentences;
             }
         }
-        if !interrupted {
-            playback.send("playback", PlaybackMsg::EndOfReply).await;
-        }
         let (turn, error) = match turn_result {
             Some(Ok(t)) => (Some(t), None),
             Some(Err(e)) => (None, Some(e)),
@@ -617,18 +645,6 @@ pub async fn run(
                 .text_to_tool
                 .map(|to_tool| since_speech(asked_at) + to_tool);
         }
-        // wait for the reply to finish playing (or be stopped) before the next turn
-        if !interrupted && audio_sent {
-            while let Some(e) = pb_seen.recv().await {
-                match e {
-                    PlaybackEvent::Started { at } => {
-                        timings.first_audio.get_or_insert_with(|| since_speech(at));
-                    }
-                    PlaybackEvent::Stopped { .. } => break,
-                    PlaybackEvent::Level { .. } => {}
-                }
-            }
-        }
         timings.first_voice = timings
             .first_audio
             .zip(lead_ms)
@@ -637,6 +653,7 @@ pub async fn run(
             heard: heard.text,
             turn,
             error,
+            interrupted,
             timings_ms: timings,
         };
         last_turn_end = Some(Instant::now());

@@ -5,15 +5,22 @@
 //! binary) spoken to over its stdin/stdout, or any Wyoming ASR server by TCP address (a
 //! bigger box in the house, Home Assistant's `wyoming-faster-whisper`). A crash or a ggml
 //! abort there never takes the agent down: the actor notices (a broken pipe, end of stream,
-//! a missed `pong`, the child's exit), starts or reconnects it with backoff, and retries
-//! the utterance it was working on once.
+//! an unanswered `describe`, the child's exit), starts or reconnects it with backoff, and
+//! retries the utterance it was working on once.
 //!
 //! ```text
 //! Transcribe(Utterance) ──► transcribe, audio-start, audio-chunk…, audio-stop ──► server
 //!            Heard ◄──────────────────────────────── transcript | error ◄──┘
 //! ```
 //!
-//! While idle, a `ping` every [`SttConfig::health_every`] checks the server answers.
+//! While idle, a `describe` every [`SttConfig::health_every`] checks the server answers with
+//! its `info` (every Wyoming server answers `describe`; `ping` is optional, and
+//! `wyoming-faster-whisper` ignores it).
+//!
+//! A child's stdio is one long session. A TCP server gets one connection per utterance, as
+//! Home Assistant's client does it: Wyoming ASR servers such as `wyoming-faster-whisper` close
+//! the connection after each `transcript`, and a connection held open between utterances
+//! would only find that out when the next one is sent.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -25,7 +32,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use wyoming::{
     AudioChunk, AudioFormat, AudioStart, AudioStop, Describe, ErrorEvent, EventReader, Eventable,
-    Info, Ping, Pong, Transcribe, Transcript,
+    Info, Transcribe, Transcript,
 };
 
 use crate::voice::{Heard, Utterance};
@@ -92,7 +99,7 @@ pub struct SttConfig {
     pub start_timeout: Duration,
     /// How long the transcript of one utterance may take after `audio-stop`.
     pub reply_timeout: Duration,
-    /// Idle health check period (`ping`); `Duration::ZERO` turns it off.
+    /// Idle health check period (`describe`); `Duration::ZERO` turns it off.
     pub health_every: Duration,
     /// First wait before restarting after a failed start; doubles up to `backoff_max`.
     pub backoff_min: Duration,
@@ -101,7 +108,7 @@ pub struct SttConfig {
 }
 
 impl SttConfig {
-    /// Defaults for a server: 60 s to start, 30 s per transcript, a ping every 10 s, restart
+    /// Defaults for a server: 60 s to start, 30 s per transcript, a probe every 10 s, restart
     /// backoff 0.2 s doubling to 10 s.
     pub fn new(server: SttServer) -> SttConfig {
         SttConfig {
@@ -200,10 +207,11 @@ pub struct SttHealth {
     pub server: String,
     /// The child's process id (spawned servers).
     pub pid: Option<u32>,
-    /// Restarts so far.
+    /// Restarts so far (after a lost child or connection; a TCP server's planned
+    /// connection per utterance is not one).
     pub restarts: u32,
-    /// The `ping` round trip, ms.
-    pub ping_ms: f64,
+    /// The `describe` → `info` round trip, ms (with a TCP server: connecting included).
+    pub probe_ms: f64,
     /// The model names the server's `info` lists.
     pub models: Vec<String>,
 }
@@ -212,7 +220,7 @@ pub struct SttHealth {
 pub enum SttMsg {
     /// Transcribe one utterance.
     Transcribe(Utterance, RpcReplyPort<Result<Heard, SttError>>),
-    /// Ping the server now (restarting it if needed) and report.
+    /// Probe the server now (restarting it if needed) and report.
     Health(RpcReplyPort<Result<SttHealth, SttError>>),
     /// Timer: the idle health check.
     Tick,
@@ -236,6 +244,8 @@ pub struct Stt;
 pub struct SttState {
     config: SttConfig,
     conn: Option<Conn>,
+    /// The last connection was lost (not closed as planned): the next start is a restart.
+    lost: bool,
     restarts: u32,
     failed_starts: u32,
 }
@@ -300,12 +310,16 @@ impl Actor for Stt {
         if !config.health_every.is_zero() {
             myself.send_interval(config.health_every, || SttMsg::Tick);
         }
-        Ok(SttState {
+        let mut state = SttState {
             config,
             conn: Some(conn),
+            lost: false,
             restarts: 0,
             failed_starts: 0,
-        })
+        };
+        // a TCP server was only checked: each utterance gets its own connection
+        state.close_tcp();
+        Ok(state)
     }
 
     async fn handle(
@@ -363,9 +377,12 @@ impl SttState {
             }
             match start(&self.config).await {
                 Ok(conn) => {
-                    self.restarts += 1;
                     self.failed_starts = 0;
-                    tracing::warn!(restarts = self.restarts, pid = ?conn.child.as_ref().and_then(|c| c.id()), "stt restarted");
+                    if self.lost {
+                        self.lost = false;
+                        self.restarts += 1;
+                        tracing::warn!(restarts = self.restarts, pid = ?conn.child.as_ref().and_then(|c| c.id()), "stt restarted");
+                    }
                     self.conn = Some(conn);
                 }
                 Err(e) => {
@@ -380,8 +397,9 @@ impl SttState {
         }
     }
 
-    /// Drop the connection (killing a child).
+    /// Drop a lost connection (killing a child): the next start counts as a restart.
     async fn drop_conn(&mut self) {
+        self.lost = true;
         if let Some(mut conn) = self.conn.take() {
             if let Some(child) = &mut conn.child {
                 let _ = child.start_kill();
@@ -405,6 +423,7 @@ impl SttState {
             };
             match exchange(conn, &config, &pcm).await {
                 Ok(text) => {
+                    self.close_tcp();
                     let stt_ms = started.elapsed().as_secs_f64() * 1e3;
                     tracing::info!(stt_ms, text = %text, attempt, "heard");
                     return Ok(Heard {
@@ -418,33 +437,46 @@ impl SttState {
                     self.drop_conn().await;
                     last = Some(e);
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.close_tcp();
+                    return Err(e);
+                }
             }
         }
         Err(last.unwrap_or_else(|| SttError::Actor("no attempt made".into())))
     }
 
-    /// Health: the child is alive and answers `ping`; restarts it otherwise.
+    /// A TCP server's connection ends with its utterance (or probe): closed as planned,
+    /// not lost. A child's stdio stays open.
+    fn close_tcp(&mut self) {
+        if matches!(self.config.server, SttServer::Connect(_)) {
+            self.conn = None;
+        }
+    }
+
+    /// Health: the server answers `describe` with `info` (a child must also still be
+    /// running); restarts (reconnects) it otherwise.
     async fn check(&mut self) -> Result<SttHealth, SttError> {
         let config = self.config.clone();
         for attempt in 0..2 {
-            let conn = self.conn().await?;
             let t = Instant::now();
-            match ping(conn, &config).await {
+            let conn = self.conn().await?;
+            match probe(conn, &config).await {
                 Ok(()) => {
-                    let ping_ms = t.elapsed().as_secs_f64() * 1e3;
+                    let probe_ms = t.elapsed().as_secs_f64() * 1e3;
                     let pid = conn.child.as_ref().and_then(|c| c.id());
                     let models = conn.models.clone();
+                    self.close_tcp();
                     return Ok(SttHealth {
                         server: config.server.describe(),
                         pid,
                         restarts: self.restarts,
-                        ping_ms,
+                        probe_ms,
                         models,
                     });
                 }
                 Err(e) if attempt == 0 => {
-                    tracing::warn!(error = %e, "stt does not answer ping; restarting");
+                    tracing::warn!(error = %e, "stt does not answer describe; restarting");
                     self.drop_conn().await;
                 }
                 Err(e) => return Err(e),
@@ -536,17 +568,7 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
             }
         }
     };
-    send(&mut conn, &server, &Describe {}.to_event()).await?;
-    let info = loop {
-        let event = recv(&mut conn, &server, config.start_timeout, "starting up").await?;
-        if Info::is(&event) {
-            break Info::from_event(event).map_err(|source| SttError::Protocol {
-                server: server.clone(),
-                source,
-            })?;
-        }
-        tracing::debug!(kind = %event.kind, "stt: ignoring an event before info");
-    };
+    let info = describe(&mut conn, &server, config.start_timeout, "starting up").await?;
     if info.asr.is_empty() {
         return Err(SttError::NoAsr(server));
     }
@@ -678,13 +700,34 @@ async fn exchange(conn: &mut Conn, config: &SttConfig, pcm: &[i16]) -> Result<St
                 code: e.code,
             });
         }
-        // transcript-start/-chunk (streaming servers), a late pong: not the answer yet
+        // transcript-start/-chunk (streaming servers): not the answer yet
         tracing::debug!(kind = %event.kind, "stt: waiting for the transcript");
     }
 }
 
-/// `ping` → `pong` within 5 s (the child must also still be running).
-async fn ping(conn: &mut Conn, config: &SttConfig) -> Result<(), SttError> {
+/// `describe` → `info`, skipping any other event (a late transcript chunk, say).
+async fn describe(
+    conn: &mut Conn,
+    server: &str,
+    limit: Duration,
+    during: &'static str,
+) -> Result<Info, SttError> {
+    send(conn, server, &Describe {}.to_event()).await?;
+    loop {
+        let event = recv(conn, server, limit, during).await?;
+        if Info::is(&event) {
+            return Info::from_event(event).map_err(|source| SttError::Protocol {
+                server: server.to_string(),
+                source,
+            });
+        }
+        tracing::debug!(kind = %event.kind, "stt: ignoring an event before info");
+    }
+}
+
+/// The health probe: a child must still be running, and the server must answer `describe`
+/// within 5 s.
+async fn probe(conn: &mut Conn, config: &SttConfig) -> Result<(), SttError> {
     let server = config.server.describe();
     if let Some(child) = &mut conn.child {
         if let Ok(Some(status)) = child.try_wait() {
@@ -695,29 +738,8 @@ async fn ping(conn: &mut Conn, config: &SttConfig) -> Result<(), SttError> {
             });
         }
     }
-    let text = format!("{:?}", Instant::now());
-    send(
-        conn,
-        &server,
-        &Ping {
-            text: Some(text.clone()),
-        }
-        .to_event(),
-    )
-    .await?;
-    loop {
-        let event = recv(conn, &server, Duration::from_secs(5), "answering ping").await?;
-        if Pong::is(&event) {
-            let pong = Pong::from_event(event).map_err(|source| SttError::Protocol {
-                server: server.clone(),
-                source,
-            })?;
-            // a pong without text (some servers) still proves it answers
-            if pong.text.as_deref().is_none_or(|t| t == text) {
-                return Ok(());
-            }
-        }
-    }
+    describe(conn, &server, Duration::from_secs(5), "answering describe").await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use hearth::voice::Utterance;
 use ractor::Actor;
 use serde_json::Value;
 
+include!("common/peer.rs");
+
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
 }
@@ -67,6 +69,10 @@ struct Run {
 }
 
 fn hearth_run(fixture: &str, tag: &str) -> Run {
+    hearth_run_with(fixture, tag, &[])
+}
+
+fn hearth_run_with(fixture: &str, tag: &str, extra: &[&str]) -> Run {
     let tmp = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
@@ -79,6 +85,7 @@ fn hearth_run(fixture: &str, tag: &str) -> Run {
         .arg(&reply_wav)
         .arg("--tools")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"))
+        .args(extra)
         .env("HEARTH_DEMO_STATE", &state)
         .env("HEARTH_LOG", "hearth=info")
         .output()
@@ -184,6 +191,44 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
     assert!(
         said.contains("kitchen") && said.contains("light"),
         "{said:?}"
+    );
+}
+
+/// The same command with speech recognised by a third-party Wyoming ASR server
+/// (`wyoming-faster-whisper`, Home Assistant's) instead of the `hearth-stt` child.
+#[test]
+fn kitchen_wav_through_a_third_party_wyoming_asr_server() {
+    if ready().is_none() {
+        return;
+    }
+    let Some(peer) = FasterWhisper::start("e2e") else {
+        return;
+    };
+    let _one = serial();
+    let run = hearth_run_with("kitchen.wav", "peer", &["--stt", &peer.uri()]);
+    assert_eq!(run.turns.len(), 1, "{:?}\n{}", run.turns, peer.log());
+    let t = &run.turns[0];
+    assert!(
+        t["heard"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("kitchen light"),
+        "{t}"
+    );
+    assert_eq!(
+        calls(t),
+        [(
+            "set_light".to_string(),
+            serde_json::json!({"room": "kitchen", "on": true})
+        )],
+        "{t}"
+    );
+    let light = std::fs::read_to_string(run.state.join("light-kitchen")).unwrap();
+    assert_eq!(light.trim(), "on");
+    assert!(
+        t["timings_ms"]["stt"].as_f64().is_some_and(|v| v > 0.0),
+        "{t}"
     );
 }
 
@@ -555,6 +600,86 @@ fn kitchen_through_pulseaudio_null_sinks() {
     assert!(
         said.contains("kitchen") && said.contains("light"),
         "{said:?}"
+    );
+}
+
+/// Barge-in through the whole pipeline on paced PulseAudio devices. The user asks for
+/// something with a long answer (a story; the request is spoken with the Piper voice), and
+/// while hearth speaks it says "turn on the kitchen light": the reply stops, what was still
+/// being generated and synthesised is cancelled, and the new command is answered.
+#[test]
+fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let pulse = pulse_server();
+    let tmp = pulse.dir.join("barge-in");
+    std::fs::create_dir_all(&tmp).unwrap();
+
+    // the request, in the same voice as the fixtures
+    let story = tmp.join("story.wav");
+    {
+        let mut voice = hearth::tts::Voice::load(&hearth::tts::TtsConfig::new(
+            models.join("en_US-joe-medium.onnx"),
+        ))
+        .expect("the Piper voice loads");
+        let said = voice
+            .synthesize("Tell me a long story about a dragon.")
+            .expect("synthesis");
+        let mut sink = hearth::audio::wav::WavSink::create(&story, said.pcm.rate).unwrap();
+        sink.write_i16(&said.pcm.samples).unwrap();
+        sink.finalize().unwrap();
+    }
+    let play = |wav: &Path| {
+        let played = Command::new("paplay")
+            .arg("--device=room")
+            .arg(wav)
+            .envs(pulse.env.iter().cloned())
+            .status()
+            .expect("paplay runs (pulseaudio-utils)");
+        assert!(played.success(), "paplay failed: {played}");
+    };
+
+    let state = tmp.join("state");
+    let mut live = Live::start(
+        &[
+            "--mic".into(),
+            "pulseaudio:room.monitor".into(),
+            "--speaker".into(),
+            "pulseaudio:speaker".into(),
+        ],
+        &pulse.env,
+        &state,
+    );
+    live.wait_log("listening", Duration::from_secs(300));
+    play(&story);
+    live.wait_log("speaking", Duration::from_secs(120));
+    let spoke_over = Instant::now();
+    play(&shared().join("audio/kitchen.wav"));
+    live.wait_log("barge-in: stopping the reply", Duration::from_secs(10));
+    let first = live.next_turn(Duration::from_secs(60));
+    let second = live.next_turn(Duration::from_secs(300));
+    drop(live);
+
+    assert!(
+        first["heard"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("story"),
+        "{first}"
+    );
+    assert_eq!(first["interrupted"], true, "{first}");
+    // the story was cut: its turn ended (reported) before the second command was answered,
+    // well within the time a long story takes to say
+    assert!(calls(&first).is_empty(), "{first}");
+    assert_eq!(second["interrupted"], false, "{second}");
+    assert_kitchen_on(&second, &state);
+    assert!(
+        spoke_over.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        spoke_over.elapsed()
     );
 }
 

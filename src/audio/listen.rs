@@ -13,8 +13,11 @@
 //! While hearth speaks (between Playback's `Started` and `Stopped`), speech must be sustained
 //! for `barge_in_ms` and louder than the reply's own playback level by `echo_margin_db`
 //! before it counts: hearth's voice leaking into the microphone does not interrupt itself.
-//! A barge-in is reported once ([`ListenEvent::BargeIn`]) and the speech goes on to become
-//! the next utterance.
+//! Under that raised gate the user's quieter syllables drop out, so a run of speech may have
+//! gaps of up to 160 ms, and once it is a barge-in the utterance reaches back (up to 960 ms)
+//! over audio above the ordinary gate to where the user started: "turn on the kitchen light"
+//! must not become "kitchen light". A barge-in is reported once ([`ListenEvent::BargeIn`])
+//! and the speech goes on to become the next utterance.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -31,6 +34,15 @@ const FRAME_MS: u32 = (FRAME_SAMPLES as u32 * 1000) / SAMPLE_RATE;
 
 /// Frames the noise floor looks back over (3 s).
 const FLOOR_WINDOW_FRAMES: usize = 94;
+
+/// While hearth speaks: the longest gap (under the raised gate) inside one run of the
+/// user's speech.
+const BARGE_GAP_MS: u32 = 160;
+
+/// On a barge-in: how far before the first syllable that passed the raised gate the
+/// utterance may reach back, over audio above the ordinary gate (the user's quieter first
+/// words; with an echo, hearth's own voice, which is why it is capped).
+const BARGE_LOOKBACK_MS: u32 = 960;
 
 /// How Listen decides what is speech.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +110,12 @@ pub struct Endpointer {
     levels: VecDeque<f32>,
     /// Recent frames while silent (pre-roll and onset candidates).
     recent: VecDeque<Frame>,
+    /// Voiced frames in the run that may become speech.
     voiced_run: usize,
+    /// Frames since that run's first voiced frame (its gaps included).
+    run_len: usize,
+    /// Unvoiced frames since the run's last voiced frame.
+    gap: usize,
     speech: Option<Speech>,
     /// Playback: Some(level in dBFS) while hearth speaks.
     playing: Option<f32>,
@@ -125,6 +142,8 @@ impl Endpointer {
             levels: VecDeque::with_capacity(FLOOR_WINDOW_FRAMES + 1),
             recent: VecDeque::new(),
             voiced_run: 0,
+            run_len: 0,
+            gap: 0,
             speech: None,
             playing: None,
             dropped_short: 0,
@@ -176,6 +195,29 @@ impl Endpointer {
         self.floor_db = self.levels.iter().copied().reduce(f32::min);
     }
 
+    /// Frames before the current run (kept in `recent`) where the user was already
+    /// speaking: above the ordinary gate (as if nothing played), short gaps allowed, at most
+    /// `BARGE_LOOKBACK_MS`.
+    fn lookback(&self) -> usize {
+        let floor = self.floor_db.unwrap_or(-90.0);
+        let gate = (floor + self.config.threshold_db).max(self.config.min_level_dbfs);
+        let (max, gap_ok) = (frames(BARGE_LOOKBACK_MS), frames(BARGE_GAP_MS));
+        let mut i = self.recent.len().saturating_sub(self.run_len);
+        let (mut back, mut gap) = (0, 0);
+        while i > 0 && back + gap < max {
+            i -= 1;
+            if level_dbfs(&self.recent[i].samples) > gate {
+                back += gap + 1;
+                gap = 0;
+            } else if gap < gap_ok {
+                gap += 1;
+            } else {
+                break;
+            }
+        }
+        back
+    }
+
     /// One frame in; what it completes out (`SpeechStarted`, `BargeIn`, `Utterance`).
     pub fn push(&mut self, frame: Frame) -> Vec<ListenEvent> {
         let mut out = Vec::new();
@@ -221,24 +263,40 @@ impl Endpointer {
         }
 
         // silent: keep the pre-roll, watch for an onset
+        let barge = self.playing.is_some();
+        // While hearth speaks, the gate sits above its own voice and the user's quieter
+        // syllables fall under it: a run of speech may have gaps of up to `BARGE_GAP_MS`,
+        // so the barge-in's utterance starts where the user started, not at its last
+        // unbroken stretch.
+        let gap_ok = if barge { frames(BARGE_GAP_MS) } else { 0 };
         self.recent.push_back(frame);
-        let keep = frames(self.config.preroll_ms) + frames(self.config.barge_in_ms);
+        let keep = frames(self.config.preroll_ms)
+            + frames(BARGE_LOOKBACK_MS)
+            + frames(self.config.barge_in_ms) * (1 + frames(BARGE_GAP_MS));
         while self.recent.len() > keep {
             self.recent.pop_front();
         }
         if voiced {
             self.voiced_run += 1;
+            self.run_len += 1 + self.gap;
+            self.gap = 0;
+        } else if self.voiced_run > 0 && self.gap < gap_ok {
+            self.gap += 1;
         } else {
             self.voiced_run = 0;
+            self.run_len = 0;
+            self.gap = 0;
         }
-        let barge = self.playing.is_some();
         let need = if barge {
             frames(self.config.barge_in_ms)
         } else {
             frames(self.config.onset_ms)
         };
         if self.voiced_run >= need {
-            let lead = (self.voiced_run + frames(self.config.preroll_ms)).min(self.recent.len());
+            if barge {
+                self.run_len += self.lookback();
+            }
+            let lead = (self.run_len + frames(self.config.preroll_ms)).min(self.recent.len());
             let from = self.recent.len() - lead;
             let mut samples = Vec::with_capacity(lead * FRAME_SAMPLES * 4);
             let mut start = None;
@@ -249,9 +307,11 @@ impl Endpointer {
                 samples.extend_from_slice(&f.samples);
             }
             let start = start.unwrap_or(0);
-            let first_voiced = end - (self.voiced_run * FRAME_SAMPLES) as u64;
+            let first_voiced = end - (self.run_len * FRAME_SAMPLES) as u64;
             let at = at.unwrap_or_else(Instant::now);
             self.voiced_run = 0;
+            self.run_len = 0;
+            self.gap = 0;
             self.speech = Some(Speech {
                 samples,
                 start,
@@ -274,6 +334,8 @@ impl Endpointer {
         let mut out: Vec<ListenEvent> = self.finish(Instant::now()).into_iter().collect();
         self.recent.clear();
         self.voiced_run = 0;
+        self.run_len = 0;
+        self.gap = 0;
         out.push(ListenEvent::End);
         out
     }
@@ -577,6 +639,59 @@ mod tests {
             .iter()
             .any(|e| matches!(e, ListenEvent::BargeIn { .. })));
         assert_eq!(utterances(&events).len(), 1);
+    }
+
+    #[test]
+    fn a_barge_in_utterance_starts_where_the_user_started() {
+        // The reply plays loud: only the user's louder syllables pass the raised gate, with
+        // gaps between them (here four 32 ms frames at -12 dBFS, then three at -30 dBFS,
+        // under the gate of -20 + 6 dB). No unbroken stretch is long enough for a barge-in,
+        // yet it is sustained speech; and the utterance must hold its first, quieter word,
+        // or "turn on the kitchen light" is heard as "on the kitchen light".
+        let mut seed = 3;
+        let mut signal = vec![0.0; 8000];
+        let first = signal.len();
+        // a first word too quiet for the raised gate (but well above the room's floor)
+        signal.extend(noise(12 * FRAME_SAMPLES, 0.03, &mut seed));
+        signal.extend(vec![0.0; 2 * FRAME_SAMPLES]);
+        for _ in 0..5 {
+            signal.extend(noise(4 * FRAME_SAMPLES, 0.25, &mut seed));
+            signal.extend(noise(3 * FRAME_SAMPLES, 0.03, &mut seed));
+        }
+        signal.extend(vec![0.0; 16000]);
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level { rms: 0.1 });
+        let events = run(&mut e, &signal);
+        let barges = events
+            .iter()
+            .filter(|e| matches!(e, ListenEvent::BargeIn { .. }))
+            .count();
+        assert_eq!(barges, 1, "{events:?}");
+        let u = utterances(&events);
+        assert_eq!(u.len(), 1, "{events:?}");
+        assert!(
+            u[0].start <= first as u64,
+            "the utterance starts at {} but the speech at {first}",
+            u[0].start
+        );
+
+        // gaps longer than that are separate noises, not one run of speech
+        let mut signal = vec![0.0; 8000];
+        for _ in 0..5 {
+            signal.extend(noise(4 * FRAME_SAMPLES, 0.25, &mut seed));
+            signal.extend(noise(8 * FRAME_SAMPLES, 0.03, &mut seed));
+        }
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level { rms: 0.1 });
+        let events = run(&mut e, &signal);
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, ListenEvent::BargeIn { .. })),
+            "{events:?}"
+        );
     }
 
     #[test]
