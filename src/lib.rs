@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod audio;
+pub mod config;
 pub mod llm;
 pub mod models;
 #[cfg(feature = "tts")]

@@ -46,9 +46,14 @@ enum Command {
 struct AskArgs {
     /// What the user said.
     text: String,
-    /// Model preset (see `hearth presets`) or a preset .toml file.
-    #[arg(long, default_value = "qwen2.5-coder")]
-    preset: String,
+    /// Model preset (see `hearth presets`) or a preset .toml file. Default: the config
+    /// file's [agent] preset, else qwen2.5-coder.
+    #[arg(long)]
+    preset: Option<String>,
+    /// The configuration file (default: $HEARTH_CONFIG, else hearth.toml in
+    /// $CONFIGURATION_DIRECTORY, ~/.config/hearth or /etc/hearth, if there is one).
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Directory of tool manifests (*.toml). Default: $HEARTH_TOOLS, else ./tools if present.
     #[arg(long)]
     tools: Option<std::path::PathBuf>,
@@ -64,9 +69,9 @@ struct AskArgs {
     /// Hop 0 must call this tool.
     #[arg(long)]
     tool: Option<String>,
-    /// Context length in tokens.
-    #[arg(long, default_value_t = 4096)]
-    n_ctx: u32,
+    /// Context length in tokens (default: the config's, else 4096).
+    #[arg(long)]
+    n_ctx: Option<u32>,
     /// Do not keep the KV cache on disk between runs (every run evaluates the whole prompt).
     #[arg(long)]
     no_prompt_cache: bool,
@@ -75,6 +80,11 @@ struct AskArgs {
 #[cfg(feature = "tts")]
 #[derive(clap::Args)]
 struct RunArgs {
+    /// The configuration file (default: $HEARTH_CONFIG, else hearth.toml in
+    /// $CONFIGURATION_DIRECTORY, ~/.config/hearth or /etc/hearth, if there is one). Flags
+    /// given here win over it.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Read speech from this WAV file instead of a microphone.
     #[arg(long, conflicts_with = "mic")]
     input: Option<PathBuf>,
@@ -109,9 +119,9 @@ struct RunArgs {
     /// the model directory.
     #[arg(long)]
     voice: Option<PathBuf>,
-    /// Model preset.
-    #[arg(long, default_value = "qwen2.5-coder")]
-    preset: String,
+    /// Model preset (default: the config's [agent] preset, else qwen2.5-coder).
+    #[arg(long)]
+    preset: Option<String>,
     /// Directory of tool manifests. Default: $HEARTH_TOOLS, else ./tools if present.
     #[arg(long)]
     tools: Option<PathBuf>,
@@ -134,33 +144,52 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     if args.once && args.input.is_none() {
         bail!("--once needs --input WAV (a microphone never ends)");
     }
-    let input = match (&args.input, &args.mic) {
-        (Some(p), _) => CaptureSource::Wav {
+    let (config, config_path) = hearth::config::Config::discover(args.config.as_deref())?;
+    if let Some(p) = &config_path {
+        tracing::info!(config = %p.display(), "configuration read");
+    }
+    let device = |name: Option<&String>| {
+        let mut spec = match name.map(String::as_str) {
+            None | Some("default") => DeviceSpec::default_device(),
+            Some(n) => DeviceSpec::named(n.to_string()),
+        };
+        spec.buffer_ms = config.audio.buffer_ms;
+        spec
+    };
+    let input = match &args.input {
+        Some(p) => CaptureSource::Wav {
             path: p.clone(),
             realtime: args.realtime,
         },
-        (None, Some(name)) => CaptureSource::Device(DeviceSpec::named(name.clone())),
-        (None, None) => CaptureSource::Device(DeviceSpec::default_device()),
+        None => CaptureSource::Device(device(args.mic.as_ref().or(config.audio.mic.as_ref()))),
     };
     // what the voice needs, checked before minutes go into loading the models
-    let tts = match &args.voice {
+    let mut tts = match args.voice.as_ref().or(config.tts.voice.as_ref()) {
         Some(v) => TtsConfig::new(v.clone()),
         None => TtsConfig::default_voice()?,
     };
+    tts.ort_library = config.tts.onnxruntime.clone();
+    tts.espeak_data = config.tts.espeak_data.clone();
+    tts.length_scale = config.tts.length_scale;
     let voice = tts.resolve()?;
-    let output = match (&args.output, &args.speaker) {
-        (Some(p), _) => PlaybackSink::Wav {
+    let output = match &args.output {
+        Some(p) => PlaybackSink::Wav {
             path: p.clone(),
             rate: voice.sample_rate,
             realtime: false,
         },
-        (None, Some(name)) => PlaybackSink::Device(DeviceSpec::named(name.clone())),
-        (None, None) => PlaybackSink::Device(DeviceSpec::default_device()),
+        None => PlaybackSink::Device(device(
+            args.speaker.as_ref().or(config.audio.speaker.as_ref()),
+        )),
     };
-    let stt = match &args.stt {
-        Some(addr) => SttConfig::new(SttServer::Connect(addr.clone())),
-        None => {
-            let model = match args.stt_model.clone() {
+    let server = args.stt.as_ref().or(config.stt.server.as_ref());
+    let mut stt = match server {
+        // a --stt-model on the command line means the child, whatever the file says
+        Some(addr) if args.stt_model.is_none() || args.stt.is_some() => {
+            SttConfig::new(SttServer::Connect(addr.clone()))
+        }
+        _ => {
+            let model = match args.stt_model.clone().or(config.stt.model.clone()) {
                 Some(m) => m,
                 None => match std::env::var_os("HEARTH_WHISPER_MODEL") {
                     Some(m) => PathBuf::from(m),
@@ -170,27 +199,46 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             if !model.is_file() {
                 bail!(
                     "the whisper model {} is missing: run scripts/fetch-models, or name one \
-                     with --stt-model FILE (or $HEARTH_WHISPER_MODEL)",
+                     with --stt-model FILE ([stt] model in the config, or $HEARTH_WHISPER_MODEL)",
                     model.display()
                 );
             }
-            SttConfig::new(SttServer::spawn_default(model))
+            let mut server = SttServer::spawn_default(model);
+            if let SttServer::Spawn { args: a, .. } = &mut server {
+                if let Some(n) = config.stt.threads {
+                    a.extend(["--threads".to_string(), n.to_string()]);
+                }
+            }
+            SttConfig::new(server)
         }
     };
-    let mut stt = stt;
-    let opts = text_options(
-        Preset::load(&args.preset)?,
-        args.tools.clone(),
-        args.model.clone(),
-        None,
+    stt.language = config.stt.language.clone();
+    let stt_prompt = args.stt_prompt.clone().or(config.stt.prompt.clone());
+    let preset = args
+        .preset
+        .as_deref()
+        .or(config.agent.preset.as_deref())
+        .unwrap_or(DEFAULT_PRESET);
+    let mut opts = text_options(
+        Preset::load(preset)?,
+        args.tools.clone().or(config.agent.tools.clone()),
+        args.model.clone().or(config.agent.model.clone()),
+        config.agent.n_ctx,
         true,
     )?;
+    opts.threads = config.agent.threads.map(|n| n as i32);
+    let listen = listen_config(&config.listen);
+    let conversation_idle = config
+        .agent
+        .conversation_idle_s
+        .map(std::time::Duration::from_secs)
+        .unwrap_or(hearth::pipeline::CONVERSATION_IDLE);
     let rt = runtime()?;
     let json = args.json;
     let turns = rt.block_on(async {
         let text = start_text(opts).await?;
         if let SttServer::Spawn { args: stt_args, .. } = &mut stt.server {
-            let prompt = match &args.stt_prompt {
+            let prompt = match &stt_prompt {
                 Some(p) => p.clone(),
                 None => ractor::call!(text.tools, ToolsMsg::Snapshot)
                     .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
@@ -207,9 +255,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             output,
             stt,
             tts,
-            listen: Default::default(),
+            listen,
             once: args.once,
-            conversation_idle: hearth::pipeline::CONVERSATION_IDLE,
+            conversation_idle,
             events: None,
         };
         let turns = run(text.agent.clone(), voice, |t| {
@@ -235,6 +283,28 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The preset when neither the command line nor the config names one.
+const DEFAULT_PRESET: &str = "qwen2.5-coder";
+
+/// `[listen]` over the defaults.
+#[cfg(feature = "tts")]
+fn listen_config(l: &hearth::config::ListenSection) -> hearth::audio::listen::ListenConfig {
+    let mut c = hearth::audio::listen::ListenConfig::default();
+    let set_f = |v: &mut f32, o: Option<f32>| *v = o.unwrap_or(*v);
+    let set_u = |v: &mut u32, o: Option<u32>| *v = o.unwrap_or(*v);
+    set_f(&mut c.threshold_db, l.threshold_db);
+    set_f(&mut c.min_level_dbfs, l.min_level_dbfs);
+    set_f(&mut c.echo_margin_db, l.echo_margin_db);
+    set_u(&mut c.onset_ms, l.onset_ms);
+    set_u(&mut c.preroll_ms, l.preroll_ms);
+    set_u(&mut c.hangover_ms, l.hangover_ms);
+    set_u(&mut c.early_ms, l.early_ms);
+    set_u(&mut c.min_speech_ms, l.min_speech_ms);
+    set_u(&mut c.max_utterance_ms, l.max_utterance_ms);
+    set_u(&mut c.barge_in_ms, l.barge_in_ms);
+    c
 }
 
 /// Text-mode options from the command line: tools (default: `default_tools_dir`), model
@@ -278,20 +348,27 @@ fn default_tools_dir() -> Option<std::path::PathBuf> {
 }
 
 fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
-    let mut preset = Preset::load(&args.preset)?;
+    let (config, _) = hearth::config::Config::discover(args.config.as_deref())?;
+    let preset = args
+        .preset
+        .as_deref()
+        .or(config.agent.preset.as_deref())
+        .unwrap_or(DEFAULT_PRESET);
+    let mut preset = Preset::load(preset)?;
     if let Some(p) = &args.policy {
         preset.tool_choice_policy =
             serde_json::from_value(Value::String(p.clone())).with_context(|| {
                 format!("--policy {p:?}: use auto, required_first_hop or required_always")
             })?;
     }
-    let opts = text_options(
+    let mut opts = text_options(
         preset,
-        args.tools.clone(),
-        args.model.clone(),
-        Some(args.n_ctx),
+        args.tools.clone().or(config.agent.tools.clone()),
+        args.model.clone().or(config.agent.model.clone()),
+        args.n_ctx.or(config.agent.n_ctx),
         !args.no_prompt_cache,
     )?;
+    opts.threads = config.agent.threads.map(|n| n as i32);
     let rt = runtime()?;
     let json = args.json;
     let turn = rt.block_on(async {
@@ -381,13 +458,20 @@ struct ParseArgs {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
+    // Logs on stderr: colours only for a terminal; under systemd (stderr is the journal)
+    // no timestamp either, as journald stamps each line itself.
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("HEARTH_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
-        .init();
+        .with_ansi(std::io::stderr().is_terminal());
+    if std::env::var_os("JOURNAL_STREAM").is_some() {
+        logs.without_time().init();
+    } else {
+        logs.init();
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ask(args) => cmd_ask(args),

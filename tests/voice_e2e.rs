@@ -64,6 +64,8 @@ fn serial() -> MutexGuard<'static, ()> {
 
 struct Run {
     turns: Vec<Value>,
+    /// What hearth logged (stderr).
+    log: String,
     state: PathBuf,
     reply_wav: PathBuf,
 }
@@ -99,6 +101,7 @@ fn hearth_run_with(fixture: &str, tag: &str, extra: &[&str]) -> Run {
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     Run {
         turns,
+        log: stderr.into_owned(),
         state,
         reply_wav,
     }
@@ -195,7 +198,8 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
 }
 
 /// The same command with speech recognised by a third-party Wyoming ASR server
-/// (`wyoming-faster-whisper`, Home Assistant's) instead of the `hearth-stt` child.
+/// (`wyoming-faster-whisper`, Home Assistant's) instead of the `hearth-stt` child, named in
+/// a config file (`hearth run --config`).
 #[test]
 fn kitchen_wav_through_a_third_party_wyoming_asr_server() {
     if ready().is_none() {
@@ -205,7 +209,15 @@ fn kitchen_wav_through_a_third_party_wyoming_asr_server() {
         return;
     };
     let _one = serial();
-    let run = hearth_run_with("kitchen.wav", "peer", &["--stt", &peer.uri()]);
+    // the server comes from a config file
+    let config = std::env::temp_dir().join(format!("hearth-e2e-peer-{}.toml", std::process::id()));
+    std::fs::write(&config, format!("[stt]\nserver = \"{}\"\n", peer.uri())).unwrap();
+    let run = hearth_run_with(
+        "kitchen.wav",
+        "peer",
+        &["--config", config.to_str().unwrap()],
+    );
+    let _ = std::fs::remove_file(&config);
     assert_eq!(run.turns.len(), 1, "{:?}\n{}", run.turns, peer.log());
     let t = &run.turns[0];
     assert!(
@@ -229,6 +241,15 @@ fn kitchen_wav_through_a_third_party_wyoming_asr_server() {
     assert!(
         t["timings_ms"]["stt"].as_f64().is_some_and(|v| v > 0.0),
         "{t}"
+    );
+    // it was the server from the config file that heard it
+    let server = format!("server={}", peer.uri());
+    assert!(
+        run.log
+            .lines()
+            .any(|l| l.contains("stt ready") && l.contains(&server)),
+        "{}",
+        run.log
     );
 }
 

@@ -1,0 +1,489 @@
+//! The daemon's configuration file (TOML): which model, tools, devices and voice hearth uses,
+//! and how it listens. Plain data: the command line turns it into each stage's settings, and
+//! a flag given on the command line wins over the file.
+//!
+//! Where it is read from ([`locate`]): `--config FILE`; else `$HEARTH_CONFIG`; else
+//! `hearth.toml` in systemd's `$CONFIGURATION_DIRECTORY` (the unit's `ConfigurationDirectory`);
+//! else the user's `$XDG_CONFIG_HOME/hearth/hearth.toml` (`~/.config/hearth/hearth.toml`); else
+//! `/etc/hearth/hearth.toml`. No file at all means the defaults; a file that was named but
+//! does not exist is an error.
+//!
+//! Every key is checked: an unknown key (a typo), a wrong type or an impossible value is an
+//! error naming the file, line and column, what was found and what is expected. Nothing is
+//! skipped or guessed. `config/hearth.toml` in the repository documents every key.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The file name looked for in the configuration directories.
+pub const FILE_NAME: &str = "hearth.toml";
+
+/// What can be wrong with a configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file named by `--config` or `$HEARTH_CONFIG` is not there.
+    #[error("the config file {0} does not exist: create it (config/hearth.toml in hearth's source is a documented example) or name another with --config")]
+    Missing(PathBuf),
+    /// The file cannot be read.
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not fit the schema.
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A value is of the right type but cannot work.
+    #[error("{path}: [{section}] {key} = {value}: {expected}")]
+    Invalid {
+        path: PathBuf,
+        section: &'static str,
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+/// The whole file. Every section is optional; every key in it is too.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub agent: AgentSection,
+    pub audio: AudioSection,
+    pub listen: ListenSection,
+    pub stt: SttSection,
+    pub tts: TtsSection,
+}
+
+/// `[agent]`: the model and the tools.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    /// A built-in preset name (`hearth presets`) or a preset `.toml` file.
+    pub preset: Option<String>,
+    /// The GGUF model file (default: the preset's model in the model directory).
+    pub model: Option<PathBuf>,
+    /// The directory of tool manifests (`*.toml`).
+    pub tools: Option<PathBuf>,
+    /// Context length in tokens.
+    pub n_ctx: Option<u32>,
+    /// CPU threads for the model (default: llama.cpp's choice).
+    pub threads: Option<u32>,
+    /// A conversation is forgotten after this many seconds without a turn.
+    pub conversation_idle_s: Option<u64>,
+}
+
+/// `[audio]`: the sound devices.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AudioSection {
+    /// Capture device: a name as `hearth run --mic` takes it (`default`,
+    /// `pulseaudio:NAME`, `alsa:hw:CARD=…`).
+    pub mic: Option<String>,
+    /// Playback device, named the same way.
+    pub speaker: Option<String>,
+    /// Device buffer per callback, ms (default 20).
+    pub buffer_ms: Option<u32>,
+}
+
+/// `[listen]`: voice activity detection, endpointing, barge-in. Unset keys keep the
+/// defaults of [`crate::audio::listen::ListenConfig`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ListenSection {
+    pub threshold_db: Option<f32>,
+    pub min_level_dbfs: Option<f32>,
+    pub onset_ms: Option<u32>,
+    pub preroll_ms: Option<u32>,
+    pub hangover_ms: Option<u32>,
+    pub early_ms: Option<u32>,
+    pub min_speech_ms: Option<u32>,
+    pub max_utterance_ms: Option<u32>,
+    pub barge_in_ms: Option<u32>,
+    pub echo_margin_db: Option<f32>,
+}
+
+/// `[stt]`: speech recognition.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SttSection {
+    /// The whisper.cpp model for the `hearth-stt` child.
+    pub model: Option<PathBuf>,
+    /// A Wyoming ASR server (`tcp://HOST:PORT`) to use instead of the child.
+    pub server: Option<String>,
+    /// Words to expect (whisper's initial prompt); default: the tools' vocabulary.
+    pub prompt: Option<String>,
+    /// Language asked for (`en`).
+    pub language: Option<String>,
+    /// CPU threads for `hearth-stt`.
+    pub threads: Option<u32>,
+}
+
+/// `[tts]`: the voice.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TtsSection {
+    /// The Piper voice (`.onnx`, with its `.onnx.json` beside it).
+    pub voice: Option<PathBuf>,
+    /// `libonnxruntime.so` (default: looked up).
+    pub onnxruntime: Option<PathBuf>,
+    /// The directory holding `espeak-ng-data` (default: looked up).
+    pub espeak_data: Option<PathBuf>,
+    /// Speaking rate: 1.0 is the voice's own pace, above is slower.
+    pub length_scale: Option<f32>,
+}
+
+impl Config {
+    /// Parse and check a configuration's text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| line_column(text, s.start))
+                .unwrap_or((1, 1));
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.check(path)?;
+        Ok(config)
+    }
+
+    /// Read, parse and check a file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                ConfigError::Missing(path.to_path_buf())
+            } else {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// The file [`locate`] finds (defaults when there is none) and where it came from.
+    pub fn discover(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError> {
+        match locate(explicit, |k| std::env::var_os(k), |p| p.is_file())? {
+            Some(path) => Ok((Config::load(&path)?, Some(path))),
+            None => Ok((Config::default(), None)),
+        }
+    }
+
+    /// Values that parse but cannot work.
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |section, key, value: String, expected| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            section,
+            key,
+            value,
+            expected,
+        };
+        let l = &self.listen;
+        let positive_ms: [(&'static str, Option<u32>); 5] = [
+            ("onset_ms", l.onset_ms),
+            ("hangover_ms", l.hangover_ms),
+            ("min_speech_ms", l.min_speech_ms),
+            ("max_utterance_ms", l.max_utterance_ms),
+            ("barge_in_ms", l.barge_in_ms),
+        ];
+        for (key, v) in positive_ms {
+            if v == Some(0) {
+                return Err(bad(
+                    "listen",
+                    key,
+                    "0".into(),
+                    "expected a duration above 0 ms",
+                ));
+            }
+        }
+        if let (Some(h), Some(m)) = (l.hangover_ms, l.max_utterance_ms) {
+            if h >= m {
+                return Err(bad(
+                    "listen",
+                    "hangover_ms",
+                    h.to_string(),
+                    "expected less than max_utterance_ms (an utterance could never end by a pause)",
+                ));
+            }
+        }
+        for (key, v) in [
+            ("threshold_db", l.threshold_db),
+            ("echo_margin_db", l.echo_margin_db),
+        ] {
+            if let Some(v) = v {
+                if !(0.0..=60.0).contains(&v) {
+                    return Err(bad("listen", key, v.to_string(), "expected 0 to 60 dB"));
+                }
+            }
+        }
+        if let Some(v) = l.min_level_dbfs {
+            if !(-120.0..=0.0).contains(&v) {
+                return Err(bad(
+                    "listen",
+                    "min_level_dbfs",
+                    v.to_string(),
+                    "expected -120 to 0 dBFS",
+                ));
+            }
+        }
+        if let Some(v) = self.tts.length_scale {
+            if !(0.25..=4.0).contains(&v) {
+                return Err(bad(
+                    "tts",
+                    "length_scale",
+                    v.to_string(),
+                    "expected 0.25 to 4.0 (1.0 is the voice's own pace)",
+                ));
+            }
+        }
+        if let Some(s) = &self.stt.server {
+            let addr = s.strip_prefix("tcp://").unwrap_or(s);
+            let port_ok = addr
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !port_ok {
+                return Err(bad(
+                    "stt",
+                    "server",
+                    format!("{s:?}"),
+                    "expected a Wyoming server address, tcp://HOST:PORT",
+                ));
+            }
+            if self.stt.model.is_some() {
+                return Err(bad(
+                    "stt",
+                    "model",
+                    "(set)".into(),
+                    "expected either model (a hearth-stt child) or server (a Wyoming server), not both",
+                ));
+            }
+        }
+        if self.audio.buffer_ms == Some(0) {
+            return Err(bad(
+                "audio",
+                "buffer_ms",
+                "0".into(),
+                "expected a buffer above 0 ms (20 is the default)",
+            ));
+        }
+        if self.agent.n_ctx.is_some_and(|n| n < 512) {
+            return Err(bad(
+                "agent",
+                "n_ctx",
+                self.agent.n_ctx.unwrap_or(0).to_string(),
+                "expected at least 512 tokens (the tool list alone takes about 500)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where the configuration is: the explicit path (must exist), `$HEARTH_CONFIG` (must
+/// exist), then the first existing of `$CONFIGURATION_DIRECTORY/hearth.toml`,
+/// `$XDG_CONFIG_HOME/hearth/hearth.toml` (or `$HOME/.config/hearth/hearth.toml`) and
+/// `/etc/hearth/hearth.toml`. The environment and the file test are passed in (tests).
+pub fn locate(
+    explicit: Option<&Path>,
+    env: impl Fn(&str) -> Option<OsString>,
+    exists: impl Fn(&Path) -> bool,
+) -> Result<Option<PathBuf>, ConfigError> {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(p) = explicit {
+        return if exists(p) {
+            Ok(Some(p.to_path_buf()))
+        } else {
+            Err(ConfigError::Missing(p.to_path_buf()))
+        };
+    }
+    if let Some(p) = get("HEARTH_CONFIG") {
+        let p = PathBuf::from(p);
+        return if exists(&p) {
+            Ok(Some(p))
+        } else {
+            Err(ConfigError::Missing(p))
+        };
+    }
+    let mut candidates = Vec::new();
+    if let Some(d) = get("CONFIGURATION_DIRECTORY") {
+        // systemd lists several directories colon-separated; hearth's is the first
+        let first = d.to_string_lossy().split(':').next().map(PathBuf::from);
+        candidates.extend(first.map(|d| d.join(FILE_NAME)));
+    }
+    if let Some(d) = get("XDG_CONFIG_HOME") {
+        candidates.push(PathBuf::from(d).join("hearth").join(FILE_NAME));
+    } else if let Some(h) = get("HOME") {
+        candidates.push(PathBuf::from(h).join(".config/hearth").join(FILE_NAME));
+    }
+    candidates.push(PathBuf::from("/etc/hearth").join(FILE_NAME));
+    Ok(candidates.into_iter().find(|p| exists(p)))
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit_once('\n')
+        .map_or(before, |(_, last)| last)
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("hearth.toml"))
+    }
+
+    #[test]
+    fn the_documented_example_is_valid_and_sets_what_it_says() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config/hearth.toml"));
+        let c = Config::load(path).unwrap();
+        assert_eq!(c.agent.preset.as_deref(), Some("qwen2.5-coder"));
+        assert_eq!(c.listen.hangover_ms, Some(640));
+        assert_eq!(c.audio.mic.as_deref(), Some("default"));
+    }
+
+    #[test]
+    fn empty_is_the_defaults() {
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert_eq!(parse("[listen]\n").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn a_typo_is_an_error_with_line_column_and_the_valid_keys() {
+        let e =
+            parse("[agent]\npreset = \"qwen2.5-coder\"\n\n[listen]\nhangover = 500\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("hearth.toml:5:1: "), "{msg}");
+        assert!(msg.contains("unknown field `hangover`"), "{msg}");
+        assert!(msg.contains("hangover_ms"), "{msg}");
+    }
+
+    #[test]
+    fn a_wrong_type_names_what_is_expected() {
+        let e = parse("[listen]\nhangover_ms = \"long\"\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("hearth.toml:2:15: "), "{msg}");
+        assert!(msg.contains("u32") || msg.contains("integer"), "{msg}");
+    }
+
+    #[test]
+    fn broken_toml_points_at_the_place() {
+        let e = parse("[audio]\nmic = \"default\nspeaker = \"x\"\n").unwrap_err();
+        match e {
+            ConfigError::Parse { line, .. } => assert_eq!(line, 2, "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn impossible_values_are_named_with_what_is_expected() {
+        for (text, want) in [
+            ("[listen]\nhangover_ms = 0\n", "[listen] hangover_ms = 0"),
+            (
+                "[listen]\nhangover_ms = 900\nmax_utterance_ms = 800\n",
+                "less than max_utterance_ms",
+            ),
+            ("[listen]\nthreshold_db = -3.0\n", "0 to 60 dB"),
+            ("[stt]\nserver = \"kitchen-box\"\n", "tcp://HOST:PORT"),
+            (
+                "[stt]\nserver = \"tcp://box:10300\"\nmodel = \"/m.bin\"\n",
+                "not both",
+            ),
+            ("[tts]\nlength_scale = 9.0\n", "0.25 to 4.0"),
+            ("[agent]\nn_ctx = 100\n", "at least 512"),
+            ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),
+        ] {
+            let msg = parse(text).unwrap_err().to_string();
+            assert!(msg.contains(want), "{text:?}: {msg}");
+        }
+        assert!(parse("[stt]\nserver = \"tcp://10.0.0.2:10300\"\n").is_ok());
+        assert!(parse("[stt]\nserver = \"box.local:10300\"\n").is_ok());
+    }
+
+    #[test]
+    fn locate_follows_the_documented_order() {
+        let env = |pairs: &[(&str, &str)]| {
+            let m: HashMap<String, OsString> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), OsString::from(v)))
+                .collect();
+            move |k: &str| m.get(k).cloned()
+        };
+        let all = |_: &Path| true;
+        let none = |_: &Path| false;
+        // explicit wins, and must exist
+        assert_eq!(
+            locate(
+                Some(Path::new("/x.toml")),
+                env(&[("HEARTH_CONFIG", "/y")]),
+                all
+            )
+            .unwrap(),
+            Some(PathBuf::from("/x.toml"))
+        );
+        assert!(matches!(
+            locate(Some(Path::new("/x.toml")), env(&[]), none),
+            Err(ConfigError::Missing(_))
+        ));
+        assert!(matches!(
+            locate(None, env(&[("HEARTH_CONFIG", "/y.toml")]), none),
+            Err(ConfigError::Missing(_))
+        ));
+        // systemd's directory, then the user's, then /etc
+        let e = env(&[
+            ("CONFIGURATION_DIRECTORY", "/etc/hearth:/other"),
+            ("XDG_CONFIG_HOME", "/home/u/.config"),
+        ]);
+        assert_eq!(
+            locate(None, &e, all).unwrap(),
+            Some(PathBuf::from("/etc/hearth/hearth.toml"))
+        );
+        assert_eq!(
+            locate(None, &e, |p: &Path| p.starts_with("/home")).unwrap(),
+            Some(PathBuf::from("/home/u/.config/hearth/hearth.toml"))
+        );
+        assert_eq!(
+            locate(None, env(&[("HOME", "/home/v")]), |p: &Path| p
+                .starts_with("/home"))
+            .unwrap(),
+            Some(PathBuf::from("/home/v/.config/hearth/hearth.toml"))
+        );
+        assert_eq!(
+            locate(None, env(&[("HOME", "/home/v")]), |p: &Path| p
+                .starts_with("/etc"))
+            .unwrap(),
+            Some(PathBuf::from("/etc/hearth/hearth.toml"))
+        );
+        // nothing anywhere: the defaults
+        assert_eq!(locate(None, env(&[]), none).unwrap(), None);
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncdé\nf", 0), (1, 1));
+        assert_eq!(line_column("ab\ncdé\nf", 3), (2, 1));
+        assert_eq!(line_column("ab\ncdé\nf", 8), (3, 1));
+        assert_eq!(line_column("ab\ncdé\nf", 7), (2, 4));
+    }
+}
