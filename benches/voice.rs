@@ -189,7 +189,14 @@ fn main() {
             },
             stt,
             tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
-            listen: Default::default(),
+            // the daemon's default detector
+            listen: hearth::audio::listen::ListenConfig {
+                vad: hearth::audio::listen::VadKind::Silero {
+                    model: models.join(hearth::audio::silero::SILERO_FILE),
+                    ort_library: None,
+                },
+                ..Default::default()
+            },
             once: true,
             // every command starts afresh (else the agent remembers the light is on)
             conversation_idle: Duration::ZERO,

@@ -98,6 +98,12 @@ pub struct AudioSection {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ListenSection {
+    /// The speech detector: `silero` (the default) or `energy`.
+    pub vad: Option<Vad>,
+    /// The Silero model (default: `silero_vad.onnx` in the model directory).
+    pub silero_model: Option<PathBuf>,
+    /// Silero: the speech probability from which a frame is speech (0.5).
+    pub speech_threshold: Option<f32>,
     pub threshold_db: Option<f32>,
     pub min_level_dbfs: Option<f32>,
     pub onset_ms: Option<u32>,
@@ -108,6 +114,18 @@ pub struct ListenSection {
     pub max_utterance_ms: Option<u32>,
     pub barge_in_ms: Option<u32>,
     pub echo_margin_db: Option<f32>,
+}
+
+/// `[listen] vad`: which detector decides what is speech.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vad {
+    /// The Silero VAD (a small neural network through ONNX Runtime): ignores music, knocks
+    /// and machines, and finds speech in loud rooms (`examples/vad_compare.rs`).
+    Silero,
+    /// Level over the room's noise floor: no model, but sounds that are not speech start
+    /// utterances too.
+    Energy,
 }
 
 /// `[stt]`: speech recognition.
@@ -236,6 +254,16 @@ impl Config {
                     "min_level_dbfs",
                     v.to_string(),
                     "expected -120 to 0 dBFS",
+                ));
+            }
+        }
+        if let Some(v) = l.speech_threshold {
+            if !(0.0..=1.0).contains(&v) || v == 0.0 {
+                return Err(bad(
+                    "listen",
+                    "speech_threshold",
+                    v.to_string(),
+                    "expected a probability above 0 and at most 1 (0.5 is the default)",
                 ));
             }
         }
@@ -411,6 +439,8 @@ mod tests {
                 "not both",
             ),
             ("[tts]\nlength_scale = 9.0\n", "0.25 to 4.0"),
+            ("[listen]\nspeech_threshold = 1.5\n", "a probability"),
+            ("[listen]\nvad = \"neural\"\n", "unknown variant `neural`"),
             ("[agent]\nn_ctx = 100\n", "at least 512"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),
         ] {

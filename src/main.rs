@@ -227,7 +227,13 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         true,
     )?;
     opts.threads = config.agent.threads.map(|n| n as i32);
-    let listen = listen_config(&config.listen);
+    let listen = listen_config(&config.listen, config.tts.onnxruntime.as_ref())?;
+    if let hearth::audio::listen::VadKind::Silero { model, .. } = &listen.vad {
+        // checked now, not after minutes of loading the models
+        if !model.is_file() {
+            bail!(hearth::audio::silero::VadError::Missing(model.clone()));
+        }
+    }
     let conversation_idle = config
         .agent
         .conversation_idle_s
@@ -288,10 +294,31 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
 /// The preset when neither the command line nor the config names one.
 const DEFAULT_PRESET: &str = "qwen2.5-coder";
 
-/// `[listen]` over the defaults.
+/// `[listen]` over the defaults; the detector is the Silero VAD unless `vad = "energy"`.
 #[cfg(feature = "tts")]
-fn listen_config(l: &hearth::config::ListenSection) -> hearth::audio::listen::ListenConfig {
-    let mut c = hearth::audio::listen::ListenConfig::default();
+fn listen_config(
+    l: &hearth::config::ListenSection,
+    ort_library: Option<&PathBuf>,
+) -> Result<hearth::audio::listen::ListenConfig> {
+    use hearth::audio::listen::VadKind;
+    use hearth::config::Vad;
+    let vad = match l.vad.unwrap_or(Vad::Silero) {
+        Vad::Energy => VadKind::Energy,
+        Vad::Silero => VadKind::Silero {
+            model: match &l.silero_model {
+                Some(m) => m.clone(),
+                None => models::model_dir()?.join(hearth::audio::silero::SILERO_FILE),
+            },
+            ort_library: ort_library.cloned(),
+        },
+    };
+    let mut c = hearth::audio::listen::ListenConfig {
+        vad,
+        ..Default::default()
+    };
+    if let Some(t) = l.speech_threshold {
+        c.speech_threshold = t;
+    }
     let set_f = |v: &mut f32, o: Option<f32>| *v = o.unwrap_or(*v);
     let set_u = |v: &mut u32, o: Option<u32>| *v = o.unwrap_or(*v);
     set_f(&mut c.threshold_db, l.threshold_db);
@@ -304,7 +331,7 @@ fn listen_config(l: &hearth::config::ListenSection) -> hearth::audio::listen::Li
     set_u(&mut c.min_speech_ms, l.min_speech_ms);
     set_u(&mut c.max_utterance_ms, l.max_utterance_ms);
     set_u(&mut c.barge_in_ms, l.barge_in_ms);
-    c
+    Ok(c)
 }
 
 /// Text-mode options from the command line: tools (default: `default_tools_dir`), model

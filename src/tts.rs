@@ -503,7 +503,7 @@ pub enum TtsMsg {
 }
 
 #[cfg(feature = "tts")]
-pub use engine::{TtsActor, Voice};
+pub use engine::{load_onnx_runtime, TtsActor, Voice};
 
 #[cfg(feature = "tts")]
 mod engine {
@@ -552,9 +552,8 @@ mod engine {
                 sample_rate: found.sample_rate,
                 espeak_voice: found.espeak_voice.clone(),
             };
-            let (ort_library, ort_version) = probe_ort_library(&found.ort_library)?;
             use_espeak_data(&found.espeak_data);
-            init_ort(&ort_library)?;
+            let (ort_library, ort_version) = load_onnx_runtime(&found.ort_library)?;
 
             let started = Instant::now();
             let session = build_session(cfg)?;
@@ -739,6 +738,15 @@ mod engine {
         builder.with_name("hearth").commit();
         *loaded = Some(path.to_path_buf());
         Ok(())
+    }
+
+    /// Make ONNX Runtime from `library` this process's (once; later calls keep the first):
+    /// test-loaded first, since ort hangs on a library it cannot load. Returns the library
+    /// used and its version. The Piper voice and the Silero VAD share it.
+    pub fn load_onnx_runtime(library: &Path) -> Result<(PathBuf, String), TtsError> {
+        let (path, version) = probe_ort_library(library)?;
+        init_ort(&path)?;
+        Ok((path, version))
     }
 
     /// The espeak-ng data directory this process uses (espeak-ng initialises once).

@@ -162,3 +162,29 @@ fn a_broken_onnxruntime_fails_instead_of_hanging() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_missing_vad_model_is_named_with_the_fix() {
+    let model = missing("silero_vad.onnx");
+    let config = missing("vad.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!("[listen]\nvad = \"silero\"\nsilero_model = {:?}\n", model),
+    )
+    .unwrap();
+    let f = run_fails(
+        "vad",
+        &["--config", config.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(
+        f.stderr.contains(model.to_str().unwrap())
+            && f.stderr.contains("scripts/fetch-models vad")
+            && f.stderr.contains("vad = \"energy\""),
+        "{}",
+        f.stderr
+    );
+    assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
+}

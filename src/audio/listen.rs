@@ -20,6 +20,7 @@
 //! and the speech goes on to become the next utterance.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -44,9 +45,29 @@ const BARGE_GAP_MS: u32 = 160;
 /// words; with an echo, hearth's own voice, which is why it is capped).
 const BARGE_LOOKBACK_MS: u32 = 960;
 
+/// Which detector decides that a frame is speech.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum VadKind {
+    /// Level over the adaptive noise floor (no model, a few operations per sample).
+    #[default]
+    Energy,
+    /// The Silero VAD (feature `tts`: ONNX Runtime): a frame is speech when its probability
+    /// reaches `speech_threshold` and its level `min_level_dbfs`.
+    Silero {
+        /// `silero_vad.onnx`.
+        model: PathBuf,
+        /// `libonnxruntime.so` (None: looked up as for the voice).
+        ort_library: Option<PathBuf>,
+    },
+}
+
 /// How Listen decides what is speech.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListenConfig {
+    /// The speech detector.
+    pub vad: VadKind,
+    /// With the Silero VAD: the speech probability from which a frame is speech.
+    pub speech_threshold: f32,
     /// A frame is voiced this many dB above the noise floor.
     pub threshold_db: f32,
     /// ... and never below this level (dBFS), however quiet the room.
@@ -73,6 +94,8 @@ pub struct ListenConfig {
 impl Default for ListenConfig {
     fn default() -> Self {
         ListenConfig {
+            vad: VadKind::Energy,
+            speech_threshold: 0.5,
             threshold_db: 12.0,
             min_level_dbfs: -50.0,
             onset_ms: 96,
@@ -175,13 +198,20 @@ impl Endpointer {
         }
     }
 
-    fn voiced(&self, db: f32) -> bool {
+    /// Is a frame at `db` speech? With a speech probability (a neural VAD), the model
+    /// decides and the level need only pass the absolute minimum; without, the level must
+    /// stand `threshold_db` over the noise floor. Either way, while hearth speaks the level
+    /// must also be `echo_margin_db` over its own playback.
+    fn voiced(&self, db: f32, speech_prob: Option<f32>) -> bool {
         let floor = self.floor_db.unwrap_or(-90.0);
-        let mut gate = (floor + self.config.threshold_db).max(self.config.min_level_dbfs);
+        let mut gate = match speech_prob {
+            Some(_) => self.config.min_level_dbfs,
+            None => (floor + self.config.threshold_db).max(self.config.min_level_dbfs),
+        };
         if let Some(play_db) = self.playing {
             gate = gate.max(play_db + self.config.echo_margin_db);
         }
-        db > gate
+        db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
     }
 
     /// Minimum statistics: the floor is the quietest frame of the last few seconds. It is
@@ -220,10 +250,15 @@ impl Endpointer {
 
     /// One frame in; what it completes out (`SpeechStarted`, `BargeIn`, `Utterance`).
     pub fn push(&mut self, frame: Frame) -> Vec<ListenEvent> {
+        self.push_scored(frame, None)
+    }
+
+    /// [`Endpointer::push`] with the frame's speech probability from a neural VAD.
+    pub fn push_scored(&mut self, frame: Frame, speech_prob: Option<f32>) -> Vec<ListenEvent> {
         let mut out = Vec::new();
         let db = level_dbfs(&frame.samples);
         self.track_floor(db);
-        let voiced = self.voiced(db);
+        let voiced = self.voiced(db, speech_prob);
         let end = frame.start + frame.samples.len() as u64;
 
         if let Some(speech) = &mut self.speech {
@@ -387,9 +422,49 @@ pub struct ListenArgs {
     pub events: UnboundedSender<ListenEvent>,
 }
 
+/// The neural detector the actor runs, if the config asks for one.
+#[cfg(feature = "tts")]
+type Neural = crate::audio::silero::Silero;
+#[cfg(not(feature = "tts"))]
+type Neural = std::convert::Infallible;
+
+/// Load the detector the config names (none for the energy detector).
+fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr> {
+    match &config.vad {
+        VadKind::Energy => Ok(None),
+        #[cfg(feature = "tts")]
+        VadKind::Silero { model, ort_library } => {
+            let library = match ort_library {
+                Some(l) => l.clone(),
+                None => {
+                    let mut dirs: Vec<PathBuf> = model.parent().map(PathBuf::from).into_iter().collect();
+                    dirs.extend(crate::models::model_dir().ok());
+                    crate::tts::find_ort_library(None, |k| std::env::var_os(k), &dirs)?
+                }
+            };
+            let vad = crate::audio::silero::Silero::load(model, &library)?;
+            tracing::info!(model = %model.display(), "listening with the Silero VAD");
+            Ok(Some(vad))
+        }
+        #[cfg(not(feature = "tts"))]
+        VadKind::Silero { .. } => Err("the Silero VAD needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] vad = \"energy\" or rebuild with default features".into()),
+    }
+}
+
+/// The Listen actor's state.
+pub struct ListenState {
+    endpointer: Endpointer,
+    events: UnboundedSender<ListenEvent>,
+    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
+    neural: Option<Neural>,
+    /// Frames the neural detector failed on (each judged by level instead).
+    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
+    vad_failures: u64,
+}
+
 impl Actor for Listen {
     type Msg = ListenMsg;
-    type State = (Endpointer, UnboundedSender<ListenEvent>);
+    type State = ListenState;
     type Arguments = ListenArgs;
 
     async fn pre_start(
@@ -397,29 +472,61 @@ impl Actor for Listen {
         _myself: ActorRef<Self::Msg>,
         args: ListenArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok((Endpointer::new(args.config), args.events))
+        let neural = load_vad(&args.config)?;
+        Ok(ListenState {
+            endpointer: Endpointer::new(args.config),
+            events: args.events,
+            neural,
+            vad_failures: 0,
+        })
     }
 
     async fn handle(
         &self,
         _myself: ActorRef<Self::Msg>,
         msg: Self::Msg,
-        (endpointer, events): &mut Self::State,
+        state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         let out = match msg {
-            ListenMsg::Captured(Captured::Frame(frame)) => endpointer.push(frame),
-            ListenMsg::Captured(Captured::End) => endpointer.end(),
+            ListenMsg::Captured(Captured::Frame(frame)) => {
+                let prob = state.speech_prob(&frame);
+                state.endpointer.push_scored(frame, prob)
+            }
+            ListenMsg::Captured(Captured::End) => state.endpointer.end(),
             ListenMsg::Playback(event) => {
-                endpointer.playback(&event);
+                state.endpointer.playback(&event);
                 Vec::new()
             }
         };
         for event in out {
-            if events.send(event).is_err() {
+            if state.events.send(event).is_err() {
                 tracing::warn!("listen event dropped: nobody is listening");
             }
         }
         Ok(())
+    }
+}
+
+impl ListenState {
+    /// The neural detector's speech probability for a frame (None without one). A frame it
+    /// fails on is judged by its level instead, and the failure is logged (the first, then
+    /// every 100th).
+    fn speech_prob(&mut self, frame: &Frame) -> Option<f32> {
+        #[cfg(feature = "tts")]
+        if let Some(vad) = self.neural.as_mut() {
+            match vad.speech_prob(&frame.samples) {
+                Ok(p) => return Some(p),
+                Err(e) => {
+                    self.vad_failures += 1;
+                    if self.vad_failures % 100 == 1 {
+                        tracing::warn!(error = %e, failures = self.vad_failures, "the VAD failed on a frame; judging it by its level");
+                    }
+                    return None;
+                }
+            }
+        }
+        let _ = frame;
+        None
     }
 }
 

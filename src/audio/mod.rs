@@ -14,6 +14,8 @@
 //!   a fixed rate) or a sound card. Emits [`PlaybackEvent`](crate::voice::PlaybackEvent)s.
 //! - [`listen`]: the [`Listen`](listen::Listen) actor: voice activity (energy over an
 //!   adaptive noise floor), end-of-utterance hangover, barge-in gated on the playback level.
+//! - `silero` (feature `tts`, which brings ONNX Runtime): the Silero VAD, a neural speech
+//!   detector Listen can use instead of the energy detector (`[listen] vad = "silero"`).
 //! - [`wav`]: read any common WAV as 16 kHz mono `f32`; the mono i16 WAV writer.
 //! - [`resample`]: downmixing and rubato resampling, whole clips and streams.
 //! - [`device`]: finding cpal hosts and devices by name (behind the `audio` feature: cpal
@@ -28,6 +30,8 @@ pub mod device;
 pub mod listen;
 pub mod playback;
 pub mod resample;
+#[cfg(feature = "tts")]
+pub mod silero;
 pub mod wav;
 
 use std::path::PathBuf;

@@ -43,6 +43,9 @@ use crate::voice::{i16_to_f32, Pcm, PlaybackEvent};
 
 /// The actor's clock: pending audio moves into the ring and events are checked this often.
 pub const TICK: Duration = Duration::from_millis(10);
+/// How long an idle WAV writer sleeps at most before looking at the ring again (it is woken
+/// as soon as there is something to write).
+const IDLE_WAIT: Duration = Duration::from_millis(500);
 /// `Level` events while playing, at most one per this many ticks.
 const LEVEL_EVERY_TICKS: u64 = 5;
 /// Seconds of audio the ring between the actor and the output holds.
@@ -88,8 +91,8 @@ pub enum PlaybackMsg {
     Stop,
     /// Counters and the output's format.
     Stats(RpcReplyPort<PlaybackStats>),
-    /// The actor's own clock (sent by the actor to itself every [`TICK`]); harmless if sent
-    /// by others.
+    /// The actor's own clock (sent by the actor to itself every [`TICK`] while it has
+    /// something to play or a stop to confirm); harmless if sent by others.
     Tick,
 }
 
@@ -200,6 +203,13 @@ struct Output {
 }
 
 impl Output {
+    /// Wake the output's thread: a WAV writer sleeps while there is nothing to write.
+    fn wake(&self) {
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+    }
+
     fn open(
         sink: &PlaybackSink,
         shared: Arc<Shared>,
@@ -290,7 +300,7 @@ fn write_wav(
     let block = (wav.rate() as usize / 100).max(1);
     let mut buf = Vec::with_capacity(block.max(4096));
     let mut dirty = false;
-    let t0 = Instant::now();
+    let mut t0 = Instant::now();
     let mut ticks: u32 = 0;
     while !stop.load(Ordering::Acquire) {
         let max = if realtime { block } else { buf.capacity() };
@@ -301,10 +311,16 @@ fn write_wav(
                 wav.flush()?;
                 dirty = false;
             }
-        } else {
-            wav.write_f32(&buf)?;
-            dirty = true;
+            // Idle: sleep until the actor queues speech or asks for a stop (it unparks this
+            // thread: `Output::wake`); the timeout only bounds a missed wake. Real-time
+            // pacing starts afresh with the next reply.
+            std::thread::park_timeout(IDLE_WAIT);
+            t0 = Instant::now();
+            ticks = 0;
+            continue;
         }
+        wav.write_f32(&buf)?;
+        dirty = true;
         if realtime {
             ticks = ticks.wrapping_add(1);
             let next = t0 + TICK * ticks;
@@ -315,8 +331,6 @@ fn write_wav(
                 // fell far behind (a stalled machine): do not burst to catch up
                 ticks = ((now - t0).as_millis() / TICK.as_millis()) as u32;
             }
-        } else if buf.is_empty() {
-            std::thread::park_timeout(Duration::from_millis(2));
         }
     }
     wav.finalize()
@@ -373,6 +387,7 @@ impl PlaybackState {
             self.pushed += written as u64;
             self.stats.queued = self.pushed;
         }
+        self.output.wake();
     }
 
     /// Index the next queued sample will have.
@@ -459,6 +474,7 @@ impl PlaybackState {
         self.gen += 1;
         self.shared.flush_gen.store(self.gen, Ordering::Release);
         self.stopping = Some((self.gen, Instant::now(), false));
+        self.output.wake();
         self.stats.replies_stopped += 1;
         self.check();
     }
@@ -552,7 +568,7 @@ impl Actor for Playback {
 
     async fn pre_start(
         &self,
-        myself: ActorRef<Self::Msg>,
+        _myself: ActorRef<Self::Msg>,
         args: PlaybackArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let shared = Arc::new(Shared::default());
@@ -570,7 +586,6 @@ impl Actor for Playback {
             Err(e) => return Err(AudioError::Worker(e.to_string()).into()),
         };
         tracing::info!(output = %output.label, rate = output.rate, "playback ready");
-        let tick_task = myself.send_interval(TICK, || PlaybackMsg::Tick);
         let stats = PlaybackStats {
             output: output.label.clone(),
             rate: output.rate,
@@ -595,14 +610,14 @@ impl Actor for Playback {
             stopping: None,
             gen: 0,
             ticks: 0,
-            tick_task: Some(tick_task),
+            tick_task: None,
             stats,
         })
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
@@ -621,6 +636,20 @@ impl Actor for Playback {
                     tracing::debug!("playback stats: the caller is gone");
                 }
             }
+        }
+        // The clock runs only while there is something to play or a stop to confirm: an
+        // idle speaker costs the actor nothing.
+        let busy = state.reply.is_some() || state.stopping.is_some() || !state.pending.is_empty();
+        match (&state.tick_task, busy) {
+            (None, true) => {
+                state.tick_task = Some(myself.send_interval(TICK, || PlaybackMsg::Tick));
+            }
+            (Some(_), false) => {
+                if let Some(t) = state.tick_task.take() {
+                    t.abort();
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -3,12 +3,15 @@
 //!
 //! ```text
 //! cargo run --release -p hearth-stt --example bench -- [--model PATH] [--audio-dir DIR]
-//!     [--runs N] [--threads N] [--margins 0,32,64,...] [FILE.wav ...]
+//!     [--runs N] [--threads N] [--margins 0,32,64,...] [--prompt TEXT] [--pad-ms BEFORE,AFTER]
+//!     [FILE.wav ...]
 //! ```
 //!
 //! Defaults: `$HEARTH_WHISPER_MODEL` or `../shared/models/ggml-tiny.en.bin`,
 //! `$HEARTH_AUDIO_DIR` or `../shared/audio`, kitchen.wav and long.wav, 5 runs after one warm-up,
-//! the default margin. Each row: the file, the window (frames), the median and fastest whisper
+//! the default margin, no initial prompt, no padding (`--pad-ms 320,256` adds the silence
+//! `hearth run` puts around a command: its pre-roll, and the pause after which it starts
+//! recognising). Each row: the file, the window (frames), the median and fastest whisper
 //! time, the time to decode and resample the WAV, and the text. No assertions: figures only.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut threads = hearth_stt::recognizer::default_threads();
     let mut margins = vec![DEFAULT_AUDIO_CTX_MARGIN];
     let mut files = Vec::new();
+    let mut prompt = None;
+    let mut pad = (0usize, 0usize);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
@@ -45,6 +50,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map(str::parse)
                     .collect::<Result<_, _>>()?
             }
+            "--prompt" => prompt = Some(value()?),
+            "--pad-ms" => {
+                let v = value()?;
+                let (a, b) = v.split_once(',').ok_or("--pad-ms BEFORE,AFTER")?;
+                pad = (a.parse()?, b.parse()?);
+            }
             "--bench" => {} // passed by `cargo bench`-style runners
             file => files.push(file.to_string()),
         }
@@ -54,6 +65,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     whisper_rs::install_logging_hooks(); // whisper.cpp's logs go nowhere (no subscriber)
+                                         // the recogniser's own warnings (a looped transcript and its retry) on stderr
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HEARTH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("hearth_stt=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     let mut recognizers = Vec::new();
     for margin in &margins {
         recognizers.push((format!("trimmed +{margin}"), true, *margin));
@@ -70,7 +89,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for file in &files {
         let path = audio_dir.join(file);
-        let (samples, prep, seconds) = load(&path)?;
+        let (mut samples, prep, seconds) = load(&path)?;
+        let ms = |n: usize| n * 16;
+        samples.splice(0..0, std::iter::repeat_n(0.0, ms(pad.0)));
+        samples.extend(std::iter::repeat_n(0.0, ms(pad.1)));
+        let seconds = seconds + (pad.0 + pad.1) as f64 / 1e3;
         for (label, trim, margin) in &recognizers {
             let mut recognizer = Recognizer::load(
                 &model,
@@ -78,6 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     threads,
                     trim_audio_ctx: *trim,
                     audio_ctx_margin: *margin,
+                    prompt: prompt.clone(),
                     ..RecognizerConfig::default()
                 },
             )?;
@@ -100,8 +124,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 prep.as_secs_f64() * 1e3,
                 warm.text,
             );
+            if warm.collapsed {
+                println!("{:<12} (the trimmed window's transcript looped from its first word: kept once)", "");
+            }
             if warm.retried {
-                println!("{:<12} (the trimmed window's transcript looped: decoded again with the full window)", "");
+                println!("{:<12} (the trimmed window's transcript looped: decoded again with a wider window)", "");
             }
         }
     }

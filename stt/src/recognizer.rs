@@ -12,8 +12,13 @@
 //! light, turn on the kitchen light, ..."; seen on the fixtures with margins of 0–64 frames;
 //! 128 transcribed them all without a prompt; with an initial prompt of the house's words,
 //! 128 looped on kitchen.wav and alexa.wav, 256 transcribed every fixture, in 0.14–0.26 s
-//! on 2 cores). When a transcript still looks like such a loop (it reached the token cap, or
-//! a four-word phrase comes three times), the utterance is decoded again with twice the
+//! on 2 cores; but with the pre-roll and pause `hearth run` puts around a command, kitchen.wav
+//! looped at every margin up to 384). When a transcript still looks like such a loop (it
+//! reached the token cap, or a four-word phrase comes three times), there are two ways out.
+//! If the whole transcript is one phrase said over and over from its first word (every loop
+//! seen on the fixtures: whisper heard the command, then started it again), that phrase is the
+//! transcript: no second decode ([`Transcription::collapsed`]). Otherwise (a loop that begins
+//! after other words, whose end is lost), the utterance is decoded again with twice the
 //! window, then with the full window: each costs more, but only then.
 
 use std::path::{Path, PathBuf};
@@ -150,6 +155,9 @@ pub struct Transcription {
     /// True if the trimmed window's transcript looked like a repetition loop and the utterance
     /// was decoded again with a wider window (`audio_ctx` is the last one used).
     pub retried: bool,
+    /// True if the transcript was one phrase repeated from its start and was cut to that
+    /// phrase (see [`repeated_phrase`]).
+    pub collapsed: bool,
 }
 
 /// A loaded whisper model with its working state.
@@ -341,6 +349,7 @@ impl Recognizer {
                 audio_ctx,
                 elapsed: Duration::ZERO,
                 retried: false,
+                collapsed: false,
             });
         }
 
@@ -349,7 +358,20 @@ impl Recognizer {
         let (mut text, mut n_tokens) = self.run(samples, &language, audio_ctx, max_tokens)?;
         let mut used_ctx = audio_ctx;
         let mut retried = false;
-        while used_ctx < self.model_audio_ctx && looks_like_a_loop(&text, n_tokens, max_tokens) {
+        let mut collapsed = false;
+        loop {
+            if !looks_like_a_loop(&text, n_tokens, max_tokens) {
+                break;
+            }
+            if let Some(phrase) = repeated_phrase(&text) {
+                tracing::debug!(looped = %text, %phrase, "the transcript is one phrase over and over: keeping it once");
+                text = phrase;
+                collapsed = true;
+                break;
+            }
+            if used_ctx >= self.model_audio_ctx {
+                break;
+            }
             let wider = (used_ctx * 2).min(self.model_audio_ctx);
             warn!(
                 audio_ctx = used_ctx,
@@ -368,6 +390,7 @@ impl Recognizer {
             audio_ctx: used_ctx,
             elapsed: start.elapsed(),
             retried,
+            collapsed,
         })
     }
 
@@ -443,6 +466,33 @@ pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
     false
 }
 
+/// The phrase a looped transcript repeats, if the whole transcript is that phrase said at least
+/// three times from its first word (the last time possibly cut off by the token cap), words
+/// compared without case or punctuation: "turn on the kitchen light, turn on the kitchen
+/// light, turn on the" → "turn on the kitchen light". The phrase keeps its own spelling, minus
+/// the separator before the next repetition. None for anything else, such as a loop that
+/// begins after other words (its first pass may have lost the end of what was said).
+pub fn repeated_phrase(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let norm: Vec<String> = words
+        .iter()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        })
+        .collect();
+    if norm.iter().any(String::is_empty) {
+        return None;
+    }
+    let n = norm.len();
+    let period = (1..=n / 3).find(|&p| (p..n).all(|i| norm[i] == norm[i % p]))?;
+    let phrase = words[..period].join(" ");
+    let phrase = phrase.trim_end_matches([',', ';', ':', '-', ' ']);
+    (!phrase.is_empty()).then(|| phrase.to_string())
+}
+
 /// The encoder window for `n_samples` of 16 kHz audio: `ceil(seconds × 50) + margin`, at most
 /// `full` (the model's window, 1500).
 pub fn audio_ctx_for(n_samples: usize, margin: usize, full: usize) -> usize {
@@ -463,6 +513,35 @@ pub fn max_tokens_for(seconds: f64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phrase_over_and_over_from_the_start_is_that_phrase() {
+        // what tiny.en printed for kitchen.wav and alexa.wav with trimmed windows
+        assert_eq!(
+            repeated_phrase(
+                "turn on the kitchen light, turn on the kitchen light, turn on the kitchen light, turn on the"
+            )
+            .as_deref(),
+            Some("turn on the kitchen light")
+        );
+        assert_eq!(
+            repeated_phrase(
+                "Alexa, turn on the kitchen light. Alexa, turn on the kitchen light. Alexa, turn on the kitchen light. Alexa, turn on"
+            )
+            .as_deref(),
+            Some("Alexa, turn on the kitchen light.")
+        );
+        // a loop after other words: its first pass may have lost the end of the command
+        assert_eq!(
+            repeated_phrase("what time is it please switch off the lights off the lights off the lights off the lights"),
+            None
+        );
+        // twice is not a loop; a real sentence is not either
+        assert_eq!(repeated_phrase("on and on, on and on"), None);
+        assert_eq!(repeated_phrase("turn on the kitchen light"), None);
+        assert_eq!(repeated_phrase(""), None);
+        assert_eq!(repeated_phrase("no no no").as_deref(), Some("no"));
+    }
 
     #[test]
     fn audio_ctx_follows_the_utterance_and_is_clamped() {

@@ -235,6 +235,7 @@ impl Server {
             audio_ctx = t.audio_ctx,
             whisper_ms = t.elapsed.as_millis() as u64,
             retried = t.retried,
+            collapsed = t.collapsed,
             text = %t.text,
             "transcribed"
         );
