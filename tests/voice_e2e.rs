@@ -599,7 +599,7 @@ fn kitchen_through_pulseaudio_null_sinks() {
         &pulse.env,
         &state,
     );
-    live.wait_log("listening", Duration::from_secs(300));
+    live.wait_log("listening source=", Duration::from_secs(300));
     let played = Command::new("paplay")
         .arg("--device=room")
         .arg(shared().join("audio/kitchen.wav"))
@@ -673,7 +673,7 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
         &pulse.env,
         &state,
     );
-    live.wait_log("listening", Duration::from_secs(300));
+    live.wait_log("listening source=", Duration::from_secs(300));
     play(&story);
     live.wait_log("speaking", Duration::from_secs(120));
     let spoke_over = Instant::now();

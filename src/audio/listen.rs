@@ -443,7 +443,7 @@ fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr>
                 }
             };
             let vad = crate::audio::silero::Silero::load(model, &library)?;
-            tracing::info!(model = %model.display(), "listening with the Silero VAD");
+            tracing::info!(model = %model.display(), "Silero VAD loaded");
             Ok(Some(vad))
         }
         #[cfg(not(feature = "tts"))]
@@ -515,7 +515,15 @@ impl ListenState {
         #[cfg(feature = "tts")]
         if let Some(vad) = self.neural.as_mut() {
             match vad.speech_prob(&frame.samples) {
-                Ok(p) => return Some(p),
+                Ok(p) => {
+                    tracing::trace!(
+                        p,
+                        db = level_dbfs(&frame.samples),
+                        start = frame.start,
+                        "vad"
+                    );
+                    return Some(p);
+                }
                 Err(e) => {
                     self.vad_failures += 1;
                     if self.vad_failures % 100 == 1 {
