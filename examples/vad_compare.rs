@@ -153,6 +153,7 @@ fn run(scene: &Scene, mut silero: Option<&mut Silero>) -> Score {
         s.reset();
     }
     let mut e = Endpointer::new(ListenConfig::default());
+    let mut quiet = 0;
     let mut utts: Vec<Utterance> = Vec::new();
     let mut spent = 0.0;
     let mut frames = 0usize;
@@ -161,9 +162,11 @@ fn run(scene: &Scene, mut silero: Option<&mut Silero>) -> Score {
         let mut samples = chunk.to_vec();
         samples.resize(FRAME_SAMPLES, 0.0);
         let t = Instant::now();
-        let prob = silero
-            .as_deref_mut()
-            .map(|s| s.speech_prob(&samples).expect("Silero scores the frame"));
+        // as the Listen actor does: the model runs only on frames over the floor
+        let prob = silero.as_deref_mut().map(|s| {
+            hearth::audio::listen::score(&e, s, &mut quiet, &samples)
+                .expect("Silero scores the frame")
+        });
         let frame = Frame {
             samples: samples.into(),
             start: (i * FRAME_SAMPLES) as u64,
