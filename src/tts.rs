@@ -552,8 +552,10 @@ mod engine {
                 sample_rate: found.sample_rate,
                 espeak_voice: found.espeak_voice.clone(),
             };
-            use_espeak_data(&found.espeak_data);
+            // ONNX Runtime first: a library that does not load fails here, before espeak-ng's
+            // data directory is fixed for the process
             let (ort_library, ort_version) = load_onnx_runtime(&found.ort_library)?;
+            use_espeak_data(&found.espeak_data);
 
             let started = Instant::now();
             let session = build_session(cfg)?;

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hearth::stt::{self, Stt, SttConfig, SttServer};
-use hearth::voice::Utterance;
 use ractor::Actor;
 
 fn skip(what: &str) -> bool {
@@ -59,20 +58,7 @@ fn server() -> Option<SttServer> {
     })
 }
 
-fn utterance(name: &str) -> Utterance {
-    let path = std::env::var_os("HEARTH_AUDIO_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| shared().join("audio"))
-        .join(name);
-    Utterance::whole(hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads"))
-}
-
-fn words(s: &str) -> String {
-    s.to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace())
-        .collect()
-}
+include!("common/fixtures.rs");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hears_the_fixtures_and_survives_a_killed_child() {

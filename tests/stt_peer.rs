@@ -6,28 +6,14 @@
 //!
 //! Needs `scripts/setup` (the Python server) and `scripts/fetch-models peer` (its weights).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hearth::stt::{self, Stt, SttConfig, SttError, SttServer};
-use hearth::voice::Utterance;
 use ractor::Actor;
 
 include!("common/peer.rs");
 
-fn utterance(name: &str) -> Utterance {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/audio")
-        .join(name);
-    Utterance::whole(hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads"))
-}
-
-fn words(s: &str) -> String {
-    s.to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace())
-        .collect()
-}
+include!("common/fixtures.rs");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stt_actor_works_against_wyoming_faster_whisper() {

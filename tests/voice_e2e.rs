@@ -518,6 +518,36 @@ impl Drop for Pulse {
     }
 }
 
+impl Pulse {
+    /// `hearth run` listening to the `room` sink's monitor and speaking to `speaker`, once it
+    /// listens.
+    fn hearth(&self, state: &Path) -> Live {
+        let mut live = Live::start(
+            &[
+                "--mic".into(),
+                "pulseaudio:room.monitor".into(),
+                "--speaker".into(),
+                "pulseaudio:speaker".into(),
+            ],
+            &self.env,
+            state,
+        );
+        live.wait_log("listening source=", Duration::from_secs(300));
+        live
+    }
+
+    /// Play a WAV into the `room` sink (as if said in the room), to its end.
+    fn say(&self, wav: &Path) {
+        let played = Command::new("paplay")
+            .arg("--device=room")
+            .arg(wav)
+            .envs(self.env.iter().cloned())
+            .status()
+            .expect("paplay runs (pulseaudio-utils)");
+        assert!(played.success(), "paplay failed: {played}");
+    }
+}
+
 fn pulse_server() -> Pulse {
     let dir = std::env::temp_dir().join(format!("hearth-e2e-pulse-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -589,24 +619,8 @@ fn kitchen_through_pulseaudio_null_sinks() {
         .spawn()
         .expect("pacat runs (pulseaudio-utils)");
     let state = tmp.join("state");
-    let mut live = Live::start(
-        &[
-            "--mic".into(),
-            "pulseaudio:room.monitor".into(),
-            "--speaker".into(),
-            "pulseaudio:speaker".into(),
-        ],
-        &pulse.env,
-        &state,
-    );
-    live.wait_log("listening source=", Duration::from_secs(300));
-    let played = Command::new("paplay")
-        .arg("--device=room")
-        .arg(shared().join("audio/kitchen.wav"))
-        .envs(pulse.env.iter().cloned())
-        .status()
-        .expect("paplay runs (pulseaudio-utils)");
-    assert!(played.success(), "paplay failed: {played}");
+    let mut live = pulse.hearth(&state);
+    pulse.say(&shared().join("audio/kitchen.wav"));
     // the turn is reported once its reply has played
     let turn = live.next_turn(Duration::from_secs(300));
     std::thread::sleep(Duration::from_millis(500));
@@ -652,32 +666,12 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
         sink.write_i16(&said.pcm.samples).unwrap();
         sink.finalize().unwrap();
     }
-    let play = |wav: &Path| {
-        let played = Command::new("paplay")
-            .arg("--device=room")
-            .arg(wav)
-            .envs(pulse.env.iter().cloned())
-            .status()
-            .expect("paplay runs (pulseaudio-utils)");
-        assert!(played.success(), "paplay failed: {played}");
-    };
-
     let state = tmp.join("state");
-    let mut live = Live::start(
-        &[
-            "--mic".into(),
-            "pulseaudio:room.monitor".into(),
-            "--speaker".into(),
-            "pulseaudio:speaker".into(),
-        ],
-        &pulse.env,
-        &state,
-    );
-    live.wait_log("listening source=", Duration::from_secs(300));
-    play(&story);
+    let mut live = pulse.hearth(&state);
+    pulse.say(&story);
     live.wait_log("speaking", Duration::from_secs(120));
     let spoke_over = Instant::now();
-    play(&shared().join("audio/kitchen.wav"));
+    pulse.say(&shared().join("audio/kitchen.wav"));
     live.wait_log("barge-in: stopping the reply", Duration::from_secs(10));
     let first = live.next_turn(Duration::from_secs(60));
     let second = live.next_turn(Duration::from_secs(300));

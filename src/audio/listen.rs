@@ -621,6 +621,13 @@ mod tests {
         out
     }
 
+    fn barge_ins(events: &[ListenEvent]) -> usize {
+        events
+            .iter()
+            .filter(|e| matches!(e, ListenEvent::BargeIn { .. }))
+            .count()
+    }
+
     fn utterances(events: &[ListenEvent]) -> Vec<&Utterance> {
         events
             .iter()
@@ -782,10 +789,7 @@ mod tests {
         e.playback(&PlaybackEvent::Started { at: Instant::now() });
         e.playback(&PlaybackEvent::Level { rms: 0.005 });
         let events = run(&mut e, &signal);
-        let barges = events
-            .iter()
-            .filter(|e| matches!(e, ListenEvent::BargeIn { .. }))
-            .count();
+        let barges = barge_ins(&events);
         assert_eq!(barges, 1, "{events:?}");
         assert_eq!(utterances(&events).len(), 1);
 
@@ -825,10 +829,7 @@ mod tests {
         e.playback(&PlaybackEvent::Started { at: Instant::now() });
         e.playback(&PlaybackEvent::Level { rms: 0.1 });
         let events = run(&mut e, &signal);
-        let barges = events
-            .iter()
-            .filter(|e| matches!(e, ListenEvent::BargeIn { .. }))
-            .count();
+        let barges = barge_ins(&events);
         assert_eq!(barges, 1, "{events:?}");
         let u = utterances(&events);
         assert_eq!(u.len(), 1, "{events:?}");
