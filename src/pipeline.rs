@@ -563,7 +563,9 @@ pub async fn run(
                     Some(TtsEvent::Audio(pcm)) => {
                         timings.first_tts_chunk.get_or_insert_with(|| since_speech(Instant::now()));
                         lead_ms.get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
-                        audio_sent = true;
+                        // Playback ignores an empty chunk: only real samples make a reply
+                        // whose end is waited for
+                        audio_sent |= !pcm.samples.is_empty();
                         playback.send("playback", PlaybackMsg::Play(pcm)).await;
                     }
                     Some(TtsEvent::SentenceDone { .. }) => done_sentences += 1,
