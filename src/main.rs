@@ -214,19 +214,14 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     };
     stt.language = config.stt.language.clone();
     let stt_prompt = args.stt_prompt.clone().or(config.stt.prompt.clone());
-    let preset = args
-        .preset
-        .as_deref()
-        .or(config.agent.preset.as_deref())
-        .unwrap_or(DEFAULT_PRESET);
-    let mut opts = text_options(
-        Preset::load(preset)?,
-        args.tools.clone().or(config.agent.tools.clone()),
-        args.model.clone().or(config.agent.model.clone()),
-        config.agent.n_ctx,
+    let opts = text_options(
+        agent_preset(args.preset.as_deref(), &config.agent)?,
+        &config.agent,
+        args.tools.clone(),
+        args.model.clone(),
+        None,
         true,
     )?;
-    opts.threads = config.agent.threads.map(|n| n as i32);
     let listen = listen_config(&config.listen, config.tts.onnxruntime.as_ref())?;
     if let hearth::audio::listen::VadKind::Silero { model, .. } = &listen.vad {
         // checked now, not after minutes of loading the models
@@ -334,21 +329,30 @@ fn listen_config(
     Ok(c)
 }
 
-/// Text-mode options from the command line: tools (default: `default_tools_dir`), model
-/// (default: the preset's), context, and the on-disk KV cache when `prompt_cache`.
+/// The preset named on the command line, else by the config's `[agent]`, else the default.
+fn agent_preset(flag: Option<&str>, agent: &hearth::config::AgentSection) -> Result<Preset> {
+    let name = flag.or(agent.preset.as_deref()).unwrap_or(DEFAULT_PRESET);
+    Ok(Preset::load(name)?)
+}
+
+/// Text-mode options: the command line's tools, model and context over the config's
+/// `[agent]` (tools default to `default_tools_dir`, the model to the preset's), the
+/// config's threads, and the on-disk KV cache when `prompt_cache`.
 fn text_options(
     preset: Preset,
+    agent: &hearth::config::AgentSection,
     tools: Option<PathBuf>,
     model: Option<PathBuf>,
     n_ctx: Option<u32>,
     prompt_cache: bool,
 ) -> Result<TextOptions> {
     let mut opts = TextOptions::new(preset);
-    opts.tools_dir = tools.or_else(default_tools_dir);
-    opts.model = model;
-    if let Some(n) = n_ctx {
+    opts.tools_dir = tools.or(agent.tools.clone()).or_else(default_tools_dir);
+    opts.model = model.or(agent.model.clone());
+    if let Some(n) = n_ctx.or(agent.n_ctx) {
         opts.n_ctx = n;
     }
+    opts.threads = agent.threads.map(|n| n as i32);
     if prompt_cache {
         let model = hearth::supervisor::model_path(&opts)?;
         opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);
@@ -376,26 +380,21 @@ fn default_tools_dir() -> Option<std::path::PathBuf> {
 
 fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
     let (config, _) = hearth::config::Config::discover(args.config.as_deref())?;
-    let preset = args
-        .preset
-        .as_deref()
-        .or(config.agent.preset.as_deref())
-        .unwrap_or(DEFAULT_PRESET);
-    let mut preset = Preset::load(preset)?;
+    let mut preset = agent_preset(args.preset.as_deref(), &config.agent)?;
     if let Some(p) = &args.policy {
         preset.tool_choice_policy =
             serde_json::from_value(Value::String(p.clone())).with_context(|| {
                 format!("--policy {p:?}: use auto, required_first_hop or required_always")
             })?;
     }
-    let mut opts = text_options(
+    let opts = text_options(
         preset,
-        args.tools.clone().or(config.agent.tools.clone()),
-        args.model.clone().or(config.agent.model.clone()),
-        args.n_ctx.or(config.agent.n_ctx),
+        &config.agent,
+        args.tools.clone(),
+        args.model.clone(),
+        args.n_ctx,
         !args.no_prompt_cache,
     )?;
-    opts.threads = config.agent.threads.map(|n| n as i32);
     let rt = runtime()?;
     let json = args.json;
     let turn = rt.block_on(async {

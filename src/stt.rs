@@ -460,8 +460,15 @@ impl SttState {
         let config = self.config.clone();
         for attempt in 0..2 {
             let t = Instant::now();
+            // a connection started just now has answered `describe` in its handshake
+            let fresh = self.conn.is_none();
             let conn = self.conn().await?;
-            match probe(conn, &config).await {
+            let probed = if fresh {
+                Ok(())
+            } else {
+                probe(conn, &config).await
+            };
+            match probed {
                 Ok(()) => {
                     let probe_ms = t.elapsed().as_secs_f64() * 1e3;
                     let pid = conn.child.as_ref().and_then(|c| c.id());

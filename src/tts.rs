@@ -172,21 +172,27 @@ impl TtsConfig {
         Ok(Self::new(dir.join(format!("{DEFAULT_VOICE}.onnx"))))
     }
 
-    /// The directories [`find_ort_library`] searches for this voice besides the environment:
-    /// the voice's own directory, the model directory and the executable's directory.
+    /// The directories [`find_ort_library`] searches for this voice besides the environment.
     fn ort_search_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        if let Some(d) = self.model.parent().filter(|d| !d.as_os_str().is_empty()) {
-            dirs.push(d.to_path_buf());
-        }
-        if let Ok(d) = crate::models::model_dir() {
-            dirs.push(d);
-        }
-        if let Some(d) = exe_dir() {
-            dirs.push(d);
-        }
-        dirs
+        ort_search_dirs(&self.model)
     }
+}
+
+/// The directories [`find_ort_library`] searches for a model's ONNX Runtime besides the
+/// environment: the model file's own directory, the model directory and the executable's
+/// directory (the voice and the Silero VAD look alike).
+pub fn ort_search_dirs(model: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = model.parent().filter(|d| !d.as_os_str().is_empty()) {
+        dirs.push(d.to_path_buf());
+    }
+    if let Ok(d) = crate::models::model_dir() {
+        dirs.push(d);
+    }
+    if let Some(d) = exe_dir() {
+        dirs.push(d);
+    }
+    dirs
 }
 
 fn exe_dir() -> Option<PathBuf> {

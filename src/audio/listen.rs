@@ -1,14 +1,15 @@
 //! Listen: voice activity detection, end-of-utterance detection and barge-in.
 //!
-//! The detector is an energy detector with an adaptive noise floor, not Silero: a frame is
-//! voiced when its level is `threshold_db` above the floor (the quietest frame of the last
-//! 3 s) (and above an absolute
-//! minimum). Speech starts after `onset_ms` of voiced frames (with `preroll_ms` of audio
-//! before it kept, so the first consonant is not cut) and ends after `hangover_ms` without a
-//! voiced frame. It costs a few multiplications per sample, which keeps idle listening far
-//! below 2 % of a core; it is exact on clean near-field speech and on speech in steady noise
-//! (see the tests: the fixtures over silence and over white noise), and weaker than a neural
-//! VAD in babble or music. The config is where a Silero detector would slot in.
+//! Two detectors decide whether a frame is voiced ([`VadKind`]). The Silero VAD (the
+//! daemon's default): the frame's speech probability reaches `speech_threshold` and its
+//! level `min_level_dbfs`; the model runs only on frames more than [`SCORE_OVER_FLOOR_DB`]
+//! over the noise floor ([`score`]). The energy detector: the level is `threshold_db` above
+//! the noise floor (the quietest frame of the last 3 s) and above `min_level_dbfs`; it costs
+//! a few multiplications per sample and is exact on clean speech and on speech in steady
+//! noise, but music and knocks start utterances too and it loses commands in loud rooms
+//! (`examples/vad_compare.rs` measures both). Speech starts after `onset_ms` of voiced
+//! frames (with `preroll_ms` of audio before it kept, so the first consonant is not cut) and
+//! ends after `hangover_ms` without a voiced frame.
 //!
 //! While hearth speaks (between Playback's `Started` and `Stopped`), speech must be sustained
 //! for `barge_in_ms` and louder than the reply's own playback level by `echo_margin_db`
@@ -220,15 +221,21 @@ impl Endpointer {
     /// stand `threshold_db` over the noise floor. Either way, while hearth speaks the level
     /// must also be `echo_margin_db` over its own playback.
     fn voiced(&self, db: f32, speech_prob: Option<f32>) -> bool {
-        let floor = self.floor_db.unwrap_or(-90.0);
         let mut gate = match speech_prob {
             Some(_) => self.config.min_level_dbfs,
-            None => (floor + self.config.threshold_db).max(self.config.min_level_dbfs),
+            None => self.ordinary_gate(),
         };
         if let Some(play_db) = self.playing {
             gate = gate.max(play_db + self.config.echo_margin_db);
         }
         db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
+    }
+
+    /// The energy detector's gate when nothing plays: `threshold_db` over the noise floor,
+    /// and at least `min_level_dbfs`.
+    fn ordinary_gate(&self) -> f32 {
+        let floor = self.floor_db.unwrap_or(-90.0);
+        (floor + self.config.threshold_db).max(self.config.min_level_dbfs)
     }
 
     /// Minimum statistics: the floor is the quietest frame of the last few seconds. It is
@@ -246,8 +253,7 @@ impl Endpointer {
     /// speaking: above the ordinary gate (as if nothing played), short gaps allowed, at most
     /// `BARGE_LOOKBACK_MS`.
     fn lookback(&self) -> usize {
-        let floor = self.floor_db.unwrap_or(-90.0);
-        let gate = (floor + self.config.threshold_db).max(self.config.min_level_dbfs);
+        let gate = self.ordinary_gate();
         let (max, gap_ok) = (frames(BARGE_LOOKBACK_MS), frames(BARGE_GAP_MS));
         let mut i = self.recent.len().saturating_sub(self.run_len);
         let (mut back, mut gap) = (0, 0);
@@ -453,11 +459,11 @@ fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr>
         VadKind::Silero { model, ort_library } => {
             let library = match ort_library {
                 Some(l) => l.clone(),
-                None => {
-                    let mut dirs: Vec<PathBuf> = model.parent().map(PathBuf::from).into_iter().collect();
-                    dirs.extend(crate::models::model_dir().ok());
-                    crate::tts::find_ort_library(None, |k| std::env::var_os(k), &dirs)?
-                }
+                None => crate::tts::find_ort_library(
+                    None,
+                    |k| std::env::var_os(k),
+                    &crate::tts::ort_search_dirs(model),
+                )?,
             };
             let vad = crate::audio::silero::Silero::load(model, &library)?;
             tracing::info!(model = %model.display(), "Silero VAD loaded");
@@ -554,8 +560,8 @@ impl Actor for Listen {
 
 impl ListenState {
     /// The neural detector's speech probability for a frame (None without one; 0 for a
-    /// frame under the minimum level, which it does not run on). A frame it fails on is judged by its level instead, and the failure is logged (the first, then
-    /// every 100th).
+    /// frame it is not run on, see [`score`]). A frame it fails on is judged by its level
+    /// instead, and the failure is logged (the first, then every 100th).
     fn speech_prob(&mut self, frame: &Frame) -> Option<f32> {
         #[cfg(feature = "tts")]
         if let Some(vad) = self.neural.as_mut() {

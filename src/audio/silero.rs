@@ -52,7 +52,6 @@ pub struct Silero {
     session: Session,
     state: Vec<f32>,
     context: [f32; CONTEXT],
-    input: Vec<f32>,
 }
 
 impl std::fmt::Debug for Silero {
@@ -90,7 +89,6 @@ impl Silero {
             session,
             state: vec![0.0; STATE],
             context: [0.0; CONTEXT],
-            input: Vec::with_capacity(CONTEXT + FRAME_SAMPLES),
         })
     }
 
@@ -104,15 +102,15 @@ impl Silero {
     /// speech. A shorter frame (the last of a file) is padded with silence.
     pub fn speech_prob(&mut self, frame: &[f32]) -> Result<f32, VadError> {
         let fail = |e: ort::Error| VadError::Inference(e.to_string());
-        self.input.clear();
-        self.input.extend_from_slice(&self.context);
+        // the tensor owns its data: one fresh buffer a frame, context then the new samples
+        let mut input = Vec::with_capacity(CONTEXT + FRAME_SAMPLES);
+        input.extend_from_slice(&self.context);
         let n = frame.len().min(FRAME_SAMPLES);
-        self.input.extend_from_slice(&frame[..n]);
-        self.input.resize(CONTEXT + FRAME_SAMPLES, 0.0);
+        input.extend_from_slice(&frame[..n]);
+        input.resize(CONTEXT + FRAME_SAMPLES, 0.0);
         self.context
-            .copy_from_slice(&self.input[FRAME_SAMPLES..FRAME_SAMPLES + CONTEXT]);
-        let x = Tensor::from_array(([1usize, CONTEXT + FRAME_SAMPLES], self.input.clone()))
-            .map_err(fail)?;
+            .copy_from_slice(&input[FRAME_SAMPLES..FRAME_SAMPLES + CONTEXT]);
+        let x = Tensor::from_array(([1usize, CONTEXT + FRAME_SAMPLES], input)).map_err(fail)?;
         let state = Tensor::from_array(([2usize, 1, 128], self.state.clone())).map_err(fail)?;
         let sr = Tensor::from_array(((), vec![i64::from(SAMPLE_RATE)])).map_err(fail)?;
         let out = self

@@ -443,13 +443,8 @@ pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
     }
     let words: Vec<String> = text
         .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect()
-        })
-        .filter(|w: &String| !w.is_empty())
+        .map(plain_word)
+        .filter(|w| !w.is_empty())
         .collect();
     let n = 4;
     if words.len() < 3 * n {
@@ -466,6 +461,14 @@ pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
     false
 }
 
+/// A word as the loop checks compare it: lower case, letters and digits only.
+fn plain_word(w: &str) -> String {
+    w.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// The phrase a looped transcript repeats, if the whole transcript is that phrase said at least
 /// three times from its first word (the last time possibly cut off by the token cap), words
 /// compared without case or punctuation: "turn on the kitchen light, turn on the kitchen
@@ -474,15 +477,7 @@ pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
 /// begins after other words (its first pass may have lost the end of what was said).
 pub fn repeated_phrase(text: &str) -> Option<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    let norm: Vec<String> = words
-        .iter()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect()
-        })
-        .collect();
+    let norm: Vec<String> = words.iter().map(|w| plain_word(w)).collect();
     if norm.iter().any(String::is_empty) {
         return None;
     }
