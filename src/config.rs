@@ -60,6 +60,65 @@ pub struct Config {
     pub listen: ListenSection,
     pub stt: SttSection,
     pub tts: TtsSection,
+    pub mqtt: Option<MqttSection>,
+    pub homeassistant: Option<HomeAssistantSection>,
+    pub gpio: GpioSection,
+    pub bus: BusSection,
+}
+
+/// `[mqtt]`: the broker `[tool.mqtt]` tools publish to. Without this section a manifest
+/// that uses `[tool.mqtt]` fails to load.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MqttSection {
+    /// `mqtt://HOST[:PORT]` (1883 by default). Plain TCP: run hearth on the broker's host or
+    /// LAN, or bridge to a TLS broker.
+    pub url: String,
+    /// The client id (default `hearth-<hostname>`); unique per broker.
+    pub client_id: Option<String>,
+    /// User name, if the broker asks for one.
+    pub username: Option<String>,
+    /// A file holding the password (one line; never in the config or a manifest).
+    pub password_file: Option<PathBuf>,
+    /// Keep-alive interval, seconds (default 30).
+    pub keep_alive_s: Option<u64>,
+}
+
+/// `[homeassistant]`: the Home Assistant `[tool.homeassistant]` tools talk to.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeAssistantSection {
+    /// The base URL, `http://homeassistant.local:8123`.
+    pub url: String,
+    /// A file holding a long-lived access token (Home Assistant: your profile → Security).
+    pub token_file: PathBuf,
+}
+
+/// `[gpio]`: the GPIO chip `[tool.gpio]` tools use when they name none.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GpioSection {
+    /// A chip path (`/dev/gpiochip0`), name (`gpiochip0`) or label (`pinctrl-rp1`). Default:
+    /// the board profile's; else a line is looked up by name on every chip.
+    pub chip: Option<String>,
+}
+
+/// `[bus]`: the D-Bus face.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BusSection {
+    /// `session` or `system` (default: `system` under systemd, else `session`); `none`
+    /// serves no D-Bus face.
+    pub bus: Option<BusKind>,
+}
+
+/// Which message bus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BusKind {
+    Session,
+    System,
+    None,
 }
 
 /// `[agent]`: the model and the tools.
@@ -296,6 +355,38 @@ impl Config {
                     "model",
                     "(set)".into(),
                     "expected either model (a hearth-stt child) or server (a Wyoming server), not both",
+                ));
+            }
+        }
+        if let Some(m) = &self.mqtt {
+            if crate::tools::mqtt::broker_address(&m.url).is_err() {
+                return Err(bad(
+                    "mqtt",
+                    "url",
+                    format!("{:?}", m.url),
+                    "expected mqtt://HOST or mqtt://HOST:PORT",
+                ));
+            }
+            if m.keep_alive_s == Some(0) {
+                return Err(bad(
+                    "mqtt",
+                    "keep_alive_s",
+                    "0".into(),
+                    "expected at least 1 second (30 is the default)",
+                ));
+            }
+        }
+        if let Some(h) = &self.homeassistant {
+            let u = h.url.as_str();
+            let rest = u
+                .strip_prefix("http://")
+                .or_else(|| u.strip_prefix("https://"));
+            if rest.is_none_or(|r| r.trim_end_matches('/').is_empty()) {
+                return Err(bad(
+                    "homeassistant",
+                    "url",
+                    format!("{u:?}"),
+                    "expected http://HOST:8123 (or https://…), Home Assistant's base URL",
                 ));
             }
         }

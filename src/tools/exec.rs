@@ -55,9 +55,23 @@ pub struct ExecOutput {
 }
 
 impl ExecOutput {
-    fn error(text: String) -> Self {
+    /// An `error` outcome; `text` names the tool and the problem.
+    pub fn error(text: String) -> Self {
         ExecOutput {
             status: ToolStatus::Error,
+            text,
+        }
+    }
+
+    /// A finished call's output: `ok` with the trimmed text, `empty` when it is blank.
+    pub fn done(text: impl Into<String>) -> Self {
+        let text = text.into().trim().to_string();
+        ExecOutput {
+            status: if text.is_empty() {
+                ToolStatus::Empty
+            } else {
+                ToolStatus::Ok
+            },
             text,
         }
     }

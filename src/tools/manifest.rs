@@ -21,13 +21,16 @@
 //! max_output_bytes = 4096      # default 16384
 //! ```
 //!
+//! The executor tables are `[tool.exec]`, `[tool.mqtt]`, `[tool.homeassistant]`,
+//! `[tool.gpio]` and `[tool.dbus]`; each module documents its keys ([`super::exec`],
+//! [`super::mqtt`], [`super::homeassistant`], [`super::gpio`], [`super::dbus`]).
+//!
 //! A tool without `parameters` takes no arguments
 //! (`{"type":"object","properties":{},"additionalProperties":false}`).
 //!
 //! Everything is checked at load time, and the first problem fails the load with the file,
 //! the tool and the fix: TOML syntax and unknown keys, names (unique across files and the
-//! built-ins), the executor (exactly one; only `exec` exists yet, the names of the planned
-//! ones are reserved), the schema (an object schema that compiles), and every template
+//! built-ins), the executor (exactly one, its keys checked by its module), the schema (an object schema that compiles), and every template
 //! (it compiles, and each variable it uses is a declared parameter, or `manifest_dir` in
 //! argv). No file is skipped: a directory load fails on the first bad `*.toml` file.
 //! Hidden files (`.name.toml`) and files not ending in `.toml` are not manifests.
@@ -46,9 +49,6 @@ use crate::toolcall::{ToolSet, ToolSpec};
 
 /// The variable argv templates get besides the arguments: the manifest's directory.
 pub const MANIFEST_DIR_VAR: &str = "manifest_dir";
-
-/// Executor tables that are planned but not implemented yet (reserved names).
-const PLANNED_EXECUTORS: &[&str] = &["mqtt", "homeassistant", "gpio", "dbus"];
 
 /// Errors loading tools; each names the file, the tool, the problem and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ pub enum ToolsError {
     #[error("{}: tool {tool:?} has the name of a built-in tool: choose another name", path.display())]
     BuiltinName { path: PathBuf, tool: String },
     /// A tool without an executor table.
-    #[error("{}: tool {tool:?} has no executor: add a [tool.exec] table with argv = [...]", path.display())]
+    #[error("{}: tool {tool:?} has no executor: add one of [tool.exec], [tool.mqtt], [tool.homeassistant], [tool.gpio] or [tool.dbus]", path.display())]
     NoExecutor { path: PathBuf, tool: String },
     /// A tool with more than one executor table.
     #[error("{}: tool {tool:?} has {} executors ({}): keep exactly one", path.display(), found.len(), found.join(", "))]
@@ -99,12 +99,28 @@ pub enum ToolsError {
         tool: String,
         found: Vec<String>,
     },
-    /// A tool using a planned executor that does not exist yet.
-    #[error("{}: tool {tool:?} uses the `{executor}` executor, which is not available yet: use [tool.exec]", path.display())]
-    UnsupportedExecutor {
+    /// A template of an executor table that does not compile.
+    #[error("{}: tool {tool:?}: {field} is not a valid template: {message}", path.display())]
+    Template {
         path: PathBuf,
         tool: String,
-        executor: String,
+        field: String,
+        message: String,
+    },
+    /// A value of an executor table that cannot work.
+    #[error("{}: tool {tool:?}: {field}: {problem}", path.display())]
+    Invalid {
+        path: PathBuf,
+        tool: String,
+        field: String,
+        problem: String,
+    },
+    /// A tool whose executor needs a connection the configuration does not give.
+    #[error("tool {tool:?} uses [tool.{executor}], but {missing}")]
+    NoBackend {
+        tool: String,
+        executor: &'static str,
+        missing: String,
     },
     /// `exec.argv = []`.
     #[error("{}: tool {tool:?} has an empty exec.argv: give at least the program to run", path.display())]
@@ -184,16 +200,14 @@ struct Entry {
     parameters: Option<Value>,
     #[serde(default)]
     exec: Option<ExecTable>,
-    // Reserved executor tables (planned): accepted by the syntax so that using one says
-    // "not available yet" instead of "unknown field".
     #[serde(default)]
-    mqtt: Option<toml::Value>,
+    mqtt: Option<super::mqtt::MqttTable>,
     #[serde(default)]
-    homeassistant: Option<toml::Value>,
+    homeassistant: Option<super::homeassistant::HaTable>,
     #[serde(default)]
-    gpio: Option<toml::Value>,
+    gpio: Option<super::gpio::GpioTable>,
     #[serde(default)]
-    dbus: Option<toml::Value>,
+    dbus: Option<super::dbus::DbusTable>,
 }
 
 #[derive(Deserialize)]
@@ -327,19 +341,21 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
     }
 
     // exactly one executor
-    let mut found: Vec<String> = Vec::new();
-    if entry.exec.is_some() {
-        found.push("exec".into());
-    }
-    for (key, table) in
-        PLANNED_EXECUTORS
-            .iter()
-            .zip([&entry.mqtt, &entry.homeassistant, &entry.gpio, &entry.dbus])
-    {
-        if table.is_some() {
-            found.push((*key).into());
-        }
-    }
+    let tables = [
+        ("exec", entry.exec.map(Table::Exec)),
+        ("mqtt", entry.mqtt.map(Table::Mqtt)),
+        (
+            "homeassistant",
+            entry.homeassistant.map(Table::HomeAssistant),
+        ),
+        ("gpio", entry.gpio.map(Table::Gpio)),
+        ("dbus", entry.dbus.map(Table::Dbus)),
+    ];
+    let found: Vec<String> = tables
+        .iter()
+        .filter(|(_, t)| t.is_some())
+        .map(|(k, _)| k.to_string())
+        .collect();
     if found.len() > 1 {
         return Err(ToolsError::TwoExecutors {
             path: p(),
@@ -347,17 +363,10 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
             found,
         });
     }
-    let Some(exec) = entry.exec else {
-        return Err(match found.pop() {
-            Some(executor) => ToolsError::UnsupportedExecutor {
-                path: p(),
-                tool: name,
-                executor,
-            },
-            None => ToolsError::NoExecutor {
-                path: p(),
-                tool: name,
-            },
+    let Some(table) = tables.into_iter().find_map(|(_, t)| t) else {
+        return Err(ToolsError::NoExecutor {
+            path: p(),
+            tool: name,
         });
     };
 
@@ -406,84 +415,111 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
     }
 
     // the templates
+    let check = super::Check {
+        path,
+        tool: &name,
+        properties: &properties,
+    };
     if let Some(say) = &entry.say {
-        check_template(say, &properties, false).map_err(|problem| match problem {
-            TemplateProblem::Syntax(message) => ToolsError::SayTemplate {
-                path: p(),
-                tool: name.clone(),
-                message,
+        check_template(say, &properties, &[super::RESULT_VAR]).map_err(
+            |problem| match problem {
+                TemplateProblem::Syntax(message) => ToolsError::SayTemplate {
+                    path: p(),
+                    tool: name.clone(),
+                    message,
+                },
+                problem => check.template_error("say", problem, &[]),
             },
-            TemplateProblem::Unknown(variable) => ToolsError::UnknownVariable {
-                path: p(),
-                tool: name.clone(),
-                template: "say".into(),
-                variable,
-                known: properties.clone(),
-            },
-        })?;
+        )?;
     }
+    let executor = match table {
+        Table::Exec(t) => Executor::Exec(check_exec(t, &check, manifest_dir)?),
+        Table::Mqtt(t) => Executor::Mqtt(t.check(&check)?),
+        Table::HomeAssistant(t) => Executor::HomeAssistant(t.check(&check)?),
+        Table::Gpio(t) => Executor::Gpio(t.check(&check)?),
+        Table::Dbus(t) => Executor::Dbus(t.check(&check)?),
+    };
+    Ok(Tool {
+        spec,
+        say: entry.say,
+        executor,
+    })
+}
+
+/// The one executor table a tool has.
+enum Table {
+    Exec(ExecTable),
+    Mqtt(super::mqtt::MqttTable),
+    HomeAssistant(super::homeassistant::HaTable),
+    Gpio(super::gpio::GpioTable),
+    Dbus(super::dbus::DbusTable),
+}
+
+/// Check a `[tool.exec]` table.
+fn check_exec(
+    exec: ExecTable,
+    check: &super::Check,
+    manifest_dir: &Path,
+) -> Result<ExecSpec, ToolsError> {
+    let p = || check.path.to_path_buf();
+    let name = || check.tool.to_string();
     if exec.argv.is_empty() {
         return Err(ToolsError::EmptyArgv {
             path: p(),
-            tool: name,
+            tool: name(),
         });
     }
     for (index, t) in exec.argv.iter().enumerate() {
-        check_template(t, &properties, true).map_err(|problem| match problem {
-            TemplateProblem::Syntax(message) => ToolsError::ArgvTemplate {
-                path: p(),
-                tool: name.clone(),
-                index,
-                message,
+        check_template(t, check.properties, &[MANIFEST_DIR_VAR]).map_err(
+            |problem| match problem {
+                TemplateProblem::Syntax(message) => ToolsError::ArgvTemplate {
+                    path: p(),
+                    tool: name(),
+                    index,
+                    message,
+                },
+                problem => check.template_error(
+                    &format!("exec.argv[{index}]"),
+                    problem,
+                    &[MANIFEST_DIR_VAR],
+                ),
             },
-            TemplateProblem::Unknown(variable) => ToolsError::UnknownVariable {
-                path: p(),
-                tool: name.clone(),
-                template: format!("exec.argv[{index}]"),
-                variable,
-                known: properties
-                    .iter()
-                    .cloned()
-                    .chain([MANIFEST_DIR_VAR.to_string()])
-                    .collect(),
-            },
-        })?;
+        )?;
     }
     if exec.timeout_ms == 0 {
         return Err(ToolsError::ZeroLimit {
             path: p(),
-            tool: name,
+            tool: name(),
             field: "timeout_ms",
         });
     }
     if exec.max_output_bytes == 0 {
         return Err(ToolsError::ZeroLimit {
             path: p(),
-            tool: name,
+            tool: name(),
             field: "max_output_bytes",
         });
     }
-    Ok(Tool {
-        spec,
-        say: entry.say,
-        executor: Executor::Exec(ExecSpec {
-            argv: exec.argv,
-            timeout: Duration::from_millis(exec.timeout_ms),
-            max_output_bytes: exec.max_output_bytes,
-            manifest_dir: manifest_dir.to_path_buf(),
-        }),
+    Ok(ExecSpec {
+        argv: exec.argv,
+        timeout: Duration::from_millis(exec.timeout_ms),
+        max_output_bytes: exec.max_output_bytes,
+        manifest_dir: manifest_dir.to_path_buf(),
     })
 }
 
-enum TemplateProblem {
+pub(crate) enum TemplateProblem {
     Syntax(String),
     Unknown(String),
 }
 
-/// Compile a template and check that every variable it reads is a parameter (or
-/// `manifest_dir` when `argv`) or a template global (`range`, `namespace`, …).
-/// `argv`: an argv template (may read `manifest_dir`); else a `say` template (may read `result`).
-fn check_template(source: &str, params: &[String], argv: bool) -> Result<(), TemplateProblem> {
+/// Compile a template and check that every variable it reads is a parameter, one of
+/// `extra` (`manifest_dir` in argv, `result` in `say`) or a template global (`range`, …).
+pub(crate) fn check_template(
+    source: &str,
+    params: &[String],
+    extra: &[&str],
+) -> Result<(), TemplateProblem> {
     let env = super::templates();
     let tmpl = env
         .template_from_str(source)
@@ -493,8 +529,7 @@ fn check_template(source: &str, params: &[String], argv: bool) -> Result<(), Tem
         .into_iter()
         .filter(|v| {
             let known = params.contains(v)
-                || (argv && v == MANIFEST_DIR_VAR)
-                || (!argv && v == super::RESULT_VAR)
+                || extra.contains(&v.as_str())
                 || env.globals().any(|(g, _)| g == v);
             !known
         })
@@ -618,13 +653,7 @@ argv = ["{{ manifest_dir }}/demo-home", "thermostat"]
             ),
             ToolsError::TwoExecutors { .. }
         ));
-        assert!(matches!(
-            err(
-                &one("[tool.gpio]\npin = 4"),
-                &["`gpio`", "not available yet"]
-            ),
-            ToolsError::UnsupportedExecutor { .. }
-        ));
+        err(&one("[tool.zwave]\nnode = 4"), &["zwave", "unknown field"]);
         err(&one("[tool.exec]\nargv = []"), &["empty exec.argv"]);
         err(
             &one("[tool.exec]\nargv = [\"x\"]\ntimeout_ms = 0"),

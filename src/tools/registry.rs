@@ -11,9 +11,14 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
+use super::backends::Backends;
 use super::builtin::Builtin;
+use super::dbus::DbusSpec;
 use super::exec::{self, ExecSpec};
+use super::gpio::GpioSpec;
+use super::homeassistant::HaSpec;
 use super::manifest::{self, ToolsError};
+use super::mqtt::MqttSpec;
 use crate::toolcall::{ToolCall, ToolSet, ToolSpec, Verdict};
 
 /// One tool: what the model is shown, the spoken confirmation, and how it runs.
@@ -27,7 +32,7 @@ pub struct Tool {
     pub executor: Executor,
 }
 
-/// How a tool's calls run. More kinds (mqtt, homeassistant, gpio, dbus) come later.
+/// How a tool's calls run.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Executor {
@@ -35,16 +40,41 @@ pub enum Executor {
     Builtin(Builtin),
     /// A program run directly, argv rendered from the arguments (`[tool.exec]`).
     Exec(ExecSpec),
+    /// Publish to the configured MQTT broker (`[tool.mqtt]`).
+    Mqtt(MqttSpec),
+    /// Call a Home Assistant service or read a state (`[tool.homeassistant]`).
+    HomeAssistant(HaSpec),
+    /// Set or read a GPIO line (`[tool.gpio]`).
+    Gpio(GpioSpec),
+    /// Call a D-Bus method (`[tool.dbus]`).
+    Dbus(DbusSpec),
+    /// A tool a D-Bus client registered (`RegisterTool`): hearth calls it back.
+    Provider(ProviderSpec),
 }
 
 impl Executor {
-    /// The executor's kind, as a manifest names it (`builtin` for the built-ins).
+    /// The executor's kind, as a manifest names it (`builtin` for the built-ins,
+    /// `provider` for tools registered over D-Bus).
     pub fn kind(&self) -> &'static str {
         match self {
             Executor::Builtin(_) => "builtin",
             Executor::Exec(_) => "exec",
+            Executor::Mqtt(_) => "mqtt",
+            Executor::HomeAssistant(_) => "homeassistant",
+            Executor::Gpio(_) => "gpio",
+            Executor::Dbus(_) => "dbus",
+            Executor::Provider(_) => "provider",
         }
     }
+}
+
+/// A tool served by a D-Bus client: hearth calls `io.hearth.ToolProvider1.Call` on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSpec {
+    /// The provider's unique bus name (`:1.42`).
+    pub owner: String,
+    /// Time the provider has to answer.
+    pub timeout: std::time::Duration,
 }
 
 /// How a call went.
@@ -96,6 +126,8 @@ pub struct Registry {
     index: HashMap<String, usize>,
     toolset: ToolSet,
     fingerprint: String,
+    /// What the executors connect to (the broker, Home Assistant, GPIO, D-Bus providers).
+    backends: Arc<Backends>,
 }
 
 impl Registry {
@@ -113,6 +145,7 @@ impl Registry {
             index,
             toolset,
             fingerprint: String::new(),
+            backends: Arc::new(Backends::none()),
         };
         registry.fingerprint = hex_sha256(registry.openai_tools().to_string().as_bytes());
         Ok(registry)
@@ -130,17 +163,25 @@ impl Registry {
                     index: HashMap::new(),
                     toolset: ToolSet::empty(),
                     fingerprint: hex_sha256(b"[]"),
+                    backends: Arc::new(Backends::none()),
                 }
             }
         }
     }
 
-    /// The built-ins plus every manifest in `dir` (see [`manifest::load_dir`]).
+    /// The built-ins plus every manifest in `dir` (see [`manifest::load_dir`]), with no
+    /// connections configured (a manifest tool that needs one fails the load).
     pub fn load_dir(dir: impl AsRef<Path>) -> Result<Registry, ToolsError> {
+        Self::load(dir, Arc::new(Backends::none()))
+    }
+
+    /// The built-ins plus every manifest in `dir`, run against `backends`. A tool whose
+    /// executor needs a connection `backends` does not have fails the load.
+    pub fn load(dir: impl AsRef<Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
         let dir = dir.as_ref();
         let mut tools = Builtin::tools();
         tools.extend(manifest::load_dir(dir)?);
-        let registry = Self::new(tools)?;
+        let registry = Self::new(tools)?.with_backends(backends)?;
         tracing::info!(
             dir = %dir.display(),
             tools = registry.tools.len(),
@@ -148,6 +189,20 @@ impl Registry {
             "tools loaded"
         );
         Ok(registry)
+    }
+
+    /// The same tools run against `backends`; fails if a tool needs a connection they lack.
+    pub fn with_backends(mut self, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
+        for t in &self.tools {
+            backends.supports(&t.spec.name, &t.executor)?;
+        }
+        self.backends = backends;
+        Ok(self)
+    }
+
+    /// What the executors connect to.
+    pub fn backends(&self) -> &Arc<Backends> {
+        &self.backends
     }
 
     /// The allowlist the parser validates calls against (cheap clone).
@@ -263,7 +318,7 @@ impl Registry {
         let start = Instant::now();
         let name = &call.name;
         let (status, result) = match (self.toolset.check(name, &call.arguments), self.get(name)) {
-            (Verdict::Valid, Some(tool)) => run(tool, &call.arguments).await,
+            (Verdict::Valid, Some(tool)) => run(tool, &call.arguments, &self.backends).await,
             (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (
                 ToolStatus::Error,
                 format!(
@@ -351,17 +406,25 @@ fn failed(call: &ToolCall, result: String) -> ToolOutcome {
     }
 }
 
-async fn run(tool: &Tool, arguments: &Value) -> (ToolStatus, String) {
-    match &tool.executor {
-        Executor::Builtin(b) => match b.run() {
-            Ok(text) => (ToolStatus::Ok, text),
-            Err(e) => (ToolStatus::Error, format!("{}: {e}", tool.spec.name)),
-        },
-        Executor::Exec(spec) => {
-            let out = exec::run(&tool.spec.name, spec, arguments).await;
-            (out.status, out.text)
+async fn run(tool: &Tool, arguments: &Value, backends: &Backends) -> (ToolStatus, String) {
+    let name = &tool.spec.name;
+    let out = match &tool.executor {
+        Executor::Builtin(b) => {
+            return match b.run() {
+                Ok(text) => (ToolStatus::Ok, text),
+                Err(e) => (ToolStatus::Error, format!("{name}: {e}")),
+            }
         }
-    }
+        Executor::Exec(spec) => exec::run(name, spec, arguments).await,
+        Executor::Mqtt(spec) => super::mqtt::run(name, spec, arguments, backends).await,
+        Executor::HomeAssistant(spec) => {
+            super::homeassistant::run(name, spec, arguments, backends).await
+        }
+        Executor::Gpio(spec) => super::gpio::run(name, spec, arguments, backends).await,
+        Executor::Dbus(spec) => super::dbus::run(name, spec, arguments, backends).await,
+        Executor::Provider(spec) => backends.call_provider(name, spec, arguments).await,
+    };
+    (out.status, out.text)
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
