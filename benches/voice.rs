@@ -212,6 +212,8 @@ fn main() {
             once: true,
             // every command starts afresh (else the agent remembers the light is on)
             conversation_idle: Duration::ZERO,
+            bus_events: None,
+            muted: Default::default(),
             events: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs

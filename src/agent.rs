@@ -62,6 +62,8 @@ pub struct AgentConfig {
     pub max_hops: usize,
     /// Tokens the model may write per hop.
     pub max_tokens: usize,
+    /// Where tool calls and replies are published (the D-Bus face's signals).
+    pub events: Option<crate::events::Events>,
 }
 
 impl AgentConfig {
@@ -71,6 +73,7 @@ impl AgentConfig {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
             max_hops: 4,
             max_tokens: 128,
+            events: None,
         }
     }
 }
@@ -95,6 +98,8 @@ pub enum AgentMsg {
     Cancel,
     /// Forget a session's history.
     Reset(String),
+    /// Answer at once (the watchdog's liveness check).
+    Ping(RpcReplyPort<()>),
 }
 
 /// A call as the turn reports it.
@@ -273,8 +278,15 @@ impl Actor for Agent {
                 let task = tokio::spawn(
                     async move {
                         let out = run_turn(&shared, ask, &flag).await;
-                        if let Err(e) = &out {
-                            tracing::warn!(error = %e, "turn failed");
+                        match &out {
+                            Err(e) => tracing::warn!(error = %e, "turn failed"),
+                            Ok(turn) if !turn.reply.is_empty() => crate::events::publish(
+                                shared.cfg.events.as_ref(),
+                                crate::events::Event::Replied {
+                                    text: turn.reply.clone(),
+                                },
+                            ),
+                            Ok(_) => {}
                         }
                         finished.store(true, Ordering::SeqCst);
                         let _ = reply.send(out);
@@ -293,6 +305,9 @@ impl Actor for Agent {
                 if let Ok(mut h) = state.shared.history.lock() {
                     h.remove(&session);
                 }
+            }
+            AgentMsg::Ping(reply) => {
+                let _ = reply.send(());
             }
         }
         Ok(())
@@ -871,6 +886,10 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         }
         for o in &outcomes {
             tracing::info!(tool = %o.name, id = %o.id, status = ?o.status, "tool result");
+            crate::events::publish(
+                shared.cfg.events.as_ref(),
+                crate::events::Event::tool_called(o),
+            );
         }
         report.calls = outcomes
             .iter()

@@ -40,6 +40,12 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
+    /// `--board` names no built-in profile.
+    #[error("there is no board profile {name:?}: use one of {}", known.join(", "))]
+    UnknownBoard {
+        name: String,
+        known: Vec<&'static str>,
+    },
     /// A value is of the right type but cannot work.
     #[error("{path}: [{section}] {key} = {value}: {expected}")]
     Invalid {
@@ -135,6 +141,8 @@ pub struct AgentSection {
     pub n_ctx: Option<u32>,
     /// CPU threads for the model (default: llama.cpp's choice).
     pub threads: Option<u32>,
+    /// Model layers offloaded to the GPU (needs a build with the `cuda` feature; 0 = CPU).
+    pub gpu_layers: Option<u32>,
     /// A conversation is forgotten after this many seconds without a turn.
     pub conversation_idle_s: Option<u64>,
 }
@@ -238,25 +246,73 @@ impl Config {
 
     /// Read, parse and check a file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
-                ConfigError::Missing(path.to_path_buf())
-            } else {
-                ConfigError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            }
-        })?;
-        Config::parse(&text, path)
+        Config::parse(&read(path)?, path)
     }
 
     /// The file [`locate`] finds (defaults when there is none) and where it came from.
     pub fn discover(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError> {
-        match locate(explicit, |k| std::env::var_os(k), |p| p.is_file())? {
-            Some(path) => Ok((Config::load(&path)?, Some(path))),
-            None => Ok((Config::default(), None)),
+        Self::discover_on(explicit, None)
+    }
+
+    /// Like [`discover`](Self::discover), over a board profile (`--board pi5`): the
+    /// profile is the base and the file's keys win over it, key by key.
+    pub fn discover_on(
+        explicit: Option<&Path>,
+        board: Option<&str>,
+    ) -> Result<(Config, Option<PathBuf>), ConfigError> {
+        let path = locate(explicit, |k| std::env::var_os(k), |p| p.is_file())?;
+        let text = match &path {
+            Some(p) => Some(read(p)?),
+            None => None,
+        };
+        let config = match (board, &text, &path) {
+            (Some(b), text, path) => {
+                let profile = board_profile(b)?;
+                let file = path.clone().unwrap_or_default();
+                Config::over_board(b, profile, text.as_deref().map(|t| (t, file.as_path())))?
+            }
+            (None, Some(t), Some(p)) => Config::parse(t, p)?,
+            _ => Config::default(),
+        };
+        Ok((config, path))
+    }
+
+    /// A board profile's text with a file's text over it (`(text, path)`), both checked.
+    pub fn over_board(
+        name: &str,
+        profile: &str,
+        file: Option<(&str, &Path)>,
+    ) -> Result<Config, ConfigError> {
+        let profile_path = PathBuf::from(format!("hardware/{name}.toml"));
+        let base_config = Config::parse(profile, &profile_path)?;
+        let Some((text, path)) = file else {
+            return Ok(base_config);
+        };
+        let over_config = Config::parse(text, path)?;
+        let table = |t: &str, p: &Path| {
+            t.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
+                path: p.to_path_buf(),
+                line: 1,
+                column: 1,
+                message: e.to_string(),
+            })
+        };
+        let mut base = table(profile, &profile_path)?;
+        let over = table(text, path)?;
+        // the file's speech server replaces the profile's whisper model
+        if over_config.stt.server.is_some() {
+            if let Some(toml::Value::Table(stt)) = base.get_mut("stt") {
+                stt.remove("model");
+            }
         }
+        merge(&mut base, over);
+        let merged = toml::to_string(&base).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: e.to_string(),
+        })?;
+        Config::parse(&merged, path)
     }
 
     /// Values that parse but cannot work.
@@ -408,6 +464,55 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// A file's text; a missing file is [`ConfigError::Missing`].
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ConfigError::Missing(path.to_path_buf())
+        } else {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// `over`'s keys into `base`: tables merge key by key, any other value replaces.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// The board profiles built into hearth (`hearth run --board NAME`), from `hardware/`:
+/// each is a base configuration in this file's schema, its reasoning in comments.
+pub const BOARDS: &[(&str, &str)] = &[
+    ("pi5", include_str!("../hardware/pi5.toml")),
+    ("pi4", include_str!("../hardware/pi4.toml")),
+    (
+        "jetson-orin-nano",
+        include_str!("../hardware/jetson-orin-nano.toml"),
+    ),
+];
+
+/// A built-in board profile's text.
+pub fn board_profile(name: &str) -> Result<&'static str, ConfigError> {
+    BOARDS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+        .ok_or_else(|| ConfigError::UnknownBoard {
+            name: name.to_string(),
+            known: BOARDS.iter().map(|(n, _)| *n).collect(),
+        })
 }
 
 /// Where the configuration is: the explicit path (must exist), `$HEARTH_CONFIG` (must
@@ -606,5 +711,72 @@ mod tests {
         assert_eq!(line_column("ab\ncdé\nf", 3), (2, 1));
         assert_eq!(line_column("ab\ncdé\nf", 8), (3, 1));
         assert_eq!(line_column("ab\ncdé\nf", 7), (2, 4));
+    }
+
+    #[test]
+    fn a_board_profile_is_the_base_and_the_file_wins_key_by_key() {
+        let profile = "[agent]\nthreads = 3\ngpu_layers = 0\npreset = \"qwen2.5-coder\"\n[stt]\nmodel = \"ggml-base.en.bin\"\nthreads = 3\n[gpio]\nchip = \"pinctrl-rp1\"\n";
+        let file = "[agent]\nthreads = 2\n[mqtt]\nurl = \"mqtt://broker:1884\"\n";
+        let c = Config::over_board(
+            "pi5",
+            profile,
+            Some((file, Path::new("/etc/hearth/hearth.toml"))),
+        )
+        .unwrap();
+        assert_eq!(c.agent.threads, Some(2), "the file wins");
+        assert_eq!(c.agent.gpu_layers, Some(0), "the profile's other keys stay");
+        assert_eq!(c.agent.preset.as_deref(), Some("qwen2.5-coder"));
+        assert_eq!(c.stt.model, Some(PathBuf::from("ggml-base.en.bin")));
+        assert_eq!(c.gpio.chip.as_deref(), Some("pinctrl-rp1"));
+        assert_eq!(c.mqtt.unwrap().url, "mqtt://broker:1884");
+        // a speech server in the file replaces the profile's whisper model (not "both")
+        let c = Config::over_board(
+            "pi5",
+            profile,
+            Some(("[stt]\nserver = \"tcp://box:10300\"\n", Path::new("f.toml"))),
+        )
+        .unwrap();
+        assert_eq!(c.stt.model, None);
+        assert_eq!(c.stt.threads, Some(3));
+        // the file's own errors keep their line and column
+        let e = Config::over_board(
+            "pi5",
+            profile,
+            Some(("\n[agent]\nthread = 2\n", Path::new("f.toml"))),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("f.toml:3:1"), "{e}");
+        // every built-in profile parses alone
+        for (name, text) in BOARDS {
+            Config::over_board(name, text, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let e = board_profile("pi3").unwrap_err().to_string();
+        assert!(e.contains("pi5, pi4, jetson-orin-nano"), "{e}");
+    }
+
+    #[test]
+    fn device_sections_are_checked() {
+        let e = parse("[mqtt]\nurl = \"http://broker\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[mqtt] url") && e.contains("mqtt://HOST"), "{e}");
+        let e = parse("[mqtt]\nurl = \"mqtt://b\"\nkeep_alive_s = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keep_alive_s"), "{e}");
+        let e = parse("[homeassistant]\nurl = \"ha.local:8123\"\ntoken_file = \"/t\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("http://HOST:8123"), "{e}");
+        let e = parse("[homeassistant]\nurl = \"http://ha:8123\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("token_file"), "{e}");
+        let e = parse("[bus]\nbus = \"desktop\"\n").unwrap_err().to_string();
+        assert!(e.contains("session") && e.contains("system"), "{e}");
+        let c = parse("[mqtt]\nurl = \"mqtt://10.0.0.2\"\n[bus]\nbus = \"none\"\n[gpio]\nchip = \"gpiochip0\"\n").unwrap();
+        assert_eq!(c.bus.bus, Some(BusKind::None));
+        assert_eq!(c.gpio.chip.as_deref(), Some("gpiochip0"));
     }
 }

@@ -40,6 +40,58 @@ enum Command {
         #[command(subcommand)]
         command: ModelsCommand,
     },
+    /// Check the config, models, voice, audio devices, bus, tools and their connections;
+    /// say what is wrong and how to fix it. Exit status 0 when all is well.
+    Doctor(DoctorArgs),
+}
+
+#[derive(clap::Args)]
+struct DoctorArgs {
+    /// The configuration file (default: found as `hearth run` finds it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The board profile `hearth run --board` would use.
+    #[arg(long)]
+    board: Option<String>,
+    /// The bus to check: session, system or none (default: as `hearth run` picks it).
+    #[arg(long)]
+    bus: Option<String>,
+    /// Directory of tool manifests (default: as `hearth run` finds it).
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// Print the findings as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn cmd_doctor(args: DoctorArgs) -> Result<ExitCode> {
+    use hearth::config::BusKind;
+    let bus = match args.bus.as_deref() {
+        None => None,
+        Some("session") => Some(BusKind::Session),
+        Some("system") => Some(BusKind::System),
+        Some("none") => Some(BusKind::None),
+        Some(other) => bail!("--bus {other:?}: use session, system or none"),
+    };
+    let opts = hearth::doctor::DoctorOptions {
+        config: args.config,
+        board: args.board,
+        bus,
+        tools: args.tools,
+    };
+    let report = runtime()?.block_on(hearth::doctor::examine(&opts));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", hearth::doctor::render(&report))?;
+    }
+    Ok(if report.all_well() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 #[derive(clap::Args)]
@@ -131,6 +183,73 @@ struct RunArgs {
     /// Print each turn as one JSON line (heard, reply, calls, stage timings).
     #[arg(long)]
     json: bool,
+    /// Serve the D-Bus face (io.hearth.Agent1) on this bus: session, system or none.
+    /// Default: the config's [bus] bus, else the system bus under systemd and the session
+    /// bus otherwise (when that bus cannot be reached, hearth runs without the face).
+    #[arg(long)]
+    bus: Option<String>,
+    /// No microphone or speaker: serve the agent and the tools over D-Bus only.
+    #[arg(long, conflicts_with_all = ["input", "mic", "output", "speaker", "once", "realtime"])]
+    no_audio: bool,
+    /// Start from a board profile (pi5, pi4, jetson-orin-nano: threads, GPU layers, audio
+    /// devices, GPIO chip, preset, whisper model); the config file's keys win over it.
+    #[arg(long)]
+    board: Option<String>,
+}
+
+/// The bus `hearth run` serves on, and whether it was asked for (an unreachable bus is
+/// then an error) or is the default (hearth runs on without the face).
+#[cfg(feature = "tts")]
+fn bus_choice(
+    flag: Option<&str>,
+    config: &hearth::config::BusSection,
+) -> Result<(Option<hearth::bus::BusAddress>, bool)> {
+    use hearth::bus::BusAddress;
+    use hearth::config::BusKind;
+    let kind = match flag {
+        Some("session") => Some(BusKind::Session),
+        Some("system") => Some(BusKind::System),
+        Some("none") => Some(BusKind::None),
+        Some(other) => bail!("--bus {other:?}: use session, system or none"),
+        None => config.bus,
+    };
+    let explicit = kind.is_some();
+    let kind = kind.unwrap_or(if hearth::systemd::under_systemd() {
+        BusKind::System
+    } else {
+        BusKind::Session
+    });
+    Ok((
+        match kind {
+            BusKind::Session => Some(BusAddress::Session),
+            BusKind::System => Some(BusAddress::System),
+            BusKind::None => None,
+        },
+        explicit,
+    ))
+}
+
+/// A bare file name (`ggml-base.en.bin`, as board profiles give them) is in the model
+/// directory; any other path is taken as it is.
+#[cfg(feature = "tts")]
+fn in_model_dir(p: PathBuf) -> Result<PathBuf> {
+    let bare = p.components().count() == 1 && !p.is_absolute() && !p.exists();
+    Ok(if bare {
+        models::model_dir()?.join(p)
+    } else {
+        p
+    })
+}
+
+/// Wait for SIGTERM (systemd's stop) or Ctrl-C.
+#[cfg(feature = "tts")]
+async fn shutdown_signal() -> Result<&'static str> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        _ = term.recv() => Ok("SIGTERM"),
+        r = tokio::signal::ctrl_c() => r.map(|_| "Ctrl-C").context("waiting for Ctrl-C"),
+    }
 }
 
 #[cfg(feature = "tts")]
@@ -144,9 +263,63 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     if args.once && args.input.is_none() {
         bail!("--once needs --input WAV (a microphone never ends)");
     }
-    let (config, config_path) = hearth::config::Config::discover(args.config.as_deref())?;
+    let (mut config, config_path) =
+        hearth::config::Config::discover_on(args.config.as_deref(), args.board.as_deref())?;
     if let Some(p) = &config_path {
         tracing::info!(config = %p.display(), "configuration read");
+    }
+    if let Some(b) = &args.board {
+        tracing::info!(board = %b, "board profile applied");
+    }
+    config.stt.model = config.stt.model.take().map(in_model_dir).transpose()?;
+    config.tts.voice = config.tts.voice.take().map(in_model_dir).transpose()?;
+    config.agent.model = config.agent.model.take().map(in_model_dir).transpose()?;
+    let (bus, bus_explicit) = bus_choice(args.bus.as_deref(), &config.bus)?;
+    if args.no_audio && bus.is_none() {
+        bail!("--no-audio with no bus leaves nothing to serve: use --bus session or --bus system");
+    }
+    let backends = std::sync::Arc::new(hearth::tools::Backends::from_config(&config)?);
+    let events = hearth::events::channel();
+    let muted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut opts = text_options(
+        agent_preset(args.preset.as_deref(), &config.agent)?,
+        &config.agent,
+        args.tools.clone(),
+        args.model.clone(),
+        None,
+        true,
+    )?;
+    opts.backends = backends;
+    opts.events = Some(events.clone());
+    let preset_name = opts.preset.name.clone();
+    let rt = runtime()?;
+    if args.no_audio {
+        return rt.block_on(async {
+            hearth::systemd::status("loading the model");
+            let text = start_text(opts).await?;
+            let face = hearth::bus::serve(
+                hearth::bus::FaceOptions {
+                    bus: bus.clone().unwrap_or(hearth::bus::BusAddress::Session),
+                    preset: preset_name,
+                    voice: false,
+                    muted,
+                },
+                text.agent.clone(),
+                text.tools.clone(),
+                events,
+            )
+            .await?;
+            let mut probes = text.probes();
+            probes.push(("bus", face.probe()));
+            let _dog =
+                hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+            hearth::systemd::ready("serving the agent on D-Bus (no audio)");
+            let why = shutdown_signal().await?;
+            tracing::info!(signal = why, "stopping");
+            hearth::systemd::stopping();
+            drop(face);
+            anyhow::Ok(ExitCode::SUCCESS)
+        });
     }
     let device = |name: Option<&String>| {
         let mut spec = match name.map(String::as_str) {
@@ -214,14 +387,6 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     };
     stt.language = config.stt.language.clone();
     let stt_prompt = args.stt_prompt.clone().or(config.stt.prompt.clone());
-    let opts = text_options(
-        agent_preset(args.preset.as_deref(), &config.agent)?,
-        &config.agent,
-        args.tools.clone(),
-        args.model.clone(),
-        None,
-        true,
-    )?;
     let listen = listen_config(&config.listen, config.tts.onnxruntime.as_ref())?;
     if let hearth::audio::listen::VadKind::Silero { model, .. } = &listen.vad {
         // checked now, not after minutes of loading the models
@@ -234,10 +399,56 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         .conversation_idle_s
         .map(std::time::Duration::from_secs)
         .unwrap_or(hearth::pipeline::CONVERSATION_IDLE);
-    let rt = runtime()?;
     let json = args.json;
     let turns = rt.block_on(async {
+        hearth::systemd::status("loading the models");
         let text = start_text(opts).await?;
+        let face = match bus {
+            None => None,
+            Some(bus) => match hearth::bus::serve(
+                hearth::bus::FaceOptions {
+                    bus: bus.clone(),
+                    preset: preset_name,
+                    voice: true,
+                    muted: muted.clone(),
+                },
+                text.agent.clone(),
+                text.tools.clone(),
+                events.clone(),
+            )
+            .await
+            {
+                Ok(f) => Some(f),
+                Err(e) if bus_explicit => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "running without the D-Bus face (choose one with --bus, or --bus none)");
+                    None
+                }
+            },
+        };
+        let mut probes = text.probes();
+        if let Some(f) = &face {
+            probes.push(("bus", f.probe()));
+        }
+        let _dog = hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+        // readiness follows the voice stages: READY once every one is up
+        let (stage_tx, mut stage_rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut ready = false;
+            while let Some(e) = stage_rx.recv().await {
+                match e {
+                    hearth::supervisor::StageEvent::Ready if !ready => {
+                        ready = true;
+                        hearth::systemd::ready("listening");
+                    }
+                    hearth::supervisor::StageEvent::Ready => hearth::systemd::status("listening"),
+                    hearth::supervisor::StageEvent::Degraded { stage } => {
+                        hearth::systemd::status(&format!("degraded: the {stage} stage is down, restarting"))
+                    }
+                    _ => {}
+                }
+            }
+        });
         if let SttServer::Spawn { args: stt_args, .. } = &mut stt.server {
             let prompt = match &stt_prompt {
                 Some(p) => p.clone(),
@@ -259,9 +470,11 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             listen,
             once: args.once,
             conversation_idle,
-            events: None,
+            events: Some(stage_tx),
+            bus_events: Some(events.clone()),
+            muted,
         };
-        let turns = run(text.agent.clone(), voice, |t| {
+        let voice_run = run(text.agent.clone(), voice, |t| {
             let mut out = std::io::stdout().lock();
             if json {
                 let _ = serde_json::to_writer(&mut out, t);
@@ -274,8 +487,16 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
                 }
             }
             let _ = out.flush();
-        })
-        .await?;
+        });
+        let turns = tokio::select! {
+            t = voice_run => t?,
+            why = shutdown_signal() => {
+                tracing::info!(signal = why?, "stopping");
+                Vec::new()
+            }
+        };
+        hearth::systemd::stopping();
+        drop(face);
         anyhow::Ok(turns)
     })?;
     let failed = turns.iter().any(|t| t.error.is_some());
@@ -353,6 +574,7 @@ fn text_options(
         opts.n_ctx = n;
     }
     opts.threads = agent.threads.map(|n| n as i32);
+    opts.gpu_layers = agent.gpu_layers.unwrap_or(0);
     if prompt_cache {
         let model = hearth::supervisor::model_path(&opts)?;
         opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);
@@ -507,6 +729,7 @@ fn main() -> ExitCode {
         Command::Parsers => cmd_parsers(),
         Command::Presets => cmd_presets(),
         Command::Models { command } => cmd_models(command),
+        Command::Doctor(args) => cmd_doctor(args),
     };
     match result {
         Ok(code) => code,

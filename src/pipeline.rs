@@ -55,6 +55,10 @@ pub struct VoiceOptions {
     /// A turn that starts this long after the previous one ended starts a new conversation
     /// (the agent forgets the earlier turns); within it, "and the bedroom too" follows on.
     pub conversation_idle: Duration,
+    /// Where what was heard and what hearth is doing are published (the D-Bus face).
+    pub bus_events: Option<crate::events::Events>,
+    /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
+    pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The default [`VoiceOptions::conversation_idle`]: two minutes.
@@ -397,6 +401,10 @@ pub async fn run(
         });
     }
 
+    let publish = |event| crate::events::publish(opts.bus_events.as_ref(), event);
+    let activity = |activity| publish(crate::events::Event::Activity { activity });
+    let muted = || opts.muted.load(std::sync::atomic::Ordering::SeqCst);
+    activity(crate::events::Activity::Listening);
     let mut turns = Vec::new();
     // a stage that died for good ends the run with this
     let mut failure: Option<PipelineError> = None;
@@ -427,6 +435,10 @@ pub async fn run(
                 }
             };
             match next {
+                Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if muted() => {
+                    tracing::debug!("muted: an utterance is dropped unheard");
+                    continue;
+                }
                 Some(ListenEvent::Utterance(u)) => u,
                 Some(ListenEvent::Pause(u)) => {
                     // recognise what was said so far while the hangover runs; a pause
@@ -510,6 +522,10 @@ pub async fn run(
             tracing::info!("heard nothing");
             continue;
         }
+        publish(crate::events::Event::Heard {
+            text: heard.text.clone(),
+        });
+        activity(crate::events::Activity::Thinking);
         let span = tracing::info_span!("voice_turn", heard = %heard.text);
         let _enter = span.enter();
         let asked_at = Instant::now();
@@ -579,6 +595,7 @@ pub async fn run(
                     PlaybackEvent::Started { at } => {
                         if timings.first_audio.is_none() {
                             tracing::info!("speaking");
+                            activity(crate::events::Activity::Speaking);
                         }
                         timings.first_audio.get_or_insert_with(|| since_speech(at));
                     }
@@ -660,6 +677,7 @@ pub async fn run(
         };
         last_turn_end = Some(Instant::now());
         tracing::info!(timings = ?t.timings_ms, "turn done");
+        activity(crate::events::Activity::Listening);
         on_turn(&t);
         turns.push(t);
     }

@@ -33,6 +33,12 @@ pub struct TextOptions {
     pub threads: Option<i32>,
     /// Keep the KV cache in this file across processes (see `LlamaConfig::prompt_cache`).
     pub prompt_cache: Option<PathBuf>,
+    /// Model layers on the GPU (a `cuda` build; 0 = CPU only).
+    pub gpu_layers: u32,
+    /// What the tools' executors connect to (the broker, Home Assistant, GPIO, D-Bus).
+    pub backends: std::sync::Arc<crate::tools::Backends>,
+    /// Where the agent publishes tool calls and replies (the D-Bus face's signals).
+    pub events: Option<crate::events::Events>,
 }
 
 impl TextOptions {
@@ -44,6 +50,9 @@ impl TextOptions {
             n_ctx: 4096,
             threads: None,
             prompt_cache: None,
+            gpu_layers: 0,
+            backends: crate::tools::backends::none(),
+            events: None,
         }
     }
 }
@@ -109,11 +118,15 @@ pub fn prompt_cache_path(opts: &TextOptions, model: &std::path::Path) -> Option<
     Some(dir.join(format!("{stem}-{identity}-ctx{}.kv", opts.n_ctx)))
 }
 
-/// Start the tools actor from a manifest directory (or built-ins only).
-pub async fn start_tools(dir: Option<&std::path::Path>) -> Result<ActorRef<ToolsMsg>, StartError> {
+/// Start the tools actor from a manifest directory (or built-ins only), its executors
+/// running against `backends`.
+pub async fn start_tools(
+    dir: Option<&std::path::Path>,
+    backends: std::sync::Arc<crate::tools::Backends>,
+) -> Result<ActorRef<ToolsMsg>, StartError> {
     let registry = match dir {
-        Some(d) => Registry::load_dir(d)?,
-        None => Registry::builtins(),
+        Some(d) => Registry::load(d, backends)?,
+        None => Registry::builtins().with_backends(backends)?,
     };
     let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
         .await
@@ -123,10 +136,12 @@ pub async fn start_tools(dir: Option<&std::path::Path>) -> Result<ActorRef<Tools
 
 /// Start the engine (model loaded), the tools and the agent.
 pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
-    let tools = start_tools(opts.tools_dir.as_deref()).await?;
+    let tools = start_tools(opts.tools_dir.as_deref(), opts.backends.clone()).await?;
     let engine = start_engine(&opts).await?;
+    let mut cfg = AgentConfig::new(opts.preset.clone());
+    cfg.events = opts.events.clone();
     let agent = Agent::spawn(AgentArgs {
-        cfg: AgentConfig::new(opts.preset.clone()),
+        cfg,
         engine: engine.clone(),
         tools: tools.clone(),
     })
@@ -138,6 +153,39 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     })
 }
 
+impl TextRuntime {
+    /// Liveness checks for the watchdog: each actor answers a message (the agent a ping,
+    /// the tools a snapshot, the engine its info).
+    pub fn probes(&self) -> Vec<(&'static str, crate::systemd::Probe)> {
+        let agent = self.agent.clone();
+        let tools = self.tools.clone();
+        let engine = self.engine.clone();
+        vec![
+            (
+                "agent",
+                crate::systemd::probe(move || {
+                    let agent = agent.clone();
+                    async move { ractor::call!(agent, AgentMsg::Ping) }
+                }),
+            ),
+            (
+                "tools",
+                crate::systemd::probe(move || {
+                    let tools = tools.clone();
+                    async move { ractor::call!(tools, ToolsMsg::Snapshot).map(|_| ()) }
+                }),
+            ),
+            (
+                "engine",
+                crate::systemd::probe(move || {
+                    let engine = engine.clone();
+                    async move { ractor::call!(engine, EngineMsg::Info).map(|_| ()) }
+                }),
+            ),
+        ]
+    }
+}
+
 #[cfg(feature = "llm")]
 async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
     use crate::llm::llama::{LlamaConfig, LlamaEngine};
@@ -147,6 +195,7 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
         cfg.n_threads = t;
     }
     cfg.prompt_cache = opts.prompt_cache.clone();
+    cfg.n_gpu_layers = opts.gpu_layers;
     Ok(LlamaEngine::spawn(cfg).await?)
 }
 

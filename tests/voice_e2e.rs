@@ -787,6 +787,8 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
             listen: Default::default(),
             once: true,
             conversation_idle: Duration::ZERO,
+            bus_events: None,
+            muted: Default::default(),
             events: Some(ev_tx),
         };
         let killed = std::sync::atomic::AtomicBool::new(false);

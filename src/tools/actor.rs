@@ -19,8 +19,9 @@ use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use super::registry::{Registry, ToolOutcome};
-use crate::toolcall::ToolCall;
+use super::manifest::ToolsError;
+use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
+use crate::toolcall::{ToolCall, ToolSpec};
 
 /// Messages to the [`ToolsActor`].
 pub enum ToolsMsg {
@@ -34,12 +35,28 @@ pub enum ToolsMsg {
         /// One outcome per call, in the same order.
         reply: RpcReplyPort<Vec<ToolOutcome>>,
     },
+    /// Offer tools served by a D-Bus client (`RegisterTool`): each call of them is sent
+    /// back to `owner`. Fails (and changes nothing) on a bad spec or a name in use.
+    Register {
+        /// The provider's unique bus name.
+        owner: String,
+        /// The tools, as the provider described them.
+        specs: Vec<ToolSpec>,
+        reply: RpcReplyPort<Result<(), ToolsError>>,
+    },
+    /// Drop every tool `owner` registered (it left the bus); replies how many went.
+    DropOwner {
+        owner: String,
+        reply: Option<RpcReplyPort<usize>>,
+    },
 }
 
 /// The actor owning the tools registry. Its argument is the registry to serve.
 ///
 /// Calls run in a spawned task that replies when they are done, so the actor keeps
-/// answering (snapshots, other hops' calls) while a slow tool runs.
+/// answering (snapshots, other hops' calls) while a slow tool runs. Registering or
+/// dropping provider tools builds a new registry; snapshots already handed out keep the
+/// one they got.
 pub struct ToolsActor;
 
 impl Actor for ToolsActor {
@@ -81,9 +98,71 @@ impl Actor for ToolsActor {
                     }
                 });
             }
+            ToolsMsg::Register {
+                owner,
+                specs,
+                reply,
+            } => {
+                let out = register(registry, &owner, specs);
+                if let Ok(next) = &out {
+                    tracing::info!(%owner, tools = next.len(), fingerprint = %next.fingerprint(), "provider tools registered");
+                    *registry = Arc::clone(next);
+                }
+                let _ = reply.send(out.map(|_| ()));
+            }
+            ToolsMsg::DropOwner { owner, reply } => {
+                let kept: Vec<Tool> = registry
+                    .tools()
+                    .iter()
+                    .filter(|t| !matches!(&t.executor, Executor::Provider(p) if p.owner == owner))
+                    .cloned()
+                    .collect();
+                let dropped = registry.len() - kept.len();
+                if dropped > 0 {
+                    match Registry::new(kept)
+                        .and_then(|r| r.with_backends(Arc::clone(registry.backends())))
+                    {
+                        Ok(next) => {
+                            tracing::info!(%owner, dropped, "provider left the bus: its tools are dropped");
+                            *registry = Arc::new(next);
+                        }
+                        // unreachable: a subset of a valid registry is valid
+                        Err(e) => {
+                            tracing::error!(%owner, error = %e, "cannot drop the provider's tools")
+                        }
+                    }
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(dropped);
+                }
+            }
         }
         Ok(())
     }
+}
+
+/// The registry with `owner`'s tools added (the same checks as a manifest's tools).
+fn register(
+    registry: &Registry,
+    owner: &str,
+    specs: Vec<ToolSpec>,
+) -> Result<Arc<Registry>, ToolsError> {
+    let mut tools = registry.tools().to_vec();
+    for spec in specs {
+        if registry.get(&spec.name).is_some() || tools.iter().any(|t| t.spec.name == spec.name) {
+            return Err(ToolsError::NameInUse { tool: spec.name });
+        }
+        tools.push(Tool {
+            spec,
+            say: None,
+            executor: Executor::Provider(ProviderSpec {
+                owner: owner.to_string(),
+                timeout: super::backends::PROVIDER_TIMEOUT,
+            }),
+        });
+    }
+    let next = Registry::new(tools)?.with_backends(Arc::clone(registry.backends()))?;
+    Ok(Arc::new(next))
 }
 
 #[cfg(test)]

@@ -86,6 +86,9 @@ pub enum ToolsError {
         tool: String,
         first: PathBuf,
     },
+    /// A registered tool whose name another tool already has.
+    #[error("a tool named {tool:?} is already offered: choose another name")]
+    NameInUse { tool: String },
     /// A manifest tool named like a built-in.
     #[error("{}: tool {tool:?} has the name of a built-in tool: choose another name", path.display())]
     BuiltinName { path: PathBuf, tool: String },
@@ -312,7 +315,7 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Vec<Tool>, ToolsError> 
 }
 
 /// True for a name every wire format can carry.
-fn valid_name(name: &str) -> bool {
+pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name

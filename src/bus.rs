@@ -1,0 +1,690 @@
+//! The D-Bus face: other programs on the machine use hearth's agent and tools.
+//!
+//! Well-known name and interface `io.hearth.Agent1`, object `/io/hearth/Agent`:
+//!
+//! | member | |
+//! |---|---|
+//! | `Ask(s text) → s reply` | one turn of the agent; each caller (unique name) has its own conversation |
+//! | `ListTools() → s json` | the tools on offer, as the OpenAI-style list chat templates take |
+//! | `CallTool(s name, s arguments_json) → s result_json` | run one tool, through the same checks as the model's calls |
+//! | `Cancel()` | stop the running turn |
+//! | `RegisterTool(s spec_json)` | offer a tool (or an array of them) that hearth calls back on the caller |
+//! | `State` (s, read) | `idle`, `listening`, `thinking` or `speaking` |
+//! | `Preset` (s, read) | the model preset |
+//! | `Muted` (b, read/write) | when true, the microphone is ignored |
+//! | `Heard(s)`, `Replied(s)`, `ToolCalled(s name, s arguments, s result, s status)` | signals |
+//!
+//! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
+//! `/io/hearth/ToolProvider`; its tools are dropped when it leaves the bus.
+//!
+//! Errors are named: `io.hearth.Error.InvalidArguments` (bad JSON, a schema violation, a bad
+//! tool spec), `…UnknownTool`, `…Busy` (a turn is running and the queue is full, or it did
+//! not free up in time), `…ToolFailed` (the tool ran and failed), `…Failed` (the agent
+//! failed). Every message says what was wrong and what to do.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use ractor::ActorRef;
+use serde_json::Value;
+use tracing::Instrument;
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::Connection;
+
+use crate::agent::{AgentError, AgentMsg, Ask};
+use crate::events::{Activity, Event, Events};
+use crate::toolcall::{ToolCall, ToolSpec, Verdict};
+use crate::tools::{ToolStatus, ToolsMsg};
+
+/// The well-known name hearth owns.
+pub const NAME: &str = "io.hearth.Agent1";
+/// The object the interface is served at.
+pub const PATH: &str = "/io/hearth/Agent";
+/// The interface.
+pub const INTERFACE: &str = "io.hearth.Agent1";
+
+/// `Ask` calls that may wait for a running turn; more are refused with `Busy` at once.
+pub const QUEUE_LIMIT: usize = 8;
+/// How long a queued `Ask` waits for its turn before it is refused with `Busy`.
+pub const QUEUE_WAIT: Duration = Duration::from_secs(60);
+
+/// Which bus to serve on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BusAddress {
+    /// The user's session bus (development, a desktop).
+    Session,
+    /// The system bus (the systemd service; needs the policy file).
+    System,
+    /// A bus at an explicit address (`unix:path=…`; tests, a private bus).
+    Address(String),
+}
+
+impl std::fmt::Display for BusAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BusAddress::Session => f.write_str("session bus"),
+            BusAddress::System => f.write_str("system bus"),
+            BusAddress::Address(a) => write!(f, "bus at {a}"),
+        }
+    }
+}
+
+/// Why the face could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error("cannot connect to the {bus}: {source} (is a D-Bus daemon running? for the session bus, DBUS_SESSION_BUS_ADDRESS must be set; `hearth run --no-bus` runs without D-Bus)")]
+    Connect {
+        bus: BusAddress,
+        #[source]
+        source: zbus::Error,
+    },
+    #[error("cannot own {NAME} on the {bus}: {reason}")]
+    Name { bus: BusAddress, reason: String },
+    #[error("the {0} actor did not answer")]
+    Actor(&'static str),
+}
+
+/// The errors the face's methods return, as named D-Bus errors (`io.hearth.Error.*`).
+#[derive(Debug, zbus::DBusError)]
+#[zbus(prefix = "io.hearth.Error")]
+pub enum FaceError {
+    #[zbus(error)]
+    ZBus(zbus::Error),
+    /// Bad JSON, arguments that break the tool's schema, a bad tool spec.
+    InvalidArguments(String),
+    /// No tool by that name.
+    UnknownTool(String),
+    /// A turn is running (and the queue is full, or it did not free up in time).
+    Busy(String),
+    /// The tool ran and failed (the message is its error).
+    ToolFailed(String),
+    /// The agent failed (the model, a template); the message names the fix.
+    Failed(String),
+}
+
+/// What the face needs from the rest of hearth.
+pub struct FaceOptions {
+    /// The bus to serve on.
+    pub bus: BusAddress,
+    /// The preset's name (the `Preset` property).
+    pub preset: String,
+    /// True when the voice pipeline runs: hearth is `listening` between turns, not `idle`.
+    pub voice: bool,
+    /// The microphone mute shared with the voice pipeline (the `Muted` property).
+    pub muted: Arc<AtomicBool>,
+}
+
+/// The served face: the connection and the tasks that follow the events and the bus.
+pub struct Face {
+    connection: Connection,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Face {
+    /// The connection the face is served on (its unique name, for tests and logs).
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// A watchdog probe: `org.freedesktop.DBus.Peer.Ping` sent to hearth's own name through
+    /// the bus daemon (the daemon and the face's dispatch both answer, or it fails).
+    pub fn probe(&self) -> crate::systemd::Probe {
+        let connection = self.connection.clone();
+        crate::systemd::probe(move || {
+            let connection = connection.clone();
+            async move {
+                let me = connection
+                    .unique_name()
+                    .map(|n| n.to_string())
+                    .ok_or_else(|| "the connection has no unique name".to_string())?;
+                connection
+                    .call_method(
+                        Some(me.as_str()),
+                        PATH,
+                        Some("org.freedesktop.DBus.Peer"),
+                        "Ping",
+                        &(),
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| crate::tools::dbus::error_text(&e))
+            }
+        })
+    }
+}
+
+impl Drop for Face {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Serve `io.hearth.Agent1` on `opts.bus`: own the name, answer calls, turn `events` into
+/// signals, drop the tools and conversations of callers that leave the bus.
+pub async fn serve(
+    opts: FaceOptions,
+    agent: ActorRef<AgentMsg>,
+    tools: ActorRef<ToolsMsg>,
+    events: Events,
+) -> Result<Face, BusError> {
+    let idle = if opts.voice {
+        Activity::Listening
+    } else {
+        Activity::Idle
+    };
+    let agent_face = AgentFace {
+        agent: agent.clone(),
+        tools: tools.clone(),
+        events: events.clone(),
+        activity: Arc::new(Mutex::new(idle)),
+        idle,
+        muted: opts.muted,
+        preset: opts.preset,
+        turns: Arc::new(tokio::sync::Semaphore::new(1)),
+        waiting: Arc::new(AtomicUsize::new(0)),
+        next_call: AtomicU64::new(0),
+    };
+    let bus = opts.bus.clone();
+    let connect_err = |source| BusError::Connect {
+        bus: bus.clone(),
+        source,
+    };
+    let builder = match &opts.bus {
+        BusAddress::Session => zbus::connection::Builder::session(),
+        BusAddress::System => zbus::connection::Builder::system(),
+        BusAddress::Address(a) => zbus::connection::Builder::address(a.as_str()),
+    };
+    // the object first, then the name: a caller who sees the name finds the object
+    let connection = builder
+        .serve_at(PATH, agent_face)
+        .build()
+        .await
+        .map_err(connect_err)?;
+    if let Err(e) = connection
+        .request_name_with_flags(NAME, zbus::fdo::RequestNameFlags::DO_NOT_QUEUE)
+        .await
+    {
+        let reason = match &e {
+            zbus::Error::NameTaken => format!(
+                "another process owns it (is hearth already running? `busctl {}status {NAME}` names it)",
+                if opts.bus == BusAddress::Session {
+                    "--user "
+                } else {
+                    ""
+                }
+            ),
+            zbus::Error::MethodError(name, _, _) if name.as_str().ends_with("AccessDenied") => {
+                "the bus policy does not allow it: install systemd/io.hearth.Agent1.conf into /usr/share/dbus-1/system.d/ and run hearth as the `hearth` user".to_string()
+            }
+            other => crate::tools::dbus::error_text(other),
+        };
+        return Err(BusError::Name { bus, reason });
+    }
+    tracing::info!(bus = %opts.bus, name = NAME, path = PATH, unique = ?connection.unique_name().map(|n| n.to_string()), "D-Bus face served");
+
+    // registered providers are called back on this connection
+    let registry =
+        ractor::call!(tools, ToolsMsg::Snapshot).map_err(|_| BusError::Actor("tools"))?;
+    registry.backends().serve_providers(connection.clone());
+
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(forward_events(
+        connection.clone(),
+        events.subscribe(),
+    )));
+    let proxy = zbus::fdo::DBusProxy::new(&connection)
+        .await
+        .map_err(connect_err)?;
+    let owners = proxy
+        .receive_name_owner_changed()
+        .await
+        .map_err(connect_err)?;
+    tasks.push(tokio::spawn(forget_departed(owners, agent, tools)));
+    Ok(Face { connection, tasks })
+}
+
+/// The `io.hearth.Agent1` object.
+struct AgentFace {
+    agent: ActorRef<AgentMsg>,
+    tools: ActorRef<ToolsMsg>,
+    events: Events,
+    activity: Arc<Mutex<Activity>>,
+    /// What hearth is doing between turns.
+    idle: Activity,
+    muted: Arc<AtomicBool>,
+    preset: String,
+    /// One turn at a time; queued `Ask`s wait for this.
+    turns: Arc<tokio::sync::Semaphore>,
+    /// `Ask`s waiting for a turn.
+    waiting: Arc<AtomicUsize>,
+    /// Ids for `CallTool` calls.
+    next_call: AtomicU64,
+}
+
+/// Decrements the waiting count when a queued `Ask` stops waiting (however it ends).
+struct Waiting(Arc<AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[zbus::interface(name = "io.hearth.Agent1")]
+impl AgentFace {
+    /// One turn: the model decides, tools run, the reply comes back (sanitised text).
+    async fn ask(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        text: String,
+    ) -> Result<String, FaceError> {
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return Err(FaceError::InvalidArguments(
+                "Ask: the text is empty: say what you want, e.g. \"turn on the kitchen light\""
+                    .into(),
+            ));
+        }
+        let session = caller(&header);
+        let permit = match self.turns.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
+                    self.waiting.fetch_sub(1, Ordering::SeqCst);
+                    return Err(busy(format!(
+                        "a turn is running and {QUEUE_LIMIT} requests are already waiting"
+                    )));
+                }
+                let _waiting = Waiting(self.waiting.clone());
+                match tokio::time::timeout(QUEUE_WAIT, self.turns.clone().acquire_owned()).await {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(_)) => {
+                        return Err(FaceError::Failed("Ask: hearth is shutting down".into()))
+                    }
+                    Err(_) => {
+                        return Err(busy(format!(
+                            "the running turns did not finish within {} s",
+                            QUEUE_WAIT.as_secs()
+                        )))
+                    }
+                }
+            }
+        };
+        let span = tracing::info_span!("bus_ask", %session);
+        self.set_activity(Activity::Thinking);
+        let out = crate::agent::ask(&self.agent, Ask::new(session, text))
+            .instrument(span)
+            .await;
+        self.set_activity(self.idle);
+        drop(permit);
+        match out {
+            Ok(turn) => Ok(turn.reply),
+            Err(AgentError::Busy) => Err(busy("a spoken turn is running".into())),
+            Err(e) => Err(FaceError::Failed(format!("Ask: {e}"))),
+        }
+    }
+
+    /// The tools on offer: `[{"type":"function","function":{"name","description","parameters"}}]`.
+    async fn list_tools(&self) -> Result<String, FaceError> {
+        let registry = ractor::call!(self.tools, ToolsMsg::Snapshot).map_err(|_| {
+            FaceError::Failed("ListTools: the tools actor is not answering; restart hearth".into())
+        })?;
+        Ok(registry.openai_tools().to_string())
+    }
+
+    /// Run one tool with JSON arguments, checked like a model's call (the allowlist, then
+    /// the tool's JSON Schema; nothing runs otherwise). Returns
+    /// `{"status":"ok"|"empty","result":"…"}`.
+    async fn call_tool(&self, name: String, arguments_json: String) -> Result<String, FaceError> {
+        let arguments: Value = serde_json::from_str(&arguments_json).map_err(|e| {
+            FaceError::InvalidArguments(format!(
+                "CallTool {name}: arguments_json is not valid JSON ({e}): give a JSON object, e.g. '{{\"room\":\"kitchen\"}}' ('{{}}' for none)"
+            ))
+        })?;
+        if !arguments.is_object() {
+            return Err(FaceError::InvalidArguments(format!(
+                "CallTool {name}: arguments_json must be a JSON object, got {}: e.g. '{{\"room\":\"kitchen\"}}' ('{{}}' for none)",
+                crate::toolcall::scan::type_name(&arguments)
+            )));
+        }
+        let registry = ractor::call!(self.tools, ToolsMsg::Snapshot).map_err(|_| {
+            FaceError::Failed("CallTool: the tools actor is not answering; restart hearth".into())
+        })?;
+        match registry.toolset().check(&name, &arguments) {
+            Verdict::Valid => {}
+            Verdict::UnknownTool => {
+                return Err(FaceError::UnknownTool(format!(
+                    "no tool is named {name:?}: the tools are {} (ListTools describes them)",
+                    registry.names().collect::<Vec<_>>().join(", ")
+                )))
+            }
+            Verdict::Invalid(reason) => {
+                return Err(FaceError::InvalidArguments(format!(
+                    "CallTool {name}: {reason} (ListTools gives its schema)"
+                )))
+            }
+            Verdict::Unchecked => {
+                return Err(FaceError::InvalidArguments(format!(
+                    "CallTool {name}: the arguments could not be checked"
+                )))
+            }
+        }
+        let id = format!("dbus_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let call = ToolCall {
+            id,
+            name: name.clone(),
+            arguments,
+        };
+        let outcomes = ractor::call!(self.tools, |reply| ToolsMsg::CallAll {
+            calls: vec![call],
+            reply
+        })
+        .map_err(|_| {
+            FaceError::Failed("CallTool: the tools actor is not answering; restart hearth".into())
+        })?;
+        let Some(outcome) = outcomes.into_iter().next() else {
+            return Err(FaceError::Failed(format!(
+                "CallTool {name}: no outcome came back"
+            )));
+        };
+        crate::events::publish(Some(&self.events), Event::tool_called(&outcome));
+        match outcome.status {
+            ToolStatus::Error => Err(FaceError::ToolFailed(outcome.result)),
+            status => Ok(serde_json::json!({
+                "status": status.as_str(),
+                "result": outcome.result,
+            })
+            .to_string()),
+        }
+    }
+
+    /// Stop the running turn (generation stops; no further tool starts).
+    async fn cancel(&self) -> Result<(), FaceError> {
+        self.agent.cast(AgentMsg::Cancel).map_err(|_| {
+            FaceError::Failed("Cancel: the agent is not answering; restart hearth".into())
+        })
+    }
+
+    /// Offer tools served by the caller: `{"name","description","parameters"}` (or the
+    /// OpenAI `{"type":"function","function":{…}}` form), or an array of them. hearth calls
+    /// `io.hearth.ToolProvider1.Call` on the caller at `/io/hearth/ToolProvider`.
+    async fn register_tool(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        spec_json: String,
+    ) -> Result<(), FaceError> {
+        let owner = caller(&header);
+        let specs = parse_specs(&spec_json).map_err(FaceError::InvalidArguments)?;
+        let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        let out = ractor::call!(self.tools, |reply| ToolsMsg::Register {
+            owner: owner.clone(),
+            specs,
+            reply
+        })
+        .map_err(|_| {
+            FaceError::Failed(
+                "RegisterTool: the tools actor is not answering; restart hearth".into(),
+            )
+        })?;
+        out.map_err(|e| FaceError::InvalidArguments(format!("RegisterTool: {e}")))?;
+        tracing::info!(%owner, tools = ?names, "tools registered over D-Bus");
+        Ok(())
+    }
+
+    /// `idle`, `listening`, `thinking` or `speaking`.
+    #[zbus(property)]
+    async fn state(&self) -> String {
+        self.activity
+            .lock()
+            .map(|a| a.as_str())
+            .unwrap_or("idle")
+            .to_string()
+    }
+
+    /// The model preset.
+    #[zbus(property)]
+    async fn preset(&self) -> String {
+        self.preset.clone()
+    }
+
+    /// True while the microphone is ignored.
+    #[zbus(property)]
+    async fn muted(&self) -> bool {
+        self.muted.load(Ordering::SeqCst)
+    }
+
+    #[zbus(property)]
+    async fn set_muted(&self, muted: bool) {
+        self.muted.store(muted, Ordering::SeqCst);
+        tracing::info!(muted, "microphone mute set over D-Bus");
+    }
+
+    /// Speech was recognised.
+    #[zbus(signal)]
+    async fn heard(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
+
+    /// A turn's reply.
+    #[zbus(signal)]
+    async fn replied(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
+
+    /// A tool ran: its name, JSON arguments, result text and status (ok, empty, error).
+    #[zbus(signal)]
+    async fn tool_called(
+        emitter: &SignalEmitter<'_>,
+        name: &str,
+        arguments: &str,
+        result: &str,
+        status: &str,
+    ) -> zbus::Result<()>;
+}
+
+impl AgentFace {
+    /// Publish a change of what hearth is doing (the event stream updates `State`).
+    fn set_activity(&self, activity: Activity) {
+        crate::events::publish(Some(&self.events), Event::Activity { activity });
+    }
+}
+
+fn busy(why: String) -> FaceError {
+    FaceError::Busy(format!(
+        "{why}: try again shortly, or Cancel the running turn"
+    ))
+}
+
+/// The caller's unique name (its session and provider identity).
+fn caller(header: &Header<'_>) -> String {
+    header
+        .sender()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "dbus".to_string())
+}
+
+/// Tool specs from `RegisterTool`'s JSON, checked like a manifest's tools.
+fn parse_specs(spec_json: &str) -> Result<Vec<ToolSpec>, String> {
+    let value: Value = serde_json::from_str(spec_json).map_err(|e| {
+        format!("RegisterTool: spec_json is not valid JSON ({e}): give {{\"name\":…,\"description\":…,\"parameters\":{{…JSON Schema…}}}}")
+    })?;
+    let items = match value {
+        Value::Array(items) if !items.is_empty() => items,
+        Value::Array(_) => return Err("RegisterTool: the array of tools is empty".into()),
+        one => vec![one],
+    };
+    items.into_iter().map(parse_spec).collect()
+}
+
+fn parse_spec(value: Value) -> Result<ToolSpec, String> {
+    let value = match value {
+        Value::Object(mut m) if m.get("type").and_then(Value::as_str) == Some("function") => {
+            m.remove("function").unwrap_or(Value::Null)
+        }
+        v => v,
+    };
+    let Value::Object(mut m) = value else {
+        return Err("RegisterTool: a tool spec must be a JSON object {\"name\",\"description\",\"parameters\"}".into());
+    };
+    let name = match m.remove("name") {
+        Some(Value::String(n)) => n,
+        _ => return Err("RegisterTool: the spec has no \"name\" string".into()),
+    };
+    if !crate::tools::manifest::valid_name(&name) {
+        return Err(format!(
+            "RegisterTool: tool name {name:?} is not usable: use 1-64 letters, digits, `_` or `-`"
+        ));
+    }
+    let description = match m.remove("description") {
+        Some(Value::String(d)) if !d.trim().is_empty() => d.trim().to_string(),
+        _ => {
+            return Err(format!(
+                "RegisterTool {name}: give a \"description\" saying in a few words what it does (the model reads it)"
+            ))
+        }
+    };
+    let parameters = m
+        .remove("parameters")
+        .unwrap_or_else(crate::tools::manifest::no_parameters);
+    if parameters.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(format!(
+            "RegisterTool {name}: \"parameters\" must be an object schema ({{\"type\":\"object\",\"properties\":{{…}}}})"
+        ));
+    }
+    if let Some(k) = m.keys().next() {
+        return Err(format!(
+            "RegisterTool {name}: unknown key {k:?}: a spec has name, description and parameters"
+        ));
+    }
+    Ok(ToolSpec {
+        name,
+        description,
+        parameters,
+    })
+}
+
+/// Turn events into signals and the `State` property.
+async fn forward_events(connection: Connection, mut rx: tokio::sync::broadcast::Receiver<Event>) {
+    let iface = match connection
+        .object_server()
+        .interface::<_, AgentFace>(PATH)
+        .await
+    {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::error!(error = %e, "the D-Bus face's object is missing: no signals");
+            return;
+        }
+    };
+    loop {
+        let event = match rx.recv().await {
+            Ok(e) => e,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(
+                    missed = n,
+                    "the D-Bus face fell behind the events: signals were missed"
+                );
+                continue;
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let emitter = iface.signal_emitter();
+        let sent = match &event {
+            Event::Activity { activity } => {
+                let face = iface.get().await;
+                let changed = face
+                    .activity
+                    .lock()
+                    .map(|mut a| std::mem::replace(&mut *a, *activity) != *activity)
+                    .unwrap_or(false);
+                if changed {
+                    face.state_changed(emitter).await
+                } else {
+                    Ok(())
+                }
+            }
+            Event::Heard { text } => AgentFace::heard(emitter, text).await,
+            Event::Replied { text } => AgentFace::replied(emitter, text).await,
+            Event::ToolCalled {
+                name,
+                arguments,
+                result,
+                status,
+            } => AgentFace::tool_called(emitter, name, arguments, result, status).await,
+        };
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "cannot emit a D-Bus signal");
+        }
+    }
+}
+
+/// When a unique name leaves the bus: drop the tools it registered and its conversation.
+async fn forget_departed(
+    mut owners: zbus::fdo::NameOwnerChangedStream,
+    agent: ActorRef<AgentMsg>,
+    tools: ActorRef<ToolsMsg>,
+) {
+    while let Some(signal) = owners.next().await {
+        let Ok(args) = signal.args() else { continue };
+        let name = args.name().to_string();
+        if !name.starts_with(':') || args.new_owner().is_some() {
+            continue;
+        }
+        let _ = tools.cast(ToolsMsg::DropOwner {
+            owner: name.clone(),
+            reply: None,
+        });
+        let _ = agent.cast(AgentMsg::Reset(name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn specs_parse_in_both_forms_and_arrays() {
+        let one = parse_specs(
+            r#"{"name":"dim","description":"Dim the lights.","parameters":{"type":"object","properties":{"level":{"type":"integer"}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].name, "dim");
+        let openai = parse_specs(
+            r#"[{"type":"function","function":{"name":"a","description":"A."}},{"name":"b","description":"B."}]"#,
+        )
+        .unwrap();
+        assert_eq!(openai.len(), 2);
+        assert_eq!(
+            openai[0].parameters,
+            crate::tools::manifest::no_parameters()
+        );
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        let cases = [
+            ("not json", "not valid JSON"),
+            ("[]", "empty"),
+            ("42", "must be a JSON object"),
+            (r#"{"description":"x"}"#, "no \"name\""),
+            (r#"{"name":"rm -rf","description":"x"}"#, "not usable"),
+            (r#"{"name":"a","description":"  "}"#, "description"),
+            (
+                r#"{"name":"a","description":"x","parameters":{"type":"string"}}"#,
+                "object schema",
+            ),
+            (
+                r#"{"name":"a","description":"x","colour":"red"}"#,
+                "unknown key \"colour\"",
+            ),
+        ];
+        for (spec, want) in cases {
+            let e = parse_specs(spec).unwrap_err();
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+        let _ = json!({});
+    }
+}

@@ -1,0 +1,566 @@
+//! `hearth doctor`: checks what the daemon needs and says what is wrong and how to fix it.
+//!
+//! Each check gives a [`Finding`]: its area, a level (ok, warn, fail), what was found and,
+//! when it is not ok, the fix. Nothing stops at the first problem: a broken config file is
+//! reported and the defaults are examined, so one run lists everything. The report is all
+//! well when no finding fails (warnings are things that may be intended).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bus::BusAddress;
+use crate::config::{BusKind, Config};
+use crate::preset::Preset;
+
+/// How long a network check (broker, Home Assistant, a speech server, the bus) may take.
+pub const NETWORK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How a check went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    /// Works, but may not be what was meant (no device by that name, nothing serving yet).
+    Warn,
+    /// Will not work.
+    Fail,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// What was checked: `config`, `model`, `whisper`, `voice`, `audio`, `bus`, `mqtt`, …
+    pub area: &'static str,
+    pub level: Level,
+    /// What was found.
+    pub what: String,
+    /// How to fix it (None when ok).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(area: &'static str, what: impl Into<String>) -> Finding {
+        Finding {
+            area,
+            level: Level::Ok,
+            what: what.into(),
+            fix: None,
+        }
+    }
+
+    fn warn(area: &'static str, what: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            area,
+            level: Level::Warn,
+            what: what.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    fn fail(area: &'static str, what: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            area,
+            level: Level::Fail,
+            what: what.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// What to examine.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorOptions {
+    /// `--config`.
+    pub config: Option<PathBuf>,
+    /// `--board`.
+    pub board: Option<String>,
+    /// `--bus` (session, system or none); default as `hearth run` picks it.
+    pub bus: Option<BusKind>,
+    /// `--tools`.
+    pub tools: Option<PathBuf>,
+}
+
+/// Every finding, in the order checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// True when nothing failed.
+    pub fn all_well(&self) -> bool {
+        self.findings.iter().all(|f| f.level != Level::Fail)
+    }
+}
+
+/// Run every check.
+pub async fn examine(opts: &DoctorOptions) -> Report {
+    let mut out = Vec::new();
+    let config = match Config::discover_on(opts.config.as_deref(), opts.board.as_deref()) {
+        Ok((c, Some(p))) => {
+            out.push(Finding::ok("config", format!("{} is valid", p.display())));
+            c
+        }
+        Ok((c, None)) => {
+            out.push(Finding::warn(
+                "config",
+                "no config file: the defaults are used",
+                "copy config/hearth.toml to /etc/hearth/hearth.toml (or ~/.config/hearth/hearth.toml) and edit it",
+            ));
+            c
+        }
+        Err(e) => {
+            out.push(Finding::fail(
+                "config",
+                e.to_string(),
+                "correct the file at the place named (config/hearth.toml in hearth's source documents every key); the other checks use the defaults",
+            ));
+            Config::default()
+        }
+    };
+    let model_dir = match crate::models::model_dir() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            out.push(Finding::fail(
+                "models",
+                e.to_string(),
+                "set HEARTH_MODEL_DIR (systemd sets CACHE_DIRECTORY)",
+            ));
+            None
+        }
+    };
+    let in_dir = |p: &Path| -> PathBuf {
+        match &model_dir {
+            Some(d) if p.components().count() == 1 && !p.is_absolute() && !p.exists() => d.join(p),
+            _ => p.to_path_buf(),
+        }
+    };
+
+    check_llm(&config, model_dir.as_deref(), &in_dir, &mut out);
+    check_stt(&config, model_dir.as_deref(), &in_dir, &mut out).await;
+    check_voice(&config, model_dir.as_deref(), &in_dir, &mut out);
+    check_audio(&config, &mut out);
+    check_bus(&config, opts.bus, &mut out).await;
+    check_tools(&config, opts.tools.as_deref(), &mut out).await;
+    Report { findings: out }
+}
+
+fn check_llm(
+    config: &Config,
+    model_dir: Option<&Path>,
+    in_dir: &dyn Fn(&Path) -> PathBuf,
+    out: &mut Vec<Finding>,
+) {
+    let name = config.agent.preset.as_deref().unwrap_or("qwen2.5-coder");
+    let preset = match Preset::load(name) {
+        Ok(p) => {
+            out.push(Finding::ok("preset", format!("{name} loads")));
+            p
+        }
+        Err(e) => {
+            out.push(Finding::fail(
+                "preset",
+                e.to_string(),
+                "name a built-in preset (`hearth presets`) or a valid preset file in [agent] preset",
+            ));
+            return;
+        }
+    };
+    if let Some(m) = &config.agent.model {
+        let m = in_dir(m);
+        out.push(if m.is_file() {
+            Finding::ok(
+                "model",
+                format!(
+                    "{} is there (named in the config; not hash-checked)",
+                    m.display()
+                ),
+            )
+        } else {
+            Finding::fail(
+                "model",
+                format!("{} is missing", m.display()),
+                "fix [agent] model, or remove it to use the preset's model",
+            )
+        });
+        return;
+    }
+    let (Some(source), Some(dir)) = (&preset.model, model_dir) else {
+        out.push(Finding::fail(
+            "model",
+            format!("preset {name} names no model file"),
+            "set [agent] model in the config",
+        ));
+        return;
+    };
+    let path = dir.join(&source.file);
+    out.push(match crate::models::verify(&path, &source.sha256) {
+        Ok(()) => Finding::ok("model", format!("{} (sha256 checked)", path.display())),
+        Err(e) => Finding::fail(
+            "model",
+            e.to_string(),
+            format!("run `hearth models pull {name}` (as the user hearth runs as)"),
+        ),
+    });
+}
+
+/// A file beside its `.sha256` stamp: present, and matching the stamp when there is one.
+fn stamped_file(area: &'static str, path: &Path, fix: &str) -> Finding {
+    if !path.is_file() {
+        return Finding::fail(area, format!("{} is missing", path.display()), fix);
+    }
+    let stamp = PathBuf::from(format!("{}.sha256", path.display()));
+    match std::fs::read_to_string(&stamp) {
+        Ok(sha) => match crate::models::verify(path, sha.trim()) {
+            Ok(()) => Finding::ok(area, format!("{} (sha256 checked)", path.display())),
+            Err(e) => Finding::fail(area, e.to_string(), fix),
+        },
+        Err(_) => Finding::ok(
+            area,
+            format!("{} is there (no sha256 stamp to check)", path.display()),
+        ),
+    }
+}
+
+async fn check_stt(
+    config: &Config,
+    model_dir: Option<&Path>,
+    in_dir: &dyn Fn(&Path) -> PathBuf,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(server) = &config.stt.server {
+        let addr = server.strip_prefix("tcp://").unwrap_or(server).to_string();
+        let reach = tokio::time::timeout(
+            NETWORK_TIMEOUT,
+            tokio::net::TcpStream::connect(addr.clone()),
+        )
+        .await;
+        out.push(match reach {
+            Ok(Ok(_)) => Finding::ok(
+                "whisper",
+                format!("the speech server {server} accepts connections"),
+            ),
+            Ok(Err(e)) => Finding::fail(
+                "whisper",
+                format!("cannot reach the speech server {server}: {e}"),
+                "start it, or fix [stt] server",
+            ),
+            Err(_) => Finding::fail(
+                "whisper",
+                format!(
+                    "the speech server {server} did not answer within {} s",
+                    NETWORK_TIMEOUT.as_secs()
+                ),
+                "check the address and the network, or fix [stt] server",
+            ),
+        });
+        return;
+    }
+    let model = match (&config.stt.model, model_dir) {
+        (Some(m), _) => in_dir(m),
+        (None, Some(d)) => d.join("ggml-tiny.en.bin"),
+        (None, None) => return,
+    };
+    out.push(stamped_file(
+        "whisper",
+        &model,
+        "run scripts/fetch-models stt, or download a ggml whisper model (systemd/README.md) and name it in [stt] model",
+    ));
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("hearth-stt")))
+        .filter(|p| p.is_file());
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("hearth-stt"))
+            .find(|p| p.is_file())
+    });
+    out.push(match beside.or(on_path) {
+        Some(p) => Finding::ok("whisper", format!("hearth-stt is {}", p.display())),
+        None => Finding::fail(
+            "whisper",
+            "hearth-stt is neither beside hearth nor on PATH",
+            "build it (cargo build --release -p hearth-stt) and install it beside hearth",
+        ),
+    });
+}
+
+#[cfg(feature = "tts")]
+fn check_voice(
+    config: &Config,
+    model_dir: Option<&Path>,
+    in_dir: &dyn Fn(&Path) -> PathBuf,
+    out: &mut Vec<Finding>,
+) {
+    let tts = match &config.tts.voice {
+        Some(v) => crate::tts::TtsConfig::new(in_dir(v)),
+        None => match crate::tts::TtsConfig::default_voice() {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(Finding::fail(
+                    "voice",
+                    e.to_string(),
+                    "run scripts/fetch-models tts",
+                ));
+                return;
+            }
+        },
+    };
+    out.push(stamped_file(
+        "voice",
+        &tts.model,
+        "run scripts/fetch-models tts, or name a Piper voice in [tts] voice",
+    ));
+    let dirs = crate::tts::ort_search_dirs(&tts.model);
+    out.push(
+        match crate::tts::find_ort_library(config.tts.onnxruntime.as_deref(), |k| std::env::var_os(k), &dirs) {
+            Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
+            Err(e) => Finding::fail("onnxruntime", e.to_string(), "run scripts/fetch-models tts (it puts libonnxruntime.so in the model directory), or set [tts] onnxruntime"),
+        },
+    );
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    out.push(
+        match crate::tts::find_espeak_data(
+            config.tts.espeak_data.as_deref(),
+            |k| std::env::var_os(k),
+            exe_dir.as_deref(),
+            "en",
+        ) {
+            Ok(p) => Finding::ok("espeak-ng", format!("data in {}", p.display())),
+            Err(e) => Finding::fail(
+                "espeak-ng",
+                e.to_string(),
+                "apt install espeak-ng-data, or set [tts] espeak_data",
+            ),
+        },
+    );
+    if config.listen.vad != Some(crate::config::Vad::Energy) {
+        let vad = match (&config.listen.silero_model, model_dir) {
+            (Some(m), _) => Some(in_dir(m)),
+            (None, Some(d)) => Some(d.join(crate::audio::silero::SILERO_FILE)),
+            (None, None) => None,
+        };
+        if let Some(v) = vad {
+            out.push(stamped_file(
+                "vad",
+                &v,
+                "run scripts/fetch-models vad, or set [listen] vad = \"energy\"",
+            ));
+        }
+    }
+}
+
+#[cfg(not(feature = "tts"))]
+fn check_voice(_: &Config, _: Option<&Path>, _: &dyn Fn(&Path) -> PathBuf, out: &mut Vec<Finding>) {
+    out.push(Finding::warn(
+        "voice",
+        "this build has no text to speech (built without the `tts` feature)",
+        "rebuild with default features for the voice daemon",
+    ));
+}
+
+fn check_audio(config: &Config, out: &mut Vec<Finding>) {
+    use crate::audio::DeviceSpec;
+    for (input, kind, named) in [
+        (true, "capture", &config.audio.mic),
+        (false, "playback", &config.audio.speaker),
+    ] {
+        let spec = match named.as_deref() {
+            None | Some("default") => DeviceSpec::default_device(),
+            Some(n) => DeviceSpec::named(n.to_string()),
+        };
+        match crate::audio::device::device_names(&spec, input) {
+            Ok(names) if names.is_empty() => out.push(Finding::fail(
+                "audio",
+                format!("no {kind} device"),
+                "plug in a USB microphone/speaker; under systemd the unit needs DeviceAllow=char-alsa and the audio group",
+            )),
+            Ok(names) => {
+                let wanted = named.as_deref().unwrap_or("default");
+                let id = wanted.split_once(':').map(|(_, id)| id).unwrap_or(wanted);
+                let found = wanted == "default" || names.iter().any(|n| n.contains(id));
+                out.push(if found {
+                    Finding::ok("audio", format!("{kind} {wanted:?} among {} device(s)", names.len()))
+                } else {
+                    Finding::warn(
+                        "audio",
+                        format!("no {kind} device named {wanted:?}; there are: {}", names.join(", ")),
+                        "set [audio] mic/speaker to one of those names",
+                    )
+                });
+            }
+            Err(e @ crate::audio::AudioError::NoDeviceSupport) => {
+                out.push(Finding::warn(
+                    "audio",
+                    e.to_string(),
+                    "fine for `hearth run --no-audio`; for a microphone, rebuild with default features",
+                ));
+                return;
+            }
+            Err(e) => out.push(Finding::fail("audio", e.to_string(), "check the sound devices (arecord -l, aplay -l)")),
+        }
+    }
+}
+
+async fn check_bus(config: &Config, flag: Option<BusKind>, out: &mut Vec<Finding>) {
+    let kind = flag
+        .or(config.bus.bus)
+        .unwrap_or(if crate::systemd::under_systemd() {
+            BusKind::System
+        } else {
+            BusKind::Session
+        });
+    let (address, builder) = match kind {
+        BusKind::None => {
+            out.push(Finding::ok("bus", "no D-Bus face (bus = \"none\")"));
+            return;
+        }
+        BusKind::Session => (BusAddress::Session, zbus::connection::Builder::session()),
+        BusKind::System => (BusAddress::System, zbus::connection::Builder::system()),
+    };
+    let conn = match tokio::time::timeout(NETWORK_TIMEOUT, builder.build()).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            out.push(Finding::fail(
+                "bus",
+                format!("cannot connect to the {address}: {e}"),
+                "start D-Bus (apt install dbus), or run hearth with --bus none",
+            ));
+            return;
+        }
+        Err(_) => {
+            out.push(Finding::fail(
+                "bus",
+                format!("the {address} did not answer"),
+                "check dbus-daemon",
+            ));
+            return;
+        }
+    };
+    out.push(Finding::ok("bus", format!("the {address} answers")));
+    if kind == BusKind::System {
+        let installed = ["/usr/share/dbus-1/system.d", "/etc/dbus-1/system.d"]
+            .iter()
+            .any(|d| Path::new(d).join("io.hearth.Agent1.conf").is_file());
+        out.push(if installed {
+            Finding::ok("bus", "the io.hearth.Agent1 policy is installed")
+        } else {
+            Finding::fail("bus", "no io.hearth.Agent1 policy in /usr/share/dbus-1/system.d", "install systemd/io.hearth.Agent1.conf there (systemd/install does) and reload dbus")
+        });
+    }
+    let owner = match (
+        zbus::fdo::DBusProxy::new(&conn).await,
+        zbus::names::BusName::from_static_str(crate::bus::NAME),
+    ) {
+        (Ok(p), Ok(name)) => p.get_name_owner(name).await.ok(),
+        _ => None,
+    };
+    out.push(match owner {
+        Some(o) => Finding::ok("bus", format!("{} is served (by {o})", crate::bus::NAME)),
+        None => Finding::warn(
+            "bus",
+            format!("nothing serves {} yet", crate::bus::NAME),
+            "start hearth (systemctl start hearth, or hearth run)",
+        ),
+    });
+}
+
+async fn check_tools(config: &Config, flag: Option<&Path>, out: &mut Vec<Finding>) {
+    let backends = match crate::tools::Backends::from_config(config) {
+        Ok(b) => Arc::new(b),
+        Err(e) => {
+            out.push(Finding::fail(
+                "tools",
+                e.to_string(),
+                "fix the file named in the config",
+            ));
+            Arc::new(crate::tools::Backends::none())
+        }
+    };
+    let dir = flag
+        .map(Path::to_path_buf)
+        .or_else(|| config.agent.tools.clone())
+        .or_else(|| std::env::var_os("HEARTH_TOOLS").map(PathBuf::from))
+        .or_else(|| Some(PathBuf::from("tools")).filter(|d| d.is_dir()));
+    let registry = match &dir {
+        None => {
+            out.push(Finding::warn(
+                "tools",
+                "no tools directory: only the built-in tools",
+                "set [agent] tools (e.g. /etc/hearth/tools) and copy manifests from tools/examples",
+            ));
+            None
+        }
+        Some(d) => match crate::tools::Registry::load(d, backends.clone()) {
+            Ok(r) => {
+                out.push(Finding::ok(
+                    "tools",
+                    format!("{} tools from {}", r.len(), d.display()),
+                ));
+                Some(r)
+            }
+            Err(e) => {
+                out.push(Finding::fail(
+                    "tools",
+                    e.to_string(),
+                    "fix the manifest named",
+                ));
+                None
+            }
+        },
+    };
+    if let Some(m) = &backends.mqtt {
+        out.push(match m.probe(NETWORK_TIMEOUT).await {
+            Ok(()) => Finding::ok("mqtt", "the broker accepts hearth's connection"),
+            Err(e) => Finding::fail(
+                "mqtt",
+                e,
+                "start the broker or fix [mqtt] url, username and password_file",
+            ),
+        });
+    }
+    if let Some(h) = &backends.homeassistant {
+        out.push(match h.probe(NETWORK_TIMEOUT).await {
+            Ok(msg) => Finding::ok("homeassistant", msg),
+            Err(e) => Finding::fail("homeassistant", e, "fix [homeassistant] url and token_file"),
+        });
+    }
+    let uses_gpio = config.gpio.chip.is_some()
+        || registry
+            .as_ref()
+            .is_some_and(|r| r.tools().iter().any(|t| t.executor.kind() == "gpio"));
+    if uses_gpio {
+        out.push(match backends.gpio.probe() {
+            Ok(chips) => Finding::ok("gpio", chips.join("; ")),
+            Err(e) => Finding::fail("gpio", e, "run on a board with GPIO, add the user to the gpio group (the unit does), or remove the gpio tools"),
+        });
+    }
+}
+
+/// The report as text: one line per finding, the fix indented below.
+pub fn render(report: &Report) -> String {
+    let mut s = String::new();
+    for f in &report.findings {
+        let tag = match f.level {
+            Level::Ok => " ok ",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        s.push_str(&format!("[{tag}] {:<13} {}\n", f.area, f.what));
+        if let Some(fix) = &f.fix {
+            s.push_str(&format!("       {:<13} fix: {fix}\n", ""));
+        }
+    }
+    s.push_str(if report.all_well() {
+        "all well\n"
+    } else {
+        "something is wrong: see FAIL above\n"
+    });
+    s
+}

@@ -1,0 +1,88 @@
+//! The event stream: what several parties care about (DESIGN.md, "Wiring"). The voice
+//! pipeline, the agent and the D-Bus face publish here; the D-Bus face turns the events
+//! into signals and its `State` property, and anyone else may subscribe (telemetry).
+//!
+//! A `tokio::sync::broadcast` channel: publishing never blocks and never fails for want of
+//! listeners; a listener that falls behind by more than [`CAPACITY`] events is told how
+//! many it missed.
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+/// Events kept for a slow listener before it starts missing them.
+pub const CAPACITY: usize = 256;
+
+/// What hearth is doing (the D-Bus `State` property).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activity {
+    /// Nothing: no microphone (`--no-audio`) and no turn running.
+    Idle,
+    /// Waiting for speech.
+    Listening,
+    /// A turn is running (recognising, generating, calling tools).
+    Thinking,
+    /// Playing a reply.
+    Speaking,
+}
+
+impl Activity {
+    /// `idle`, `listening`, `thinking` or `speaking`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activity::Idle => "idle",
+            Activity::Listening => "listening",
+            Activity::Thinking => "thinking",
+            Activity::Speaking => "speaking",
+        }
+    }
+}
+
+/// One event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// What hearth is doing changed.
+    Activity { activity: Activity },
+    /// Speech was recognised (the transcript a turn starts from).
+    Heard { text: String },
+    /// A turn's reply (sanitised text, as spoken or returned).
+    Replied { text: String },
+    /// A tool ran (for the model, or for a `CallTool` caller).
+    ToolCalled {
+        name: String,
+        /// The arguments, as JSON text.
+        arguments: String,
+        /// The output text, or the error message.
+        result: String,
+        /// `ok`, `empty` or `error`.
+        status: String,
+    },
+}
+
+/// The publishing side (cheap to clone). `subscribe()` gives a receiver.
+pub type Events = broadcast::Sender<Event>;
+
+/// A new event stream.
+pub fn channel() -> Events {
+    broadcast::channel(CAPACITY).0
+}
+
+/// Publish `event` if there is a stream (no listener is fine).
+pub fn publish(events: Option<&Events>, event: Event) {
+    if let Some(tx) = events {
+        let _ = tx.send(event);
+    }
+}
+
+impl Event {
+    /// The event of one tool outcome.
+    pub fn tool_called(o: &crate::tools::ToolOutcome) -> Event {
+        Event::ToolCalled {
+            name: o.name.clone(),
+            arguments: o.arguments.to_string(),
+            result: o.result.clone(),
+            status: o.status.as_str().to_string(),
+        }
+    }
+}

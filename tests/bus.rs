@@ -1,0 +1,396 @@
+//! The D-Bus face end to end: `hearth run --no-audio` on a private dbus-daemon, driven by
+//! the standard tools (busctl, gdbus), with the real model, a real mosquitto broker behind
+//! the shipped lights example, a tool provider in a second process, and systemd's notify
+//! protocol read from the socket the daemon is given.
+
+include!("common/services.rs");
+include!("common/model.rs");
+include!("common/daemon.rs");
+
+use std::time::{Duration, Instant};
+
+/// Every MQTT message on the broker, as (topic, payload), collected in the background.
+fn sniff(
+    rt: &tokio::runtime::Runtime,
+    broker: &Broker,
+) -> std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut opts = rumqttc::MqttOptions::new("sniffer", "127.0.0.1", broker.port);
+    opts.set_keep_alive(Duration::from_secs(5));
+    let (client, mut eventloop) = rumqttc::AsyncClient::new(opts, 64);
+    let s = seen.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(async move {
+        client
+            .subscribe("#", rumqttc::QoS::AtLeastOnce)
+            .await
+            .expect("subscribe");
+        let mut tx = Some(tx);
+        loop {
+            match eventloop.poll().await {
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::SubAck(_))) => {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                    s.lock().unwrap().push((
+                        p.topic.clone(),
+                        String::from_utf8_lossy(&p.payload).into_owned(),
+                    ))
+                }
+                Ok(_) => {}
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the sniffer subscribed");
+    seen
+}
+
+/// Wait until `seen` has a message on a topic containing `room`.
+fn wait_for_light(seen: &std::sync::Mutex<Vec<(String, String)>>, room: &str) -> (String, String) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(m) = seen.lock().unwrap().iter().find(|(t, _)| t.contains(room)) {
+            return m.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no MQTT message for {room}: {:?}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const AGENT: [&str; 3] = ["io.hearth.Agent1", "/io/hearth/Agent", "io.hearth.Agent1"];
+
+/// `busctl call io.hearth.Agent1 /io/hearth/Agent io.hearth.Agent1 METHOD SIG ARGS…`.
+fn call(bus: &PrivateBus, method: &str, sig: &str, args: &[&str]) -> (bool, String, String) {
+    let mut a = vec!["call", AGENT[0], AGENT[1], AGENT[2], method];
+    if !sig.is_empty() {
+        a.push(sig);
+    }
+    a.extend_from_slice(args);
+    bus_tool(bus, &a)
+}
+
+/// `gdbus call … --method io.hearth.Agent1.METHOD ARGS…`: gdbus names the D-Bus error.
+fn gcall(bus: &PrivateBus, method: &str, args: &[&str]) -> (bool, String, String) {
+    let m = format!("io.hearth.Agent1.{method}");
+    let mut a = vec![
+        "gdbus",
+        "call",
+        "--dest",
+        AGENT[0],
+        "--object-path",
+        AGENT[1],
+        "--method",
+        &m,
+    ];
+    a.extend_from_slice(args);
+    bus_tool(bus, &a)
+}
+
+/// The JSON string busctl prints for an `s` reply (`s "…"`).
+fn busctl_string(out: &str) -> String {
+    let quoted = out.trim().strip_prefix("s ").expect("an s reply");
+    serde_json::from_str(quoted).expect("busctl quotes like JSON")
+}
+
+fn provider_exe() -> std::path::PathBuf {
+    // target/debug/deps/bus-HASH → target/debug/examples/tool_provider
+    let exe = std::env::current_exe().expect("the test's path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target/debug");
+    let p = dir.join("examples/tool_provider");
+    assert!(
+        p.is_file(),
+        "{} is missing: `cargo test` builds the examples (cargo build --example tool_provider)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn the_face_on_a_private_bus() {
+    let Some(model) = qwen_path() else { return };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bus = PrivateBus::start();
+    let broker = Broker::start("face");
+    let seen = sniff(&rt, &broker);
+    let mut daemon = Daemon::start("face", &bus, &broker, &model, None);
+    let notes = daemon.wait_ready();
+    assert!(notes.iter().any(|m| m.starts_with("STATUS=")), "{notes:?}");
+
+    // introspection: the interface exactly as DESIGN.md names it
+    let (ok, xml, err) = bus_tool(&bus, &["introspect", "--xml-interface", AGENT[0], AGENT[1]]);
+    assert!(ok, "{err}");
+    for member in [
+        "<method name=\"Ask\">",
+        "<method name=\"ListTools\">",
+        "<method name=\"CallTool\">",
+        "<method name=\"Cancel\">",
+        "<method name=\"RegisterTool\">",
+        "<property name=\"State\" type=\"s\" access=\"read\"",
+        "<property name=\"Preset\" type=\"s\" access=\"read\"",
+        "<property name=\"Muted\" type=\"b\" access=\"readwrite\"",
+        "<signal name=\"Heard\">",
+        "<signal name=\"Replied\">",
+        "<signal name=\"ToolCalled\">",
+    ] {
+        assert!(xml.contains(member), "{member} not in\n{xml}");
+    }
+
+    // properties
+    let (_, state, _) = bus_tool(
+        &bus,
+        &["get-property", AGENT[0], AGENT[1], AGENT[2], "State"],
+    );
+    assert_eq!(state.trim(), "s \"idle\"");
+    let (_, preset, _) = bus_tool(
+        &bus,
+        &["get-property", AGENT[0], AGENT[1], AGENT[2], "Preset"],
+    );
+    assert_eq!(preset.trim(), "s \"qwen2.5-coder\"");
+    let (ok, _, err) = bus_tool(
+        &bus,
+        &[
+            "set-property",
+            AGENT[0],
+            AGENT[1],
+            AGENT[2],
+            "Muted",
+            "b",
+            "true",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (_, muted, _) = bus_tool(
+        &bus,
+        &["get-property", AGENT[0], AGENT[1], AGENT[2], "Muted"],
+    );
+    assert_eq!(muted.trim(), "b true");
+
+    // ListTools: the built-ins and the lights example
+    let (ok, out, err) = call(&bus, "ListTools", "", &[]);
+    assert!(ok, "{err}");
+    let tools: serde_json::Value = serde_json::from_str(&busctl_string(&out)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"set_light") && names.contains(&"get_time"),
+        "{names:?}"
+    );
+
+    // the signals a listener sees
+    let signals = rt.block_on(async {
+        let conn = bus.connect().await;
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface("io.hearth.Agent1")
+            .build()
+            .unwrap();
+        zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(64))
+            .await
+            .unwrap()
+    });
+
+    // CallTool: validated, run, and the message reaches the broker
+    let (ok, out, err) = call(
+        &bus,
+        "CallTool",
+        "ss",
+        &["set_light", r#"{"room":"kitchen","on":true}"#],
+    );
+    assert!(ok, "{err}\n{}", daemon.log());
+    let result: serde_json::Value = serde_json::from_str(&busctl_string(&out)).unwrap();
+    assert_eq!(result["status"], "ok", "{result}");
+    let (topic, payload) = wait_for_light(&seen, "kitchen");
+    assert!(payload.contains("ON"), "{topic}: {payload}");
+
+    let tool_called = rt.block_on(async {
+        use futures_util::StreamExt;
+        let mut signals = signals;
+        tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                let m = signals.next().await.unwrap().unwrap();
+                if m.header().member().map(|m| m.as_str()) == Some("ToolCalled") {
+                    return m
+                        .body()
+                        .deserialize::<(String, String, String, String)>()
+                        .unwrap();
+                }
+            }
+        })
+        .await
+        .expect("a ToolCalled signal")
+    });
+    assert_eq!(tool_called.0, "set_light");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&tool_called.1).unwrap(),
+        serde_json::json!({"room": "kitchen", "on": true})
+    );
+    assert_eq!(tool_called.3, "ok");
+
+    // the named errors, as gdbus reports them
+    for (args, name, fragment) in [
+        (
+            ["set_light", "{room: kitchen}"],
+            "io.hearth.Error.InvalidArguments",
+            "not valid JSON",
+        ),
+        (
+            ["set_light", "[1, 2]"],
+            "io.hearth.Error.InvalidArguments",
+            "must be a JSON object",
+        ),
+        (
+            ["open_garage", "{}"],
+            "io.hearth.Error.UnknownTool",
+            "no tool is named \"open_garage\"",
+        ),
+        (
+            ["set_light", r#"{"room":"garage","on":true}"#],
+            "io.hearth.Error.InvalidArguments",
+            "garage",
+        ),
+        (
+            ["set_light", r#"{"room":"kitchen"}"#],
+            "io.hearth.Error.InvalidArguments",
+            "on",
+        ),
+    ] {
+        let (ok, out, err) = gcall(&bus, "CallTool", &args);
+        assert!(!ok, "{args:?} succeeded: {out}");
+        assert!(
+            err.contains(name) && err.contains(fragment),
+            "{args:?}: {err}"
+        );
+    }
+    let (ok, _, err) = gcall(&bus, "Ask", &["   "]);
+    assert!(
+        !ok && err.contains("io.hearth.Error.InvalidArguments"),
+        "{err}"
+    );
+
+    // Ask: one turn of the real model, which calls the tool
+    let (ok, out, err) = call(&bus, "Ask", "s", &["Turn on the bedroom light."]);
+    assert!(ok, "{err}\n{}", daemon.log());
+    let reply = busctl_string(&out);
+    assert!(!reply.trim().is_empty(), "{out}");
+    let (_, payload) = wait_for_light(&seen, "bedroom");
+    assert!(payload.contains("ON"), "{payload}");
+
+    // a provider in a second process: registered, called, dropped when it leaves
+    let mut provider = std::process::Command::new(provider_exe())
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the provider");
+    let mut lines =
+        std::io::BufRead::lines(std::io::BufReader::new(provider.stdout.take().unwrap()));
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("registered get_weather"), "{first}");
+    let (ok, out, err) = call(
+        &bus,
+        "CallTool",
+        "ss",
+        &["get_weather", r#"{"city":"Paris"}"#],
+    );
+    assert!(ok, "{err}");
+    let result: serde_json::Value = serde_json::from_str(&busctl_string(&out)).unwrap();
+    assert_eq!(result["result"], "Sunny and 21 degrees in Paris.");
+    assert_eq!(
+        lines.next().unwrap().unwrap(),
+        r#"call get_weather {"city":"Paris"}"#
+    );
+    // its schema is enforced before it is called
+    let (ok, _, err) = gcall(&bus, "CallTool", &["get_weather", "{}"]);
+    assert!(
+        !ok && err.contains("io.hearth.Error.InvalidArguments"),
+        "{err}"
+    );
+    // a second provider may not take a name in use
+    let (ok, _, err) = gcall(
+        &bus,
+        "RegisterTool",
+        &[r#"{"name":"set_light","description":"Mine."}"#],
+    );
+    assert!(
+        !ok && err.contains("InvalidArguments") && err.contains("already offered"),
+        "{err}"
+    );
+
+    provider.kill().unwrap();
+    provider.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, out, _) = call(&bus, "ListTools", "", &[]);
+        if !out.contains("get_weather") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "get_weather was not dropped");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (ok, _, err) = gcall(&bus, "CallTool", &["get_weather", r#"{"city":"Paris"}"#]);
+    assert!(!ok && err.contains("io.hearth.Error.UnknownTool"), "{err}");
+}
+
+/// systemd's watchdog protocol: pings while every component answers, none once one is
+/// stuck (here the bus: its daemon is stopped), and a supervisor that restarts the
+/// service on the missed deadline (what systemd does with WatchdogSec) gets a ready
+/// daemon again.
+#[test]
+fn watchdog_pings_stop_when_a_component_hangs() {
+    let Some(model) = qwen_path() else { return };
+    let bus = PrivateBus::start();
+    let broker = Broker::start("dog");
+    let mut daemon = Daemon::start("dog", &bus, &broker, &model, Some(1000));
+    daemon.wait_ready();
+    let pings = daemon.messages(Duration::from_secs(3));
+    let n = pings.iter().filter(|m| *m == "WATCHDOG=1").count();
+    assert!(
+        n >= 4,
+        "expected a ping every 500 ms: {pings:?}\n{}",
+        daemon.log()
+    );
+
+    // stop the bus daemon: hearth's face cannot answer through it
+    let pid = bus.pid().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // pings already in flight may land; after that, none
+    let _ = daemon.messages(Duration::from_millis(1200));
+    let stuck = daemon.messages(Duration::from_secs(3));
+    let _ = std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status();
+    assert!(
+        !stuck.iter().any(|m| m == "WATCHDOG=1"),
+        "pinged while stuck: {stuck:?}"
+    );
+    assert!(
+        stuck
+            .iter()
+            .any(|m| m.starts_with("STATUS=not answering: bus")),
+        "{stuck:?}\n{}",
+        daemon.log()
+    );
+    // what systemd does on the missed deadline: abort and start again
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    drop(daemon);
+    let mut again = Daemon::start("dog2", &bus, &broker, &model, Some(1000));
+    again.wait_ready();
+    let pings = again.messages(Duration::from_secs(2));
+    assert!(pings.iter().any(|m| m == "WATCHDOG=1"), "{pings:?}");
+}

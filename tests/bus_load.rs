@@ -1,0 +1,120 @@
+//! Load on the D-Bus face: 1000 `Ask` calls from 20 concurrent clients (text mode, the real
+//! model). Every call gets a reply or `io.hearth.Error.Busy` (none is lost, none fails
+//! otherwise), and the daemon's RSS after equals its RSS before within 5 MB.
+
+include!("common/services.rs");
+include!("common/model.rs");
+include!("common/daemon.rs");
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CALLS: usize = 1000;
+const CLIENTS: usize = 20;
+const PROMPTS: [&str; 3] = [
+    "What time is it?",
+    "Turn off the kitchen light.",
+    "Turn on the living room light.",
+];
+
+#[derive(Default)]
+struct Tally {
+    replies: AtomicUsize,
+    busy: AtomicUsize,
+}
+
+async fn ask(conn: &zbus::Connection, text: &str) -> Result<String, zbus::Error> {
+    let reply = conn
+        .call_method(
+            Some("io.hearth.Agent1"),
+            "/io/hearth/Agent",
+            Some("io.hearth.Agent1"),
+            "Ask",
+            &(text,),
+        )
+        .await?;
+    reply.body().deserialize::<String>()
+}
+
+#[test]
+fn a_thousand_asks_from_twenty_clients() {
+    let Some(model) = qwen_path() else { return };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bus = PrivateBus::start();
+    let broker = Broker::start("load");
+    let mut daemon = Daemon::start("load", &bus, &broker, &model, None);
+    daemon.wait_ready();
+
+    // warm up: the prompt cache, the grammars, the allocator's arenas
+    rt.block_on(async {
+        let conn = bus.connect().await;
+        for p in PROMPTS.iter().cycle().take(6) {
+            ask(&conn, p).await.expect("a warm-up reply");
+        }
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let before = daemon.rss_kib();
+
+    let next = Arc::new(AtomicUsize::new(0));
+    let tally = Arc::new(Tally::default());
+    let start = Instant::now();
+    let failures: Vec<String> = rt.block_on(async {
+        let mut clients = Vec::new();
+        for _ in 0..CLIENTS {
+            let conn = bus.connect().await;
+            let (next, tally) = (next.clone(), tally.clone());
+            clients.push(tokio::spawn(async move {
+                let mut failures = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= CALLS {
+                        return failures;
+                    }
+                    match ask(&conn, PROMPTS[i % PROMPTS.len()]).await {
+                        Ok(reply) if !reply.trim().is_empty() => {
+                            tally.replies.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Ok(_) => failures.push(format!("call {i}: an empty reply")),
+                        Err(zbus::Error::MethodError(name, _, _))
+                            if name.as_str() == "io.hearth.Error.Busy" =>
+                        {
+                            tally.busy.fetch_add(1, Ordering::SeqCst);
+                            // a client that was told Busy waits a little before asking again
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        Err(e) => failures.push(format!("call {i}: {e}")),
+                    }
+                }
+            }));
+        }
+        let mut all = Vec::new();
+        for c in clients {
+            all.extend(c.await.expect("a client task"));
+        }
+        all
+    });
+    let took = start.elapsed();
+    // the clients' connections are closed: their conversations are dropped
+    std::thread::sleep(Duration::from_secs(2));
+    let after = daemon.rss_kib();
+    let replies = tally.replies.load(Ordering::SeqCst);
+    let busy = tally.busy.load(Ordering::SeqCst);
+    println!(
+        "{CALLS} Asks from {CLIENTS} clients in {:.1} s: {replies} replies, {busy} Busy, {} failed; RSS {before} KiB before, {after} KiB after ({:+} KiB)",
+        took.as_secs_f64(),
+        failures.len(),
+        after as i64 - before as i64
+    );
+    assert!(failures.is_empty(), "{failures:?}\n{}", daemon.log());
+    assert_eq!(replies + busy, CALLS, "every call answered");
+    assert!(replies >= CLIENTS, "too few served: {replies}");
+    assert!(
+        after.abs_diff(before) <= 5 * 1024,
+        "RSS {before} KiB before, {after} KiB after"
+    );
+    assert!(
+        daemon.child.try_wait().unwrap().is_none(),
+        "the daemon is still running"
+    );
+}

@@ -1,0 +1,143 @@
+// Real services for the home-device and D-Bus tests (included with `include!`): a private
+// `dbus-daemon` and a private `mosquitto` broker per test, each on its own socket or port
+// and killed when dropped. Both are Debian packages that `scripts/setup` installs; a
+// missing one fails the test with that fix.
+
+/// A private session bus (`dbus-daemon --session`); killed when dropped.
+#[allow(dead_code)]
+pub struct PrivateBus {
+    child: std::process::Child,
+    /// Its address (`unix:path=…,guid=…`), for `zbus::connection::Builder::address`,
+    /// `busctl --address` and `DBUS_SESSION_BUS_ADDRESS`.
+    pub address: String,
+}
+
+#[allow(dead_code)]
+impl PrivateBus {
+    pub fn start() -> PrivateBus {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start dbus-daemon ({e}): run scripts/setup (apt package dbus)")
+            });
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("dbus-daemon's stdout");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("dbus-daemon printed its address");
+        let address = line.trim().to_string();
+        assert!(address.starts_with("unix:"), "dbus-daemon printed {address:?}");
+        PrivateBus { child, address }
+    }
+
+    /// The daemon's process id (tests stop and continue it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// A zbus connection to this bus.
+    pub async fn connect(&self) -> zbus::Connection {
+        zbus::connection::Builder::address(self.address.as_str())
+            .build()
+            .await
+            .expect("connecting to the private bus")
+    }
+}
+
+impl Drop for PrivateBus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A private mosquitto broker on a free loopback port; killed when dropped.
+#[allow(dead_code)]
+pub struct Broker {
+    child: std::process::Child,
+    pub port: u16,
+    dir: std::path::PathBuf,
+}
+
+#[allow(dead_code)]
+impl Broker {
+    /// Start a broker that allows anonymous clients.
+    pub fn start(tag: &str) -> Broker {
+        Self::start_with(tag, "allow_anonymous true\n")
+    }
+
+    /// Start a broker with extra configuration lines (`password_file …`).
+    pub fn start_with(tag: &str, extra: &str) -> Broker {
+        let dir = std::env::temp_dir().join(format!("hearth-broker-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let port = free_port();
+        let conf = dir.join("mosquitto.conf");
+        std::fs::write(
+            &conf,
+            format!("listener {port} 127.0.0.1\npersistence false\nlog_dest stderr\n{extra}"),
+        )
+        .expect("writing mosquitto.conf");
+        let program = ["/usr/sbin/mosquitto", "mosquitto"]
+            .into_iter()
+            .find(|p| !p.starts_with('/') || std::path::Path::new(p).is_file())
+            .unwrap_or("mosquitto");
+        let log = std::fs::File::create(dir.join("mosquitto.log")).expect("a log file");
+        let child = std::process::Command::new(program)
+            .arg("-c")
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start mosquitto ({e}): run scripts/setup (apt package mosquitto)")
+            });
+        let broker = Broker { child, port, dir };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "mosquitto did not listen on {port}: {}",
+                broker.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        broker
+    }
+
+    /// `mqtt://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("mqtt://127.0.0.1:{}", self.port)
+    }
+
+    /// What the broker logged.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("mosquitto.log")).unwrap_or_default()
+    }
+
+    /// Its scratch directory (for password files and the like).
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A free loopback TCP port (bind :0, read it, let it go).
+#[allow(dead_code)]
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}

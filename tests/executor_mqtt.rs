@@ -1,0 +1,794 @@
+//! The `mqtt` executor against a real mosquitto: what arrives on the broker (topic, payload,
+//! QoS, retain, as a separate client sees it), state topics answered by a fake device,
+//! timeouts, a broker that is down, authentication, manifest errors, and the examples in
+//! tools/examples.
+
+include!("common/services.rs");
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hearth::config::{HomeAssistantSection, MqttSection};
+use hearth::toolcall::ToolCall;
+use hearth::tools::homeassistant::HaBackend;
+use hearth::tools::mqtt::MqttBackend;
+use hearth::tools::{parse_manifest, Backends, Registry, ToolStatus, ToolsError};
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, Publish, QoS};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+fn unique_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!("hearth-mqtt-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn section(url: &str) -> MqttSection {
+    MqttSection {
+        url: url.to_string(),
+        client_id: None,
+        username: None,
+        password_file: None,
+        keep_alive_s: None,
+    }
+}
+
+fn backends(section: &MqttSection) -> Arc<Backends> {
+    let mut b = Backends::none();
+    b.mqtt = Some(MqttBackend::new(section).unwrap());
+    Arc::new(b)
+}
+
+fn registry(manifest: &str, backends: Arc<Backends>) -> Registry {
+    let tools = parse_manifest(manifest, Path::new("/etc/hearth/tools/test.toml")).unwrap();
+    Registry::new(tools)
+        .unwrap()
+        .with_backends(backends)
+        .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        id: format!("{name}_0"),
+        name: name.into(),
+        arguments,
+    }
+}
+
+/// A plain MQTT client of the test: sees what arrives on `filter`, and can publish.
+struct Watcher {
+    client: AsyncClient,
+    rx: mpsc::UnboundedReceiver<Publish>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Watcher {
+    /// Subscribed (QoS 2, so a message keeps the QoS it was published with) once this returns.
+    async fn start(port: u16, filter: &str, login: Option<(&str, &str)>) -> Watcher {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut o = MqttOptions::new(
+            format!("test-watcher-{}-{n}", std::process::id()),
+            "127.0.0.1",
+            port,
+        );
+        if let Some((u, p)) = login {
+            o.set_credentials(u, p);
+        }
+        let (client, mut eventloop) = AsyncClient::new(o, 16);
+        client.subscribe(filter, QoS::ExactlyOnce).await.unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (subscribed_tx, subscribed_rx) = tokio::sync::oneshot::channel();
+        let mut subscribed_tx = Some(subscribed_tx);
+        let task = tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Packet::SubAck(_))) => {
+                        if let Some(t) = subscribed_tx.take() {
+                            let _ = t.send(());
+                        }
+                    }
+                    Ok(Event::Incoming(Packet::Publish(p))) => {
+                        let _ = tx.send(p);
+                    }
+                    Ok(_) => {}
+                    Err(e) => panic!("the test's MQTT client failed: {e}"),
+                }
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(5), subscribed_rx)
+            .await
+            .expect("the watcher's subscription was acknowledged")
+            .unwrap();
+        Watcher { client, rx, task }
+    }
+
+    async fn next(&mut self) -> Publish {
+        tokio::time::timeout(Duration::from_secs(5), self.rx.recv())
+            .await
+            .expect("a message within 5 s")
+            .expect("the watcher is running")
+    }
+
+    /// Nothing more arrives within `wait`.
+    async fn quiet(&mut self, wait: Duration) {
+        if let Ok(Some(p)) = tokio::time::timeout(wait, self.rx.recv()).await {
+            panic!("unexpected message on {}: {:?}", p.topic, p.payload);
+        }
+    }
+}
+
+const LIGHT: &str = r#"
+[[tool]]
+name = "light"
+description = "Set a light."
+[tool.parameters]
+type = "object"
+required = ["room", "on"]
+additionalProperties = false
+[tool.parameters.properties.room]
+type = "string"
+[tool.parameters.properties.on]
+type = "boolean"
+[tool.parameters.properties.brightness]
+type = "integer"
+[tool.mqtt]
+topic = "zigbee2mqtt/{{ room }} light/set"
+payload = { state = "{{ 'ON' if on else 'OFF' }}", brightness = "{{ brightness }}", transition = 2, color = { x = 0.3, label = "{{ room | upper }}" } }
+"#;
+
+#[tokio::test]
+async fn json_payload_keeps_types_and_arrives_on_the_exact_topic() {
+    let broker = Broker::start("json");
+    let r = registry(LIGHT, backends(&section(&broker.url())));
+    let mut w = Watcher::start(broker.port, "zigbee2mqtt/#", None).await;
+
+    let o = r
+        .call(&call(
+            "light",
+            json!({"room": "living room", "on": true, "brightness": 40}),
+        ))
+        .await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(o.result, "published to zigbee2mqtt/living room light/set");
+    let p = w.next().await;
+    assert_eq!(p.topic, "zigbee2mqtt/living room light/set");
+    assert_eq!(
+        std::str::from_utf8(&p.payload).unwrap(),
+        r#"{"state":"ON","brightness":40,"transition":2,"color":{"x":0.3,"label":"LIVING ROOM"}}"#
+    );
+    assert_eq!(p.qos, QoS::AtLeastOnce, "qos 1 is the default");
+    assert!(!p.retain);
+
+    // a missing argument the payload reads is an error, and nothing is sent
+    let o = r
+        .call(&call("light", json!({"room": "kitchen", "on": false})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+    assert!(
+        o.result.starts_with("light: cannot build mqtt.payload") && o.result.contains("brightness"),
+        "{}",
+        o.result
+    );
+    w.quiet(Duration::from_millis(300)).await;
+
+    // calls in parallel share the one connection; each gets its own acknowledgement
+    let r = Arc::new(r);
+    let calls: Vec<ToolCall> = (0..20)
+        .map(|i| ToolCall {
+            id: format!("c{i}"),
+            name: "light".into(),
+            arguments: json!({"room": format!("room{i}"), "on": i % 2 == 0, "brightness": i}),
+        })
+        .collect();
+    let outcomes = Arc::clone(&r).call_all(calls).await;
+    for (i, o) in outcomes.iter().enumerate() {
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+        assert_eq!(
+            o.result,
+            format!("published to zigbee2mqtt/room{i} light/set")
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..20 {
+        seen.push(w.next().await.topic);
+    }
+    seen.sort();
+    let mut want: Vec<String> = (0..20)
+        .map(|i| format!("zigbee2mqtt/room{i} light/set"))
+        .collect();
+    want.sort();
+    assert_eq!(seen, want);
+}
+
+#[tokio::test]
+async fn string_payload_is_sent_as_text_with_its_qos_and_retain() {
+    let broker = Broker::start("text");
+    let manifest = r#"
+[[tool]]
+name = "plug"
+description = "Switch a plug."
+[tool.parameters]
+type = "object"
+required = ["on"]
+[tool.parameters.properties.on]
+type = "boolean"
+[tool.mqtt]
+topic = "cmnd/kettle/POWER"
+payload = "{{ 'ON' if on else 'OFF' }}"
+qos = 2
+retain = true
+
+[[tool]]
+name = "quick"
+description = "Fire and forget."
+[tool.mqtt]
+topic = "home/ping"
+payload = "\"quoted\" text"
+qos = 0
+"#;
+    let r = registry(manifest, backends(&section(&broker.url())));
+    let mut w = Watcher::start(broker.port, "#", None).await;
+
+    let o = r.call(&call("plug", json!({"on": true}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(o.result, "published to cmnd/kettle/POWER");
+    let p = w.next().await;
+    assert_eq!(p.topic, "cmnd/kettle/POWER");
+    assert_eq!(&p.payload[..], b"ON", "a string payload is not JSON-quoted");
+    assert_eq!(p.qos, QoS::ExactlyOnce);
+
+    let o = r.call(&call("quick", json!({}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    let p = w.next().await;
+    assert_eq!(p.topic, "home/ping");
+    assert_eq!(&p.payload[..], b"\"quoted\" text");
+    assert_eq!(p.qos, QoS::AtMostOnce);
+
+    // the broker kept the retained one: a late subscriber gets it, flagged retained
+    let mut late = Watcher::start(broker.port, "cmnd/kettle/POWER", None).await;
+    let p = late.next().await;
+    assert!(p.retain, "retain = true reaches the broker");
+    assert_eq!(&p.payload[..], b"ON");
+    let mut late = Watcher::start(broker.port, "home/ping", None).await;
+    late.quiet(Duration::from_millis(300)).await;
+}
+
+const KETTLE: &str = r#"
+[[tool]]
+name = "kettle"
+description = "Switch the kettle."
+[tool.parameters]
+type = "object"
+required = ["on"]
+[tool.parameters.properties.on]
+type = "boolean"
+[tool.mqtt]
+topic = "cmnd/kettle/POWER"
+payload = "{{ 'ON' if on else 'OFF' }}"
+state_topic = "stat/kettle/POWER"
+timeout_ms = 3000
+"#;
+
+#[tokio::test]
+async fn state_topic_gives_the_devices_answer() {
+    let broker = Broker::start("state");
+    // an old retained state must not be taken for the answer
+    let old = Watcher::start(broker.port, "unused/topic", None).await;
+    old.client
+        .publish("stat/kettle/POWER", QoS::AtLeastOnce, true, "STALE")
+        .await
+        .unwrap();
+    // the broker has it once a new subscriber is given it
+    let mut check = Watcher::start(broker.port, "stat/kettle/POWER", None).await;
+    assert_eq!(&check.next().await.payload[..], b"STALE");
+    // the fake device: answers each command on its state topic, as Tasmota does
+    let mut device = Watcher::start(broker.port, "cmnd/kettle/POWER", None).await;
+    let device_task = tokio::spawn(async move {
+        while let Some(cmd) = device.rx.recv().await {
+            let answer: Vec<u8> = match &cmd.payload[..] {
+                b"ON" => b"  ON \n".to_vec(),
+                _ => vec![b'x'; 5000],
+            };
+            device
+                .client
+                .publish("stat/kettle/POWER", QoS::AtMostOnce, false, answer)
+                .await
+                .unwrap();
+        }
+    });
+    let r = registry(KETTLE, backends(&section(&broker.url())));
+    for _ in 0..2 {
+        let o = r.call(&call("kettle", json!({"on": true}))).await;
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+        assert_eq!(o.result, "ON");
+    }
+    let o = r.call(&call("kettle", json!({"on": false}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert!(
+        o.result
+            .ends_with("[state cut: 5000 bytes, only the first 4096 kept]"),
+        "{}",
+        &o.result[o.result.len() - 80..]
+    );
+    assert!(o.result.starts_with(&"x".repeat(4096)));
+    device_task.abort();
+}
+
+#[tokio::test]
+async fn no_state_in_time_is_an_error() {
+    let broker = Broker::start("timeout");
+    let mut w = Watcher::start(broker.port, "cmnd/#", None).await;
+    let r = registry(
+        &KETTLE.replace("timeout_ms = 3000", "timeout_ms = 600"),
+        backends(&section(&broker.url())),
+    );
+    let t = Instant::now();
+    let o = r.call(&call("kettle", json!({"on": true}))).await;
+    let elapsed = t.elapsed();
+    assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+    assert_eq!(
+        o.result,
+        format!("kettle: published to cmnd/kettle/POWER on the MQTT broker at 127.0.0.1:{}, but no state arrived on stat/kettle/POWER within 600 ms (is the device on and paired? check mqtt.state_topic in the manifest)", broker.port)
+    );
+    assert!(
+        elapsed >= Duration::from_millis(550) && elapsed < Duration::from_millis(2000),
+        "{elapsed:?}"
+    );
+    // the command itself went out
+    assert_eq!(&w.next().await.payload[..], b"ON");
+}
+
+#[tokio::test]
+async fn broker_down_is_an_error_naming_the_address_within_the_timeout() {
+    let port = free_port();
+    let url = format!("mqtt://127.0.0.1:{port}");
+    let b = backends(&section(&url));
+    for timeout_ms in [3000, 400] {
+        let r = registry(
+            &KETTLE
+                .replace("timeout_ms = 3000", &format!("timeout_ms = {timeout_ms}"))
+                .replace("state_topic", "# state_topic"),
+            Arc::clone(&b),
+        );
+        let t = Instant::now();
+        let o = r.call(&call("kettle", json!({"on": true}))).await;
+        let elapsed = t.elapsed();
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+        assert!(
+            o.result.starts_with(&format!(
+                "kettle: cannot reach the MQTT broker at 127.0.0.1:{port}: connection refused"
+            )) && o.result.contains("[mqtt] url"),
+            "{}",
+            o.result
+        );
+        assert!(
+            elapsed < Duration::from_millis(timeout_ms + 500),
+            "{elapsed:?} for {timeout_ms} ms"
+        );
+    }
+    let e = b
+        .mqtt
+        .as_ref()
+        .unwrap()
+        .probe(Duration::from_secs(2))
+        .await
+        .unwrap_err();
+    assert!(
+        e.contains(&format!("127.0.0.1:{port}")) && e.contains("connection refused"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn authentication_failure_and_success() {
+    if !Path::new("/usr/bin/mosquitto_passwd").is_file() {
+        eprintln!("SKIPPED authentication_failure_and_success: /usr/bin/mosquitto_passwd is missing (apt package mosquitto)");
+        return;
+    }
+    let dir = unique_dir("auth");
+    let passwd = dir.join("passwd");
+    let status = std::process::Command::new("/usr/bin/mosquitto_passwd")
+        .arg("-b")
+        .arg("-c")
+        .arg(&passwd)
+        .args(["hearth", "s3cret"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let broker = Broker::start_with(
+        "auth",
+        &format!(
+            "allow_anonymous false\npassword_file {}\n",
+            passwd.display()
+        ),
+    );
+    let good = dir.join("good");
+    std::fs::write(&good, "s3cret\n").unwrap();
+    let bad = dir.join("bad");
+    std::fs::write(&bad, "wrong\n").unwrap();
+    let with = |user: Option<&str>, file: Option<&PathBuf>| MqttSection {
+        username: user.map(str::to_string),
+        password_file: file.cloned(),
+        ..section(&broker.url())
+    };
+    let manifest = KETTLE.replace("state_topic", "# state_topic");
+    let addr = format!("127.0.0.1:{}", broker.port);
+
+    for (label, s) in [
+        ("anonymous", with(None, None)),
+        ("wrong password", with(Some("hearth"), Some(&bad))),
+    ] {
+        let b = backends(&s);
+        let r = registry(&manifest, Arc::clone(&b));
+        let t = Instant::now();
+        let o = r.call(&call("kettle", json!({"on": true}))).await;
+        assert_eq!(o.status, ToolStatus::Error, "{label}: {}", o.result);
+        assert!(
+            o.result.starts_with(&format!(
+                "kettle: the MQTT broker at {addr} refused the connection: not authorised"
+            )) && o.result.contains("password_file"),
+            "{label}: {}",
+            o.result
+        );
+        assert!(t.elapsed() < Duration::from_millis(3500), "{label}");
+        let e = b
+            .mqtt
+            .as_ref()
+            .unwrap()
+            .probe(Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(e.contains("not authorised"), "{label}: {e}");
+    }
+
+    let b = backends(&with(Some("hearth"), Some(&good)));
+    b.mqtt
+        .as_ref()
+        .unwrap()
+        .probe(Duration::from_secs(2))
+        .await
+        .unwrap();
+    let mut w = Watcher::start(broker.port, "cmnd/#", Some(("hearth", "s3cret"))).await;
+    let r = registry(&manifest, b);
+    let o = r.call(&call("kettle", json!({"on": false}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(&w.next().await.payload[..], b"OFF");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn probe_accepts_a_running_broker() {
+    let broker = Broker::start("probe");
+    let b = MqttBackend::new(&section(&broker.url())).unwrap();
+    b.probe(Duration::from_secs(2)).await.unwrap();
+}
+
+/// The load error of a one-tool manifest with this `[tool.mqtt]` body.
+fn load_error(mqtt: &str) -> String {
+    let text = format!(
+        "[[tool]]\nname = \"t\"\ndescription = \"x\"\n[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.room]\ntype = \"string\"\n[tool.mqtt]\n{mqtt}\n"
+    );
+    match parse_manifest(&text, Path::new("/etc/hearth/tools/bad.toml")) {
+        Ok(_) => panic!("expected {mqtt:?} to fail the load"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.contains("/etc/hearth/tools/bad.toml"), "{msg}");
+            msg
+        }
+    }
+}
+
+#[test]
+fn manifest_load_errors_name_the_field_and_the_fix() {
+    let e = load_error("topic = \"a/b\"\nqos = 3");
+    assert!(
+        e.contains("mqtt.qos") && e.contains("must be 0, 1 or 2"),
+        "{e}"
+    );
+    let e = load_error("topic = \"zigbee2mqtt/+/set\"");
+    assert!(e.contains("mqtt.topic") && e.contains("wildcard"), "{e}");
+    let e = load_error("topic = \"z/{{ room }}\"\nstate_topic = \"z/#\"");
+    assert!(
+        e.contains("mqtt.state_topic") && e.contains("wildcard"),
+        "{e}"
+    );
+    let e = load_error("topic = \"z/{{ rooom }}/set\"");
+    assert!(
+        e.contains("mqtt.topic uses `rooom`") && e.contains("use one of room"),
+        "{e}"
+    );
+    let e = load_error("topic = \"z\"\npayload = { state = \"{{ on }}\" }");
+    assert!(e.contains("mqtt.payload.state uses `on`"), "{e}");
+    let e = load_error("topic = \"z\"\nbroker = \"mqtt://elsewhere\"");
+    assert!(e.contains("unknown field") && e.contains("broker"), "{e}");
+    let e = load_error("topic = \"z\"\ntimeout_ms = 0");
+    assert!(e.contains("mqtt.timeout_ms"), "{e}");
+
+    // an mqtt tool without [mqtt] in hearth.toml fails the registry, naming the fix
+    let tools = parse_manifest(KETTLE, Path::new("/x/k.toml")).unwrap();
+    let e = Registry::new(tools)
+        .unwrap()
+        .with_backends(Arc::new(Backends::none()))
+        .unwrap_err();
+    assert!(matches!(e, ToolsError::NoBackend { .. }), "{e}");
+    assert!(e.to_string().contains("[mqtt]"), "{e}");
+}
+
+#[tokio::test]
+async fn a_rendered_wildcard_topic_is_never_sent() {
+    let broker = Broker::start("wild");
+    let r = registry(LIGHT, backends(&section(&broker.url())));
+    let mut w = Watcher::start(broker.port, "#", None).await;
+    let o = r
+        .call(&call(
+            "light",
+            json!({"room": "+", "on": true, "brightness": 1}),
+        ))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(
+        o.result
+            .starts_with("light: mqtt.topic rendered to \"zigbee2mqtt/+ light/set\"")
+            && o.result.contains("wildcard"),
+        "{}",
+        o.result
+    );
+    let raw = r#"
+[[tool]]
+name = "raw"
+description = "Publish to a topic."
+[tool.parameters]
+type = "object"
+required = ["t"]
+[tool.parameters.properties.t]
+type = "string"
+[tool.mqtt]
+topic = "{{ t }}"
+"#;
+    let r = registry(raw, backends(&section(&broker.url())));
+    let o = r.call(&call("raw", json!({"t": ""}))).await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(
+        o.result
+            .starts_with("raw: mqtt.topic rendered to an empty topic"),
+        "{}",
+        o.result
+    );
+    let o = r.call(&call("raw", json!({"t": "a/#"}))).await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(o.result.contains("wildcard"), "{}", o.result);
+    w.quiet(Duration::from_millis(300)).await;
+    // and a good one goes out, with an empty payload when the manifest has none
+    let o = r.call(&call("raw", json!({"t": "a/b"}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    let p = w.next().await;
+    assert_eq!((p.topic.as_str(), p.payload.len()), ("a/b", 0));
+}
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples")
+}
+
+/// Backends with both a broker and Home Assistant (a token in a temp dir).
+fn full_backends(mqtt_url: &str) -> Arc<Backends> {
+    let dir = unique_dir("ha-token");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "test-token\n").unwrap();
+    let ha = HaBackend::new(&HomeAssistantSection {
+        url: format!("http://127.0.0.1:{}", free_port()),
+        token_file,
+    })
+    .unwrap();
+    let mut b = Backends::none();
+    b.mqtt = Some(MqttBackend::new(&section(mqtt_url)).unwrap());
+    b.homeassistant = Some(ha);
+    Arc::new(b)
+}
+
+#[test]
+fn every_example_manifest_loads() {
+    let tools = hearth::tools::manifest::load_dir(examples_dir()).unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+    let mine = [
+        "set_light",
+        "set_plug",
+        "set_switch",
+        "set_thermostat",
+        "get_temperature",
+        "activate_scene",
+    ];
+    for name in mine {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    for t in tools
+        .iter()
+        .filter(|t| mine.contains(&t.spec.name.as_str()))
+    {
+        assert!(
+            t.spec.description.len() <= 80,
+            "{}: keep descriptions short ({} chars)",
+            t.spec.name,
+            t.spec.description.len()
+        );
+    }
+    let r = Registry::new(tools)
+        .unwrap()
+        .with_backends(full_backends("mqtt://127.0.0.1:1883"))
+        .unwrap();
+    assert!(r.get("set_light").is_some());
+}
+
+#[tokio::test]
+async fn the_lights_example_publishes_zigbee2mqtt_messages() {
+    let broker = Broker::start("lights");
+    let tools = hearth::tools::manifest::load_dir(examples_dir()).unwrap();
+    let r = Registry::new(tools)
+        .unwrap()
+        .with_backends(full_backends(&broker.url()))
+        .unwrap();
+    let mut w = Watcher::start(broker.port, "zigbee2mqtt/#", None).await;
+
+    let c = call(
+        "set_light",
+        json!({"room": "living room", "on": true, "brightness": 50}),
+    );
+    let o = r.call(&c).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(o.result, "published to zigbee2mqtt/living room light/set");
+    let p = w.next().await;
+    assert_eq!(p.topic, "zigbee2mqtt/living room light/set");
+    let sent: Value = serde_json::from_slice(&p.payload).unwrap();
+    assert_eq!(sent, json!({"state": "ON", "brightness": 127}));
+    assert_eq!(p.qos, QoS::AtLeastOnce);
+    assert_eq!(
+        r.confirmation(&c, &o.result).as_deref(),
+        Some("The living room light is on.")
+    );
+
+    let o = r
+        .call(&call("set_light", json!({"room": "kitchen", "on": false})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    let p = w.next().await;
+    assert_eq!(p.topic, "zigbee2mqtt/kitchen light/set");
+    let sent: Value = serde_json::from_slice(&p.payload).unwrap();
+    assert_eq!(
+        sent,
+        json!({"state": "OFF"}),
+        "no brightness when none is given"
+    );
+
+    // the schema bounds brightness: an out-of-range call never runs
+    let o = r
+        .call(&call(
+            "set_light",
+            json!({"room": "kitchen", "on": true, "brightness": 150}),
+        ))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+    w.quiet(Duration::from_millis(300)).await;
+}
+
+/// A mosquitto on a given port, so a test can stop it and start it again at the same
+/// address; killed when dropped.
+struct FixedBroker(std::process::Child);
+
+impl FixedBroker {
+    fn start(port: u16, dir: &Path) -> FixedBroker {
+        let conf = dir.join("fixed.conf");
+        std::fs::write(
+            &conf,
+            format!("listener {port} 127.0.0.1\npersistence false\nallow_anonymous true\n"),
+        )
+        .unwrap();
+        let program = if Path::new("/usr/sbin/mosquitto").is_file() {
+            "/usr/sbin/mosquitto"
+        } else {
+            "mosquitto"
+        };
+        let child = std::process::Command::new(program)
+            .arg("-c")
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("mosquitto (run scripts/setup)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "mosquitto did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        FixedBroker(child)
+    }
+}
+
+impl Drop for FixedBroker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_connection_comes_back_after_the_broker_restarts() {
+    let dir = unique_dir("restart");
+    let port = free_port();
+    let url = format!("mqtt://127.0.0.1:{port}");
+    let manifest = format!(
+        "{KETTLE}\n[[tool]]\nname = \"ping\"\ndescription = \"x\"\n[tool.mqtt]\ntopic = \"home/ping\"\npayload = \"1\"\ntimeout_ms = 3000\n"
+    );
+    let r = registry(&manifest, backends(&section(&url)));
+
+    let first = FixedBroker::start(port, &dir);
+    let o = r.call(&call("ping", json!({}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    drop(first);
+
+    // while it is down: an error naming the broker, well within the timeout
+    let t = Instant::now();
+    let o = r.call(&call("ping", json!({}))).await;
+    assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+    assert!(
+        o.result.starts_with("ping: ") && o.result.contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        o.result
+    );
+    assert!(
+        t.elapsed() < Duration::from_millis(3500),
+        "{:?}",
+        t.elapsed()
+    );
+
+    // back up: the kept connection reconnects by itself
+    let _second = FixedBroker::start(port, &dir);
+    let mut w = Watcher::start(port, "home/#", None).await;
+    let deadline = Instant::now() + Duration::from_secs(8);
+    loop {
+        let o = r.call(&call("ping", json!({}))).await;
+        if o.status == ToolStatus::Ok {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no reconnection: {}", o.result);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(w.next().await.topic, "home/ping");
+    // nothing queued during the outage goes out late
+    w.quiet(Duration::from_millis(300)).await;
+
+    // state topics are subscribed again on the new session
+    let mut device = Watcher::start(port, "cmnd/kettle/POWER", None).await;
+    let device_task = tokio::spawn(async move {
+        while let Some(cmd) = device.rx.recv().await {
+            device
+                .client
+                .publish(
+                    "stat/kettle/POWER",
+                    QoS::AtMostOnce,
+                    false,
+                    cmd.payload.to_vec(),
+                )
+                .await
+                .unwrap();
+        }
+    });
+    let o = r.call(&call("kettle", json!({"on": false}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(o.result, "OFF");
+    device_task.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+}
