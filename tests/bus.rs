@@ -67,9 +67,9 @@ fn wait_for_light(seen: &std::sync::Mutex<Vec<(String, String)>>, room: &str) ->
 
 const AGENT: [&str; 3] = ["io.hearth.Agent1", "/io/hearth/Agent", "io.hearth.Agent1"];
 
-/// `busctl call io.hearth.Agent1 /io/hearth/Agent io.hearth.Agent1 METHOD SIG ARGS…`.
+/// `busctl --json=short call io.hearth.Agent1 /io/hearth/Agent io.hearth.Agent1 METHOD SIG ARGS…`.
 fn call(bus: &PrivateBus, method: &str, sig: &str, args: &[&str]) -> (bool, String, String) {
-    let mut a = vec!["call", AGENT[0], AGENT[1], AGENT[2], method];
+    let mut a = vec!["--json=short", "call", AGENT[0], AGENT[1], AGENT[2], method];
     if !sig.is_empty() {
         a.push(sig);
     }
@@ -94,10 +94,11 @@ fn gcall(bus: &PrivateBus, method: &str, args: &[&str]) -> (bool, String, String
     bus_tool(bus, &a)
 }
 
-/// The JSON string busctl prints for an `s` reply (`s "…"`).
+/// The string of an `s` reply as `busctl --json=short` prints it (`{"type":"s","data":["…"]}`).
 fn busctl_string(out: &str) -> String {
-    let quoted = out.trim().strip_prefix("s ").expect("an s reply");
-    serde_json::from_str(quoted).expect("busctl quotes like JSON")
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("busctl's JSON");
+    assert_eq!(v["type"], "s", "{out}");
+    v["data"][0].as_str().expect("one string").to_string()
 }
 
 fn provider_exe() -> std::path::PathBuf {

@@ -1,6 +1,8 @@
 //! Load on the D-Bus face: 1000 `Ask` calls from 20 concurrent clients (text mode, the real
 //! model). Every call gets a reply or `io.hearth.Error.Busy` (none is lost, none fails
-//! otherwise), and the daemon's RSS after equals its RSS before within 5 MB.
+//! otherwise), the calls that queue behind a running turn are served, and the daemon's RSS
+//! after equals its RSS before within 5 MB. A client told Busy asks again 20 ms later, so
+//! most of the 1000 are refused: one turn takes about a second on two cores.
 
 include!("common/services.rs");
 include!("common/model.rs");
@@ -108,7 +110,11 @@ fn a_thousand_asks_from_twenty_clients() {
     );
     assert!(failures.is_empty(), "{failures:?}\n{}", daemon.log());
     assert_eq!(replies + busy, CALLS, "every call answered");
-    assert!(replies >= CLIENTS, "too few served: {replies}");
+    // the first wave alone is served whole: one turn running and the queue behind it
+    assert!(
+        replies > hearth::bus::QUEUE_LIMIT,
+        "the queued calls were not served: {replies} replies"
+    );
     assert!(
         after.abs_diff(before) <= 5 * 1024,
         "RSS {before} KiB before, {after} KiB after"

@@ -80,8 +80,10 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// True when the test may do what needs root. Not root: a failure saying so, or with
-/// HEARTH_SKIP_ROOT_TESTS=1 a printed skip.
+/// True when the test may do what needs root. Not root but `sudo -n` works (a CI machine
+/// with passwordless sudo): this test is run again under sudo, its result asserted, and
+/// false returned. Otherwise a failure saying so, or with HEARTH_SKIP_ROOT_TESTS=1 a
+/// printed skip.
 fn root_or_skip(what: &str) -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } == 0 {
@@ -90,6 +92,31 @@ fn root_or_skip(what: &str) -> bool {
     if std::env::var("HEARTH_SKIP_ROOT_TESTS").as_deref() == Ok("1") {
         eprintln!(
             "SKIPPED: {what} needs root; HEARTH_SKIP_ROOT_TESTS=1 is set (CI runs it as root)"
+        );
+        return false;
+    }
+    let sudo = Command::new("sudo")
+        .args(["-n", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if sudo {
+        // libtest names each test's thread after the test
+        let name = std::thread::current()
+            .name()
+            .expect("libtest names the test thread")
+            .to_string();
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let status = Command::new("sudo")
+            .args(["-n", "--preserve-env"])
+            .arg(&exe)
+            .args(["--exact", &name, "--nocapture", "--include-ignored"])
+            .status()
+            .expect("running the test under sudo");
+        assert!(
+            status.success(),
+            "{what}: {name} failed when run as root (sudo)"
         );
         return false;
     }
