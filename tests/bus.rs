@@ -280,13 +280,61 @@ fn the_face_on_a_private_bus() {
         "{err}"
     );
 
-    // Ask: one turn of the real model, which calls the tool
+    // Ask: one turn of the real model, which calls the tool; State goes thinking → idle
+    // and the reply is signalled
+    let during = rt.block_on(async {
+        let conn = bus.connect().await;
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .sender("io.hearth.Agent1")
+            .build()
+            .unwrap();
+        let stream =
+            zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(64))
+                .await
+                .unwrap();
+        (conn, stream)
+    });
     let (ok, out, err) = call(&bus, "Ask", "s", &["Turn on the bedroom light."]);
     assert!(ok, "{err}\n{}", daemon.log());
     let reply = busctl_string(&out);
     assert!(!reply.trim().is_empty(), "{out}");
     let (_, payload) = wait_for_light(&seen, "bedroom");
     assert!(payload.contains("ON"), "{payload}");
+    let (states, replied) = rt.block_on(async {
+        use futures_util::StreamExt;
+        let (_conn, mut stream) = during;
+        let mut states = Vec::new();
+        let mut replied = None;
+        let _ = tokio::time::timeout(Duration::from_secs(3), async {
+            while let Some(Ok(m)) = stream.next().await {
+                match m.header().member().map(|m| m.to_string()).as_deref() {
+                    Some("PropertiesChanged") => {
+                        let (_, changed, _) = m
+                            .body()
+                            .deserialize::<(
+                                String,
+                                std::collections::HashMap<String, zbus::OwnedVariant>,
+                                Vec<String>,
+                            )>()
+                            .unwrap();
+                        if let Some(v) = changed.get("State") {
+                            states.push(String::try_from(v.clone()).unwrap());
+                        }
+                    }
+                    Some("Replied") => replied = Some(m.body().deserialize::<String>().unwrap()),
+                    _ => {}
+                }
+                if states.len() >= 2 && replied.is_some() {
+                    break;
+                }
+            }
+        })
+        .await;
+        (states, replied)
+    });
+    assert_eq!(states, ["thinking", "idle"]);
+    assert_eq!(replied.as_deref(), Some(reply.as_str()));
 
     // a provider in a second process: registered, called, dropped when it leaves
     let mut provider = std::process::Command::new(provider_exe())
@@ -394,4 +442,104 @@ fn watchdog_pings_stop_when_a_component_hangs() {
     again.wait_ready();
     let pings = again.messages(Duration::from_secs(2));
     assert!(pings.iter().any(|m| m == "WATCHDOG=1"), "{pings:?}");
+}
+
+/// `hearth doctor`: every check reported, a broker that answers and one that does not, and
+/// the exit status saying whether anything failed.
+#[test]
+fn doctor_reports_each_check_and_its_fix() {
+    let broker = Broker::start("doctor");
+    let dir = std::env::temp_dir().join(format!("hearth-doctor-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
+    std::fs::copy(examples.join("lights.toml"), dir.join("tools/lights.toml")).unwrap();
+    let doctor = |url: &str| {
+        let config = dir.join("hearth.toml");
+        std::fs::write(
+            &config,
+            format!("[mqtt]\nurl = \"{url}\"\n[bus]\nbus = \"none\"\n"),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+            .args(["doctor", "--json", "--config"])
+            .arg(&config)
+            .arg("--tools")
+            .arg(dir.join("tools"))
+            .output()
+            .expect("running hearth doctor");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let findings = report["findings"].as_array().unwrap().clone();
+        let failed = findings.iter().any(|f| f["level"] == "fail");
+        assert_eq!(
+            out.status.success(),
+            !failed,
+            "exit status vs findings: {findings:#?}"
+        );
+        findings
+    };
+    let area = |findings: &[serde_json::Value], a: &str| -> Vec<serde_json::Value> {
+        findings
+            .iter()
+            .filter(|f| f["area"] == a)
+            .cloned()
+            .collect()
+    };
+
+    let good = doctor(&broker.url());
+    for a in [
+        "config",
+        "preset",
+        "model",
+        "whisper",
+        "voice",
+        "onnxruntime",
+        "espeak-ng",
+        "audio",
+        "bus",
+        "tools",
+        "mqtt",
+    ] {
+        assert!(!area(&good, a).is_empty(), "no {a} finding: {good:#?}");
+    }
+    assert_eq!(area(&good, "config")[0]["level"], "ok");
+    assert_eq!(area(&good, "mqtt")[0]["level"], "ok", "{good:#?}");
+    let tools = &area(&good, "tools")[0];
+    assert_eq!(tools["level"], "ok");
+    assert!(
+        tools["what"].as_str().unwrap().starts_with("3 tools"),
+        "{tools}"
+    );
+
+    let port = free_port();
+    let bad = doctor(&format!("mqtt://127.0.0.1:{port}"));
+    let mqtt = &area(&bad, "mqtt")[0];
+    assert_eq!(mqtt["level"], "fail");
+    assert!(
+        mqtt["what"].as_str().unwrap().contains(&port.to_string()),
+        "{mqtt}"
+    );
+    assert!(
+        mqtt["fix"].as_str().unwrap().contains("[mqtt] url"),
+        "{mqtt}"
+    );
+
+    // a broken config file is reported with its place, and the rest is still checked
+    let config = dir.join("broken.toml");
+    std::fs::write(&config, "[agent]\nthreds = 2\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["doctor", "--config"])
+        .arg(&config)
+        .args(["--bus", "none"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(
+        text.contains("[FAIL] config") && text.contains("broken.toml:2:1"),
+        "{text}"
+    );
+    assert!(text.contains("] model"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
