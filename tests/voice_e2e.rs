@@ -20,6 +20,7 @@ use ractor::Actor;
 use serde_json::Value;
 
 include!("common/peer.rs");
+include!("common/services.rs");
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
@@ -75,6 +76,10 @@ fn hearth_run(fixture: &str, tag: &str) -> Run {
 }
 
 fn hearth_run_with(fixture: &str, tag: &str, extra: &[&str]) -> Run {
+    hearth_run_env(fixture, tag, extra, &[])
+}
+
+fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
     let tmp = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
@@ -90,6 +95,7 @@ fn hearth_run_with(fixture: &str, tag: &str, extra: &[&str]) -> Run {
         .args(extra)
         .env("HEARTH_DEMO_STATE", &state)
         .env("HEARTH_LOG", "hearth=info")
+        .envs(env.iter().copied())
         .output()
         .expect("hearth runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -838,4 +844,178 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
         "{events:?}"
     );
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// The voice turn as other programs see it on the D-Bus face: what was heard, the tool call,
+/// the reply, and State going thinking → speaking → listening.
+#[test]
+fn a_spoken_turn_is_seen_on_the_bus() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let bus = PrivateBus::start();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let listener = rt.spawn({
+        let address = bus.address.clone();
+        async move {
+            use futures_util::StreamExt;
+            let conn = zbus::connection::Builder::address(address.as_str())
+                .build()
+                .await
+                .unwrap();
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .path("/io/hearth/Agent")
+                .build()
+                .unwrap();
+            let mut stream =
+                zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(256))
+                    .await
+                    .unwrap();
+            let mut seen: Vec<(String, String)> = Vec::new();
+            let mut stop = std::pin::pin!(stop_rx);
+            loop {
+                let m = tokio::select! {
+                    m = stream.next() => match m { Some(Ok(m)) => m, _ => break },
+                    _ = &mut stop => break,
+                };
+                let member = m
+                    .header()
+                    .member()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default();
+                let text = match member.as_str() {
+                    "Heard" | "Replied" => m.body().deserialize::<String>().unwrap(),
+                    "ToolCalled" => {
+                        let (name, args, _, status) = m
+                            .body()
+                            .deserialize::<(String, String, String, String)>()
+                            .unwrap();
+                        format!("{name} {args} {status}")
+                    }
+                    "PropertiesChanged" => {
+                        let (_, changed, _) = m
+                            .body()
+                            .deserialize::<(
+                                String,
+                                std::collections::HashMap<String, zbus::OwnedVariant>,
+                                Vec<String>,
+                            )>()
+                            .unwrap();
+                        match changed.get("State") {
+                            Some(v) => String::try_from(v.clone()).unwrap(),
+                            None => continue,
+                        }
+                    }
+                    _ => continue,
+                };
+                seen.push((member, text));
+            }
+            seen
+        }
+    });
+    // the listener subscribes before hearth starts
+    std::thread::sleep(Duration::from_millis(300));
+    let run = hearth_run_env(
+        "kitchen.wav",
+        "bus",
+        &["--bus", "session"],
+        &[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())],
+    );
+    assert!(run.log.contains("D-Bus face served"), "{}", run.log);
+    let reply = run.turns[0]["turn"]["reply"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(200));
+    let _ = stop_tx.send(());
+    let seen = rt.block_on(listener).unwrap();
+    let of = |member: &str| -> Vec<String> {
+        seen.iter()
+            .filter(|(m, _)| m == member)
+            .map(|(_, t)| t.clone())
+            .collect()
+    };
+    let heard = of("Heard");
+    assert_eq!(heard.len(), 1, "{seen:?}");
+    assert!(
+        heard[0].to_lowercase().contains("kitchen light"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        of("ToolCalled"),
+        [r#"set_light {"room":"kitchen","on":true} ok"#],
+        "{seen:?}"
+    );
+    assert_eq!(of("Replied"), [reply], "{seen:?}");
+    assert_eq!(
+        of("PropertiesChanged"),
+        ["thinking", "speaking", "listening"],
+        "{seen:?}"
+    );
+}
+
+/// While `Muted` (the D-Bus property, a flag shared with the pipeline), speech is not
+/// heard: kitchen.wav makes no turn and the light stays off.
+#[test]
+fn muted_speech_is_not_heard() {
+    use hearth::audio::{CaptureSource, PlaybackSink};
+    use hearth::pipeline::{run, VoiceOptions};
+    use hearth::supervisor::{model_path, start_text, TextOptions};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let tmp = std::env::temp_dir().join(format!("hearth-e2e-muted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    // SAFETY: set while this process runs no other test's child (serial()), before the
+    // runtime starts; the demo home's tools read it when they run.
+    unsafe { std::env::set_var("HEARTH_DEMO_STATE", tmp.join("state")) };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let events = hearth::events::channel();
+    let mut heard = events.subscribe();
+    let turns = rt.block_on(async {
+        let mut opts = TextOptions::new(hearth::preset::Preset::load("qwen2.5-coder").unwrap());
+        opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
+        opts.model = Some(model_path(&opts).unwrap());
+        let text = start_text(opts).await.unwrap();
+        let voice = VoiceOptions {
+            input: CaptureSource::Wav {
+                path: shared().join("audio/kitchen.wav"),
+                realtime: false,
+            },
+            output: PlaybackSink::Wav {
+                path: tmp.join("reply.wav"),
+                rate: 22050,
+                realtime: false,
+            },
+            stt: SttConfig::new(SttServer::Spawn {
+                program: Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt"),
+                model: models.join("ggml-tiny.en.bin"),
+                args: Vec::new(),
+            }),
+            tts: hearth::tts::TtsConfig::default_voice().unwrap(),
+            listen: Default::default(),
+            once: true,
+            conversation_idle: Duration::ZERO,
+            bus_events: Some(events.clone()),
+            muted: Arc::new(AtomicBool::new(true)),
+            events: None,
+        };
+        run(text.agent.clone(), voice, |_| {}).await.unwrap()
+    });
+    assert!(turns.is_empty(), "{turns:?}");
+    while let Ok(e) = heard.try_recv() {
+        assert!(
+            !matches!(e, hearth::events::Event::Heard { .. }),
+            "heard while muted: {e:?}"
+        );
+    }
+    assert!(
+        !tmp.join("state/light-kitchen").exists(),
+        "the kitchen light was switched while muted"
+    );
 }
