@@ -309,19 +309,7 @@ fn the_face_on_a_private_bus() {
         let _ = tokio::time::timeout(Duration::from_secs(3), async {
             while let Some(Ok(m)) = stream.next().await {
                 match m.header().member().map(|m| m.to_string()).as_deref() {
-                    Some("PropertiesChanged") => {
-                        let (_, changed, _) = m
-                            .body()
-                            .deserialize::<(
-                                String,
-                                std::collections::HashMap<String, zbus::OwnedVariant>,
-                                Vec<String>,
-                            )>()
-                            .unwrap();
-                        if let Some(v) = changed.get("State") {
-                            states.push(String::try_from(v.clone()).unwrap());
-                        }
-                    }
+                    Some("PropertiesChanged") => states.extend(state_change(&m)),
                     Some("Replied") => replied = Some(m.body().deserialize::<String>().unwrap()),
                     _ => {}
                 }

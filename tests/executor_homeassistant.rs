@@ -3,6 +3,8 @@
 //! JSON body; errors for a rejected token, unknown services and entities, a bad request,
 //! a closed port and a server that never answers; manifest errors; the examples.
 
+include!("common/manifest.rs");
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -575,44 +577,38 @@ async fn probe_checks_the_api() {
     );
 }
 
-/// The load error of a one-tool manifest with this `[tool.homeassistant]` body.
-fn load_error(table: &str) -> String {
-    let text = format!(
-        "[[tool]]\nname = \"t\"\ndescription = \"x\"\n[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.room]\ntype = \"string\"\n[tool.homeassistant]\n{table}\n"
-    );
-    match parse_manifest(&text, Path::new("/etc/hearth/tools/bad.toml")) {
-        Ok(_) => panic!("expected {table:?} to fail the load"),
-        Err(e) => {
-            let msg = e.to_string();
-            assert!(msg.contains("/etc/hearth/tools/bad.toml"), "{msg}");
-            msg
-        }
-    }
-}
-
 #[test]
 fn manifest_load_errors() {
-    let e = load_error("service = \"light.turn_on\"\nstate = \"sensor.x\"");
+    let e = load_error(
+        "homeassistant",
+        "service = \"light.turn_on\"\nstate = \"sensor.x\"",
+    );
     assert!(e.contains("both service and state"), "{e}");
-    let e = load_error("timeout_ms = 100");
+    let e = load_error("homeassistant", "timeout_ms = 100");
     assert!(e.contains("needs service") && e.contains("or state"), "{e}");
-    let e = load_error("service = \"turn_on\"");
+    let e = load_error("homeassistant", "service = \"turn_on\"");
     assert!(
         e.contains("homeassistant.service") && e.contains("domain.name"),
         "{e}"
     );
-    let e = load_error("service = \"Light.{{ room }}\"");
+    let e = load_error("homeassistant", "service = \"Light.{{ room }}\"");
     assert!(e.contains("homeassistant.service"), "{e}");
-    let e = load_error("state = \"sensor temperature\"");
+    let e = load_error("homeassistant", "state = \"sensor temperature\"");
     assert!(e.contains("homeassistant.state"), "{e}");
-    let e = load_error("service = \"light.turn_on\"\ndata = { entity_id = \"light.{{ rooom }}\" }");
+    let e = load_error(
+        "homeassistant",
+        "service = \"light.turn_on\"\ndata = { entity_id = \"light.{{ rooom }}\" }",
+    );
     assert!(
         e.contains("homeassistant.data.entity_id uses `rooom`"),
         "{e}"
     );
-    let e = load_error("service = \"light.turn_on\"\nurl = \"http://x\"");
+    let e = load_error(
+        "homeassistant",
+        "service = \"light.turn_on\"\nurl = \"http://x\"",
+    );
     assert!(e.contains("unknown field") && e.contains("url"), "{e}");
-    let e = load_error("state = \"sensor.x\"\ntimeout_ms = 0");
+    let e = load_error("homeassistant", "state = \"sensor.x\"\ntimeout_ms = 0");
     assert!(e.contains("homeassistant.timeout_ms"), "{e}");
 }
 

@@ -5,6 +5,8 @@
 
 include!("common/services.rs");
 
+include!("common/manifest.rs");
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -475,45 +477,30 @@ async fn probe_accepts_a_running_broker() {
     b.probe(Duration::from_secs(2)).await.unwrap();
 }
 
-/// The load error of a one-tool manifest with this `[tool.mqtt]` body.
-fn load_error(mqtt: &str) -> String {
-    let text = format!(
-        "[[tool]]\nname = \"t\"\ndescription = \"x\"\n[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.room]\ntype = \"string\"\n[tool.mqtt]\n{mqtt}\n"
-    );
-    match parse_manifest(&text, Path::new("/etc/hearth/tools/bad.toml")) {
-        Ok(_) => panic!("expected {mqtt:?} to fail the load"),
-        Err(e) => {
-            let msg = e.to_string();
-            assert!(msg.contains("/etc/hearth/tools/bad.toml"), "{msg}");
-            msg
-        }
-    }
-}
-
 #[test]
 fn manifest_load_errors_name_the_field_and_the_fix() {
-    let e = load_error("topic = \"a/b\"\nqos = 3");
+    let e = load_error("mqtt", "topic = \"a/b\"\nqos = 3");
     assert!(
         e.contains("mqtt.qos") && e.contains("must be 0, 1 or 2"),
         "{e}"
     );
-    let e = load_error("topic = \"zigbee2mqtt/+/set\"");
+    let e = load_error("mqtt", "topic = \"zigbee2mqtt/+/set\"");
     assert!(e.contains("mqtt.topic") && e.contains("wildcard"), "{e}");
-    let e = load_error("topic = \"z/{{ room }}\"\nstate_topic = \"z/#\"");
+    let e = load_error("mqtt", "topic = \"z/{{ room }}\"\nstate_topic = \"z/#\"");
     assert!(
         e.contains("mqtt.state_topic") && e.contains("wildcard"),
         "{e}"
     );
-    let e = load_error("topic = \"z/{{ rooom }}/set\"");
+    let e = load_error("mqtt", "topic = \"z/{{ rooom }}/set\"");
     assert!(
         e.contains("mqtt.topic uses `rooom`") && e.contains("use one of room"),
         "{e}"
     );
-    let e = load_error("topic = \"z\"\npayload = { state = \"{{ on }}\" }");
+    let e = load_error("mqtt", "topic = \"z\"\npayload = { state = \"{{ on }}\" }");
     assert!(e.contains("mqtt.payload.state uses `on`"), "{e}");
-    let e = load_error("topic = \"z\"\nbroker = \"mqtt://elsewhere\"");
+    let e = load_error("mqtt", "topic = \"z\"\nbroker = \"mqtt://elsewhere\"");
     assert!(e.contains("unknown field") && e.contains("broker"), "{e}");
-    let e = load_error("topic = \"z\"\ntimeout_ms = 0");
+    let e = load_error("mqtt", "topic = \"z\"\ntimeout_ms = 0");
     assert!(e.contains("mqtt.timeout_ms"), "{e}");
 
     // an mqtt tool without [mqtt] in hearth.toml fails the registry, naming the fix

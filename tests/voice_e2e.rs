@@ -704,13 +704,41 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
+/// The voice pipeline's options for an in-process run: `input` read as fast as it is
+/// taken, the reply into `reply`, the `hearth-stt` child with tiny.en, the default voice.
+fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeline::VoiceOptions {
+    use hearth::audio::{CaptureSource, PlaybackSink};
+    hearth::pipeline::VoiceOptions {
+        input: CaptureSource::Wav {
+            path: input.to_path_buf(),
+            realtime: false,
+        },
+        output: PlaybackSink::Wav {
+            path: reply.to_path_buf(),
+            rate: 22050,
+            realtime: false,
+        },
+        stt: SttConfig::new(SttServer::Spawn {
+            program: Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt"),
+            model: models.join("ggml-tiny.en.bin"),
+            args: Vec::new(),
+        }),
+        tts: hearth::tts::TtsConfig::default_voice().unwrap(),
+        listen: Default::default(),
+        once: true,
+        conversation_idle: Duration::ZERO,
+        bus_events: None,
+        muted: Default::default(),
+        events: None,
+    }
+}
+
 /// The supervisor through the whole pipeline, in process: the Tts stage is killed after the
 /// first command; it is restarted and the second command, already waiting, is answered
 /// out loud all the same.
 #[test]
 fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
-    use hearth::audio::{CaptureSource, PlaybackSink};
-    use hearth::pipeline::{run, VoiceOptions};
+    use hearth::pipeline::run;
     use hearth::supervisor::{model_path, start_text, StageEvent, TextOptions};
     use std::collections::HashMap;
     use std::sync::Arc;
@@ -773,30 +801,8 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
                 }
             });
         }
-        let program = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
-        let voice = VoiceOptions {
-            input: CaptureSource::Wav {
-                path: input.clone(),
-                realtime: false,
-            },
-            output: PlaybackSink::Wav {
-                path: tmp.join("reply.wav"),
-                rate: 22050,
-                realtime: false,
-            },
-            stt: SttConfig::new(SttServer::Spawn {
-                program,
-                model: models.join("ggml-tiny.en.bin"),
-                args: Vec::new(),
-            }),
-            tts: hearth::tts::TtsConfig::default_voice().unwrap(),
-            listen: Default::default(),
-            once: true,
-            conversation_idle: Duration::ZERO,
-            bus_events: None,
-            muted: Default::default(),
-            events: Some(ev_tx),
-        };
+        let mut voice = in_process_voice(&input, &tmp.join("reply.wav"), &models);
+        voice.events = Some(ev_tx);
         let killed = std::sync::atomic::AtomicBool::new(false);
         run(text.agent.clone(), voice, |_| {
             if !killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -895,20 +901,10 @@ fn a_spoken_turn_is_seen_on_the_bus() {
                             .unwrap();
                         format!("{name} {args} {status}")
                     }
-                    "PropertiesChanged" => {
-                        let (_, changed, _) = m
-                            .body()
-                            .deserialize::<(
-                                String,
-                                std::collections::HashMap<String, zbus::OwnedVariant>,
-                                Vec<String>,
-                            )>()
-                            .unwrap();
-                        match changed.get("State") {
-                            Some(v) => String::try_from(v.clone()).unwrap(),
-                            None => continue,
-                        }
-                    }
+                    "PropertiesChanged" => match state_change(&m) {
+                        Some(state) => state,
+                        None => continue,
+                    },
                     _ => continue,
                 };
                 seen.push((member, text));
@@ -958,8 +954,7 @@ fn a_spoken_turn_is_seen_on_the_bus() {
 /// heard: kitchen.wav makes no turn and the light stays off.
 #[test]
 fn muted_speech_is_not_heard() {
-    use hearth::audio::{CaptureSource, PlaybackSink};
-    use hearth::pipeline::{run, VoiceOptions};
+    use hearth::pipeline::run;
     use hearth::supervisor::{model_path, start_text, TextOptions};
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
@@ -982,29 +977,13 @@ fn muted_speech_is_not_heard() {
         opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
         opts.model = Some(model_path(&opts).unwrap());
         let text = start_text(opts).await.unwrap();
-        let voice = VoiceOptions {
-            input: CaptureSource::Wav {
-                path: shared().join("audio/kitchen.wav"),
-                realtime: false,
-            },
-            output: PlaybackSink::Wav {
-                path: tmp.join("reply.wav"),
-                rate: 22050,
-                realtime: false,
-            },
-            stt: SttConfig::new(SttServer::Spawn {
-                program: Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt"),
-                model: models.join("ggml-tiny.en.bin"),
-                args: Vec::new(),
-            }),
-            tts: hearth::tts::TtsConfig::default_voice().unwrap(),
-            listen: Default::default(),
-            once: true,
-            conversation_idle: Duration::ZERO,
-            bus_events: Some(events.clone()),
-            muted: Arc::new(AtomicBool::new(true)),
-            events: None,
-        };
+        let mut voice = in_process_voice(
+            &shared().join("audio/kitchen.wav"),
+            &tmp.join("reply.wav"),
+            &models,
+        );
+        voice.bus_events = Some(events.clone());
+        voice.muted = Arc::new(AtomicBool::new(true));
         run(text.agent.clone(), voice, |_| {}).await.unwrap()
     });
     assert!(turns.is_empty(), "{turns:?}");

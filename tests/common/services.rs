@@ -55,6 +55,22 @@ impl Drop for PrivateBus {
     }
 }
 
+/// The new `State` of a `PropertiesChanged` signal from the D-Bus face, if it has one.
+#[allow(dead_code)]
+pub fn state_change(m: &zbus::Message) -> Option<String> {
+    let (_, changed, _) = m
+        .body()
+        .deserialize::<(
+            String,
+            std::collections::HashMap<String, zbus::OwnedVariant>,
+            Vec<String>,
+        )>()
+        .expect("PropertiesChanged(s, a{sv}, as)");
+    changed
+        .get("State")
+        .map(|v| String::try_from(v.clone()).expect("State is a string"))
+}
+
 /// A private mosquitto broker on a free loopback port; killed when dropped.
 #[allow(dead_code)]
 pub struct Broker {
