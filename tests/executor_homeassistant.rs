@@ -13,9 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hearth::config::HomeAssistantSection;
-use hearth::toolcall::ToolCall;
 use hearth::tools::homeassistant::HaBackend;
-use hearth::tools::{parse_manifest, Backends, Registry, ToolStatus};
+use hearth::tools::{Backends, Registry, ToolStatus};
 use serde_json::{json, Value};
 
 const TOKEN: &str = "test-token.abc";
@@ -220,19 +219,9 @@ fn serve(
     }
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("hearth-ha-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Backends with Home Assistant at `url` and a token file holding `token`.
 fn backends(url: &str, token: &str) -> (Arc<Backends>, PathBuf) {
-    let token_file = temp_dir("token").join("ha-token");
+    let token_file = scratch_dir("ha-token").join("ha-token");
     std::fs::write(&token_file, format!("  {token}\n")).unwrap();
     let ha = HaBackend::new(&HomeAssistantSection {
         url: format!("{url}/"),
@@ -242,22 +231,6 @@ fn backends(url: &str, token: &str) -> (Arc<Backends>, PathBuf) {
     let mut b = Backends::none();
     b.homeassistant = Some(ha);
     (Arc::new(b), token_file)
-}
-
-fn registry(manifest: &str, backends: Arc<Backends>) -> Registry {
-    let tools = parse_manifest(manifest, Path::new("/etc/hearth/tools/ha.toml")).unwrap();
-    Registry::new(tools)
-        .unwrap()
-        .with_backends(backends)
-        .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: format!("{name}_0"),
-        name: name.into(),
-        arguments,
-    }
 }
 
 const TOOLS: &str = r#"

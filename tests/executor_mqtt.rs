@@ -20,16 +20,6 @@ use rumqttc::{AsyncClient, Event, MqttOptions, Packet, Publish, QoS};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-fn unique_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("hearth-mqtt-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn section(url: &str) -> MqttSection {
     MqttSection {
         url: url.to_string(),
@@ -44,22 +34,6 @@ fn backends(section: &MqttSection) -> Arc<Backends> {
     let mut b = Backends::none();
     b.mqtt = Some(MqttBackend::new(section).unwrap());
     Arc::new(b)
-}
-
-fn registry(manifest: &str, backends: Arc<Backends>) -> Registry {
-    let tools = parse_manifest(manifest, Path::new("/etc/hearth/tools/test.toml")).unwrap();
-    Registry::new(tools)
-        .unwrap()
-        .with_backends(backends)
-        .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: format!("{name}_0"),
-        name: name.into(),
-        arguments,
-    }
 }
 
 /// A plain MQTT client of the test: sees what arrives on `filter`, and can publish.
@@ -399,7 +373,7 @@ async fn authentication_failure_and_success() {
         eprintln!("SKIPPED authentication_failure_and_success: /usr/bin/mosquitto_passwd is missing (apt package mosquitto)");
         return;
     }
-    let dir = unique_dir("auth");
+    let dir = scratch_dir("mqtt-auth");
     let passwd = dir.join("passwd");
     let status = std::process::Command::new("/usr/bin/mosquitto_passwd")
         .arg("-b")
@@ -570,7 +544,7 @@ fn examples_dir() -> PathBuf {
 
 /// Backends with both a broker and Home Assistant (a token in a temp dir).
 fn full_backends(mqtt_url: &str) -> Arc<Backends> {
-    let dir = unique_dir("ha-token");
+    let dir = scratch_dir("mqtt-ha-token");
     let token_file = dir.join("token");
     std::fs::write(&token_file, "test-token\n").unwrap();
     let ha = HaBackend::new(&HomeAssistantSection {
@@ -713,7 +687,7 @@ impl Drop for FixedBroker {
 
 #[tokio::test]
 async fn the_connection_comes_back_after_the_broker_restarts() {
-    let dir = unique_dir("restart");
+    let dir = scratch_dir("mqtt-restart");
     let port = free_port();
     let url = format!("mqtt://127.0.0.1:{port}");
     let manifest = format!(

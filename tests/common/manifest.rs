@@ -17,3 +17,40 @@ pub fn load_error(executor: &str, body: &str) -> String {
         }
     }
 }
+
+/// A fresh scratch directory named by `tag`, the process and the time.
+#[allow(dead_code)]
+pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let d = std::env::temp_dir().join(format!("hearth-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A registry of one manifest's tools (no built-ins) running against `backends`.
+#[allow(dead_code)]
+pub fn registry(
+    manifest: &str,
+    backends: std::sync::Arc<hearth::tools::Backends>,
+) -> hearth::tools::Registry {
+    let tools =
+        hearth::tools::parse_manifest(manifest, std::path::Path::new("/etc/hearth/tools/test.toml"))
+            .unwrap();
+    hearth::tools::Registry::new(tools)
+        .unwrap()
+        .with_backends(backends)
+        .unwrap()
+}
+
+/// A call of `name` with `arguments`, id `<name>_0`.
+#[allow(dead_code)]
+pub fn call(name: &str, arguments: serde_json::Value) -> hearth::toolcall::ToolCall {
+    hearth::toolcall::ToolCall {
+        id: format!("{name}_0"),
+        name: name.into(),
+        arguments,
+    }
+}
