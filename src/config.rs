@@ -127,6 +127,20 @@ pub enum BusKind {
     None,
 }
 
+impl std::str::FromStr for BusKind {
+    type Err = String;
+
+    /// `session`, `system` or `none` (as `--bus` takes it).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "session" => Ok(BusKind::Session),
+            "system" => Ok(BusKind::System),
+            "none" => Ok(BusKind::None),
+            other => Err(format!("--bus {other:?}: use session, system or none")),
+        }
+    }
+}
+
 /// `[agent]`: the model and the tools.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -135,8 +135,8 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     };
     let in_dir = |p: &Path| -> PathBuf {
         match &model_dir {
-            Some(d) if p.components().count() == 1 && !p.is_absolute() && !p.exists() => d.join(p),
-            _ => p.to_path_buf(),
+            Some(d) => crate::models::in_dir(p, d),
+            None => p.to_path_buf(),
         }
     };
 

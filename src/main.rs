@@ -65,14 +65,12 @@ struct DoctorArgs {
 }
 
 fn cmd_doctor(args: DoctorArgs) -> Result<ExitCode> {
-    use hearth::config::BusKind;
-    let bus = match args.bus.as_deref() {
-        None => None,
-        Some("session") => Some(BusKind::Session),
-        Some("system") => Some(BusKind::System),
-        Some("none") => Some(BusKind::None),
-        Some(other) => bail!("--bus {other:?}: use session, system or none"),
-    };
+    let bus = args
+        .bus
+        .as_deref()
+        .map(str::parse::<hearth::config::BusKind>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let opts = hearth::doctor::DoctorOptions {
         config: args.config,
         board: args.board,
@@ -207,10 +205,7 @@ fn bus_choice(
     use hearth::bus::BusAddress;
     use hearth::config::BusKind;
     let kind = match flag {
-        Some("session") => Some(BusKind::Session),
-        Some("system") => Some(BusKind::System),
-        Some("none") => Some(BusKind::None),
-        Some(other) => bail!("--bus {other:?}: use session, system or none"),
+        Some(f) => Some(f.parse::<BusKind>().map_err(anyhow::Error::msg)?),
         None => config.bus,
     };
     let explicit = kind.is_some();
@@ -233,12 +228,7 @@ fn bus_choice(
 /// directory; any other path is taken as it is.
 #[cfg(feature = "tts")]
 fn in_model_dir(p: PathBuf) -> Result<PathBuf> {
-    let bare = p.components().count() == 1 && !p.is_absolute() && !p.exists();
-    Ok(if bare {
-        models::model_dir()?.join(p)
-    } else {
-        p
-    })
+    Ok(models::in_dir(&p, &models::model_dir()?))
 }
 
 /// Wait for SIGTERM (systemd's stop) or Ctrl-C.

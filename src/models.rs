@@ -171,6 +171,17 @@ pub fn model_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf>
     })
 }
 
+/// `path` as a model file: a bare file name that does not exist here (`ggml-base.en.bin`,
+/// as board profiles give them) is in `dir`; any other path is taken as it is.
+pub fn in_dir(path: &Path, dir: &Path) -> PathBuf {
+    let bare = path.components().count() == 1 && !path.is_absolute() && !path.exists();
+    if bare {
+        dir.join(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
 /// The model source a preset names, or [`ModelError::NoModel`].
 pub fn source_of(preset: &Preset) -> Result<&ModelSource, ModelError> {
     preset.model.as_ref().ok_or_else(|| ModelError::NoModel {
