@@ -599,7 +599,7 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
                 format!("--policy {p:?}: use auto, required_first_hop or required_always")
             })?;
     }
-    let opts = text_options(
+    let mut opts = text_options(
         preset,
         &config.agent,
         args.tools.clone(),
@@ -607,6 +607,8 @@ fn cmd_ask(args: AskArgs) -> Result<ExitCode> {
         args.n_ctx,
         !args.no_prompt_cache,
     )?;
+    // tools that publish to the broker or call Home Assistant work from `ask` too
+    opts.backends = std::sync::Arc::new(hearth::tools::Backends::from_config(&config)?);
     let rt = runtime()?;
     let json = args.json;
     let turn = rt.block_on(async {

@@ -541,3 +541,55 @@ fn doctor_reports_each_check_and_its_fix() {
     assert!(text.contains("] model"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `hearth ask` runs the config's connections too: the lights example publishes to the
+/// broker named in `[mqtt]`.
+#[test]
+fn ask_publishes_through_the_configured_broker() {
+    let Some(model) = qwen_path() else { return };
+    let _one = serial();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let broker = Broker::start("ask");
+    let seen = sniff(&rt, &broker);
+    let dir = std::env::temp_dir().join(format!("hearth-ask-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
+    std::fs::copy(examples.join("lights.toml"), dir.join("tools/lights.toml")).unwrap();
+    let config = dir.join("hearth.toml");
+    std::fs::write(&config, format!("[mqtt]\nurl = \"{}\"\n", broker.url())).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["ask", "--json", "--no-prompt-cache", "--config"])
+        .arg(&config)
+        .arg("--tools")
+        .arg(dir.join("tools"))
+        .arg("--model")
+        .arg(&model)
+        .arg("Turn on the hallway light.")
+        .output()
+        .expect("running hearth ask");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (topic, payload) = wait_for_light(&seen, "hallway");
+    assert_eq!(topic, "zigbee2mqtt/hallway light/set");
+    assert!(payload.contains("\"ON\""), "{payload}");
+    // without [mqtt] the manifest does not load, and the error names the section to add
+    std::fs::write(&config, "").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["ask", "--config"])
+        .arg(&config)
+        .arg("--tools")
+        .arg(dir.join("tools"))
+        .arg("--model")
+        .arg(&model)
+        .arg("Turn on the hallway light.")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("[mqtt] url"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
