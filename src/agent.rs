@@ -225,6 +225,29 @@ pub async fn ask(agent: &ActorRef<AgentMsg>, ask: Ask) -> Result<Turn, AgentErro
     ractor::call!(agent, AgentMsg::Ask, ask).map_err(|_| AgentError::Actor("agent"))?
 }
 
+/// Like [`ask`], but while another turn runs (`Busy`: a spoken turn and a D-Bus `Ask` share
+/// the agent) ask again every 100 ms for up to `wait`. `make` builds each attempt's request.
+pub async fn ask_when_free(
+    agent: &ActorRef<AgentMsg>,
+    make: impl Fn() -> Ask,
+    wait: std::time::Duration,
+) -> Result<Turn, AgentError> {
+    let deadline = Instant::now() + wait;
+    let mut waited = false;
+    loop {
+        match ask(agent, make()).await {
+            Err(AgentError::Busy) if Instant::now() < deadline => {
+                if !waited {
+                    tracing::info!("another turn is running; this request waits for it");
+                    waited = true;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            out => return out,
+        }
+    }
+}
+
 impl Ask {
     /// A request in `session`, with no forced tool.
     pub fn new(session: impl Into<String>, text: impl Into<String>) -> Self {

@@ -317,14 +317,19 @@ impl AgentFace {
         };
         let span = tracing::info_span!("bus_ask", %session);
         self.set_activity(Activity::Thinking);
-        let out = crate::agent::ask(&self.agent, Ask::new(session, text))
+        // a spoken turn may hold the agent: wait for it within the queue's time
+        let make = || Ask::new(session.clone(), text.clone());
+        let out = crate::agent::ask_when_free(&self.agent, make, QUEUE_WAIT)
             .instrument(span)
             .await;
         self.set_activity(self.idle);
         drop(permit);
         match out {
             Ok(turn) => Ok(turn.reply),
-            Err(AgentError::Busy) => Err(busy("a spoken turn is running".into())),
+            Err(AgentError::Busy) => Err(busy(format!(
+                "a spoken turn did not finish within {} s",
+                QUEUE_WAIT.as_secs()
+            ))),
             Err(e) => Err(FaceError::Failed(format!("Ask: {e}"))),
         }
     }

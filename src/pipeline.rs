@@ -61,6 +61,9 @@ pub struct VoiceOptions {
     pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
+pub const BUSY_WAIT: Duration = Duration::from_secs(30);
+
 /// The default [`VoiceOptions::conversation_idle`]: two minutes.
 pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
 
@@ -535,10 +538,18 @@ pub async fn run(
         if last_turn_end.is_some_and(|t| t.elapsed() >= opts.conversation_idle) {
             conversation += 1;
         }
-        let mut ask = Ask::new(format!("voice-{conversation}"), heard.text.clone());
-        ask.speak = Some(speak_tx);
+        let session = format!("voice-{conversation}");
+        let text = heard.text.clone();
         let agent_ref = agent.clone();
-        let mut turn_task = tokio::spawn(async move { agent::ask(&agent_ref, ask).await });
+        // a D-Bus Ask may hold the agent: the spoken request waits for it rather than being lost
+        let mut turn_task = tokio::spawn(async move {
+            let make = || {
+                let mut ask = Ask::new(session.clone(), text.clone());
+                ask.speak = Some(speak_tx.clone());
+                ask
+            };
+            agent::ask_when_free(&agent_ref, make, BUSY_WAIT).await
+        });
         let mut sentences = 0u64;
         let mut done_sentences = 0u64;
         let mut turn_result = None;

@@ -617,3 +617,35 @@ async fn a_follow_up_that_calls_nothing_new_ends_with_the_confirmation() {
     let turn = ask(&r.agent, "turn on the kitchen light").await.unwrap();
     assert_eq!(turn.hops.len(), 1);
 }
+
+#[tokio::test]
+async fn a_request_made_while_a_turn_runs_waits_for_it_and_is_answered() {
+    // the first answer streams slowly; the second waits for it instead of being refused
+    let slow = format!("{}done.", "word ".repeat(40));
+    let r = rig(
+        &[slow.as_str(), "Second answer.", slow.as_str()],
+        "qwen2.5",
+        CHATML,
+        |_, s| {
+            s.chunk_delay = Duration::from_millis(5);
+        },
+    )
+    .await;
+    let agent = r.agent.clone();
+    let first = tokio::spawn(async move { ask(&agent, "first").await });
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let make = || hearth::agent::Ask::new("other", "second");
+    let second = hearth::agent::ask_when_free(&r.agent, make, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(second.reply, "Second answer.");
+    assert!(first.await.unwrap().unwrap().reply.ends_with("done."));
+    // with no time to wait, Busy is still the answer
+    let agent = r.agent.clone();
+    let third = tokio::spawn(async move { ask(&agent, "third").await });
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let make = || hearth::agent::Ask::new("other", "fourth");
+    let out = hearth::agent::ask_when_free(&r.agent, make, Duration::ZERO).await;
+    assert!(matches!(out, Err(AgentError::Busy)), "{out:?}");
+    assert!(third.await.unwrap().unwrap().reply.ends_with("done."));
+}
