@@ -264,9 +264,7 @@ impl DbusTable {
                     .map_err(|e| c.invalid(format!("{field}{}", e.at), e.to_string()))?;
             }
         }
-        if self.timeout_ms == 0 {
-            return Err(c.invalid("dbus.timeout_ms", "must be greater than 0"));
-        }
+        let timeout = c.timeout("dbus", self.timeout_ms, DEFAULT_TIMEOUT_MS)?;
         Ok(DbusSpec {
             bus,
             destination: self.destination,
@@ -276,7 +274,7 @@ impl DbusTable {
             signature,
             arg_types,
             args: self.args,
-            timeout: Duration::from_millis(self.timeout_ms),
+            timeout,
         })
     }
 }

@@ -249,16 +249,14 @@ impl GpioTable {
                 ))
             }
         };
-        if self.timeout_ms == 0 {
-            return Err(c.invalid("gpio.timeout_ms", "must be greater than 0"));
-        }
+        let timeout = c.timeout("gpio", self.timeout_ms, DEFAULT_TIMEOUT_MS)?;
         Ok(GpioSpec {
             line: self.line,
             chip: self.chip.map(|s| s.trim().to_string()),
             action,
             active_low: self.active_low,
             bias,
-            timeout: Duration::from_millis(self.timeout_ms),
+            timeout,
         })
     }
 }

@@ -142,16 +142,8 @@ impl HaTable {
                 HaAction::State { entity_id }
             }
         };
-        if self.timeout_ms == 0 {
-            return Err(c.invalid(
-                "homeassistant.timeout_ms",
-                "must be greater than 0 (the default is 5000)",
-            ));
-        }
-        Ok(HaSpec {
-            action,
-            timeout: Duration::from_millis(self.timeout_ms),
-        })
+        let timeout = c.timeout("homeassistant", self.timeout_ms, DEFAULT_TIMEOUT_MS)?;
+        Ok(HaSpec { action, timeout })
     }
 }
 

@@ -139,6 +139,23 @@ impl Check<'_> {
         }
     }
 
+    /// `timeout_ms` of an executor table (`executor.timeout_ms`) as a duration; 0 is an
+    /// error naming the default.
+    pub fn timeout(
+        &self,
+        executor: &str,
+        ms: u64,
+        default_ms: u64,
+    ) -> Result<std::time::Duration, ToolsError> {
+        if ms == 0 {
+            return Err(self.invalid(
+                format!("{executor}.timeout_ms"),
+                format!("must be greater than 0 (the default is {default_ms})"),
+            ));
+        }
+        Ok(std::time::Duration::from_millis(ms))
+    }
+
     /// Check that `source` (the value of `field`) compiles and reads only parameters.
     pub fn template(&self, field: &str, source: &str) -> Result<(), ToolsError> {
         manifest::check_template(source, self.properties, &[])

@@ -191,19 +191,14 @@ impl MqttTable {
                 ))
             }
         };
-        if self.timeout_ms == 0 {
-            return Err(c.invalid(
-                "mqtt.timeout_ms",
-                "must be greater than 0 (the default is 5000)",
-            ));
-        }
+        let timeout = c.timeout("mqtt", self.timeout_ms, DEFAULT_TIMEOUT_MS)?;
         Ok(MqttSpec {
             topic: self.topic,
             payload,
             qos,
             retain: self.retain,
             state_topic: self.state_topic,
-            timeout: Duration::from_millis(self.timeout_ms),
+            timeout,
         })
     }
 }
