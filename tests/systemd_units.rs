@@ -406,6 +406,18 @@ fn sysusers_creates_the_user_and_groups_in_an_image() {
         gid_of("gpio").is_some(),
         "the gpio group SupplementaryGroups= names"
     );
+    // hearth is a member of audio and gpio
+    for g in ["audio", "gpio"] {
+        let members = group
+            .lines()
+            .find(|l| l.starts_with(&format!("{g}:")))
+            .and_then(|l| l.split(':').nth(3))
+            .unwrap_or_default();
+        assert!(
+            members.split(',').any(|m| m == "hearth"),
+            "hearth is not in group {g}:\n{group}"
+        );
+    }
     // again: nothing changes
     let before = (passwd.clone(), group.clone());
     let again = output(
