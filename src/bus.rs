@@ -51,6 +51,21 @@ pub const QUEUE_LIMIT: usize = 8;
 /// How long a queued `Ask` waits for its turn before it is refused with `Busy`.
 pub const QUEUE_WAIT: Duration = Duration::from_secs(60);
 
+/// The bus `hearth run` serves on (and `hearth doctor` checks): `flag` (`--bus`), else
+/// `configured` (`[bus] bus`), else the system bus under systemd and the session bus
+/// otherwise. The flag says whether it was chosen (an unreachable chosen bus is an error).
+pub fn choose(
+    flag: Option<crate::config::BusKind>,
+    configured: Option<crate::config::BusKind>,
+) -> (crate::config::BusKind, bool) {
+    use crate::config::BusKind;
+    match flag.or(configured) {
+        Some(kind) => (kind, true),
+        None if crate::systemd::under_systemd() => (BusKind::System, false),
+        None => (BusKind::Session, false),
+    }
+}
+
 /// Which bus to serve on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BusAddress {

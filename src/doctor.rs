@@ -270,10 +270,7 @@ async fn check_stt(
         &model,
         "run scripts/fetch-models stt, or download a ggml whisper model (systemd/README.md) and name it in [stt] model",
     ));
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join("hearth-stt")))
-        .filter(|p| p.is_file());
+    let beside = crate::stt::beside_executable();
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join("hearth-stt"))
@@ -409,13 +406,7 @@ fn check_audio(config: &Config, out: &mut Vec<Finding>) {
 }
 
 async fn check_bus(config: &Config, flag: Option<BusKind>, out: &mut Vec<Finding>) {
-    let kind = flag
-        .or(config.bus.bus)
-        .unwrap_or(if crate::systemd::under_systemd() {
-            BusKind::System
-        } else {
-            BusKind::Session
-        });
+    let (kind, _) = crate::bus::choose(flag, config.bus.bus);
     let (address, builder) = match kind {
         BusKind::None => {
             out.push(Finding::ok("bus", "no D-Bus face (bus = \"none\")"));

@@ -204,16 +204,11 @@ fn bus_choice(
 ) -> Result<(Option<hearth::bus::BusAddress>, bool)> {
     use hearth::bus::BusAddress;
     use hearth::config::BusKind;
-    let kind = match flag {
-        Some(f) => Some(f.parse::<BusKind>().map_err(anyhow::Error::msg)?),
-        None => config.bus,
-    };
-    let explicit = kind.is_some();
-    let kind = kind.unwrap_or(if hearth::systemd::under_systemd() {
-        BusKind::System
-    } else {
-        BusKind::Session
-    });
+    let flag = flag
+        .map(str::parse::<BusKind>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let (kind, explicit) = hearth::bus::choose(flag, config.bus);
     Ok((
         match kind {
             BusKind::Session => Some(BusAddress::Session),
@@ -229,6 +224,48 @@ fn bus_choice(
 #[cfg(feature = "tts")]
 fn in_model_dir(p: PathBuf) -> Result<PathBuf> {
     Ok(models::in_dir(&p, &models::model_dir()?))
+}
+
+/// Serve the D-Bus face on `bus` (if any) and start systemd's watchdog over the text actors
+/// and the face. A bus that cannot be reached is an error when `required`, else a warning
+/// and hearth runs on without the face.
+#[cfg(feature = "tts")]
+async fn serve_and_watch(
+    text: &hearth::supervisor::TextRuntime,
+    bus: Option<hearth::bus::BusAddress>,
+    required: bool,
+    face_opts: impl FnOnce(hearth::bus::BusAddress) -> hearth::bus::FaceOptions,
+    events: hearth::events::Events,
+) -> Result<(
+    Option<hearth::bus::Face>,
+    Option<tokio::task::JoinHandle<()>>,
+)> {
+    let face = match bus {
+        None => None,
+        Some(bus) => {
+            let served = hearth::bus::serve(
+                face_opts(bus),
+                text.agent.clone(),
+                text.tools.clone(),
+                events,
+            )
+            .await;
+            match served {
+                Ok(f) => Some(f),
+                Err(e) if required => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "running without the D-Bus face (choose one with --bus, or --bus none)");
+                    None
+                }
+            }
+        }
+    };
+    let mut probes = text.probes();
+    if let Some(f) = &face {
+        probes.push(("bus", f.probe()));
+    }
+    let dog = hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+    Ok((face, dog))
 }
 
 /// Wait for SIGTERM (systemd's stop) or Ctrl-C.
@@ -287,22 +324,14 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
         return rt.block_on(async {
             hearth::systemd::status("loading the model");
             let text = start_text(opts).await?;
-            let face = hearth::bus::serve(
-                hearth::bus::FaceOptions {
-                    bus: bus.clone().unwrap_or(hearth::bus::BusAddress::Session),
-                    preset: preset_name,
-                    voice: false,
-                    muted,
-                },
-                text.agent.clone(),
-                text.tools.clone(),
-                events,
-            )
-            .await?;
-            let mut probes = text.probes();
-            probes.push(("bus", face.probe()));
-            let _dog =
-                hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+            // the face is all there is to serve: a bus that cannot be reached is an error
+            let face_opts = |bus| hearth::bus::FaceOptions {
+                bus,
+                preset: preset_name,
+                voice: false,
+                muted,
+            };
+            let (face, _dog) = serve_and_watch(&text, bus, true, face_opts, events).await?;
             hearth::systemd::ready("serving the agent on D-Bus (no audio)");
             let why = shutdown_signal().await?;
             tracing::info!(signal = why, "stopping");
@@ -393,34 +422,14 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
     let turns = rt.block_on(async {
         hearth::systemd::status("loading the models");
         let text = start_text(opts).await?;
-        let face = match bus {
-            None => None,
-            Some(bus) => match hearth::bus::serve(
-                hearth::bus::FaceOptions {
-                    bus: bus.clone(),
-                    preset: preset_name,
-                    voice: true,
-                    muted: muted.clone(),
-                },
-                text.agent.clone(),
-                text.tools.clone(),
-                events.clone(),
-            )
-            .await
-            {
-                Ok(f) => Some(f),
-                Err(e) if bus_explicit => return Err(e.into()),
-                Err(e) => {
-                    tracing::warn!(error = %e, "running without the D-Bus face (choose one with --bus, or --bus none)");
-                    None
-                }
-            },
+        let face_opts = |bus| hearth::bus::FaceOptions {
+            bus,
+            preset: preset_name,
+            voice: true,
+            muted: muted.clone(),
         };
-        let mut probes = text.probes();
-        if let Some(f) = &face {
-            probes.push(("bus", f.probe()));
-        }
-        let _dog = hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+        let (face, _dog) =
+            serve_and_watch(&text, bus, bus_explicit, face_opts, events.clone()).await?;
         // readiness follows the voice stages: READY once every one is up
         let (stage_tx, mut stage_rx) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -432,9 +441,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
                         hearth::systemd::ready("listening");
                     }
                     hearth::supervisor::StageEvent::Ready => hearth::systemd::status("listening"),
-                    hearth::supervisor::StageEvent::Degraded { stage } => {
-                        hearth::systemd::status(&format!("degraded: the {stage} stage is down, restarting"))
-                    }
+                    hearth::supervisor::StageEvent::Degraded { stage } => hearth::systemd::status(
+                        &format!("degraded: the {stage} stage is down, restarting"),
+                    ),
                     _ => {}
                 }
             }

@@ -59,16 +59,21 @@ pub enum SttServer {
     Connect(String),
 }
 
+/// `hearth-stt` beside the running executable (an installed or `cargo build` layout), if
+/// it is there.
+pub fn beside_executable() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("hearth-stt")))
+        .filter(|p| p.is_file())
+}
+
 impl SttServer {
     /// Spawn `hearth-stt` with this model: the executable beside the running one if it is
     /// there (an installed or `cargo build` layout), else `hearth-stt` from `PATH`.
     pub fn spawn_default(model: PathBuf) -> SttServer {
-        let beside = std::env::current_exe()
-            .ok()
-            .and_then(|exe| exe.parent().map(|d| d.join("hearth-stt")))
-            .filter(|p| p.is_file());
         SttServer::Spawn {
-            program: beside.unwrap_or_else(|| PathBuf::from("hearth-stt")),
+            program: beside_executable().unwrap_or_else(|| PathBuf::from("hearth-stt")),
             model,
             args: Vec::new(),
         }
