@@ -198,17 +198,7 @@ fn the_face_on_a_private_bus() {
     );
 
     // the signals a listener sees
-    let signals = rt.block_on(async {
-        let conn = bus.connect().await;
-        let rule = zbus::MatchRule::builder()
-            .msg_type(zbus::message::Type::Signal)
-            .interface("io.hearth.Agent1")
-            .build()
-            .unwrap();
-        zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(64))
-            .await
-            .unwrap()
-    });
+    let signals = rt.block_on(agent_signals(&bus.address));
 
     // CallTool: validated, run, and the message reaches the broker
     let (ok, out, err) = call(
@@ -290,19 +280,7 @@ fn the_face_on_a_private_bus() {
 
     // Ask: one turn of the real model, which calls the tool; State goes thinking → idle
     // and the reply is signalled
-    let during = rt.block_on(async {
-        let conn = bus.connect().await;
-        let rule = zbus::MatchRule::builder()
-            .msg_type(zbus::message::Type::Signal)
-            .sender("io.hearth.Agent1")
-            .build()
-            .unwrap();
-        let stream =
-            zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(64))
-                .await
-                .unwrap();
-        (conn, stream)
-    });
+    let during = rt.block_on(agent_signals(&bus.address));
     let (ok, out, err) = call(&bus, "Ask", "s", &["Turn on the bedroom light."]);
     assert!(ok, "{err}\n{}", daemon.log());
     let reply = busctl_string(&out);
@@ -311,7 +289,7 @@ fn the_face_on_a_private_bus() {
     assert!(payload.contains("ON"), "{payload}");
     let (states, replied) = rt.block_on(async {
         use futures_util::StreamExt;
-        let (_conn, mut stream) = during;
+        let mut stream = during;
         let mut states = Vec::new();
         let mut replied = None;
         let _ = tokio::time::timeout(Duration::from_secs(3), async {

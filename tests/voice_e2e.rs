@@ -867,19 +867,7 @@ fn a_spoken_turn_is_seen_on_the_bus() {
         let address = bus.address.clone();
         async move {
             use futures_util::StreamExt;
-            let conn = zbus::connection::Builder::address(address.as_str())
-                .build()
-                .await
-                .unwrap();
-            let rule = zbus::MatchRule::builder()
-                .msg_type(zbus::message::Type::Signal)
-                .path("/io/hearth/Agent")
-                .build()
-                .unwrap();
-            let mut stream =
-                zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(256))
-                    .await
-                    .unwrap();
+            let mut stream = agent_signals(&address).await;
             let mut seen: Vec<(String, String)> = Vec::new();
             let mut stop = std::pin::pin!(stop_rx);
             loop {

@@ -48,6 +48,24 @@ impl PrivateBus {
     }
 }
 
+/// Every signal the D-Bus face at `/io/hearth/Agent` sends on the bus at `address`
+/// (`Heard`, `Replied`, `ToolCalled`, `PropertiesChanged`), from now on.
+#[allow(dead_code)]
+pub async fn agent_signals(address: &str) -> zbus::MessageStream {
+    let conn = zbus::connection::Builder::address(address)
+        .build()
+        .await
+        .expect("connecting to the private bus");
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .path("/io/hearth/Agent")
+        .build()
+        .expect("a valid match rule");
+    zbus::MessageStream::for_match_rule(rule, &conn, std::num::NonZeroUsize::new(256))
+        .await
+        .expect("subscribing to the face's signals")
+}
+
 impl Drop for PrivateBus {
     fn drop(&mut self) {
         let _ = self.child.kill();
