@@ -77,8 +77,8 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MqttSection {
-    /// `mqtt://HOST[:PORT]` (1883 by default). Plain TCP: run hearth on the broker's host or
-    /// LAN, or bridge to a TLS broker.
+    /// `mqtt://HOST[:PORT]` (plain TCP, 1883 by default) or `mqtts://HOST[:PORT]` (TLS, 8883
+    /// by default; HOST must be the name the broker's certificate carries).
     pub url: String,
     /// The client id (default `hearth-<hostname>`); unique per broker.
     pub client_id: Option<String>,
@@ -88,6 +88,14 @@ pub struct MqttSection {
     pub password_file: Option<PathBuf>,
     /// Keep-alive interval, seconds (default 30).
     pub keep_alive_s: Option<u64>,
+    /// `mqtts://` only: the CA certificate(s) that signed the broker's certificate (PEM).
+    /// Default: the system's CA store.
+    pub ca_file: Option<PathBuf>,
+    /// `mqtts://` only: a client certificate (PEM), for a broker that asks for one
+    /// (mosquitto's `require_certificate true`). Goes with `client_key_file`.
+    pub client_cert_file: Option<PathBuf>,
+    /// `mqtts://` only: the client certificate's private key (PEM).
+    pub client_key_file: Option<PathBuf>,
 }
 
 /// `[homeassistant]`: the Home Assistant `[tool.homeassistant]` tools talk to.
@@ -429,12 +437,39 @@ impl Config {
             }
         }
         if let Some(m) = &self.mqtt {
-            if crate::tools::mqtt::broker_address(&m.url).is_err() {
+            let Ok(broker) = crate::tools::mqtt::broker_address(&m.url) else {
                 return Err(bad(
                     "mqtt",
                     "url",
                     format!("{:?}", m.url),
-                    "expected mqtt://HOST or mqtt://HOST:PORT",
+                    "expected mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS",
+                ));
+            };
+            let tls_keys = [
+                ("ca_file", &m.ca_file),
+                ("client_cert_file", &m.client_cert_file),
+                ("client_key_file", &m.client_key_file),
+            ];
+            if let Some((key, Some(file))) = tls_keys.iter().find(|(_, f)| f.is_some()) {
+                if !broker.tls {
+                    return Err(bad(
+                        "mqtt",
+                        key,
+                        format!("{:?}", file.display().to_string()),
+                        "only with TLS: write url = \"mqtts://HOST\" (port 8883 by default)",
+                    ));
+                }
+            }
+            if m.client_cert_file.is_some() != m.client_key_file.is_some() {
+                return Err(bad(
+                    "mqtt",
+                    if m.client_cert_file.is_some() {
+                        "client_cert_file"
+                    } else {
+                        "client_key_file"
+                    },
+                    "(set)".into(),
+                    "client_cert_file and client_key_file together (the certificate and its key)",
                 ));
             }
             if m.keep_alive_s == Some(0) {
@@ -779,6 +814,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("keep_alive_s"), "{e}");
+        let e = parse("[mqtt]\nurl = \"mqtt://b\"\nca_file = \"/etc/hearth/ca.pem\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[mqtt] ca_file") && e.contains("mqtts://HOST"),
+            "{e}"
+        );
+        let e = parse("[mqtt]\nurl = \"mqtts://b\"\nclient_key_file = \"/k.pem\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[mqtt] client_key_file") && e.contains("together"),
+            "{e}"
+        );
+        let c = parse("[mqtt]\nurl = \"mqtts://b\"\nca_file = \"/etc/hearth/ca.pem\"\n").unwrap();
+        assert_eq!(
+            c.mqtt.unwrap().ca_file.as_deref(),
+            Some(Path::new("/etc/hearth/ca.pem"))
+        );
         let e = parse("[homeassistant]\nurl = \"ha.local:8123\"\ntoken_file = \"/t\"\n")
             .unwrap_err()
             .to_string();

@@ -507,12 +507,20 @@ async fn check_tools(config: &Config, flag: Option<&Path>, out: &mut Vec<Finding
         },
     };
     if let Some(m) = &backends.mqtt {
+        let over = if m.uses_tls() { " over TLS" } else { "" };
         out.push(match m.probe(NETWORK_TIMEOUT).await {
-            Ok(()) => Finding::ok("mqtt", "the broker accepts hearth's connection"),
+            Ok(()) => Finding::ok(
+                "mqtt",
+                format!("the broker at {} accepts hearth's connection{over}", m.address()),
+            ),
             Err(e) => Finding::fail(
                 "mqtt",
                 e,
-                "start the broker or fix [mqtt] url, username and password_file",
+                if m.uses_tls() {
+                    "start the broker or fix [mqtt] url, username, password_file and the TLS files (ca_file, client_cert_file, client_key_file)"
+                } else {
+                    "start the broker or fix [mqtt] url, username and password_file"
+                },
             ),
         });
     }

@@ -27,6 +27,9 @@ fn section(url: &str) -> MqttSection {
         username: None,
         password_file: None,
         keep_alive_s: None,
+        ca_file: None,
+        client_cert_file: None,
+        client_key_file: None,
     }
 }
 
@@ -442,6 +445,237 @@ async fn authentication_failure_and_success() {
     assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
     assert_eq!(&w.next().await.payload[..], b"OFF");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A test CA and the PEM files signed by it: the broker's certificate (for `localhost`
+/// only) and a client certificate, plus a second CA that signed nothing hearth trusts.
+struct Pki {
+    dir: PathBuf,
+}
+
+impl Pki {
+    fn new(tag: &str) -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+            KeyPair, KeyUsagePurpose,
+        };
+        let dir = scratch_dir(tag);
+        let new_ca = |name: &str| {
+            let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            p.distinguished_name.push(DnType::CommonName, name);
+            p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+            let key = KeyPair::generate().unwrap();
+            let cert = p.self_signed(&key).unwrap();
+            (cert, Issuer::new(p, key))
+        };
+        let leaf = |names: Vec<String>, usage, issuer: &Issuer<'_, KeyPair>| {
+            let mut p = CertificateParams::new(names).unwrap();
+            p.distinguished_name.push(DnType::CommonName, "hearth test");
+            p.extended_key_usages = vec![usage];
+            let key = KeyPair::generate().unwrap();
+            (p.signed_by(&key, issuer).unwrap(), key)
+        };
+        let (ca_cert, ca) = new_ca("hearth test CA");
+        let (other_cert, other) = new_ca("another CA");
+        let (server, server_key) = leaf(
+            vec!["localhost".into()],
+            ExtendedKeyUsagePurpose::ServerAuth,
+            &ca,
+        );
+        let (client, client_key) = leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &ca);
+        let (stranger, stranger_key) = leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &other);
+        for (name, pem) in [
+            ("ca.pem", ca_cert.pem()),
+            ("other-ca.pem", other_cert.pem()),
+            ("server.pem", server.pem()),
+            ("server.key", server_key.serialize_pem()),
+            ("client.pem", client.pem()),
+            ("client.key", client_key.serialize_pem()),
+            ("stranger.pem", stranger.pem()),
+            ("stranger.key", stranger_key.serialize_pem()),
+        ] {
+            std::fs::write(dir.join(name), pem).unwrap();
+        }
+        Pki { dir }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// mosquitto lines for a TLS listener on `port` with the broker's certificate.
+    fn listener(&self, port: u16, require_certificate: bool) -> String {
+        format!(
+            "listener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate {require_certificate}\n",
+            self.file("ca.pem").display(),
+            self.file("server.pem").display(),
+            self.file("server.key").display(),
+        )
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A TCP port that is listening (mosquitto opens its listeners one after the other).
+fn wait_listening(port: u16, broker: &Broker) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "no listener on {port}: {}",
+            broker.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn tls_broker_with_its_ca_gets_the_message_and_errors_name_the_fix() {
+    let pki = Pki::new("mqtt-tls");
+    let tls_port = free_port();
+    let broker = Broker::start_with(
+        "tls",
+        &format!("allow_anonymous true\n{}", pki.listener(tls_port, false)),
+    );
+    wait_listening(tls_port, &broker);
+    let manifest = KETTLE.replace("state_topic", "# state_topic");
+    let tls = |url: String, ca: Option<&str>| MqttSection {
+        ca_file: ca.map(|f| pki.file(f)),
+        ..section(&url)
+    };
+
+    // the broker's CA in ca_file: the message arrives (seen on the plain listener)
+    let b = backends(&tls(
+        format!("mqtts://localhost:{tls_port}"),
+        Some("ca.pem"),
+    ));
+    assert!(b.mqtt.as_ref().unwrap().uses_tls());
+    b.mqtt
+        .as_ref()
+        .unwrap()
+        .probe(Duration::from_secs(3))
+        .await
+        .unwrap();
+    let mut w = Watcher::start(broker.port, "cmnd/#", None).await;
+    let r = registry(&manifest, b);
+    let o = r.call(&call("kettle", json!({"on": true}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(o.result, "published to cmnd/kettle/POWER");
+    let p = w.next().await;
+    assert_eq!(
+        (p.topic.as_str(), &p.payload[..]),
+        ("cmnd/kettle/POWER", &b"ON"[..])
+    );
+
+    // each failure names the problem and the fix, and nothing is published
+    let addr = format!("localhost:{tls_port}");
+    let cases = [
+        (
+            "another CA",
+            tls(format!("mqtts://localhost:{tls_port}"), Some("other-ca.pem")),
+            format!("cannot connect to the MQTT broker at {addr} over TLS: its certificate is not signed by a CA hearth trusts (set [mqtt] ca_file"),
+        ),
+        (
+            "the system's CAs",
+            tls(format!("mqtts://localhost:{tls_port}"), None),
+            format!("cannot connect to the MQTT broker at {addr} over TLS: its certificate is not signed by a CA hearth trusts"),
+        ),
+        (
+            "a name not in the certificate",
+            tls(format!("mqtts://127.0.0.1:{tls_port}"), Some("ca.pem")),
+            format!("cannot connect to the MQTT broker at 127.0.0.1:{tls_port} over TLS: its certificate is not for \"127.0.0.1\" (write the name its certificate carries in [mqtt] url)"),
+        ),
+        (
+            "TLS to the plain port",
+            tls(format!("mqtts://localhost:{}", broker.port), Some("ca.pem")),
+            format!("cannot connect to the MQTT broker at localhost:{} over TLS: the TLS handshake failed", broker.port),
+        ),
+    ];
+    for (label, s, want) in cases {
+        let b = backends(&s);
+        let e = b
+            .mqtt
+            .as_ref()
+            .unwrap()
+            .probe(Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        assert!(e.starts_with(&want), "{label}: {e}");
+        let r = registry(&manifest, b);
+        let o = r.call(&call("kettle", json!({"on": false}))).await;
+        assert_eq!(o.status, ToolStatus::Error, "{label}: {}", o.result);
+        assert!(
+            o.result.starts_with(&format!("kettle: {want}")),
+            "{label}: {}",
+            o.result
+        );
+    }
+    w.quiet(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn a_broker_that_wants_a_client_certificate_gets_hearths() {
+    let pki = Pki::new("mqtt-mtls");
+    let tls_port = free_port();
+    let broker = Broker::start_with(
+        "mtls",
+        &format!("allow_anonymous true\n{}", pki.listener(tls_port, true)),
+    );
+    wait_listening(tls_port, &broker);
+    let manifest = KETTLE.replace("state_topic", "# state_topic");
+    let with = |identity: Option<(&str, &str)>| MqttSection {
+        ca_file: Some(pki.file("ca.pem")),
+        client_cert_file: identity.map(|(c, _)| pki.file(c)),
+        client_key_file: identity.map(|(_, k)| pki.file(k)),
+        ..section(&format!("mqtts://localhost:{tls_port}"))
+    };
+    let addr = format!("localhost:{tls_port}");
+    for (label, s, want) in [
+        (
+            "no client certificate",
+            with(None),
+            "it wants a client certificate (set [mqtt] client_cert_file and client_key_file",
+        ),
+        (
+            "a certificate from another CA",
+            with(Some(("stranger.pem", "stranger.key"))),
+            "it rejected hearth's client certificate",
+        ),
+    ] {
+        let e = backends(&s)
+            .mqtt
+            .as_ref()
+            .unwrap()
+            .probe(Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "cannot connect to the MQTT broker at {addr} over TLS: {want}"
+            )),
+            "{label}: {e}"
+        );
+    }
+    let b = backends(&with(Some(("client.pem", "client.key"))));
+    let mut w = Watcher::start(broker.port, "cmnd/#", None).await;
+    let r = registry(&manifest, b);
+    let o = r.call(&call("kettle", json!({"on": true}))).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert_eq!(&w.next().await.payload[..], b"ON");
+
+    // a key that is not the certificate's fails the start, naming both keys
+    let e = MqttBackend::new(&with(Some(("client.pem", "stranger.key"))))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("[mqtt] client_cert_file and client_key_file cannot be used together"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

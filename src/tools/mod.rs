@@ -36,6 +36,7 @@ pub mod gpio;
 pub mod homeassistant;
 pub mod manifest;
 pub mod mqtt;
+pub mod mqtt_tls;
 pub mod registry;
 
 use std::path::Path;

@@ -38,7 +38,8 @@
 //! The broker connection ([`MqttBackend`]) is opened on first use and kept: one client, one
 //! task that polls it. After a failure the task tries again every second (a warning is
 //! logged once per outage); a call made while the broker cannot be reached fails at the
-//! next failed attempt with the reason, and is not sent later.
+//! next failed attempt with the reason, and is not sent later. `[mqtt] url = "mqtts://…"`
+//! connects over TLS ([`super::mqtt_tls`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -47,7 +48,7 @@ use std::time::Duration;
 
 use rumqttc::{
     AsyncClient, ClientError, ConnectReturnCode, ConnectionError, Event, EventLoop, MqttOptions,
-    Outgoing, Packet, QoS, Request, SubscribeReasonCode,
+    Outgoing, Packet, QoS, Request, SubscribeReasonCode, TlsConfiguration, Transport,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -78,7 +79,7 @@ const MAX_PACKET_BYTES: usize = 256 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum MqttError {
     /// `url` is not `mqtt://HOST[:PORT]`.
-    #[error("[mqtt] url {0:?}: {1}: write it as mqtt://HOST or mqtt://HOST:PORT in hearth.toml")]
+    #[error("[mqtt] url {0:?}: {1}: write it as mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS, in hearth.toml")]
     Url(String, String),
     /// `password_file` cannot be read.
     #[error("[mqtt] password_file {}: cannot read it ({source}): put the broker password on its first line, readable by hearth's user, or remove password_file from hearth.toml", path.display())]
@@ -93,6 +94,28 @@ pub enum MqttError {
     /// A password without a user name (MQTT 3.1.1 cannot send one).
     #[error("[mqtt] password_file is set but username is not: add username = \"…\" to [mqtt] in hearth.toml")]
     PasswordWithoutUser,
+    /// A TLS key for a plain `mqtt://` broker.
+    #[error("[mqtt] {0} is set but url is not mqtts://: TLS needs url = \"mqtts://HOST\" (port 8883 by default), or remove {0}")]
+    TlsKeyWithoutTls(&'static str),
+    /// `ca_file`, `client_cert_file` or `client_key_file` cannot be used.
+    #[error("[mqtt] {key} {}: {problem}", path.display())]
+    TlsFile {
+        key: &'static str,
+        path: PathBuf,
+        problem: String,
+    },
+    /// Only one of `client_cert_file` and `client_key_file`.
+    #[error("[mqtt] client_cert_file and client_key_file go together: set both (the client certificate and its private key, PEM) or neither")]
+    ClientAuthHalf,
+    /// The client certificate and key do not make an identity.
+    #[error("[mqtt] client_cert_file and client_key_file cannot be used together: {0} (is the key the certificate's?)")]
+    ClientIdentity(String),
+    /// The system has no CA certificates to check the broker with.
+    #[error("[mqtt] url is mqtts:// but this system has no CA certificates{0}: set ca_file to the CA that signed the broker's certificate, or install ca-certificates")]
+    NoSystemRoots(String),
+    /// rustls refused the settings.
+    #[error("[mqtt] TLS: {0}")]
+    Tls(String),
 }
 
 /// `[tool.mqtt]` as written.
@@ -279,6 +302,8 @@ pub struct MqttBackend {
     username: Option<String>,
     password: Option<String>,
     keep_alive: Duration,
+    /// TLS (`mqtts://`): the checked client configuration.
+    tls: Option<Arc<rustls::ClientConfig>>,
     link: Mutex<Option<Arc<Link>>>,
 }
 
@@ -290,15 +315,18 @@ impl std::fmt::Debug for MqttBackend {
             .field("client_id", &self.client_id)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "…"))
+            .field("tls", &self.tls.is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl MqttBackend {
-    /// From `[mqtt]`: parses the url and reads the password file. Connects on first use.
+    /// From `[mqtt]`: parses the url and reads the password file and, for `mqtts://`, the
+    /// TLS files. Connects on first use.
     pub fn new(section: &MqttSection) -> Result<Self, MqttError> {
-        let (host, port) =
+        let BrokerAddress { host, port, tls } =
             broker_address(&section.url).map_err(|e| MqttError::Url(section.url.clone(), e))?;
+        let tls = super::mqtt_tls::client_config(section, tls)?;
         let password = match &section.password_file {
             None => None,
             Some(path) => {
@@ -339,6 +367,7 @@ impl MqttBackend {
             keep_alive: Duration::from_secs(
                 section.keep_alive_s.unwrap_or(DEFAULT_KEEP_ALIVE_S).max(1),
             ),
+            tls,
             link: Mutex::new(None),
         })
     }
@@ -356,7 +385,17 @@ impl MqttBackend {
         if let Some(user) = &self.username {
             o.set_credentials(user.clone(), self.password.clone().unwrap_or_default());
         }
+        if let Some(config) = &self.tls {
+            o.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(
+                Arc::clone(config),
+            )));
+        }
         o
+    }
+
+    /// Whether the broker is reached over TLS.
+    pub fn uses_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// Check that the broker accepts a connection with these settings, on a fresh
@@ -370,7 +409,7 @@ impl MqttBackend {
                 match eventloop.poll().await {
                     Ok(Event::Incoming(Packet::ConnAck(_))) => return Ok(()),
                     Ok(_) => {}
-                    Err(e) => return Err(describe(&e, &addr, false)),
+                    Err(e) => return Err(describe(&e, &addr, false, self.uses_tls())),
                 }
             }
         })
@@ -410,7 +449,7 @@ impl MqttBackend {
         });
         let addr = self.address();
         tracing::debug!(broker = %addr, client_id = %self.client_id, "connecting to the MQTT broker");
-        let task = tokio::spawn(drive(eventloop, Arc::clone(&shared), addr));
+        let task = tokio::spawn(drive(eventloop, Arc::clone(&shared), addr, self.uses_tls()));
         let link = Arc::new(Link {
             client,
             shared,
@@ -557,16 +596,34 @@ fn state_text(payload: &[u8]) -> String {
     )
 }
 
-/// `mqtt://HOST[:PORT]` (or `tcp://`) → (host, port); the port defaults to 1883. An IPv6
-/// host is written in brackets, and keeps them: `mqtt://[::1]:1883` → (`[::1]`, 1883).
-pub fn broker_address(url: &str) -> Result<(String, u16), String> {
-    let rest = url
-        .strip_prefix("mqtt://")
-        .or_else(|| url.strip_prefix("tcp://"))
-        .ok_or_else(|| "expected mqtt://HOST[:PORT]".to_string())?
-        .trim_end_matches('/');
+/// Where the broker is, from `[mqtt] url`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerAddress {
+    /// A name or address; an IPv6 one keeps its brackets (`[::1]`).
+    pub host: String,
+    pub port: u16,
+    /// `mqtts://` (or `ssl://`): TLS, port 8883 by default.
+    pub tls: bool,
+}
+
+/// `mqtt://HOST[:PORT]` (or `tcp://`; port 1883 by default) and `mqtts://HOST[:PORT]` (or
+/// `ssl://`; TLS, port 8883 by default). An IPv6 host is written in brackets, and keeps
+/// them: `mqtt://[::1]:1883` → `[::1]`, 1883.
+pub fn broker_address(url: &str) -> Result<BrokerAddress, String> {
+    let schemes = [
+        ("mqtt://", false),
+        ("tcp://", false),
+        ("mqtts://", true),
+        ("ssl://", true),
+    ];
+    let (rest, tls) = schemes
+        .iter()
+        .find_map(|(scheme, tls)| url.strip_prefix(scheme).map(|r| (r, *tls)))
+        .ok_or_else(|| "expected mqtt://HOST[:PORT] (mqtts:// for TLS)".to_string())?;
+    let rest = rest.trim_end_matches('/');
+    let default_port = if tls { "8883" } else { "1883" };
     if rest.contains(['/', '@', '?']) {
-        return Err("expected only a host and a port after mqtt:// (credentials go in username and password_file)".into());
+        return Err("expected only a host and a port after the scheme (credentials go in username and password_file)".into());
     }
     let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
         let (h, after) = v6
@@ -577,13 +634,13 @@ pub fn broker_address(url: &str) -> Result<(String, u16), String> {
         }
         match after.strip_prefix(':') {
             Some(p) => (&rest[..h.len() + 2], p),
-            None if after.is_empty() => (&rest[..h.len() + 2], "1883"),
+            None if after.is_empty() => (&rest[..h.len() + 2], default_port),
             None => return Err(format!("unexpected {after:?} after the host")),
         }
     } else {
         match rest.rsplit_once(':') {
             Some((h, p)) => (h, p),
-            None => (rest, "1883"),
+            None => (rest, default_port),
         }
     };
     let port = port
@@ -594,7 +651,11 @@ pub fn broker_address(url: &str) -> Result<(String, u16), String> {
     if host.is_empty() {
         return Err("no host".into());
     }
-    Ok((host.to_string(), port))
+    Ok(BrokerAddress {
+        host: host.to_string(),
+        port,
+        tls,
+    })
 }
 
 /// One publish of a call.
@@ -926,7 +987,7 @@ impl Link {
 }
 
 /// Poll the event loop for as long as the connection is kept.
-async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String) {
+async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String, tls: bool) {
     let mut outage = false;
     loop {
         match eventloop.poll().await {
@@ -943,7 +1004,7 @@ async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String) {
             }
             Err(e) => {
                 let was_connected = shared.lock().connected;
-                let problem = describe(&e, &addr, was_connected);
+                let problem = describe(&e, &addr, was_connected, tls);
                 // events the failed poll left buffered come first (written before the failure)
                 let buffered: Vec<Event> = eventloop.state.events.drain(..).collect();
                 for event in buffered {
@@ -976,7 +1037,13 @@ async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String) {
 }
 
 /// A connection error as a sentence that names the broker, the problem and the fix.
-fn describe(e: &ConnectionError, addr: &str, was_connected: bool) -> String {
+fn describe(e: &ConnectionError, addr: &str, was_connected: bool, tls: bool) -> String {
+    if tls && !was_connected {
+        let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+        if let Some(tls) = super::mqtt_tls::describe(e, addr, host) {
+            return tls;
+        }
+    }
     let credentials = "check [mqtt] username and password_file in hearth.toml";
     match e {
         ConnectionError::ConnectionRefused(code) => {
@@ -1101,16 +1168,30 @@ mod tests {
 
     #[test]
     fn broker_addresses() {
-        assert_eq!(broker_address("mqtt://h").unwrap(), ("h".into(), 1883));
-        assert_eq!(broker_address("tcp://h:1884/").unwrap(), ("h".into(), 1884));
+        let at = |host: &str, port, tls| BrokerAddress {
+            host: host.into(),
+            port,
+            tls,
+        };
+        assert_eq!(broker_address("mqtt://h").unwrap(), at("h", 1883, false));
+        assert_eq!(
+            broker_address("tcp://h:1884/").unwrap(),
+            at("h", 1884, false)
+        );
         assert_eq!(
             broker_address("mqtt://[::1]:9").unwrap(),
-            ("[::1]".into(), 9)
+            at("[::1]", 9, false)
         );
         assert_eq!(
             broker_address("mqtt://[::1]").unwrap(),
-            ("[::1]".into(), 1883)
+            at("[::1]", 1883, false)
         );
+        assert_eq!(broker_address("mqtts://h").unwrap(), at("h", 8883, true));
+        assert_eq!(
+            broker_address("ssl://[::1]:8884").unwrap(),
+            at("[::1]", 8884, true)
+        );
+        assert!(broker_address("mqtts://").is_err());
         assert!(broker_address("http://h").is_err());
         assert!(broker_address("mqtt://:1").is_err());
         assert!(broker_address("mqtt://h:x").is_err());
@@ -1139,6 +1220,9 @@ mod tests {
             username: username.map(str::to_string),
             password_file,
             keep_alive_s: None,
+            ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
         };
         let b = MqttBackend::new(&section(None, None)).unwrap();
         assert_eq!(b.address(), "broker.lan:1883");
