@@ -521,19 +521,6 @@ impl Drop for Pki {
     }
 }
 
-/// A TCP port that is listening (mosquitto opens its listeners one after the other).
-fn wait_listening(port: u16, broker: &Broker) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "no listener on {port}: {}",
-            broker.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[tokio::test]
 async fn tls_broker_with_its_ca_gets_the_message_and_errors_name_the_fix() {
     let pki = Pki::new("mqtt-tls");
@@ -542,7 +529,7 @@ async fn tls_broker_with_its_ca_gets_the_message_and_errors_name_the_fix() {
         "tls",
         &format!("allow_anonymous true\n{}", pki.listener(tls_port, false)),
     );
-    wait_listening(tls_port, &broker);
+    broker.wait_listening(tls_port);
     let manifest = KETTLE.replace("state_topic", "# state_topic");
     let tls = |url: String, ca: Option<&str>| MqttSection {
         ca_file: ca.map(|f| pki.file(f)),
@@ -626,7 +613,7 @@ async fn a_broker_that_wants_a_client_certificate_gets_hearths() {
         "mtls",
         &format!("allow_anonymous true\n{}", pki.listener(tls_port, true)),
     );
-    wait_listening(tls_port, &broker);
+    broker.wait_listening(tls_port);
     let manifest = KETTLE.replace("state_topic", "# state_topic");
     let with = |identity: Option<(&str, &str)>| MqttSection {
         ca_file: Some(pki.file("ca.pem")),

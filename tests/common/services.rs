@@ -131,16 +131,22 @@ impl Broker {
                 panic!("cannot start mosquitto ({e}): run scripts/setup (apt package mosquitto)")
             });
         let broker = Broker { child, port, dir };
+        broker.wait_listening(port);
+        broker
+    }
+
+    /// Wait until the broker listens on `port` (a listener of its own config; mosquitto
+    /// opens them one after the other).
+    pub fn wait_listening(&self, port: u16) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 std::time::Instant::now() < deadline,
                 "mosquitto did not listen on {port}: {}",
-                broker.log()
+                self.log()
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        broker
     }
 
     /// `mqtt://127.0.0.1:PORT`.
