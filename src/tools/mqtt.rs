@@ -626,6 +626,10 @@ pub fn broker_address(url: &str) -> Result<BrokerAddress, String> {
         return Err("expected only a host and a port after the scheme (credentials go in username and password_file)".into());
     }
     let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        if tls {
+            // rumqttc hands the bracketed host to TLS as the server's name, which fails
+            return Err("TLS to an IPv6 address is not supported: write the broker's DNS name (the one its certificate carries)".into());
+        }
         let (h, after) = v6
             .split_once(']')
             .ok_or_else(|| "an IPv6 host needs its closing `]`".to_string())?;
@@ -1188,9 +1192,11 @@ mod tests {
         );
         assert_eq!(broker_address("mqtts://h").unwrap(), at("h", 8883, true));
         assert_eq!(
-            broker_address("ssl://[::1]:8884").unwrap(),
-            at("[::1]", 8884, true)
+            broker_address("ssl://broker.lan:8884").unwrap(),
+            at("broker.lan", 8884, true)
         );
+        let e = broker_address("mqtts://[::1]:8883").unwrap_err();
+        assert!(e.contains("IPv6") && e.contains("DNS name"), "{e}");
         assert!(broker_address("mqtts://").is_err());
         assert!(broker_address("http://h").is_err());
         assert!(broker_address("mqtt://:1").is_err());
