@@ -526,7 +526,7 @@ impl Drop for Pulse {
 
 impl Pulse {
     /// `hearth run` listening to the `room` sink's monitor and speaking to `speaker`, once it
-    /// listens.
+    /// listens and has heard the quiet room for a second.
     fn hearth(&self, state: &Path) -> Live {
         let mut live = Live::start(
             &[
@@ -539,6 +539,11 @@ impl Pulse {
             state,
         );
         live.wait_log("listening source=", Duration::from_secs(300));
+        // A person speaks a moment after the daemon starts, not within its first buffers: the
+        // record stream can start delivering tens of ms after "listening", and kitchen.wav's
+        // speech starts at its first sample, so playing at once could clip "turn" (whisper
+        // then heard "current on the kitchen light", 1 run in 3 on a loaded 2-core machine).
+        std::thread::sleep(Duration::from_secs(1));
         live
     }
 
