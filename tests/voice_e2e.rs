@@ -560,9 +560,9 @@ impl Pulse {
         );
         live.wait_log("listening source=", Duration::from_secs(300));
         // A person speaks a moment after the daemon starts, not within its first buffers: the
-        // record stream can start delivering tens of ms after "listening", and kitchen.wav's
-        // speech starts at its first sample, so playing at once could clip "turn" (whisper
-        // then heard "current on the kitchen light", 1 run in 3 on a loaded 2-core machine).
+        // record stream starts delivering about 250 ms after "listening", and kitchen.wav's
+        // speech starts at its first sample, so playing at once clipped "turn" (whisper then
+        // heard "current on the kitchen light", 1 run in 3 on this 2-core machine).
         std::thread::sleep(Duration::from_secs(1));
         live
     }
