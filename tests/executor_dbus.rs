@@ -5,6 +5,8 @@
 
 include!("common/services.rs");
 
+include!("common/manifest.rs");
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -546,12 +548,7 @@ async fn no_bus_to_connect_to() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_the_registry() {
     let home = Home::start().await;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("hearth-dbus-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("dbus");
     std::fs::write(
         dir.join("thermostat.toml"),
         format!(

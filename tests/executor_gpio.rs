@@ -6,6 +6,8 @@
 //! in a container), so the tests that need no chip say so; `real_chips_are_listed` runs
 //! only its real-chip half where chips exist.
 
+include!("common/manifest.rs");
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -515,12 +517,7 @@ fn real_chips_are_listed() {
 
 /// A temp dir holding copies of tools/examples/gpio.toml and desktop.toml only.
 fn examples_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let d = std::env::temp_dir().join(format!("hearth-gpio-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = scratch_dir(&format!("gpio-{tag}"));
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
     for f in ["gpio.toml", "desktop.toml"] {
         std::fs::copy(examples.join(f), d.join(f)).unwrap();
