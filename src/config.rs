@@ -445,13 +445,9 @@ impl Config {
                     "expected mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS",
                 ));
             };
-            let tls_keys = [
-                ("ca_file", &m.ca_file),
-                ("client_cert_file", &m.client_cert_file),
-                ("client_key_file", &m.client_key_file),
-            ];
-            if let Some((key, Some(file))) = tls_keys.iter().find(|(_, f)| f.is_some()) {
-                if !broker.tls {
+            use crate::tools::mqtt_tls::{misfit, Misfit};
+            match misfit(m, broker.tls) {
+                Some((key, file, Misfit::NeedsTls)) => {
                     return Err(bad(
                         "mqtt",
                         key,
@@ -459,18 +455,15 @@ impl Config {
                         "only with TLS: write url = \"mqtts://HOST\" (port 8883 by default)",
                     ));
                 }
-            }
-            if m.client_cert_file.is_some() != m.client_key_file.is_some() {
-                return Err(bad(
-                    "mqtt",
-                    if m.client_cert_file.is_some() {
-                        "client_cert_file"
-                    } else {
-                        "client_key_file"
-                    },
-                    "(set)".into(),
-                    "client_cert_file and client_key_file together (the certificate and its key)",
-                ));
+                Some((key, _, Misfit::NeedsItsPair)) => {
+                    return Err(bad(
+                        "mqtt",
+                        key,
+                        "(set)".into(),
+                        "client_cert_file and client_key_file together (the certificate and its key)",
+                    ));
+                }
+                None => {}
             }
             if m.keep_alive_s == Some(0) {
                 return Err(bad(
