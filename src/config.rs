@@ -167,6 +167,8 @@ pub struct AgentSection {
     pub gpu_layers: Option<u32>,
     /// A conversation is forgotten after this many seconds without a turn.
     pub conversation_idle_s: Option<u64>,
+    /// What each turn leaves in the conversation's history (`calls`, `full`, `none`).
+    pub history: Option<crate::agent::HistoryMode>,
 }
 
 /// `[audio]`: the sound devices.

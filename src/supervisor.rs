@@ -39,6 +39,8 @@ pub struct TextOptions {
     pub backends: std::sync::Arc<crate::tools::Backends>,
     /// Where the agent publishes tool calls and replies (the D-Bus face's signals).
     pub events: Option<crate::events::Events>,
+    /// What each turn leaves in its session's history.
+    pub history: crate::agent::HistoryMode,
 }
 
 impl TextOptions {
@@ -53,6 +55,7 @@ impl TextOptions {
             gpu_layers: 0,
             backends: crate::tools::backends::none(),
             events: None,
+            history: crate::agent::HistoryMode::default(),
         }
     }
 }
@@ -140,6 +143,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     let engine = start_engine(&opts).await?;
     let mut cfg = AgentConfig::new(opts.preset.clone());
     cfg.events = opts.events.clone();
+    cfg.history = opts.history;
     let agent = Agent::spawn(AgentArgs {
         cfg,
         engine: engine.clone(),

@@ -622,8 +622,10 @@ async fn a_follow_up_that_calls_nothing_new_ends_with_the_confirmation() {
 async fn a_request_made_while_a_turn_runs_waits_for_it_and_is_answered() {
     // the first answer streams slowly; the second waits for it instead of being refused
     let slow = format!("{}done.", "word ".repeat(40));
+    // the third differs: the same words to another request would be held back as a repeat
+    let slow_again = format!("{}again done.", "word ".repeat(40));
     let r = rig(
-        &[slow.as_str(), "Second answer.", slow.as_str()],
+        &[slow.as_str(), "Second answer.", slow_again.as_str()],
         "qwen2.5",
         CHATML,
         |_, s| {
@@ -648,4 +650,169 @@ async fn a_request_made_while_a_turn_runs_waits_for_it_and_is_answered() {
     let out = hearth::agent::ask_when_free(&r.agent, make, Duration::ZERO).await;
     assert!(matches!(out, Err(AgentError::Busy)), "{out:?}");
     assert!(third.await.unwrap().unwrap().reply.ends_with("done."));
+}
+
+/// The sentences a turn sent to speech.
+async fn spoken(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> (Turn, Vec<String>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut a = Ask::new(session, text);
+    a.speak = Some(tx);
+    let turn = hearth::agent::ask(agent, a).await.unwrap();
+    let mut said = Vec::new();
+    while let Ok(s) = rx.try_recv() {
+        said.push(s.into_string());
+    }
+    (turn, said)
+}
+
+#[tokio::test]
+async fn a_claim_without_a_call_is_never_spoken_and_is_asked_again_without_history() {
+    let r = rig(
+        &[
+            "Why did the lamp smile? It was lit.",
+            "The kitchen light is on.",
+            KITCHEN_CALL,
+        ],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    ask(&r.agent, "tell me a joke").await.unwrap();
+    let (turn, said) = spoken(&r.agent, "s", "turn on the kitchen light").await;
+    // the claim was held back; the retry called the tool and its confirmation was spoken
+    assert_eq!(said, ["The kitchen light is on."]);
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("claimed an action no call carried out")
+    );
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some("claimed an action no call carried out: asked again without the history")
+    );
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        rec[1].prompt.contains("tell me a joke"),
+        "the first try has the history"
+    );
+    assert!(
+        !rec[2].prompt.contains("tell me a joke"),
+        "the retry has none"
+    );
+    assert!(
+        rec[2].grammar.is_none(),
+        "the retry is free to answer in words"
+    );
+}
+
+#[tokio::test]
+async fn a_second_claim_is_asked_for_a_call_and_a_grounded_call_runs() {
+    let r = rig(
+        &["The kitchen light is on.", "Done.", KITCHEN_CALL],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "turn on the kitchen light").await;
+    assert_eq!(said, ["The kitchen light is on."]);
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+    assert_eq!(
+        turn.hops[1].hook.as_deref(),
+        Some("claimed an action no call carried out again: asked again for a tool call")
+    );
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        rec[2]
+            .grammar
+            .as_deref()
+            .is_some_and(|g| g.contains("set_light")),
+        "the third try is held to a tool call"
+    );
+}
+
+#[tokio::test]
+async fn a_forced_call_about_something_not_said_does_not_run_and_nothing_is_claimed() {
+    // "turn it on" names no room: a forced call guessing the kitchen is not run
+    let r = rig(
+        &["It's on.", "The light is on now.", KITCHEN_CALL, "Hello!"],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "turn it on").await;
+    assert!(executions(&r.log).is_empty(), "no tool ran");
+    assert_eq!(said, [hearth::agent::NOTHING_DONE]);
+    assert_eq!(turn.reply, hearth::agent::NOTHING_DONE);
+    assert!(turn.hops[2]
+        .hook
+        .as_deref()
+        .is_some_and(|h| h.ends_with("the retry's call is not about the request, not run")));
+    // the turn that gave up is not remembered: the next prompt does not hold it
+    ask(&r.agent, "hello").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    assert!(!rec[3].prompt.contains("turn it on"), "{}", rec[3].prompt);
+}
+
+#[tokio::test]
+async fn talk_about_functions_is_asked_again() {
+    let r = rig(
+        &[
+            "You may call the \"check_mail\" function to count your mail.",
+            MAIL_CALL,
+            "You have three unread mails.",
+        ],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "how much mail do I have").await;
+    assert_eq!(executions(&r.log), ["mail"]);
+    assert_eq!(said, ["You have three unread mails."]);
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("talked about tools instead of answering")
+    );
+}
+
+#[tokio::test]
+async fn a_reply_repeated_to_another_request_is_not_spoken_again() {
+    let joke = "Why did the lamp smile? It was lit.";
+    let r = rig(
+        &[joke, joke, "I am fine, thank you."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    ask(&r.agent, "tell me a joke").await.unwrap();
+    let (turn, said) = spoken(&r.agent, "s", "how are you").await;
+    assert_eq!(said, ["I am fine, thank you."]);
+    assert_eq!(turn.unfounded.as_deref(), Some("repeated an earlier reply"));
+}
+
+#[tokio::test]
+async fn history_keeps_requests_and_calls_not_results_or_confirmations() {
+    let r = rig(
+        &[KITCHEN_CALL, "Why did the lamp smile? It was lit.", "Hi."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    ask(&r.agent, "turn on the kitchen light").await.unwrap();
+    ask(&r.agent, "tell me a joke").await.unwrap();
+    ask(&r.agent, "hello").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    let p = &rec[2].prompt;
+    assert!(p.contains("turn on the kitchen light") && p.contains("\"name\": \"set_light\""));
+    assert!(
+        p.contains("It was lit."),
+        "a turn without calls keeps its reply"
+    );
+    assert!(!p.contains("tool results"), "{p}");
+    assert!(!p.contains("The kitchen light is on."), "{p}");
 }

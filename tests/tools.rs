@@ -64,8 +64,11 @@ fn demo_manifest_loads_after_the_builtins() {
             "get_date",
             "set_light",
             "get_light",
+            "set_brightness",
             "set_thermostat",
-            "get_thermostat"
+            "get_thermostat",
+            "set_lock",
+            "get_lock"
         ]
     );
     let tools = r.openai_tools();
@@ -82,7 +85,7 @@ fn demo_manifest_loads_after_the_builtins() {
         .collect();
     assert_eq!(props, ["room", "on"]);
     assert_eq!(
-        tools[5]["function"]["parameters"],
+        tools[6]["function"]["parameters"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
     assert_eq!(r.fingerprint(), demo().fingerprint());
@@ -336,4 +339,40 @@ async fn actor_runs_demo_calls_in_parallel_in_call_order() {
 
     actor.stop(None);
     handle.await.unwrap();
+}
+
+#[tokio::test]
+async fn locks_and_brightness_change_their_state_files() {
+    let r = demo();
+    let o = r
+        .call(&call("set_lock", json!({"door": "back", "locked": false})))
+        .await;
+    assert_eq!(
+        (o.status, o.result.as_str()),
+        (ToolStatus::Ok, "back door unlocked")
+    );
+    assert_eq!(state("lock-back").as_deref(), Some("unlocked"));
+    let o = r.call(&call("get_lock", json!({"door": "back"}))).await;
+    assert_eq!(o.result, "back door unlocked");
+    let o = r
+        .call(&call(
+            "set_brightness",
+            json!({"room": "living room", "level": 30}),
+        ))
+        .await;
+    assert_eq!(
+        (o.status, o.result.as_str()),
+        (ToolStatus::Ok, "living room light at 30 percent")
+    );
+    assert_eq!(state("brightness-living-room").as_deref(), Some("30"));
+    assert_eq!(state("light-living-room").as_deref(), Some("on"));
+    // out of range: refused by the schema, nothing written
+    let o = r
+        .call(&call(
+            "set_brightness",
+            json!({"room": "kitchen", "level": 101}),
+        ))
+        .await;
+    assert_eq!(o.status, ToolStatus::Error);
+    assert!(state("brightness-kitchen").is_none());
 }

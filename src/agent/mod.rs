@@ -47,12 +47,21 @@ use crate::speech::{SentenceSplitter, Speakable};
 use crate::toolcall::{Parser, StreamEvent, Telemetry, ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
+mod check;
+mod history;
+
+pub use check::{ReplyCheck, Unfounded};
+pub use history::HistoryMode;
+
 /// The default system prompt: short, because a 0.5B model reads it every turn.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
 Answer in one short, plain sentence. When the request needs a tool, call it.";
 
 /// What is said when the loop runs out of hops or a hook stops it.
 pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
+
+/// What is said when the model claimed an action and no retry carried one out.
+pub const NOTHING_DONE: &str = "Sorry, nothing was done.";
 
 /// How the agent runs.
 #[derive(Debug, Clone)]
@@ -64,6 +73,8 @@ pub struct AgentConfig {
     pub max_tokens: usize,
     /// Where tool calls and replies are published (the D-Bus face's signals).
     pub events: Option<crate::events::Events>,
+    /// What each turn leaves in its session's history.
+    pub history: HistoryMode,
 }
 
 impl AgentConfig {
@@ -74,6 +85,7 @@ impl AgentConfig {
             max_hops: 4,
             max_tokens: 128,
             events: None,
+            history: HistoryMode::default(),
         }
     }
 }
@@ -149,6 +161,10 @@ pub struct Turn {
     pub hops: Vec<HopReport>,
     pub timings_ms: Timings,
     pub cancelled: bool,
+    /// A reply the model gave in words that was not spoken as it was (see
+    /// [`Unfounded`]): the first one caught in this turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfounded: Option<String>,
 }
 
 /// Why a turn failed outright (hooks and exhausted hops are not failures: they apologise).
@@ -184,6 +200,10 @@ struct Shared {
     grammars: GrammarCache,
     toolsets: Mutex<HashMap<String, Arc<ToolSet>>>,
     history: Mutex<HashMap<String, Vec<ChatMessage>>>,
+    /// The reply checks of the latest tool set, by its fingerprint.
+    checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
+    /// Replies caught by the checks since start (each turn counts once).
+    unfounded: std::sync::atomic::AtomicU64,
 }
 
 /// The agent actor's state.
@@ -362,6 +382,8 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         grammars: GrammarCache::new(),
         toolsets: Mutex::new(HashMap::new()),
         history: Mutex::new(HashMap::new()),
+        checks: Mutex::new(None),
+        unfounded: std::sync::atomic::AtomicU64::new(0),
     })
 }
 
@@ -476,10 +498,17 @@ fn choice_label(c: &ToolChoice) -> String {
     }
 }
 
+/// `text`'s sentences, sanitised.
+fn sentences_of(text: &str) -> Vec<Speakable> {
+    let mut sentences = SentenceSplitter::new();
+    let mut out = sentences.push(text);
+    out.extend(sentences.finish());
+    out
+}
+
 /// Send `text` to `speak` sentence by sentence.
 fn send_sentences(tx: &mpsc::UnboundedSender<Speakable>, text: &str) {
-    let mut sentences = SentenceSplitter::new();
-    for s in sentences.push(text).into_iter().chain(sentences.finish()) {
+    for s in sentences_of(text) {
         let _ = tx.send(s);
     }
 }
@@ -589,9 +618,35 @@ async fn render_fitting(
     }
 }
 
+/// What one hop generated.
+struct Generated {
+    /// The model's raw output.
+    raw: String,
+    parsed: crate::toolcall::ParseOutput,
+    stats: GenStats,
+    /// Whether any of it was sent to `speak`.
+    spoke: bool,
+    /// The first sentence the guard held back, and why (it and all after it were not
+    /// spoken).
+    held: Option<Unfounded>,
+}
+
+/// What a hop's streamed sentences are checked against while no call has run in the turn.
+struct Guard<'a> {
+    check: &'a ReplyCheck,
+    request: &'a str,
+    earlier: &'a [(String, String)],
+}
+
+impl Guard<'_> {
+    fn check(&self, sentence: &str) -> Option<Unfounded> {
+        self.check.check(sentence, self.request, self.earlier)
+    }
+}
+
 /// Generate one hop, streaming the output through the parser; settled reply text goes out
-/// sentence by sentence on `speak`. Returns the raw text, the parse, the statistics and
-/// whether anything was spoken.
+/// sentence by sentence on `speak`, unless it echoes a tool payload or `guard` flags it
+/// (then it and everything after it are held back).
 async fn generate(
     shared: &Shared,
     prompt: String,
@@ -599,7 +654,8 @@ async fn generate(
     tools: &ToolSet,
     speak: Option<&mpsc::UnboundedSender<Speakable>>,
     outcomes: &[ToolOutcome],
-) -> Result<(String, crate::toolcall::ParseOutput, GenStats, bool), AgentError> {
+    guard: Option<&Guard<'_>>,
+) -> Result<Generated, AgentError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     shared
         .engine
@@ -614,24 +670,32 @@ async fn generate(
     let mut stream = shared.parser.stream(tools);
     let mut raw = String::new();
     let mut sentences = SentenceSplitter::new();
-    let mut spoken = false;
-    let mut say = |events: Vec<StreamEvent>, spoken: &mut bool| {
+    let mut spoke = false;
+    let mut held: Option<Unfounded> = None;
+    let say_one = |s: Speakable, spoke: &mut bool, held: &mut Option<Unfounded>| {
         let Some(tx) = speak else { return };
-        for e in events {
-            if let StreamEvent::Text(t) = e {
-                for s in sentences.push(&t) {
-                    if !echo_sentence(s.as_str(), outcomes) {
-                        *spoken |= tx.send(s).is_ok();
-                    }
-                }
+        if held.is_some() || echo_sentence(s.as_str(), outcomes) {
+            return;
+        }
+        match guard.and_then(|g| g.check(s.as_str())) {
+            Some(why) => {
+                tracing::warn!(sentence = %s.as_str(), why = why.label(), "sentence held back");
+                *held = Some(why);
             }
+            None => *spoke |= tx.send(s).is_ok(),
         }
     };
     let stats = loop {
         match rx.recv().await {
             Some(GenEvent::Text(t)) => {
                 raw.push_str(&t);
-                say(stream.push(&t), &mut spoken);
+                for e in stream.push(&t) {
+                    if let StreamEvent::Text(t) = e {
+                        for s in sentences.push(&t) {
+                            say_one(s, &mut spoke, &mut held);
+                        }
+                    }
+                }
             }
             Some(GenEvent::Done(r)) => break r?,
             None => return Err(AgentError::Engine(EngineError::Gone)),
@@ -639,14 +703,108 @@ async fn generate(
     };
     let (events, parsed) = stream.finish();
     if stats.stop != Some(StopReason::Cancelled) {
-        say(events, &mut spoken);
-        if let (Some(tx), Some(last)) = (speak, sentences.finish()) {
-            if !echo_sentence(last.as_str(), outcomes) {
-                spoken |= tx.send(last).is_ok();
+        for e in events {
+            if let StreamEvent::Text(t) = e {
+                for s in sentences.push(&t) {
+                    say_one(s, &mut spoke, &mut held);
+                }
             }
         }
+        if let Some(last) = sentences.finish() {
+            say_one(last, &mut spoke, &mut held);
+        }
     }
-    Ok((raw, parsed, stats, spoken))
+    Ok(Generated {
+        raw,
+        parsed,
+        stats,
+        spoke,
+        held,
+    })
+}
+
+/// The reply checks for `registry`, built once per tool set.
+fn reply_check(shared: &Shared, registry: &Registry, fingerprint: &str) -> Arc<ReplyCheck> {
+    let Ok(mut slot) = shared.checks.lock() else {
+        return Arc::new(ReplyCheck::new(registry));
+    };
+    match &*slot {
+        Some((fp, check)) if fp == fingerprint => check.clone(),
+        _ => {
+            let check = Arc::new(ReplyCheck::new(registry));
+            *slot = Some((fingerprint.to_string(), check.clone()));
+            check
+        }
+    }
+}
+
+/// The session's earlier (request, reply) pairs: each user request with the words the
+/// assistant last said to it.
+fn earlier_replies(history: &[ChatMessage]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut request: Option<&str> = None;
+    for m in history {
+        match m.role.as_str() {
+            "user" if !m.content.starts_with("(system:") => request = Some(&m.content),
+            "assistant" if m.tool_calls.is_empty() && !m.content.contains("<tool_call>") => {
+                if let Some(r) = request {
+                    pairs.push((r.to_string(), m.content.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    pairs
+}
+
+/// How this session's calls are written on an assistant message: the template's tool-call
+/// field when the results go back in its tool role, else the preset's call markup.
+fn call_wire(shared: &Shared) -> history::CallWire<'_> {
+    let preset = &shared.cfg.preset;
+    match &preset.grammar {
+        Some(shape) if !(preset.tool_role && shared.caps.tool_role) => {
+            history::CallWire::Markup(shape)
+        }
+        _ => history::CallWire::Structured,
+    }
+}
+
+/// How far a turn has gone to recover from a reply in words that the checks flagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// Nothing flagged yet.
+    None,
+    /// Asked again without the history (a small model copies the replies it sees there).
+    Fresh,
+    /// Asked again without the history, held to a tool call.
+    Forced,
+}
+
+impl Recovery {
+    /// The next step after another flagged reply; `None` when there is none left.
+    fn next(self, has_grammar: bool) -> Option<Recovery> {
+        match self {
+            Recovery::None => Some(Recovery::Fresh),
+            Recovery::Fresh if has_grammar => Some(Recovery::Forced),
+            _ => None,
+        }
+    }
+
+    fn hook(self, why: Unfounded) -> String {
+        match self {
+            Recovery::Fresh => format!("{}: asked again without the history", why.label()),
+            Recovery::Forced => format!("{} again: asked again for a tool call", why.label()),
+            Recovery::None => format!("{} again: nothing was done", why.label()),
+        }
+    }
+}
+
+/// What is said when the checks flagged every attempt.
+fn gave_up_words(why: Unfounded) -> &'static str {
+    match why {
+        Unfounded::Claim => NOTHING_DONE,
+        Unfounded::ToolTalk | Unfounded::Repeat => APOLOGY,
+    }
 }
 
 async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn, AgentError> {
@@ -661,6 +819,14 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         .and_then(|h| h.get(&ask.session).cloned())
         .unwrap_or_default();
     let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
+    let check = reply_check(shared, &registry, &fingerprint);
+    let earlier = earlier_replies(&history);
+    // recovering from a flagged reply: where it stands, what was caught first, and whether
+    // the turn gave up (a turn that gave up is not kept in the history)
+    let mut recovery = Recovery::None;
+    let mut unfounded: Option<Unfounded> = None;
+    let mut gave_up = false;
+    let mut require_call = false;
     let mut hops: Vec<HopReport> = Vec::new();
     let mut timings = Timings::default();
     let mut seen_calls: Vec<String> = Vec::new();
@@ -701,7 +867,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         let in_follow_up = std::mem::take(&mut follow_up);
         let choice = if let Some(name) = forced.take() {
             ToolChoice::Named(name)
-        } else if in_follow_up {
+        } else if in_follow_up || std::mem::take(&mut require_call) {
             ToolChoice::Required
         } else if std::mem::take(&mut force_reply)
             || (preset.reply_after_tools && !last_outcomes.is_empty())
@@ -724,15 +890,33 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 .into())
             }
         };
-        let prompt = render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?;
+        // a recovering turn is asked again without the history that misled it
+        let prompt = if recovery == Recovery::None {
+            render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?
+        } else {
+            render_fitting(shared, &mut Vec::new(), &turn_msgs, &tools_json).await?
+        };
         let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
-        let (raw, parsed, stats, spoke) = generate(
+        // while no call has run in the turn, what the model says in words is checked
+        let guard = (ran_tools.is_empty() && confirmed.is_empty()).then_some(Guard {
+            check: &check,
+            request: &ask.text,
+            earlier: &earlier,
+        });
+        let Generated {
+            raw,
+            parsed,
+            stats,
+            spoke,
+            held,
+        } = generate(
             shared,
             prompt,
             grammar,
             &toolset,
             ask.speak.as_ref(),
             &last_outcomes,
+            guard.as_ref(),
         )
         .instrument(span.clone())
         .await?;
@@ -874,10 +1058,53 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 hops.push(report);
                 settle!(done);
             }
+            // words with no call behind them: checked before they count as the answer
+            let flagged = guard.as_ref().and_then(|g| {
+                held.or_else(|| sentences_of(&said).iter().find_map(|s| g.check(s.as_str())))
+            });
+            if let Some(why) = flagged {
+                unfounded.get_or_insert(why);
+                match recovery.next(preset.grammar.is_some()) {
+                    Some(next) => {
+                        recovery = next;
+                        require_call = next == Recovery::Forced;
+                        report.hook = Some(next.hook(why));
+                        turn_msgs.truncate(1);
+                        hops.push(report);
+                        continue;
+                    }
+                    None => {
+                        report.hook = Some(Recovery::None.hook(why));
+                        hops.push(report);
+                        reply = Some(gave_up_words(why).to_string());
+                        reply_streamed = false;
+                        gave_up = true;
+                        break;
+                    }
+                }
+            }
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
             reply = Some(said);
-            reply_streamed = spoke;
+            reply_streamed = spoke && held.is_none();
+            break;
+        }
+
+        // A call from a retry is run only when it is about what was said.
+        if recovery != Recovery::None
+            && !parsed
+                .calls
+                .iter()
+                .all(|c| check.grounded(&c.name, &c.arguments, &ask.text))
+        {
+            let why = unfounded.unwrap_or(Unfounded::Claim);
+            report.hook = Some(format!(
+                "{}: the retry's call is not about the request, not run",
+                why.label()
+            ));
+            hops.push(report);
+            reply = Some(gave_up_words(why).to_string());
+            gave_up = true;
             break;
         }
 
@@ -1012,11 +1239,27 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         (false, false, false) => format!("{} {reply}", confirmed.join(" ")),
         _ => reply,
     };
-    if !cancelled {
-        history.extend(turn_msgs);
+    if !cancelled && !gave_up {
+        let calls: Vec<CallReport> = hops.iter().flat_map(|h| h.calls.iter().cloned()).collect();
+        history.extend(history::remember(
+            shared.cfg.history,
+            turn_msgs,
+            &calls,
+            &reply,
+            &call_wire(shared),
+        ));
         if let Ok(mut h) = shared.history.lock() {
             h.insert(ask.session.clone(), history);
         }
+    }
+    if let Some(why) = unfounded {
+        let count = shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::warn!(
+            why = why.label(),
+            gave_up,
+            count,
+            "a reply in words was not founded on a call"
+        );
     }
     timings.total = t0.elapsed().as_secs_f64() * 1e3;
     Ok(Turn {
@@ -1024,5 +1267,6 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         hops,
         timings_ms: timings,
         cancelled,
+        unfounded: unfounded.map(|u| u.label().to_string()),
     })
 }

@@ -1,0 +1,570 @@
+//! Checks on what the model says in words before it is spoken: a reply must not claim what
+//! no call did, talk about its own tools instead of answering, or repeat an earlier reply
+//! to a different request.
+//!
+//! A small model with a conversation behind it learns the shape of the replies it sees
+//! ("The kitchen light is on.") and starts giving that shape instead of the call: "The
+//! office light is on." with no tool run. For a device that locks doors that is the worst
+//! failure there is, so every sentence the model writes while no call has run in the turn
+//! is checked here ([`ReplyCheck::check`]); the hop loop holds a flagged sentence back and
+//! recovers (see the agent's module doc).
+//!
+//! What counts as a claim, for the tools of this session:
+//! - the sentence has the shape of a tool's `say` confirmation: the template's literal words
+//!   in order ("The {{ room }} light is …" → "the" … "light is");
+//! - or it names something a tool acts on (a tool's noun, an enumerated value such as a room,
+//!   a content word of a confirmation) and asserts a state or an action: "… is on", "… are
+//!   locked", "I turned …", "Turning off …";
+//! - or it is a bare "Done." / "All set.".
+//!
+//! Tool talk: a tool's name, or words about functions, tools, APIs, JSON or parameters.
+//! A repeat: the same words (at least four) as an earlier reply of the session whose
+//! request was different.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::tools::Registry;
+
+/// Why a reply in words is not spoken as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfounded {
+    /// It asserts an action or a device state that no call of this turn carried out.
+    Claim,
+    /// It talks about functions or tools instead of answering.
+    ToolTalk,
+    /// It repeats an earlier reply, word for word, to a different request.
+    Repeat,
+}
+
+impl Unfounded {
+    /// How the turn's report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unfounded::Claim => "claimed an action no call carried out",
+            Unfounded::ToolTalk => "talked about tools instead of answering",
+            Unfounded::Repeat => "repeated an earlier reply",
+        }
+    }
+}
+
+/// Words that carry no subject: never enough, alone, to tie a sentence to a tool.
+const STOP: &[&str] = &[
+    "the", "a", "an", "is", "are", "was", "were", "be", "been", "to", "at", "of", "in", "on",
+    "off", "it", "its", "and", "or", "for", "now", "i", "you", "your", "my", "set", "has", "have",
+    "with", "by", "this", "that", "s",
+];
+
+/// Forms of "to be" that assert a state ("it's" counts: see [`words`]).
+const BE: &[&str] = &["is", "are", "was", "were", "been", "be"];
+
+/// Words between "is" and the state that keep it an assertion: "is now on", "is not locked".
+const BE_FILLER: &[&str] = &["now", "already", "still", "not", "all", "currently", "been"];
+
+/// States a device is said to be in.
+const STATES: &[&str] = &[
+    "on",
+    "off",
+    "locked",
+    "unlocked",
+    "open",
+    "opened",
+    "closed",
+    "shut",
+    "set",
+    "dimmed",
+    "brightened",
+    "turned",
+    "switched",
+    "activated",
+    "deactivated",
+    "started",
+    "stopped",
+    "running",
+    "enabled",
+    "disabled",
+    "at",
+    "up",
+    "down",
+    "pressed",
+];
+
+/// States that a sentence about "it" or "they" may claim: "It's on.", "They are locked."
+const PLAIN_STATES: &[&str] = &[
+    "on", "off", "locked", "unlocked", "open", "closed", "set", "done",
+];
+
+/// Words that stand for the device just talked about.
+const PRONOUNS: &[&str] = &["it", "they", "both", "everything", "all"];
+
+/// Past forms of actions: "I turned …", "… has been switched …" ("set" only after a
+/// subject or "been": "I set …", "has been set", since "set" is also the present).
+const DONE_VERBS: &[&str] = &[
+    "turned",
+    "switched",
+    "locked",
+    "unlocked",
+    "opened",
+    "closed",
+    "dimmed",
+    "brightened",
+    "activated",
+    "deactivated",
+    "started",
+    "stopped",
+    "adjusted",
+    "changed",
+    "raised",
+    "lowered",
+    "increased",
+    "decreased",
+    "pressed",
+];
+
+/// Actions under way, at the start of a sentence: "Turning off the kitchen light."
+const DOING_VERBS: &[&str] = &[
+    "turning",
+    "switching",
+    "setting",
+    "locking",
+    "unlocking",
+    "opening",
+    "closing",
+    "dimming",
+    "activating",
+    "pressing",
+    "adjusting",
+    "changing",
+];
+
+/// Whole sentences that claim completion with no subject.
+const BARE_DONE: &[&str] = &[
+    "done",
+    "all done",
+    "all set",
+    "ok done",
+    "okay done",
+    "it's done",
+];
+
+/// Words about the machinery rather than the home.
+const TOOL_WORDS: &[&str] = &[
+    "function",
+    "functions",
+    "tool",
+    "tools",
+    "api",
+    "json",
+    "parameter",
+    "parameters",
+    "argument",
+    "arguments",
+    "schema",
+];
+
+/// The least number of words a repeated reply has before it counts ("You're welcome."
+/// twice is only polite).
+const REPEAT_MIN_WORDS: usize = 4;
+
+/// What the checks know about the session's tools: built once per tool set.
+#[derive(Debug, Clone, Default)]
+pub struct ReplyCheck {
+    /// Per `say` template: its runs of literal words, in order.
+    shapes: Vec<Vec<Vec<String>>>,
+    /// Words that tie a sentence to a tool (nouns, enumerated values, confirmation words).
+    subjects: HashSet<String>,
+    /// The tools' names, lower case.
+    names: HashSet<String>,
+}
+
+impl ReplyCheck {
+    /// The checks for `registry`'s tools.
+    pub fn new(registry: &Registry) -> ReplyCheck {
+        let mut check = ReplyCheck::default();
+        for tool in registry.tools() {
+            let name = tool.spec.name.to_lowercase();
+            for noun in name.split(['_', '-']).skip(1) {
+                check.add_subject(noun);
+            }
+            check.names.insert(name);
+            enum_strings(&tool.spec.parameters, &mut |s| {
+                for w in words(s) {
+                    check.add_subject(&w);
+                }
+            });
+            if let Some(say) = &tool.say {
+                let runs = literal_runs(say);
+                for w in runs.iter().flatten() {
+                    check.add_subject(w);
+                }
+                let has_content = runs.iter().flatten().any(|w| !STOP.contains(&w.as_str()));
+                if has_content {
+                    check.shapes.push(runs);
+                }
+            }
+        }
+        check
+    }
+
+    fn add_subject(&mut self, word: &str) {
+        let w = singular(word);
+        if !STOP.contains(&w) && w.len() > 1 {
+            self.subjects.insert(w.to_string());
+        }
+    }
+
+    /// Whether a sentence the model wrote while no call has run in the turn may be spoken:
+    /// `None` when it may, else why not. `request` is the user's words; `earlier` the
+    /// session's earlier (request, reply) pairs.
+    pub fn check(
+        &self,
+        sentence: &str,
+        request: &str,
+        earlier: &[(String, String)],
+    ) -> Option<Unfounded> {
+        let w = words(sentence);
+        if self.tool_talk(&w) {
+            Some(Unfounded::ToolTalk)
+        } else if self.claims(&w) {
+            Some(Unfounded::Claim)
+        } else if repeats(&w, request, earlier) {
+            Some(Unfounded::Repeat)
+        } else {
+            None
+        }
+    }
+
+    fn tool_talk(&self, w: &[String]) -> bool {
+        w.iter()
+            .any(|x| self.names.contains(x) || TOOL_WORDS.contains(&x.as_str()))
+    }
+
+    fn claims(&self, w: &[String]) -> bool {
+        if BARE_DONE.contains(&w.join(" ").as_str()) {
+            return true;
+        }
+        if self.shapes.iter().any(|runs| has_runs(w, runs)) {
+            return true;
+        }
+        let about_a_device = w.iter().any(|x| self.subjects.contains(singular(x)));
+        let about_it = w.iter().any(|x| PRONOUNS.contains(&x.as_str()));
+        (about_a_device && asserts_state_or_action(w))
+            || (about_it && asserts_state(w, PLAIN_STATES))
+    }
+
+    /// Whether `call` is about something the request mentions: one of its string values
+    /// ("kitchen"), one of its numbers ("21"), or, for a call without string values, the
+    /// tool's noun ("time" for `get_time`, "thermostat"). A call a retry forced must be;
+    /// otherwise it is a guess and does not run.
+    pub fn grounded(&self, tool: &str, arguments: &Value, request: &str) -> bool {
+        let said: HashSet<String> = words(request)
+            .iter()
+            .map(|w| singular(w).to_string())
+            .collect();
+        let joined = format!(" {} ", words(request).join(" "));
+        let mut strings = Vec::new();
+        let mut numbers = Vec::new();
+        if let Value::Object(m) = arguments {
+            for v in m.values() {
+                match v {
+                    Value::String(s) => strings.push(s.to_lowercase()),
+                    Value::Number(n) => numbers.push(n.as_f64()),
+                    _ => {}
+                }
+            }
+        }
+        if !strings.is_empty() {
+            return strings
+                .iter()
+                .any(|s| joined.contains(&format!(" {} ", words(s).join(" "))));
+        }
+        let number_said = numbers.iter().flatten().any(|n| {
+            said.iter()
+                .any(|w| w.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9))
+        });
+        number_said
+            || tool
+                .to_lowercase()
+                .split(['_', '-'])
+                .skip(1)
+                .any(|noun| said.contains(singular(noun)))
+    }
+}
+
+/// "… is (now|not|…)* STATE", "I turned …", "has been set …", or a sentence that starts
+/// with an action under way.
+fn asserts_state_or_action(w: &[String]) -> bool {
+    let starts_doing = w
+        .iter()
+        .find(|x| !matches!(x.as_str(), "ok" | "okay" | "sure" | "alright"))
+        .is_some_and(|x| DOING_VERBS.contains(&x.as_str()));
+    let did_set = w.windows(2).any(|p| {
+        matches!(
+            p[0].as_str(),
+            "i" | "i've" | "we" | "have" | "has" | "been" | "just"
+        ) && p[1] == "set"
+    });
+    if starts_doing || did_set || w.iter().any(|x| DONE_VERBS.contains(&x.as_str())) {
+        return true;
+    }
+    asserts_state(w, STATES)
+}
+
+/// "… is (now|not|…)* STATE" for one of `states`.
+fn asserts_state(w: &[String], states: &[&str]) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        BE.contains(&x.as_str())
+            && w[i + 1..]
+                .iter()
+                .find(|y| !BE_FILLER.contains(&y.as_str()))
+                .is_some_and(|y| states.contains(&y.as_str()))
+    })
+}
+
+/// Whether the sentence holds each run of words, in order.
+fn has_runs(w: &[String], runs: &[Vec<String>]) -> bool {
+    let mut at = 0;
+    for run in runs.iter().filter(|r| !r.is_empty()) {
+        match (at..=w.len().saturating_sub(run.len())).find(|&i| w[i..].starts_with(run)) {
+            Some(i) if i + run.len() <= w.len() => at = i + run.len(),
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn repeats(w: &[String], request: &str, earlier: &[(String, String)]) -> bool {
+    if w.len() < REPEAT_MIN_WORDS {
+        return false;
+    }
+    let asked = words(request);
+    earlier.iter().any(|(req, reply)| {
+        let said = words(reply);
+        let first: Vec<String> = reply
+            .split_inclusive(['.', '!', '?'])
+            .next()
+            .map(words)
+            .unwrap_or_default();
+        (said == w || first == w) && words(req) != asked
+    })
+}
+
+/// The literal words of a `say` template, as runs cut at each `{{ … }}` or `{% … %}`.
+fn literal_runs(template: &str) -> Vec<Vec<String>> {
+    let mut runs = Vec::new();
+    let mut rest = template;
+    loop {
+        let next = ["{{", "{%"].iter().filter_map(|open| rest.find(open)).min();
+        let Some(start) = next else {
+            runs.push(words(rest));
+            break;
+        };
+        runs.push(words(&rest[..start]));
+        let close = if rest[start..].starts_with("{{") {
+            "}}"
+        } else {
+            "%}"
+        };
+        match rest[start..].find(close) {
+            Some(end) => rest = &rest[start + end + 2..],
+            None => break,
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
+}
+
+/// Every string an `enum` or `const` of a schema names, at any depth.
+fn enum_strings(schema: &Value, add: &mut impl FnMut(&str)) {
+    match schema {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("enum", Value::Array(a)) => {
+                        a.iter().filter_map(Value::as_str).for_each(&mut *add)
+                    }
+                    ("const", Value::String(s)) => add(s),
+                    _ => enum_strings(v, add),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| enum_strings(v, add)),
+        _ => {}
+    }
+}
+
+/// Lower-case words: letters, digits, `_` and inner apostrophes; "it's" gives "it", "is".
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '.')) {
+        // a dot stays only inside a number ("21.5")
+        for t in keep_decimal(raw) {
+            let t = t.trim_matches('\'').to_lowercase();
+            if t.is_empty() {
+                continue;
+            }
+            match t.strip_suffix("'s") {
+                Some(stem) if !stem.is_empty() => {
+                    out.push(stem.to_string());
+                    out.push("is".to_string());
+                }
+                _ => out.push(t),
+            }
+        }
+    }
+    out
+}
+
+/// A token split at dots, except a dot between digits ("21.5" stays whole).
+fn keep_decimal(raw: &str) -> Vec<&str> {
+    let bytes = raw.as_bytes();
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let decimal = i > 0
+            && i + 1 < bytes.len()
+            && bytes[i - 1].is_ascii_digit()
+            && bytes[i + 1].is_ascii_digit();
+        if b == b'.' && !decimal {
+            parts.push(&raw[from..i]);
+            from = i + 1;
+        }
+    }
+    parts.push(&raw[from..]);
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// A plural's singular, roughly: "lights" → "light" (not "is", "glass").
+fn singular(w: &str) -> &str {
+    match w.strip_suffix('s') {
+        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem,
+        _ => w,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Registry;
+
+    fn demo() -> ReplyCheck {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
+        ReplyCheck::new(&Registry::load_dir(dir).expect("the demo tools load"))
+    }
+
+    fn check(sentence: &str, request: &str) -> Option<Unfounded> {
+        demo().check(sentence, request, &[])
+    }
+
+    #[test]
+    fn confirmations_and_state_assertions_without_a_call_are_claims() {
+        for s in [
+            "The office light is on.",
+            "The garage door is locked.",
+            "The kitchen light is now off.",
+            "The thermostat is set to 22 degrees.",
+            "I turned off the bedroom lights.",
+            "Turning on the living room light.",
+            "Okay, locking the front door.",
+            "The front door has been unlocked.",
+            "The bedroom light is at 40 percent.",
+            "It's on.",
+            "Done.",
+            "The bathroom lights are not on.",
+        ] {
+            assert_eq!(
+                check(s, "turn on the office light"),
+                Some(Unfounded::Claim),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_answers_are_not_claims() {
+        for s in [
+            "You're welcome!",
+            "I'm doing well, thank you.",
+            "Why did the scarecrow win an award? Because he was outstanding in his field.",
+            "I can turn lights on and off, set the thermostat and lock doors.",
+            "Good night, sleep well.",
+            "Sorry, I can't help with that.",
+            "It's up to you.",
+            "I can set a timer for you? No, I can't.",
+            "It is a lovely day.",
+            "The capital of France is Paris.",
+        ] {
+            assert_eq!(check(s, "hello"), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn talk_about_functions_or_tool_names_is_no_answer() {
+        for s in [
+            "You may call the \"get_time\" function to get the current local time.",
+            "Use the set_light tool.",
+            "I need more parameters.",
+            "Here is the JSON.",
+        ] {
+            assert_eq!(
+                check(s, "what time is it"),
+                Some(Unfounded::ToolTalk),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reply_repeated_to_a_different_request_is_flagged_and_to_the_same_one_not() {
+        let c = demo();
+        let earlier = vec![(
+            "tell me a joke".to_string(),
+            "Why did the chicken cross the road? To get to the other side.".to_string(),
+        )];
+        let joke = "Why did the chicken cross the road?";
+        assert_eq!(
+            c.check(joke, "how are you", &earlier),
+            Some(Unfounded::Repeat)
+        );
+        assert_eq!(c.check(joke, "Tell me a joke.", &earlier), None);
+        // short polite replies may repeat
+        let thanks = vec![("thanks".to_string(), "You're welcome!".to_string())];
+        assert_eq!(c.check("You're welcome!", "thank you", &thanks), None);
+    }
+
+    #[test]
+    fn say_shapes_come_from_the_literal_words() {
+        assert_eq!(
+            literal_runs("The {{ room }} light is {{ 'on' if on else 'off' }}."),
+            vec![vec!["the".to_string()], vec!["light".into(), "is".into()]]
+        );
+        assert_eq!(
+            literal_runs("{% if x %}Yes{% endif %} {{ scene | capitalize }} is on."),
+            vec![vec!["yes".to_string()], vec!["is".into(), "on".into()]]
+        );
+    }
+
+    #[test]
+    fn words_split_contractions_and_keep_decimals() {
+        assert_eq!(words("It's 21.5 degrees."), ["it", "is", "21.5", "degrees"]);
+        assert_eq!(words("get_time, now!"), ["get_time", "now"]);
+    }
+
+    #[test]
+    fn a_forced_call_must_be_about_what_was_said() {
+        let c = demo();
+        let on = serde_json::json!({"room": "kitchen", "on": true});
+        assert!(c.grounded("set_light", &on, "Turn on the kitchen light."));
+        assert!(!c.grounded("set_light", &on, "Tell me a joke."));
+        assert!(!c.grounded("set_light", &on, "Turn it off again."));
+        let lr = serde_json::json!({"room": "living room", "on": false});
+        assert!(c.grounded("set_light", &lr, "living room off"));
+        let t = serde_json::json!({"temperature": 21.5});
+        assert!(c.grounded("set_thermostat", &t, "make it 21.5"));
+        assert!(!c.grounded("set_thermostat", &t, "make it warmer"));
+        assert!(c.grounded("get_time", &serde_json::json!({}), "what time is it"));
+        assert!(!c.grounded("get_time", &serde_json::json!({}), "thank you"));
+    }
+}
