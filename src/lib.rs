@@ -13,6 +13,7 @@ pub mod bus;
 pub mod config;
 pub mod doctor;
 pub mod events;
+pub mod intent;
 pub mod llm;
 pub mod models;
 #[cfg(feature = "tts")]

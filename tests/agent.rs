@@ -30,6 +30,11 @@ fn temp_dir(tag: &str) -> PathBuf {
 /// A tools dir: set_light (with `say`, appends to a log so executions can be counted) and
 /// check_mail (no `say`).
 fn tools_dir() -> (PathBuf, PathBuf) {
+    tools_dir_with("")
+}
+
+/// The same tools, with `intents` (`[[tool.intent]]` tables) added to set_light.
+fn tools_dir_with(intents: &str) -> (PathBuf, PathBuf) {
     let dir = temp_dir("tools");
     let log = dir.join("calls.log");
     let manifest = format!(
@@ -49,6 +54,7 @@ enum = ["kitchen", "living room"]
 type = "boolean"
 [tool.exec]
 argv = ["sh", "-c", "echo \"$0 $1\" >> {log}; echo \"$0 light $1\"", "{{{{ room }}}}", "{{{{ 'on' if on else 'off' }}}}"]
+{intents}
 
 [[tool]]
 name = "check_mail"
@@ -60,7 +66,7 @@ additionalProperties = false
 [tool.exec]
 argv = ["sh", "-c", "echo mail >> {log}; echo '{{\"unread\": 3}}'"]
 "#,
-        log = log.display()
+        log = log.display(),
     );
     std::fs::write(dir.join("home.toml"), manifest).unwrap();
     (dir, log)
@@ -86,7 +92,16 @@ async fn rig(
     template: &str,
     tweak: impl FnOnce(&mut AgentConfig, &mut Script),
 ) -> Rig {
-    let (dir, log) = tools_dir();
+    rig_in(tools_dir(), outputs, preset, template, tweak).await
+}
+
+async fn rig_in(
+    (dir, log): (PathBuf, PathBuf),
+    outputs: &[&str],
+    preset: &str,
+    template: &str,
+    tweak: impl FnOnce(&mut AgentConfig, &mut Script),
+) -> Rig {
     let registry = Registry::load_dir(&dir).unwrap();
     let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
         .await
@@ -815,4 +830,72 @@ async fn history_keeps_requests_and_calls_not_results_or_confirmations() {
     );
     assert!(!p.contains("tool results"), "{p}");
     assert!(!p.contains("The kitchen light is on."), "{p}");
+}
+
+const LIGHT_INTENT: &str = r#"[[tool.intent]]
+sentences = ["turn {on} the {room} light"]"#;
+
+#[tokio::test]
+async fn a_request_an_intent_matches_runs_at_once_with_no_llm_hop() {
+    let r = rig_in(
+        tools_dir_with(LIGHT_INTENT),
+        &["Why did the lamp smile? It was lit."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "Turn on the kitchen light.").await;
+    assert_eq!(turn.path, hearth::agent::Handled::Intent);
+    assert_eq!(said, ["The kitchen light is on."]);
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+    assert_eq!(turn.hops.len(), 1);
+    assert_eq!(turn.hops[0].tool_choice, "intent");
+    assert!(
+        r.recorded.lock().unwrap().is_empty(),
+        "the model was not asked"
+    );
+    // two commands in one request; then what no intent covers goes to the model, which
+    // sees the intent's turn in the history as its own call
+    let turn = ask(
+        &r.agent,
+        "turn off the kitchen light and turn on the living room light",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        turn.reply,
+        "The kitchen light is off. The living room light is on."
+    );
+    assert_eq!(
+        executions(&r.log),
+        ["kitchen on", "kitchen off", "living room on"]
+    );
+    let turn = ask(&r.agent, "tell me a joke").await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Llm);
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        rec[0].prompt.contains(
+            "\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}"
+        ),
+        "{}",
+        rec[0].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_forced_tool_skips_the_intents() {
+    let r = rig_in(
+        tools_dir_with(LIGHT_INTENT),
+        &[MAIL_CALL, "You have three unread mails."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let mut a = Ask::new("s", "turn on the kitchen light");
+    a.force_tool = Some("check_mail".into());
+    let turn = hearth::agent::ask(&r.agent, a).await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Llm);
+    assert_eq!(executions(&r.log), ["mail"]);
 }

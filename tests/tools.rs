@@ -376,3 +376,195 @@ async fn locks_and_brightness_change_their_state_files() {
     assert_eq!(o.status, ToolStatus::Error);
     assert!(state("brightness-kitchen").is_none());
 }
+
+/// The calls an intent of the tools in `file` (under tools/) makes of `text`.
+fn intent_calls(file: &str, text: &str) -> Option<Vec<(String, serde_json::Value)>> {
+    let path = tools_dir().join(file);
+    let manifest = std::fs::read_to_string(&path).unwrap();
+    let tools = hearth::tools::parse_manifest(&manifest, &path).unwrap();
+    let intents =
+        hearth::intent::Intents::new(tools.iter().filter_map(|t| t.intents.clone()).collect());
+    intents
+        .recognize(text)
+        .map(|calls| calls.into_iter().map(|c| (c.tool, c.arguments)).collect())
+}
+
+#[test]
+fn the_demo_and_every_example_manifest_ship_intents_that_match_their_commands() {
+    let cases: &[(&str, &str, &str, serde_json::Value)] = &[
+        (
+            "demo.toml",
+            "Turn on the kitchen light.",
+            "set_light",
+            json!({"room": "kitchen", "on": true}),
+        ),
+        (
+            "demo.toml",
+            "Switch the living room lights off.",
+            "set_light",
+            json!({"room": "living room", "on": false}),
+        ),
+        (
+            "demo.toml",
+            "Is the bathroom light on?",
+            "get_light",
+            json!({"room": "bathroom"}),
+        ),
+        (
+            "demo.toml",
+            "Dim the bedroom light to 20 percent.",
+            "set_brightness",
+            json!({"room": "bedroom", "level": 20}),
+        ),
+        (
+            "demo.toml",
+            "Set the thermostat to twenty one degrees.",
+            "set_thermostat",
+            json!({"temperature": 21}),
+        ),
+        (
+            "demo.toml",
+            "What's the thermostat set to?",
+            "get_thermostat",
+            json!({}),
+        ),
+        (
+            "demo.toml",
+            "Lock the front door.",
+            "set_lock",
+            json!({"door": "front", "locked": true}),
+        ),
+        (
+            "demo.toml",
+            "Unlock the garage door.",
+            "set_lock",
+            json!({"door": "garage", "locked": false}),
+        ),
+        (
+            "demo.toml",
+            "Is the back door locked?",
+            "get_lock",
+            json!({"door": "back"}),
+        ),
+        (
+            "examples/lights.toml",
+            "switch on the hallway light",
+            "set_light",
+            json!({"room": "hallway", "on": true}),
+        ),
+        (
+            "examples/lights.toml",
+            "dim the kitchen light to 30 percent",
+            "set_light",
+            json!({"room": "kitchen", "on": true, "brightness": 30}),
+        ),
+        (
+            "examples/switches.toml",
+            "turn the kettle on",
+            "set_plug",
+            json!({"plug": "kettle", "on": true}),
+        ),
+        (
+            "examples/switches.toml",
+            "switch off the garden pump",
+            "set_switch",
+            json!({"switch": "garden pump", "on": false}),
+        ),
+        (
+            "examples/thermostat.toml",
+            "set the heating to 19 degrees",
+            "set_thermostat",
+            json!({"temperature": 19}),
+        ),
+        (
+            "examples/thermostat.toml",
+            "how warm is it in the bedroom",
+            "get_temperature",
+            json!({"room": "bedroom"}),
+        ),
+        (
+            "examples/scene.toml",
+            "activate movie night",
+            "activate_scene",
+            json!({"scene": "movie night"}),
+        ),
+        (
+            "examples/gpio.toml",
+            "turn on the fan",
+            "set_fan",
+            json!({"on": true}),
+        ),
+        (
+            "examples/gpio.toml",
+            "is the front door open",
+            "read_door",
+            json!({}),
+        ),
+        (
+            "examples/gpio.toml",
+            "open the garage door",
+            "press_garage_door",
+            json!({}),
+        ),
+        (
+            "examples/desktop.toml",
+            "put call the plumber on the screen",
+            "notify",
+            json!({"title": "hearth", "body": "call the plumber"}),
+        ),
+    ];
+    for (file, text, tool, args) in cases {
+        assert_eq!(
+            intent_calls(file, text),
+            Some(vec![(tool.to_string(), args.clone())]),
+            "{file}: {text}"
+        );
+    }
+    // two commands, and requests the model must answer
+    assert_eq!(
+        intent_calls(
+            "demo.toml",
+            "Turn off the kitchen light and lock the front door."
+        )
+        .map(|c| c.len()),
+        Some(2)
+    );
+    for text in [
+        "Tell me a joke.",
+        "Make it warmer.",
+        "Turn it off again.",
+        "Unlock the door.",
+    ] {
+        assert_eq!(intent_calls("demo.toml", text), None, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_query_tools_say_what_they_found() {
+    // (other tests change the shared demo state: only what nothing else touches is fixed)
+    let r = demo();
+    for (name, args, said) in [
+        (
+            "get_light",
+            json!({"room": "bathroom"}),
+            "The bathroom light is off.",
+        ),
+        (
+            "get_lock",
+            json!({"door": "garage"}),
+            "The garage door is locked.",
+        ),
+    ] {
+        let c = call(name, args);
+        let o = r.call(&c).await;
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+        assert_eq!(r.confirmation(&c, &o.result).as_deref(), Some(said));
+    }
+    let c = call("get_thermostat", json!({}));
+    let o = r.call(&c).await;
+    let degrees = o.result.split_whitespace().nth(3).unwrap().to_string();
+    assert_eq!(
+        r.confirmation(&c, &o.result),
+        Some(format!("The thermostat is set to {degrees} degrees."))
+    );
+}

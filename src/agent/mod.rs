@@ -44,7 +44,7 @@ use crate::llm::{
 };
 use crate::preset::{Preset, PresetError};
 use crate::speech::{SentenceSplitter, Speakable};
-use crate::toolcall::{Parser, StreamEvent, Telemetry, ToolCall, ToolSet};
+use crate::toolcall::{Parser, StreamEvent, Telemetry, ToolCall, ToolSet, Verdict};
 use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
 mod check;
@@ -153,9 +153,21 @@ pub struct Timings {
     pub text_to_tool: Option<f64>,
 }
 
+/// Which path handled a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Handled {
+    /// A local intent matched the whole request: its calls ran with no LLM hop.
+    Intent,
+    /// The model's hop loop.
+    Llm,
+}
+
 /// The outcome of one turn.
 #[derive(Debug, Clone, Serialize)]
 pub struct Turn {
+    /// Which path handled it.
+    pub path: Handled,
     /// What to say: always sanitised ([`Speakable`]); empty when cancelled.
     pub reply: String,
     pub hops: Vec<HopReport>,
@@ -723,6 +735,153 @@ async fn generate(
     })
 }
 
+impl From<&ToolOutcome> for CallReport {
+    fn from(o: &ToolOutcome) -> Self {
+        CallReport {
+            id: o.id.clone(),
+            name: o.name.clone(),
+            arguments: o.arguments.clone(),
+            status: o.status,
+            result: o.result.clone(),
+        }
+    }
+}
+
+/// Run a hop's calls (in parallel, results in call order), time them and publish each.
+async fn run_calls(
+    shared: &Shared,
+    calls: &[ToolCall],
+    timings: &mut Timings,
+    t0: Instant,
+) -> Result<Vec<ToolOutcome>, AgentError> {
+    let t_tools = Instant::now();
+    let outcomes = ractor::call!(shared.tools, |r| ToolsMsg::CallAll {
+        calls: calls.to_vec(),
+        reply: r
+    })
+    .map_err(|_| AgentError::Actor("tools"))?;
+    timings.tools += t_tools.elapsed().as_secs_f64() * 1e3;
+    timings
+        .text_to_tool
+        .get_or_insert_with(|| t0.elapsed().as_secs_f64() * 1e3);
+    for o in &outcomes {
+        tracing::info!(tool = %o.name, id = %o.id, status = ?o.status, "tool result");
+        crate::events::publish(
+            shared.cfg.events.as_ref(),
+            crate::events::Event::tool_called(o),
+        );
+    }
+    Ok(outcomes)
+}
+
+/// The spoken confirmations of a hop's calls, when every call succeeded and has one.
+fn confirmations(
+    registry: &Registry,
+    calls: &[ToolCall],
+    outcomes: &[ToolOutcome],
+) -> Option<Vec<String>> {
+    let said: Option<Vec<String>> = calls
+        .iter()
+        .zip(outcomes)
+        .map(|(c, o)| {
+            (o.status != ToolStatus::Error)
+                .then(|| registry.confirmation(c, &o.result))
+                .flatten()
+        })
+        .collect();
+    said.filter(|v| !v.is_empty())
+}
+
+/// Keep a finished turn in its session's history, as [`HistoryMode`] says.
+fn remember_turn(
+    shared: &Shared,
+    session: &str,
+    mut history: Vec<ChatMessage>,
+    turn_msgs: Vec<ChatMessage>,
+    calls: &[CallReport],
+    reply: &str,
+) {
+    history.extend(history::remember(
+        shared.cfg.history,
+        turn_msgs,
+        calls,
+        reply,
+        &call_wire(shared),
+    ));
+    if let Ok(mut h) = shared.history.lock() {
+        h.insert(session.to_string(), history);
+    }
+}
+
+/// A request a local intent matches whole: its calls run at once with no LLM hop, and the
+/// tools' `say` confirmations are the answer (words from the results when a call failed).
+/// `None` when no intent matches, or a matched call does not pass the tool set's check.
+async fn intent_turn(
+    shared: &Shared,
+    registry: &Registry,
+    toolset: &ToolSet,
+    ask: &Ask,
+    history: Vec<ChatMessage>,
+) -> Result<Option<Turn>, AgentError> {
+    let t0 = Instant::now();
+    let Some(found) = registry.intents().recognize(&ask.text) else {
+        return Ok(None);
+    };
+    let calls: Vec<ToolCall> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: format!("{}_{i}", c.tool),
+            name: c.tool,
+            arguments: c.arguments,
+        })
+        .collect();
+    for c in &calls {
+        let verdict = toolset.check(&c.name, &c.arguments);
+        if verdict != Verdict::Valid {
+            tracing::warn!(tool = %c.name, ?verdict, "an intent's call does not pass the check: the model answers instead");
+            return Ok(None);
+        }
+    }
+    let mut timings = Timings::default();
+    let outcomes = run_calls(shared, &calls, &mut timings, t0).await?;
+    let reply = match confirmations(registry, &calls, &outcomes) {
+        Some(said) => speakable(&said.join(" ")),
+        None => reply_from_results(&outcomes),
+    };
+    if let Some(tx) = &ask.speak {
+        send_sentences(tx, &reply);
+    }
+    let reports: Vec<CallReport> = outcomes.iter().map(CallReport::from).collect();
+    let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
+    turn_msgs.push(call_wire(shared).message(&reports));
+    turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
+    turn_msgs.push(ChatMessage::assistant(reply.clone()));
+    remember_turn(shared, &ask.session, history, turn_msgs, &reports, &reply);
+    timings.total = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Some(Turn {
+        path: Handled::Intent,
+        reply,
+        hops: vec![HopReport {
+            raw: String::new(),
+            calls: reports,
+            telemetry: Telemetry {
+                parse_mode: "intent".into(),
+                fallback_used: false,
+                candidate_count: calls.len(),
+                schema_validation: "pass".into(),
+            },
+            rejected: Vec::new(),
+            tool_choice: "intent".into(),
+            hook: None,
+            stats: GenStats::default(),
+        }],
+        timings_ms: timings,
+        cancelled: false,
+        unfounded: None,
+    }))
+}
+
 /// The reply checks for `registry`, built once per tool set.
 fn reply_check(shared: &Shared, registry: &Registry, fingerprint: &str) -> Arc<ReplyCheck> {
     let Ok(mut slot) = shared.checks.lock() else {
@@ -818,6 +977,11 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         .ok()
         .and_then(|h| h.get(&ask.session).cloned())
         .unwrap_or_default();
+    if ask.force_tool.is_none() {
+        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, history.clone()).await? {
+            return Ok(turn);
+        }
+    }
     let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
     let check = reply_check(shared, &registry, &fingerprint);
     let earlier = earlier_replies(&history);
@@ -1124,33 +1288,8 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             hops.push(report);
             break;
         }
-        let t_tools = Instant::now();
-        let outcomes = ractor::call!(shared.tools, |r| ToolsMsg::CallAll {
-            calls: parsed.calls.clone(),
-            reply: r
-        })
-        .map_err(|_| AgentError::Actor("tools"))?;
-        timings.tools += t_tools.elapsed().as_secs_f64() * 1e3;
-        if timings.text_to_tool.is_none() {
-            timings.text_to_tool = Some(t0.elapsed().as_secs_f64() * 1e3);
-        }
-        for o in &outcomes {
-            tracing::info!(tool = %o.name, id = %o.id, status = ?o.status, "tool result");
-            crate::events::publish(
-                shared.cfg.events.as_ref(),
-                crate::events::Event::tool_called(o),
-            );
-        }
-        report.calls = outcomes
-            .iter()
-            .map(|o| CallReport {
-                id: o.id.clone(),
-                name: o.name.clone(),
-                arguments: o.arguments.clone(),
-                status: o.status,
-                result: o.result.clone(),
-            })
-            .collect();
+        let outcomes = run_calls(shared, &parsed.calls, &mut timings, t0).await?;
+        report.calls = outcomes.iter().map(CallReport::from).collect();
         hops.push(report);
 
         // Round trip: the template's tool role with ids when it has one and the call was
@@ -1177,17 +1316,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         }
 
         // Spoken confirmations: every call succeeded and has one → no second hop.
-        let confirmations: Option<Vec<String>> = parsed
-            .calls
-            .iter()
-            .zip(&outcomes)
-            .map(|(c, o)| {
-                (o.status != ToolStatus::Error)
-                    .then(|| registry.confirmation(c, &o.result))
-                    .flatten()
-            })
-            .collect();
-        if let Some(said) = confirmations.filter(|v| !v.is_empty()) {
+        if let Some(said) = confirmations(&registry, &parsed.calls, &outcomes) {
             let text = speakable(&said.join(" "));
             // spoken now: a follow-up hop may still run
             if let Some(tx) = &ask.speak {
@@ -1241,16 +1370,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     };
     if !cancelled && !gave_up {
         let calls: Vec<CallReport> = hops.iter().flat_map(|h| h.calls.iter().cloned()).collect();
-        history.extend(history::remember(
-            shared.cfg.history,
-            turn_msgs,
-            &calls,
-            &reply,
-            &call_wire(shared),
-        ));
-        if let Ok(mut h) = shared.history.lock() {
-            h.insert(ask.session.clone(), history);
-        }
+        remember_turn(shared, &ask.session, history, turn_msgs, &calls, &reply);
     }
     if let Some(why) = unfounded {
         let count = shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
@@ -1263,6 +1383,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     }
     timings.total = t0.elapsed().as_secs_f64() * 1e3;
     Ok(Turn {
+        path: Handled::Llm,
         reply,
         hops,
         timings_ms: timings,

@@ -155,6 +155,7 @@ fn register(
         tools.push(Tool {
             spec,
             say: None,
+            intents: None,
             executor: Executor::Provider(ProviderSpec {
                 owner: owner.to_string(),
                 timeout: super::backends::PROVIDER_TIMEOUT,
@@ -183,6 +184,7 @@ mod tests {
                     "required": ["s"], "additionalProperties": false}),
             },
             say: None,
+            intents: None,
             executor: Executor::Exec(ExecSpec {
                 argv: ["sh", "-c", "sleep \"$0\"; echo \"slept $0\"", "{{ s }}"]
                     .map(String::from)

@@ -4,6 +4,7 @@ use jiff::Zoned;
 
 use super::manifest::no_parameters;
 use super::registry::{Executor, Tool};
+use crate::intent::{IntentSpec, ToolIntents};
 use crate::toolcall::ToolSpec;
 
 /// A tool compiled into hearth.
@@ -59,8 +60,41 @@ impl Builtin {
                 parameters: no_parameters(),
             },
             say: Some(self.say().to_string()),
+            intents: self.intents(),
             executor: Executor::Builtin(self),
         }
+    }
+
+    /// The sentences that ask for it, as `[[tool.intent]]` would give them.
+    pub fn sentences(self) -> &'static [&'static str] {
+        match self {
+            Builtin::Time => &[
+                "what time is it",
+                "what's the time",
+                "what is the time",
+                "tell me the time",
+                "what's the time please",
+            ],
+            Builtin::Date => &[
+                "what's the date [today]",
+                "what is the date [today]",
+                "what day is it [today]",
+                "(what's|what is) today's date",
+                "tell me the date",
+            ],
+        }
+    }
+
+    /// Its compiled intents (the sentences are constants: a test checks that they compile).
+    fn intents(self) -> Option<std::sync::Arc<ToolIntents>> {
+        let spec = IntentSpec {
+            sentences: self.sentences().iter().map(|s| s.to_string()).collect(),
+            args: Default::default(),
+            slots: Default::default(),
+        };
+        ToolIntents::compile(self.name(), &[spec], &no_parameters())
+            .map(std::sync::Arc::new)
+            .ok()
     }
 
     /// Every built-in as a registry tool.
@@ -86,6 +120,24 @@ impl Builtin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_in_sentences_compile_and_are_recognised() {
+        let intents = crate::intent::Intents::new(
+            Builtin::ALL
+                .iter()
+                .map(|b| b.intents().expect("built-in sentences compile"))
+                .collect(),
+        );
+        let tool = |text: &str| {
+            intents
+                .recognize(text)
+                .map(|calls| calls.iter().map(|c| c.tool.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(tool("What time is it?"), Some(vec!["get_time".to_string()]));
+        assert_eq!(tool("What's the date today?"), Some(vec!["get_date".to_string()]));
+        assert_eq!(tool("what time is it in Tokyo"), None);
+    }
 
     #[test]
     fn formats() {

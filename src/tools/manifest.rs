@@ -19,7 +19,15 @@
 //! argv = ["{{ manifest_dir }}/demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 //! timeout_ms = 5000            # default 10000
 //! max_output_bytes = 4096      # default 16384
+//! [[tool.intent]]              # optional: sentences that run the tool with no LLM hop
+//! sentences = ["(turn|switch) {on} [the] {room} light[s]"]
+//! args = {}                    # fixed arguments (`{ locked = true }` for "lock …")
+//! slots.room = { lounge = "living room" }   # more words for a parameter's values
 //! ```
+//!
+//! Intents ([`crate::intent`] documents the sentence syntax) are compiled against the
+//! parameters when the manifest loads; a tool with intents must have a `say`, which is
+//! what hearth answers when an intent handled the request.
 //!
 //! The executor tables are `[tool.exec]`, `[tool.mqtt]`, `[tool.homeassistant]`,
 //! `[tool.gpio]` and `[tool.dbus]`; each module documents its keys ([`super::exec`],
@@ -37,6 +45,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -45,6 +54,7 @@ use serde_json::{json, Value};
 use super::builtin::Builtin;
 use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
 use super::registry::{Executor, Tool};
+use crate::intent::ToolIntents;
 use crate::toolcall::{ToolSet, ToolSpec};
 
 /// The variable argv templates get besides the arguments: the manifest's directory.
@@ -180,6 +190,16 @@ pub enum ToolsError {
         tool: String,
         name: String,
     },
+    /// `[[tool.intent]]` sentences that do not compile against the tool's parameters.
+    #[error("{}: {source}", path.display())]
+    Intent {
+        path: PathBuf,
+        #[source]
+        source: Box<crate::intent::IntentError>,
+    },
+    /// `[[tool.intent]]` on a tool without `say`.
+    #[error("{}: tool {tool:?} has [[tool.intent]] but no `say`: a command an intent handles is answered with the tool's `say` (which may read {{{{ result }}}}); add one", path.display())]
+    IntentWithoutSay { path: PathBuf, tool: String },
     /// Building a registry from tools that do not form a valid tool set.
     #[error(transparent)]
     ToolSet(#[from] crate::toolcall::ToolsError),
@@ -201,6 +221,9 @@ struct Entry {
     say: Option<String>,
     #[serde(default)]
     parameters: Option<Value>,
+    /// Sentence templates that run the tool directly (`[[tool.intent]]`).
+    #[serde(default)]
+    intent: Vec<crate::intent::IntentSpec>,
     #[serde(default)]
     exec: Option<ExecTable>,
     #[serde(default)]
@@ -435,6 +458,23 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
             },
         )?;
     }
+    let intents = match (&entry.intent[..], &entry.say) {
+        ([], _) => None,
+        (_, None) => {
+            return Err(ToolsError::IntentWithoutSay {
+                path: p(),
+                tool: name,
+            })
+        }
+        (specs, Some(_)) => Some(Arc::new(
+            ToolIntents::compile(&name, specs, &spec.parameters).map_err(|e| {
+                ToolsError::Intent {
+                    path: p(),
+                    source: Box::new(e),
+                }
+            })?,
+        )),
+    };
     let executor = match table {
         Table::Exec(t) => Executor::Exec(check_exec(t, &check, manifest_dir)?),
         Table::Mqtt(t) => Executor::Mqtt(t.check(&check)?),
@@ -445,6 +485,7 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
     Ok(Tool {
         spec,
         say: entry.say,
+        intents,
         executor,
     })
 }

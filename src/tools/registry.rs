@@ -28,6 +28,8 @@ pub struct Tool {
     pub spec: ToolSpec,
     /// Spoken confirmation template (minijinja over the call's arguments), if any.
     pub say: Option<String>,
+    /// Sentence templates that run the tool with no LLM hop (`[[tool.intent]]`).
+    pub intents: Option<Arc<crate::intent::ToolIntents>>,
     /// How a call runs.
     pub executor: Executor,
 }
@@ -128,6 +130,8 @@ pub struct Registry {
     fingerprint: String,
     /// What the executors connect to (the broker, Home Assistant, GPIO, D-Bus providers).
     backends: Arc<Backends>,
+    /// Every tool's local intents.
+    intents: crate::intent::Intents,
 }
 
 impl Registry {
@@ -140,12 +144,15 @@ impl Registry {
             .enumerate()
             .map(|(i, t)| (t.spec.name.clone(), i))
             .collect();
+        let intents =
+            crate::intent::Intents::new(tools.iter().filter_map(|t| t.intents.clone()).collect());
         let mut registry = Registry {
             tools,
             index,
             toolset,
             fingerprint: String::new(),
             backends: Arc::new(Backends::none()),
+            intents,
         };
         registry.fingerprint = hex_sha256(registry.openai_tools().to_string().as_bytes());
         Ok(registry)
@@ -164,6 +171,7 @@ impl Registry {
                     toolset: ToolSet::empty(),
                     fingerprint: hex_sha256(b"[]"),
                     backends: Arc::new(Backends::none()),
+                    intents: crate::intent::Intents::default(),
                 }
             }
         }
@@ -282,6 +290,11 @@ impl Registry {
             }
         }
         words
+    }
+
+    /// The local intents of every tool: sentences that become calls with no LLM hop.
+    pub fn intents(&self) -> &crate::intent::Intents {
+        &self.intents
     }
 
     /// The spoken confirmation of a call: the tool's `say` rendered with the arguments and
@@ -470,6 +483,7 @@ mod tests {
                     "required": ["room"], "additionalProperties": false}),
             },
             say: say.map(str::to_string),
+            intents: None,
             executor: Executor::Exec(ExecSpec {
                 argv: argv.iter().map(|s| s.to_string()).collect(),
                 timeout: Duration::from_secs(10),
