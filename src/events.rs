@@ -1,4 +1,4 @@
-//! The event stream: what several parties care about (DESIGN.md, "Wiring"). The voice
+//! The event stream: what several parties care about. The voice
 //! pipeline, the agent and the D-Bus face publish here; the D-Bus face turns the events
 //! into signals and its `State` property, and anyone else may subscribe (telemetry).
 //!

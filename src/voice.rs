@@ -1,6 +1,6 @@
 //! The values that cross the voice pipeline's stage boundaries: frames of captured audio,
 //! utterances, what was heard, synthesised speech and the playback events Listen needs for
-//! barge-in. A stage imports these types, never another stage (DESIGN.md, "Wiring").
+//! barge-in. A stage imports these types, never another stage.
 //!
 //! ```text
 //! Capture ─Frame─► Listen ─Utterance─► Stt ─Heard─► Agent ─Speakable─► Tts ─Pcm─► Playback

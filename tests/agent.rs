@@ -413,11 +413,10 @@ async fn a_call_to_an_unknown_tool_is_nudged_to_a_plain_answer() {
     )
     .await;
     let turn = ask(&r.agent, "tell me a joke").await.unwrap();
-    assert!(turn.hops[0]
-        .hook
-        .as_deref()
-        .unwrap()
-        .contains("nothing speakable"));
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some("said nothing that can be spoken: asked again without the history")
+    );
     assert_eq!(turn.hops[1].tool_choice, "reply");
     let rec = r.recorded.lock().unwrap();
     assert_eq!(
@@ -735,7 +734,7 @@ async fn a_second_claim_is_asked_for_a_call_and_a_grounded_call_runs() {
     assert_eq!(executions(&r.log), ["kitchen on"]);
     assert_eq!(
         turn.hops[1].hook.as_deref(),
-        Some("claimed an action no call carried out again: asked again for a tool call")
+        Some("claimed an action no call carried out: asked again for a tool call")
     );
     let rec = r.recorded.lock().unwrap();
     assert!(
@@ -761,10 +760,10 @@ async fn a_forced_call_about_something_not_said_does_not_run_and_nothing_is_clai
     assert!(executions(&r.log).is_empty(), "no tool ran");
     assert_eq!(said, [hearth::agent::NOTHING_DONE]);
     assert_eq!(turn.reply, hearth::agent::NOTHING_DONE);
-    assert!(turn.hops[2]
-        .hook
-        .as_deref()
-        .is_some_and(|h| h.ends_with("the retry's call is not about the request, not run")));
+    assert_eq!(
+        turn.hops[2].hook.as_deref(),
+        Some("called a tool about something not asked for: nothing was done")
+    );
     // the turn that gave up is not remembered: the next prompt does not hold it
     ask(&r.agent, "hello").await.unwrap();
     let rec = r.recorded.lock().unwrap();
@@ -898,4 +897,34 @@ async fn a_forced_tool_skips_the_intents() {
     let turn = hearth::agent::ask(&r.agent, a).await.unwrap();
     assert_eq!(turn.path, hearth::agent::Handled::Llm);
     assert_eq!(executions(&r.log), ["mail"]);
+}
+
+const KITCHEN_OFF: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": false}}\n</tool_call>";
+
+#[tokio::test]
+async fn a_call_about_something_not_said_does_not_run() {
+    let r = rig(&[KITCHEN_CALL, "Okay."], "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let (turn, said) = spoken(&r.agent, "s", "never mind").await;
+    assert!(executions(&r.log).is_empty(), "nothing ran");
+    assert_eq!(said, ["Okay."]);
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some("called a tool about something not asked for: asked again without the history")
+    );
+}
+
+#[tokio::test]
+async fn a_follow_up_may_call_about_what_the_turn_before_named() {
+    let r = rig(
+        &[KITCHEN_CALL, KITCHEN_OFF],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    ask(&r.agent, "turn on the kitchen light").await.unwrap();
+    let turn = ask(&r.agent, "turn it off again").await.unwrap();
+    assert_eq!(executions(&r.log), ["kitchen on", "kitchen off"]);
+    assert_eq!(turn.reply, "The kitchen light is off.");
+    assert!(turn.unfounded.is_none());
 }

@@ -133,7 +133,7 @@ fn the_face_on_a_private_bus() {
     let notes = daemon.wait_ready();
     assert!(notes.iter().any(|m| m.starts_with("STATUS=")), "{notes:?}");
 
-    // introspection: the interface exactly as DESIGN.md names it
+    // introspection: the interface exactly as the README documents it
     let (ok, xml, err) = bus_tool(&bus, &["introspect", "--xml-interface", AGENT[0], AGENT[1]]);
     assert!(ok, "{err}");
     for member in [

@@ -36,6 +36,10 @@ pub enum Unfounded {
     ToolTalk,
     /// It repeats an earlier reply, word for word, to a different request.
     Repeat,
+    /// Nothing in it can be spoken (a call to a tool that does not exist, bare JSON).
+    NoAnswer,
+    /// It calls a tool about something the request (or the turn before it) did not name.
+    Unasked,
 }
 
 impl Unfounded {
@@ -45,6 +49,8 @@ impl Unfounded {
             Unfounded::Claim => "claimed an action no call carried out",
             Unfounded::ToolTalk => "talked about tools instead of answering",
             Unfounded::Repeat => "repeated an earlier reply",
+            Unfounded::NoAnswer => "said nothing that can be spoken",
+            Unfounded::Unasked => "called a tool about something not asked for",
         }
     }
 }

@@ -1,9 +1,12 @@
-//! The agent: the LLM hop loop (DESIGN.md), as an actor.
+//! The agent: the LLM hop loop, as an actor.
 //!
-//! One turn: the user's text joins the session's history; each hop renders the chat
-//! template, generates (under a grammar when the preset's `tool_choice_policy` asks for one),
-//! streams the output into the parser chain, validates what it found, runs the valid calls
-//! and feeds the results back, until the model answers in words or `max_hops` runs out.
+//! One turn: first the local intents ([`crate::intent`]): a request that a tool's sentence
+//! templates match whole runs those calls at once and is answered with their `say`, with
+//! no LLM hop ([`Handled::Intent`]). Otherwise the user's text joins the session's history;
+//! each hop renders the chat template, generates (under a grammar when the preset's
+//! `tool_choice_policy` asks for one), streams the output into the parser chain, validates
+//! what it found, runs the valid calls and feeds the results back, until the model answers
+//! in words or `max_hops` runs out.
 //!
 //! The ten rules, and where each lives:
 //! 1. raw-first detection: the parser sees the raw output, think blocks included;
@@ -20,12 +23,25 @@
 //!    the preset has one, then stop), hop exhaustion (a short spoken apology);
 //! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status).
 //!
+//! **Nothing claimed that was not done.** While no call has run in a turn, every sentence
+//! the model writes is checked before it is spoken ([`ReplyCheck`]): a claim of an action or
+//! a device state, talk about functions or tools, or a reply repeated to a different
+//! request is held back, with everything after it; so is a reply with nothing to speak.
+//! The turn is then asked again without the history that misled the model (held to words
+//! when it had nothing to say); if that is flagged too, held to a tool call, with the
+//! history back for what "it" refers to. The first calls of a turn run only when they are
+//! about what was said ([`ReplyCheck::grounded`]): the request, or the turn before it.
+//! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
+//! so one bad turn cannot teach the next. The turn reports what was caught (`unfounded`,
+//! and each hop's `hook`).
+//!
 //! A hop whose calls all succeeded and all have a `say` confirmation speaks those at once
 //! and skips the second LLM hop, unless the request asked for more than was called (more
 //! clauses than calls, see [`clauses`]: "what time is it? and switch the light off"): then
 //! a follow-up hop, held to a tool call, may call the next tool; a call already made, or
-//! none, ends the turn with the confirmations. History is kept per session and trimmed oldest-first when the prompt
-//! would not fit the context.
+//! none, ends the turn with the confirmations. What a turn leaves in the session's history
+//! is [`HistoryMode`]'s choice; the history is trimmed oldest-first when the prompt would
+//! not fit the context.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -928,42 +944,70 @@ fn call_wire(shared: &Shared) -> history::CallWire<'_> {
     }
 }
 
-/// How far a turn has gone to recover from a reply in words that the checks flagged.
+/// How far a turn has gone to recover from a hop the checks flagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Recovery {
     /// Nothing flagged yet.
     None,
-    /// Asked again without the history (a small model copies the replies it sees there).
+    /// Asked again without the history (a small model copies what it sees there): free to
+    /// answer or call, or held to words when the model had nothing to say.
     Fresh,
-    /// Asked again without the history, held to a tool call.
+    /// Asked again with the history, held to a tool call.
     Forced,
 }
 
-impl Recovery {
-    /// The next step after another flagged reply; `None` when there is none left.
-    fn next(self, has_grammar: bool) -> Option<Recovery> {
-        match self {
-            Recovery::None => Some(Recovery::Fresh),
-            Recovery::Fresh if has_grammar => Some(Recovery::Forced),
-            _ => None,
-        }
-    }
+/// What a flagged hop leads to.
+enum Step {
+    /// Ask again, under this choice.
+    Retry(ToolChoice),
+    /// Stop, saying this.
+    GiveUp(&'static str),
+}
 
-    fn hook(self, why: Unfounded) -> String {
-        match self {
-            Recovery::Fresh => format!("{}: asked again without the history", why.label()),
-            Recovery::Forced => format!("{} again: asked again for a tool call", why.label()),
-            Recovery::None => format!("{} again: nothing was done", why.label()),
+impl Recovery {
+    /// The next step after a hop flagged for `why` (the hop's hook says which).
+    fn advance(&mut self, why: Unfounded, has_grammar: bool, report: &mut HopReport) -> Step {
+        let label = why.label();
+        match *self {
+            Recovery::None => {
+                *self = Recovery::Fresh;
+                report.hook = Some(format!("{label}: asked again without the history"));
+                Step::Retry(match why {
+                    Unfounded::NoAnswer => ToolChoice::Reply,
+                    _ => ToolChoice::Auto,
+                })
+            }
+            Recovery::Fresh if has_grammar => {
+                *self = Recovery::Forced;
+                report.hook = Some(format!("{label}: asked again for a tool call"));
+                Step::Retry(ToolChoice::Required)
+            }
+            _ => {
+                report.hook = Some(format!("{label}: nothing was done"));
+                Step::GiveUp(match why {
+                    Unfounded::Claim | Unfounded::Unasked => NOTHING_DONE,
+                    Unfounded::ToolTalk | Unfounded::Repeat | Unfounded::NoAnswer => APOLOGY,
+                })
+            }
         }
     }
 }
 
-/// What is said when the checks flagged every attempt.
-fn gave_up_words(why: Unfounded) -> &'static str {
-    match why {
-        Unfounded::Claim => NOTHING_DONE,
-        Unfounded::ToolTalk | Unfounded::Repeat => APOLOGY,
-    }
+/// The last turn of a history, as text: its request and what the assistant wrote (calls
+/// included). A follow-up ("and the bedroom too") is about what it names.
+fn last_turn_text(history: &[ChatMessage]) -> String {
+    let start = history
+        .iter()
+        .rposition(|m| m.role == "user" && !m.content.starts_with("(system:"))
+        .unwrap_or(history.len());
+    history[start..]
+        .iter()
+        .flat_map(|m| {
+            std::iter::once(m.content.as_str())
+                .chain(m.tool_calls.iter().map(|c| c.function.name.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn, AgentError> {
@@ -990,7 +1034,9 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let mut recovery = Recovery::None;
     let mut unfounded: Option<Unfounded> = None;
     let mut gave_up = false;
-    let mut require_call = false;
+    let mut retry_choice: Option<ToolChoice> = None;
+    // what a first call of the turn must be about: the request, or the turn before it
+    let context = format!("{} {}", ask.text, last_turn_text(&history));
     let mut hops: Vec<HopReport> = Vec::new();
     let mut timings = Timings::default();
     let mut seen_calls: Vec<String> = Vec::new();
@@ -1009,6 +1055,29 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     // the next hop is a follow-up for the rest of a multi-part request
     let mut follow_up = false;
     let preset = &shared.cfg.preset;
+
+    // A flagged hop: ask again (its messages dropped), or give up saying so.
+    macro_rules! recover {
+        ($why:expr, $report:expr) => {{
+            let why: Unfounded = $why;
+            unfounded.get_or_insert(why);
+            let step = recovery.advance(why, preset.grammar.is_some(), &mut $report);
+            hops.push($report);
+            match step {
+                Step::Retry(choice) => {
+                    retry_choice = Some(choice);
+                    turn_msgs.truncate(1);
+                    continue;
+                }
+                Step::GiveUp(words) => {
+                    reply = Some(words.to_string());
+                    reply_streamed = false;
+                    gave_up = true;
+                    break;
+                }
+            }
+        }};
+    }
 
     // After a nudge: None goes on to the next hop; Some(words) ends the turn with them.
     macro_rules! settle {
@@ -1029,9 +1098,11 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             break;
         }
         let in_follow_up = std::mem::take(&mut follow_up);
-        let choice = if let Some(name) = forced.take() {
+        let choice = if let Some(c) = retry_choice.take() {
+            c
+        } else if let Some(name) = forced.take() {
             ToolChoice::Named(name)
-        } else if in_follow_up || std::mem::take(&mut require_call) {
+        } else if in_follow_up {
             ToolChoice::Required
         } else if std::mem::take(&mut force_reply)
             || (preset.reply_after_tools && !last_outcomes.is_empty())
@@ -1054,11 +1125,13 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 .into())
             }
         };
-        // a recovering turn is asked again without the history that misled it
-        let prompt = if recovery == Recovery::None {
-            render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?
-        } else {
+        // the first retry is asked without the history that misled it; held to a call,
+        // the model cannot answer in words, so the last retry has the history back (what
+        // "it" and "too" refer to)
+        let prompt = if recovery == Recovery::Fresh {
             render_fitting(shared, &mut Vec::new(), &turn_msgs, &tools_json).await?
+        } else {
+            render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?
         };
         let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
         // while no call has run in the turn, what the model says in words is checked
@@ -1216,8 +1289,12 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             }
             if said.is_empty() {
                 // Nothing to say: JSON only, or a call to a tool that does not exist (a small
-                // model's way to tell a joke is `{"name": "Joke", …}`). Ask again, held to
-                // words; a hint would only be parroted back by a small model.
+                // model's way to tell a joke is `{"name": "Joke", …}`). Before any call: asked
+                // again without the history, held to words. After calls: asked again with
+                // the results, held to words; a hint would only be parroted back.
+                if guard.is_some() {
+                    recover!(Unfounded::NoAnswer, report);
+                }
                 let done = nudge(&mut report, "nothing speakable", None);
                 hops.push(report);
                 settle!(done);
@@ -1227,25 +1304,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
                 held.or_else(|| sentences_of(&said).iter().find_map(|s| g.check(s.as_str())))
             });
             if let Some(why) = flagged {
-                unfounded.get_or_insert(why);
-                match recovery.next(preset.grammar.is_some()) {
-                    Some(next) => {
-                        recovery = next;
-                        require_call = next == Recovery::Forced;
-                        report.hook = Some(next.hook(why));
-                        turn_msgs.truncate(1);
-                        hops.push(report);
-                        continue;
-                    }
-                    None => {
-                        report.hook = Some(Recovery::None.hook(why));
-                        hops.push(report);
-                        reply = Some(gave_up_words(why).to_string());
-                        reply_streamed = false;
-                        gave_up = true;
-                        break;
-                    }
-                }
+                recover!(why, report);
             }
             turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
             hops.push(report);
@@ -1254,22 +1313,22 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
             break;
         }
 
-        // A call from a retry is run only when it is about what was said.
-        if recovery != Recovery::None
-            && !parsed
+        // The turn's first calls run only when they are about what was said (a retry
+        // asked without the history: about the request itself); a tool the caller named is
+        // the caller's choice.
+        if guard.is_some() && ask.force_tool.is_none() {
+            let about = if recovery == Recovery::Fresh {
+                &ask.text
+            } else {
+                &context
+            };
+            if !parsed
                 .calls
                 .iter()
-                .all(|c| check.grounded(&c.name, &c.arguments, &ask.text))
-        {
-            let why = unfounded.unwrap_or(Unfounded::Claim);
-            report.hook = Some(format!(
-                "{}: the retry's call is not about the request, not run",
-                why.label()
-            ));
-            hops.push(report);
-            reply = Some(gave_up_words(why).to_string());
-            gave_up = true;
-            break;
+                .all(|c| check.grounded(&c.name, &c.arguments, about))
+            {
+                recover!(Unfounded::Unasked, report);
+            }
         }
 
         // The same call(s) again: nudge once, then stop.

@@ -173,6 +173,18 @@ pub(crate) enum Head {
     NotJson,
 }
 
+/// Chat-template tokens that open or close a message rather than wrap a call: an object
+/// after one is not another format's payload. Qwen2.5-Coder-0.5B, deep in a conversation,
+/// writes `<|im_start|>` where `<tool_call>` belongs.
+const TURN_TOKENS: &[&str] = &[
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eot_id|>",
+    "<|endoftext|>",
+];
+
 /// True if the value at `s` sits right after another format's opening marker: an opening
 /// tag (`<minimax:tool_call>`, `<function_call>`, `<|tool_call|>`; not a closing tag such
 /// as `</think>`) or an upper-case bracket marker (`[TOOL_CALLS]`). That payload belongs to
@@ -194,7 +206,9 @@ pub(crate) fn after_wrapper_tag(text: &str, s: usize) -> bool {
         Some(b'>') => match window(b'<') {
             Some(lt) => {
                 let tag = &b[lt..];
-                tag.get(1) != Some(&b'/') && !tag.contains(&b'\n')
+                tag.get(1) != Some(&b'/')
+                    && !tag.contains(&b'\n')
+                    && !TURN_TOKENS.iter().any(|t| t.as_bytes() == tag)
             }
             None => false,
         },
