@@ -8,56 +8,105 @@
 //! could unlock a door.
 //!
 //! ```toml
+//! [[tool]]
+//! name = "set_light"
+//! # [tool.parameters]: room (a string enum: "kitchen", "living room", …), on (a boolean)
+//!
 //! [[tool.intent]]
 //! sentences = ["(turn|switch) {on} [the] {room} light[s]", "(turn|switch) [the] {room} light[s] {on}"]
-//! slots.room = { lounge = "living room" }   # more words for a value (optional)
+//! slots.room = { lounge = "living room" }   # more phrases for a value (optional)
 //!
+//! [[tool]]
+//! name = "set_lock"
+//! [[tool.intent]]
+//! sentences = ["lock [the] {door} door"]
+//! args = { locked = true }                  # fixed arguments of this intent
 //! [[tool.intent]]
 //! sentences = ["unlock [the] {door} door"]
-//! args = { locked = false }                 # fixed arguments of this intent
+//! args = { locked = false }
 //! ```
 //!
-//! **Templates.** Words; `(a|b c)` one of the alternatives; `[x]` or `[a|b]` a part that may
-//! be left out; brackets may touch a word (`light[s]`: "light" or "lights"); `{param}` a slot
-//! that takes a value of the tool's parameter `param`. A template expands to at most
-//! [`template::MAX_FORMS`] sentences.
+//! # Templates
 //!
-//! **Slots** take their values from the parameter's JSON Schema:
-//! - a string with an `enum`: its values ("living room" is two words), and the phrases
-//!   `slots.<param>` adds. Said without the space ("livingroom", "bed room" for "bedroom")
-//!   or with a plural `s`, a value still matches; nothing looser;
-//! - a boolean: the words of `slots.<param>` (`{ on = true, off = false }` when not given);
-//! - a number or integer: digits ("21", "21.5") or words ("twenty one", "a hundred",
-//!   "twenty one point five", "twenty and a half"); an integer must be whole, and
-//!   `minimum`/`maximum`/`exclusiveMinimum`/`exclusiveMaximum` hold;
-//! - a string without `enum`: one or more words, whatever was said there.
+//! - words, compared whole and case-insensitively, normalised as requests are (below);
+//! - `(a|b c)`: one of the alternatives, each a sequence of words (alternatives may nest);
+//! - `[x y]` a part that may be left out; `[a|b]` one of the alternatives or none;
+//! - brackets may touch a word: `light[s]` is "light" or "lights", `(re|)start` is not
+//!   allowed (an empty alternative: write `[re]start`);
+//! - `{param}`: a slot that takes a value of the tool's parameter `param` (a word of its
+//!   own, with spaces around it).
 //!
-//! **Matching.** The transcript is lower-cased, punctuation dropped (a decimal point stays),
-//! hyphens split, "°C" read as "degrees" and "%" as "percent", and words that carry no
-//! command dropped from its ends ("please", "can you", "thanks", …). It must then be one of
-//! a template's sentences, every word of it; every required parameter must get a value
-//! (from a slot or `args`). All templates of all tools are tried: exactly one distinct call
-//! must come out, else nothing matches. Words are whole words: "unlock" never matches
-//! "lock".
+//! A template expands to at most [`MAX_FORMS`] sentences. A template that does not parse,
+//! can be empty, names a slot that is not a parameter, or leaves a `required` parameter
+//! without a value (neither slotted nor in `args`) is an error when the manifest loads
+//! ([`IntentError`]: each names the tool, the sentence and the fix).
+//!
+//! # Slots
+//!
+//! What a slot takes comes from its parameter's JSON Schema:
+//! - a string with an `enum`: its values ("living room" is two words) and the phrases of
+//!   `slots.<param>` (synonyms). A value said without its spaces ("livingroom", "bed room"
+//!   for "bedroom") or with a plural "s" still matches; nothing looser;
+//! - a boolean: the phrases of `slots.<param>` (`{ on = true, off = false }` when no table
+//!   is given);
+//! - a number or integer: digits ("21", "21.5", "21°C", "40%") or words ("twenty one",
+//!   "twenty-one", "a hundred", "one hundred and five", "twenty one point five", "twenty
+//!   and a half"), up to 999 in words; an integer must be whole, and `minimum`, `maximum`,
+//!   `exclusiveMinimum`, `exclusiveMaximum` and an `enum` must hold, or nothing matches.
+//!   `slots.<param>` may add phrases (`{ full = 100 }`);
+//! - a string without `enum`: one or more words, kept as the transcript wrote them (a
+//!   phrase of `slots.<param>` said there gives its value instead). A template with such
+//!   a slot needs a word of its own to anchor it, and two of them may not touch.
+//!
+//! Objects and arrays cannot be slotted: give them in `args`. Values in `args` and
+//! `slots` must be ones the parameter's schema accepts.
+//!
+//! # Requests
+//!
+//! A transcript is lower-cased; punctuation is dropped (a `.` inside a number stays:
+//! "21.5"); hyphens split words ("living-room"); "°", "°C", "°F" read as "degrees" and
+//! "%" as "percent"; apostrophes inside words stay ("it's"). Words that carry no command
+//! may be left out at its ends: at the start "please", "hey", "okay", "ok", "so", "now",
+//! "can you", "could you", "would you", "will you"; at the end "please", "thanks", "thank
+//! you", "now", "for me" (the fewest words left first). A request of more than
+//! [`MAX_WORDS`] words matches nothing.
+//!
+//! # Matching
+//!
+//! A request matches a template's sentence when every one of its words is matched, in
+//! order; whole words only, so "unlock" never matches "lock". Every template of every tool
+//! is tried, and every required parameter must have a value. Exactly one distinct call
+//! (tool and arguments, fixed `args` included) must come out; two or more is ambiguous,
+//! and nothing matches.
 //!
 //! **Two commands in one.** A request that does not match as a whole is cut at "and",
-//! "then", "also" and at punctuation, and every part must match on its own. A part that
-//! does not is tried with the first words of the part before it ("turn on the kitchen light
-//! and the bedroom light" → "turn on" + "the bedroom light") or the last words of the part
-//! after it ("switch on the kitchen and the bedroom lights" → "switch on the kitchen" +
-//! "lights"), the fewest borrowed words first. If one part matches nothing, nothing does.
-//! The same call twice in one request is made once.
+//! "then", "also" and at `,` `.` `?` `!` `;` `:`, and every part must match on its own (a
+//! part of only words like "thank you" is left out). A part that does not is tried with the
+//! first words of the part before it ("turn on the kitchen light and the bedroom light" →
+//! "turn on" + "the bedroom light") or the last words of the part after it ("switch on the
+//! kitchen and the bedroom lights" → "switch on the kitchen" + "lights"), the fewest
+//! borrowed words first. If one part matches nothing (or two calls), nothing matches. The
+//! calls come in the order said; the same call twice is made once.
 
+mod normalize;
+mod numbers;
+mod slot;
 mod template;
-mod text;
+
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use normalize::{Piece, Word};
+use slot::{Slot, SlotProblem};
 use template::Token;
-use text::Piece;
+
+pub use template::MAX_FORMS;
 
 /// The most words a request may have for intents to try it.
 pub const MAX_WORDS: usize = 40;
@@ -80,36 +129,72 @@ pub struct IntentSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntentCall {
     pub tool: String,
-    /// A JSON object.
+    /// A JSON object, its keys in the order of the tool's parameters.
     pub arguments: Value,
 }
 
-/// Why a tool's intents do not compile; each names the tool, the sentence or key, and the
-/// fix.
+/// Why a tool's intents do not compile. Each names the tool, the sentence (for a table, the
+/// intent's first sentence) and the fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IntentError {
     #[error("tool {tool:?}: intent sentence {sentence:?}: {problem}")]
-    Sentence {
+    Template {
         tool: String,
         sentence: String,
         problem: String,
     },
-    #[error("tool {tool:?}: an intent has no sentences: add `sentences = [\"…\"]`")]
+    #[error("tool {tool:?}: an intent has no sentences: add `sentences = [\"…\"]` to it")]
     NoSentences { tool: String },
-    #[error("tool {tool:?}: intent {place} names {name:?}, which is not a parameter of the tool: use one of {known}")]
+    #[error("tool {tool:?}: intent {sentence:?}: {place} names {name:?}, which is not a parameter of the tool: use one of {known}")]
     UnknownParameter {
         tool: String,
+        sentence: String,
         place: String,
         name: String,
         known: String,
     },
-    #[error("tool {tool:?}: parameter {param:?}: {problem}")]
-    Parameter {
+    /// `problem` says the value and what the schema accepts.
+    #[error("tool {tool:?}: intent {sentence:?}: {place} gives {param:?} {problem}")]
+    BadValue {
         tool: String,
+        sentence: String,
+        place: String,
         param: String,
         problem: String,
     },
-    #[error("tool {tool:?}: intent sentence {sentence:?} gives no value for the required parameter {param:?}: add a {{{param}}} slot or set it in `args`")]
+    #[error("tool {tool:?}: intent sentence {sentence:?}: the slot {{{param}}} is {kind}, which a slot cannot take (only a string, boolean, number or integer): set it in `args` instead")]
+    Unslottable {
+        tool: String,
+        sentence: String,
+        param: String,
+        kind: String,
+    },
+    #[error("tool {tool:?}: intent sentence {sentence:?}: the boolean slot {{{param}}} has no words (`slots.{param}` is empty): add phrases, e.g. `slots.{param} = {{ on = true, off = false }}`, or remove the table for \"on\" and \"off\"")]
+    NoWords {
+        tool: String,
+        sentence: String,
+        param: String,
+    },
+    #[error("tool {tool:?}: intent {sentence:?}: `slots.{param}` has a phrase {phrase:?} with no words: write the words said")]
+    EmptyPhrase {
+        tool: String,
+        sentence: String,
+        param: String,
+        phrase: String,
+    },
+    #[error("tool {tool:?}: intent {sentence:?}: `slots.{param}` is given but no sentence of this intent has a {{{param}}} slot: add the slot to a sentence, or move the table to the intent that has it")]
+    UnusedSlots {
+        tool: String,
+        sentence: String,
+        param: String,
+    },
+    #[error("tool {tool:?}: intent sentence {sentence:?}: {param:?} is both a slot and in `args`: keep one")]
+    SlotAndArg {
+        tool: String,
+        sentence: String,
+        param: String,
+    },
+    #[error("tool {tool:?}: intent sentence {sentence:?} gives no value for the required parameter {param:?}: add a {{{param}}} slot to it or set {param:?} in `args`")]
     Unbound {
         tool: String,
         sentence: String,
@@ -117,41 +202,7 @@ pub enum IntentError {
     },
 }
 
-/// A parameter and the value a slot gave it.
-type Binding = (String, Value);
-
-/// What a slot takes.
-#[derive(Debug, Clone)]
-enum Slot {
-    /// Phrases (as words) and the value each stands for.
-    Phrases(Vec<(Vec<String>, Value)>),
-    /// A number, within bounds.
-    Number(NumberRange),
-    /// One or more words, as said.
-    Words,
-}
-
-#[derive(Debug, Clone, Default)]
-struct NumberRange {
-    integer: bool,
-    min: Option<(f64, bool)>,
-    max: Option<(f64, bool)>,
-}
-
-impl NumberRange {
-    fn admits(&self, x: f64) -> bool {
-        let whole = !self.integer || x.fract() == 0.0;
-        let above = self
-            .min
-            .is_none_or(|(m, exclusive)| if exclusive { x > m } else { x >= m });
-        let below = self
-            .max
-            .is_none_or(|(m, exclusive)| if exclusive { x < m } else { x <= m });
-        whole && above && below
-    }
-}
-
-/// One expanded sentence of an intent, with what its call is built from.
+/// One expanded sentence of an intent.
 #[derive(Debug, Clone)]
 struct Form {
     tokens: Vec<Token>,
@@ -178,99 +229,28 @@ pub struct ToolIntents {
 }
 
 impl ToolIntents {
-    /// Compile a tool's `[[tool.intent]]` tables against its parameters' JSON Schema.
+    /// Compile a tool's `[[tool.intent]]` tables against its parameters' JSON Schema (an
+    /// object schema: `properties`, `required`).
     pub fn compile(
         tool: &str,
         specs: &[IntentSpec],
         parameters: &Value,
     ) -> Result<ToolIntents, IntentError> {
-        let properties = parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let required: Vec<String> = parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let known = || {
-            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
-            if names.is_empty() {
-                "none (the tool takes no parameters)".to_string()
-            } else {
-                names.join(", ")
-            }
-        };
-        let unknown = |place: &str, name: &str| IntentError::UnknownParameter {
-            tool: tool.into(),
-            place: place.into(),
-            name: name.into(),
-            known: known(),
-        };
+        let schema = Schema::new(tool, parameters);
         let mut out = ToolIntents {
             tool: tool.to_string(),
-            order: properties.keys().cloned().collect(),
+            order: schema.properties.keys().cloned().collect(),
             intents: Vec::new(),
             forms: Vec::new(),
         };
         for spec in specs {
-            if spec.sentences.is_empty() {
-                return Err(IntentError::NoSentences { tool: tool.into() });
-            }
-            for (name, value) in &spec.args {
-                let schema = properties.get(name).ok_or_else(|| unknown("args", name))?;
-                check_value(tool, name, schema, value)?;
-            }
-            let mut slots = BTreeMap::new();
-            for name in spec.slots.keys() {
-                properties.get(name).ok_or_else(|| unknown("slots", name))?;
-            }
+            let (intent, forms) = schema.intent(spec)?;
             let index = out.intents.len();
-            for sentence in &spec.sentences {
-                let sentence_error = |problem: String| IntentError::Sentence {
-                    tool: tool.into(),
-                    sentence: sentence.clone(),
-                    problem,
-                };
-                let forms = template::expand(sentence).map_err(sentence_error)?;
-                for form in &forms {
-                    for token in form {
-                        let Token::Slot(name) = token else { continue };
-                        let schema = properties.get(name).ok_or_else(|| {
-                            unknown(&format!("sentence {sentence:?}: slot"), name)
-                        })?;
-                        if !slots.contains_key(name) {
-                            let extra = spec.slots.get(name).cloned().unwrap_or_default();
-                            slots.insert(name.clone(), slot(tool, name, schema, &extra)?);
-                        }
-                    }
-                    let bound = |p: &String| {
-                        spec.args.contains_key(p)
-                            || form.iter().any(|t| *t == Token::Slot(p.clone()))
-                    };
-                    if let Some(param) = required.iter().find(|p| !bound(p)) {
-                        return Err(IntentError::Unbound {
-                            tool: tool.into(),
-                            sentence: sentence.clone(),
-                            param: param.clone(),
-                        });
-                    }
-                }
-                out.forms.extend(forms.into_iter().map(|tokens| Form {
-                    tokens,
-                    intent: index,
-                }));
-            }
-            out.intents.push(Compiled {
-                args: spec.args.clone(),
-                slots,
-            });
+            out.intents.push(intent);
+            out.forms.extend(forms.into_iter().map(|tokens| Form {
+                tokens,
+                intent: index,
+            }));
         }
         Ok(out)
     }
@@ -280,119 +260,229 @@ impl ToolIntents {
         &self.tool
     }
 
-    /// Every call a form of these intents makes of all of `words`.
-    fn calls(&self, words: &[String], found: &mut Vec<IntentCall>) {
+    /// Add every distinct call a form makes of all of `words` to `found`, stopping once it
+    /// holds two.
+    fn calls(&self, words: &[Word], found: &mut Vec<IntentCall>) {
         for form in &self.forms {
             let intent = &self.intents[form.intent];
             let mut bound = Vec::new();
             match_form(&form.tokens, words, intent, &mut bound, &mut |bound| {
-                let mut given = intent.args.clone();
-                for (name, value) in bound {
-                    given.insert(name.clone(), value.clone());
-                }
-                let mut args = Map::new();
-                for name in &self.order {
-                    if let Some(v) = given.remove(name) {
-                        args.insert(name.clone(), v);
-                    }
-                }
-                let call = IntentCall {
-                    tool: self.tool.clone(),
-                    arguments: Value::Object(args),
-                };
+                let call = self.call(intent, bound);
                 if !found.contains(&call) {
                     found.push(call);
                 }
             });
-        }
-    }
-}
-
-/// What `schema` lets a slot take, with `extra` phrases.
-fn slot(
-    tool: &str,
-    param: &str,
-    schema: &Value,
-    extra: &BTreeMap<String, Value>,
-) -> Result<Slot, IntentError> {
-    let problem = |problem: String| IntentError::Parameter {
-        tool: tool.into(),
-        param: param.into(),
-        problem,
-    };
-    for value in extra.values() {
-        check_value(tool, param, schema, value)?;
-    }
-    let mut phrases: Vec<(Vec<String>, Value)> = extra
-        .iter()
-        .map(|(said, v)| (text::words(said), v.clone()))
-        .collect();
-    if phrases.iter().any(|(w, _)| w.is_empty()) {
-        return Err(problem("a phrase under `slots` has no words".into()));
-    }
-    match schema.get("type").and_then(Value::as_str) {
-        Some("boolean") => {
-            if phrases.is_empty() {
-                phrases = vec![(vec!["on".into()], Value::Bool(true)), (vec!["off".into()], Value::Bool(false))];
+            if found.len() > 1 {
+                return;
             }
-            Ok(Slot::Phrases(phrases))
         }
-        Some("string") => match schema.get("enum").and_then(Value::as_array) {
-            Some(values) => {
-                for v in values {
-                    let Some(s) = v.as_str() else {
-                        return Err(problem("its enum holds a value that is not a string: a slot takes string enums".into()));
-                    };
-                    phrases.push((text::words(s), v.clone()));
-                }
-                Ok(Slot::Phrases(phrases))
+    }
+
+    /// The call an intent makes with these slot values.
+    fn call(&self, intent: &Compiled, bound: &[Binding]) -> IntentCall {
+        let mut given = intent.args.clone();
+        for (name, value) in bound {
+            given.insert(name.clone(), value.clone());
+        }
+        let mut args = Map::new();
+        for name in &self.order {
+            if let Some(v) = given.remove(name) {
+                args.insert(name.clone(), v);
             }
-            None => Ok(Slot::Words),
-        },
-        Some(kind @ ("number" | "integer")) => {
-            let bound = |key: &str, exclusive: bool| schema.get(key).and_then(Value::as_f64).map(|x| (x, exclusive));
-            Ok(Slot::Number(NumberRange {
-                integer: kind == "integer",
-                min: bound("exclusiveMinimum", true).or(bound("minimum", false)),
-                max: bound("exclusiveMaximum", true).or(bound("maximum", false)),
-            }))
         }
-        other => Err(problem(format!(
-            "a slot takes a string, boolean, number or integer parameter, not {}: set it in `args` instead",
-            other.unwrap_or("one without a type")
-        ))),
+        IntentCall {
+            tool: self.tool.clone(),
+            arguments: Value::Object(args),
+        }
     }
 }
 
-/// `value` as the parameter's schema would take it (type and enum; numbers within bounds).
-fn check_value(tool: &str, param: &str, schema: &Value, value: &Value) -> Result<(), IntentError> {
-    let fits = match schema.get("type").and_then(Value::as_str) {
-        Some("boolean") => value.is_boolean(),
-        Some("string") => value.is_string(),
-        Some("integer") => value.as_f64().is_some_and(|x| x.fract() == 0.0),
-        Some("number") => value.is_number(),
-        _ => true,
-    };
-    let listed = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .is_none_or(|e| e.contains(value));
-    if fits && listed {
-        Ok(())
-    } else {
-        Err(IntentError::Parameter {
-            tool: tool.into(),
-            param: param.into(),
-            problem: format!("{value} is not a value it takes (its schema: {schema})"),
-        })
+/// A tool's parameters, as intents are compiled against them.
+struct Schema<'a> {
+    tool: &'a str,
+    properties: Map<String, Value>,
+    required: Vec<String>,
+}
+
+impl<'a> Schema<'a> {
+    fn new(tool: &'a str, parameters: &Value) -> Schema<'a> {
+        let properties = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let required = parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        Schema {
+            tool,
+            properties,
+            required,
+        }
+    }
+
+    /// One `[[tool.intent]]` table, checked, and its sentences' forms.
+    fn intent(&self, spec: &IntentSpec) -> Result<(Compiled, Vec<Vec<Token>>), IntentError> {
+        let Some(first) = spec.sentences.first() else {
+            return Err(IntentError::NoSentences {
+                tool: self.tool.into(),
+            });
+        };
+        for (name, value) in &spec.args {
+            let schema = self.param(first, "`args`", name)?;
+            slot::accepts(schema, value).map_err(|p| self.slot_error(first, "`args`", name, p))?;
+        }
+        for name in spec.slots.keys() {
+            self.param(first, "`slots`", name)?;
+        }
+        let mut slots = BTreeMap::new();
+        let mut forms = Vec::new();
+        for sentence in &spec.sentences {
+            for form in template::expand(sentence).map_err(|p| self.template(sentence, p))? {
+                self.form(spec, sentence, &form, &mut slots)?;
+                forms.push(form);
+            }
+        }
+        if let Some(unused) = spec.slots.keys().find(|n| !slots.contains_key(*n)) {
+            return Err(IntentError::UnusedSlots {
+                tool: self.tool.into(),
+                sentence: first.clone(),
+                param: unused.clone(),
+            });
+        }
+        let args = spec.args.clone();
+        Ok((Compiled { args, slots }, forms))
+    }
+
+    /// Check one form of `sentence`, adding the slots it uses to `slots`.
+    fn form(
+        &self,
+        spec: &IntentSpec,
+        sentence: &str,
+        form: &[Token],
+        slots: &mut BTreeMap<String, Slot>,
+    ) -> Result<(), IntentError> {
+        for token in form {
+            let Token::Slot(name) = token else { continue };
+            let schema = self.param(sentence, "a slot", name)?;
+            if spec.args.contains_key(name) {
+                return Err(IntentError::SlotAndArg {
+                    tool: self.tool.into(),
+                    sentence: sentence.into(),
+                    param: name.clone(),
+                });
+            }
+            if !slots.contains_key(name) {
+                let slot = Slot::new(schema, spec.slots.get(name))
+                    .map_err(|p| self.slot_error(sentence, &format!("`slots.{name}`"), name, p))?;
+                slots.insert(name.clone(), slot);
+            }
+        }
+        let bound = |p: &String| {
+            spec.args.contains_key(p) || form.iter().any(|t| matches!(t, Token::Slot(s) if s == p))
+        };
+        if let Some(param) = self.required.iter().find(|p| !bound(p)) {
+            return Err(IntentError::Unbound {
+                tool: self.tool.into(),
+                sentence: sentence.into(),
+                param: param.clone(),
+            });
+        }
+        anchored(form, slots).map_err(|p| self.template(sentence, p))
+    }
+
+    /// The schema of the parameter `name`, which `sentence`'s `place` names.
+    fn param(&self, sentence: &str, place: &str, name: &str) -> Result<&Value, IntentError> {
+        self.properties
+            .get(name)
+            .ok_or_else(|| IntentError::UnknownParameter {
+                tool: self.tool.into(),
+                sentence: sentence.into(),
+                place: place.into(),
+                name: name.into(),
+                known: self.known(),
+            })
+    }
+
+    /// The parameters' names, for an error.
+    fn known(&self) -> String {
+        if self.properties.is_empty() {
+            return "none (the tool takes no parameters)".into();
+        }
+        let names: Vec<&str> = self.properties.keys().map(String::as_str).collect();
+        names.join(", ")
+    }
+
+    fn template(&self, sentence: &str, problem: String) -> IntentError {
+        IntentError::Template {
+            tool: self.tool.into(),
+            sentence: sentence.into(),
+            problem,
+        }
+    }
+
+    fn slot_error(&self, sentence: &str, place: &str, param: &str, p: SlotProblem) -> IntentError {
+        let (tool, sentence, param) = (self.tool.into(), sentence.into(), param.into());
+        match p {
+            SlotProblem::Unslottable(kind) => IntentError::Unslottable {
+                tool,
+                sentence,
+                param,
+                kind,
+            },
+            SlotProblem::NoWords => IntentError::NoWords {
+                tool,
+                sentence,
+                param,
+            },
+            SlotProblem::EmptyPhrase(phrase) => IntentError::EmptyPhrase {
+                tool,
+                sentence,
+                param,
+                phrase,
+            },
+            SlotProblem::BadValue(value, expected) => IntentError::BadValue {
+                tool,
+                sentence,
+                place: place.into(),
+                param,
+                problem: format!(
+                    "the value {value}, which its schema does not accept: use {expected}"
+                ),
+            },
+        }
     }
 }
 
-/// Match `tokens` against all of `words`, calling `done` with the bound values of each way
+/// A form's free-text slots (strings without an enum) need a word in the form to anchor
+/// them, and may not touch each other.
+fn anchored(form: &[Token], slots: &BTreeMap<String, Slot>) -> Result<(), String> {
+    let free = |t: &Token| matches!(t, Token::Slot(n) if slots.get(n).is_some_and(Slot::is_free));
+    if !form.iter().any(free) {
+        return Ok(());
+    }
+    if !form.iter().any(|t| matches!(t, Token::Word(_))) {
+        return Err("a slot that takes any words needs words around it that are always said, e.g. \"remind me to {text}\"".into());
+    }
+    if form.windows(2).any(|w| free(&w[0]) && free(&w[1])) {
+        return Err("two slots that take any words touch, so where one ends is anyone's guess: put a word between them".into());
+    }
+    Ok(())
+}
+
+/// A parameter and the value a slot gave it.
+type Binding = (String, Value);
+
+/// Match `tokens` against all of `words`, calling `done` with the slot values of each way
 /// that works.
 fn match_form(
     tokens: &[Token],
-    words: &[String],
+    words: &[Word],
     intent: &Compiled,
     bound: &mut Vec<Binding>,
     done: &mut dyn FnMut(&[Binding]),
@@ -405,17 +495,16 @@ fn match_form(
     };
     match first {
         Token::Word(w) => {
-            if words.first() == Some(w) {
-                match_form(rest, &words[1..], intent, bound, done);
+            if let Some((_, more)) = words.split_first().filter(|(said, _)| said.key == *w) {
+                match_form(rest, more, intent, bound, done);
             }
         }
         Token::Slot(name) => {
             let Some(slot) = intent.slots.get(name) else {
                 return;
             };
-            for (taken, value) in slot_values(slot, words) {
-                let clash = bound.iter().any(|(n, v)| n == name && *v != value);
-                if clash {
+            for (taken, value) in slot.values(words) {
+                if bound.iter().any(|(n, v)| n == name && *v != value) {
                     continue;
                 }
                 bound.push((name.clone(), value));
@@ -426,57 +515,24 @@ fn match_form(
     }
 }
 
-/// The ways a slot can take words from the start of `words`: how many, and the value.
-fn slot_values(slot: &Slot, words: &[String]) -> Vec<(usize, Value)> {
-    let mut out = Vec::new();
-    match slot {
-        Slot::Phrases(phrases) => {
-            for k in 1..=words.len().min(4) {
-                let said: String = words[..k].concat();
-                for (phrase, value) in phrases {
-                    let key = phrase.concat();
-                    if (said == key || said == format!("{key}s"))
-                        && !out.contains(&(k, value.clone()))
-                    {
-                        out.push((k, value.clone()));
-                    }
-                }
-            }
-        }
-        Slot::Number(range) => {
-            for k in 1..=words.len().min(8) {
-                if let Some(x) = text::number(&words[..k]).filter(|&x| range.admits(x)) {
-                    out.push((k, number_value(x)));
-                }
-            }
-        }
-        Slot::Words => {
-            for k in 1..=words.len() {
-                out.push((k, Value::String(words[..k].join(" "))));
-            }
-        }
-    }
-    out
-}
-
-/// A number as JSON: whole numbers as integers (21, not 21.0).
-fn number_value(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        Value::from(x as i64)
-    } else {
-        Value::from(x)
-    }
+/// What some words ask for.
+#[derive(Debug)]
+enum Outcome {
+    Nothing,
+    One(IntentCall),
+    /// Two or more distinct calls: ambiguous.
+    Many,
 }
 
 /// Every tool's intents.
 #[derive(Debug, Clone, Default)]
 pub struct Intents {
-    tools: Vec<std::sync::Arc<ToolIntents>>,
+    tools: Vec<Arc<ToolIntents>>,
 }
 
 impl Intents {
     /// The intents of these tools.
-    pub fn new(tools: Vec<std::sync::Arc<ToolIntents>>) -> Intents {
+    pub fn new(tools: Vec<Arc<ToolIntents>>) -> Intents {
         Intents { tools }
     }
 
@@ -491,40 +547,49 @@ impl Intents {
         if self.tools.is_empty() {
             return None;
         }
-        let pieces = text::pieces(text);
-        let all: Vec<String> = pieces
+        let pieces = normalize::pieces(text);
+        let words: Vec<Word> = pieces
             .iter()
             .filter_map(|p| match p {
                 Piece::Word(w) => Some(w.clone()),
                 Piece::Break => None,
             })
             .collect();
-        if all.is_empty() || all.len() > MAX_WORDS {
+        if words.is_empty() || words.len() > MAX_WORDS {
             return None;
         }
-        if let Some(call) = self.one_call(&all) {
-            return Some(vec![call]);
+        match self.outcome(&words) {
+            Outcome::One(call) => Some(vec![call]),
+            Outcome::Many => None,
+            Outcome::Nothing => self.parts(&pieces),
         }
-        self.parts(&pieces)
     }
 
-    /// The one call all of `words` (less skip words) asks for.
-    fn one_call(&self, words: &[String]) -> Option<IntentCall> {
-        let words = text::trim_skip_words(words);
-        let mut found = Vec::new();
-        for tool in &self.tools {
-            tool.calls(words, &mut found);
-            if found.len() > 1 {
-                return None;
+    /// What all of `words` ask for, read with the fewest words that carry no command first.
+    fn outcome(&self, words: &[Word]) -> Outcome {
+        let trimmings = normalize::trimmings(words);
+        for same_length in trimmings.chunk_by(|a, b| a.len() == b.len()) {
+            let mut found = Vec::new();
+            for words in same_length {
+                for tool in &self.tools {
+                    tool.calls(words, &mut found);
+                    if found.len() > 1 {
+                        return Outcome::Many;
+                    }
+                }
+            }
+            if let Some(call) = found.pop() {
+                return Outcome::One(call);
             }
         }
-        found.pop()
+        Outcome::Nothing
     }
 
     /// A request cut into parts, each matched alone or with words borrowed from its
     /// neighbours.
     fn parts(&self, pieces: &[Piece]) -> Option<Vec<IntentCall>> {
-        let parts = split(pieces);
+        let mut parts = split(pieces);
+        parts.retain(|p| !normalize::only_skip_words(p));
         if parts.len() < 2 {
             return None;
         }
@@ -532,9 +597,11 @@ impl Intents {
         for (i, part) in parts.iter().enumerate() {
             let before = i.checked_sub(1).map(|j| parts[j].as_slice());
             let after = parts.get(i + 1).map(Vec::as_slice);
-            let call = self
-                .one_call(part)
-                .or_else(|| self.borrowing(part, before, after))?;
+            let call = match self.outcome(part) {
+                Outcome::One(call) => call,
+                Outcome::Many => return None,
+                Outcome::Nothing => self.borrowing(part, before, after)?,
+            };
             if !calls.contains(&call) {
                 calls.push(call);
             }
@@ -542,60 +609,50 @@ impl Intents {
         Some(calls)
     }
 
-    /// `part` with the fewest words borrowed from the start of `before` or the end of
-    /// `after` that make it match.
+    /// The call `part` makes with the fewest words borrowed from the start of `before` or
+    /// the end of `after`; `None` if none does, or two different calls do.
     fn borrowing(
         &self,
-        part: &[String],
-        before: Option<&[String]>,
-        after: Option<&[String]>,
+        part: &[Word],
+        before: Option<&[Word]>,
+        after: Option<&[Word]>,
     ) -> Option<IntentCall> {
-        let longest = before
-            .map_or(0, <[String]>::len)
-            .max(after.map_or(0, <[String]>::len));
-        for n in 1..longest {
-            if let Some(b) = before.filter(|b| n < b.len()) {
-                let words: Vec<String> = b[..n].iter().chain(part).cloned().collect();
-                if let Some(call) = self.one_call(&words) {
-                    return Some(call);
-                }
-            }
-            if let Some(a) = after.filter(|a| n < a.len()) {
-                let words: Vec<String> = part.iter().chain(&a[a.len() - n..]).cloned().collect();
-                if let Some(call) = self.one_call(&words) {
-                    return Some(call);
-                }
+        let len = |w: Option<&[Word]>| w.map_or(0, <[Word]>::len);
+        for n in 1..len(before).max(len(after)) {
+            let prefixed = before
+                .filter(|b| n < b.len())
+                .map(|b| self.outcome(&[&b[..n], part].concat()));
+            let suffixed = after
+                .filter(|a| n < a.len())
+                .map(|a| self.outcome(&[part, &a[a.len() - n..]].concat()));
+            match (prefixed, suffixed) {
+                (Some(Outcome::Many), _) | (_, Some(Outcome::Many)) => return None,
+                (Some(Outcome::One(a)), Some(Outcome::One(b))) if a != b => return None,
+                (Some(Outcome::One(call)), _) | (_, Some(Outcome::One(call))) => return Some(call),
+                _ => {}
             }
         }
         None
     }
 }
 
-/// A request's parts: cut at breaks and at "and", "then", "also" between words.
-fn split(pieces: &[Piece]) -> Vec<Vec<String>> {
-    let mut parts: Vec<Vec<String>> = vec![Vec::new()];
+/// A request's parts: cut at breaks and at "and", "then", "also".
+fn split(pieces: &[Piece]) -> Vec<Vec<Word>> {
+    let mut parts: Vec<Vec<Word>> = vec![Vec::new()];
     for piece in pieces {
-        let cut = match piece {
-            Piece::Break => true,
-            Piece::Word(w) => text::is_joiner(w),
-        };
-        match (cut, piece) {
-            (true, _) => {
-                if parts.last().is_some_and(|p| !p.is_empty()) {
-                    parts.push(Vec::new());
-                }
-            }
-            (false, Piece::Word(w)) => {
+        match piece {
+            Piece::Word(w) if !normalize::is_joiner(&w.key) => {
                 if let Some(last) = parts.last_mut() {
                     last.push(w.clone());
                 }
             }
-            (false, Piece::Break) => {}
+            _ => {
+                if parts.last().is_some_and(|p| !p.is_empty()) {
+                    parts.push(Vec::new());
+                }
+            }
         }
     }
     parts.retain(|p| !p.is_empty());
     parts
 }
-
-#[cfg(test)]
-mod tests;

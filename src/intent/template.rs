@@ -1,11 +1,13 @@
 //! Sentence templates: `(a|b)` alternatives, `[x]` optional parts, `{param}` slots, expanded
 //! into every concrete form they stand for.
 
+use std::collections::HashSet;
+
 /// The most forms one template may expand to.
-pub(super) const MAX_FORMS: usize = 4096;
+pub const MAX_FORMS: usize = 4096;
 
 /// One token of an expanded form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Token {
     Word(String),
     Slot(String),
@@ -23,7 +25,7 @@ enum Node {
 pub(super) fn expand(template: &str) -> Result<Vec<Vec<Token>>, String> {
     let chars: Vec<char> = template.chars().collect();
     let mut at = 0;
-    let mut alternatives = parse_alternatives(&chars, &mut at, None)?;
+    let mut alternatives = parse_alternatives(&chars, &mut at, None, 0)?;
     if alternatives.len() > 1 {
         return Err(
             "a `|` outside brackets: put the alternatives in ( ), e.g. \"(turn|switch) on\"".into(),
@@ -32,24 +34,35 @@ pub(super) fn expand(template: &str) -> Result<Vec<Vec<Token>>, String> {
     let seq = alternatives.pop().unwrap_or_default();
     let texts = expand_seq(&seq)?;
     let mut forms: Vec<Vec<Token>> = Vec::new();
+    let mut seen = HashSet::new();
     for text in texts {
         let form = tokens(&text)?;
         if form.is_empty() {
             return Err("it can be empty: keep at least one word that is always said".into());
         }
-        if !forms.contains(&form) {
+        if seen.insert(form.clone()) {
             forms.push(form);
         }
     }
     Ok(forms)
 }
 
-/// Alternatives separated by `|` up to `close` (or the end when `close` is None).
+/// How deep brackets may nest.
+const MAX_DEPTH: usize = 16;
+
+/// Alternatives separated by `|` up to `close` (or the end when `close` is None), `depth`
+/// brackets in.
 fn parse_alternatives(
     chars: &[char],
     at: &mut usize,
     close: Option<char>,
+    depth: usize,
 ) -> Result<Vec<Vec<Node>>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "brackets nest more than {MAX_DEPTH} deep: write it as several templates"
+        ));
+    }
     let mut alternatives = Vec::new();
     let mut seq = Vec::new();
     let mut text = String::new();
@@ -64,14 +77,10 @@ fn parse_alternatives(
         match c {
             '(' | '[' => {
                 end_text(&mut text, &mut seq);
-                let inner = parse_alternatives(chars, at, Some(if c == '(' { ')' } else { ']' }))?;
-                if c == '(' && inner.iter().any(|a| is_blank(a)) {
-                    return Err(
-                        "an empty alternative in ( ): use [ ] for a part that may be left out"
-                            .into(),
-                    );
+                let mut choice = parse_alternatives(chars, at, Some(closing(c)), depth + 1)?;
+                if choice.iter().any(|a| is_blank(a)) {
+                    return Err(empty_alternative(c));
                 }
-                let mut choice = inner;
                 if c == '[' {
                     choice.push(Vec::new());
                 }
@@ -103,6 +112,23 @@ fn parse_alternatives(
     }
 }
 
+fn closing(open: char) -> char {
+    if open == '(' {
+        ')'
+    } else {
+        ']'
+    }
+}
+
+fn empty_alternative(open: char) -> String {
+    if open == '(' {
+        "an empty alternative in ( ): use [ ] for a part that may be left out, e.g. \"[the]\""
+            .into()
+    } else {
+        "an empty [ ] or alternative in [ ]: remove it, or write the words that may be left out, e.g. \"[the]\"".into()
+    }
+}
+
 fn is_blank(seq: &[Node]) -> bool {
     seq.iter()
         .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
@@ -118,14 +144,15 @@ fn expand_seq(seq: &[Node]) -> Result<Vec<String>, String> {
                 let mut all = Vec::new();
                 for alt in alts {
                     all.extend(expand_seq(alt)?);
+                    if all.len() > MAX_FORMS {
+                        return Err(too_many());
+                    }
                 }
                 all
             }
         };
         if texts.len() * options.len() > MAX_FORMS {
-            return Err(format!(
-                "it stands for more than {MAX_FORMS} sentences: split it into several templates"
-            ));
+            return Err(too_many());
         }
         texts = texts
             .iter()
@@ -133,6 +160,10 @@ fn expand_seq(seq: &[Node]) -> Result<Vec<String>, String> {
             .collect();
     }
     Ok(texts)
+}
+
+fn too_many() -> String {
+    format!("it stands for more than {MAX_FORMS} sentences: split it into several templates")
 }
 
 /// A form's tokens: `{name}` is a slot (a whole word of its own), the rest words as
@@ -150,7 +181,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
                 "`{raw}`: a slot must be a word of its own, with spaces around it"
             ));
         } else {
-            out.extend(super::text::words(raw).into_iter().map(Token::Word));
+            out.extend(super::normalize::keys(raw).into_iter().map(Token::Word));
         }
     }
     Ok(out)
@@ -216,6 +247,9 @@ mod tests {
             ("turn (on|off", "without its `)`"),
             ("turn on]", "unmatched"),
             ("turn (on|) x", "use [ ]"),
+            ("turn on []", "empty [ ]"),
+            ("turn on [the|]", "empty [ ]"),
+            ("turn on ( )", "use [ ]"),
             ("[the]", "can be empty"),
             ("on|off", "outside brackets"),
             ("the {room}'s light", "word of its own"),
@@ -225,6 +259,20 @@ mod tests {
             assert!(e.contains(says), "{t}: {e}");
         }
         let huge = "(a|b|c|d|e|f|g|h) ".repeat(5);
-        assert!(expand(&huge).unwrap_err().contains("more than"));
+        assert!(expand(&huge)
+            .unwrap_err()
+            .contains("more than 4096 sentences"));
+        let wide = format!(
+            "({})",
+            (0..5000)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        assert!(expand(&wide)
+            .unwrap_err()
+            .contains("more than 4096 sentences"));
+        let deep = format!("{}x{}", "(".repeat(100), ")".repeat(100));
+        assert!(expand(&deep).unwrap_err().contains("nest"));
     }
 }
