@@ -169,6 +169,8 @@ pub struct AgentSection {
     pub conversation_idle_s: Option<u64>,
     /// What each turn leaves in the conversation's history (`calls`, `full`, `none`).
     pub history: Option<crate::agent::HistoryMode>,
+    /// Try the tools' local intents (`[[tool.intent]]`) before the model.
+    pub intents: Option<bool>,
 }
 
 /// `[audio]`: the sound devices.

@@ -575,6 +575,7 @@ fn text_options(
     opts.threads = agent.threads.map(|n| n as i32);
     opts.gpu_layers = agent.gpu_layers.unwrap_or(0);
     opts.history = agent.history.unwrap_or_default();
+    opts.intents = agent.intents.unwrap_or(true);
     if prompt_cache {
         let model = hearth::supervisor::model_path(&opts)?;
         opts.prompt_cache = hearth::supervisor::prompt_cache_path(&opts, &model);

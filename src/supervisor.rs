@@ -41,6 +41,8 @@ pub struct TextOptions {
     pub events: Option<crate::events::Events>,
     /// What each turn leaves in its session's history.
     pub history: crate::agent::HistoryMode,
+    /// Try the tools' local intents before the model.
+    pub intents: bool,
 }
 
 impl TextOptions {
@@ -56,6 +58,7 @@ impl TextOptions {
             backends: crate::tools::backends::none(),
             events: None,
             history: crate::agent::HistoryMode::default(),
+            intents: true,
         }
     }
 }
@@ -144,6 +147,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     let mut cfg = AgentConfig::new(opts.preset.clone());
     cfg.events = opts.events.clone();
     cfg.history = opts.history;
+    cfg.intents = opts.intents;
     let agent = Agent::spawn(AgentArgs {
         cfg,
         engine: engine.clone(),

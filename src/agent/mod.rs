@@ -91,6 +91,9 @@ pub struct AgentConfig {
     pub events: Option<crate::events::Events>,
     /// What each turn leaves in its session's history.
     pub history: HistoryMode,
+    /// Try the tools' local intents before the model (`false`: every request goes to the
+    /// model).
+    pub intents: bool,
 }
 
 impl AgentConfig {
@@ -102,6 +105,7 @@ impl AgentConfig {
             max_tokens: 128,
             events: None,
             history: HistoryMode::default(),
+            intents: true,
         }
     }
 }
@@ -1021,7 +1025,7 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
         .ok()
         .and_then(|h| h.get(&ask.session).cloned())
         .unwrap_or_default();
-    if ask.force_tool.is_none() {
+    if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, history.clone()).await? {
             return Ok(turn);
         }
