@@ -105,6 +105,11 @@ pub struct VoiceTurn {
     pub interrupted: bool,
     /// Stage timings.
     pub timings_ms: TurnTimings,
+    /// Where the utterance began in the input, seconds on the input clock (the first sample
+    /// Listen kept, its pre-roll included).
+    pub start_s: f64,
+    /// Where its speech ended in the input, seconds on the input clock (before the hangover).
+    pub end_s: f64,
 }
 
 /// Why the pipeline failed to start or run.
@@ -469,6 +474,11 @@ pub async fn run(
             .saturating_sub(utterance.speech_end) as f64
             / f64::from(SAMPLE_RATE);
         let endpoint_ms = hangover_s * 1e3;
+        let on_input_clock = |i: u64| i as f64 / f64::from(SAMPLE_RATE);
+        let (start_s, end_s) = (
+            on_input_clock(utterance.start),
+            on_input_clock(utterance.speech_end),
+        );
         let zero = utterance.endpointed_at;
         let since_speech =
             |t: Instant| t.saturating_duration_since(zero).as_secs_f64() * 1e3 + endpoint_ms;
@@ -509,6 +519,8 @@ pub async fn run(
                         endpoint: endpoint_ms,
                         ..Default::default()
                     },
+                    start_s,
+                    end_s,
                 };
                 on_turn(&t);
                 turns.push(t);
@@ -685,6 +697,8 @@ pub async fn run(
             error,
             interrupted,
             timings_ms: timings,
+            start_s,
+            end_s,
         };
         last_turn_end = Some(Instant::now());
         tracing::info!(timings = ?t.timings_ms, "turn done");

@@ -135,7 +135,10 @@ mod tests {
                 .map(|calls| calls.iter().map(|c| c.tool.clone()).collect::<Vec<_>>())
         };
         assert_eq!(tool("What time is it?"), Some(vec!["get_time".to_string()]));
-        assert_eq!(tool("What's the date today?"), Some(vec!["get_date".to_string()]));
+        assert_eq!(
+            tool("What's the date today?"),
+            Some(vec!["get_date".to_string()])
+        );
         assert_eq!(tool("what time is it in Tokyo"), None);
     }
 

@@ -1,0 +1,324 @@
+//! A continuous session of home commands through hearth, scored:
+//! `cargo bench --bench session -- [MODE] [OPTIONS]`.
+//!
+//! The set (`tests/session/demo.jsonl`, described in `tests/session/README.md`) is an
+//! evening's requests in order: commands, paraphrases, two commands in one sentence,
+//! follow-ups, questions, and chat that must call nothing. Modes:
+//!
+//! - `spoken` (default): every request spoken by the Piper voice (paces 0.85/1.0/1.2 in
+//!   turn), `--gap` seconds apart (end of one to start of the next), over -50 dBFS of seeded
+//!   white noise, in ONE input WAV, through ONE `hearth run --input WAV --realtime --once
+//!   --json` (one conversation, as a daemon hears it). Turns are matched to requests by
+//!   where their utterance is on the input clock (`start_s`/`end_s`).
+//! - `alone`: each request that is not a follow-up spoken alone, a fresh `hearth run` each.
+//! - `typed`: each request that is not a follow-up through a fresh `hearth ask --json`.
+//! - `typed-session`: every request typed into one agent session, in this process (the
+//!   library's text runtime, as `hearth ask` starts it, and `agent::ask` with one session).
+//!
+//! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--limit N` (the first N requests the
+//! mode runs), `--json FILE` (the results), `--hearth PATH` (another `hearth` build, with
+//! `hearth-stt` beside it; default: this checkout's), `--tools DIR` (the manifests it runs
+//! with; default: this checkout's `tools`), `--seed N` (the noise), `--work DIR` (the input
+//! WAV, replies, logs; default a temp dir).
+//!
+//! Prints a table per request (said, heard, calls that ran, reply, verdict) and a summary
+//! row in Markdown. Scores do not change the exit status; only failing to run does (a
+//! missing build or model, with the fix). Needs `scripts/fetch-models` and
+//! `cargo build --release --workspace --bins` (`hearth-stt`).
+
+#[path = "../tests/common/session/mod.rs"]
+mod session;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::Value;
+use session::report::{case_table, details, path_table, summarise, summary_header, summary_row};
+use session::run::{add_noise, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
+use session::score::{score, score_all, Observed, Scored};
+use session::set::{Case, Kind};
+
+const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
+[--set NAME|FILE] [--gap S] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
+[--work DIR]";
+
+/// Silence before the first request and after the last gap, seconds.
+const LEAD_S: f64 = 1.0;
+const TAIL_S: f64 = 2.0;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Spoken,
+    Alone,
+    Typed,
+    TypedSession,
+}
+
+impl Mode {
+    fn label(self) -> &'static str {
+        match self {
+            Mode::Spoken => "spoken",
+            Mode::Alone => "alone",
+            Mode::Typed => "typed",
+            Mode::TypedSession => "typed-session",
+        }
+    }
+
+    /// Whether each request runs on its own (follow-ups then have nothing to follow).
+    fn one_by_one(self) -> bool {
+        matches!(self, Mode::Alone | Mode::Typed)
+    }
+}
+
+struct Options {
+    mode: Mode,
+    set: String,
+    gap_s: f64,
+    limit: Option<usize>,
+    json: Option<PathBuf>,
+    hearth: PathBuf,
+    tools: PathBuf,
+    seed: u64,
+    work: PathBuf,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        mode: Mode::Spoken,
+        set: "demo".into(),
+        gap_s: 4.0,
+        limit: None,
+        json: None,
+        hearth: PathBuf::from(env!("CARGO_BIN_EXE_hearth")),
+        tools: Path::new(env!("CARGO_MANIFEST_DIR")).join("tools"),
+        seed: 7,
+        work: std::env::temp_dir().join(format!("hearth-session-{}", std::process::id())),
+    };
+    let mut it = args.iter().filter(|a| *a != "--bench");
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        let number = |v: String| v.parse::<f64>().map_err(|e| format!("{a} {v}: {e}"));
+        match a.as_str() {
+            "spoken" => o.mode = Mode::Spoken,
+            "alone" => o.mode = Mode::Alone,
+            "typed" => o.mode = Mode::Typed,
+            "typed-session" => o.mode = Mode::TypedSession,
+            "--set" => o.set = value()?,
+            "--gap" => o.gap_s = number(value()?)?,
+            "--limit" => o.limit = Some(number(value()?)? as usize),
+            "--json" => o.json = Some(value()?.into()),
+            "--hearth" => o.hearth = value()?.into(),
+            "--tools" => o.tools = value()?.into(),
+            "--seed" => o.seed = number(value()?)? as u64,
+            "--work" => o.work = value()?.into(),
+            _ => return Err(format!("unknown argument {a:?}")),
+        }
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --benches` runs benches without --bench: this one takes minutes
+        println!("session: skipped (run it with `cargo bench --bench session`)");
+        return ExitCode::SUCCESS;
+    }
+    let opts = match parse_args(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("session: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("session: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let path = session::set::set_path(&opts.set);
+    let mut cases = session::set::load(&path)?;
+    if opts.mode.one_by_one() {
+        cases.retain(|c| c.kind != Kind::FollowUp);
+    }
+    cases.truncate(opts.limit.unwrap_or(usize::MAX));
+    let hearth = Hearth {
+        exe: opts.hearth.clone(),
+        tools: opts.tools.clone(),
+        work: opts.work.clone(),
+    };
+    hearth.check()?;
+    eprintln!(
+        "session: {} {} requests from {}; work files in {}",
+        cases.len(),
+        opts.mode.label(),
+        path.display(),
+        opts.work.display()
+    );
+    let scored = match opts.mode {
+        Mode::Spoken => spoken(opts, &hearth, &cases)?,
+        Mode::Alone => alone(opts, &hearth, &cases)?,
+        Mode::Typed => typed(&hearth, &cases)?,
+        Mode::TypedSession => typed_session(&hearth, &cases)?,
+    };
+    let set_name = path
+        .file_stem()
+        .map_or(opts.set.clone(), |s| s.to_string_lossy().into());
+    let summary = summarise(opts.mode.label(), &set_name, &scored);
+    println!("{}", case_table(&scored));
+    print!("{}", details(&scored));
+    println!("\n{}{}", summary_header(), summary_row(&summary));
+    print!("{}", path_table(&summary));
+    if let Some(file) = &opts.json {
+        write_results(file, opts, &summary, &scored)?;
+    }
+    Ok(())
+}
+
+fn write_results(
+    file: &Path,
+    opts: &Options,
+    summary: &session::report::Summary,
+    scored: &[Scored],
+) -> Result<(), String> {
+    let v = serde_json::json!({
+        "mode": opts.mode.label(),
+        "set": opts.set,
+        "gap_s": opts.gap_s,
+        "seed": opts.seed,
+        "hearth": opts.hearth,
+        "tools": opts.tools,
+        "summary": summary,
+        "cases": scored,
+    });
+    let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+    std::fs::write(file, text + "\n").map_err(|e| format!("writing {}: {e}", file.display()))
+}
+
+/// One line on stderr per turn as it arrives.
+fn progress(v: &Value) {
+    let o = Observed::from_voice(v);
+    let calls: Vec<String> = o.calls.iter().map(session::score::show_call).collect();
+    eprintln!(
+        "  {:>6.1} s  heard {:?} → [{}] {:?}",
+        o.start_s.unwrap_or(f64::NAN),
+        o.heard,
+        calls.join(" "),
+        o.reply
+    );
+}
+
+/// Every case spoken into one WAV, through one `hearth run`.
+fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+    let mut speaker = Speaker::load()?;
+    let clips = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| speaker.speak(i, &c.say))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut input = timeline(&clips, LEAD_S, opts.gap_s, TAIL_S);
+    add_noise(&mut input.samples, NOISE_DBFS, opts.seed);
+    let wav = opts.work.join("spoken-input.wav");
+    write_wav(&wav, &input.samples)?;
+    eprintln!(
+        "session: {:.0} s of input in {}",
+        input.secs(),
+        wav.display()
+    );
+    let limit = Duration::from_secs_f64(input.secs() + 300.0);
+    let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
+    let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
+    Ok(score_all(cases, &input.windows, observed))
+}
+
+/// Each case spoken alone, a fresh `hearth run` each.
+fn alone(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+    let mut speaker = Speaker::load()?;
+    let mut scored = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let clip = speaker.speak(i, &case.say)?;
+        let mut input = timeline(&[clip], LEAD_S, TAIL_S, 0.0);
+        add_noise(&mut input.samples, NOISE_DBFS, opts.seed + i as u64);
+        let wav = opts.work.join(format!("alone-{i}.wav"));
+        write_wav(&wav, &input.samples)?;
+        let limit = Duration::from_secs_f64(input.secs() + 300.0);
+        let turns = hearth.run_voice(&wav, &format!("alone-{i}"), limit, &mut progress)?;
+        let observed = turns.iter().map(Observed::from_voice).collect();
+        scored.extend(score_all(
+            std::slice::from_ref(case),
+            &input.windows,
+            observed,
+        ));
+    }
+    Ok(scored)
+}
+
+/// Each case through a fresh `hearth ask --json`, in one demo home.
+fn typed(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+    let state = hearth.fresh_state("typed")?;
+    let mut scored = Vec::new();
+    for case in cases {
+        let turn = hearth.ask(&case.say, &state)?;
+        let o = Observed::from_turn(&case.say, &turn);
+        eprintln!("  {:?} → {:?}", case.say, o.reply);
+        scored.push(score(case, vec![o]));
+    }
+    Ok(scored)
+}
+
+/// Every case typed into one agent session in this process. Runs the checkout's library,
+/// whatever `--hearth` says.
+fn typed_session(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+    use hearth::preset::Preset;
+    use hearth::supervisor::{model_path, prompt_cache_path, start_text, TextOptions};
+
+    let state = hearth.fresh_state("typed-session")?;
+    // the demo home's executor reads this; set before the runtime's threads start
+    std::env::set_var("HEARTH_DEMO_STATE", &state);
+    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").map_err(|e| e.to_string())?);
+    opts.tools_dir = Some(hearth.tools.clone());
+    let model = model_path(&opts).map_err(|e| format!("{e} (run scripts/fetch-models)"))?;
+    opts.prompt_cache = prompt_cache_path(&opts, &model);
+    opts.model = Some(model);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the async runtime: {e}"))?;
+    rt.block_on(async {
+        let text = start_text(opts).await.map_err(|e| e.to_string())?;
+        let mut scored = Vec::new();
+        for case in cases {
+            let turn = ask_spoken(&text.agent, &case.say).await?;
+            let o = Observed::from_turn(&case.say, &turn);
+            eprintln!("  {:?} → {:?}", case.say, o.reply);
+            scored.push(score(case, vec![o]));
+        }
+        Ok(scored)
+    })
+}
+
+/// One turn of the session "typed-session", with a `speak` channel as the voice path gives
+/// (its sentences are dropped): the agent's `Turn` as JSON.
+async fn ask_spoken(
+    agent: &ractor::ActorRef<hearth::agent::AgentMsg>,
+    text: &str,
+) -> Result<Value, String> {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut ask = hearth::agent::Ask::new("typed-session", text);
+    ask.speak = Some(tx);
+    let turn = hearth::agent::ask(agent, ask)
+        .await
+        .map_err(|e| format!("{text:?}: {e}"))?;
+    serde_json::to_value(&turn).map_err(|e| e.to_string())
+}

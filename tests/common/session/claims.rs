@@ -1,0 +1,436 @@
+// False claims: a reply that says a device changed or is in some state, or what the time or
+// date is, when no call of its turn did that or read it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A call a turn made, as the turn reported it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call {
+    pub name: String,
+    pub arguments: Value,
+    /// `ok`, `empty` or `error`.
+    pub status: String,
+    /// The tool's output (its error message for `error`).
+    pub result: String,
+}
+
+impl Call {
+    /// A call that ran with status `ok` and printed `result`.
+    pub fn ok(name: &str, arguments: Value, result: &str) -> Call {
+        Call {
+            name: name.into(),
+            arguments,
+            status: "ok".into(),
+            result: result.into(),
+        }
+    }
+
+    /// It ran (status `ok` or `empty`).
+    pub fn ran(&self) -> bool {
+        self.status == "ok" || self.status == "empty"
+    }
+}
+
+/// What a sentence talks about.
+#[derive(Debug, Clone, PartialEq)]
+enum Device {
+    /// A room's light (any word before "light": "office" too, which no tool knows).
+    Light(String),
+    /// A door by its name ("front", "back", "garage", or any other word before "door").
+    Door(String),
+    Thermostat,
+    Time,
+    Date,
+}
+
+/// A state a sentence gives a device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    On,
+    Off,
+    Locked,
+    Unlocked,
+}
+
+/// What one sentence claims: whether it claims anything, the devices it names, the states
+/// and numbers (degrees, percent) it gives them.
+#[derive(Debug, Default)]
+struct Sentence {
+    claims: bool,
+    devices: Vec<Device>,
+    states: Vec<State>,
+    numbers: Vec<f64>,
+}
+
+const ROOMS: [&str; 3] = ["kitchen", "bedroom", "bathroom"];
+const NEGATIONS: [&str; 17] = [
+    "not",
+    "no",
+    "never",
+    "nothing",
+    "cant",
+    "cannot",
+    "couldnt",
+    "dont",
+    "didnt",
+    "unable",
+    "isnt",
+    "arent",
+    "wont",
+    "wasnt",
+    "doesnt",
+    "sorry",
+    "unfortunately",
+];
+/// Words that, right before a state word, make it a claim ("is on", "turned off").
+const STATE_VERBS: [&str; 14] = [
+    "is",
+    "are",
+    "now",
+    "been",
+    "was",
+    "were",
+    "turned",
+    "switched",
+    "turning",
+    "switching",
+    "stays",
+    "remains",
+    "still",
+    "currently",
+];
+/// After "I": a change claimed done ("I locked the door").
+const DONE_VERBS: [&str; 13] = [
+    "turned",
+    "switched",
+    "locked",
+    "unlocked",
+    "set",
+    "dimmed",
+    "changed",
+    "put",
+    "made",
+    "adjusted",
+    "raised",
+    "lowered",
+    "brightened",
+];
+/// Month names ("may" left out: it is more often a verb).
+const MONTHS: [&str; 11] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Checks a reply against the calls its turn ran; `Some(why)` when a sentence claims what no
+/// call did or read.
+///
+/// A sentence claims something when it gives a device a state ("is on", "is now off", "are
+/// locked", "turned on", "switching off", "has been unlocked"), a number ("set to 21",
+/// "at 40 percent", "22 degrees"), tells the time ("9:15", "8 pm", "o'clock") or the date (a
+/// weekday or month name), or says it acted ("I've", "I have", "I locked", "done", "all
+/// set"). Questions and negated sentences ("not", "can't", "sorry", "nothing", ...) claim
+/// nothing. A claiming sentence is false when:
+/// - no call ran in the turn at all;
+/// - it names a device (a room's light, a door, the thermostat, the time or date) that no call
+///   that ran set or read (`set_light`/`get_light`/`set_brightness` by room, `set_lock`/
+///   `get_lock` by door, `set_thermostat`/`get_thermostat`, `get_time`, `get_date`);
+/// - it names one device and gives it a state or number the call contradicts (it set the
+///   light off, or read "front door unlocked", and the reply says on, or locked).
+pub fn false_claim(reply: &str, calls: &[Call]) -> Option<String> {
+    let ran: Vec<&Call> = calls.iter().filter(|c| c.ran()).collect();
+    for text in sentences(reply) {
+        let s = read_sentence(text);
+        if !s.claims {
+            continue;
+        }
+        if let Some(why) = unsupported(&s, &ran) {
+            return Some(format!("{:?}: {why}", text.trim()));
+        }
+    }
+    None
+}
+
+/// The sentences of a reply, each with its end mark; questions left out. A full stop
+/// between digits ("21.5") does not end a sentence.
+fn sentences(reply: &str) -> Vec<&str> {
+    let b = reply.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let ends = match c {
+            b'!' | b'?' | b';' | b'\n' => true,
+            b'.' => b.get(i + 1).is_none_or(|n| !n.is_ascii_digit()),
+            _ => false,
+        };
+        if ends {
+            out.push(&reply[start..=i]);
+            start = i + 1;
+        }
+    }
+    out.push(&reply[start..]);
+    out.into_iter()
+        .filter(|s| !s.trim().is_empty() && !s.trim_end().ends_with('?'))
+        .collect()
+}
+
+/// What a sentence claims, from its words.
+fn read_sentence(text: &str) -> Sentence {
+    let w = super::text::words(text);
+    let mut s = Sentence {
+        devices: devices(&w),
+        ..Default::default()
+    };
+    if w.iter().any(|x| NEGATIONS.contains(&x.as_str())) {
+        return s;
+    }
+    for (i, word) in w.iter().enumerate() {
+        let before = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());
+        if let Some(state) = state_word(word) {
+            if before(1).is_some_and(|b| STATE_VERBS.contains(&b)) {
+                s.claims = true;
+                s.states.push(state);
+            }
+        }
+        if let Some(n) = claimed_number(&w, i) {
+            s.claims = true;
+            s.numbers.push(n);
+        }
+        s.claims |= acted(&w, i);
+    }
+    s.claims |= s
+        .devices
+        .iter()
+        .any(|d| matches!(d, Device::Time | Device::Date));
+    s
+}
+
+fn state_word(w: &str) -> Option<State> {
+    match w {
+        "on" => Some(State::On),
+        "off" => Some(State::Off),
+        "locked" => Some(State::Locked),
+        "unlocked" => Some(State::Unlocked),
+        _ => None,
+    }
+}
+
+/// A number the sentence gives a device at word `i`: "N degrees", "N percent", "set to N",
+/// "at N".
+fn claimed_number(w: &[String], i: usize) -> Option<f64> {
+    let n: f64 = w[i].parse().ok()?;
+    let next = w.get(i + 1).map(String::as_str);
+    let prev = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());
+    let unit = matches!(next, Some("degrees" | "percent" | "degree"));
+    let set_to = prev(1) == Some("to") && prev(2) == Some("set");
+    (unit || set_to).then_some(n)
+}
+
+/// Whether word `i` says hearth acted: "I've", "I have done/set/...", "I locked", "done",
+/// "all set" (not "you're done", "you're all set": the user is).
+fn acted(w: &[String], i: usize) -> bool {
+    let next = w.get(i + 1).map(String::as_str);
+    match w[i].as_str() {
+        "ive" | "weve" => true,
+        "i" | "we" => {
+            next.is_some_and(|n| DONE_VERBS.contains(&n))
+                || (next == Some("have")
+                    && w.get(i + 2)
+                        .is_some_and(|n| n == "done" || DONE_VERBS.contains(&n.as_str())))
+        }
+        // "done", "it's done", "all done"; not "you're done" (the user is)
+        "done" => !i
+            .checked_sub(1)
+            .is_some_and(|j| matches!(w[j].as_str(), "youre" | "you" | "are")),
+        "all" => next == Some("set") && i.checked_sub(1).is_none_or(|j| w[j] != "youre"),
+        _ => false,
+    }
+}
+
+/// The devices a sentence names, in order of first mention.
+fn devices(w: &[String]) -> Vec<Device> {
+    let mut out: Vec<Device> = Vec::new();
+    let mut add = |d: Device| {
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    };
+    for (i, word) in w.iter().enumerate() {
+        let next = w.get(i + 1).map(String::as_str);
+        let prev = i.checked_sub(1).map(|j| w[j].as_str());
+        match word.as_str() {
+            r if ROOMS.contains(&r) => add(Device::Light(r.to_string())),
+            "living" if next == Some("room") => add(Device::Light("living room".into())),
+            "light" | "lights" | "lamp" => {
+                if let Some(p) =
+                    prev.filter(|p| !is_filler(p) && !ROOMS.contains(p) && *p != "room")
+                {
+                    add(Device::Light(p.to_string()));
+                }
+            }
+            "door" | "doors" => {
+                if let Some(p) = prev.filter(|p| !is_filler(p)) {
+                    add(Device::Door(p.to_string()));
+                }
+            }
+            "thermostat" | "temperature" | "heating" | "degrees" => add(Device::Thermostat),
+            t if is_clock_time(t) => add(Device::Time),
+            "am" | "pm" | "oclock" if prev.is_some_and(|p| p.parse::<f64>().is_ok()) => {
+                add(Device::Time)
+            }
+            d if MONTHS.contains(&d) || WEEKDAYS.contains(&d) => add(Device::Date),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Words before "light"/"door" that do not name one.
+fn is_filler(w: &str) -> bool {
+    matches!(
+        w,
+        "the"
+            | "a"
+            | "an"
+            | "all"
+            | "your"
+            | "my"
+            | "that"
+            | "this"
+            | "its"
+            | "every"
+            | "and"
+            | "both"
+            | "of"
+            | "on"
+            | "off"
+            | "turn"
+            | "turned"
+            | "switch"
+            | "switched"
+            | "lock"
+            | "unlock"
+    )
+}
+
+/// "9:15", "21:30".
+fn is_clock_time(w: &str) -> bool {
+    match w.split_once(':') {
+        Some((h, m)) => {
+            !h.is_empty()
+                && h.len() <= 2
+                && m.len() == 2
+                && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Why a claiming sentence has no call behind it, if it has none.
+fn unsupported(s: &Sentence, ran: &[&Call]) -> Option<String> {
+    if ran.is_empty() {
+        return Some("no call ran in this turn".into());
+    }
+    for d in &s.devices {
+        if !ran.iter().any(|c| touches(c, d)) {
+            return Some(format!("no call set or read {d:?}"));
+        }
+    }
+    match s.devices.as_slice() {
+        [d] => contradiction(s, d, ran),
+        _ => None,
+    }
+}
+
+/// Whether `call` set or read device `d`.
+fn touches(call: &Call, d: &Device) -> bool {
+    let arg = |k: &str| call.arguments.get(k).and_then(Value::as_str);
+    match d {
+        Device::Light(room) => {
+            matches!(
+                call.name.as_str(),
+                "set_light" | "get_light" | "set_brightness"
+            ) && arg("room") == Some(room.as_str())
+        }
+        Device::Door(door) => {
+            matches!(call.name.as_str(), "set_lock" | "get_lock")
+                && arg("door") == Some(door.as_str())
+        }
+        Device::Thermostat => matches!(call.name.as_str(), "set_thermostat" | "get_thermostat"),
+        Device::Time => call.name == "get_time",
+        Device::Date => matches!(call.name.as_str(), "get_date" | "get_time"),
+    }
+}
+
+/// The sentence gives its one device a state or number that every call on it contradicts.
+fn contradiction(s: &Sentence, d: &Device, ran: &[&Call]) -> Option<String> {
+    let on_it: Vec<&&Call> = ran.iter().filter(|c| touches(c, d)).collect();
+    for state in &s.states {
+        if !on_it.iter().any(|c| state_fits(c, *state)) {
+            return Some(format!(
+                "says {state:?} but its calls did or read otherwise"
+            ));
+        }
+    }
+    for n in &s.numbers {
+        if !on_it.iter().any(|c| number_fits(c, *n)) {
+            return Some(format!("says {n} but its calls did or read otherwise"));
+        }
+    }
+    None
+}
+
+/// Whether a call set or read `state` (a call that says nothing about it does not contradict).
+fn state_fits(c: &Call, state: State) -> bool {
+    let arg = |k: &str| c.arguments.get(k).and_then(Value::as_bool);
+    let said = match (arg("on"), arg("locked")) {
+        (Some(on), _) => Some(if on { State::On } else { State::Off }),
+        (_, Some(locked)) => Some(if locked {
+            State::Locked
+        } else {
+            State::Unlocked
+        }),
+        _ => super::text::words(&c.result)
+            .iter()
+            .find_map(|w| state_word(w)),
+    };
+    // brightness turns a light on (above 0)
+    let said = match (c.name.as_str(), said) {
+        ("set_brightness", _) => Some(State::On),
+        (_, s) => s,
+    };
+    said.is_none_or(|s| s == state)
+}
+
+/// Whether a call set or read the number `n` (a call with no number does not contradict).
+fn number_fits(c: &Call, n: f64) -> bool {
+    let mut values: Vec<f64> = ["temperature", "level"]
+        .iter()
+        .filter_map(|k| c.arguments.get(*k).and_then(Value::as_f64))
+        .collect();
+    if values.is_empty() {
+        values = super::text::words(&c.result)
+            .iter()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+    }
+    values.is_empty() || values.iter().any(|v| (v - n).abs() < 1e-9)
+}

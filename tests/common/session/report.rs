@@ -1,0 +1,261 @@
+// The figures of a run, and its Markdown tables.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::score::{Scored, Verdict};
+use super::set::Kind;
+
+/// A run's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub mode: String,
+    pub set: String,
+    pub cases: usize,
+    pub right: usize,
+    /// Per kind: cases, right.
+    pub by_kind: BTreeMap<&'static str, (usize, usize)>,
+    pub wrong: usize,
+    pub missed: usize,
+    /// Cases with a reply that claims what no call did or read.
+    pub false_claims: usize,
+    /// `none` cases, and those of them that made calls.
+    pub nones: usize,
+    pub calls_on_none: usize,
+    pub duplicated: usize,
+    pub misheard: usize,
+    /// Turns heard, and those interrupted or failed.
+    pub turns: usize,
+    pub interrupted: usize,
+    pub errors: usize,
+    /// Median end of speech → first audible reply, ms (voice modes).
+    pub first_voice_ms: Option<f64>,
+    /// Median request → reply decided, ms (the agent's turn).
+    pub total_ms: Option<f64>,
+    /// Per handling path (`turn.path`): turns, median first voice, median total.
+    pub paths: BTreeMap<String, PathFigures>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PathFigures {
+    pub turns: usize,
+    pub first_voice_ms: Option<f64>,
+    pub total_ms: Option<f64>,
+}
+
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// The figures of scored cases.
+pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
+    let count = |f: &dyn Fn(&Scored) -> bool| scored.iter().filter(|s| f(s)).count();
+    let turns: Vec<_> = scored.iter().flat_map(|s| &s.turns).collect();
+    let mut by_kind = BTreeMap::new();
+    for kind in Kind::ALL {
+        let of: Vec<_> = scored.iter().filter(|s| s.kind == kind).collect();
+        let right = of.iter().filter(|s| s.verdict == Verdict::Right).count();
+        by_kind.insert(kind.label(), (of.len(), right));
+    }
+    let mut paths = BTreeMap::new();
+    let mut named: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for t in &turns {
+        if let Some(p) = &t.path {
+            named.entry(p.clone()).or_default().push(*t);
+        }
+    }
+    for (p, ts) in named {
+        paths.insert(
+            p,
+            PathFigures {
+                turns: ts.len(),
+                first_voice_ms: median(ts.iter().filter_map(|t| t.first_voice_ms).collect()),
+                total_ms: median(ts.iter().filter_map(|t| t.total_ms).collect()),
+            },
+        );
+    }
+    Summary {
+        mode: mode.into(),
+        set: set.into(),
+        cases: scored.len(),
+        right: count(&|s| s.verdict == Verdict::Right),
+        by_kind,
+        wrong: count(&|s| s.verdict == Verdict::Wrong),
+        missed: count(&|s| s.verdict == Verdict::Missed),
+        false_claims: count(&|s| s.false_claim.is_some()),
+        nones: count(&|s| s.kind == Kind::None),
+        calls_on_none: count(&|s| s.calls_on_none),
+        duplicated: count(&|s| s.duplicated),
+        misheard: count(&|s| s.misheard),
+        turns: turns.len(),
+        interrupted: turns.iter().filter(|t| t.interrupted).count(),
+        errors: turns.iter().filter(|t| t.error.is_some()).count(),
+        first_voice_ms: median(turns.iter().filter_map(|t| t.first_voice_ms).collect()),
+        total_ms: median(turns.iter().filter_map(|t| t.total_ms).collect()),
+        paths,
+    }
+}
+
+/// A table cell: one line, no `|`, at most `max` characters.
+pub fn cell(s: &str, max: usize) -> String {
+    let one: String = s
+        .replace('|', "/")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if one.chars().count() <= max {
+        return one;
+    }
+    let cut: String = one.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.0}"))
+}
+
+/// The verdict and its flags, as one cell.
+fn verdict_cell(s: &Scored) -> String {
+    let mut parts = vec![match s.verdict {
+        Verdict::Right => "right",
+        Verdict::Wrong => "WRONG",
+        Verdict::Missed => "MISSED",
+    }
+    .to_string()];
+    let flags = [
+        (s.false_claim.is_some(), "false claim"),
+        (s.calls_on_none, "calls on none"),
+        (s.duplicated, "duplicated"),
+        (s.misheard, "misheard"),
+        (s.turns.iter().any(|t| t.interrupted), "interrupted"),
+        (s.turns.iter().any(|t| t.error.is_some()), "error"),
+        (s.turns.len() > 1, "several turns"),
+    ];
+    parts.extend(flags.iter().filter(|f| f.0).map(|f| f.1.to_string()));
+    parts.join(", ")
+}
+
+/// One row per case: what was said and heard, the calls that ran, the reply, the verdict.
+pub fn case_table(scored: &[Scored]) -> String {
+    let mut out = String::from(
+        "| # | kind | said | heard | calls | reply | path | first voice ms | verdict |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (i, s) in scored.iter().enumerate() {
+        let mut calls = s.ran.join(" ");
+        if !s.failed.is_empty() {
+            let _ = write!(calls, " failed: {}", s.failed.join(" "));
+        }
+        let paths: Vec<&str> = s.turns.iter().filter_map(|t| t.path.as_deref()).collect();
+        let voice: Vec<String> = s.turns.iter().map(|t| ms(t.first_voice_ms)).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            i + 1,
+            s.kind.label(),
+            cell(&s.say, 70),
+            cell(&s.heard(), 70),
+            cell(&calls, 110),
+            cell(&s.reply(), 90),
+            paths.join(" / "),
+            voice.join(" / "),
+            verdict_cell(s)
+        );
+    }
+    out
+}
+
+/// What was misheard and which replies were false claims, as lists.
+pub fn details(scored: &[Scored]) -> String {
+    let mut out = String::new();
+    let misheard: Vec<_> = scored.iter().filter(|s| s.misheard).collect();
+    if !misheard.is_empty() {
+        out.push_str("\nMisheard:\n");
+        for s in misheard {
+            let _ = writeln!(out, "- said {:?}, heard {:?}", s.say, s.heard());
+        }
+    }
+    let claims: Vec<_> = scored.iter().filter(|s| s.false_claim.is_some()).collect();
+    if !claims.is_empty() {
+        out.push_str("\nFalse claims:\n");
+        for s in claims {
+            let why = s.false_claim.as_deref().unwrap_or("");
+            let ran = if s.ran.is_empty() {
+                "nothing".to_string()
+            } else {
+                s.ran.join(" ")
+            };
+            let _ = writeln!(out, "- {:?} (ran: {ran}): {why}", s.say);
+        }
+    }
+    out
+}
+
+/// The header of the summary table ([`summary_row`] gives its rows).
+pub fn summary_header() -> String {
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.label()).collect();
+    format!(
+        "| mode | set | right | {} | false claims | calls on none | duplicated | misheard | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
+        kinds.join(" | "),
+        "---|".repeat(12 + kinds.len())
+    )
+}
+
+/// One run as a row of the summary table.
+pub fn summary_row(s: &Summary) -> String {
+    let frac = |(n, right): (usize, usize)| format!("{right}/{n}");
+    let kinds: Vec<String> = Kind::ALL
+        .iter()
+        .map(|k| frac(s.by_kind.get(k.label()).copied().unwrap_or((0, 0))))
+        .collect();
+    let pct = if s.cases > 0 {
+        100.0 * s.right as f64 / s.cases as f64
+    } else {
+        0.0
+    };
+    format!(
+        "| {} | {} | {}/{} ({pct:.0} %) | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |\n",
+        s.mode,
+        s.set,
+        s.right,
+        s.cases,
+        kinds.join(" | "),
+        s.false_claims,
+        s.calls_on_none,
+        s.nones,
+        s.duplicated,
+        s.misheard,
+        s.missed,
+        s.interrupted,
+        s.errors,
+        ms(s.first_voice_ms),
+        ms(s.total_ms)
+    )
+}
+
+/// Turns per handling path, when hearth names one.
+pub fn path_table(s: &Summary) -> String {
+    if s.paths.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n| path | turns | median first voice ms | median turn ms |\n|---|---|---|---|\n",
+    );
+    for (p, f) in &s.paths {
+        let _ = writeln!(
+            out,
+            "| {p} | {} | {} | {} |",
+            f.turns,
+            ms(f.first_voice_ms),
+            ms(f.total_ms)
+        );
+    }
+    out
+}

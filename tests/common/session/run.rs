@@ -1,0 +1,260 @@
+// Speaking a set into one input WAV (Piper, in-process), and running hearth on it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The input's rate: what hearth captures at, so sample index = input clock.
+pub const RATE: u32 = 16_000;
+
+/// The paces the cases are spoken at, in turn (Piper's length scale: above 1 is slower).
+pub const PACES: [f32; 3] = [0.85, 1.0, 1.2];
+
+/// The room's noise under the speech, RMS dBFS.
+pub const NOISE_DBFS: f64 = -50.0;
+
+/// The default Piper voice, once per pace of [`PACES`].
+pub struct Speaker {
+    voices: Vec<hearth::tts::Voice>,
+}
+
+impl Speaker {
+    pub fn load() -> Result<Speaker, String> {
+        let fix =
+            |e: hearth::tts::TtsError| format!("{e} (run scripts/setup and scripts/fetch-models)");
+        let base = hearth::tts::TtsConfig::default_voice().map_err(fix)?;
+        let mut voices = Vec::new();
+        for pace in PACES {
+            let mut config = base.clone();
+            config.length_scale = Some(pace);
+            voices.push(hearth::tts::Voice::load(&config).map_err(fix)?);
+        }
+        Ok(Speaker { voices })
+    }
+
+    /// `text` spoken at the pace for case `i`, 16 kHz mono.
+    pub fn speak(&mut self, i: usize, text: &str) -> Result<Vec<f32>, String> {
+        let n = self.voices.len();
+        let said = self.voices[i % n]
+            .synthesize(text)
+            .map_err(|e| format!("speaking {text:?}: {e}"))?;
+        let pcm: Vec<f32> = said
+            .pcm
+            .samples
+            .iter()
+            .map(|&s| f32::from(s) / 32768.0)
+            .collect();
+        hearth::audio::resample::resample(&pcm, said.pcm.rate, RATE).map_err(|e| e.to_string())
+    }
+}
+
+/// The input: every clip in order with silence around, and where each clip's speech is.
+pub struct Timeline {
+    pub samples: Vec<f32>,
+    /// Each clip's `[start, end]`, seconds on the input clock.
+    pub windows: Vec<(f64, f64)>,
+}
+
+impl Timeline {
+    pub fn secs(&self) -> f64 {
+        self.samples.len() as f64 / f64::from(RATE)
+    }
+}
+
+/// `lead_s` of silence, the clips each followed by `gap_s` (end of one to start of the next),
+/// and `tail_s` more after the last one's gap.
+pub fn timeline(clips: &[Vec<f32>], lead_s: f64, gap_s: f64, tail_s: f64) -> Timeline {
+    let n = |s: f64| (s * f64::from(RATE)).round() as usize;
+    let at = |i: usize| i as f64 / f64::from(RATE);
+    let mut samples = vec![0.0; n(lead_s)];
+    let mut windows = Vec::with_capacity(clips.len());
+    for clip in clips {
+        let start = samples.len();
+        samples.extend_from_slice(clip);
+        windows.push((at(start), at(samples.len())));
+        samples.resize(samples.len() + n(gap_s), 0.0);
+    }
+    samples.resize(samples.len() + n(tail_s), 0.0);
+    Timeline { samples, windows }
+}
+
+/// Adds white noise of RMS `dbfs` (uniform, from `seed`: the same input every run).
+pub fn add_noise(samples: &mut [f32], dbfs: f64, seed: u64) {
+    let amplitude = 10f64.powf(dbfs / 20.0) * 3f64.sqrt();
+    let mut state = seed;
+    for s in samples {
+        // splitmix64
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
+        *s += ((unit * 2.0 - 1.0) * amplitude) as f32;
+    }
+}
+
+/// Writes 16 kHz mono samples as a 16-bit WAV.
+pub fn write_wav(path: &Path, samples: &[f32]) -> Result<(), String> {
+    let mut sink = hearth::audio::wav::WavSink::create(path, RATE).map_err(|e| e.to_string())?;
+    sink.write_f32(samples)
+        .and_then(|()| sink.finalize())
+        .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// A `hearth` binary, the tools it runs with, and a scratch directory.
+pub struct Hearth {
+    pub exe: PathBuf,
+    pub tools: PathBuf,
+    pub work: PathBuf,
+}
+
+impl Hearth {
+    /// Checks that the binary and the `hearth-stt` beside it exist.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.exe.is_file() {
+            return Err(format!(
+                "{} is not built: cargo build --release --workspace --bins",
+                self.exe.display()
+            ));
+        }
+        let stt = self.exe.with_file_name("hearth-stt");
+        if !stt.is_file() {
+            return Err(format!(
+                "{} is not built beside hearth: cargo build --release -p hearth-stt (or --workspace)",
+                stt.display()
+            ));
+        }
+        std::fs::create_dir_all(&self.work)
+            .map_err(|e| format!("creating {}: {e}", self.work.display()))
+    }
+
+    /// A fresh demo-home state directory named `tag`.
+    pub fn fresh_state(&self, tag: &str) -> Result<PathBuf, String> {
+        let state = self.work.join(format!("{tag}-state"));
+        let _ = std::fs::remove_dir_all(&state);
+        std::fs::create_dir_all(&state)
+            .map_err(|e| format!("creating {}: {e}", state.display()))?;
+        Ok(state)
+    }
+
+    /// `hearth run --input WAV --realtime --once --json` with a fresh demo home: the JSON
+    /// turns, each also handed to `on_turn` as it arrives. Killed after `limit`.
+    pub fn run_voice(
+        &self,
+        input: &Path,
+        tag: &str,
+        limit: Duration,
+        on_turn: &mut dyn FnMut(&Value),
+    ) -> Result<Vec<Value>, String> {
+        let state = self.fresh_state(tag)?;
+        let log_path = self.work.join(format!("{tag}-hearth.log"));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
+        let mut child = Command::new(&self.exe)
+            .args([
+                "run",
+                "--realtime",
+                "--once",
+                "--json",
+                "--bus",
+                "none",
+                "--input",
+            ])
+            .arg(input)
+            .arg("--output")
+            .arg(self.work.join(format!("{tag}-reply.wav")))
+            .arg("--tools")
+            .arg(&self.tools)
+            .env("HEARTH_DEMO_STATE", &state)
+            .env(
+                "HEARTH_LOG",
+                std::env::var("HEARTH_LOG").unwrap_or_else(|_| "hearth=info".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", self.exe.display()))?;
+        let turns = read_turns(&mut child, Instant::now() + limit, on_turn);
+        let status = child
+            .wait()
+            .map_err(|e| format!("waiting for hearth: {e}"))?;
+        let turns = turns.map_err(|e| format!("{e}; its log: {}", log_path.display()))?;
+        if !status.success() && turns.is_empty() {
+            return Err(format!(
+                "hearth run failed ({status}) and printed no turn:\n{}",
+                tail(&log_path, 20)
+            ));
+        }
+        Ok(turns)
+    }
+
+    /// `hearth ask --json TEXT` in the demo home `state`: the agent's `Turn`.
+    pub fn ask(&self, text: &str, state: &Path) -> Result<Value, String> {
+        let out = Command::new(&self.exe)
+            .args(["ask", "--json", "--tools"])
+            .arg(&self.tools)
+            .arg(text)
+            .env("HEARTH_DEMO_STATE", state)
+            .output()
+            .map_err(|e| format!("starting {}: {e}", self.exe.display()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!(
+                "hearth ask {text:?} failed ({}):\n{err}",
+                out.status
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("hearth ask {text:?}: not JSON: {e}"))
+    }
+}
+
+/// The JSON lines of a running `hearth run`, until its stdout closes; the child is killed at
+/// `deadline`.
+fn read_turns(
+    child: &mut Child,
+    deadline: Instant,
+    on_turn: &mut dyn FnMut(&Value),
+) -> Result<Vec<Value>, String> {
+    let stdout = child.stdout.take().ok_or("hearth's stdout is not piped")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut turns = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.trim().is_empty() => {}
+            Ok(line) => {
+                let v: Value = serde_json::from_str(&line)
+                    .map_err(|e| format!("hearth printed a line that is not JSON ({e}): {line}"))?;
+                on_turn(&v);
+                turns.push(v);
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(turns),
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                return Err(format!(
+                    "hearth run did not finish in time ({} turns so far)",
+                    turns.len()
+                ));
+            }
+        }
+    }
+}
+
+/// The last `n` lines of a file.
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}

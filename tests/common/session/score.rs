@@ -1,0 +1,290 @@
+// Scoring: turns read from hearth's JSON, aligned to the cases, each case judged.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::claims::{false_claim, Call};
+use super::set::{Case, Expect, Kind};
+use super::text::{duplicated, misheard};
+
+/// One turn as hearth reported it (a `hearth run --json` line, or a `Turn` with what was
+/// typed as `heard`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Observed {
+    pub heard: String,
+    pub reply: String,
+    /// Every call of every hop, whatever its status.
+    pub calls: Vec<Call>,
+    /// End of speech → first audible reply sample (voice turns).
+    pub first_voice_ms: Option<f64>,
+    /// The agent's whole turn (request → reply decided).
+    pub total_ms: Option<f64>,
+    /// How the turn was handled (`turn.path`, e.g. "intent" or "llm"), when hearth says.
+    pub path: Option<String>,
+    /// The utterance on the input clock (voice turns).
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    pub interrupted: bool,
+    pub error: Option<String>,
+}
+
+impl Observed {
+    /// From a `VoiceTurn` as `hearth run --json` prints it.
+    pub fn from_voice(v: &Value) -> Observed {
+        let mut o = Observed::from_turn(v["heard"].as_str().unwrap_or(""), &v["turn"]);
+        o.first_voice_ms = v["timings_ms"]["first_voice"].as_f64();
+        o.start_s = v["start_s"].as_f64();
+        o.end_s = v["end_s"].as_f64();
+        o.interrupted = v["interrupted"].as_bool().unwrap_or(false);
+        o.error = v["error"].as_str().map(str::to_string);
+        o.path = o.path.or_else(|| v["path"].as_str().map(str::to_string));
+        o
+    }
+
+    /// From an agent `Turn` (`hearth ask --json`, or the library's) for the text `heard`.
+    pub fn from_turn(heard: &str, turn: &Value) -> Observed {
+        Observed {
+            heard: heard.to_string(),
+            reply: turn["reply"].as_str().unwrap_or("").to_string(),
+            calls: calls_of(turn),
+            first_voice_ms: None,
+            total_ms: turn["timings_ms"]["total"].as_f64(),
+            path: turn["path"].as_str().map(str::to_string),
+            start_s: None,
+            end_s: None,
+            interrupted: false,
+            error: None,
+        }
+    }
+}
+
+/// Every call of every hop of a `Turn`.
+pub fn calls_of(turn: &Value) -> Vec<Call> {
+    let hops = turn["hops"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    hops.iter()
+        .flat_map(|h| h["calls"].as_array().map(Vec::as_slice).unwrap_or(&[]))
+        .map(|c| Call {
+            name: c["name"].as_str().unwrap_or("").to_string(),
+            arguments: c["arguments"].clone(),
+            status: c["status"].as_str().unwrap_or("").to_string(),
+            result: c["result"].as_str().unwrap_or("").to_string(),
+        })
+        .collect()
+}
+
+/// For each case's speech `[start, end]` on the input clock, the turns heard in it: each turn
+/// goes to the case its utterance overlaps most, or, overlapping none, whose speech is
+/// nearest. Turns without a position go nowhere.
+pub fn align(windows: &[(f64, f64)], turns: &[Observed]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); windows.len()];
+    for (t, turn) in turns.iter().enumerate() {
+        let (Some(s), Some(e)) = (turn.start_s, turn.end_s) else {
+            continue;
+        };
+        let overlap = |&(ws, we): &(f64, f64)| (e.min(we) - s.max(ws)).max(0.0);
+        let distance = |&(ws, we): &(f64, f64)| (ws - e).max(s - we).max(0.0);
+        let best = windows
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                overlap(a.1)
+                    .total_cmp(&overlap(b.1))
+                    .then(distance(b.1).total_cmp(&distance(a.1)))
+            })
+            .map(|(i, _)| i);
+        if let Some(i) = best {
+            out[i].push(t);
+        }
+    }
+    out
+}
+
+/// Scores each case on the turns [`align`]ed to its window. Turns without a position (a
+/// `hearth` older than `start_s`/`end_s`) are taken in order instead, with a warning.
+pub fn score_all(cases: &[Case], windows: &[(f64, f64)], observed: Vec<Observed>) -> Vec<Scored> {
+    let groups = if !observed.is_empty() && observed.iter().all(|t| t.start_s.is_none()) {
+        eprintln!("session: this hearth reports no start_s/end_s: turns matched in order");
+        (0..cases.len())
+            .map(|i| if i < observed.len() { vec![i] } else { vec![] })
+            .collect()
+    } else {
+        align(windows, &observed)
+    };
+    cases
+        .iter()
+        .zip(groups)
+        .map(|(c, g)| score(c, g.into_iter().map(|i| observed[i].clone()).collect()))
+        .collect()
+}
+
+/// How a case went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The calls that ran are exactly the expected ones.
+    Right,
+    /// A turn was heard but its calls are not the expected ones.
+    Wrong,
+    /// No turn was heard for it.
+    Missed,
+}
+
+/// One case, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scored {
+    pub line: usize,
+    pub kind: Kind,
+    pub say: String,
+    /// The turns scored against it (their calls unioned).
+    pub turns: Vec<Observed>,
+    pub verdict: Verdict,
+    /// The calls that ran (`name(arguments)`), identical ones once.
+    pub ran: Vec<String>,
+    /// Calls that were made but failed.
+    pub failed: Vec<String>,
+    /// Why a reply is a false claim ([`false_claim`]), if one is.
+    pub false_claim: Option<String>,
+    /// A `none` case that made calls (any status).
+    pub calls_on_none: bool,
+    /// The transcript holds the request twice ([`duplicated`]).
+    pub duplicated: bool,
+    /// The transcript is not the request ([`misheard`]); a duplicate is not also misheard.
+    pub misheard: bool,
+}
+
+impl Scored {
+    pub fn heard(&self) -> String {
+        join(self.turns.iter().map(|t| t.heard.as_str()))
+    }
+
+    pub fn reply(&self) -> String {
+        join(self.turns.iter().map(|t| t.reply.as_str()))
+    }
+}
+
+fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    parts.collect::<Vec<_>>().join(" / ")
+}
+
+/// Judges one case on the turns aligned to it.
+pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
+    let calls: Vec<Call> = turns.iter().flat_map(|t| t.calls.clone()).collect();
+    let ran = distinct(calls.iter().filter(|c| c.ran()));
+    let verdict = if turns.is_empty() {
+        Verdict::Missed
+    } else if fulfils(&case.expect, &ran) {
+        Verdict::Right
+    } else {
+        Verdict::Wrong
+    };
+    let heard = join(turns.iter().map(|t| t.heard.as_str()));
+    let duplicated = turns.iter().any(|t| duplicated(&t.heard, &case.say));
+    Scored {
+        line: case.line,
+        kind: case.kind,
+        say: case.say.clone(),
+        verdict,
+        ran: ran.iter().map(|c| show_call(c)).collect(),
+        failed: calls.iter().filter(|c| !c.ran()).map(show_call).collect(),
+        false_claim: turns.iter().find_map(|t| false_claim(&t.reply, &t.calls)),
+        calls_on_none: case.kind == Kind::None && !calls.is_empty(),
+        duplicated,
+        misheard: !turns.is_empty() && !duplicated && misheard(&heard, &case.say),
+        turns,
+    }
+}
+
+/// `name(arguments)` for the tables.
+pub fn show_call(c: &Call) -> String {
+    let args = match &c.arguments {
+        Value::Object(m) if m.is_empty() => String::new(),
+        a => a.to_string(),
+    };
+    format!("{}({args})", c.name)
+}
+
+/// The calls with identical ones (same name and arguments) kept once.
+fn distinct<'a>(calls: impl Iterator<Item = &'a Call>) -> Vec<&'a Call> {
+    let mut out: Vec<&Call> = Vec::new();
+    for c in calls {
+        if !out
+            .iter()
+            .any(|o| o.name == c.name && same_value(&o.arguments, &c.arguments))
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether the calls that ran are exactly the expected ones, in any order: as many, and each
+/// expectation met by a different call.
+pub fn fulfils(expect: &[Expect], ran: &[&Call]) -> bool {
+    expect.len() == ran.len() && assign(expect, ran, &mut vec![false; ran.len()])
+}
+
+/// Backtracking: each expectation in turn takes an unused call that meets it.
+fn assign(expect: &[Expect], ran: &[&Call], used: &mut Vec<bool>) -> bool {
+    let Some((first, rest)) = expect.split_first() else {
+        return true;
+    };
+    for i in 0..ran.len() {
+        if !used[i] && meets(first, ran[i]) {
+            used[i] = true;
+            if assign(rest, ran, used) {
+                return true;
+            }
+            used[i] = false;
+        }
+    }
+    false
+}
+
+/// Whether a call meets an expectation: same tool, the same argument names, each value equal
+/// (numbers by value: 21 == 21.0) or inside an expected `{"min", "max"}` range.
+pub fn meets(e: &Expect, c: &Call) -> bool {
+    let Some(args) = c.arguments.as_object() else {
+        return false;
+    };
+    e.name == c.name
+        && args.len() == e.arguments.len()
+        && e.arguments
+            .iter()
+            .all(|(k, want)| args.get(k).is_some_and(|got| value_meets(want, got)))
+}
+
+fn value_meets(want: &Value, got: &Value) -> bool {
+    match range(want) {
+        Some((lo, hi)) => got.as_f64().is_some_and(|v| v >= lo && v <= hi),
+        None => same_value(want, got),
+    }
+}
+
+/// `{"min": a, "max": b}` (either may be missing) as bounds.
+fn range(v: &Value) -> Option<(f64, f64)> {
+    let m = v.as_object()?;
+    if m.is_empty() || m.keys().any(|k| k != "min" && k != "max") {
+        return None;
+    }
+    let bound = |k: &str, default: f64| m.get(k).map_or(Some(default), Value::as_f64);
+    Some((
+        bound("min", f64::NEG_INFINITY)?,
+        bound("max", f64::INFINITY)?,
+    ))
+}
+
+/// JSON equality with numbers compared by value.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,119 @@
+//! The session slice (`tests/session/slice.jsonl`: a request of every kind) spoken into one
+//! input and heard by ONE `hearth run --realtime --once --json` process, as a daemon hears a
+//! conversation, all real: the Piper voice speaks the requests (in this test), `hearth-stt`
+//! (whisper tiny.en), Qwen2.5-Coder-0.5B with the demo home's tools. Then scored as
+//! `cargo bench --bench session` scores the whole set (`tests/common/session/`; its unit
+//! tests, `unit_tests.rs`, run here).
+//!
+//! Needs `scripts/fetch-models` and `hearth-stt` built beside `hearth` (`cargo test
+//! --workspace` does both builds). `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
+
+#[path = "common/session/mod.rs"]
+mod session;
+
+#[path = "common/session/unit_tests.rs"]
+mod unit_tests;
+
+#[cfg(all(feature = "llm", feature = "tts"))]
+mod real {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::session::report::{case_table, details, summarise, summary_header, summary_row};
+    use super::session::run::{add_noise, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
+    use super::session::score::{score_all, Observed};
+    use super::session::set::{load, set_path};
+
+    /// At least this many of the slice's 11 requests must run exactly their tools. Measured
+    /// on release builds before the continuous-session fixes (HEAD d427697): 3 of 11 and 5 of
+    /// 11 in two runs (the first command and both `none` requests each time; after the first
+    /// command the model mostly answered in words only; those replies, 2 and 6 false claims,
+    /// fail this test's first assertion until the fixes land).
+    const RIGHT_AT_LEAST: usize = 3;
+
+    /// The model directory holds everything `hearth run` needs and `hearth-stt` is built, or
+    /// None when skipping is asked for.
+    fn ready() -> Option<()> {
+        let dir = hearth::models::model_dir().expect("a model directory");
+        let need = [
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            "ggml-tiny.en.bin",
+            "en_US-joe-medium.onnx",
+            "en_US-joe-medium.onnx.json",
+        ];
+        for n in need {
+            if !dir.join(n).is_file() {
+                if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
+                    eprintln!("skipping: {n} is missing (HEARTH_SKIP_REAL_MODEL=1)");
+                    return None;
+                }
+                panic!(
+                    "{} is missing: run scripts/fetch-models (or set HEARTH_SKIP_REAL_MODEL=1 locally)",
+                    dir.join(n).display()
+                );
+            }
+        }
+        let stt_bin = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
+        assert!(
+            stt_bin.is_file(),
+            "{} is not built: run `cargo test --workspace` (or `cargo build -p hearth-stt`)",
+            stt_bin.display()
+        );
+        Some(())
+    }
+
+    #[test]
+    fn the_slice_in_one_session_runs_its_tools_and_claims_nothing_false() {
+        if ready().is_none() {
+            return;
+        }
+        let cases = load(&set_path("slice")).expect("tests/session/slice.jsonl loads");
+        let mut speaker = Speaker::load().expect("the Piper voice: run scripts/fetch-models");
+        let clips: Vec<Vec<f32>> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| speaker.speak(i, &c.say).expect("Piper speaks"))
+            .collect();
+        let mut input = timeline(&clips, 1.0, 4.0, 2.0);
+        add_noise(&mut input.samples, NOISE_DBFS, 7);
+        let work = std::env::temp_dir().join(format!("hearth-session-test-{}", std::process::id()));
+        let hearth = Hearth {
+            exe: env!("CARGO_BIN_EXE_hearth").into(),
+            tools: Path::new(env!("CARGO_MANIFEST_DIR")).join("tools"),
+            work: work.clone(),
+        };
+        hearth.check().expect("hearth and hearth-stt are built");
+        let wav = work.join("slice.wav");
+        write_wav(&wav, &input.samples).expect("the input WAV is written");
+        let limit = Duration::from_secs_f64(input.secs() + 600.0);
+        let turns = hearth
+            .run_voice(&wav, "slice", limit, &mut |_| {})
+            .expect("hearth run hears the slice");
+        let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
+        let scored = score_all(&cases, &input.windows, observed);
+        let summary = summarise("spoken", "slice", &scored);
+        let report = format!(
+            "{}{}\n{}{}",
+            case_table(&scored),
+            details(&scored),
+            summary_header(),
+            summary_row(&summary)
+        );
+        eprintln!("{report}");
+        assert_eq!(
+            summary.false_claims, 0,
+            "replies claimed what no call did:\n{report}"
+        );
+        assert_eq!(
+            summary.calls_on_none, 0,
+            "calls on requests that need none:\n{report}"
+        );
+        assert!(
+            summary.right >= RIGHT_AT_LEAST,
+            "{} of {} right, fewer than {RIGHT_AT_LEAST}:\n{report}",
+            summary.right,
+            summary.cases
+        );
+        let _ = std::fs::remove_dir_all(&work);
+    }
+}
