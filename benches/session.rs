@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use session::report::{case_table, details, path_table, summarise, summary_header, summary_row};
-use session::run::{add_noise, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
+use session::run::{add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
 use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
 
@@ -158,6 +158,7 @@ fn run(opts: &Options) -> Result<(), String> {
         work: opts.work.clone(),
     };
     hearth.check()?;
+    let load_before = load_average();
     eprintln!(
         "session: {} {} requests from {}; work files in {}",
         cases.len(),
@@ -179,8 +180,15 @@ fn run(opts: &Options) -> Result<(), String> {
     print!("{}", details(&scored));
     println!("\n{}{}", summary_header(), summary_row(&summary));
     print!("{}", path_table(&summary));
+    let load = [load_before, load_average()].map(|l| l.unwrap_or_else(|| "?".into()));
+    println!(
+        "\nload average (1, 5, 15 min) at the start: {}; at the end: {} ({} cores)",
+        load[0],
+        load[1],
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     if let Some(file) = &opts.json {
-        write_results(file, opts, &summary, &scored)?;
+        write_results(file, opts, &summary, &scored, &load)?;
     }
     Ok(())
 }
@@ -190,6 +198,7 @@ fn write_results(
     opts: &Options,
     summary: &session::report::Summary,
     scored: &[Scored],
+    load: &[String; 2],
 ) -> Result<(), String> {
     let v = serde_json::json!({
         "mode": opts.mode.label(),
@@ -198,6 +207,7 @@ fn write_results(
         "seed": opts.seed,
         "hearth": opts.hearth,
         "tools": opts.tools,
+        "load_average": {"start": load[0], "end": load[1]},
         "summary": summary,
         "cases": scored,
     });
@@ -235,7 +245,8 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
         input.secs(),
         wav.display()
     );
-    let limit = Duration::from_secs_f64(input.secs() + 300.0);
+    // only a guard against a hang: a busy machine queues turns for minutes
+    let limit = Duration::from_secs_f64(input.secs() + 60.0 * cases.len() as f64 + 300.0);
     let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
     let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
     Ok(score_all(cases, &input.windows, observed))

@@ -20,7 +20,9 @@ mod real {
     use std::time::Duration;
 
     use super::session::report::{case_table, details, summarise, summary_header, summary_row};
-    use super::session::run::{add_noise, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
+    use super::session::run::{
+        add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS,
+    };
     use super::session::score::{score_all, Observed};
     use super::session::set::{load, set_path};
 
@@ -93,11 +95,12 @@ mod real {
         let scored = score_all(&cases, &input.windows, observed);
         let summary = summarise("spoken", "slice", &scored);
         let report = format!(
-            "{}{}\n{}{}",
+            "{}{}\n{}{}\nload average at the end: {}",
             case_table(&scored),
             details(&scored),
             summary_header(),
-            summary_row(&summary)
+            summary_row(&summary),
+            load_average().unwrap_or_default()
         );
         eprintln!("{report}");
         assert_eq!(

@@ -179,12 +179,18 @@ impl Hearth {
             .stderr(log)
             .spawn()
             .map_err(|e| format!("starting {}: {e}", self.exe.display()))?;
-        let turns = read_turns(&mut child, Instant::now() + limit, on_turn);
+        let (turns, timed_out) = read_turns(&mut child, Instant::now() + limit, on_turn);
         let status = child
             .wait()
             .map_err(|e| format!("waiting for hearth: {e}"))?;
-        let turns = turns.map_err(|e| format!("{e}; its log: {}", log_path.display()))?;
-        if !status.success() && turns.is_empty() {
+        if timed_out {
+            eprintln!(
+                "session: hearth run did not finish within {} s and was stopped: the requests \
+                 after its last turn count as missed (its log: {})",
+                limit.as_secs(),
+                log_path.display()
+            );
+        } else if !status.success() && turns.is_empty() {
             return Err(format!(
                 "hearth run failed ({status}) and printed no turn:\n{}",
                 tail(&log_path, 20)
@@ -214,42 +220,55 @@ impl Hearth {
     }
 }
 
-/// The JSON lines of a running `hearth run`, until its stdout closes; the child is killed at
-/// `deadline`.
+/// The JSON lines of a running `hearth run` until its stdout closes, and whether it had to be
+/// killed at `deadline` first. A line that is not JSON is reported and skipped.
 fn read_turns(
     child: &mut Child,
     deadline: Instant,
     on_turn: &mut dyn FnMut(&Value),
-) -> Result<Vec<Value>, String> {
-    let stdout = child.stdout.take().ok_or("hearth's stdout is not piped")?;
+) -> (Vec<Value>, bool) {
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
             }
-        }
-    });
+        });
+    }
     let mut turns = Vec::new();
     loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(line) if line.trim().is_empty() => {}
-            Ok(line) => {
-                let v: Value = serde_json::from_str(&line)
-                    .map_err(|e| format!("hearth printed a line that is not JSON ({e}): {line}"))?;
-                on_turn(&v);
-                turns.push(v);
-            }
-            Err(RecvTimeoutError::Disconnected) => return Ok(turns),
+            Ok(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(v) => {
+                    on_turn(&v);
+                    turns.push(v);
+                }
+                Err(e) => {
+                    eprintln!("session: hearth printed a line that is not JSON ({e}): {line}")
+                }
+            },
+            Err(RecvTimeoutError::Disconnected) => return (turns, false),
             Err(RecvTimeoutError::Timeout) => {
                 let _ = child.kill();
-                return Err(format!(
-                    "hearth run did not finish in time ({} turns so far)",
-                    turns.len()
-                ));
+                return (turns, true);
             }
         }
     }
+}
+
+/// The system's load averages (1, 5, 15 minutes) from /proc/loadavg: a busy machine makes the
+/// latencies, and through them the conversation, different.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(
+        text.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// The last `n` lines of a file.
