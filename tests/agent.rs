@@ -832,7 +832,7 @@ async fn history_keeps_requests_and_calls_not_results_or_confirmations() {
 }
 
 const LIGHT_INTENT: &str = r#"[[tool.intent]]
-sentences = ["turn {on} the {room} light"]"#;
+sentences = ["turn {on} the {room} light", "turn the {room} light {on}"]"#;
 
 #[tokio::test]
 async fn a_request_an_intent_matches_runs_at_once_with_no_llm_hop() {
@@ -879,6 +879,53 @@ async fn a_request_an_intent_matches_runs_at_once_with_no_llm_hop() {
         ),
         "{}",
         rec[0].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_follow_up_to_the_models_call_or_an_intents_runs_with_no_llm_hop() {
+    let r = rig_in(
+        tools_dir_with(LIGHT_INTENT),
+        &[
+            KITCHEN_CALL,
+            "What do you mean by it?",
+            "What do you mean by it?",
+        ],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    // the model's own call ...
+    let turn = ask(&r.agent, "kitchen, lights, please").await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Llm);
+    let asked = r.recorded.lock().unwrap().len();
+    // ... is what "it" stands for in the next turn
+    let turn = ask(&r.agent, "Turn it off again.").await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Intent);
+    assert_eq!(turn.hops[0].telemetry.parse_mode, "intent-follow-up");
+    assert_eq!(turn.reply, "The kitchen light is off.");
+    // and an intent's call for "too"
+    let turn = ask(&r.agent, "and the living room too").await.unwrap();
+    assert_eq!(turn.reply, "The living room light is off.");
+    assert_eq!(
+        executions(&r.log),
+        ["kitchen on", "kitchen off", "living room off"]
+    );
+    assert_eq!(
+        r.recorded.lock().unwrap().len(),
+        asked,
+        "the model was not asked"
+    );
+    // another session has no "it"; a reset session neither
+    let turn = ask_in(&r.agent, "other", "turn it on").await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Llm);
+    r.agent.cast(AgentMsg::Reset("s".into())).unwrap();
+    let turn = ask(&r.agent, "turn it on").await.unwrap();
+    assert_eq!(turn.path, hearth::agent::Handled::Llm);
+    assert_eq!(
+        executions(&r.log),
+        ["kitchen on", "kitchen off", "living room off"]
     );
 }
 

@@ -539,6 +539,117 @@ fn the_demo_and_every_example_manifest_ship_intents_that_match_their_commands() 
     }
 }
 
+/// The calls a follow-up `text` makes with the tools in `file`, after a session ran `before`
+/// (one turn per call).
+fn follow_up_calls(
+    file: &str,
+    before: &[Call],
+    text: &str,
+) -> Option<Vec<(String, serde_json::Value)>> {
+    let path = tools_dir().join(file);
+    let manifest = std::fs::read_to_string(&path).unwrap();
+    let tools = hearth::tools::parse_manifest(&manifest, &path).unwrap();
+    let intents =
+        hearth::intent::Intents::new(tools.iter().filter_map(|t| t.intents.clone()).collect());
+    let mut session = hearth::intent::Before::default();
+    for (tool, arguments) in before {
+        session.record(vec![hearth::intent::IntentCall {
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+        }]);
+    }
+    intents
+        .follow_up(text, &session)
+        .map(|calls| calls.into_iter().map(|c| (c.tool, c.arguments)).collect())
+}
+
+/// A call as the tests write it: the tool and its arguments.
+type Call = (&'static str, serde_json::Value);
+
+#[test]
+fn the_demo_and_the_thermostat_example_resolve_follow_ups() {
+    let nineteen: Call = ("set_thermostat", json!({"temperature": 19}));
+    let garage: Call = ("set_lock", json!({"door": "garage", "locked": false}));
+    let bedroom: Call = ("set_brightness", json!({"room": "bedroom", "level": 20}));
+    let bathroom: Call = ("set_light", json!({"room": "bathroom", "on": true}));
+    let asked: Call = ("get_lock", json!({"door": "front"}));
+    let cases: Vec<(&str, Vec<Call>, &str, Call)> = vec![
+        (
+            "demo.toml",
+            vec![nineteen.clone()],
+            "Make it warmer.",
+            ("set_thermostat", json!({"temperature": 20})),
+        ),
+        (
+            "demo.toml",
+            vec![nineteen.clone(), garage.clone()],
+            "Make it cooler.",
+            ("set_thermostat", json!({"temperature": 18})),
+        ),
+        (
+            "demo.toml",
+            vec![garage.clone()],
+            "Lock it again.",
+            ("set_lock", json!({"door": "garage", "locked": true})),
+        ),
+        (
+            "demo.toml",
+            vec![garage],
+            "And the back door too.",
+            ("set_lock", json!({"door": "back", "locked": false})),
+        ),
+        (
+            "demo.toml",
+            vec![bedroom.clone()],
+            "Now set it to 60 percent.",
+            ("set_brightness", json!({"room": "bedroom", "level": 60})),
+        ),
+        (
+            "demo.toml",
+            vec![bedroom],
+            "Make it brighter.",
+            ("set_brightness", json!({"room": "bedroom", "level": 40})),
+        ),
+        (
+            "demo.toml",
+            vec![bathroom],
+            "Turn it off again.",
+            ("set_light", json!({"room": "bathroom", "on": false})),
+        ),
+        (
+            "demo.toml",
+            vec![asked],
+            "Lock it.",
+            ("set_lock", json!({"door": "front", "locked": true})),
+        ),
+        (
+            "examples/thermostat.toml",
+            vec![nineteen],
+            "turn the heating up",
+            ("set_thermostat", json!({"temperature": 20})),
+        ),
+    ];
+    for (file, before, text, (tool, args)) in cases {
+        assert_eq!(
+            follow_up_calls(file, &before, text),
+            Some(vec![(tool.to_string(), args)]),
+            "{file}: {text} after {before:?}"
+        );
+    }
+    // nothing to follow, or past the thermostat's maximum: the model's
+    assert_eq!(follow_up_calls("demo.toml", &[], "Make it warmer."), None);
+    let thirty: Call = ("set_thermostat", json!({"temperature": 30}));
+    assert_eq!(
+        follow_up_calls("demo.toml", &[thirty], "Make it warmer."),
+        None
+    );
+    // whisper's "lock" for "locked" in a question
+    assert_eq!(
+        intent_calls("demo.toml", "Is the front door lock."),
+        Some(vec![("get_lock".to_string(), json!({"door": "front"}))])
+    );
+}
+
 #[tokio::test]
 async fn the_query_tools_say_what_they_found() {
     // (other tests change the shared demo state: only what nothing else touches is fixed)

@@ -1,8 +1,9 @@
 //! The agent: the LLM hop loop, as an actor.
 //!
 //! One turn: first the local intents ([`crate::intent`]): a request that a tool's sentence
-//! templates match whole runs those calls at once and is answered with their `say`, with
-//! no LLM hop ([`Handled::Intent`]). Otherwise the user's text joins the session's history;
+//! templates match whole (or, failing that, a follow-up to the calls the session ran before:
+//! "turn it off again", "make it warmer", [`Before`]) runs those calls at once and is
+//! answered with their `say`, with no LLM hop ([`Handled::Intent`]). Otherwise the user's text joins the session's history;
 //! each hop renders the chat template, generates (under a grammar when the preset's
 //! `tool_choice_policy` asks for one), streams the output into the parser chain, validates
 //! what it found, runs the valid calls and feeds the results back, until the model answers
@@ -54,6 +55,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
+use crate::intent::{Before, IntentCall};
 use crate::llm::{
     ChatMessage, ChatTemplate, EngineError, EngineMsg, GenEvent, GenRequest, GenStats,
     GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice, REPLY_LARK,
@@ -177,7 +179,8 @@ pub struct Timings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Handled {
-    /// A local intent matched the whole request: its calls ran with no LLM hop.
+    /// A local intent matched the whole request, or resolved it as a follow-up to the
+    /// session's earlier calls: its calls ran with no LLM hop.
     Intent,
     /// The model's hop loop.
     Llm,
@@ -231,11 +234,21 @@ struct Shared {
     n_ctx: usize,
     grammars: GrammarCache,
     toolsets: Mutex<HashMap<String, Arc<ToolSet>>>,
-    history: Mutex<HashMap<String, Vec<ChatMessage>>>,
+    sessions: Mutex<HashMap<String, Session>>,
     /// The reply checks of the latest tool set, by its fingerprint.
     checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
     unfounded: std::sync::atomic::AtomicU64,
+}
+
+/// What a conversation keeps between its turns.
+#[derive(Debug, Clone, Default)]
+struct Session {
+    /// What the model is shown of earlier turns ([`HistoryMode`]).
+    history: Vec<ChatMessage>,
+    /// The calls earlier turns ran, for follow-ups the intents resolve ("turn it off
+    /// again", "make it warmer").
+    before: Before,
 }
 
 /// The agent actor's state.
@@ -377,8 +390,8 @@ impl Actor for Agent {
                 let _ = state.shared.engine.cast(EngineMsg::Cancel);
             }
             AgentMsg::Reset(session) => {
-                if let Ok(mut h) = state.shared.history.lock() {
-                    h.remove(&session);
+                if let Ok(mut s) = state.shared.sessions.lock() {
+                    s.remove(&session);
                 }
             }
             AgentMsg::Ping(reply) => {
@@ -413,7 +426,7 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         cfg: args.cfg,
         grammars: GrammarCache::new(),
         toolsets: Mutex::new(HashMap::new()),
-        history: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(HashMap::new()),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
     })
@@ -812,24 +825,35 @@ fn confirmations(
     said.filter(|v| !v.is_empty())
 }
 
-/// Keep a finished turn in its session's history, as [`HistoryMode`] says.
+/// Keep a finished turn in its session: in the history, as [`HistoryMode`] says, and the
+/// calls that did not fail for follow-ups.
 fn remember_turn(
     shared: &Shared,
-    session: &str,
-    mut history: Vec<ChatMessage>,
+    id: &str,
+    mut session: Session,
     turn_msgs: Vec<ChatMessage>,
     calls: &[CallReport],
     reply: &str,
 ) {
-    history.extend(history::remember(
+    session.history.extend(history::remember(
         shared.cfg.history,
         turn_msgs,
         calls,
         reply,
         &call_wire(shared),
     ));
-    if let Ok(mut h) = shared.history.lock() {
-        h.insert(session.to_string(), history);
+    session.before.record(
+        calls
+            .iter()
+            .filter(|c| c.status != ToolStatus::Error)
+            .map(|c| IntentCall {
+                tool: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect(),
+    );
+    if let Ok(mut s) = shared.sessions.lock() {
+        s.insert(id.to_string(), session);
     }
 }
 
@@ -841,11 +865,16 @@ async fn intent_turn(
     registry: &Registry,
     toolset: &ToolSet,
     ask: &Ask,
-    history: Vec<ChatMessage>,
+    session: Session,
 ) -> Result<Option<Turn>, AgentError> {
     let t0 = Instant::now();
-    let Some(found) = registry.intents().recognize(&ask.text) else {
-        return Ok(None);
+    let intents = registry.intents();
+    let (found, parse_mode) = match intents.recognize(&ask.text) {
+        Some(found) => (found, "intent"),
+        None => match intents.follow_up(&ask.text, &session.before) {
+            Some(found) => (found, "intent-follow-up"),
+            None => return Ok(None),
+        },
     };
     let calls: Vec<ToolCall> = found
         .into_iter()
@@ -877,7 +906,7 @@ async fn intent_turn(
     turn_msgs.push(call_wire(shared).message(&reports));
     turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
     turn_msgs.push(ChatMessage::assistant(reply.clone()));
-    remember_turn(shared, &ask.session, history, turn_msgs, &reports, &reply);
+    remember_turn(shared, &ask.session, session, turn_msgs, &reports, &reply);
     timings.total = t0.elapsed().as_secs_f64() * 1e3;
     Ok(Some(Turn {
         path: Handled::Intent,
@@ -886,7 +915,7 @@ async fn intent_turn(
             raw: String::new(),
             calls: reports,
             telemetry: Telemetry {
-                parse_mode: "intent".into(),
+                parse_mode: parse_mode.into(),
                 fallback_used: false,
                 candidate_count: calls.len(),
                 schema_validation: "pass".into(),
@@ -1019,17 +1048,21 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
-    let mut history = shared
-        .history
+    let session = shared
+        .sessions
         .lock()
         .ok()
-        .and_then(|h| h.get(&ask.session).cloned())
+        .and_then(|s| s.get(&ask.session).cloned())
         .unwrap_or_default();
     if ask.force_tool.is_none() && shared.cfg.intents {
-        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, history.clone()).await? {
+        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
             return Ok(turn);
         }
     }
+    let Session {
+        mut history,
+        before,
+    } = session;
     let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
     let check = reply_check(shared, &registry, &fingerprint);
     let earlier = earlier_replies(&history);
@@ -1433,7 +1466,8 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     };
     if !cancelled && !gave_up {
         let calls: Vec<CallReport> = hops.iter().flat_map(|h| h.calls.iter().cloned()).collect();
-        remember_turn(shared, &ask.session, history, turn_msgs, &calls, &reply);
+        let session = Session { history, before };
+        remember_turn(shared, &ask.session, session, turn_msgs, &calls, &reply);
     }
     if let Some(why) = unfounded {
         let count = shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;

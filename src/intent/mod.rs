@@ -68,7 +68,7 @@
 //! "%" as "percent"; apostrophes inside words stay ("it's"). Words that carry no command
 //! may be left out at its ends: at the start "please", "hey", "okay", "ok", "so", "now",
 //! "can you", "could you", "would you", "will you"; at the end "please", "thanks", "thank
-//! you", "now", "for me" (the fewest words left first). A request of more than
+//! you", "now", "again", "for me" (the fewest words left first). A request of more than
 //! [`MAX_WORDS`] words matches nothing.
 //!
 //! # Matching
@@ -86,8 +86,22 @@
 //! "turn on" + "the bedroom light") or the last words of the part after it ("switch on the
 //! kitchen and the bedroom lights" → "switch on the kitchen" + "lights"), the fewest
 //! borrowed words first. If one part matches nothing (or two calls), nothing matches. The
-//! calls come in the order said; the same call twice is made once.
+//! calls come in the order said; the same call twice is made once. A request that is one
+//! part after the cut ("and lock the front door", "thanks, lock the front door") is that
+//! part's call.
+//!
+//! **Follow-ups.** A request that matches nothing alone may refer to what the session did
+//! before it: "and the bedroom too", "turn it off again" (the calls of the turn before), or
+//! "make it warmer" (an intent with a `step`, from the tool's latest call).
+//! [`Intents::follow_up`] matches it against a [`Before`] (see `follow_up.rs`):
+//!
+//! ```toml
+//! [[tool.intent]]
+//! sentences = ["make it warmer", "turn [the] heating up"]
+//! step = { temperature = 1 }                # added to the latest set_thermostat's value
+//! ```
 
+mod follow_up;
 mod normalize;
 mod numbers;
 mod slot;
@@ -106,6 +120,7 @@ use normalize::{Piece, Word};
 use slot::{Slot, SlotProblem};
 use template::Token;
 
+pub use follow_up::Before;
 pub use template::MAX_FORMS;
 
 /// The most words a request may have for intents to try it.
@@ -123,6 +138,11 @@ pub struct IntentSpec {
     /// Per parameter, more phrases and the value each stands for.
     #[serde(default)]
     pub slots: BTreeMap<String, BTreeMap<String, Value>>,
+    /// A relative intent: per number parameter, how much to add to the value the tool's
+    /// latest call in the session gave it ("make it warmer": `{ temperature = 1 }`). Its
+    /// sentences match only after such a call; see `follow_up.rs`.
+    #[serde(default)]
+    pub step: Map<String, Value>,
 }
 
 /// A call a request asks for.
@@ -194,6 +214,13 @@ pub enum IntentError {
         sentence: String,
         param: String,
     },
+    #[error("tool {tool:?}: intent {sentence:?}: `step` gives {param:?} {problem}")]
+    BadStep {
+        tool: String,
+        sentence: String,
+        param: String,
+        problem: String,
+    },
     #[error("tool {tool:?}: intent sentence {sentence:?} gives no value for the required parameter {param:?}: add a {{{param}}} slot to it or set {param:?} in `args`")]
     Unbound {
         tool: String,
@@ -215,6 +242,8 @@ struct Form {
 struct Compiled {
     args: Map<String, Value>,
     slots: BTreeMap<String, Slot>,
+    /// What a relative intent adds to the previous values (empty: not relative).
+    step: Map<String, Value>,
 }
 
 /// One tool's compiled intents.
@@ -224,6 +253,8 @@ pub struct ToolIntents {
     /// The parameters in schema order: a call's arguments are written in it, as a model
     /// writes them.
     order: Vec<String>,
+    /// Each parameter's JSON Schema.
+    schemas: Map<String, Value>,
     intents: Vec<Compiled>,
     forms: Vec<Form>,
 }
@@ -240,6 +271,7 @@ impl ToolIntents {
         let mut out = ToolIntents {
             tool: tool.to_string(),
             order: schema.properties.keys().cloned().collect(),
+            schemas: schema.properties.clone(),
             intents: Vec::new(),
             forms: Vec::new(),
         };
@@ -265,9 +297,12 @@ impl ToolIntents {
     fn calls(&self, words: &[Word], found: &mut Vec<IntentCall>) {
         for form in &self.forms {
             let intent = &self.intents[form.intent];
+            if !intent.step.is_empty() {
+                continue; // relative: only after a call it can step from
+            }
             let mut bound = Vec::new();
             match_form(&form.tokens, words, intent, &mut bound, &mut |bound| {
-                let call = self.call(intent, bound);
+                let call = self.call(&Map::new(), intent, bound);
                 if !found.contains(&call) {
                     found.push(call);
                 }
@@ -278,9 +313,11 @@ impl ToolIntents {
         }
     }
 
-    /// The call an intent makes with these slot values.
-    fn call(&self, intent: &Compiled, bound: &[Binding]) -> IntentCall {
-        let mut given = intent.args.clone();
+    /// The call an intent makes with these slot values, over the arguments `base` (a
+    /// previous call's, for a follow-up).
+    fn call(&self, base: &Map<String, Value>, intent: &Compiled, bound: &[Binding]) -> IntentCall {
+        let mut given = base.clone();
+        given.extend(intent.args.clone());
         for (name, value) in bound {
             given.insert(name.clone(), value.clone());
         }
@@ -340,6 +377,9 @@ impl<'a> Schema<'a> {
         for name in spec.slots.keys() {
             self.param(first, "`slots`", name)?;
         }
+        for (name, step) in &spec.step {
+            self.step(spec, first, name, step)?;
+        }
         let mut slots = BTreeMap::new();
         let mut forms = Vec::new();
         for sentence in &spec.sentences {
@@ -355,8 +395,44 @@ impl<'a> Schema<'a> {
                 param: unused.clone(),
             });
         }
-        let args = spec.args.clone();
-        Ok((Compiled { args, slots }, forms))
+        let (args, step) = (spec.args.clone(), spec.step.clone());
+        Ok((Compiled { args, slots, step }, forms))
+    }
+
+    /// Check one `step` entry: a number the parameter (a number or integer, neither in
+    /// `args` nor a slot) can change by.
+    fn step(
+        &self,
+        spec: &IntentSpec,
+        first: &str,
+        name: &str,
+        step: &Value,
+    ) -> Result<(), IntentError> {
+        let schema = self.param(first, "`step`", name)?;
+        let bad = |problem: &str| IntentError::BadStep {
+            tool: self.tool.into(),
+            sentence: first.into(),
+            param: name.into(),
+            problem: problem.into(),
+        };
+        let kind = slot::kind(schema);
+        if !matches!(kind, Some("number" | "integer")) {
+            return Err(bad("a step, but it is not a number parameter: step only numbers, and give other values in `args`"));
+        }
+        let whole = step.as_i64().is_some();
+        match step.as_f64() {
+            None | Some(0.0) => {
+                return Err(bad("a step that is not a number other than 0: write e.g. `step = { temperature = 1 }` (or -1 for down)"))
+            }
+            Some(_) if kind == Some("integer") && !whole => {
+                return Err(bad("a step that is not whole, but the parameter is an integer: use a whole number"))
+            }
+            Some(_) => {}
+        }
+        if spec.args.contains_key(name) {
+            return Err(bad("a step, but it is also in `args`: keep one"));
+        }
+        Ok(())
     }
 
     /// Check one form of `sentence`, adding the slots it uses to `slots`.
@@ -370,6 +446,14 @@ impl<'a> Schema<'a> {
         for token in form {
             let Token::Slot(name) = token else { continue };
             let schema = self.param(sentence, "a slot", name)?;
+            if spec.step.contains_key(name) {
+                return Err(IntentError::BadStep {
+                    tool: self.tool.into(),
+                    sentence: sentence.into(),
+                    param: name.clone(),
+                    problem: "a step, but it is also a slot: keep one".into(),
+                });
+            }
             if spec.args.contains_key(name) {
                 return Err(IntentError::SlotAndArg {
                     tool: self.tool.into(),
@@ -383,8 +467,11 @@ impl<'a> Schema<'a> {
                 slots.insert(name.clone(), slot);
             }
         }
+        // a relative intent takes what it does not say from the call it steps from
         let bound = |p: &String| {
-            spec.args.contains_key(p) || form.iter().any(|t| matches!(t, Token::Slot(s) if s == p))
+            !spec.step.is_empty()
+                || spec.args.contains_key(p)
+                || form.iter().any(|t| matches!(t, Token::Slot(s) if s == p))
         };
         if let Some(param) = self.required.iter().find(|p| !bound(p)) {
             return Err(IntentError::Unbound {
@@ -590,7 +677,15 @@ impl Intents {
     fn parts(&self, pieces: &[Piece]) -> Option<Vec<IntentCall>> {
         let mut parts = split(pieces);
         parts.retain(|p| !normalize::only_skip_words(p));
-        if parts.len() < 2 {
+        if let [part] = parts.as_slice() {
+            // one command with a joiner or a break around it: "and lock the door", "thanks,
+            // lock the door"
+            return match self.outcome(part) {
+                Outcome::One(call) => Some(vec![call]),
+                _ => None,
+            };
+        }
+        if parts.is_empty() {
             return None;
         }
         let mut calls: Vec<IntentCall> = Vec::new();

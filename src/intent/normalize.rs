@@ -22,6 +22,7 @@ pub(super) const SKIP_TRAILING: &[&[&str]] = &[
     &["thanks"],
     &["thank", "you"],
     &["now"],
+    &["again"],
     &["for", "me"],
 ];
 

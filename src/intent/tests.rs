@@ -16,6 +16,11 @@ fn with_args(mut spec: IntentSpec, args: Value) -> IntentSpec {
     spec
 }
 
+fn with_step(mut spec: IntentSpec, step: Value) -> IntentSpec {
+    spec.step = step.as_object().cloned().unwrap_or_default();
+    spec
+}
+
 fn with_slots(mut spec: IntentSpec, param: &str, table: Value) -> IntentSpec {
     let table = table.as_object().cloned().unwrap_or_default();
     spec.slots.insert(param.into(), table.into_iter().collect());
@@ -87,14 +92,22 @@ fn home() -> Intents {
         compile("set_light", &[set_light()], &lights()),
         compile(
             "set_thermostat",
-            &[spec(&[
-                "(set|turn) [the] (thermostat|heating) to {temperature} [degrees]",
-            ])],
+            &[
+                spec(&["(set|turn) [the] (thermostat|heating) to {temperature} [degrees]"]),
+                with_step(
+                    spec(&["make it warmer", "turn [the] heating up"]),
+                    json!({"temperature": 1}),
+                ),
+                with_step(spec(&["make it cooler"]), json!({"temperature": -0.5})),
+            ],
             &thermostat(),
         ),
         compile(
             "set_brightness",
-            &[with_slots(level, "level", json!({"full": 100}))],
+            &[
+                with_slots(level, "level", json!({"full": 100})),
+                with_step(spec(&["make it brighter"]), json!({"level": 20})),
+            ],
             &brightness(),
         ),
         compile("set_lock", &[lock, unlock], &locks()),
@@ -825,4 +838,187 @@ fn parameter_errors_name_the_tool_the_sentence_and_the_fix() {
 fn light_query_and_on() -> Value {
     json!({"type": "object", "required": ["on"], "properties": {
         "room": {"type": "string", "enum": ["kitchen"]}, "on": {"type": "boolean"}}})
+}
+
+/// `before`: the turns a session ran, each its calls.
+fn session(turns: &[&[Call]]) -> Before {
+    let mut before = Before::default();
+    for calls in turns {
+        before.record(
+            calls
+                .iter()
+                .map(|(tool, arguments)| IntentCall {
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                })
+                .collect(),
+        );
+    }
+    before
+}
+
+fn follow(text: &str, turns: &[&[Call]]) -> Option<Vec<Call>> {
+    home()
+        .follow_up(text, &session(turns))
+        .map(|c| c.into_iter().map(|c| (c.tool, c.arguments)).collect())
+}
+
+#[test]
+fn something_else_the_same_way() {
+    let kitchen_on: &[Call] = &[light("kitchen", true)];
+    assert_eq!(
+        follow("And the bedroom too.", &[kitchen_on]),
+        Some(vec![light("bedroom", true)])
+    );
+    assert_eq!(
+        follow("what about the lounge?", &[kitchen_on]),
+        Some(vec![light("living room", true)])
+    );
+    let locked: &[Call] = &[lock("front", true)];
+    assert_eq!(
+        follow("and the back door as well", &[locked]),
+        Some(vec![lock("back", true)])
+    );
+    // "unlock" stays "unlock"
+    let unlocked: &[Call] = &[lock("front", false)];
+    assert_eq!(
+        follow("and the back door too", &[unlocked]),
+        Some(vec![lock("back", false)])
+    );
+    // not marked as a follow-up, or the same call again: the model's
+    assert_eq!(follow("the bedroom", &[kitchen_on]), None);
+    assert_eq!(follow("and the kitchen too", &[kitchen_on]), None);
+    // nothing before
+    assert_eq!(follow("and the bedroom too", &[]), None);
+    // only the turn before counts: a turn with no calls in between leaves it
+    assert_eq!(
+        follow("and the bedroom too", &[kitchen_on, &[]]),
+        Some(vec![light("bedroom", true)])
+    );
+    assert_eq!(follow("and the bedroom too", &[kitchen_on, locked]), None);
+}
+
+#[test]
+fn it_is_what_the_turn_before_was_about() {
+    let bathroom_on: &[Call] = &[light("bathroom", true)];
+    assert_eq!(
+        follow("Turn it off again.", &[bathroom_on]),
+        Some(vec![light("bathroom", false)])
+    );
+    let unlocked: &[Call] = &[lock("back", false)];
+    assert_eq!(
+        follow("Lock it again.", &[unlocked]),
+        Some(vec![lock("back", true)])
+    );
+    let dimmed: &[Call] = &[level("bedroom", 20).unwrap()];
+    assert_eq!(
+        follow("Now set it to 60 percent.", &[dimmed]),
+        Some(vec![level("bedroom", 60).unwrap()])
+    );
+    // a query's subject: "it" after "is the back door locked?"
+    let asked: &[Call] = &[("get_light".into(), json!({"room": "kitchen"}))];
+    assert_eq!(
+        follow("switch it on", &[asked]),
+        Some(vec![light("kitchen", true)])
+    );
+    // two rooms before: "it" is not guessed
+    let two: &[Call] = &[light("kitchen", true), light("bedroom", true)];
+    assert_eq!(follow("turn it off", &[two]), None);
+    // "it" with nothing before, or a request with no "it"
+    assert_eq!(follow("turn it off", &[]), None);
+    assert_eq!(follow("turn off", &[bathroom_on]), None);
+}
+
+#[test]
+fn steps_go_from_the_latest_value() {
+    let nineteen: &[Call] = &[temperature(json!(19)).unwrap()];
+    let light_after: &[Call] = &[light("kitchen", true)];
+    assert_eq!(
+        follow("Make it warmer.", &[nineteen]),
+        Some(vec![temperature(json!(20)).unwrap()])
+    );
+    assert_eq!(
+        follow("please turn the heating up", &[nineteen, light_after]),
+        Some(vec![temperature(json!(20)).unwrap()])
+    );
+    assert_eq!(
+        follow("make it cooler", &[&[temperature(json!(21.5)).unwrap()]]),
+        Some(vec![temperature(json!(21)).unwrap()])
+    );
+    assert_eq!(
+        follow("make it cooler", &[&[temperature(json!(20)).unwrap()]]),
+        Some(vec![temperature(json!(19.5)).unwrap()])
+    );
+    // past the schema's maximum: the model's
+    assert_eq!(
+        follow("make it warmer", &[&[temperature(json!(30)).unwrap()]]),
+        None
+    );
+    // the other arguments come from the latest call
+    assert_eq!(
+        follow("make it brighter", &[&[level("kitchen", 40).unwrap()]]),
+        Some(vec![level("kitchen", 60).unwrap()])
+    );
+    // nothing to step from, and never as a fresh command
+    assert_eq!(follow("make it warmer", &[light_after]), None);
+    assert_eq!(calls("make it warmer"), None);
+}
+
+#[test]
+fn a_session_remembers_one_call_per_tool() {
+    let before = session(&[
+        &[temperature(json!(19)).unwrap()],
+        &[temperature(json!(22)).unwrap()],
+        &[light("kitchen", true)],
+        &[],
+    ]);
+    assert_eq!(
+        home()
+            .follow_up("make it warmer", &before)
+            .map(|c| c[0].arguments.clone()),
+        Some(json!({"temperature": 23}))
+    );
+    assert_eq!(before.latest.len(), 2);
+}
+
+#[test]
+fn step_errors_name_the_tool_the_intent_and_the_fix() {
+    let warmer = || spec(&["make it warmer"]);
+    for (step, fix) in [
+        (json!({"temperature": 0}), "other than 0"),
+        (json!({"temperature": "up"}), "other than 0"),
+        (json!({"place": 1}), "not a parameter"),
+    ] {
+        says(
+            &error(&[with_step(warmer(), step)], &thermostat()),
+            "make it warmer",
+            fix,
+        );
+    }
+    let e = error(
+        &[with_step(spec(&["lights up"]), json!({"on": 1}))],
+        &light_query_and_on(),
+    );
+    says(&e, "lights up", "not a number parameter");
+    let e = error(
+        &[with_step(spec(&["brighter"]), json!({"level": 2.5}))],
+        &brightness(),
+    );
+    says(&e, "brighter", "use a whole number");
+    let e = error(
+        &[with_step(
+            spec(&["up to {temperature}"]),
+            json!({"temperature": 1}),
+        )],
+        &thermostat(),
+    );
+    says(&e, "up to {temperature}", "also a slot");
+    let e = error(
+        &[with_step(
+            with_args(warmer(), json!({"temperature": 20})),
+            json!({"temperature": 1}),
+        )],
+        &thermostat(),
+    );
+    says(&e, "make it warmer", "also in `args`");
 }

@@ -89,8 +89,7 @@ impl Builtin {
     fn intents(self) -> Option<std::sync::Arc<ToolIntents>> {
         let spec = IntentSpec {
             sentences: self.sentences().iter().map(|s| s.to_string()).collect(),
-            args: Default::default(),
-            slots: Default::default(),
+            ..Default::default()
         };
         ToolIntents::compile(self.name(), &[spec], &no_parameters())
             .map(std::sync::Arc::new)

@@ -42,6 +42,8 @@ pub struct Summary {
 pub struct PathFigures {
     pub turns: usize,
     pub first_voice_ms: Option<f64>,
+    /// Median endpoint → first audible reply, ms (voice modes).
+    pub after_endpoint_ms: Option<f64>,
     pub total_ms: Option<f64>,
 }
 
@@ -77,6 +79,7 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
             PathFigures {
                 turns: ts.len(),
                 first_voice_ms: median(ts.iter().filter_map(|t| t.first_voice_ms).collect()),
+                after_endpoint_ms: median(ts.iter().filter_map(|t| t.after_endpoint_ms).collect()),
                 total_ms: median(ts.iter().filter_map(|t| t.total_ms).collect()),
             },
         );
@@ -246,14 +249,16 @@ pub fn path_table(s: &Summary) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "\n| path | turns | median first voice ms | median turn ms |\n|---|---|---|---|\n",
+        "\n| path | turns | median first voice ms | median endpoint → voice ms | median turn ms |\n\
+         |---|---|---|---|---|\n",
     );
     for (p, f) in &s.paths {
         let _ = writeln!(
             out,
-            "| {p} | {} | {} | {} |",
+            "| {p} | {} | {} | {} | {} |",
             f.turns,
             ms(f.first_voice_ms),
+            ms(f.after_endpoint_ms),
             ms(f.total_ms)
         );
     }

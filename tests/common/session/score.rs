@@ -17,6 +17,9 @@ pub struct Observed {
     pub calls: Vec<Call>,
     /// End of speech → first audible reply sample (voice turns).
     pub first_voice_ms: Option<f64>,
+    /// The endpoint (end of speech plus the endpointer's hangover) → first audible reply
+    /// sample: what hearth itself takes once it knows the request is over (voice turns).
+    pub after_endpoint_ms: Option<f64>,
     /// The agent's whole turn (request → reply decided).
     pub total_ms: Option<f64>,
     /// How the turn was handled (`turn.path`, e.g. "intent" or "llm"), when hearth says.
@@ -33,6 +36,10 @@ impl Observed {
     pub fn from_voice(v: &Value) -> Observed {
         let mut o = Observed::from_turn(v["heard"].as_str().unwrap_or(""), &v["turn"]);
         o.first_voice_ms = v["timings_ms"]["first_voice"].as_f64();
+        o.after_endpoint_ms = o
+            .first_voice_ms
+            .zip(v["timings_ms"]["endpoint"].as_f64())
+            .map(|(voice, endpoint)| voice - endpoint);
         o.start_s = v["start_s"].as_f64();
         o.end_s = v["end_s"].as_f64();
         o.interrupted = v["interrupted"].as_bool().unwrap_or(false);
@@ -48,6 +55,7 @@ impl Observed {
             reply: turn["reply"].as_str().unwrap_or("").to_string(),
             calls: calls_of(turn),
             first_voice_ms: None,
+            after_endpoint_ms: None,
             total_ms: turn["timings_ms"]["total"].as_f64(),
             path: turn["path"].as_str().map(str::to_string),
             start_s: None,

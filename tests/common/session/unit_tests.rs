@@ -280,6 +280,7 @@ mod score {
             reply: reply.into(),
             calls,
             first_voice_ms: Some(900.0),
+            after_endpoint_ms: Some(300.0),
             total_ms: None,
             path: None,
             start_s: Some(at),
@@ -423,7 +424,7 @@ mod score {
                                            "status": "ok", "result": "front door locked"}]}],
                      "timings_ms": {"total": 250.0}},
             "error": null, "interrupted": false,
-            "timings_ms": {"first_voice": 812.5}, "start_s": 4.5, "end_s": 5.9
+            "timings_ms": {"first_voice": 812.5, "endpoint": 600.0}, "start_s": 4.5, "end_s": 5.9
         });
         let o = Observed::from_voice(&v);
         assert_eq!(o.calls.len(), 1);
@@ -432,6 +433,7 @@ mod score {
             (o.first_voice_ms, o.start_s, o.end_s),
             (Some(812.5), Some(4.5), Some(5.9))
         );
+        assert_eq!(o.after_endpoint_ms, Some(212.5));
         assert_eq!(o.total_ms, Some(250.0));
     }
 }
