@@ -601,6 +601,11 @@ pub async fn run(
                 e = tts_rx.recv() => match e {
                     Some(TtsEvent::Audio(pcm)) => {
                         timings.first_tts_chunk.get_or_insert_with(|| since_speech(Instant::now()));
+                        let pcm = if lead_ms.is_none() {
+                            pcm.without_leading_silence(crate::voice::REPLY_LEAD_KEEP_SECS)
+                        } else {
+                            pcm
+                        };
                         lead_ms.get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
                         // Playback ignores an empty chunk: only real samples make a reply
                         // whose end is waited for

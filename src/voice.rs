@@ -118,6 +118,29 @@ impl Pcm {
     }
 }
 
+impl Pcm {
+    /// This chunk without its leading silence beyond `keep_secs` before the first audible
+    /// sample (a reply's first chunk: the silence Piper puts before a sentence is time the
+    /// listener waits for nothing; between sentences it is a pause and stays). All of it
+    /// when nothing is audible.
+    pub fn without_leading_silence(self, keep_secs: f64) -> Pcm {
+        let lead = (self.leading_silence_secs() * f64::from(self.rate)).round() as usize;
+        let keep = (keep_secs * f64::from(self.rate)).round() as usize;
+        let cut = lead.saturating_sub(keep);
+        if cut == 0 || lead >= self.samples.len() {
+            return self;
+        }
+        Pcm {
+            samples: self.samples[cut..].into(),
+            rate: self.rate,
+        }
+    }
+}
+
+/// How much of the silence before a reply's first audible sample is kept: enough for the
+/// sound's onset below [`AUDIBLE`], not a wait.
+pub const REPLY_LEAD_KEEP_SECS: f64 = 0.01;
+
 /// The 16-bit amplitude above which a sample counts as audible (1 % of full scale).
 pub const AUDIBLE: u16 = 328;
 
@@ -199,6 +222,27 @@ mod tests {
             rate: 1000,
         };
         assert_eq!(quiet.leading_silence_secs(), 0.05);
+    }
+
+    #[test]
+    fn a_replys_leading_silence_is_cut_to_what_is_kept() {
+        let mut samples = vec![0i16; 100];
+        samples.extend([-200, 300, -2000, 5]);
+        let pcm = Pcm {
+            samples: samples.into(),
+            rate: 1000,
+        };
+        let cut = pcm.clone().without_leading_silence(0.01);
+        assert_eq!(cut.samples.len(), 12);
+        assert_eq!(cut.leading_silence_secs(), 0.01);
+        assert_eq!(cut.samples[10], -2000);
+        // nothing audible, or less silence than kept: unchanged
+        let quiet = Pcm {
+            samples: vec![10i16; 50].into(),
+            rate: 1000,
+        };
+        assert_eq!(quiet.clone().without_leading_silence(0.01), quiet);
+        assert_eq!(cut.clone().without_leading_silence(0.02), cut);
     }
 
     #[test]

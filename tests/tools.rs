@@ -566,6 +566,10 @@ fn follow_up_calls(
 /// A call as the tests write it: the tool and its arguments.
 type Call = (&'static str, serde_json::Value);
 
+fn twenty_two() -> Call {
+    ("set_thermostat", json!({"temperature": 22}))
+}
+
 #[test]
 fn the_demo_and_the_thermostat_example_resolve_follow_ups() {
     let nineteen: Call = ("set_thermostat", json!({"temperature": 19}));
@@ -642,6 +646,20 @@ fn the_demo_and_the_thermostat_example_resolve_follow_ups() {
     assert_eq!(
         follow_up_calls("demo.toml", &[thirty], "Make it warmer."),
         None
+    );
+    assert_eq!(
+        follow_up_calls("demo.toml", &[twenty_two()], "make it cool"),
+        Some(vec![(
+            "set_thermostat".to_string(),
+            json!({"temperature": 21})
+        )])
+    );
+    assert_eq!(
+        intent_calls("demo.toml", "I'd like the thermostat at 20 degrees."),
+        Some(vec![(
+            "set_thermostat".to_string(),
+            json!({"temperature": 20})
+        )])
     );
     // whisper's "lock" for "locked" in a question
     assert_eq!(

@@ -38,7 +38,8 @@ pub enum Unfounded {
     Repeat,
     /// Nothing in it can be spoken (a call to a tool that does not exist, bare JSON).
     NoAnswer,
-    /// It calls a tool about something the request (or the turn before it) did not name.
+    /// It calls a tool about something the request (or the turn before it, when the request
+    /// points back at it) did not name.
     Unasked,
 }
 
@@ -168,6 +169,23 @@ const TOOL_WORDS: &[&str] = &[
     "arguments",
     "schema",
 ];
+
+/// Words by which a request points back at an earlier turn: "turn it off again", "and the
+/// bedroom too", "do that once more". A request without one is about what it says itself.
+/// ("that" and "this" are not among them: "that's all for now" points at nothing.)
+const BACK_REFERENCES: &[&str] = &[
+    "it", "its", "them", "they", "those", "there", "too", "also", "again", "same", "more", "less",
+    "another", "other", "both", "one",
+];
+
+/// Whether `request` points back at an earlier turn ([`BACK_REFERENCES`]). Only such a
+/// request's calls may be about what the turn before it named: "Never mind." after "lock the
+/// back door" is about nothing, and a call on the back door then is a copy of the history.
+pub fn refers_back(request: &str) -> bool {
+    words(request)
+        .iter()
+        .any(|w| BACK_REFERENCES.contains(&w.as_str()))
+}
 
 /// The least number of words a repeated reply has before it counts ("You're welcome."
 /// twice is only polite).
@@ -550,6 +568,26 @@ mod tests {
             literal_runs("{% if x %}Yes{% endif %} {{ scene | capitalize }} is on."),
             vec![vec!["yes".to_string()], vec!["is".into(), "on".into()]]
         );
+    }
+
+    #[test]
+    fn a_request_points_back_only_with_a_word_for_it() {
+        for r in [
+            "Turn it off again.",
+            "And the bedroom too.",
+            "Do the same for the back door",
+            "the other one",
+        ] {
+            assert!(refers_back(r), "{r}");
+        }
+        for r in [
+            "Never mind.",
+            "That's all for now.",
+            "Thanks, that's all.",
+            "but the kitchen might at 80%.",
+        ] {
+            assert!(!refers_back(r), "{r}");
+        }
     }
 
     #[test]

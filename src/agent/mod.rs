@@ -31,7 +31,8 @@
 //! The turn is then asked again without the history that misled the model (held to words
 //! when it had nothing to say); if that is flagged too, held to a tool call, with the
 //! history back for what "it" refers to. The first calls of a turn run only when they are
-//! about what was said ([`ReplyCheck::grounded`]): the request, or the turn before it.
+//! about what was said ([`ReplyCheck::grounded`]): the request, or the turn before it when
+//! the request points back at it ("turn it off", "and the bedroom too": [`check::refers_back`]).
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
 //! so one bad turn cannot teach the next. The turn reports what was caught (`unfounded`,
 //! and each hop's `hook`).
@@ -1072,8 +1073,13 @@ async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn
     let mut unfounded: Option<Unfounded> = None;
     let mut gave_up = false;
     let mut retry_choice: Option<ToolChoice> = None;
-    // what a first call of the turn must be about: the request, or the turn before it
-    let context = format!("{} {}", ask.text, last_turn_text(&history));
+    // what a first call of the turn must be about: the request, or the turn before it when
+    // the request points back at it
+    let context = if check::refers_back(&ask.text) {
+        format!("{} {}", ask.text, last_turn_text(&history))
+    } else {
+        ask.text.clone()
+    };
     let mut hops: Vec<HopReport> = Vec::new();
     let mut timings = Timings::default();
     let mut seen_calls: Vec<String> = Vec::new();
