@@ -90,7 +90,7 @@ impl std::fmt::Display for BusAddress {
 /// Why the face could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum BusError {
-    #[error("cannot connect to the {bus}: {source} (is a D-Bus daemon running? for the session bus, DBUS_SESSION_BUS_ADDRESS must be set; `hearth run --no-bus` runs without D-Bus)")]
+    #[error("cannot connect to the {bus}: {source} (is a D-Bus daemon running? for the session bus, DBUS_SESSION_BUS_ADDRESS must be set; `hearth run --bus none` runs without D-Bus)")]
     Connect {
         bus: BusAddress,
         #[source]

@@ -26,12 +26,13 @@ mod real {
     use super::session::score::{score_all, Observed};
     use super::session::set::{load, set_path};
 
-    /// At least this many of the slice's 11 requests must run exactly their tools. Measured
-    /// on release builds before the continuous-session fixes (HEAD d427697): 3 of 11 and 5 of
-    /// 11 in two runs (the first command and both `none` requests each time; after the first
-    /// command the model mostly answered in words only; those replies, 2 and 6 false claims,
-    /// fail this test's first assertion until the fixes land).
-    const RIGHT_AT_LEAST: usize = 3;
+    /// At least this many of the slice's 11 requests must run exactly their tools. Before the
+    /// continuous-session fixes (HEAD d427697, release builds): 3 and 5 of 11. After them
+    /// (HEAD 1158ef2, the debug build CI runs): 9 of 11; the two wrong were misheard by
+    /// whisper tiny.en ("Unlock the front door." as "Mop the front door.", "And the bedroom
+    /// too." as "and the bedroom tooth."). Piper's noise makes every take of the slice differ,
+    /// so one more mishearing is allowed for.
+    const RIGHT_AT_LEAST: usize = 8;
 
     /// The model directory holds everything `hearth run` needs and `hearth-stt` is built, or
     /// None when skipping is asked for.

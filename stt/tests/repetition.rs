@@ -8,19 +8,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{transcript_text, TcpServer};
-
-/// The demo home's words, as `hearth run` passes them with `--prompt`.
-const DEMO_PROMPT: &str = "kitchen, living room, bedroom, bathroom, front, back, garage, time, \
-                           date, light, brightness, thermostat, lock";
-
-fn recording(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/audio")
-        .join(name)
-}
+use common::{recording, transcript_text, TcpServer, DEMO_PROMPT};
 
 /// Lower case, letters, digits and spaces only ("Goodnight" and "good night" both count as
 /// one "night").

@@ -81,6 +81,18 @@ pub fn audio(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// The demo home's words, as `hearth run --tools tools` passes them with `--prompt` (an open
+/// list: `hearth-stt` closes it).
+pub const DEMO_PROMPT: &str = "kitchen, living room, bedroom, bathroom, front, back, garage, \
+                               time, date, light, brightness, thermostat, lock";
+
+/// A recording kept with these tests (`tests/audio/`, its README says how each was made).
+pub fn recording(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/audio")
+        .join(name)
+}
+
 /// The model and the named fixtures, or `None` to skip.
 pub fn fixtures<const N: usize>(names: [&str; N]) -> Option<(PathBuf, [PathBuf; N])> {
     let model = model()?;
