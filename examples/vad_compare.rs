@@ -222,7 +222,7 @@ fn main() {
         .collect();
     let models = hearth::models::model_dir().expect("a model directory");
     let library =
-        hearth::tts::find_ort_library(None, |k| std::env::var_os(k), std::slice::from_ref(&models))
+        hearth::onnx::find_library(None, |k| std::env::var_os(k), std::slice::from_ref(&models))
             .expect("libonnxruntime: run scripts/fetch-models tts");
     let mut silero = Silero::load(&models.join(SILERO_FILE), &library)
         .expect("the Silero model: run scripts/fetch-models vad");

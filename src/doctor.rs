@@ -312,16 +312,14 @@ fn check_voice(
         &tts.model,
         "run scripts/fetch-models tts, or name a Piper voice in [tts] voice",
     ));
-    let dirs = crate::tts::ort_search_dirs(&tts.model);
+    let dirs = crate::onnx::search_dirs(&tts.model);
     out.push(
-        match crate::tts::find_ort_library(config.tts.onnxruntime.as_deref(), |k| std::env::var_os(k), &dirs) {
+        match crate::onnx::find_library(config.tts.onnxruntime.as_deref(), |k| std::env::var_os(k), &dirs) {
             Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
             Err(e) => Finding::fail("onnxruntime", e.to_string(), "run scripts/fetch-models tts (it puts libonnxruntime.so in the model directory), or set [tts] onnxruntime"),
         },
     );
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let exe_dir = crate::models::exe_dir();
     out.push(
         match crate::tts::find_espeak_data(
             config.tts.espeak_data.as_deref(),

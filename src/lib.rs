@@ -16,6 +16,7 @@ pub mod events;
 pub mod intent;
 pub mod llm;
 pub mod models;
+pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
 pub mod preset;

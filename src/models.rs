@@ -139,6 +139,14 @@ pub enum ModelStatus {
     },
 }
 
+/// The directory of the running executable (an installed or `cargo build` layout keeps
+/// `hearth-stt` and may keep libraries there), if it can be found.
+pub fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+}
+
 /// The model directory: `$HEARTH_MODEL_DIR`, else `$XDG_CACHE_HOME/hearth/models`, else
 /// systemd's `$CACHE_DIRECTORY` (its first entry) + `/models`, else
 /// `$HOME/.cache/hearth/models`. `scripts/fetch-models` uses the same order.

@@ -62,9 +62,8 @@ pub enum SttServer {
 /// `hearth-stt` beside the running executable (an installed or `cargo build` layout), if
 /// it is there.
 pub fn beside_executable() -> Option<PathBuf> {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("hearth-stt")))
+    crate::models::exe_dir()
+        .map(|d| d.join("hearth-stt"))
         .filter(|p| p.is_file())
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hearth::onnx::OnnxError;
 use hearth::speech::Speakable;
 use hearth::tts::{TtsActor, TtsConfig, TtsError, TtsEvent, TtsMsg};
 use hearth::voice::{i16_to_f32, rms, Pcm};
@@ -229,7 +230,10 @@ async fn missing_onnxruntime_library_is_a_quick_clear_error() {
     cfg.ort_library = Some(lib.clone());
     let err = spawn_error(cfg).await;
     let text = err.to_string();
-    assert!(matches!(err, TtsError::OrtMissing { .. }), "{err:?}");
+    assert!(
+        matches!(err, TtsError::Runtime(OnnxError::Missing { .. })),
+        "{err:?}"
+    );
     assert!(text.contains(&lib.display().to_string()), "{text}");
     assert!(text.contains("scripts/fetch-models"), "{text}");
     assert!(text.contains("ORT_DYLIB_PATH"), "{text}");
@@ -244,7 +248,10 @@ async fn a_library_that_is_not_onnxruntime_is_a_quick_clear_error() {
     std::fs::write(&lib, b"not a shared library").unwrap();
     cfg.ort_library = Some(lib.clone());
     let err = spawn_error(cfg).await;
-    assert!(matches!(err, TtsError::OrtLoad { .. }), "{err:?}");
+    assert!(
+        matches!(err, TtsError::Runtime(OnnxError::Load { .. })),
+        "{err:?}"
+    );
     assert!(
         err.to_string().contains(&lib.display().to_string()),
         "{err}"

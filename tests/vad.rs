@@ -15,7 +15,7 @@ use ractor::Actor;
 fn paths() -> Option<(PathBuf, PathBuf)> {
     let dir = hearth::models::model_dir().expect("a model directory");
     let model = dir.join(SILERO_FILE);
-    let lib = hearth::tts::find_ort_library(None, |k| std::env::var_os(k), &[dir]);
+    let lib = hearth::onnx::find_library(None, |k| std::env::var_os(k), &[dir]);
     match (model.is_file(), lib) {
         (true, Ok(lib)) => Some((model, lib)),
         (_, lib) => {

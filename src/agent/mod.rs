@@ -3,11 +3,11 @@
 //! One turn: first the local intents ([`crate::intent`]): a request that a tool's sentence
 //! templates match whole (or, failing that, a follow-up to the calls the session ran before:
 //! "turn it off again", "make it warmer", [`Before`]) runs those calls at once and is
-//! answered with their `say`, with no LLM hop ([`Handled::Intent`]). Otherwise the user's text joins the session's history;
-//! each hop renders the chat template, generates (under a grammar when the preset's
-//! `tool_choice_policy` asks for one), streams the output into the parser chain, validates
-//! what it found, runs the valid calls and feeds the results back, until the model answers
-//! in words or `max_hops` runs out.
+//! answered with their `say`, with no LLM hop ([`Handled::Intent`]). Otherwise the user's
+//! text joins the session's history; each hop renders the chat template, generates (under a
+//! grammar when the preset's `tool_choice_policy` asks for one), streams the output into the
+//! parser chain, validates what it found, runs the valid calls and feeds the results back,
+//! until the model answers in words or `max_hops` runs out.
 //!
 //! The ten rules, and where each lives:
 //! 1. raw-first detection: the parser sees the raw output, think blocks included;
@@ -32,7 +32,8 @@
 //! when it had nothing to say); if that is flagged too, held to a tool call, with the
 //! history back for what "it" refers to. The first calls of a turn run only when they are
 //! about what was said ([`ReplyCheck::grounded`]): the request, or the turn before it when
-//! the request points back at it ("turn it off", "and the bedroom too": [`check::refers_back`]).
+//! the request points back at it ("turn it off", "and the bedroom too":
+//! [`check::refers_back`]).
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
 //! so one bad turn cannot teach the next. The turn reports what was caught (`unfounded`,
 //! and each hop's `hook`).

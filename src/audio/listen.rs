@@ -459,10 +459,10 @@ fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr>
         VadKind::Silero { model, ort_library } => {
             let library = match ort_library {
                 Some(l) => l.clone(),
-                None => crate::tts::find_ort_library(
+                None => crate::onnx::find_library(
                     None,
                     |k| std::env::var_os(k),
-                    &crate::tts::ort_search_dirs(model),
+                    &crate::onnx::search_dirs(model),
                 )?,
             };
             let vad = crate::audio::silero::Silero::load(model, &library)?;

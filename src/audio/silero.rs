@@ -4,7 +4,7 @@
 //! 64 samples before them as context, and carries a recurrent state from frame to frame;
 //! both are kept here. It runs on one thread: about 0.1–0.2 ms a frame on a 2-core x86
 //! machine (`cargo run --release --example vad_compare` measures it). ONNX Runtime is the
-//! process's one instance, shared with the Piper voice ([`crate::tts::load_onnx_runtime`]).
+//! process's one instance, shared with the Piper voice ([`crate::onnx::load`]).
 //!
 //! The file comes from the PyPI package `silero-vad==6.2.3` (`silero_vad/data/silero_vad.onnx`,
 //! MIT); `scripts/fetch-models vad` puts it in the model directory.
@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use ort::session::Session;
 use ort::value::Tensor;
 
-use crate::tts::TtsError;
 use crate::voice::{FRAME_SAMPLES, SAMPLE_RATE};
 
 /// The model's file name in the model directory.
@@ -33,7 +32,7 @@ pub enum VadError {
     Missing(PathBuf),
     /// ONNX Runtime itself cannot be found or loaded.
     #[error(transparent)]
-    Runtime(#[from] TtsError),
+    Runtime(#[from] crate::onnx::OnnxError),
     /// ONNX Runtime rejected the model.
     #[error("cannot load the Silero VAD model {path}: {cause}; the file may be damaged: fetch it again (scripts/fetch-models vad)")]
     Load {
@@ -66,7 +65,7 @@ impl Silero {
         if !model.is_file() {
             return Err(VadError::Missing(model.to_path_buf()));
         }
-        crate::tts::load_onnx_runtime(ort_library)?;
+        crate::onnx::load(ort_library)?;
         let load = |cause: String| VadError::Load {
             path: model.to_path_buf(),
             cause,
