@@ -98,6 +98,102 @@ pub struct MqttSection {
     pub client_key_file: Option<PathBuf>,
 }
 
+/// Where the broker is, from `[mqtt] url`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerAddress {
+    /// A name or address; an IPv6 one keeps its brackets (`[::1]`).
+    pub host: String,
+    pub port: u16,
+    /// `mqtts://` (or `ssl://`): TLS, port 8883 by default.
+    pub tls: bool,
+}
+
+/// `mqtt://HOST[:PORT]` (or `tcp://`; port 1883 by default) and `mqtts://HOST[:PORT]` (or
+/// `ssl://`; TLS, port 8883 by default). An IPv6 host is written in brackets, and keeps
+/// them: `mqtt://[::1]:1883` → `[::1]`, 1883.
+pub fn broker_address(url: &str) -> Result<BrokerAddress, String> {
+    let schemes = [
+        ("mqtt://", false),
+        ("tcp://", false),
+        ("mqtts://", true),
+        ("ssl://", true),
+    ];
+    let (rest, tls) = schemes
+        .iter()
+        .find_map(|(scheme, tls)| url.strip_prefix(scheme).map(|r| (r, *tls)))
+        .ok_or_else(|| "expected mqtt://HOST[:PORT] (mqtts:// for TLS)".to_string())?;
+    let rest = rest.trim_end_matches('/');
+    let default_port = if tls { "8883" } else { "1883" };
+    if rest.contains(['/', '@', '?']) {
+        return Err("expected only a host and a port after the scheme (credentials go in username and password_file)".into());
+    }
+    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        if tls {
+            // rumqttc hands the bracketed host to TLS as the server's name, which fails
+            return Err("TLS to an IPv6 address is not supported: write the broker's DNS name (the one its certificate carries)".into());
+        }
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| "an IPv6 host needs its closing `]`".to_string())?;
+        if h.is_empty() {
+            return Err("no host".into());
+        }
+        match after.strip_prefix(':') {
+            Some(p) => (&rest[..h.len() + 2], p),
+            None if after.is_empty() => (&rest[..h.len() + 2], default_port),
+            None => return Err(format!("unexpected {after:?} after the host")),
+        }
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h, p),
+            None => (rest, default_port),
+        }
+    };
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("bad port {port:?}"))?;
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    Ok(BrokerAddress {
+        host: host.to_string(),
+        port,
+        tls,
+    })
+}
+
+/// Why a TLS key of `[mqtt]` does not fit the rest of the section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misfit {
+    /// Set for a plain `mqtt://` broker.
+    NeedsTls,
+    /// One of `client_cert_file` and `client_key_file` without the other.
+    NeedsItsPair,
+}
+
+/// The first TLS key of `[mqtt]` that does not fit: its name, its file and why. The one rule
+/// for both the config check (with the file's place) and the MQTT executor's TLS setup.
+pub fn misfit(section: &MqttSection, tls: bool) -> Option<(&'static str, &Path, Misfit)> {
+    let keys = [
+        ("ca_file", &section.ca_file),
+        ("client_cert_file", &section.client_cert_file),
+        ("client_key_file", &section.client_key_file),
+    ];
+    let mut set = keys
+        .into_iter()
+        .filter_map(|(key, file)| Some((key, file.as_deref()?)));
+    if !tls {
+        return set.next().map(|(key, file)| (key, file, Misfit::NeedsTls));
+    }
+    match (&section.client_cert_file, &section.client_key_file) {
+        (Some(file), None) => Some(("client_cert_file", file, Misfit::NeedsItsPair)),
+        (None, Some(file)) => Some(("client_key_file", file, Misfit::NeedsItsPair)),
+        _ => None,
+    }
+}
+
 /// `[homeassistant]`: the Home Assistant `[tool.homeassistant]` tools talk to.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -441,7 +537,7 @@ impl Config {
             }
         }
         if let Some(m) = &self.mqtt {
-            let Ok(broker) = crate::tools::mqtt::broker_address(&m.url) else {
+            let Ok(broker) = broker_address(&m.url) else {
                 return Err(bad(
                     "mqtt",
                     "url",
@@ -449,7 +545,6 @@ impl Config {
                     "expected mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS",
                 ));
             };
-            use crate::tools::mqtt_tls::{misfit, Misfit};
             match misfit(m, broker.tls) {
                 Some((key, file, Misfit::NeedsTls)) => {
                     return Err(bad(
@@ -619,6 +714,40 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn broker_addresses() {
+        let at = |host: &str, port, tls| BrokerAddress {
+            host: host.into(),
+            port,
+            tls,
+        };
+        assert_eq!(broker_address("mqtt://h").unwrap(), at("h", 1883, false));
+        assert_eq!(
+            broker_address("tcp://h:1884/").unwrap(),
+            at("h", 1884, false)
+        );
+        assert_eq!(
+            broker_address("mqtt://[::1]:9").unwrap(),
+            at("[::1]", 9, false)
+        );
+        assert_eq!(
+            broker_address("mqtt://[::1]").unwrap(),
+            at("[::1]", 1883, false)
+        );
+        assert_eq!(broker_address("mqtts://h").unwrap(), at("h", 8883, true));
+        assert_eq!(
+            broker_address("ssl://broker.lan:8884").unwrap(),
+            at("broker.lan", 8884, true)
+        );
+        let e = broker_address("mqtts://[::1]:8883").unwrap_err();
+        assert!(e.contains("IPv6") && e.contains("DNS name"), "{e}");
+        assert!(broker_address("mqtts://").is_err());
+        assert!(broker_address("http://h").is_err());
+        assert!(broker_address("mqtt://:1").is_err());
+        assert!(broker_address("mqtt://h:x").is_err());
+        assert!(broker_address("mqtt://u:p@h").is_err());
+    }
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("hearth.toml"))

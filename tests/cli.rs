@@ -19,7 +19,10 @@ fn hearth(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 fn tools_path() -> String {
-    format!("{}/tests/corpus/tools.json", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/crates/hearth-toolcall/tests/corpus/tools.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn json_lines(out: &Output) -> Vec<Value> {

@@ -4,14 +4,14 @@
 
 use std::sync::OnceLock;
 
-use hearth::speech::Speakable;
-use hearth::toolcall::{Parser, StreamEvent, ToolSet};
+use hearth_toolcall::speech::Speakable;
+use hearth_toolcall::{Parser, StreamEvent, ToolSet};
 use libfuzzer_sys::fuzz_target;
 
 fn tools() -> &'static ToolSet {
     static T: OnceLock<ToolSet> = OnceLock::new();
     T.get_or_init(|| {
-        ToolSet::from_openai_json(include_str!("../../tests/corpus/tools.json")).expect("tools.json")
+        ToolSet::from_openai_json(include_str!("../../crates/hearth-toolcall/tests/corpus/tools.json")).expect("tools.json")
     })
 }
 

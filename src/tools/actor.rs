@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use super::manifest::ToolsError;
 use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
+use super::ToolsError;
 use crate::toolcall::{ToolCall, ToolSpec};
 
 /// Messages to the [`ToolsActor`].

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::exec::ExecOutput;
-use super::manifest::ToolsError;
 use super::registry::{Executor, ProviderSpec};
+use super::{ExecOutput, ToolsError};
 use crate::config::Config;
 
 /// Why the backends cannot be built from the configuration.

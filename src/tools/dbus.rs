@@ -47,9 +47,8 @@ use zbus::names::{BusName, InterfaceName, MemberName};
 use zbus::{Array, Dict, ObjectPath, Signature, Structure, Variant};
 
 use super::backends::Backends;
-use super::exec::ExecOutput;
-use super::manifest::ToolsError;
 use super::Check;
+use super::{ExecOutput, ToolsError};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;

@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::manifest::MANIFEST_DIR_VAR;
-use super::registry::ToolStatus;
+use super::{ExecOutput, ToolStatus};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -43,38 +43,6 @@ pub struct ExecSpec {
     pub max_output_bytes: usize,
     /// The manifest's directory, `{{ manifest_dir }}` in argv templates.
     pub manifest_dir: PathBuf,
-}
-
-/// What one run gave: the status and the text the model sees (for `error`, the message).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExecOutput {
-    /// `ok`, `empty` or `error`.
-    pub status: ToolStatus,
-    /// Trimmed stdout (with a note when cut), or the error message.
-    pub text: String,
-}
-
-impl ExecOutput {
-    /// An `error` outcome; `text` names the tool and the problem.
-    pub fn error(text: String) -> Self {
-        ExecOutput {
-            status: ToolStatus::Error,
-            text,
-        }
-    }
-
-    /// A finished call's output: `ok` with the trimmed text, `empty` when it is blank.
-    pub fn done(text: impl Into<String>) -> Self {
-        let text = text.into().trim().to_string();
-        ExecOutput {
-            status: if text.is_empty() {
-                ToolStatus::Empty
-            } else {
-                ToolStatus::Ok
-            },
-            text,
-        }
-    }
 }
 
 /// Output read from one pipe: the first `cap` bytes and the total length.

@@ -38,9 +38,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::backends::Backends;
-use super::exec::ExecOutput;
-use super::manifest::ToolsError;
 use super::Check;
+use super::{ExecOutput, ToolsError};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;

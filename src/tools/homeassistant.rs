@@ -34,9 +34,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::backends::Backends;
-use super::exec::ExecOutput;
-use super::manifest::ToolsError;
 use super::Check;
+use super::{ExecOutput, ToolsError};
 use crate::config::HomeAssistantSection;
 
 /// `timeout_ms` when a manifest does not give one.

@@ -31,12 +31,14 @@ pub mod actor;
 pub mod backends;
 pub mod builtin;
 pub mod dbus;
+mod error;
 pub mod exec;
 pub mod gpio;
 pub mod homeassistant;
 pub mod manifest;
 pub mod mqtt;
 pub mod mqtt_tls;
+mod output;
 pub mod registry;
 
 use std::path::Path;
@@ -47,9 +49,11 @@ use serde_json::Value;
 pub use actor::{ToolsActor, ToolsMsg};
 pub use backends::Backends;
 pub use builtin::Builtin;
-pub use exec::{ExecOutput, ExecSpec};
-pub use manifest::{load_dir, parse_manifest, ToolsError};
-pub use registry::{Executor, Registry, Tool, ToolOutcome, ToolStatus};
+pub use error::ToolsError;
+pub use exec::ExecSpec;
+pub use manifest::{load_dir, parse_manifest};
+pub use output::{ExecOutput, ToolStatus};
+pub use registry::{Executor, Registry, Tool, ToolOutcome};
 
 /// The variable a `say` template reads the tool's output text from (`It's {{ result }}.`).
 pub const RESULT_VAR: &str = "result";

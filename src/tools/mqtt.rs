@@ -56,11 +56,10 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 
 use super::backends::Backends;
-use super::exec::ExecOutput;
-use super::manifest::ToolsError;
-use super::registry::ToolStatus;
 use super::Check;
-use crate::config::MqttSection;
+use super::ToolStatus;
+use super::{ExecOutput, ToolsError};
+use crate::config::{broker_address, BrokerAddress, MqttSection};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
@@ -596,72 +595,6 @@ fn state_text(payload: &[u8]) -> String {
     )
 }
 
-/// Where the broker is, from `[mqtt] url`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrokerAddress {
-    /// A name or address; an IPv6 one keeps its brackets (`[::1]`).
-    pub host: String,
-    pub port: u16,
-    /// `mqtts://` (or `ssl://`): TLS, port 8883 by default.
-    pub tls: bool,
-}
-
-/// `mqtt://HOST[:PORT]` (or `tcp://`; port 1883 by default) and `mqtts://HOST[:PORT]` (or
-/// `ssl://`; TLS, port 8883 by default). An IPv6 host is written in brackets, and keeps
-/// them: `mqtt://[::1]:1883` → `[::1]`, 1883.
-pub fn broker_address(url: &str) -> Result<BrokerAddress, String> {
-    let schemes = [
-        ("mqtt://", false),
-        ("tcp://", false),
-        ("mqtts://", true),
-        ("ssl://", true),
-    ];
-    let (rest, tls) = schemes
-        .iter()
-        .find_map(|(scheme, tls)| url.strip_prefix(scheme).map(|r| (r, *tls)))
-        .ok_or_else(|| "expected mqtt://HOST[:PORT] (mqtts:// for TLS)".to_string())?;
-    let rest = rest.trim_end_matches('/');
-    let default_port = if tls { "8883" } else { "1883" };
-    if rest.contains(['/', '@', '?']) {
-        return Err("expected only a host and a port after the scheme (credentials go in username and password_file)".into());
-    }
-    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-        if tls {
-            // rumqttc hands the bracketed host to TLS as the server's name, which fails
-            return Err("TLS to an IPv6 address is not supported: write the broker's DNS name (the one its certificate carries)".into());
-        }
-        let (h, after) = v6
-            .split_once(']')
-            .ok_or_else(|| "an IPv6 host needs its closing `]`".to_string())?;
-        if h.is_empty() {
-            return Err("no host".into());
-        }
-        match after.strip_prefix(':') {
-            Some(p) => (&rest[..h.len() + 2], p),
-            None if after.is_empty() => (&rest[..h.len() + 2], default_port),
-            None => return Err(format!("unexpected {after:?} after the host")),
-        }
-    } else {
-        match rest.rsplit_once(':') {
-            Some((h, p)) => (h, p),
-            None => (rest, default_port),
-        }
-    };
-    let port = port
-        .parse::<u16>()
-        .ok()
-        .filter(|p| *p != 0)
-        .ok_or_else(|| format!("bad port {port:?}"))?;
-    if host.is_empty() {
-        return Err("no host".into());
-    }
-    Ok(BrokerAddress {
-        host: host.to_string(),
-        port,
-        tls,
-    })
-}
-
 /// One publish of a call.
 struct Publication<'a> {
     topic: &'a str,
@@ -1168,40 +1101,6 @@ mod tests {
         assert!(check_topic("mqtt.topic", "a/#")
             .unwrap_err()
             .contains("wildcard"));
-    }
-
-    #[test]
-    fn broker_addresses() {
-        let at = |host: &str, port, tls| BrokerAddress {
-            host: host.into(),
-            port,
-            tls,
-        };
-        assert_eq!(broker_address("mqtt://h").unwrap(), at("h", 1883, false));
-        assert_eq!(
-            broker_address("tcp://h:1884/").unwrap(),
-            at("h", 1884, false)
-        );
-        assert_eq!(
-            broker_address("mqtt://[::1]:9").unwrap(),
-            at("[::1]", 9, false)
-        );
-        assert_eq!(
-            broker_address("mqtt://[::1]").unwrap(),
-            at("[::1]", 1883, false)
-        );
-        assert_eq!(broker_address("mqtts://h").unwrap(), at("h", 8883, true));
-        assert_eq!(
-            broker_address("ssl://broker.lan:8884").unwrap(),
-            at("broker.lan", 8884, true)
-        );
-        let e = broker_address("mqtts://[::1]:8883").unwrap_err();
-        assert!(e.contains("IPv6") && e.contains("DNS name"), "{e}");
-        assert!(broker_address("mqtts://").is_err());
-        assert!(broker_address("http://h").is_err());
-        assert!(broker_address("mqtt://:1").is_err());
-        assert!(broker_address("mqtt://h:x").is_err());
-        assert!(broker_address("mqtt://u:p@h").is_err());
     }
 
     #[test]

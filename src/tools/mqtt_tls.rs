@@ -15,37 +15,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
 
 use super::mqtt::MqttError;
-use crate::config::MqttSection;
-
-/// Why a TLS key of `[mqtt]` does not fit the rest of the section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Misfit {
-    /// Set for a plain `mqtt://` broker.
-    NeedsTls,
-    /// One of `client_cert_file` and `client_key_file` without the other.
-    NeedsItsPair,
-}
-
-/// The first TLS key of `[mqtt]` that does not fit: its name, its file and why. The one rule
-/// for both the config check (with the file's place) and [`client_config`].
-pub fn misfit(section: &MqttSection, tls: bool) -> Option<(&'static str, &Path, Misfit)> {
-    let keys = [
-        ("ca_file", &section.ca_file),
-        ("client_cert_file", &section.client_cert_file),
-        ("client_key_file", &section.client_key_file),
-    ];
-    let mut set = keys
-        .into_iter()
-        .filter_map(|(key, file)| Some((key, file.as_deref()?)));
-    if !tls {
-        return set.next().map(|(key, file)| (key, file, Misfit::NeedsTls));
-    }
-    match (&section.client_cert_file, &section.client_key_file) {
-        (Some(file), None) => Some(("client_cert_file", file, Misfit::NeedsItsPair)),
-        (None, Some(file)) => Some(("client_key_file", file, Misfit::NeedsItsPair)),
-        _ => None,
-    }
-}
+use crate::config::{misfit, Misfit, MqttSection};
 
 /// The client configuration for a TLS broker (`tls`), or `None` for plain TCP. Every file is
 /// read and checked here, so a bad one stops the start and names its key.

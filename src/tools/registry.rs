@@ -17,8 +17,9 @@ use super::dbus::DbusSpec;
 use super::exec::{self, ExecSpec};
 use super::gpio::GpioSpec;
 use super::homeassistant::HaSpec;
-use super::manifest::{self, ToolsError};
+use super::manifest;
 use super::mqtt::MqttSpec;
+use super::{ToolStatus, ToolsError};
 use crate::toolcall::{ToolCall, ToolSet, ToolSpec, Verdict};
 
 /// One tool: what the model is shown, the spoken confirmation, and how it runs.
@@ -77,29 +78,6 @@ pub struct ProviderSpec {
     pub owner: String,
     /// Time the provider has to answer.
     pub timeout: std::time::Duration,
-}
-
-/// How a call went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolStatus {
-    /// It ran and gave a result.
-    Ok,
-    /// It ran and gave nothing (exit 0, blank output).
-    Empty,
-    /// It did not run, failed, or timed out; the result is the message.
-    Error,
-}
-
-impl ToolStatus {
-    /// `"ok"`, `"empty"` or `"error"`, as serialised.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolStatus::Ok => "ok",
-            ToolStatus::Empty => "empty",
-            ToolStatus::Error => "error",
-        }
-    }
 }
 
 /// The outcome of one call, in the shape the hop loop and telemetry report it.

@@ -1,0 +1,27 @@
+//! hearth-toolcall: the tool-call parser chain (a detector per wire format, think handling,
+//! validation, streaming), the speakable-text sanitiser ([`speech::Speakable`]) and the model
+//! presets ([`preset`]). Pure Rust: no audio, LLM, D-Bus or async runtime. See ARCHITECTURE.md
+//! for the rules.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod detector;
+pub mod detectors;
+pub mod fence;
+pub mod parse;
+pub mod preset;
+pub mod pyliteral;
+pub mod registry;
+pub mod scan;
+pub mod speech;
+pub mod stream;
+pub mod think;
+pub mod tokens;
+pub mod validate;
+
+pub use detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
+pub use parse::{ParseOutput, Parser, ParserError, Rejected, Telemetry, ToolCall};
+pub use registry::{register_detector, registry, DetectorRegistry, RegistryError};
+pub use stream::{StreamEvent, StreamParser};
+pub use think::{known_tags, ThinkTags};
+pub use validate::{ToolSet, ToolSpec, ToolsError, Verdict};
