@@ -3,9 +3,10 @@
 //! the shipped lights example, a tool provider in a second process, and systemd's notify
 //! protocol read from the socket the daemon is given.
 
-include!("common/services.rs");
-include!("common/model.rs");
-include!("common/daemon.rs");
+mod common;
+use common::daemon::*;
+use common::model::*;
+use common::services::*;
 
 use std::time::{Duration, Instant};
 

@@ -4,9 +4,10 @@
 //! after equals its RSS before within 5 MB. A client told Busy asks again 20 ms later, so
 //! most of the 1000 are refused: one turn takes about a second on two cores.
 
-include!("common/services.rs");
-include!("common/model.rs");
-include!("common/daemon.rs");
+mod common;
+use common::daemon::*;
+use common::model::*;
+use common::services::*;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -17,9 +17,8 @@ use hearth::tools::ToolStatus;
 use ractor::ActorRef;
 use serde_json::json;
 
-mod common_model {
-    include!("common/model.rs");
-}
+mod common;
+use common::model as common_model;
 
 struct Shared {
     rt: tokio::runtime::Runtime,

@@ -58,7 +58,8 @@ fn server() -> Option<SttServer> {
     })
 }
 
-include!("common/fixtures.rs");
+mod common;
+use common::fixtures::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hears_the_fixtures_and_survives_a_killed_child() {

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use hearth::stt::{self, Stt, SttConfig, SttError, SttServer};
 use ractor::Actor;
 
-include!("common/peer.rs");
+mod common;
+use common::peer::*;
 
-include!("common/fixtures.rs");
+use common::fixtures::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stt_actor_works_against_wyoming_faster_whisper() {

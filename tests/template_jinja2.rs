@@ -165,7 +165,6 @@ fn qwen_gguf_template_matches_jinja2() {
     compare("qwen2.5-coder GGUF", &src);
 }
 
+mod common;
 #[cfg(feature = "llm")]
-mod common_model {
-    include!("common/model.rs");
-}
+use common::model as common_model;

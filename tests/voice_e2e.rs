@@ -19,8 +19,9 @@ use hearth::voice::Utterance;
 use ractor::Actor;
 use serde_json::Value;
 
-include!("common/peer.rs");
-include!("common/services.rs");
+mod common;
+use common::peer::*;
+use common::services::*;
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")

@@ -1,10 +1,10 @@
-// `hearth run --no-audio` on a private bus, as systemd would run it (included with
-// `include!` after services.rs and model.rs): a notify socket the test reads (READY=1,
-// STATUS=, WATCHDOG=1), the real model, a private broker named in a config file, and the
-// shipped lights example as its tools.
+//! `hearth run --no-audio` on a private bus, as systemd would run it: a notify socket the test reads (READY=1,
+//! STATUS=, WATCHDOG=1), the real model, a private broker named in a config file, and the
+//! shipped lights example as its tools.
+
+use super::services::{Broker, PrivateBus};
 
 /// A running daemon; killed when dropped.
-#[allow(dead_code)]
 pub struct Daemon {
     pub child: std::process::Child,
     pub notify: std::os::unix::net::UnixDatagram,
@@ -12,10 +12,15 @@ pub struct Daemon {
     pub log: std::path::PathBuf,
 }
 
-#[allow(dead_code)]
 impl Daemon {
     /// Start hearth on `bus` with the broker's config; `watchdog_ms` sets WATCHDOG_USEC.
-    pub fn start(tag: &str, bus: &PrivateBus, broker: &Broker, model: &std::path::Path, watchdog_ms: Option<u64>) -> Daemon {
+    pub fn start(
+        tag: &str,
+        bus: &PrivateBus,
+        broker: &Broker,
+        model: &std::path::Path,
+        watchdog_ms: Option<u64>,
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("hearth-daemon-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tools")).expect("a temp dir");
@@ -23,7 +28,8 @@ impl Daemon {
         std::fs::copy(examples.join("lights.toml"), dir.join("tools/lights.toml"))
             .expect("tools/examples/lights.toml");
         let config = dir.join("hearth.toml");
-        std::fs::write(&config, format!("[mqtt]\nurl = \"{}\"\n", broker.url())).expect("a config file");
+        std::fs::write(&config, format!("[mqtt]\nurl = \"{}\"\n", broker.url()))
+            .expect("a config file");
         let socket = dir.join("notify.sock");
         let notify = std::os::unix::net::UnixDatagram::bind(&socket).expect("a notify socket");
         notify
@@ -84,7 +90,11 @@ impl Daemon {
         let mut buf = [0u8; 4096];
         loop {
             if let Ok(n) = self.notify.recv(&mut buf) {
-                seen.extend(String::from_utf8_lossy(&buf[..n]).lines().map(str::to_string));
+                seen.extend(
+                    String::from_utf8_lossy(&buf[..n])
+                        .lines()
+                        .map(str::to_string),
+                );
                 if seen.iter().any(|m| m == "READY=1") {
                     return seen;
                 }
@@ -122,7 +132,6 @@ impl Drop for Daemon {
 }
 
 /// `busctl --address=ADDR ARGS…` (or gdbus when `gdbus` is the first arg): (ok, stdout, stderr).
-#[allow(dead_code)]
 pub fn bus_tool(bus: &PrivateBus, args: &[&str]) -> (bool, String, String) {
     let out = if args.first() == Some(&"gdbus") {
         std::process::Command::new("gdbus")

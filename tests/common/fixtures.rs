@@ -1,15 +1,11 @@
-// The spoken fixtures as utterances, and transcripts as plain words (included with `include!`
-// by the speech recognition tests).
+//! The spoken fixtures as utterances, and transcripts as plain words.
 
 /// A fixture WAV (`$HEARTH_AUDIO_DIR`, else `../shared/audio` beside the checkout) as one
 /// whole utterance at 16 kHz.
-#[allow(dead_code)]
 pub fn utterance(name: &str) -> hearth::voice::Utterance {
     let path = std::env::var_os("HEARTH_AUDIO_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/audio")
-        })
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/audio"))
         .join(name);
     hearth::voice::Utterance::whole(
         hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads"),
@@ -18,7 +14,6 @@ pub fn utterance(name: &str) -> hearth::voice::Utterance {
 
 /// Lower case, letters, digits and spaces only: "Turn on the kitchen light." → "turn on the
 /// kitchen light".
-#[allow(dead_code)]
 pub fn words(s: &str) -> String {
     s.to_lowercase()
         .chars()

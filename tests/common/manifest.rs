@@ -1,8 +1,7 @@
-// Manifest load errors for the executor tests (included with `include!`).
+//! Manifest load errors for the executor tests.
 
 /// The load error of a one-tool manifest (one string parameter, `room`) whose executor
 /// table `[tool.<executor>]` has this body; checked to name the file.
-#[allow(dead_code)]
 pub fn load_error(executor: &str, body: &str) -> String {
     let text = format!(
         "[[tool]]\nname = \"t\"\ndescription = \"x\"\n[tool.parameters]\ntype = \"object\"\n[tool.parameters.properties.room]\ntype = \"string\"\n[tool.{executor}]\n{body}\n"
@@ -19,7 +18,6 @@ pub fn load_error(executor: &str, body: &str) -> String {
 }
 
 /// A fresh scratch directory named by `tag`, the process and the time.
-#[allow(dead_code)]
 pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -31,14 +29,15 @@ pub fn scratch_dir(tag: &str) -> std::path::PathBuf {
 }
 
 /// A registry of one manifest's tools (no built-ins) running against `backends`.
-#[allow(dead_code)]
 pub fn registry(
     manifest: &str,
     backends: std::sync::Arc<hearth::tools::Backends>,
 ) -> hearth::tools::Registry {
-    let tools =
-        hearth::tools::parse_manifest(manifest, std::path::Path::new("/etc/hearth/tools/test.toml"))
-            .unwrap();
+    let tools = hearth::tools::parse_manifest(
+        manifest,
+        std::path::Path::new("/etc/hearth/tools/test.toml"),
+    )
+    .unwrap();
     hearth::tools::Registry::new(tools)
         .unwrap()
         .with_backends(backends)
@@ -46,7 +45,6 @@ pub fn registry(
 }
 
 /// A call of `name` with `arguments`, id `<name>_0`.
-#[allow(dead_code)]
 pub fn call(name: &str, arguments: serde_json::Value) -> hearth::toolcall::ToolCall {
     hearth::toolcall::ToolCall {
         id: format!("{name}_0"),

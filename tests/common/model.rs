@@ -1,27 +1,29 @@
-// The real test model, shared by the real-model tests (included with `include!`).
-//
-// CI fetches the model (`scripts/fetch-models` in `.ci/run`); a missing model fails the test
-// with the fix. Locally, `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
+//! The real test model, shared by the real-model tests.
+//!
+//! CI fetches the model (`scripts/fetch-models` in `.ci/run`); a missing model fails the test
+//! with the fix. Locally, `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
 
 /// The Qwen2.5-Coder-0.5B GGUF path, or None when skipping is asked for.
-#[allow(dead_code)]
 pub fn qwen_path() -> Option<std::path::PathBuf> {
     let preset = hearth::preset::Preset::load("qwen2.5-coder").expect("the built-in preset");
-    let source = preset.model.expect("the qwen2.5-coder preset names its model");
+    let source = preset
+        .model
+        .expect("the qwen2.5-coder preset names its model");
     match hearth::models::locate(&source) {
         Ok(p) => Some(p),
         Err(e) if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") => {
             eprintln!("skipping a real-model test (HEARTH_SKIP_REAL_MODEL=1): {e}");
             None
         }
-        Err(e) => panic!("{e}\n(run scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
+        Err(e) => panic!(
+            "{e}\n(run scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"
+        ),
     }
 }
 
 /// The default Piper voice (en_US-joe-medium) in the model directory, with the ONNX Runtime
 /// library and espeak-ng data it needs all found ([`hearth::tts::TtsConfig::resolve`]), or None
 /// when skipping is asked for. Like the GGUF: missing pieces fail the test with the fix.
-#[allow(dead_code)]
 pub fn piper_voice() -> Option<hearth::tts::TtsConfig> {
     let found = hearth::tts::TtsConfig::default_voice().and_then(|c| c.resolve().map(|_| c));
     match found {

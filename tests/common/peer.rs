@@ -1,11 +1,10 @@
-// A third-party Wyoming ASR server for the interoperability tests (included with `include!`):
-// `wyoming-faster-whisper` (Python, faster-whisper on CTranslate2; `scripts/setup` installs it)
-// on loopback, with the faster-whisper tiny.en weights that `scripts/fetch-models peer` puts in
-// the model directory. Missing pieces fail the test with the fix; locally,
-// `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
+//! A third-party Wyoming ASR server for the interoperability tests:
+//! `wyoming-faster-whisper` (Python, faster-whisper on CTranslate2; `scripts/setup` installs it)
+//! on loopback, with the faster-whisper tiny.en weights that `scripts/fetch-models peer` puts in
+//! the model directory. Missing pieces fail the test with the fix; locally,
+//! `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
 
 /// A running `wyoming-faster-whisper` on 127.0.0.1; killed when dropped.
-#[allow(dead_code)]
 pub struct FasterWhisper {
     child: Option<std::process::Child>,
     /// The port it listens on (kept across [`FasterWhisper::restart`]).
@@ -15,7 +14,6 @@ pub struct FasterWhisper {
     log: std::path::PathBuf,
 }
 
-#[allow(dead_code)]
 impl FasterWhisper {
     /// Start the server on a free port and wait until it accepts connections; None when
     /// skipping is asked for and a piece is missing.
@@ -26,7 +24,10 @@ impl FasterWhisper {
             .join("faster-whisper-tiny.en");
         if !model.join("model.bin").is_file() {
             if skip {
-                eprintln!("skipping: {} is missing (HEARTH_SKIP_REAL_MODEL=1)", model.display());
+                eprintln!(
+                    "skipping: {} is missing (HEARTH_SKIP_REAL_MODEL=1)",
+                    model.display()
+                );
                 return None;
             }
             panic!(
@@ -42,7 +43,9 @@ impl FasterWhisper {
             .unwrap_or(false);
         if !installed {
             if skip {
-                eprintln!("skipping: wyoming-faster-whisper is not installed (HEARTH_SKIP_REAL_MODEL=1)");
+                eprintln!(
+                    "skipping: wyoming-faster-whisper is not installed (HEARTH_SKIP_REAL_MODEL=1)"
+                );
                 return None;
             }
             panic!("python3 cannot import wyoming_faster_whisper: run scripts/setup (pip install wyoming-faster-whisper==3.8.1)");
@@ -84,11 +87,23 @@ impl FasterWhisper {
         self.kill();
         let log = std::fs::File::create(&self.log).expect("the server log");
         let child = std::process::Command::new("python3")
-            .args(["-m", "wyoming_faster_whisper", "--uri", &self.uri(), "--model"])
+            .args([
+                "-m",
+                "wyoming_faster_whisper",
+                "--uri",
+                &self.uri(),
+                "--model",
+            ])
             .arg(&self.model)
             .arg("--data-dir")
             .arg(&self.data)
-            .args(["--local-files-only", "--language", "en", "--cpu-threads", "2"])
+            .args([
+                "--local-files-only",
+                "--language",
+                "en",
+                "--cpu-threads",
+                "2",
+            ])
             // not the checkout: its `wyoming/` crate folder must not shadow the Python package
             .current_dir("/")
             .stdout(log.try_clone().expect("the log again"))
@@ -101,7 +116,10 @@ impl FasterWhisper {
             if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                 return;
             }
-            let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            let exited = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
             if exited.is_some() || started.elapsed() > std::time::Duration::from_secs(120) {
                 panic!(
                     "wyoming-faster-whisper did not start ({exited:?}):\n{}",

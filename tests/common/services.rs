@@ -1,10 +1,9 @@
-// Real services for the home-device and D-Bus tests (included with `include!`): a private
-// `dbus-daemon` and a private `mosquitto` broker per test, each on its own socket or port
-// and killed when dropped. Both are Debian packages that `scripts/setup` installs; a
-// missing one fails the test with that fix.
+//! Real services for the home-device and D-Bus tests: a private
+//! `dbus-daemon` and a private `mosquitto` broker per test, each on its own socket or port
+//! and killed when dropped. Both are Debian packages that `scripts/setup` installs; a
+//! missing one fails the test with that fix.
 
 /// A private session bus (`dbus-daemon --session`); killed when dropped.
-#[allow(dead_code)]
 pub struct PrivateBus {
     child: std::process::Child,
     /// Its address (`unix:path=…,guid=…`), for `zbus::connection::Builder::address`,
@@ -12,7 +11,6 @@ pub struct PrivateBus {
     pub address: String,
 }
 
-#[allow(dead_code)]
 impl PrivateBus {
     pub fn start() -> PrivateBus {
         use std::io::BufRead;
@@ -30,7 +28,10 @@ impl PrivateBus {
             .read_line(&mut line)
             .expect("dbus-daemon printed its address");
         let address = line.trim().to_string();
-        assert!(address.starts_with("unix:"), "dbus-daemon printed {address:?}");
+        assert!(
+            address.starts_with("unix:"),
+            "dbus-daemon printed {address:?}"
+        );
         PrivateBus { child, address }
     }
 
@@ -50,7 +51,6 @@ impl PrivateBus {
 
 /// Every signal the D-Bus face at `/io/hearth/Agent` sends on the bus at `address`
 /// (`Heard`, `Replied`, `ToolCalled`, `PropertiesChanged`), from now on.
-#[allow(dead_code)]
 pub async fn agent_signals(address: &str) -> zbus::MessageStream {
     let conn = zbus::connection::Builder::address(address)
         .build()
@@ -74,7 +74,6 @@ impl Drop for PrivateBus {
 }
 
 /// The new `State` of a `PropertiesChanged` signal from the D-Bus face, if it has one.
-#[allow(dead_code)]
 pub fn state_change(m: &zbus::Message) -> Option<String> {
     let (_, changed, _) = m
         .body()
@@ -90,14 +89,12 @@ pub fn state_change(m: &zbus::Message) -> Option<String> {
 }
 
 /// A private mosquitto broker on a free loopback port; killed when dropped.
-#[allow(dead_code)]
 pub struct Broker {
     child: std::process::Child,
     pub port: u16,
     dir: std::path::PathBuf,
 }
 
-#[allow(dead_code)]
 impl Broker {
     /// Start a broker that allows anonymous clients.
     pub fn start(tag: &str) -> Broker {
@@ -174,7 +171,6 @@ impl Drop for Broker {
 }
 
 /// A free loopback TCP port (bind :0, read it, let it go).
-#[allow(dead_code)]
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

@@ -6,7 +6,7 @@
 //! in a container), so the tests that need no chip say so; `real_chips_are_listed` runs
 //! only its real-chip half where chips exist.
 
-include!("common/manifest.rs");
+use crate::common::manifest::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

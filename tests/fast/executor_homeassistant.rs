@@ -3,7 +3,7 @@
 //! JSON body; errors for a rejected token, unknown services and entities, a bad request,
 //! a closed port and a server that never answers; manifest errors; the examples.
 
-include!("common/manifest.rs");
+use crate::common::manifest::*;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

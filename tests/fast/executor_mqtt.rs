@@ -3,9 +3,9 @@
 //! timeouts, a broker that is down, authentication, manifest errors, and the examples in
 //! tools/examples.
 
-include!("common/services.rs");
+use crate::common::services::*;
 
-include!("common/manifest.rs");
+use crate::common::manifest::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -13,8 +13,8 @@ use hearth::preset::{Preset, ToolChoicePolicy};
 use hearth::tools::{Registry, ToolStatus, ToolsActor};
 use ractor::{Actor, ActorRef};
 
-const CHATML: &str = include_str!("templates/chatml-tools.jinja");
-const NO_TOOL_ROLE: &str = include_str!("templates/no-tool-role.jinja");
+const CHATML: &str = include_str!("../templates/chatml-tools.jinja");
+const NO_TOOL_ROLE: &str = include_str!("../templates/no-tool-role.jinja");
 
 fn temp_dir(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);

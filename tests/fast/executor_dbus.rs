@@ -3,9 +3,9 @@
 //! `hearth::tools::dbus::run` and a `Registry` whose `DbusBackend` points at that bus.
 //! The service records exactly what it received.
 
-include!("common/services.rs");
+use crate::common::services::*;
 
-include!("common/manifest.rs");
+use crate::common::manifest::*;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

@@ -1,0 +1,12 @@
+//! Support shared by the integration tests: real services (a private D-Bus, a Mosquitto
+//! broker), the real test models, the daemon under test, a third-party Wyoming peer, the spoken
+//! fixtures and manifest helpers. Each test binary uses a part of it.
+
+#![allow(dead_code)]
+
+pub mod daemon;
+pub mod fixtures;
+pub mod manifest;
+pub mod model;
+pub mod peer;
+pub mod services;

@@ -1,0 +1,18 @@
+//! The integration tests that need no real LLM, whisper or audio device, in one binary
+//! (one link instead of eleven: CI time and disk). Each module was a test file of its own;
+//! `cargo test --test fast MODULE::` runs one of them.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agent;
+mod audio_files;
+mod cli;
+mod executor_dbus;
+mod executor_gpio;
+mod executor_homeassistant;
+mod executor_mqtt;
+mod models;
+mod run_faults;
+mod tools;
+mod vad;
