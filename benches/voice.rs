@@ -228,12 +228,13 @@ fn main() {
         };
         let started = Instant::now();
         let done = done_at.clone();
-        let turns = run(text.agent.clone(), voice, move |t: &VoiceTurn| {
+        let on_turn = move |t: &VoiceTurn| {
             done.lock().unwrap().push(Instant::now());
             eprintln!("turn: heard {:?} timings {:?}", t.heard, t.timings_ms);
-        })
-        .await
-        .expect("the pipeline runs");
+        };
+        let turns = run(text.agent.clone(), voice, on_turn, std::future::pending())
+            .await
+            .expect("the pipeline runs");
         sampler.abort();
         (turns, started)
     });

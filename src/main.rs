@@ -272,13 +272,18 @@ async fn serve_and_watch(
 
 /// Wait for SIGTERM (systemd's stop) or Ctrl-C.
 #[cfg(feature = "tts")]
-async fn shutdown_signal() -> Result<&'static str> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
-    tokio::select! {
-        _ = term.recv() => Ok("SIGTERM"),
-        r = tokio::signal::ctrl_c() => r.map(|_| "Ctrl-C").context("waiting for Ctrl-C"),
-    }
+/// SIGTERM or Ctrl-C, whichever comes first: both handlers are installed now, so a signal
+/// that arrives before the future is polled is not lost.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = &'static str> + Send> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "Ctrl-C",
+        }
+    })
 }
 
 #[cfg(feature = "tts")]
@@ -335,7 +340,7 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             };
             let (face, _dog) = serve_and_watch(&text, bus, true, face_opts, events).await?;
             hearth::systemd::ready("serving the agent on D-Bus (no audio)");
-            let why = shutdown_signal().await?;
+            let why = shutdown_signal()?.await;
             tracing::info!(signal = why, "stopping");
             hearth::systemd::stopping();
             drop(face);
@@ -475,7 +480,12 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
             bus_events: Some(events.clone()),
             muted,
         };
-        let voice_run = run(text.agent.clone(), voice, |t| {
+        let signal = shutdown_signal()?;
+        let shutdown = async move {
+            let why = signal.await;
+            tracing::info!(signal = why, "stopping");
+        };
+        let on_turn = |t: &hearth::pipeline::VoiceTurn| {
             let mut out = std::io::stdout().lock();
             if json {
                 let _ = serde_json::to_writer(&mut out, t);
@@ -488,14 +498,9 @@ fn cmd_run(args: RunArgs) -> Result<ExitCode> {
                 }
             }
             let _ = out.flush();
-        });
-        let turns = tokio::select! {
-            t = voice_run => t?,
-            why = shutdown_signal() => {
-                tracing::info!(signal = why?, "stopping");
-                Vec::new()
-            }
         };
+        // a signal ends the turn under way, then every stage stops in order
+        let turns = run(text.agent.clone(), voice, on_turn, shutdown).await?;
         hearth::systemd::stopping();
         drop(face);
         anyhow::Ok(turns)

@@ -730,6 +730,75 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
+/// SIGTERM while hearth is speaking (what systemd sends on stop): the turn under way is cut
+/// short and still reported, every stage stops in order, the reply WAV is finalised, and
+/// hearth exits 0. (It used to drop the pipeline mid-turn: no turn reported, nothing logged.)
+#[test]
+fn sigterm_mid_reply_ends_the_turn_and_stops_cleanly() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let tmp = std::env::temp_dir().join(format!("hearth-e2e-sigterm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let story = tmp.join("story.wav");
+    {
+        let mut voice = hearth::tts::Voice::load(&hearth::tts::TtsConfig::new(
+            models.join("en_US-joe-medium.onnx"),
+        ))
+        .expect("the Piper voice loads");
+        let said = voice
+            .synthesize("Tell me a long story about a dragon.")
+            .expect("synthesis");
+        let mut sink = hearth::audio::wav::WavSink::create(&story, said.pcm.rate).unwrap();
+        sink.write_i16(&said.pcm.samples).unwrap();
+        sink.finalize().unwrap();
+    }
+    let reply = tmp.join("reply.wav");
+    let args = [
+        "--input".to_string(),
+        story.display().to_string(),
+        "--realtime".to_string(),
+        "--output".to_string(),
+        reply.display().to_string(),
+    ];
+    let mut live = Live::start(&args, &[], &tmp.join("state"));
+    live.wait_log("speaking", Duration::from_secs(180));
+    assert_eq!(
+        unsafe { libc::kill(live.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let turn = live.next_turn(Duration::from_secs(60));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = live.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hearth did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    live.drain_log();
+    let log = live.log_tail.join("\n");
+    assert!(status.success(), "{status}:\n{log}");
+    assert!(log.contains("stopping"), "{log}");
+    assert!(
+        turn["heard"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("story"),
+        "{turn}"
+    );
+    assert_eq!(turn["interrupted"], true, "{turn}");
+    // finalised: the header's length matches the samples written, and some were
+    let wav = hound::WavReader::open(&reply).expect("the reply WAV is finalised");
+    assert!(wav.len() > 0, "the reply had begun playing");
+}
+
 /// The voice pipeline's options for an in-process run: `input` read as fast as it is
 /// taken, the reply into `reply`, the `hearth-stt` child with tiny.en, the default voice.
 fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeline::VoiceOptions {
@@ -830,12 +899,17 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
         let mut voice = in_process_voice(&input, &tmp.join("reply.wav"), &models);
         voice.events = Some(ev_tx);
         let killed = std::sync::atomic::AtomicBool::new(false);
-        run(text.agent.clone(), voice, |_| {
-            if !killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                let tts = cells.lock().unwrap().get("tts").cloned();
-                tts.expect("the tts stage was reported started").kill();
-            }
-        })
+        run(
+            text.agent.clone(),
+            voice,
+            |_| {
+                if !killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    let tts = cells.lock().unwrap().get("tts").cloned();
+                    tts.expect("the tts stage was reported started").kill();
+                }
+            },
+            std::future::pending(),
+        )
         .await
         .unwrap()
     });
@@ -998,7 +1072,9 @@ fn muted_speech_is_not_heard() {
         );
         voice.bus_events = Some(events.clone());
         voice.muted = Arc::new(AtomicBool::new(true));
-        run(text.agent.clone(), voice, |_| {}).await.unwrap()
+        run(text.agent.clone(), voice, |_| {}, std::future::pending())
+            .await
+            .unwrap()
     });
     assert!(turns.is_empty(), "{turns:?}");
     while let Ok(e) = heard.try_recv() {

@@ -1,0 +1,399 @@
+//! The conductor: the voice turns, one at a time. Between turns it waits for an utterance
+//! ([`Conductor::next_utterance`]: recognition starts early at a pause); a turn recognises
+//! it, asks the agent, and drives the reply through Tts and Playback with a [`TurnState`]
+//! until it has finished playing or was interrupted ([`Conductor::reply`]). An utterance
+//! heard during a turn (e.g. the speech of a barge-in) is answered next.
+//!
+//! Shutdown is passed in: between turns it ends the run at once; during a turn it stops the
+//! reply as a barge-in would and waits for the agent to end its turn (a tool already
+//! running finishes), so the stages are always stopped in order afterwards.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use ractor::ActorRef;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use super::stages::{stage_event, transcribe, StageOutputs, Stages};
+use super::turn::{Clock, Next, TurnState};
+use super::{PipelineError, TurnTimings, VoiceTurn, BUSY_WAIT};
+use crate::agent::{self, AgentError, AgentMsg, Ask, Turn};
+use crate::audio::PlaybackMsg;
+use crate::events::{Activity, Event, Events};
+use crate::speech::Speakable;
+use crate::stt::SttError;
+use crate::supervisor::StageEvent;
+use crate::tts::{TtsEvent, TtsMsg};
+use crate::voice::{Heard, ListenEvent, Utterance, SAMPLE_RATE};
+
+/// Recognition started at a pause: the utterance's `start` and `speech_end`, and the task.
+type Early = (u64, u64, JoinHandle<Result<Heard, SttError>>);
+
+/// What the conductor needs besides the stages.
+pub(super) struct Settings {
+    /// Stop when the input ends (after the last reply has played).
+    pub(super) once: bool,
+    /// Where the supervisor's reports are copied (readiness for systemd, tests).
+    pub(super) events: Option<mpsc::UnboundedSender<StageEvent>>,
+    /// A turn this long after the previous one starts a new conversation.
+    pub(super) conversation_idle: Duration,
+    /// Where what was heard and what hearth is doing are published (the D-Bus face).
+    pub(super) bus_events: Option<Events>,
+    /// While true, utterances are dropped unheard.
+    pub(super) muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The shutdown future, pinned where the conductor can poll it from any wait.
+type Shutdown<'s> = Pin<&'s mut (dyn Future<Output = ()> + Send + 's)>;
+
+/// The turn loop's state between and across turns.
+pub(super) struct Conductor<'a> {
+    agent: ActorRef<AgentMsg>,
+    stages: &'a Stages,
+    out: StageOutputs,
+    settings: Settings,
+    /// the agent session of the current conversation, and when its last turn ended
+    conversation: u64,
+    last_turn_end: Option<Instant>,
+    early: Option<Early>,
+    /// the input has ended (`once`), Listen is gone, or shutdown was asked for
+    ended: bool,
+    listen_open: bool,
+    stopping: bool,
+    /// utterances that arrived during a turn: answered next
+    pending: VecDeque<Utterance>,
+    /// a stage that died for good ends the run with this
+    failure: Option<PipelineError>,
+}
+
+impl<'a> Conductor<'a> {
+    pub(super) fn new(
+        agent: ActorRef<AgentMsg>,
+        stages: &'a Stages,
+        out: StageOutputs,
+        settings: Settings,
+    ) -> Self {
+        Conductor {
+            agent,
+            stages,
+            out,
+            settings,
+            conversation: 0,
+            last_turn_end: None,
+            early: None,
+            ended: false,
+            listen_open: true,
+            stopping: false,
+            pending: VecDeque::new(),
+            failure: None,
+        }
+    }
+
+    /// Turns until the input ends (`once`), Listen stops, a stage dies for good, or
+    /// `shutdown` completes. Each finished turn goes to `on_turn` and is returned.
+    pub(super) async fn run(
+        mut self,
+        on_turn: impl Fn(&VoiceTurn),
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<Vec<VoiceTurn>, PipelineError> {
+        let mut shutdown = std::pin::pin!(shutdown);
+        let mut shutdown: Shutdown<'_> = shutdown.as_mut();
+        self.activity(Activity::Listening);
+        let mut turns = Vec::new();
+        while let Some(u) = self.next_utterance(&mut shutdown).await {
+            if let Some(t) = self.turn(u, &mut shutdown).await {
+                on_turn(&t);
+                turns.push(t);
+            }
+        }
+        if let Some((_, _, task)) = self.early.take() {
+            task.abort();
+        }
+        if !self.pending.is_empty() {
+            tracing::info!(
+                unanswered = self.pending.len(),
+                "stopping with utterances not yet answered"
+            );
+        }
+        match self.failure {
+            Some(e) => Err(e),
+            None => Ok(turns),
+        }
+    }
+
+    fn publish(&self, event: Event) {
+        crate::events::publish(self.settings.bus_events.as_ref(), event);
+    }
+
+    fn activity(&self, activity: Activity) {
+        self.publish(Event::Activity { activity });
+    }
+
+    fn muted(&self) -> bool {
+        self.settings
+            .muted
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The next utterance to answer (one heard during the last turn first), or `None` when
+    /// the run is over.
+    async fn next_utterance(&mut self, shutdown: &mut Shutdown<'_>) -> Option<Utterance> {
+        loop {
+            if self.stopping || self.failure.is_some() {
+                return None;
+            }
+            if let Some(u) = self.pending.pop_front() {
+                return Some(u);
+            }
+            if self.ended || !self.listen_open {
+                return None;
+            }
+            tokio::select! {
+                l = self.out.listen.recv() => match l {
+                    Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if self.muted() => {
+                        tracing::debug!("muted: an utterance is dropped unheard");
+                    }
+                    Some(ListenEvent::Utterance(u)) => return Some(u),
+                    Some(ListenEvent::Pause(u)) => self.recognise_early(u),
+                    Some(ListenEvent::End) => self.ended = self.settings.once,
+                    // nothing speaks between turns; during a turn a barge-in is handled there
+                    Some(ListenEvent::BargeIn { .. } | ListenEvent::SpeechStarted { .. }) => {}
+                    None => self.listen_open = false,
+                },
+                Some(e) = self.out.supervisor.recv() => {
+                    if let Err(e) = stage_event(e, self.settings.events.as_ref()) {
+                        self.failure = Some(e);
+                    }
+                }
+                _ = shutdown.as_mut(), if !self.stopping => self.stopping = true,
+            }
+        }
+    }
+
+    /// Recognise what was said so far while the hangover runs; a pause that speech resumes
+    /// after is superseded by the next one.
+    fn recognise_early(&mut self, u: Utterance) {
+        if let Some((_, _, task)) = self.early.take() {
+            task.abort();
+        }
+        let (start, end) = (u.start, u.speech_end);
+        let stt = self.stages.stt.clone();
+        let task = tokio::spawn(async move { transcribe(&stt, u).await });
+        self.early = Some((start, end, task));
+    }
+
+    /// The transcript: the early recognition's if nothing was said after its pause, else
+    /// the whole utterance's.
+    async fn recognise(&mut self, u: Utterance) -> Result<Heard, SttError> {
+        let early = match self.early.take() {
+            Some((start, end, task)) if (start, end) == (u.start, u.speech_end) => {
+                match task.await {
+                    Ok(Ok(h)) => Some(h),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, "early recognition failed; recognising the utterance");
+                        None
+                    }
+                    Err(_) => None,
+                }
+            }
+            Some((_, _, task)) => {
+                task.abort();
+                None
+            }
+            None => None,
+        };
+        match early {
+            Some(h) => Ok(h),
+            None => transcribe(&self.stages.stt, u).await,
+        }
+    }
+
+    /// One turn: recognise, then (unless nothing was heard) answer. `None` when nothing was
+    /// heard.
+    async fn turn(&mut self, u: Utterance, shutdown: &mut Shutdown<'_>) -> Option<VoiceTurn> {
+        // The speech ended `hangover` before the endpoint: that is the latency's zero.
+        let hangover = (u.start + u.samples.len() as u64).saturating_sub(u.speech_end);
+        let clock = Clock {
+            endpointed_at: u.endpointed_at,
+            endpoint_ms: on_input_clock(hangover) * 1e3,
+        };
+        let span = (on_input_clock(u.start), on_input_clock(u.speech_end));
+        let heard = self.recognise(u).await;
+        let mut timings = TurnTimings {
+            endpoint: clock.endpoint_ms,
+            stt_wait: clock.since_speech(Instant::now()) - clock.endpoint_ms,
+            ..Default::default()
+        };
+        let heard = match heard {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(error = %e, "speech recognition failed; the utterance is lost");
+                return Some(VoiceTurn {
+                    heard: String::new(),
+                    turn: None,
+                    error: Some(e.to_string()),
+                    interrupted: false,
+                    timings_ms: TurnTimings {
+                        endpoint: clock.endpoint_ms,
+                        ..Default::default()
+                    },
+                    start_s: span.0,
+                    end_s: span.1,
+                });
+            }
+        };
+        timings.stt = heard.stt_ms;
+        if heard.text.is_empty() {
+            tracing::info!("heard nothing");
+            return None;
+        }
+        self.publish(Event::Heard {
+            text: heard.text.clone(),
+        });
+        self.activity(Activity::Thinking);
+        let voice_turn = tracing::info_span!("voice_turn", heard = %heard.text);
+        let state = TurnState::new(clock, timings);
+        let t = self
+            .reply(heard.text, state, span, shutdown)
+            .instrument(voice_turn)
+            .await;
+        self.last_turn_end = Some(Instant::now());
+        tracing::info!(timings = ?t.timings_ms, "turn done");
+        self.activity(Activity::Listening);
+        Some(t)
+    }
+
+    /// Ask the agent in this conversation's session (a new one after a quiet spell), with
+    /// its settled sentences sent to `speak`. A D-Bus `Ask` may hold the agent: the spoken
+    /// request waits for it rather than being lost.
+    fn ask(
+        &mut self,
+        text: String,
+        speak: mpsc::UnboundedSender<Speakable>,
+    ) -> JoinHandle<Result<Turn, AgentError>> {
+        if self
+            .last_turn_end
+            .is_some_and(|t| t.elapsed() >= self.settings.conversation_idle)
+        {
+            self.conversation += 1;
+        }
+        let session = format!("voice-{}", self.conversation);
+        let agent = self.agent.clone();
+        tokio::spawn(async move {
+            let make = || {
+                let mut ask = Ask::new(session.clone(), text.clone());
+                ask.speak = Some(speak.clone());
+                ask
+            };
+            agent::ask_when_free(&agent, make, BUSY_WAIT).await
+        })
+    }
+
+    /// Stop what is being said and generated: Playback, Tts's queue, the agent's turn (a
+    /// stage that is down has nothing to stop).
+    fn stop_reply(&self) {
+        if let Some(p) = self.stages.playback.get() {
+            let _ = p.cast(PlaybackMsg::Stop);
+        }
+        if let Some(t) = self.stages.tts.get() {
+            let _ = t.cast(TtsMsg::Cancel);
+        }
+        let _ = self.agent.cast(AgentMsg::Cancel);
+    }
+
+    /// The agent's turn for `heard`, its sentences spoken as they settle, until the reply
+    /// has finished playing, was interrupted, or a stage died for good.
+    async fn reply(
+        &mut self,
+        heard: String,
+        mut state: TurnState,
+        span: (f64, f64),
+        shutdown: &mut Shutdown<'_>,
+    ) -> VoiceTurn {
+        let asked_at = Instant::now();
+        let (speak_tx, mut speak_rx) = mpsc::unbounded_channel();
+        let mut turn_task = self.ask(heard.clone(), speak_tx);
+        loop {
+            match state.next() {
+                Next::Done => break,
+                Next::EndOfReply => {
+                    self.stages
+                        .playback
+                        .send("playback", PlaybackMsg::EndOfReply)
+                        .await;
+                    continue;
+                }
+                Next::Wait => {}
+            }
+            tokio::select! {
+                r = &mut turn_task, if state.awaiting_result() => state.on_result(r),
+                s = speak_rx.recv(), if state.speaking_open() => {
+                    if let Some(sentence) = state.on_sentence(s) {
+                        self.stages.tts.send("tts", TtsMsg::Speak(sentence)).await;
+                    }
+                }
+                e = self.out.tts.recv() => match e {
+                    Some(TtsEvent::Audio(pcm)) => {
+                        let pcm = state.on_audio(pcm);
+                        self.stages.playback.send("playback", PlaybackMsg::Play(pcm)).await;
+                    }
+                    Some(TtsEvent::SentenceDone { .. }) => state.on_sentence_done(),
+                    Some(TtsEvent::Failed { index, error }) => {
+                        tracing::warn!(index, error = %error, "a sentence could not be spoken");
+                        state.on_sentence_done();
+                    }
+                    None => break,
+                },
+                Some(e) = self.out.playback.recv() => {
+                    if state.on_playback(e) {
+                        tracing::info!("speaking");
+                        self.activity(Activity::Speaking);
+                    }
+                }
+                Some(e) = self.out.supervisor.recv() => {
+                    let died = match &e {
+                        StageEvent::Died { stage, .. } => Some(*stage),
+                        _ => None,
+                    };
+                    if let Err(e) = stage_event(e, self.settings.events.as_ref()) {
+                        // the turn cannot finish: stop waiting for it
+                        let _ = self.agent.cast(AgentMsg::Cancel);
+                        self.failure = Some(e);
+                        break;
+                    }
+                    if let Some(stage) = died {
+                        state.on_stage_died(stage);
+                    }
+                }
+                l = self.out.listen.recv(), if self.listen_open => match l {
+                    Some(ListenEvent::BargeIn { .. }) => {
+                        tracing::info!("barge-in: stopping the reply");
+                        self.stop_reply();
+                        state.on_barge_in();
+                    }
+                    Some(ListenEvent::End) => self.ended = self.settings.once,
+                    Some(ListenEvent::Utterance(u)) => self.pending.push_back(u),
+                    // recognised once it is an utterance, after this turn
+                    Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
+                    None => self.listen_open = false,
+                },
+                _ = shutdown.as_mut(), if !self.stopping => {
+                    tracing::info!("stopping: the reply is cut short; the agent ends its turn");
+                    self.stopping = true;
+                    self.stop_reply();
+                    state.on_barge_in();
+                }
+            }
+        }
+        state.finish(heard, asked_at, span)
+    }
+}
+
+/// A sample index on the input clock, in seconds.
+fn on_input_clock(i: u64) -> f64 {
+    i as f64 / f64::from(SAMPLE_RATE)
+}

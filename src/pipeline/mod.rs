@@ -1,0 +1,163 @@
+//! The voice pipeline: wires Capture → Listen → Stt → Agent → Tts → Playback around a
+//! running text runtime (engine, tools, agent), and runs the turns. Only this module and
+//! `supervisor` know the graph; the stages only know the types of `voice`.
+//!
+//! ```text
+//! Capture ─Captured─► [fwd] ─► Listen ─ListenEvent─► Conductor ─► Stt ─Heard─► Agent
+//!                                 ▲                      │ BargeIn: Playback Stop, Tts Cancel, Agent Cancel
+//!            PlaybackEvent ◄──────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
+//! ```
+//!
+//! - [`stages`]: the stages under one supervisor, restarted where that makes sense, and
+//!   their current addresses;
+//! - [`conductor`]: the turns, one at a time; an utterance that arrives during a turn is
+//!   answered after it (a barge-in cancels the turn first, so its speech is answered next);
+//! - [`turn`]: one reply in progress, a state machine fed each event of the turn.
+//!
+//! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
+//! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
+//! then ends with nothing more said, that transcript is used and the hangover has hidden
+//! the recognition time. Each turn logs its stage timings (see [`TurnTimings`]).
+
+mod conductor;
+mod stages;
+mod turn;
+
+use std::future::Future;
+use std::time::Duration;
+
+use ractor::ActorRef;
+use tokio::sync::mpsc;
+
+use crate::agent::{AgentMsg, Turn};
+use crate::audio::listen::ListenConfig;
+use crate::audio::{CaptureSource, PlaybackSink};
+use crate::stt::SttConfig;
+use crate::supervisor::StageEvent;
+use crate::tts::TtsConfig;
+
+/// What the voice pipeline needs besides the text runtime.
+pub struct VoiceOptions {
+    /// Where the audio comes from.
+    pub input: CaptureSource,
+    /// Where the replies go.
+    pub output: PlaybackSink,
+    /// The recogniser.
+    pub stt: SttConfig,
+    /// The voice.
+    pub tts: TtsConfig,
+    /// Endpointing and barge-in.
+    pub listen: ListenConfig,
+    /// Stop when the input ends (after the last reply has played).
+    pub once: bool,
+    /// Where the supervisor's reports go (stages started, died, restarted; ready or
+    /// degraded): readiness for systemd, and tests.
+    pub events: Option<mpsc::UnboundedSender<StageEvent>>,
+    /// A turn that starts this long after the previous one ended starts a new conversation
+    /// (the agent forgets the earlier turns); within it, "and the bedroom too" follows on.
+    pub conversation_idle: Duration,
+    /// Where what was heard and what hearth is doing are published (the D-Bus face).
+    pub bus_events: Option<crate::events::Events>,
+    /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
+    pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
+pub const BUSY_WAIT: Duration = Duration::from_secs(30);
+
+/// The default [`VoiceOptions::conversation_idle`]: two minutes.
+pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
+
+/// Stage timings of one turn, ms from the end of speech in the input (the endpointer's
+/// decision minus its hangover is where the speech ended).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TurnTimings {
+    /// End of speech → the endpoint decided (the hangover, on the input clock).
+    pub endpoint: f64,
+    /// Speech recognition: the recogniser's own time.
+    pub stt: f64,
+    /// Speech recognition after the endpoint: the wait for the transcript (less than `stt`
+    /// when recognition started at a pause, before the hangover was over).
+    pub stt_wait: f64,
+    /// End of speech → the model's first token (of the turn's first hop).
+    pub first_token: Option<f64>,
+    /// End of speech → the first executed tool finished.
+    pub tool_done: Option<f64>,
+    /// End of speech → the first TTS audio chunk.
+    pub first_tts_chunk: Option<f64>,
+    /// End of speech → the first reply sample reached the output.
+    pub first_audio: Option<f64>,
+    /// End of speech → the first audible reply sample reached the output (`first_audio`
+    /// plus the voice's leading silence).
+    pub first_voice: Option<f64>,
+}
+
+/// One voice turn, as `hearth run` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VoiceTurn {
+    /// What was heard.
+    pub heard: String,
+    /// The agent's turn (reply, hops, calls).
+    pub turn: Option<Turn>,
+    /// Why the turn failed, if it did.
+    pub error: Option<String>,
+    /// The user spoke over the reply (barge-in): its playback was stopped and what was
+    /// still being generated or synthesised was cancelled.
+    pub interrupted: bool,
+    /// Stage timings.
+    pub timings_ms: TurnTimings,
+    /// Where the utterance began in the input, seconds on the input clock (the first sample
+    /// Listen kept, its pre-roll included).
+    pub start_s: f64,
+    /// Where its speech ended in the input, seconds on the input clock (before the hangover).
+    pub end_s: f64,
+}
+
+/// Why the pipeline failed to start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Tts(#[from] crate::tts::TtsError),
+    #[error(transparent)]
+    Audio(#[from] crate::audio::AudioError),
+    #[error("the {0} stage failed to start: {1}")]
+    Spawn(&'static str, String),
+    #[error("the {0} stage stopped and cannot be restarted ({1}); run hearth again")]
+    Died(&'static str, String),
+}
+
+/// Run the voice pipeline until the input ends (`once`), a stage dies for good, or
+/// `shutdown` completes (SIGTERM: the turn under way ends first, then every stage is
+/// stopped in order and the WAV sink finalised). Returns the turns.
+pub async fn run(
+    agent: ActorRef<AgentMsg>,
+    opts: VoiceOptions,
+    on_turn: impl Fn(&VoiceTurn),
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<Vec<VoiceTurn>, PipelineError> {
+    let VoiceOptions {
+        input,
+        output,
+        stt,
+        tts,
+        listen,
+        once,
+        events,
+        conversation_idle,
+        bus_events,
+        muted,
+    } = opts;
+    let (stages, outputs) = stages::Stages::start(input, output, stt, tts, listen).await?;
+    let settings = conductor::Settings {
+        once,
+        events,
+        conversation_idle,
+        bus_events,
+        muted,
+    };
+    let turns = conductor::Conductor::new(agent, &stages, outputs, settings)
+        .run(on_turn, shutdown)
+        .await;
+    stages.stop().await;
+    turns
+}

@@ -1,0 +1,376 @@
+//! The voice stages under one supervisor: Playback, Tts, Stt, Listen and Capture, started in
+//! that order, each restarted after a failure where that makes sense (a device can be opened
+//! again; a file input or output would start over, so its death ends the run). [`Live`]
+//! keeps each stage's current address across restarts.
+//!
+//! Capture's frames go to whichever Listen runs now, and Playback's events both to Listen
+//! (barge-in gating) and to the conductor. Two small forwarding tasks do this rather than a
+//! ractor `OutputPort`: a port is a broadcast channel that drops messages when a subscriber
+//! lags (audio frames must never be dropped silently), and a restarted Listen would have to
+//! subscribe again from inside the supervisor's start.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorRef, ActorStatus};
+use tokio::sync::{mpsc, watch};
+
+use super::PipelineError;
+use crate::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg};
+use crate::audio::{
+    Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
+    PlaybackSink,
+};
+use crate::stt::{self, Stt, SttConfig, SttError, SttMsg};
+use crate::supervisor::{StageEvent, StageSpec, StageSupervisor, SupervisorMsg};
+use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
+use crate::voice::{Heard, ListenEvent, PlaybackEvent, Utterance};
+
+/// How long a message to a stage that is down waits for its restart.
+const RESTART_WAIT: Duration = Duration::from_secs(10);
+
+/// The current address of a supervised stage: replaced when the stage restarts.
+pub(super) struct Live<M: ractor::Message>(Arc<watch::Sender<Option<ActorRef<M>>>>);
+
+impl<M: ractor::Message> Clone for Live<M> {
+    fn clone(&self) -> Self {
+        Live(Arc::clone(&self.0))
+    }
+}
+
+impl<M: ractor::Message> Live<M> {
+    fn new() -> Self {
+        Live(Arc::new(watch::channel(None).0))
+    }
+
+    fn set(&self, r: ActorRef<M>) {
+        self.0.send_replace(Some(r));
+    }
+
+    pub(super) fn get(&self) -> Option<ActorRef<M>> {
+        self.0.borrow().clone()
+    }
+
+    /// The stage's address; while it is down (restarting), waits up to [`RESTART_WAIT`]
+    /// for the new one.
+    async fn up(&self) -> Option<ActorRef<M>> {
+        let dead = |r: &ActorRef<M>| {
+            matches!(r.get_status(), ActorStatus::Stopping | ActorStatus::Stopped)
+        };
+        let mut rx = self.0.subscribe();
+        let found = match tokio::time::timeout(
+            RESTART_WAIT,
+            rx.wait_for(|r| r.as_ref().is_some_and(|r| !dead(r))),
+        )
+        .await
+        {
+            Ok(Ok(r)) => r.clone(),
+            _ => None,
+        };
+        found
+    }
+
+    /// Send `msg`; if the stage is down, to its restarted self. False if it stayed down.
+    pub(super) async fn send(&self, stage: &'static str, msg: M) -> bool {
+        let msg = match self.get().map(|r| r.cast(msg)) {
+            Some(Ok(())) => return true,
+            Some(Err(ractor::MessagingErr::SendErr(m))) => m,
+            _ => {
+                tracing::warn!(stage, "a message to a stage that is not running was lost");
+                return false;
+            }
+        };
+        match self.up().await.map(|r| r.cast(msg)) {
+            Some(Ok(())) => true,
+            _ => {
+                tracing::warn!(
+                    stage,
+                    "the stage did not come back: a message to it was lost"
+                );
+                false
+            }
+        }
+    }
+}
+
+/// A [`StageSpec`] whose start spawns `A` linked to the supervisor with fresh arguments
+/// from `args`, then runs `then` on it, and publishes its address to `live`.
+fn spec<A, F, T, Fut>(
+    name: &'static str,
+    restart: bool,
+    live: &Live<A::Msg>,
+    actor: F,
+    args: impl Fn() -> Result<A::Arguments, String> + Send + Sync + 'static,
+    then: T,
+) -> StageSpec
+where
+    A: Actor,
+    F: Fn() -> A + Send + Sync + 'static,
+    T: Fn(ActorRef<A::Msg>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    let live = live.clone();
+    let actor = Arc::new(actor);
+    let args = Arc::new(args);
+    let then = Arc::new(then);
+    StageSpec {
+        name,
+        restart,
+        start: Box::new(move |sup| {
+            let (live, actor, args, then) =
+                (live.clone(), actor.clone(), args.clone(), then.clone());
+            Box::pin(async move {
+                let (r, _) = Actor::spawn_linked(None, actor(), args()?, sup)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                then(r.clone()).await?;
+                live.set(r.clone());
+                Ok(r.get_cell())
+            })
+        }),
+    }
+}
+
+/// What the turn loop hears from the supervisor: ends the run if a stage died for good.
+pub(super) fn stage_event(
+    e: StageEvent,
+    events: Option<&mpsc::UnboundedSender<StageEvent>>,
+) -> Result<(), PipelineError> {
+    if let Some(tx) = events {
+        let _ = tx.send(e.clone());
+    }
+    match e {
+        StageEvent::Died {
+            stage,
+            reason,
+            restart_in: None,
+        } => Err(PipelineError::Died(stage, reason)),
+        _ => Ok(()),
+    }
+}
+
+/// Transcribe on whichever Stt is running (waiting for one that is restarting).
+pub(super) async fn transcribe(stt: &Live<SttMsg>, u: Utterance) -> Result<Heard, SttError> {
+    match stt.up().await {
+        Some(r) => stt::transcribe(&r, u).await,
+        None => Err(SttError::Actor(
+            "the speech recognition stage is down and did not come back".into(),
+        )),
+    }
+}
+
+/// The running stages: the supervisor and each stage's current address.
+pub(super) struct Stages {
+    supervisor: ActorRef<SupervisorMsg>,
+    pub(super) playback: Live<PlaybackMsg>,
+    pub(super) tts: Live<TtsMsg>,
+    pub(super) stt: Live<SttMsg>,
+    pub(super) listen: Live<ListenMsg>,
+    capture: Live<CaptureMsg>,
+}
+
+/// What the stages report to the conductor.
+pub(super) struct StageOutputs {
+    /// Listen's utterances, pauses, barge-ins and the end of the input.
+    pub(super) listen: mpsc::UnboundedReceiver<ListenEvent>,
+    /// Tts's audio chunks and sentence ends.
+    pub(super) tts: mpsc::UnboundedReceiver<TtsEvent>,
+    /// Playback's events (a copy of what Listen gets).
+    pub(super) playback: mpsc::UnboundedReceiver<PlaybackEvent>,
+    /// The supervisor's reports (stages died, restarted; ready or degraded).
+    pub(super) supervisor: mpsc::UnboundedReceiver<StageEvent>,
+}
+
+impl Stages {
+    /// Start every stage under a new supervisor, and the forwarding from Capture and
+    /// Playback. A stage that fails to start stops the ones already running and is the error.
+    pub(super) async fn start(
+        input: CaptureSource,
+        sink: PlaybackSink,
+        stt_cfg: SttConfig,
+        tts_cfg: TtsConfig,
+        listen_cfg: ListenConfig,
+    ) -> Result<(Stages, StageOutputs), PipelineError> {
+        let (pb_tx, pb_rx) = mpsc::unbounded_channel();
+        let (tts_tx, tts_rx) = mpsc::unbounded_channel();
+        let (listen_tx, listen_rx) = mpsc::unbounded_channel();
+        let (cap_tx, cap_rx) = mpsc::channel(64);
+        let playback = Live::new();
+        let tts = Live::new();
+        let stt_actor = Live::new();
+        let listen = Live::new();
+        let capture = Live::new();
+
+        let sink_restarts = matches!(sink, PlaybackSink::Device(_));
+        let device = match &input {
+            CaptureSource::Device(spec) => Some(spec.clone()),
+            _ => None,
+        };
+        let first_source = Arc::new(std::sync::Mutex::new(Some(input)));
+        let specs = vec![
+            spec(
+                "playback",
+                sink_restarts,
+                &playback,
+                || Playback,
+                move || {
+                    Ok(PlaybackArgs {
+                        sink: sink.clone(),
+                        events: pb_tx.clone(),
+                    })
+                },
+                |_| async { Ok(()) },
+            ),
+            tts_spec(&tts, tts_cfg, tts_tx),
+            spec(
+                "stt",
+                true,
+                &stt_actor,
+                || Stt,
+                move || Ok(stt_cfg.clone()),
+                |_| async { Ok(()) },
+            ),
+            spec(
+                "listen",
+                true,
+                &listen,
+                || Listen,
+                move || {
+                    Ok(ListenArgs {
+                        config: listen_cfg.clone(),
+                        events: listen_tx.clone(),
+                    })
+                },
+                |_| async { Ok(()) },
+            ),
+            spec(
+                "capture",
+                device.is_some(),
+                &capture,
+                || Capture,
+                move || {
+                    // the first start takes the source; a restart reopens the device
+                    let source = first_source
+                        .lock()
+                        .ok()
+                        .and_then(|mut s| s.take())
+                        .or_else(|| device.clone().map(CaptureSource::Device))
+                        .ok_or("the input cannot be opened again")?;
+                    Ok(CaptureArgs {
+                        source,
+                        out: cap_tx.clone(),
+                    })
+                },
+                |capture: ActorRef<CaptureMsg>| async move {
+                    let info = ractor::call!(capture, CaptureMsg::Start)
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.to_string())?;
+                    tracing::info!(source = %info.source, rate = info.rate, "listening");
+                    Ok(())
+                },
+            ),
+        ];
+        let (stage_tx, stage_rx) = mpsc::unbounded_channel();
+        let (supervisor, _) = Actor::spawn(None, StageSupervisor, stage_tx)
+            .await
+            .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
+        let started = ractor::call!(supervisor, SupervisorMsg::Start, specs)
+            .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
+        if let Err((stage, reason)) = started {
+            let _ = ractor::call!(supervisor, SupervisorMsg::Shutdown);
+            supervisor.stop(None);
+            return Err(PipelineError::Spawn(stage, reason));
+        }
+        forward_capture(cap_rx, listen.clone());
+        let playback_seen = fan_out_playback(pb_rx, listen.clone());
+        let stages = Stages {
+            supervisor,
+            playback,
+            tts,
+            stt: stt_actor,
+            listen,
+            capture,
+        };
+        let outputs = StageOutputs {
+            listen: listen_rx,
+            tts: tts_rx,
+            playback: playback_seen,
+            supervisor: stage_rx,
+        };
+        Ok((stages, outputs))
+    }
+
+    /// Stop every stage on purpose (nothing is restarted now); the WAV sink is finalised
+    /// when Playback has stopped.
+    pub(super) async fn stop(self) {
+        let _ = ractor::call!(self.supervisor, SupervisorMsg::Shutdown);
+        for cell in [
+            self.capture.get().map(|r| r.get_cell()),
+            self.listen.get().map(|r| r.get_cell()),
+            self.tts.get().map(|r| r.get_cell()),
+            self.stt.get().map(|r| r.get_cell()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            cell.stop(None);
+        }
+        if let Some(p) = self.playback.get() {
+            let _ = p.stop_and_wait(None, None).await;
+        }
+        self.supervisor.stop(None);
+    }
+}
+
+/// The Tts stage: the voice is loaded in Tts's own start (off the async runtime), so it is
+/// spawned by hand rather than through [`spec`].
+fn tts_spec(
+    tts: &Live<TtsMsg>,
+    cfg: TtsConfig,
+    events: mpsc::UnboundedSender<TtsEvent>,
+) -> StageSpec {
+    let tts = tts.clone();
+    StageSpec {
+        name: "tts",
+        restart: true,
+        start: Box::new(move |sup| {
+            let (tts, cfg, tx) = (tts.clone(), cfg.clone(), events.clone());
+            Box::pin(async move {
+                let (r, _) = TtsActor::spawn_linked(cfg, tx, sup)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tts.set(r.clone());
+                Ok(r.get_cell())
+            })
+        }),
+    }
+}
+
+/// Capture's frames to whichever Listen is running now.
+fn forward_capture(mut frames: mpsc::Receiver<crate::voice::Captured>, listen: Live<ListenMsg>) {
+    tokio::spawn(async move {
+        while let Some(c) = frames.recv().await {
+            if let Some(l) = listen.get() {
+                let _ = l.cast(ListenMsg::Captured(c));
+            }
+        }
+    });
+}
+
+/// Playback's events to whichever Listen is running now (barge-in gating), and a copy to
+/// the conductor (the returned receiver).
+fn fan_out_playback(
+    mut events: mpsc::UnboundedReceiver<PlaybackEvent>,
+    listen: Live<ListenMsg>,
+) -> mpsc::UnboundedReceiver<PlaybackEvent> {
+    let (seen_tx, seen_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            if let Some(l) = listen.get() {
+                let _ = l.cast(ListenMsg::Playback(e.clone()));
+            }
+            let _ = seen_tx.send(e);
+        }
+    });
+    seen_rx
+}

@@ -1,0 +1,350 @@
+//! One voice turn's reply as it is generated, synthesised and played: [`TurnState`] takes
+//! each event the conductor receives during the turn (`on_result`, `on_sentence`, `on_tts`,
+//! `on_playback`, `on_barge_in`, `on_stage_died`) and says what to do next ([`Next`]). It
+//! holds no addresses and sends nothing: the conductor does what it returns.
+//!
+//! A turn lasts until its reply has finished playing, so that a barge-in during the last
+//! sentence stops it as it does during the first.
+
+use std::time::Instant;
+
+use super::{TurnTimings, VoiceTurn};
+use crate::agent::{AgentError, Turn};
+use crate::speech::Speakable;
+use crate::voice::{Pcm, PlaybackEvent, REPLY_LEAD_KEEP_SECS};
+
+/// The turn's time zero: the end of speech in the input, `endpoint_ms` before the endpoint
+/// was decided at `endpointed_at`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Clock {
+    pub(super) endpointed_at: Instant,
+    pub(super) endpoint_ms: f64,
+}
+
+impl Clock {
+    /// Milliseconds from the end of speech to `t`.
+    pub(super) fn since_speech(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.endpointed_at)
+            .as_secs_f64()
+            * 1e3
+            + self.endpoint_ms
+    }
+}
+
+/// What the conductor does next for the turn.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Wait for the next event.
+    Wait,
+    /// Everything is generated and sent: tell Playback the reply ends here, then wait for
+    /// it to finish playing.
+    EndOfReply,
+    /// The turn is over.
+    Done,
+}
+
+/// A reply in progress: how many sentences went to Tts and came back, whether the agent has
+/// finished, whether the reply has played out or was interrupted, and the stage timings.
+pub(super) struct TurnState {
+    clock: Clock,
+    /// sentences sent to Tts, and those it has finished (or lost)
+    sentences: u64,
+    done_sentences: u64,
+    /// the agent's turn, once it has ended
+    result: Option<Result<Turn, String>>,
+    /// the agent may still send sentences
+    speak_open: bool,
+    /// the user spoke over the reply
+    interrupted: bool,
+    /// a chunk with real samples went to Playback
+    audio_sent: bool,
+    /// the first chunk's silence before its first audible sample
+    lead_ms: Option<f64>,
+    /// EndOfReply was sent; Playback said the reply has finished playing
+    end_sent: bool,
+    played: bool,
+    timings: TurnTimings,
+}
+
+impl TurnState {
+    /// A turn whose recognition is done (`timings` holds the endpoint and STT times).
+    pub(super) fn new(clock: Clock, timings: TurnTimings) -> Self {
+        TurnState {
+            clock,
+            sentences: 0,
+            done_sentences: 0,
+            result: None,
+            speak_open: true,
+            interrupted: false,
+            audio_sent: false,
+            lead_ms: None,
+            end_sent: false,
+            played: false,
+            timings,
+        }
+    }
+
+    /// The agent's turn has not ended yet.
+    pub(super) fn awaiting_result(&self) -> bool {
+        self.result.is_none()
+    }
+
+    /// The agent may still send sentences.
+    pub(super) fn speaking_open(&self) -> bool {
+        self.speak_open
+    }
+
+    /// What to do now.
+    pub(super) fn next(&mut self) -> Next {
+        if self.interrupted {
+            // what was queued for Tts is gone: nothing more to wait for from it
+            self.done_sentences = self.sentences;
+        }
+        let generated =
+            self.result.is_some() && !self.speak_open && self.done_sentences >= self.sentences;
+        if !generated {
+            return Next::Wait;
+        }
+        if self.interrupted || !self.audio_sent || self.played {
+            return Next::Done;
+        }
+        if !self.end_sent {
+            self.end_sent = true;
+            return Next::EndOfReply;
+        }
+        Next::Wait
+    }
+
+    /// The agent's turn ended (or its task failed).
+    pub(super) fn on_result(
+        &mut self,
+        r: Result<Result<Turn, AgentError>, tokio::task::JoinError>,
+    ) {
+        self.result = Some(match r {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(e) => Err(format!("the turn task failed: {e}")),
+        });
+    }
+
+    /// A settled sentence from the agent, to be spoken (returned), or the end of them.
+    pub(super) fn on_sentence(&mut self, s: Option<Speakable>) -> Option<Speakable> {
+        match s {
+            Some(sentence) => {
+                self.sentences += 1;
+                Some(sentence)
+            }
+            None => {
+                self.speak_open = false;
+                None
+            }
+        }
+    }
+
+    /// Audio from Tts: the chunk to play (the reply's first without Piper's leading silence
+    /// beyond [`REPLY_LEAD_KEEP_SECS`]).
+    pub(super) fn on_audio(&mut self, pcm: Pcm) -> Pcm {
+        let clock = self.clock;
+        self.timings
+            .first_tts_chunk
+            .get_or_insert_with(|| clock.since_speech(Instant::now()));
+        let pcm = if self.lead_ms.is_none() {
+            pcm.without_leading_silence(REPLY_LEAD_KEEP_SECS)
+        } else {
+            pcm
+        };
+        self.lead_ms
+            .get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
+        // Playback ignores an empty chunk: only real samples make a reply whose end is
+        // waited for
+        self.audio_sent |= !pcm.samples.is_empty();
+        pcm
+    }
+
+    /// Tts finished a sentence, or could not speak it.
+    pub(super) fn on_sentence_done(&mut self) {
+        self.done_sentences += 1;
+    }
+
+    /// An event from Playback; true when it is the reply's first sound (hearth is now
+    /// speaking).
+    pub(super) fn on_playback(&mut self, e: PlaybackEvent) -> bool {
+        match e {
+            PlaybackEvent::Started { at } => {
+                let first = self.timings.first_audio.is_none();
+                let clock = self.clock;
+                self.timings
+                    .first_audio
+                    .get_or_insert_with(|| clock.since_speech(at));
+                first
+            }
+            // the end of the reply (after EndOfReply): a Stop's own Stopped is not waited for
+            PlaybackEvent::Stopped {
+                interrupted: false, ..
+            } => {
+                self.played = self.end_sent;
+                false
+            }
+            PlaybackEvent::Stopped {
+                interrupted: true, ..
+            }
+            | PlaybackEvent::Level { .. } => false,
+        }
+    }
+
+    /// The user spoke over the reply: it is stopped, and what Tts had queued is gone.
+    pub(super) fn on_barge_in(&mut self) {
+        self.interrupted = true;
+        self.done_sentences = self.sentences;
+    }
+
+    /// A stage restarted mid-reply and lost its part of it: stop waiting for that.
+    pub(super) fn on_stage_died(&mut self, stage: &str) {
+        match stage {
+            "tts" => self.done_sentences = self.sentences,
+            "playback" => self.played = true,
+            _ => {}
+        }
+    }
+
+    /// The turn as `hearth run` reports it. `asked_at`: when the agent was asked.
+    pub(super) fn finish(
+        self,
+        heard: String,
+        asked_at: Instant,
+        (start_s, end_s): (f64, f64),
+    ) -> VoiceTurn {
+        let mut timings = self.timings;
+        let (turn, error) = match self.result {
+            Some(Ok(t)) => (Some(t), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, Some("the turn did not finish".into())),
+        };
+        let asked = self.clock.since_speech(asked_at);
+        if let Some(t) = &turn {
+            timings.first_token = t.hops.first().map(|h| asked + h.stats.first_token_ms);
+            timings.tool_done = t.timings_ms.text_to_tool.map(|to_tool| asked + to_tool);
+        }
+        timings.first_voice = timings
+            .first_audio
+            .zip(self.lead_ms)
+            .map(|(first, lead)| first + lead);
+        VoiceTurn {
+            heard,
+            turn,
+            error,
+            interrupted: self.interrupted,
+            timings_ms: timings,
+            start_s,
+            end_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> TurnState {
+        TurnState::new(
+            Clock {
+                endpointed_at: Instant::now(),
+                endpoint_ms: 640.0,
+            },
+            TurnTimings::default(),
+        )
+    }
+
+    /// `silent` samples of silence, then `loud` audible ones, at 16 kHz.
+    fn pcm_after(silent: usize, loud: usize) -> Pcm {
+        let mut samples = vec![0i16; silent];
+        samples.extend(std::iter::repeat_n(8000i16, loud));
+        Pcm {
+            samples: samples.into(),
+            rate: 16_000,
+        }
+    }
+
+    fn pcm(loud: usize) -> Pcm {
+        pcm_after(0, loud)
+    }
+
+    #[test]
+    fn a_spoken_reply_ends_with_end_of_reply_then_waits_for_its_playback() {
+        let mut s = state();
+        assert_eq!(s.next(), Next::Wait);
+        assert!(s.on_sentence(Speakable::sanitize("It is on.")).is_some());
+        s.on_sentence(None);
+        let _ = s.on_audio(pcm(1600));
+        s.on_sentence_done();
+        s.result = Some(Err("x".into()));
+        assert_eq!(s.next(), Next::EndOfReply);
+        assert_eq!(s.next(), Next::Wait, "EndOfReply is sent once");
+        assert!(s.on_playback(PlaybackEvent::Started { at: Instant::now() }));
+        assert_eq!(s.next(), Next::Wait);
+        s.on_playback(PlaybackEvent::Stopped {
+            interrupted: false,
+            at: Instant::now(),
+        });
+        assert_eq!(s.next(), Next::Done);
+    }
+
+    #[test]
+    fn a_reply_without_audio_is_done_once_generated() {
+        let mut s = state();
+        s.on_sentence(None);
+        s.result = Some(Err("failed".into()));
+        assert_eq!(s.next(), Next::Done);
+    }
+
+    #[test]
+    fn a_barge_in_stops_waiting_for_queued_sentences_and_playback() {
+        let mut s = state();
+        s.on_sentence(Speakable::sanitize("Once upon a time."));
+        s.on_sentence(Speakable::sanitize("There was a dragon."));
+        let _ = s.on_audio(pcm(1600));
+        s.on_barge_in();
+        assert_eq!(s.next(), Next::Wait, "the agent has not ended yet");
+        s.on_sentence(None);
+        s.result = Some(Err("cancelled".into()));
+        assert_eq!(s.next(), Next::Done);
+        let t = s.finish("tell me a story".into(), Instant::now(), (0.0, 1.0));
+        assert!(t.interrupted);
+    }
+
+    #[test]
+    fn a_dead_tts_or_playback_is_not_waited_for() {
+        let mut s = state();
+        s.on_sentence(Speakable::sanitize("It is on."));
+        s.on_sentence(None);
+        s.result = Some(Err("x".into()));
+        assert_eq!(s.next(), Next::Wait);
+        s.on_stage_died("tts");
+        assert_eq!(s.next(), Next::Done, "no audio was sent");
+
+        let mut s = state();
+        s.on_sentence(Speakable::sanitize("It is on."));
+        s.on_sentence(None);
+        let _ = s.on_audio(pcm(1600));
+        s.on_sentence_done();
+        s.result = Some(Err("x".into()));
+        assert_eq!(s.next(), Next::EndOfReply);
+        s.on_stage_died("playback");
+        assert_eq!(s.next(), Next::Done);
+    }
+
+    #[test]
+    fn first_voice_adds_the_kept_lead_to_first_audio() {
+        let mut s = state();
+        // 50 ms of silence: 10 ms of it kept
+        let played = s.on_audio(pcm_after(800, 1600));
+        assert_eq!(played.samples.len(), 160 + 1600);
+        s.on_playback(PlaybackEvent::Started { at: Instant::now() });
+        let t = s.finish(String::new(), Instant::now(), (0.0, 0.0));
+        let (audio, voice) = (
+            t.timings_ms.first_audio.unwrap(),
+            t.timings_ms.first_voice.unwrap(),
+        );
+        assert!((voice - audio - 10.0).abs() < 1.0, "{audio} {voice}");
+        assert!(audio >= 640.0);
+    }
+}
