@@ -9,20 +9,35 @@
 //! parser chain, validates what it found, runs the valid calls and feeds the results back,
 //! until the model answers in words or `max_hops` runs out.
 //!
+//! Where the pieces are: this file, the actor and what it shares with its turns (rendering
+//! to fit the context, running calls, keeping a turn in its session); `turn.rs`, the hop
+//! loop (`run_turn`, `hop`, the turn's state); `hooks.rs`, the small-model hooks and the
+//! recovery from flagged hops, each a function returning a decision; `generate.rs`, one
+//! hop's streamed generation; `reply.rs`, what is said; `intent_turn.rs`, the intent path;
+//! `check.rs`, the reply checks; `history.rs`, what a turn leaves in its session.
+//!
 //! The ten rules, and where each lives:
-//! 1. raw-first detection: the parser sees the raw output, think blocks included;
-//! 2. only [`Speakable`] text is returned as the reply (think, markup, JSON removed);
-//! 3. two phases: only calls that pass validation (allowlist + JSON Schema) run;
+//! 1. raw-first detection: the parser sees the raw output, think blocks included
+//!    (`generate.rs` streams every token into [`Parser::stream`]);
+//! 2. only [`Speakable`] text is returned as the reply (think, markup, JSON removed)
+//!    (`reply.rs`; sentences sent as they settle in `generate.rs`);
+//! 3. two phases: only calls that pass validation (allowlist + JSON Schema) run (`turn.rs`
+//!    runs only `ParseOutput::calls`; the tools actor checks them again);
 //! 4. per-preset detector chains: [`Preset::parser`];
-//! 5. loose formats are allowlist-gated inside the parser;
-//! 6. call ids round-trip into the tool messages verbatim;
-//! 7. synthetic-user fallback when the template has no tool role or the call was not native;
-//! 8. grammar per `tool_choice_policy` ([`ToolChoice::for_hop`], cached by fingerprint);
-//! 9. small-model hooks: a repeated identical call (hint, then stop), an echoed tool payload
-//!    (never spoken; one nudge, then a reply built from the results), invalid, empty or
+//! 5. loose formats are allowlist-gated inside the parser ([`crate::toolcall`]);
+//! 6. call ids round-trip into the tool messages verbatim (`TurnState::round_trip` in
+//!    `turn.rs`);
+//! 7. synthetic-user fallback when the template has no tool role or the call was not native
+//!    ([`synthetic_results`], `TurnState::round_trip`);
+//! 8. grammar per `tool_choice_policy` ([`crate::llm::ToolChoice::for_hop`], cached by
+//!    fingerprint; the hooks' overrides of it: `NextHop` in `hooks.rs`);
+//! 9. small-model hooks (`hooks.rs`, each a function returning a decision that `turn.rs`
+//!    applies): a repeated identical call (hint, then stop), an echoed tool payload (never
+//!    spoken; one nudge, then a reply built from the results), invalid, empty or
 //!    schema-echo arguments for a known tool (re-ask once, held to that tool's grammar when
 //!    the preset has one, then stop), hop exhaustion (a short spoken apology);
-//! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status).
+//! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status)
+//!     (the `hop` span and [`HopReport`] in `turn.rs`, the per-call events of `run_calls`).
 //!
 //! **Nothing claimed that was not done.** While no call has run in a turn, every sentence
 //! the model writes is checked before it is spoken ([`ReplyCheck`]): a claim of an action or
@@ -59,19 +74,28 @@ use tracing::Instrument;
 
 use crate::intent::{Before, IntentCall};
 use crate::llm::{
-    ChatMessage, ChatTemplate, EngineError, EngineMsg, GenEvent, GenRequest, GenStats,
-    GrammarCache, GrammarError, StopReason, TemplateCaps, TemplateError, ToolChoice, REPLY_LARK,
+    ChatMessage, ChatTemplate, EngineError, EngineMsg, GenStats, GrammarCache, GrammarError,
+    TemplateCaps, TemplateError,
 };
 use crate::preset::{Preset, PresetError};
-use crate::speech::{SentenceSplitter, Speakable};
-use crate::toolcall::{Parser, StreamEvent, Telemetry, ToolCall, ToolSet, Verdict};
+use crate::speech::Speakable;
+use crate::toolcall::{Parser, Telemetry, ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
 mod check;
+mod generate;
 mod history;
+mod hooks;
+mod intent_turn;
+mod reply;
+mod turn;
 
 pub use check::{ReplyCheck, Unfounded};
 pub use history::HistoryMode;
+pub use hooks::{clauses, is_echo, request_parts};
+pub use reply::synthetic_results;
+
+use turn::run_turn;
 
 /// The default system prompt: short, because a 0.5B model reads it every turn.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
@@ -434,182 +458,7 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
     })
 }
 
-/// The spoken text of a reply (sanitised), or "".
-fn speakable(text: &str) -> String {
-    Speakable::sanitize(text)
-        .map(Speakable::into_string)
-        .unwrap_or_default()
-}
-
-/// The synthetic user message that carries tool results when there is no tool role.
-pub fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
-    let parts: Vec<String> = outcomes
-        .iter()
-        .map(|o| {
-            format!(
-                "{} -> {}",
-                o.name,
-                serde_json::Value::String(o.result.clone())
-            )
-        })
-        .collect();
-    format!(
-        "(system: tool results — {}. Now answer the previous request in one short sentence.)",
-        parts.join("; ")
-    )
-}
-
-/// True when a reply only repeats a tool payload (JSON, a `<tool_response>`, or a result
-/// verbatim) instead of answering: such text is never spoken.
-pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
-    let t = raw.trim();
-    if t.contains("<tool_response>") || t.contains("tool results —") {
-        return true;
-    }
-    let json_like =
-        (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok();
-    let fenced_json = t.starts_with("```") && reply.trim().is_empty();
-    json_like
-        || fenced_json
-        || (!outcomes.is_empty() && reply.trim().is_empty())
-        || outcomes
-            .iter()
-            .any(|o| o.result.len() > 12 && t.trim_matches('"') == o.result.trim())
-}
-
-/// A streamed sentence that only parrots the loop's own messages or a tool result: it is
-/// held back (the hooks decide what to say instead).
-fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
-    let t = sentence.trim();
-    t.contains("(system:")
-        || t.contains("tool results —")
-        || outcomes.iter().any(|o| {
-            o.result.len() > 12
-                && t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
-                    == o.result.trim()
-        })
-}
-
-/// A reply built from results when the model only echoed them: plain words, no JSON.
-fn reply_from_results(outcomes: &[ToolOutcome]) -> String {
-    let ok: Vec<&ToolOutcome> = outcomes
-        .iter()
-        .filter(|o| o.status != ToolStatus::Error)
-        .collect();
-    if ok.is_empty() {
-        return APOLOGY.to_string();
-    }
-    let said: Vec<String> = ok
-        .iter()
-        .map(|o| result_words(&o.result))
-        .filter(|s| !s.is_empty())
-        .collect();
-    if said.is_empty() {
-        return "Done.".to_string();
-    }
-    let text = format!("{}.", said.join(", ").trim_end_matches('.'));
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => text,
-    }
-}
-
-/// A tool result as words: a JSON object's scalar fields as `key: value`, else the
-/// sanitised text.
-fn result_words(result: &str) -> String {
-    let words = |v: &Value| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
-        _ => None,
-    };
-    match serde_json::from_str::<Value>(result.trim()) {
-        Ok(Value::Object(m)) => m
-            .iter()
-            .filter_map(|(k, v)| words(v).map(|w| format!("{}: {w}", k.replace('_', " "))))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Ok(Value::Array(a)) => a.iter().filter_map(words).collect::<Vec<_>>().join(", "),
-        Ok(v) => words(&v).unwrap_or_default(),
-        Err(_) => speakable(result),
-    }
-}
-
-fn choice_label(c: &ToolChoice) -> String {
-    match c {
-        ToolChoice::Auto => "auto".into(),
-        ToolChoice::Reply => "reply".into(),
-        ToolChoice::Required => "required".into(),
-        ToolChoice::Named(n) => format!("tool:{n}"),
-    }
-}
-
-/// `text`'s sentences, sanitised.
-fn sentences_of(text: &str) -> Vec<Speakable> {
-    let mut sentences = SentenceSplitter::new();
-    let mut out = sentences.push(text);
-    out.extend(sentences.finish());
-    out
-}
-
-/// Send `text` to `speak` sentence by sentence.
-fn send_sentences(tx: &mpsc::UnboundedSender<Speakable>, text: &str) {
-    for s in sentences_of(text) {
-        let _ = tx.send(s);
-    }
-}
-
-/// How many things a request asks for, roughly: the number of [`request_parts`]. A hop
-/// that called fewer tools than this gets a follow-up hop.
-pub fn clauses(text: &str) -> usize {
-    request_parts(text).len()
-}
-
-/// The parts of a request, roughly: its sentences, each cut at "and" or "then" between two
-/// words ("What time is it? Please switch off the lights." → "What time is it", "Please
-/// switch off the lights"; "turn on the kitchen and the bedroom light" → "turn on the
-/// kitchen", "the bedroom light"). Trimmed substrings; parts without a letter or digit are
-/// left out.
-pub fn request_parts(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    for sentence in text.split(['.', '?', '!', ';']) {
-        // words with their byte ranges in the sentence
-        let mut words: Vec<(usize, usize)> = Vec::new();
-        let mut start = None;
-        for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
-            let in_word = c.is_alphanumeric() || c == '\'';
-            match (in_word, start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    words.push((s, i));
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        let mut from = 0;
-        for (n, &(a, b)) in words.iter().enumerate() {
-            let w = &sentence[a..b];
-            let joins = w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("then");
-            if joins && n > 0 && n + 1 < words.len() {
-                parts.push(&sentence[from..a]);
-                from = b;
-            }
-        }
-        parts.push(&sentence[from..]);
-    }
-    parts
-        .into_iter()
-        .map(|p| p.trim_matches(|c: char| c.is_whitespace() || c == ','))
-        .filter(|p| p.chars().any(char::is_alphanumeric))
-        .collect()
-}
-
-fn call_key(c: &ToolCall) -> String {
-    format!("{}{}", c.name, c.arguments)
-}
-
+/// The tools as they are now, and their tool set (cached by fingerprint).
 async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<ToolSet>), AgentError> {
     let reg =
         ractor::call!(shared.tools, ToolsMsg::Snapshot).map_err(|_| AgentError::Actor("tools"))?;
@@ -665,111 +514,6 @@ async fn render_fitting(
     }
 }
 
-/// What one hop generated.
-struct Generated {
-    /// The model's raw output.
-    raw: String,
-    parsed: crate::toolcall::ParseOutput,
-    stats: GenStats,
-    /// Whether any of it was sent to `speak`.
-    spoke: bool,
-    /// The first sentence the guard held back, and why (it and all after it were not
-    /// spoken).
-    held: Option<Unfounded>,
-}
-
-/// What a hop's streamed sentences are checked against while no call has run in the turn.
-struct Guard<'a> {
-    check: &'a ReplyCheck,
-    request: &'a str,
-    earlier: &'a [(String, String)],
-}
-
-impl Guard<'_> {
-    fn check(&self, sentence: &str) -> Option<Unfounded> {
-        self.check.check(sentence, self.request, self.earlier)
-    }
-}
-
-/// Generate one hop, streaming the output through the parser; settled reply text goes out
-/// sentence by sentence on `speak`, unless it echoes a tool payload or `guard` flags it
-/// (then it and everything after it are held back).
-async fn generate(
-    shared: &Shared,
-    prompt: String,
-    grammar: Option<Arc<str>>,
-    tools: &ToolSet,
-    speak: Option<&mpsc::UnboundedSender<Speakable>>,
-    outcomes: &[ToolOutcome],
-    guard: Option<&Guard<'_>>,
-) -> Result<Generated, AgentError> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    shared
-        .engine
-        .cast(EngineMsg::Generate(GenRequest {
-            prompt,
-            grammar,
-            max_tokens: shared.cfg.max_tokens,
-            stop: shared.cfg.preset.stop.clone(),
-            events: tx,
-        }))
-        .map_err(|_| AgentError::Actor("engine"))?;
-    let mut stream = shared.parser.stream(tools);
-    let mut raw = String::new();
-    let mut sentences = SentenceSplitter::new();
-    let mut spoke = false;
-    let mut held: Option<Unfounded> = None;
-    let say_one = |s: Speakable, spoke: &mut bool, held: &mut Option<Unfounded>| {
-        let Some(tx) = speak else { return };
-        if held.is_some() || echo_sentence(s.as_str(), outcomes) {
-            return;
-        }
-        match guard.and_then(|g| g.check(s.as_str())) {
-            Some(why) => {
-                tracing::warn!(sentence = %s.as_str(), why = why.label(), "sentence held back");
-                *held = Some(why);
-            }
-            None => *spoke |= tx.send(s).is_ok(),
-        }
-    };
-    let stats = loop {
-        match rx.recv().await {
-            Some(GenEvent::Text(t)) => {
-                raw.push_str(&t);
-                for e in stream.push(&t) {
-                    if let StreamEvent::Text(t) = e {
-                        for s in sentences.push(&t) {
-                            say_one(s, &mut spoke, &mut held);
-                        }
-                    }
-                }
-            }
-            Some(GenEvent::Done(r)) => break r?,
-            None => return Err(AgentError::Engine(EngineError::Gone)),
-        }
-    };
-    let (events, parsed) = stream.finish();
-    if stats.stop != Some(StopReason::Cancelled) {
-        for e in events {
-            if let StreamEvent::Text(t) = e {
-                for s in sentences.push(&t) {
-                    say_one(s, &mut spoke, &mut held);
-                }
-            }
-        }
-        if let Some(last) = sentences.finish() {
-            say_one(last, &mut spoke, &mut held);
-        }
-    }
-    Ok(Generated {
-        raw,
-        parsed,
-        stats,
-        spoke,
-        held,
-    })
-}
-
 impl From<&ToolOutcome> for CallReport {
     fn from(o: &ToolOutcome) -> Self {
         CallReport {
@@ -809,24 +553,6 @@ async fn run_calls(
     Ok(outcomes)
 }
 
-/// The spoken confirmations of a hop's calls, when every call succeeded and has one.
-fn confirmations(
-    registry: &Registry,
-    calls: &[ToolCall],
-    outcomes: &[ToolOutcome],
-) -> Option<Vec<String>> {
-    let said: Option<Vec<String>> = calls
-        .iter()
-        .zip(outcomes)
-        .map(|(c, o)| {
-            (o.status != ToolStatus::Error)
-                .then(|| registry.confirmation(c, &o.result))
-                .flatten()
-        })
-        .collect();
-    said.filter(|v| !v.is_empty())
-}
-
 /// Keep a finished turn in its session: in the history, as [`HistoryMode`] says, and the
 /// calls that did not fail for follow-ups.
 fn remember_turn(
@@ -859,80 +585,6 @@ fn remember_turn(
     }
 }
 
-/// A request a local intent matches whole: its calls run at once with no LLM hop, and the
-/// tools' `say` confirmations are the answer (words from the results when a call failed).
-/// `None` when no intent matches, or a matched call does not pass the tool set's check.
-async fn intent_turn(
-    shared: &Shared,
-    registry: &Registry,
-    toolset: &ToolSet,
-    ask: &Ask,
-    session: Session,
-) -> Result<Option<Turn>, AgentError> {
-    let t0 = Instant::now();
-    let intents = registry.intents();
-    let (found, parse_mode) = match intents.recognize(&ask.text) {
-        Some(found) => (found, "intent"),
-        None => match intents.follow_up(&ask.text, &session.before) {
-            Some(found) => (found, "intent-follow-up"),
-            None => return Ok(None),
-        },
-    };
-    let calls: Vec<ToolCall> = found
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| ToolCall {
-            id: format!("{}_{i}", c.tool),
-            name: c.tool,
-            arguments: c.arguments,
-        })
-        .collect();
-    for c in &calls {
-        let verdict = toolset.check(&c.name, &c.arguments);
-        if verdict != Verdict::Valid {
-            tracing::warn!(tool = %c.name, ?verdict, "an intent's call does not pass the check: the model answers instead");
-            return Ok(None);
-        }
-    }
-    let mut timings = Timings::default();
-    let outcomes = run_calls(shared, &calls, &mut timings, t0).await?;
-    let reply = match confirmations(registry, &calls, &outcomes) {
-        Some(said) => speakable(&said.join(" ")),
-        None => reply_from_results(&outcomes),
-    };
-    if let Some(tx) = &ask.speak {
-        send_sentences(tx, &reply);
-    }
-    let reports: Vec<CallReport> = outcomes.iter().map(CallReport::from).collect();
-    let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
-    turn_msgs.push(call_wire(shared).message(&reports));
-    turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
-    turn_msgs.push(ChatMessage::assistant(reply.clone()));
-    remember_turn(shared, &ask.session, session, turn_msgs, &reports, &reply);
-    timings.total = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Some(Turn {
-        path: Handled::Intent,
-        reply,
-        hops: vec![HopReport {
-            raw: String::new(),
-            calls: reports,
-            telemetry: Telemetry {
-                parse_mode: parse_mode.into(),
-                fallback_used: false,
-                candidate_count: calls.len(),
-                schema_validation: "pass".into(),
-            },
-            rejected: Vec::new(),
-            tool_choice: "intent".into(),
-            hook: None,
-            stats: GenStats::default(),
-        }],
-        timings_ms: timings,
-        cancelled: false,
-        unfounded: None,
-    }))
-}
-
 /// The reply checks for `registry`, built once per tool set.
 fn reply_check(shared: &Shared, registry: &Registry, fingerprint: &str) -> Arc<ReplyCheck> {
     let Ok(mut slot) = shared.checks.lock() else {
@@ -948,25 +600,6 @@ fn reply_check(shared: &Shared, registry: &Registry, fingerprint: &str) -> Arc<R
     }
 }
 
-/// The session's earlier (request, reply) pairs: each user request with the words the
-/// assistant last said to it.
-fn earlier_replies(history: &[ChatMessage]) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    let mut request: Option<&str> = None;
-    for m in history {
-        match m.role.as_str() {
-            "user" if !m.content.starts_with("(system:") => request = Some(&m.content),
-            "assistant" if m.tool_calls.is_empty() && !m.content.contains("<tool_call>") => {
-                if let Some(r) = request {
-                    pairs.push((r.to_string(), m.content.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
-    pairs
-}
-
 /// How this session's calls are written on an assistant message: the template's tool-call
 /// field when the results go back in its tool role, else the preset's call markup.
 fn call_wire(shared: &Shared) -> history::CallWire<'_> {
@@ -977,521 +610,4 @@ fn call_wire(shared: &Shared) -> history::CallWire<'_> {
         }
         _ => history::CallWire::Structured,
     }
-}
-
-/// How far a turn has gone to recover from a hop the checks flagged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recovery {
-    /// Nothing flagged yet.
-    None,
-    /// Asked again without the history (a small model copies what it sees there): free to
-    /// answer or call, or held to words when the model had nothing to say.
-    Fresh,
-    /// Asked again with the history, held to a tool call.
-    Forced,
-}
-
-/// What a flagged hop leads to.
-enum Step {
-    /// Ask again, under this choice.
-    Retry(ToolChoice),
-    /// Stop, saying this.
-    GiveUp(&'static str),
-}
-
-impl Recovery {
-    /// The next step after a hop flagged for `why` (the hop's hook says which).
-    fn advance(&mut self, why: Unfounded, has_grammar: bool, report: &mut HopReport) -> Step {
-        let label = why.label();
-        match *self {
-            Recovery::None => {
-                *self = Recovery::Fresh;
-                report.hook = Some(format!("{label}: asked again without the history"));
-                Step::Retry(match why {
-                    Unfounded::NoAnswer => ToolChoice::Reply,
-                    _ => ToolChoice::Auto,
-                })
-            }
-            Recovery::Fresh if has_grammar => {
-                *self = Recovery::Forced;
-                report.hook = Some(format!("{label}: asked again for a tool call"));
-                Step::Retry(ToolChoice::Required)
-            }
-            _ => {
-                report.hook = Some(format!("{label}: nothing was done"));
-                Step::GiveUp(match why {
-                    Unfounded::Claim | Unfounded::Unasked => NOTHING_DONE,
-                    Unfounded::ToolTalk | Unfounded::Repeat | Unfounded::NoAnswer => APOLOGY,
-                })
-            }
-        }
-    }
-}
-
-/// The last turn of a history, as text: its request and what the assistant wrote (calls
-/// included). A follow-up ("and the bedroom too") is about what it names.
-fn last_turn_text(history: &[ChatMessage]) -> String {
-    let start = history
-        .iter()
-        .rposition(|m| m.role == "user" && !m.content.starts_with("(system:"))
-        .unwrap_or(history.len());
-    history[start..]
-        .iter()
-        .flat_map(|m| {
-            std::iter::once(m.content.as_str())
-                .chain(m.tool_calls.iter().map(|c| c.function.name.as_str()))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-async fn run_turn(shared: &Shared, ask: Ask, cancel: &AtomicBool) -> Result<Turn, AgentError> {
-    let t0 = Instant::now();
-    let (registry, toolset) = snapshot(shared).await?;
-    let tools_json = registry.openai_tools();
-    let fingerprint = registry.fingerprint();
-    let session = shared
-        .sessions
-        .lock()
-        .ok()
-        .and_then(|s| s.get(&ask.session).cloned())
-        .unwrap_or_default();
-    if ask.force_tool.is_none() && shared.cfg.intents {
-        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
-            return Ok(turn);
-        }
-    }
-    let Session {
-        mut history,
-        before,
-    } = session;
-    let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
-    let check = reply_check(shared, &registry, &fingerprint);
-    let earlier = earlier_replies(&history);
-    // recovering from a flagged reply: where it stands, what was caught first, and whether
-    // the turn gave up (a turn that gave up is not kept in the history)
-    let mut recovery = Recovery::None;
-    let mut unfounded: Option<Unfounded> = None;
-    let mut gave_up = false;
-    let mut retry_choice: Option<ToolChoice> = None;
-    // what a first call of the turn must be about: the request, or the turn before it when
-    // the request points back at it
-    let context = if check::refers_back(&ask.text) {
-        format!("{} {}", ask.text, last_turn_text(&history))
-    } else {
-        ask.text.clone()
-    };
-    let mut hops: Vec<HopReport> = Vec::new();
-    let mut timings = Timings::default();
-    let mut seen_calls: Vec<String> = Vec::new();
-    let mut ran_tools: Vec<String> = Vec::new();
-    let mut reasked = false;
-    let mut nudged = false;
-    let mut force_reply = false;
-    let mut forced = ask.force_tool.clone();
-    let mut last_outcomes: Vec<ToolOutcome> = Vec::new();
-    let mut reply: Option<String> = None;
-    // True when the reply is the last hop's own text, already spoken sentence by sentence.
-    let mut reply_streamed = false;
-    let mut cancelled = false;
-    // `say` confirmations already sent to `speak`, in order
-    let mut confirmed: Vec<String> = Vec::new();
-    // the next hop is a follow-up for the rest of a multi-part request
-    let mut follow_up = false;
-    let preset = &shared.cfg.preset;
-
-    // A flagged hop: ask again (its messages dropped), or give up saying so.
-    macro_rules! recover {
-        ($why:expr, $report:expr) => {{
-            let why: Unfounded = $why;
-            unfounded.get_or_insert(why);
-            let step = recovery.advance(why, preset.grammar.is_some(), &mut $report);
-            hops.push($report);
-            match step {
-                Step::Retry(choice) => {
-                    retry_choice = Some(choice);
-                    turn_msgs.truncate(1);
-                    continue;
-                }
-                Step::GiveUp(words) => {
-                    reply = Some(words.to_string());
-                    reply_streamed = false;
-                    gave_up = true;
-                    break;
-                }
-            }
-        }};
-    }
-
-    // After a nudge: None goes on to the next hop; Some(words) ends the turn with them.
-    macro_rules! settle {
-        ($done:expr) => {
-            match $done {
-                None => continue,
-                Some(words) => {
-                    reply = Some(words);
-                    break;
-                }
-            }
-        };
-    }
-
-    for hop in 0..shared.cfg.max_hops {
-        if cancel.load(Ordering::SeqCst) {
-            cancelled = true;
-            break;
-        }
-        let in_follow_up = std::mem::take(&mut follow_up);
-        let choice = if let Some(c) = retry_choice.take() {
-            c
-        } else if let Some(name) = forced.take() {
-            ToolChoice::Named(name)
-        } else if in_follow_up {
-            ToolChoice::Required
-        } else if std::mem::take(&mut force_reply)
-            || (preset.reply_after_tools && !last_outcomes.is_empty())
-        {
-            ToolChoice::Reply
-        } else {
-            ToolChoice::for_hop(preset.tool_choice_policy, hop, None)
-        };
-        let grammar = match (&choice, &preset.grammar) {
-            (ToolChoice::Auto, _) => None,
-            (ToolChoice::Reply, _) => Some(Arc::from(REPLY_LARK)),
-            (_, Some(shape)) => shared
-                .grammars
-                .get(&fingerprint, shape, &toolset, &choice)?,
-            (_, None) => {
-                return Err(GrammarError::NoShape {
-                    preset: preset.name.clone(),
-                    choice: choice_label(&choice),
-                }
-                .into())
-            }
-        };
-        // the first retry is asked without the history that misled it; held to a call,
-        // the model cannot answer in words, so the last retry has the history back (what
-        // "it" and "too" refer to)
-        let prompt = if recovery == Recovery::Fresh {
-            render_fitting(shared, &mut Vec::new(), &turn_msgs, &tools_json).await?
-        } else {
-            render_fitting(shared, &mut history, &turn_msgs, &tools_json).await?
-        };
-        let span = tracing::info_span!("hop", hop, choice = %choice_label(&choice));
-        // while no call has run in the turn, what the model says in words is checked
-        let guard = (ran_tools.is_empty() && confirmed.is_empty()).then_some(Guard {
-            check: &check,
-            request: &ask.text,
-            earlier: &earlier,
-        });
-        let Generated {
-            raw,
-            parsed,
-            stats,
-            spoke,
-            held,
-        } = generate(
-            shared,
-            prompt,
-            grammar,
-            &toolset,
-            ask.speak.as_ref(),
-            &last_outcomes,
-            guard.as_ref(),
-        )
-        .instrument(span.clone())
-        .await?;
-        let _g = span.enter();
-        timings.prompt_eval += stats.prompt_eval_ms;
-        timings.generation += stats.generation_ms;
-        tracing::info!(
-            parse_mode = %parsed.telemetry.parse_mode,
-            fallback_used = parsed.telemetry.fallback_used,
-            candidate_count = parsed.telemetry.candidate_count,
-            schema_validation = %parsed.telemetry.schema_validation,
-            calls = parsed.calls.len(),
-            "hop parsed"
-        );
-        let mut report = HopReport {
-            raw: raw.clone(),
-            calls: Vec::new(),
-            telemetry: parsed.telemetry.clone(),
-            rejected: parsed.rejected.clone(),
-            tool_choice: choice_label(&choice),
-            hook: None,
-            stats: stats.clone(),
-        };
-        if stats.stop == Some(StopReason::Cancelled) || cancel.load(Ordering::SeqCst) {
-            cancelled = true;
-            hops.push(report);
-            break;
-        }
-
-        // A hook that wants the model to answer now: the first time, a hint and a
-        // reply-only hop; the second time, stop with words built from the results (or an
-        // apology when there are none).
-        // With no hint, the hop is generated again from the same messages, held to words.
-        let mut nudge =
-            |report: &mut HopReport, what: &str, hint: Option<String>| -> Option<String> {
-                if !nudged {
-                    nudged = true;
-                    force_reply = true;
-                    report.hook = Some(format!("{what}: nudged to answer"));
-                    if let Some(hint) = hint {
-                        turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
-                        turn_msgs.push(ChatMessage::user(hint));
-                    }
-                    None
-                } else {
-                    report.hook = Some(format!("{what} again: stopped"));
-                    Some(if last_outcomes.is_empty() {
-                        APOLOGY.to_string()
-                    } else {
-                        reply_from_results(&last_outcomes)
-                    })
-                }
-            };
-        let answer_hint = |lead: &str| {
-            let results: Vec<String> = last_outcomes
-                .iter()
-                .map(|o| format!("{} -> {}", o.name, o.result))
-                .collect();
-            if results.is_empty() {
-                format!("(system: {lead} Answer the previous request in one short plain sentence.)")
-            } else {
-                format!(
-                    "(system: {lead} The tool results are: {}. Answer the previous request in one short plain sentence, without calling a tool.)",
-                    results.join("; ")
-                )
-            }
-        };
-
-        if in_follow_up
-            && (parsed.calls.is_empty()
-                || parsed
-                    .calls
-                    .iter()
-                    .all(|c| seen_calls.contains(&call_key(c))))
-        {
-            // nothing more was asked for: the confirmations are the answer
-            report.hook = Some("follow-up called nothing new: done".to_string());
-            hops.push(report);
-            reply = Some(String::new());
-            reply_streamed = true;
-            break;
-        }
-
-        if parsed.calls.is_empty() {
-            // A known tool called with arguments that failed validation, or with malformed
-            // markup (empty or schema-echo arguments are the usual small-model cases).
-            let bad_args = parsed.rejected.iter().find_map(|r| {
-                r.name
-                    .as_ref()
-                    .filter(|n| {
-                        toolset.contains(n)
-                            && !r.reason.contains("reasoning")
-                            && !r.reason.contains("conflicting")
-                    })
-                    .cloned()
-            });
-            if let Some(name) = bad_args {
-                if !reasked && !ran_tools.contains(&name) {
-                    // Re-ask once, held to that tool's grammar when the preset has one.
-                    reasked = true;
-                    report.hook = Some(format!("invalid arguments for {name}: re-asked once"));
-                    turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
-                    turn_msgs.push(ChatMessage::user(format!(
-                        "(system: the call to {name} had invalid arguments. Call {name} again with real values for its parameters.)"
-                    )));
-                    if preset.grammar.is_some() {
-                        forced = Some(name);
-                    }
-                    hops.push(report);
-                    continue;
-                }
-                if ran_tools.contains(&name) {
-                    let hint = answer_hint(&format!("{name} has already run."));
-                    let done = nudge(
-                        &mut report,
-                        &format!("called {name} again with invalid arguments"),
-                        Some(hint),
-                    );
-                    hops.push(report);
-                    settle!(done);
-                }
-                report.hook = Some(format!("invalid arguments for {name} again: stopped"));
-                hops.push(report);
-                reply = Some(APOLOGY.to_string());
-                break;
-            }
-            let said = speakable(&parsed.reply);
-            if hop > 0 && is_echo(&raw, &said, &last_outcomes) {
-                let hint = answer_hint("Do not repeat the tool output.");
-                let done = nudge(&mut report, "echoed the tool payload", Some(hint));
-                hops.push(report);
-                settle!(done);
-            }
-            if said.is_empty() {
-                // Nothing to say: JSON only, or a call to a tool that does not exist (a small
-                // model's way to tell a joke is `{"name": "Joke", …}`). Before any call: asked
-                // again without the history, held to words. After calls: asked again with
-                // the results, held to words; a hint would only be parroted back.
-                if guard.is_some() {
-                    recover!(Unfounded::NoAnswer, report);
-                }
-                let done = nudge(&mut report, "nothing speakable", None);
-                hops.push(report);
-                settle!(done);
-            }
-            // words with no call behind them: checked before they count as the answer
-            let flagged = guard.as_ref().and_then(|g| {
-                held.or_else(|| sentences_of(&said).iter().find_map(|s| g.check(s.as_str())))
-            });
-            if let Some(why) = flagged {
-                recover!(why, report);
-            }
-            turn_msgs.push(ChatMessage::assistant(parsed.reply.trim().to_string()));
-            hops.push(report);
-            reply = Some(said);
-            reply_streamed = spoke && held.is_none();
-            break;
-        }
-
-        // The turn's first calls run only when they are about what was said (a retry
-        // asked without the history: about the request itself); a tool the caller named is
-        // the caller's choice.
-        if guard.is_some() && ask.force_tool.is_none() {
-            let about = if recovery == Recovery::Fresh {
-                &ask.text
-            } else {
-                &context
-            };
-            if !parsed
-                .calls
-                .iter()
-                .all(|c| check.grounded(&c.name, &c.arguments, about))
-            {
-                recover!(Unfounded::Unasked, report);
-            }
-        }
-
-        // The same call(s) again: nudge once, then stop.
-        let keys: Vec<String> = parsed.calls.iter().map(call_key).collect();
-        if keys.iter().all(|k| seen_calls.contains(k)) {
-            let hint = answer_hint("That call was already made; do not call it again.");
-            let done = nudge(&mut report, "repeated an identical call", Some(hint));
-            hops.push(report);
-            settle!(done);
-        }
-        seen_calls.extend(keys);
-        ran_tools.extend(parsed.calls.iter().map(|c| c.name.clone()));
-
-        if cancel.load(Ordering::SeqCst) {
-            cancelled = true;
-            hops.push(report);
-            break;
-        }
-        let outcomes = run_calls(shared, &parsed.calls, &mut timings, t0).await?;
-        report.calls = outcomes.iter().map(CallReport::from).collect();
-        hops.push(report);
-
-        // Round trip: the template's tool role with ids when it has one and the call was
-        // native markup; otherwise the synthetic user message.
-        let structured = shared.cfg.preset.tool_role && shared.caps.tool_role && parsed.native;
-        if structured {
-            turn_msgs.push(ChatMessage::assistant_calls(
-                parsed.reply.trim().to_string(),
-                parsed
-                    .calls
-                    .iter()
-                    .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())),
-            ));
-            for o in &outcomes {
-                turn_msgs.push(ChatMessage::tool(
-                    o.id.clone(),
-                    o.name.clone(),
-                    o.result.clone(),
-                ));
-            }
-        } else {
-            turn_msgs.push(ChatMessage::assistant(raw.trim().to_string()));
-            turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
-        }
-
-        // Spoken confirmations: every call succeeded and has one → no second hop.
-        if let Some(said) = confirmations(&registry, &parsed.calls, &outcomes) {
-            let text = speakable(&said.join(" "));
-            // spoken now: a follow-up hop may still run
-            if let Some(tx) = &ask.speak {
-                send_sentences(tx, &text);
-            }
-            confirmed.push(text);
-            let asked = clauses(&ask.text);
-            if asked > seen_calls.len() && hop + 1 < shared.cfg.max_hops && preset.grammar.is_some()
-            {
-                tracing::info!(
-                    clauses = asked,
-                    calls = seen_calls.len(),
-                    "the request asked for more: a follow-up hop"
-                );
-                // the rest of the request, as the user's next words: a small model
-                // answers the last message
-                let rest = request_parts(&ask.text)[seen_calls.len()..].join(". ");
-                turn_msgs.push(ChatMessage::user(format!("{rest}.")));
-                follow_up = true;
-                last_outcomes = outcomes;
-                continue;
-            }
-            reply = Some(String::new());
-            reply_streamed = true;
-            break;
-        }
-        last_outcomes = outcomes;
-    }
-    if !confirmed.is_empty() && !cancelled {
-        turn_msgs.push(ChatMessage::assistant(confirmed.join(" ")));
-    }
-
-    let reply = if cancelled {
-        String::new()
-    } else {
-        reply.unwrap_or_else(|| {
-            tracing::warn!(hops = hops.len(), "hop limit reached");
-            APOLOGY.to_string()
-        })
-    };
-    if let (Some(tx), false, false) = (&ask.speak, cancelled, reply_streamed) {
-        // Words that did not come from the model's stream: words from the results, an
-        // apology.
-        send_sentences(tx, &reply);
-    }
-    // the confirmations spoken along the way come first
-    let reply = match (cancelled, confirmed.is_empty(), reply.is_empty()) {
-        (false, false, true) => confirmed.join(" "),
-        (false, false, false) => format!("{} {reply}", confirmed.join(" ")),
-        _ => reply,
-    };
-    if !cancelled && !gave_up {
-        let calls: Vec<CallReport> = hops.iter().flat_map(|h| h.calls.iter().cloned()).collect();
-        let session = Session { history, before };
-        remember_turn(shared, &ask.session, session, turn_msgs, &calls, &reply);
-    }
-    if let Some(why) = unfounded {
-        let count = shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
-        tracing::warn!(
-            why = why.label(),
-            gave_up,
-            count,
-            "a reply in words was not founded on a call"
-        );
-    }
-    timings.total = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Turn {
-        path: Handled::Llm,
-        reply,
-        hops,
-        timings_ms: timings,
-        cancelled,
-        unfounded: unfounded.map(|u| u.label().to_string()),
-    })
 }

@@ -1,0 +1,119 @@
+//! One hop's generation: the engine's output streamed into the parser chain (rule 1: the
+//! parser sees the raw output), settled reply text sent on sentence by sentence, each
+//! sentence checked first while no call has run in the turn.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::hooks::echo_sentence;
+use super::{AgentError, ReplyCheck, Shared, Unfounded};
+use crate::llm::{EngineError, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
+use crate::speech::{SentenceSplitter, Speakable};
+use crate::toolcall::{ParseOutput, StreamEvent, ToolSet};
+use crate::tools::ToolOutcome;
+
+/// What one hop generated.
+pub(super) struct Generated {
+    /// The model's raw output.
+    pub(super) raw: String,
+    pub(super) parsed: ParseOutput,
+    pub(super) stats: GenStats,
+    /// Whether any of it was sent to `speak`.
+    pub(super) spoke: bool,
+    /// The first sentence the guard held back, and why (it and all after it were not
+    /// spoken).
+    pub(super) held: Option<Unfounded>,
+}
+
+/// What a hop's streamed sentences are checked against while no call has run in the turn.
+pub(super) struct Guard<'a> {
+    pub(super) check: &'a ReplyCheck,
+    pub(super) request: &'a str,
+    pub(super) earlier: &'a [(String, String)],
+}
+
+impl Guard<'_> {
+    pub(super) fn check(&self, sentence: &str) -> Option<Unfounded> {
+        self.check.check(sentence, self.request, self.earlier)
+    }
+}
+
+/// Generate one hop, streaming the output through the parser; settled reply text goes out
+/// sentence by sentence on `speak`, unless it echoes a tool payload or `guard` flags it
+/// (then it and everything after it are held back).
+pub(super) async fn generate(
+    shared: &Shared,
+    prompt: String,
+    grammar: Option<Arc<str>>,
+    tools: &ToolSet,
+    speak: Option<&mpsc::UnboundedSender<Speakable>>,
+    outcomes: &[ToolOutcome],
+    guard: Option<&Guard<'_>>,
+) -> Result<Generated, AgentError> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    shared
+        .engine
+        .cast(EngineMsg::Generate(GenRequest {
+            prompt,
+            grammar,
+            max_tokens: shared.cfg.max_tokens,
+            stop: shared.cfg.preset.stop.clone(),
+            events: tx,
+        }))
+        .map_err(|_| AgentError::Actor("engine"))?;
+    let mut stream = shared.parser.stream(tools);
+    let mut raw = String::new();
+    let mut sentences = SentenceSplitter::new();
+    let mut spoke = false;
+    let mut held: Option<Unfounded> = None;
+    let say_one = |s: Speakable, spoke: &mut bool, held: &mut Option<Unfounded>| {
+        let Some(tx) = speak else { return };
+        if held.is_some() || echo_sentence(s.as_str(), outcomes) {
+            return;
+        }
+        match guard.and_then(|g| g.check(s.as_str())) {
+            Some(why) => {
+                tracing::warn!(sentence = %s.as_str(), why = why.label(), "sentence held back");
+                *held = Some(why);
+            }
+            None => *spoke |= tx.send(s).is_ok(),
+        }
+    };
+    let stats = loop {
+        match rx.recv().await {
+            Some(GenEvent::Text(t)) => {
+                raw.push_str(&t);
+                for e in stream.push(&t) {
+                    if let StreamEvent::Text(t) = e {
+                        for s in sentences.push(&t) {
+                            say_one(s, &mut spoke, &mut held);
+                        }
+                    }
+                }
+            }
+            Some(GenEvent::Done(r)) => break r?,
+            None => return Err(AgentError::Engine(EngineError::Gone)),
+        }
+    };
+    let (events, parsed) = stream.finish();
+    if stats.stop != Some(StopReason::Cancelled) {
+        for e in events {
+            if let StreamEvent::Text(t) = e {
+                for s in sentences.push(&t) {
+                    say_one(s, &mut spoke, &mut held);
+                }
+            }
+        }
+        if let Some(last) = sentences.finish() {
+            say_one(last, &mut spoke, &mut held);
+        }
+    }
+    Ok(Generated {
+        raw,
+        parsed,
+        stats,
+        spoke,
+        held,
+    })
+}

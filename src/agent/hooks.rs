@@ -1,0 +1,828 @@
+//! The small-model hooks (rule 9, and the recovery from unfounded replies): what the hop
+//! loop does when a small model goes wrong. Each hook is a named function that takes what
+//! it needs and returns a decision ([`Hook`], or a plain value); the hop loop (`turn.rs`)
+//! applies it and the hop's report names it in its `hook`.
+//!
+//! - the next hop's tool choice, with the overrides the hooks ask for: [`NextHop::take`]
+//!   (a recovery retry, a re-asked tool, a follow-up held to a call, "force reply" after a
+//!   nudge);
+//! - recovery from a flagged hop: [`Recovery::advance`] (fresh, then forced, then give up);
+//! - a nudge to answer, then a stop with words from the results: [`nudge`], its hint
+//!   [`answer_hint`], and the reply built from results [`reply_from_results`];
+//! - invalid arguments for a known tool: [`invalid_arguments`] (re-ask once);
+//! - an echoed tool payload: [`is_echo`], [`echo_sentence`], [`echoed`];
+//! - nothing speakable: [`no_answer`]; words no call founded: [`unfounded`];
+//! - the turn's first calls about what was said: [`grounding`], [`ungrounded`];
+//! - the same call again: [`repeated_call`];
+//! - the rest of a multi-part request: [`follow_up`], [`follow_up_done`] ([`clauses`],
+//!   [`request_parts`]).
+
+use serde_json::Value;
+
+use super::check::refers_back;
+use super::generate::Guard;
+use super::reply::{sentences_of, speakable};
+use super::{ReplyCheck, Unfounded, APOLOGY, NOTHING_DONE};
+use crate::llm::{ChatMessage, ToolChoice};
+use crate::preset::Preset;
+use crate::toolcall::{Rejected, ToolCall};
+use crate::tools::{ToolOutcome, ToolStatus};
+
+/// What a hook decided for a hop; the hop loop applies it (`TurnState::apply`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Hook {
+    /// The hop was flagged for this: recover ([`Recovery::advance`]).
+    Recover(Unfounded),
+    /// Nudge the model to answer (the second time: stop, see [`nudge`]). `what` names what
+    /// was caught; `hint` is the message the model is given (none: the hop is generated
+    /// again from the same messages, held to words).
+    Nudge { what: String, hint: Option<String> },
+    /// Ask again for a call to `tool`, once, with `message` (held to that tool's grammar
+    /// when the preset has one).
+    ReAsk { tool: String, message: String },
+    /// End the turn with [`APOLOGY`].
+    Apologize { hook: String },
+    /// End the turn: the confirmations already spoken are the answer.
+    Done { hook: String },
+}
+
+/// What the hooks asked of the next hop: one-shot overrides of the preset's tool choice.
+#[derive(Debug, Clone, Default)]
+pub(super) struct NextHop {
+    /// A recovery retry's choice ([`Step::Retry`]).
+    pub(super) retry: Option<ToolChoice>,
+    /// A tool the hop must call: the caller's `force_tool`, or a re-asked tool's.
+    pub(super) tool: Option<String>,
+    /// A follow-up for the rest of a multi-part request: held to a tool call.
+    pub(super) follow_up: bool,
+    /// After a nudge: held to words ("force reply").
+    pub(super) reply: bool,
+}
+
+impl NextHop {
+    /// The tool choice of hop `hop`, and whether it is a follow-up. The first override that
+    /// is set wins and is used up (a retry, a named tool, a follow-up, force reply; those
+    /// after it wait for a later hop, the follow-up flag excepted); then words after tool
+    /// results when the preset asks for them (`have_results`), else the preset's policy.
+    pub(super) fn take(
+        &mut self,
+        preset: &Preset,
+        hop: usize,
+        have_results: bool,
+    ) -> (ToolChoice, bool) {
+        let follow_up = std::mem::take(&mut self.follow_up);
+        let choice = if let Some(c) = self.retry.take() {
+            c
+        } else if let Some(name) = self.tool.take() {
+            ToolChoice::Named(name)
+        } else if follow_up {
+            ToolChoice::Required
+        } else if std::mem::take(&mut self.reply) || (preset.reply_after_tools && have_results) {
+            ToolChoice::Reply
+        } else {
+            ToolChoice::for_hop(preset.tool_choice_policy, hop, None)
+        };
+        (choice, follow_up)
+    }
+}
+
+/// How far a turn has gone to recover from a hop the checks flagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Recovery {
+    /// Nothing flagged yet.
+    None,
+    /// Asked again without the history (a small model copies what it sees there): free to
+    /// answer or call, or held to words when the model had nothing to say.
+    Fresh,
+    /// Asked again with the history, held to a tool call.
+    Forced,
+}
+
+/// What a flagged hop leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Step {
+    /// Ask again, under this choice.
+    Retry(ToolChoice),
+    /// Stop, saying this (the turn is not kept in the history).
+    GiveUp(&'static str),
+}
+
+impl Recovery {
+    /// The next step after a hop flagged for `why`, and the hop's `hook` that says which.
+    pub(super) fn advance(&mut self, why: Unfounded, has_grammar: bool) -> (Step, String) {
+        let label = why.label();
+        match *self {
+            Recovery::None => {
+                *self = Recovery::Fresh;
+                let choice = match why {
+                    Unfounded::NoAnswer => ToolChoice::Reply,
+                    _ => ToolChoice::Auto,
+                };
+                (
+                    Step::Retry(choice),
+                    format!("{label}: asked again without the history"),
+                )
+            }
+            Recovery::Fresh if has_grammar => {
+                *self = Recovery::Forced;
+                (
+                    Step::Retry(ToolChoice::Required),
+                    format!("{label}: asked again for a tool call"),
+                )
+            }
+            _ => {
+                let words = match why {
+                    Unfounded::Claim | Unfounded::Unasked => NOTHING_DONE,
+                    Unfounded::ToolTalk | Unfounded::Repeat | Unfounded::NoAnswer => APOLOGY,
+                };
+                (Step::GiveUp(words), format!("{label}: nothing was done"))
+            }
+        }
+    }
+}
+
+/// What a nudge leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Nudged {
+    /// The first time: the next hop is held to words (with the hint, if any).
+    Answer { hook: String },
+    /// The second time: stop, saying `words`.
+    Stop { hook: String, words: String },
+}
+
+/// A hook that wants the model to answer now: the first time (`nudged` false), a hint and
+/// a reply-only hop; the second time, stop with words built from the results (or an
+/// apology when there are none).
+pub(super) fn nudge(nudged: bool, what: &str, outcomes: &[ToolOutcome]) -> Nudged {
+    if !nudged {
+        Nudged::Answer {
+            hook: format!("{what}: nudged to answer"),
+        }
+    } else {
+        Nudged::Stop {
+            hook: format!("{what} again: stopped"),
+            words: if outcomes.is_empty() {
+                APOLOGY.to_string()
+            } else {
+                reply_from_results(outcomes)
+            },
+        }
+    }
+}
+
+/// The hint a nudge gives: `lead`, the results so far, and the request to answer in words.
+pub(super) fn answer_hint(lead: &str, outcomes: &[ToolOutcome]) -> String {
+    let results: Vec<String> = outcomes
+        .iter()
+        .map(|o| format!("{} -> {}", o.name, o.result))
+        .collect();
+    if results.is_empty() {
+        format!("(system: {lead} Answer the previous request in one short plain sentence.)")
+    } else {
+        format!(
+            "(system: {lead} The tool results are: {}. Answer the previous request in one short plain sentence, without calling a tool.)",
+            results.join("; ")
+        )
+    }
+}
+
+/// A known tool called with arguments that failed validation, or with malformed markup
+/// (empty or schema-echo arguments are the usual small-model cases): re-ask once; when the
+/// tool has already run in the turn, nudge to answer from its results; else stop.
+/// `known` says whether a tool is in the tool set; `ran` lists the tools the turn ran.
+pub(super) fn invalid_arguments(
+    rejected: &[Rejected],
+    known: impl Fn(&str) -> bool,
+    reasked: bool,
+    ran: &[String],
+    outcomes: &[ToolOutcome],
+) -> Option<Hook> {
+    let name = rejected.iter().find_map(|r| {
+        r.name
+            .as_ref()
+            .filter(|n| {
+                known(n) && !r.reason.contains("reasoning") && !r.reason.contains("conflicting")
+            })
+            .cloned()
+    })?;
+    let has_run = ran.contains(&name);
+    Some(if !reasked && !has_run {
+        Hook::ReAsk {
+            message: format!(
+                "(system: the call to {name} had invalid arguments. Call {name} again with real values for its parameters.)"
+            ),
+            tool: name,
+        }
+    } else if has_run {
+        Hook::Nudge {
+            what: format!("called {name} again with invalid arguments"),
+            hint: Some(answer_hint(&format!("{name} has already run."), outcomes)),
+        }
+    } else {
+        Hook::Apologize {
+            hook: format!("invalid arguments for {name} again: stopped"),
+        }
+    })
+}
+
+/// True when a reply only repeats a tool payload (JSON, a `<tool_response>`, or a result
+/// verbatim) instead of answering: such text is never spoken.
+pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
+    let t = raw.trim();
+    if t.contains("<tool_response>") || t.contains("tool results —") {
+        return true;
+    }
+    let json_like =
+        (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok();
+    let fenced_json = t.starts_with("```") && reply.trim().is_empty();
+    json_like
+        || fenced_json
+        || (!outcomes.is_empty() && reply.trim().is_empty())
+        || outcomes
+            .iter()
+            .any(|o| o.result.len() > 12 && t.trim_matches('"') == o.result.trim())
+}
+
+/// A streamed sentence that only parrots the loop's own messages or a tool result: it is
+/// held back (the hooks decide what to say instead).
+pub(super) fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
+    let t = sentence.trim();
+    t.contains("(system:")
+        || t.contains("tool results —")
+        || outcomes.iter().any(|o| {
+            o.result.len() > 12
+                && t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
+                    == o.result.trim()
+        })
+}
+
+/// A hop after the first whose words only echo a tool payload ([`is_echo`]): nudge.
+pub(super) fn echoed(hop: usize, raw: &str, said: &str, outcomes: &[ToolOutcome]) -> Option<Hook> {
+    (hop > 0 && is_echo(raw, said, outcomes)).then(|| Hook::Nudge {
+        what: "echoed the tool payload".to_string(),
+        hint: Some(answer_hint("Do not repeat the tool output.", outcomes)),
+    })
+}
+
+/// Nothing to say: JSON only, or a call to a tool that does not exist (a small model's way
+/// to tell a joke is `{"name": "Joke", …}`). Before any call (`checking`): recover, asked
+/// again without the history, held to words. After calls: asked again with the results,
+/// held to words; a hint would only be parroted back.
+pub(super) fn no_answer(said: &str, checking: bool) -> Option<Hook> {
+    if !said.is_empty() {
+        None
+    } else if checking {
+        Some(Hook::Recover(Unfounded::NoAnswer))
+    } else {
+        Some(Hook::Nudge {
+            what: "nothing speakable".to_string(),
+            hint: None,
+        })
+    }
+}
+
+/// Words with no call behind them, checked before they count as the answer: the sentence
+/// the stream held back (`held`), else the first of `said` the guard flags. No guard (a
+/// call has run): nothing to check.
+pub(super) fn unfounded(
+    guard: Option<&Guard<'_>>,
+    held: Option<Unfounded>,
+    said: &str,
+) -> Option<Hook> {
+    guard
+        .and_then(|g| held.or_else(|| sentences_of(said).iter().find_map(|s| g.check(s.as_str()))))
+        .map(Hook::Recover)
+}
+
+/// A reply built from results when the model only echoed them: plain words, no JSON.
+pub(super) fn reply_from_results(outcomes: &[ToolOutcome]) -> String {
+    let ok: Vec<&ToolOutcome> = outcomes
+        .iter()
+        .filter(|o| o.status != ToolStatus::Error)
+        .collect();
+    if ok.is_empty() {
+        return APOLOGY.to_string();
+    }
+    let said: Vec<String> = ok
+        .iter()
+        .map(|o| result_words(&o.result))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if said.is_empty() {
+        return "Done.".to_string();
+    }
+    let text = format!("{}.", said.join(", ").trim_end_matches('.'));
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// A tool result as words: a JSON object's scalar fields as `key: value`, else the
+/// sanitised text.
+fn result_words(result: &str) -> String {
+    let words = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
+        _ => None,
+    };
+    match serde_json::from_str::<Value>(result.trim()) {
+        Ok(Value::Object(m)) => m
+            .iter()
+            .filter_map(|(k, v)| words(v).map(|w| format!("{}: {w}", k.replace('_', " "))))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Ok(Value::Array(a)) => a.iter().filter_map(words).collect::<Vec<_>>().join(", "),
+        Ok(v) => words(&v).unwrap_or_default(),
+        Err(_) => speakable(result),
+    }
+}
+
+/// What a first call of the turn must be about: the request, or, when the request points
+/// back ([`refers_back`]: "turn it off", "and the bedroom too"), the request and the turn
+/// before it.
+pub(super) fn grounding(request: &str, history: &[ChatMessage]) -> String {
+    if refers_back(request) {
+        format!("{request} {}", last_turn_text(history))
+    } else {
+        request.to_string()
+    }
+}
+
+/// The last turn of a history, as text: its request and what the assistant wrote (calls
+/// included). A follow-up ("and the bedroom too") is about what it names.
+fn last_turn_text(history: &[ChatMessage]) -> String {
+    let start = history
+        .iter()
+        .rposition(|m| m.role == "user" && !m.content.starts_with("(system:"))
+        .unwrap_or(history.len());
+    history[start..]
+        .iter()
+        .flat_map(|m| {
+            std::iter::once(m.content.as_str())
+                .chain(m.tool_calls.iter().map(|c| c.function.name.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The turn's first calls run only when they are about `about` ([`grounding`]; a retry
+/// asked without the history: the request itself): when `applies` (no call has run, and
+/// the caller named no tool) and a call is not, recover.
+pub(super) fn ungrounded(
+    applies: bool,
+    check: &ReplyCheck,
+    calls: &[ToolCall],
+    about: &str,
+) -> Option<Hook> {
+    let grounded = |c: &ToolCall| check.grounded(&c.name, &c.arguments, about);
+    (applies && !calls.iter().all(grounded)).then_some(Hook::Recover(Unfounded::Unasked))
+}
+
+/// A call's identity for spotting repeats: its name and arguments.
+pub(super) fn call_key(c: &ToolCall) -> String {
+    format!("{}{}", c.name, c.arguments)
+}
+
+/// The same call(s) as before in the turn (`seen`: their [`call_key`]s): nudge once, then
+/// stop.
+pub(super) fn repeated_call(
+    calls: &[ToolCall],
+    seen: &[String],
+    outcomes: &[ToolOutcome],
+) -> Option<Hook> {
+    calls
+        .iter()
+        .all(|c| seen.contains(&call_key(c)))
+        .then(|| Hook::Nudge {
+            what: "repeated an identical call".to_string(),
+            hint: Some(answer_hint(
+                "That call was already made; do not call it again.",
+                outcomes,
+            )),
+        })
+}
+
+/// After a hop whose calls were all confirmed: when the request asked for more than the
+/// `made` calls ([`clauses`]) and a hop is left (`hop_left`) under a preset with a grammar,
+/// the rest of the request as the user's next words (a small model answers the last
+/// message), for a follow-up hop held to a tool call.
+pub(super) fn follow_up(
+    request: &str,
+    made: usize,
+    hop_left: bool,
+    has_grammar: bool,
+) -> Option<String> {
+    let parts = request_parts(request);
+    (parts.len() > made && hop_left && has_grammar)
+        .then(|| format!("{}.", parts[made..].join(". ")))
+}
+
+/// A follow-up hop (`in_follow_up`) that called nothing, or only calls already made:
+/// nothing more was asked for, the confirmations are the answer.
+pub(super) fn follow_up_done(
+    in_follow_up: bool,
+    calls: &[ToolCall],
+    seen: &[String],
+) -> Option<Hook> {
+    (in_follow_up && calls.iter().all(|c| seen.contains(&call_key(c)))).then(|| Hook::Done {
+        hook: "follow-up called nothing new: done".to_string(),
+    })
+}
+
+/// How many things a request asks for, roughly: the number of [`request_parts`]. A hop
+/// that called fewer tools than this gets a follow-up hop.
+pub fn clauses(text: &str) -> usize {
+    request_parts(text).len()
+}
+
+/// The parts of a request, roughly: its sentences, each cut at "and" or "then" between two
+/// words ("What time is it? Please switch off the lights." → "What time is it", "Please
+/// switch off the lights"; "turn on the kitchen and the bedroom light" → "turn on the
+/// kitchen", "the bedroom light"). Trimmed substrings; parts without a letter or digit are
+/// left out.
+pub fn request_parts(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for sentence in text.split(['.', '?', '!', ';']) {
+        // words with their byte ranges in the sentence
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        let mut start = None;
+        for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
+            let in_word = c.is_alphanumeric() || c == '\'';
+            match (in_word, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    words.push((s, i));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut from = 0;
+        for (n, &(a, b)) in words.iter().enumerate() {
+            let w = &sentence[a..b];
+            let joins = w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("then");
+            if joins && n > 0 && n + 1 < words.len() {
+                parts.push(&sentence[from..a]);
+                from = b;
+            }
+        }
+        parts.push(&sentence[from..]);
+    }
+    parts
+        .into_iter()
+        .map(|p| p.trim_matches(|c: char| c.is_whitespace() || c == ','))
+        .filter(|p| p.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preset::ToolChoicePolicy;
+    use crate::tools::Registry;
+    use serde_json::json;
+
+    fn outcome(name: &str, status: ToolStatus, result: &str) -> ToolOutcome {
+        ToolOutcome {
+            id: format!("{name}_0"),
+            name: name.to_string(),
+            arguments: json!({}),
+            status,
+            result: result.to_string(),
+            elapsed_ms: 0.0,
+        }
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: format!("{name}_0"),
+            name: name.to_string(),
+            arguments,
+        }
+    }
+
+    fn demo() -> ReplyCheck {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
+        ReplyCheck::new(&Registry::load_dir(dir).expect("the demo tools load"))
+    }
+
+    fn preset() -> Preset {
+        Preset::load("qwen2.5-coder").expect("a built-in preset")
+    }
+
+    fn hook_of(n: Nudged) -> String {
+        match n {
+            Nudged::Answer { hook } | Nudged::Stop { hook, .. } => hook,
+        }
+    }
+
+    #[test]
+    fn the_next_hop_takes_the_first_override_and_keeps_the_rest() {
+        let p = preset();
+        let policy = |hop| ToolChoice::for_hop(p.tool_choice_policy, hop, None);
+        let mut next = NextHop::default();
+        assert_eq!(next.take(&p, 1, false), (policy(1), false));
+
+        // a retry comes first; a pending "force reply" waits for the hop after it
+        next.retry = Some(ToolChoice::Required);
+        next.reply = true;
+        assert_eq!(next.take(&p, 1, false), (ToolChoice::Required, false));
+        assert_eq!(next.take(&p, 2, false), (ToolChoice::Reply, false));
+        assert_eq!(next.take(&p, 3, false), (policy(3), false));
+
+        // a named tool, then a follow-up held to a call
+        next.tool = Some("set_light".into());
+        assert_eq!(
+            next.take(&p, 0, false),
+            (ToolChoice::Named("set_light".into()), false)
+        );
+        next.follow_up = true;
+        assert_eq!(next.take(&p, 1, true), (ToolChoice::Required, true));
+        assert!(!next.follow_up);
+
+        // words after results when the preset asks for them
+        let mut words = p.clone();
+        words.reply_after_tools = true;
+        words.tool_choice_policy = ToolChoicePolicy::RequiredAlways;
+        assert_eq!(next.take(&words, 1, true), (ToolChoice::Reply, false));
+        assert_eq!(next.take(&words, 1, false), (ToolChoice::Required, false));
+    }
+
+    #[test]
+    fn recovery_asks_fresh_then_for_a_call_then_gives_up() {
+        let mut r = Recovery::None;
+        let (step, hook) = r.advance(Unfounded::Claim, true);
+        assert_eq!(step, Step::Retry(ToolChoice::Auto));
+        assert_eq!(
+            hook,
+            "claimed an action no call carried out: asked again without the history"
+        );
+        assert_eq!(r, Recovery::Fresh);
+        let (step, hook) = r.advance(Unfounded::Claim, true);
+        assert_eq!(step, Step::Retry(ToolChoice::Required));
+        assert!(hook.ends_with(": asked again for a tool call"));
+        assert_eq!(r, Recovery::Forced);
+        let (step, hook) = r.advance(Unfounded::Unasked, true);
+        assert_eq!(step, Step::GiveUp(NOTHING_DONE));
+        assert!(hook.ends_with(": nothing was done"));
+
+        // nothing to say: held to words; no grammar: no forced call, the apology
+        let mut r = Recovery::None;
+        let (step, _) = r.advance(Unfounded::NoAnswer, false);
+        assert_eq!(step, Step::Retry(ToolChoice::Reply));
+        let (step, _) = r.advance(Unfounded::ToolTalk, false);
+        assert_eq!(step, Step::GiveUp(APOLOGY));
+    }
+
+    #[test]
+    fn a_nudge_answers_once_then_stops_with_words_from_the_results() {
+        assert_eq!(
+            nudge(false, "echoed the tool payload", &[]),
+            Nudged::Answer {
+                hook: "echoed the tool payload: nudged to answer".into()
+            }
+        );
+        assert_eq!(
+            nudge(true, "repeated an identical call", &[]),
+            Nudged::Stop {
+                hook: "repeated an identical call again: stopped".into(),
+                words: APOLOGY.into()
+            }
+        );
+        let results = [outcome("get_time", ToolStatus::Ok, "14:05")];
+        let stop = nudge(true, "x", &results);
+        assert_eq!(
+            stop,
+            Nudged::Stop {
+                hook: "x again: stopped".into(),
+                words: "14:05.".into()
+            }
+        );
+        assert_eq!(hook_of(stop), "x again: stopped");
+    }
+
+    #[test]
+    fn an_answer_hint_carries_the_results() {
+        assert_eq!(
+            answer_hint("Do not repeat the tool output.", &[]),
+            "(system: Do not repeat the tool output. Answer the previous request in one short plain sentence.)"
+        );
+        let hint = answer_hint(
+            "Lead.",
+            &[
+                outcome("get_time", ToolStatus::Ok, "14:05"),
+                outcome("get_date", ToolStatus::Ok, "Monday"),
+            ],
+        );
+        assert!(hint.contains("The tool results are: get_time -> 14:05; get_date -> Monday."));
+        assert!(hint.ends_with("without calling a tool.)"));
+    }
+
+    #[test]
+    fn invalid_arguments_for_a_known_tool_are_reasked_once() {
+        let known = |n: &str| n == "set_light";
+        let bad = |name: &str, reason: &str| Rejected {
+            name: Some(name.to_string()),
+            reason: reason.to_string(),
+        };
+        let rejected = [bad("set_light", "schema: missing room")];
+        let Some(Hook::ReAsk { tool, message }) =
+            invalid_arguments(&rejected, known, false, &[], &[])
+        else {
+            panic!("a re-ask");
+        };
+        assert_eq!(tool, "set_light");
+        assert!(message.contains("Call set_light again with real values"));
+        assert_eq!(
+            invalid_arguments(&rejected, known, true, &[], &[]),
+            Some(Hook::Apologize {
+                hook: "invalid arguments for set_light again: stopped".into()
+            })
+        );
+        let ran = ["set_light".to_string()];
+        let Some(Hook::Nudge { what, hint }) =
+            invalid_arguments(&rejected, known, false, &ran, &[])
+        else {
+            panic!("a nudge");
+        };
+        assert_eq!(what, "called set_light again with invalid arguments");
+        assert!(hint.is_some_and(|h| h.contains("set_light has already run.")));
+        // unknown tools, calls inside reasoning and conflicting formats are not re-asked
+        for r in [
+            bad("tell_joke", "unknown tool"),
+            bad("set_light", "inside reasoning"),
+            bad("set_light", "conflicting formats"),
+        ] {
+            assert_eq!(invalid_arguments(&[r], known, false, &[], &[]), None);
+        }
+    }
+
+    #[test]
+    fn echoes_of_tool_payloads_are_caught() {
+        let results = [outcome(
+            "get_weather",
+            ToolStatus::Ok,
+            "sunny and 21 degrees",
+        )];
+        assert!(is_echo("{\"temp\": 21}", "", &[]));
+        assert!(is_echo("<tool_response>x</tool_response>", "x", &[]));
+        assert!(is_echo(
+            "\"sunny and 21 degrees\"",
+            "sunny and 21 degrees",
+            &results
+        ));
+        assert!(is_echo("```json\n{}\n```", "", &[]));
+        assert!(!is_echo("It is sunny.", "It is sunny.", &results));
+
+        assert!(echo_sentence("(system: tool results — x)", &[]));
+        assert!(echo_sentence("sunny and 21 degrees.", &results));
+        assert!(!echo_sentence("It is sunny today.", &results));
+
+        assert!(echoed(0, "{\"a\": 1}", "", &[]).is_none(), "not on hop 0");
+        let Some(Hook::Nudge { what, hint }) = echoed(1, "{\"a\": 1}", "", &results) else {
+            panic!("a nudge");
+        };
+        assert_eq!(what, "echoed the tool payload");
+        assert!(hint.is_some_and(|h| h.contains("Do not repeat the tool output.")));
+    }
+
+    #[test]
+    fn nothing_speakable_recovers_before_a_call_and_nudges_after() {
+        assert_eq!(no_answer("Hello.", true), None);
+        assert_eq!(
+            no_answer("", true),
+            Some(Hook::Recover(Unfounded::NoAnswer))
+        );
+        assert_eq!(
+            no_answer("", false),
+            Some(Hook::Nudge {
+                what: "nothing speakable".into(),
+                hint: None
+            })
+        );
+    }
+
+    #[test]
+    fn words_no_call_founded_are_recovered_from() {
+        let check = demo();
+        let guard = Guard {
+            check: &check,
+            request: "Turn on the office light.",
+            earlier: &[],
+        };
+        assert_eq!(
+            unfounded(Some(&guard), None, "Sure. The office light is on."),
+            Some(Hook::Recover(Unfounded::Claim))
+        );
+        assert_eq!(
+            unfounded(Some(&guard), Some(Unfounded::ToolTalk), "Hello."),
+            Some(Hook::Recover(Unfounded::ToolTalk)),
+            "what the stream held back decides"
+        );
+        assert_eq!(unfounded(Some(&guard), None, "It is three o'clock."), None);
+        assert_eq!(unfounded(None, None, "The office light is on."), None);
+    }
+
+    #[test]
+    fn replies_from_results_are_plain_words() {
+        assert_eq!(
+            reply_from_results(&[outcome(
+                "t",
+                ToolStatus::Ok,
+                r#"{"temp_c": 21, "sunny": true}"#
+            )]),
+            "Temp c: 21, sunny: yes."
+        );
+        assert_eq!(
+            reply_from_results(&[outcome("t", ToolStatus::Ok, "[\"a\", 2]")]),
+            "A, 2."
+        );
+        assert_eq!(
+            reply_from_results(&[outcome("t", ToolStatus::Empty, "")]),
+            "Done."
+        );
+        assert_eq!(
+            reply_from_results(&[outcome("t", ToolStatus::Error, "boom")]),
+            APOLOGY
+        );
+        assert_eq!(result_words("it is **warm**"), "it is warm");
+    }
+
+    #[test]
+    fn first_calls_are_grounded_on_the_request_or_the_turn_it_points_back_at() {
+        let history = vec![
+            ChatMessage::user("turn on the kitchen light"),
+            ChatMessage::assistant_calls(
+                String::new(),
+                [(
+                    "c0".to_string(),
+                    "set_light".to_string(),
+                    json!({"room": "kitchen", "on": true}),
+                )],
+            ),
+            ChatMessage::user("(system: tool results — ok)"),
+        ];
+        assert_eq!(grounding("good morning", &history), "good morning");
+        let context = grounding("turn it off again", &history);
+        assert!(context.starts_with("turn it off again turn on the kitchen light"));
+        assert!(context.contains("set_light"));
+
+        let check = demo();
+        let kitchen = [call("set_light", json!({"room": "kitchen", "on": false}))];
+        assert_eq!(ungrounded(true, &check, &kitchen, &context), None);
+        assert_eq!(
+            ungrounded(true, &check, &kitchen, "turn it off again"),
+            Some(Hook::Recover(Unfounded::Unasked))
+        );
+        assert_eq!(
+            ungrounded(false, &check, &kitchen, "tell me a joke"),
+            None,
+            "after a call, or a tool the caller named"
+        );
+    }
+
+    #[test]
+    fn the_same_call_again_is_nudged() {
+        let c = call("get_time", json!({}));
+        let seen = vec![call_key(&c)];
+        assert_eq!(repeated_call(std::slice::from_ref(&c), &[], &[]), None);
+        let Some(Hook::Nudge { what, .. }) = repeated_call(std::slice::from_ref(&c), &seen, &[])
+        else {
+            panic!("a nudge");
+        };
+        assert_eq!(what, "repeated an identical call");
+        let other = call("get_date", json!({}));
+        assert_eq!(repeated_call(&[c, other], &seen, &[]), None);
+    }
+
+    #[test]
+    fn the_rest_of_a_multi_part_request_gets_a_follow_up() {
+        let asked = "What time is it? Switch off the kitchen light.";
+        assert_eq!(clauses(asked), 2);
+        assert_eq!(
+            request_parts(asked),
+            ["What time is it", "Switch off the kitchen light"]
+        );
+        assert_eq!(
+            follow_up(asked, 1, true, true).as_deref(),
+            Some("Switch off the kitchen light.")
+        );
+        assert_eq!(follow_up(asked, 2, true, true), None, "all called");
+        assert_eq!(follow_up(asked, 1, false, true), None, "no hop left");
+        assert_eq!(follow_up(asked, 1, true, false), None, "no grammar");
+
+        let c = call("get_time", json!({}));
+        let seen = vec![call_key(&c)];
+        assert_eq!(follow_up_done(false, &[], &seen), None);
+        let done = Some(Hook::Done {
+            hook: "follow-up called nothing new: done".into(),
+        });
+        assert_eq!(follow_up_done(true, &[], &seen), done);
+        assert_eq!(follow_up_done(true, &[c], &seen), done);
+        let new = call("set_light", json!({"room": "kitchen", "on": false}));
+        assert_eq!(follow_up_done(true, &[new], &seen), None);
+    }
+}

@@ -1,0 +1,588 @@
+//! A turn through the model: the hop loop. [`run_turn`] sets the turn up (tools, session,
+//! the intent path first), runs [`hop`] until one ends the turn or `max_hops` runs out,
+//! and ends it ([`TurnState::finish`]: the reply spoken and reported, the turn kept in its
+//! session). One hop chooses the tool choice, renders, generates, parses and validates,
+//! then runs the calls or checks the reply, and decides ([`HopOutcome`]); what a small
+//! model gets wrong is decided by the hooks (`hooks.rs`) and applied here
+//! ([`TurnState::apply`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::generate::{generate, Generated, Guard};
+use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
+use super::intent_turn::intent_turn;
+use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
+use super::{
+    remember_turn, render_fitting, reply_check, run_calls, snapshot, AgentError, Ask, CallReport,
+    Handled, HopReport, ReplyCheck, Session, Shared, Timings, Turn, Unfounded, APOLOGY,
+};
+use crate::intent::Before;
+use crate::llm::{ChatMessage, GrammarError, StopReason, ToolChoice, REPLY_LARK};
+use crate::toolcall::ToolSet;
+use crate::tools::{Registry, ToolOutcome};
+
+/// How one hop ends.
+pub(super) enum HopOutcome {
+    /// Go on to the next hop (calls ran and their results go back, or a hook asked again).
+    Continue,
+    /// The turn is answered: the reply is kept in the session's history.
+    Reply(Reply),
+    /// The turn ends without an answer to keep: cancelled (nothing is said), or given up
+    /// after a flagged hop (the words are said, but the turn is not kept, so one bad turn
+    /// cannot teach the next).
+    Stop(Stop),
+}
+
+/// A turn's answer.
+pub(super) enum Reply {
+    /// The model's own words; `streamed`: already sent to `speak` sentence by sentence.
+    Model { text: String, streamed: bool },
+    /// Words the loop chose (an apology, words from the results): still to be spoken.
+    Said(String),
+    /// The `say` confirmations already spoken are the whole answer.
+    Confirmed,
+}
+
+/// Why a turn stopped without an answer to keep.
+pub(super) enum Stop {
+    Cancelled,
+    /// Recovery gave up ([`Step::GiveUp`]), saying this.
+    GaveUp(&'static str),
+}
+
+/// What a turn knows that does not change from hop to hop.
+struct TurnCtx<'a> {
+    shared: &'a Shared,
+    ask: &'a Ask,
+    cancel: &'a AtomicBool,
+    t0: Instant,
+    registry: Arc<Registry>,
+    toolset: Arc<ToolSet>,
+    tools_json: Value,
+    fingerprint: String,
+    check: Arc<ReplyCheck>,
+    /// The session's earlier (request, reply) pairs, for the repeat check.
+    earlier: Vec<(String, String)>,
+    /// What a first call of the turn must be about ([`hooks::grounding`]).
+    context: String,
+}
+
+impl TurnCtx<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+
+    fn has_grammar(&self) -> bool {
+        self.shared.cfg.preset.grammar.is_some()
+    }
+
+    /// What the model's words are checked against while no call has run.
+    fn guard(&self) -> Guard<'_> {
+        Guard {
+            check: &self.check,
+            request: &self.ask.text,
+            earlier: &self.earlier,
+        }
+    }
+
+    /// This hop's grammar for `choice` (rule 8: cached by the tools' fingerprint).
+    fn grammar(&self, choice: &ToolChoice) -> Result<Option<Arc<str>>, AgentError> {
+        let preset = &self.shared.cfg.preset;
+        Ok(match (choice, &preset.grammar) {
+            (ToolChoice::Auto, _) => None,
+            (ToolChoice::Reply, _) => Some(Arc::from(REPLY_LARK)),
+            (_, Some(shape)) => {
+                self.shared
+                    .grammars
+                    .get(&self.fingerprint, shape, &self.toolset, choice)?
+            }
+            (_, None) => {
+                return Err(GrammarError::NoShape {
+                    preset: preset.name.clone(),
+                    choice: choice_label(choice),
+                }
+                .into())
+            }
+        })
+    }
+}
+
+/// What a turn changes from hop to hop.
+struct TurnState {
+    /// The session's history (trimmed oldest-first when the prompt would not fit).
+    history: Vec<ChatMessage>,
+    before: Before,
+    /// This turn's messages, the request first.
+    msgs: Vec<ChatMessage>,
+    hops: Vec<HopReport>,
+    timings: Timings,
+    /// What the hooks asked of the next hop.
+    next: NextHop,
+    /// Recovering from a flagged reply: where it stands, and what was caught first.
+    recovery: Recovery,
+    unfounded: Option<Unfounded>,
+    /// The turn's calls so far ([`hooks::call_key`]) and the tools they named.
+    seen_calls: Vec<String>,
+    ran_tools: Vec<String>,
+    /// The re-ask and the nudge are used once per turn.
+    reasked: bool,
+    nudged: bool,
+    /// The latest hop's tool results.
+    last_outcomes: Vec<ToolOutcome>,
+    /// `say` confirmations already sent to `speak`, in order.
+    confirmed: Vec<String>,
+}
+
+/// One turn: the intent path first, then hops until one ends the turn or `max_hops` runs
+/// out (the outcome stays `Continue`: an apology).
+pub(super) async fn run_turn(
+    shared: &Shared,
+    ask: Ask,
+    cancel: &AtomicBool,
+) -> Result<Turn, AgentError> {
+    let t0 = Instant::now();
+    let (registry, toolset) = snapshot(shared).await?;
+    let tools_json = registry.openai_tools();
+    let fingerprint = registry.fingerprint();
+    let session = shared
+        .sessions
+        .lock()
+        .ok()
+        .and_then(|s| s.get(&ask.session).cloned())
+        .unwrap_or_default();
+    if ask.force_tool.is_none() && shared.cfg.intents {
+        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
+            return Ok(turn);
+        }
+    }
+    let ctx = TurnCtx {
+        check: reply_check(shared, &registry, &fingerprint),
+        earlier: earlier_replies(&session.history),
+        context: hooks::grounding(&ask.text, &session.history),
+        shared,
+        ask: &ask,
+        cancel,
+        t0,
+        registry,
+        toolset,
+        tools_json,
+        fingerprint,
+    };
+    let mut st = TurnState::new(&ask, session);
+    let mut outcome = HopOutcome::Continue;
+    for n in 0..shared.cfg.max_hops {
+        outcome = hop(&ctx, &mut st, n).await?;
+        if !matches!(outcome, HopOutcome::Continue) {
+            break;
+        }
+    }
+    Ok(st.finish(&ctx, outcome))
+}
+
+/// One hop: choose the tool choice, render, generate, parse and validate, then check the
+/// reply or run the calls, and decide.
+async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutcome, AgentError> {
+    if ctx.cancelled() {
+        return Ok(HopOutcome::Stop(Stop::Cancelled));
+    }
+    let preset = &ctx.shared.cfg.preset;
+    let (choice, in_follow_up) = st.next.take(preset, n, !st.last_outcomes.is_empty());
+    let grammar = ctx.grammar(&choice)?;
+    let prompt = st.render(ctx).await?;
+    let span = tracing::info_span!("hop", hop = n, choice = %choice_label(&choice));
+    async {
+        // while no call has run in the turn, what the model says in words is checked
+        let guard = st.checking().then(|| ctx.guard());
+        let speak = ctx.ask.speak.as_ref();
+        let g = generate(
+            ctx.shared,
+            prompt,
+            grammar,
+            &ctx.toolset,
+            speak,
+            &st.last_outcomes,
+            guard.as_ref(),
+        )
+        .await?;
+        st.timings.prompt_eval += g.stats.prompt_eval_ms;
+        st.timings.generation += g.stats.generation_ms;
+        let t = &g.parsed.telemetry;
+        tracing::info!(
+            parse_mode = %t.parse_mode,
+            fallback_used = t.fallback_used,
+            candidate_count = t.candidate_count,
+            schema_validation = %t.schema_validation,
+            calls = g.parsed.calls.len(),
+            "hop parsed"
+        );
+        let mut report = HopReport {
+            raw: g.raw.clone(),
+            calls: Vec::new(),
+            telemetry: g.parsed.telemetry.clone(),
+            rejected: g.parsed.rejected.clone(),
+            tool_choice: choice_label(&choice),
+            hook: None,
+            stats: g.stats.clone(),
+        };
+        let outcome = if g.stats.stop == Some(StopReason::Cancelled) || ctx.cancelled() {
+            HopOutcome::Stop(Stop::Cancelled)
+        } else if let Some(done) =
+            hooks::follow_up_done(in_follow_up, &g.parsed.calls, &st.seen_calls)
+        {
+            st.apply(ctx, done, &mut report, &g.raw)
+        } else if g.parsed.calls.is_empty() {
+            st.words(ctx, n, &g, guard.as_ref(), &mut report)
+        } else {
+            st.calls(ctx, n, &g, guard.is_some(), &mut report).await?
+        };
+        st.hops.push(report);
+        Ok(outcome)
+    }
+    .instrument(span)
+    .await
+}
+
+impl TurnState {
+    fn new(ask: &Ask, session: Session) -> Self {
+        let Session { history, before } = session;
+        TurnState {
+            history,
+            before,
+            msgs: vec![ChatMessage::user(ask.text.clone())],
+            hops: Vec::new(),
+            timings: Timings::default(),
+            next: NextHop {
+                tool: ask.force_tool.clone(),
+                ..NextHop::default()
+            },
+            recovery: Recovery::None,
+            unfounded: None,
+            seen_calls: Vec::new(),
+            ran_tools: Vec::new(),
+            reasked: false,
+            nudged: false,
+            last_outcomes: Vec::new(),
+            confirmed: Vec::new(),
+        }
+    }
+
+    /// No call has run in the turn: what the model says in words is checked.
+    fn checking(&self) -> bool {
+        self.ran_tools.is_empty() && self.confirmed.is_empty()
+    }
+
+    /// The prompt for the next hop. The first recovery retry is asked without the history
+    /// that misled it; held to a call, the model cannot answer in words, so the last retry
+    /// has the history back (what "it" and "too" refer to).
+    async fn render(&mut self, ctx: &TurnCtx<'_>) -> Result<String, AgentError> {
+        let mut none = Vec::new();
+        let history = if self.recovery == Recovery::Fresh {
+            &mut none
+        } else {
+            &mut self.history
+        };
+        render_fitting(ctx.shared, history, &self.msgs, &ctx.tools_json).await
+    }
+
+    /// A hop that called nothing: the hooks for a model that failed to call or to answer,
+    /// else its words are the answer.
+    fn words(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        n: usize,
+        g: &Generated,
+        guard: Option<&Guard<'_>>,
+        report: &mut HopReport,
+    ) -> HopOutcome {
+        let said = speakable(&g.parsed.reply);
+        let outcomes = &self.last_outcomes;
+        let known = |name: &str| ctx.toolset.contains(name);
+        let hook = hooks::invalid_arguments(
+            &g.parsed.rejected,
+            known,
+            self.reasked,
+            &self.ran_tools,
+            outcomes,
+        )
+        .or_else(|| hooks::echoed(n, &g.raw, &said, outcomes))
+        .or_else(|| hooks::no_answer(&said, guard.is_some()))
+        .or_else(|| hooks::unfounded(guard, g.held, &said));
+        if let Some(hook) = hook {
+            return self.apply(ctx, hook, report, &g.raw);
+        }
+        self.msgs
+            .push(ChatMessage::assistant(g.parsed.reply.trim().to_string()));
+        HopOutcome::Reply(Reply::Model {
+            text: said,
+            streamed: g.spoke && g.held.is_none(),
+        })
+    }
+
+    /// A hop with valid calls: grounded and new, they run (rules 3 and 6/7), and all
+    /// confirmed they are the answer, unless the request asked for more.
+    async fn calls(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        n: usize,
+        g: &Generated,
+        checking: bool,
+        report: &mut HopReport,
+    ) -> Result<HopOutcome, AgentError> {
+        let calls = &g.parsed.calls;
+        // a retry asked without the history must be about the request itself; a tool the
+        // caller named is the caller's choice
+        let about = if self.recovery == Recovery::Fresh {
+            &ctx.ask.text
+        } else {
+            &ctx.context
+        };
+        let applies = checking && ctx.ask.force_tool.is_none();
+        let hook = hooks::ungrounded(applies, &ctx.check, calls, about)
+            .or_else(|| hooks::repeated_call(calls, &self.seen_calls, &self.last_outcomes));
+        if let Some(hook) = hook {
+            return Ok(self.apply(ctx, hook, report, &g.raw));
+        }
+        self.seen_calls.extend(calls.iter().map(hooks::call_key));
+        self.ran_tools.extend(calls.iter().map(|c| c.name.clone()));
+        if ctx.cancelled() {
+            return Ok(HopOutcome::Stop(Stop::Cancelled));
+        }
+        let outcomes = run_calls(ctx.shared, calls, &mut self.timings, ctx.t0).await?;
+        report.calls = outcomes.iter().map(CallReport::from).collect();
+        self.round_trip(ctx, g, &outcomes);
+        // spoken confirmations: every call succeeded and has one → no second hop
+        let Some(said) = confirmations(&ctx.registry, calls, &outcomes) else {
+            self.last_outcomes = outcomes;
+            return Ok(HopOutcome::Continue);
+        };
+        let text = speakable(&said.join(" "));
+        // spoken now: a follow-up hop may still run
+        if let Some(tx) = &ctx.ask.speak {
+            send_sentences(tx, &text);
+        }
+        self.confirmed.push(text);
+        let hop_left = n + 1 < ctx.shared.cfg.max_hops;
+        let made = self.seen_calls.len();
+        match hooks::follow_up(&ctx.ask.text, made, hop_left, ctx.has_grammar()) {
+            Some(rest) => {
+                tracing::info!(
+                    clauses = hooks::clauses(&ctx.ask.text),
+                    calls = made,
+                    "the request asked for more: a follow-up hop"
+                );
+                self.msgs.push(ChatMessage::user(rest));
+                self.next.follow_up = true;
+                self.last_outcomes = outcomes;
+                Ok(HopOutcome::Continue)
+            }
+            None => Ok(HopOutcome::Reply(Reply::Confirmed)),
+        }
+    }
+
+    /// The results go back: the template's tool role with ids when it has one and the call
+    /// was native markup; otherwise the synthetic user message.
+    fn round_trip(&mut self, ctx: &TurnCtx<'_>, g: &Generated, outcomes: &[ToolOutcome]) {
+        let parsed = &g.parsed;
+        let structured =
+            ctx.shared.cfg.preset.tool_role && ctx.shared.caps.tool_role && parsed.native;
+        if structured {
+            self.msgs.push(ChatMessage::assistant_calls(
+                parsed.reply.trim().to_string(),
+                parsed
+                    .calls
+                    .iter()
+                    .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())),
+            ));
+            for o in outcomes {
+                self.msgs.push(ChatMessage::tool(
+                    o.id.clone(),
+                    o.name.clone(),
+                    o.result.clone(),
+                ));
+            }
+        } else {
+            self.msgs
+                .push(ChatMessage::assistant(g.raw.trim().to_string()));
+            self.msgs
+                .push(ChatMessage::user(synthetic_results(outcomes)));
+        }
+    }
+
+    /// Apply a hook's decision to this hop (its `report` names the hook; `raw` is what the
+    /// model wrote).
+    fn apply(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        hook: Hook,
+        report: &mut HopReport,
+        raw: &str,
+    ) -> HopOutcome {
+        match hook {
+            Hook::Recover(why) => self.recover(why, ctx.has_grammar(), report),
+            Hook::Nudge { what, hint } => self.nudge(&what, hint, raw, report),
+            Hook::ReAsk { tool, message } => {
+                self.reasked = true;
+                report.hook = Some(format!("invalid arguments for {tool}: re-asked once"));
+                self.msgs
+                    .push(ChatMessage::assistant(raw.trim().to_string()));
+                self.msgs.push(ChatMessage::user(message));
+                if ctx.has_grammar() {
+                    self.next.tool = Some(tool);
+                }
+                HopOutcome::Continue
+            }
+            Hook::Apologize { hook } => {
+                report.hook = Some(hook);
+                HopOutcome::Reply(Reply::Said(APOLOGY.to_string()))
+            }
+            Hook::Done { hook } => {
+                report.hook = Some(hook);
+                HopOutcome::Reply(Reply::Confirmed)
+            }
+        }
+    }
+
+    /// A flagged hop: ask again (its messages dropped), or give up saying so.
+    fn recover(&mut self, why: Unfounded, has_grammar: bool, report: &mut HopReport) -> HopOutcome {
+        self.unfounded.get_or_insert(why);
+        let (step, hook) = self.recovery.advance(why, has_grammar);
+        report.hook = Some(hook);
+        match step {
+            Step::Retry(choice) => {
+                self.next.retry = Some(choice);
+                self.msgs.truncate(1);
+                HopOutcome::Continue
+            }
+            Step::GiveUp(words) => HopOutcome::Stop(Stop::GaveUp(words)),
+        }
+    }
+
+    /// Nudge the model to answer (with `hint` after its `raw` output, if any), or, nudged
+    /// before, end the turn with words from the results.
+    fn nudge(
+        &mut self,
+        what: &str,
+        hint: Option<String>,
+        raw: &str,
+        report: &mut HopReport,
+    ) -> HopOutcome {
+        match hooks::nudge(self.nudged, what, &self.last_outcomes) {
+            Nudged::Answer { hook } => {
+                self.nudged = true;
+                self.next.reply = true;
+                report.hook = Some(hook);
+                if let Some(hint) = hint {
+                    self.msgs
+                        .push(ChatMessage::assistant(raw.trim().to_string()));
+                    self.msgs.push(ChatMessage::user(hint));
+                }
+                HopOutcome::Continue
+            }
+            Nudged::Stop { hook, words } => {
+                report.hook = Some(hook);
+                HopOutcome::Reply(Reply::Said(words))
+            }
+        }
+    }
+
+    /// End the turn after its last hop's `outcome` (`Continue`: the hops ran out): speak
+    /// what was not spoken yet, keep the turn in its session unless it stopped, report it.
+    fn finish(mut self, ctx: &TurnCtx<'_>, outcome: HopOutcome) -> Turn {
+        let (reply, streamed, cancelled, gave_up) = match outcome {
+            HopOutcome::Continue => {
+                tracing::warn!(hops = self.hops.len(), "hop limit reached");
+                (APOLOGY.to_string(), false, false, false)
+            }
+            HopOutcome::Reply(Reply::Model { text, streamed }) => (text, streamed, false, false),
+            HopOutcome::Reply(Reply::Said(words)) => (words, false, false, false),
+            HopOutcome::Reply(Reply::Confirmed) => (String::new(), true, false, false),
+            HopOutcome::Stop(Stop::Cancelled) => (String::new(), false, true, false),
+            HopOutcome::Stop(Stop::GaveUp(words)) => (words.to_string(), false, false, true),
+        };
+        if !self.confirmed.is_empty() && !cancelled {
+            self.msgs
+                .push(ChatMessage::assistant(self.confirmed.join(" ")));
+        }
+        if let (Some(tx), false, false) = (&ctx.ask.speak, cancelled, streamed) {
+            // Words that did not come from the model's stream: words from the results, an
+            // apology.
+            send_sentences(tx, &reply);
+        }
+        // the confirmations spoken along the way come first
+        let reply = match (cancelled, self.confirmed.is_empty(), reply.is_empty()) {
+            (false, false, true) => self.confirmed.join(" "),
+            (false, false, false) => format!("{} {reply}", self.confirmed.join(" ")),
+            _ => reply,
+        };
+        if !cancelled && !gave_up {
+            let calls: Vec<CallReport> = self
+                .hops
+                .iter()
+                .flat_map(|h| h.calls.iter().cloned())
+                .collect();
+            let session = Session {
+                history: self.history,
+                before: self.before,
+            };
+            remember_turn(
+                ctx.shared,
+                &ctx.ask.session,
+                session,
+                self.msgs,
+                &calls,
+                &reply,
+            );
+        }
+        if let Some(why) = self.unfounded {
+            let count = ctx.shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(
+                why = why.label(),
+                gave_up,
+                count,
+                "a reply in words was not founded on a call"
+            );
+        }
+        self.timings.total = ctx.t0.elapsed().as_secs_f64() * 1e3;
+        Turn {
+            path: Handled::Llm,
+            reply,
+            hops: self.hops,
+            timings_ms: self.timings,
+            cancelled,
+            unfounded: self.unfounded.map(|u| u.label().to_string()),
+        }
+    }
+}
+
+fn choice_label(c: &ToolChoice) -> String {
+    match c {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::Reply => "reply".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Named(n) => format!("tool:{n}"),
+    }
+}
+
+/// The session's earlier (request, reply) pairs: each user request with the words the
+/// assistant last said to it.
+fn earlier_replies(history: &[ChatMessage]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut request: Option<&str> = None;
+    for m in history {
+        match m.role.as_str() {
+            "user" if !m.content.starts_with("(system:") => request = Some(&m.content),
+            "assistant" if m.tool_calls.is_empty() && !m.content.contains("<tool_call>") => {
+                if let Some(r) = request {
+                    pairs.push((r.to_string(), m.content.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    pairs
+}
