@@ -22,7 +22,7 @@
 //! not free up in time), `…ToolFailed` (the tool ran and failed), `…Failed` (the agent
 //! failed). Every message says what was wrong and what to do.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,9 +46,10 @@ pub const PATH: &str = "/io/hearth/Agent";
 /// The interface.
 pub const INTERFACE: &str = "io.hearth.Agent1";
 
-/// `Ask` calls that may wait for a running turn; more are refused with `Busy` at once.
-pub const QUEUE_LIMIT: usize = 8;
-/// How long a queued `Ask` waits for its turn before it is refused with `Busy`.
+/// Requests that may wait for a running turn (the agent's queue, shared with spoken turns);
+/// more are refused with `Busy` at once.
+pub use crate::agent::QUEUE_LIMIT;
+/// How long an `Ask` waits in the agent's queue for its turn before it is refused with `Busy`.
 pub const QUEUE_WAIT: Duration = Duration::from_secs(60);
 
 /// The bus `hearth run` serves on (and `hearth doctor` checks): `flag` (`--bus`), else
@@ -200,8 +201,6 @@ pub async fn serve(
         idle,
         muted: opts.muted,
         preset: opts.preset,
-        turns: Arc::new(tokio::sync::Semaphore::new(1)),
-        waiting: Arc::new(AtomicUsize::new(0)),
         next_call: AtomicU64::new(0),
     };
     let bus = opts.bus.clone();
@@ -273,21 +272,8 @@ struct AgentFace {
     idle: Activity,
     muted: Arc<AtomicBool>,
     preset: String,
-    /// One turn at a time; queued `Ask`s wait for this.
-    turns: Arc<tokio::sync::Semaphore>,
-    /// `Ask`s waiting for a turn.
-    waiting: Arc<AtomicUsize>,
     /// Ids for `CallTool` calls.
     next_call: AtomicU64,
-}
-
-/// Decrements the waiting count when a queued `Ask` stops waiting (however it ends).
-struct Waiting(Arc<AtomicUsize>);
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 #[zbus::interface(name = "io.hearth.Agent1")]
@@ -306,45 +292,18 @@ impl AgentFace {
             ));
         }
         let session = caller(&header);
-        let permit = match self.turns.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                if self.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
-                    self.waiting.fetch_sub(1, Ordering::SeqCst);
-                    return Err(busy(format!(
-                        "a turn is running and {QUEUE_LIMIT} requests are already waiting"
-                    )));
-                }
-                let _waiting = Waiting(self.waiting.clone());
-                match tokio::time::timeout(QUEUE_WAIT, self.turns.clone().acquire_owned()).await {
-                    Ok(Ok(p)) => p,
-                    Ok(Err(_)) => {
-                        return Err(FaceError::Failed("Ask: hearth is shutting down".into()))
-                    }
-                    Err(_) => {
-                        return Err(busy(format!(
-                            "the running turns did not finish within {} s",
-                            QUEUE_WAIT.as_secs()
-                        )))
-                    }
-                }
-            }
-        };
         let span = tracing::info_span!("bus_ask", %session);
         self.set_activity(Activity::Thinking);
-        // a spoken turn may hold the agent: wait for it within the queue's time
-        let make = || Ask::new(session.clone(), text.clone());
-        let out = crate::agent::ask_when_free(&self.agent, make, QUEUE_WAIT)
-            .instrument(span)
-            .await;
+        // the agent's one queue: behind a running turn (spoken or another Ask) this waits
+        // up to QUEUE_WAIT, or is refused at once when the queue is full
+        let ask = Ask::new(session, text).wait_up_to(QUEUE_WAIT);
+        let out = crate::agent::ask(&self.agent, ask).instrument(span).await;
         self.set_activity(self.idle);
-        drop(permit);
         match out {
             Ok(turn) => Ok(turn.reply),
-            Err(AgentError::Busy) => Err(busy(format!(
-                "a spoken turn did not finish within {} s",
-                QUEUE_WAIT.as_secs()
-            ))),
+            Err(e @ (AgentError::Busy | AgentError::QueueFull | AgentError::WaitedTooLong(_))) => {
+                Err(busy(e.to_string()))
+            }
             Err(e) => Err(FaceError::Failed(format!("Ask: {e}"))),
         }
     }

@@ -9,6 +9,11 @@
 //! parser chain, validates what it found, runs the valid calls and feeds the results back,
 //! until the model answers in words or `max_hops` runs out.
 //!
+//! One turn runs at a time, and the agent owns the one queue of requests waiting for it
+//! (spoken, D-Bus, CLI alike): each [`Ask`] carries its deadline ([`Ask::wait_up_to`]), waits
+//! in arrival order up to it, and is refused with `Busy`, `QueueFull` ([`QUEUE_LIMIT`]) or
+//! `WaitedTooLong` otherwise. Neither the bus nor the voice pipeline keeps a queue.
+//!
 //! Where the pieces are: this file, the actor and what it shares with its turns (rendering
 //! to fit the context, running calls, keeping a turn in its session); `turn.rs`, the hop
 //! loop (`run_turn`, `hop`, the turn's state); `hooks.rs`, the small-model hooks and the
@@ -148,6 +153,9 @@ pub struct Ask {
     /// Where to send the reply sentence by sentence, as soon as each is settled (the voice
     /// path speaks the first while the model writes the rest). Only `Speakable` goes here.
     pub speak: Option<mpsc::UnboundedSender<Speakable>>,
+    /// The latest time this request's turn may start. While another turn runs it waits in
+    /// the agent's queue until then ([`Ask::wait_up_to`]); by default it does not wait.
+    pub deadline: Instant,
 }
 
 /// The agent's one message enum.
@@ -160,6 +168,10 @@ pub enum AgentMsg {
     Reset(String),
     /// Answer at once (the watchdog's liveness check).
     Ping(RpcReplyPort<()>),
+    /// The running turn has ended (sent by its task): the next queued request starts.
+    TurnDone,
+    /// A queued request's deadline has come: it is refused if its turn has not started.
+    Expire,
 }
 
 /// A call as the turn reports it.
@@ -233,6 +245,10 @@ pub struct Turn {
 pub enum AgentError {
     #[error("a turn is already running; wait for it or cancel it")]
     Busy,
+    #[error("a turn is running and {QUEUE_LIMIT} requests are already waiting; ask again later")]
+    QueueFull,
+    #[error("the turns before this request did not finish within {} s; ask again later", .0.as_secs())]
+    WaitedTooLong(std::time::Duration),
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -277,12 +293,132 @@ struct Session {
     before: Before,
 }
 
+/// Requests that may wait for a running turn; more are refused at once
+/// ([`AgentError::QueueFull`]).
+pub const QUEUE_LIMIT: usize = 8;
+
 /// The agent actor's state.
 pub struct AgentState {
     shared: Arc<Shared>,
     /// The latest turn: its cancel flag, its done flag (set before the reply is sent, so the
     /// caller's next Ask is never refused), and its task (a panicked turn is finished too).
     running: Option<TurnHandle>,
+    /// The one turn queue: every request that waits for a turn (spoken, D-Bus, CLI), in the
+    /// order it came, each with its deadline.
+    queue: std::collections::VecDeque<Queued>,
+}
+
+/// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
+/// it unwinds from a panic.
+struct TurnEnded(ActorRef<AgentMsg>);
+
+impl Drop for TurnEnded {
+    fn drop(&mut self) {
+        let _ = self.0.cast(AgentMsg::TurnDone);
+    }
+}
+
+/// A request waiting for its turn.
+struct Queued {
+    ask: Ask,
+    reply: RpcReplyPort<Result<Turn, AgentError>>,
+    /// When it was queued (for the error when its deadline passes).
+    since: Instant,
+}
+
+impl AgentState {
+    /// Forget a turn that has ended, refuse queued requests whose deadline has passed (or
+    /// whose caller has gone), and start the next one if no turn runs.
+    fn pump(&mut self, myself: &ActorRef<AgentMsg>) {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|t| t.done.load(Ordering::SeqCst) || t.task.is_finished())
+        {
+            self.running = None;
+        }
+        let now = Instant::now();
+        let (waiting, expired): (Vec<Queued>, Vec<Queued>) = self
+            .queue
+            .drain(..)
+            .filter(|q| !q.reply.is_closed())
+            .partition(|q| q.ask.deadline > now);
+        self.queue = waiting.into();
+        for q in expired {
+            let _ = q
+                .reply
+                .send(Err(AgentError::WaitedTooLong(q.since.elapsed())));
+        }
+        if self.running.is_none() {
+            if let Some(next) = self.queue.pop_front() {
+                self.start(next.ask, next.reply, myself);
+            }
+        }
+    }
+
+    /// Queue `ask` behind the running turn, or refuse it: it may not wait, or the queue is
+    /// full.
+    fn enqueue(
+        &mut self,
+        ask: Ask,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+        myself: &ActorRef<AgentMsg>,
+    ) {
+        let now = Instant::now();
+        if ask.deadline <= now {
+            let _ = reply.send(Err(AgentError::Busy));
+            return;
+        }
+        if self.queue.len() >= QUEUE_LIMIT {
+            let _ = reply.send(Err(AgentError::QueueFull));
+            return;
+        }
+        tracing::info!(
+            waiting = self.queue.len() + 1,
+            "another turn is running; this request waits for it"
+        );
+        myself.send_after(ask.deadline - now, || AgentMsg::Expire);
+        self.queue.push_back(Queued {
+            ask,
+            reply,
+            since: now,
+        });
+    }
+
+    /// Run `ask`'s turn on a task of its own; it reports `TurnDone` when it has ended.
+    fn start(
+        &mut self,
+        ask: Ask,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+        myself: &ActorRef<AgentMsg>,
+    ) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let shared = self.shared.clone();
+        let span = tracing::info_span!("turn", session = %ask.session);
+        let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
+        let task = tokio::spawn(
+            async move {
+                // the queue moves on when this task ends, however it ends (a panic too)
+                let _done = TurnEnded(myself);
+                let out = run_turn(&shared, ask, &flag).await;
+                match &out {
+                    Err(e) => tracing::warn!(error = %e, "turn failed"),
+                    Ok(turn) if !turn.reply.is_empty() => crate::events::publish(
+                        shared.cfg.events.as_ref(),
+                        crate::events::Event::Replied {
+                            text: turn.reply.clone(),
+                        },
+                    ),
+                    Ok(_) => {}
+                }
+                finished.store(true, Ordering::SeqCst);
+                let _ = reply.send(out);
+            }
+            .instrument(span),
+        );
+        self.running = Some(TurnHandle { cancel, done, task });
+    }
 }
 
 struct TurnHandle {
@@ -316,29 +452,6 @@ pub async fn ask(agent: &ActorRef<AgentMsg>, ask: Ask) -> Result<Turn, AgentErro
     ractor::call!(agent, AgentMsg::Ask, ask).map_err(|_| AgentError::Actor("agent"))?
 }
 
-/// Like [`ask`], but while another turn runs (`Busy`: a spoken turn and a D-Bus `Ask` share
-/// the agent) ask again every 100 ms for up to `wait`. `make` builds each attempt's request.
-pub async fn ask_when_free(
-    agent: &ActorRef<AgentMsg>,
-    make: impl Fn() -> Ask,
-    wait: std::time::Duration,
-) -> Result<Turn, AgentError> {
-    let deadline = Instant::now() + wait;
-    let mut waited = false;
-    loop {
-        match ask(agent, make()).await {
-            Err(AgentError::Busy) if Instant::now() < deadline => {
-                if !waited {
-                    tracing::info!("another turn is running; this request waits for it");
-                    waited = true;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-            out => return out,
-        }
-    }
-}
-
 impl Ask {
     /// A request in `session`, with no forced tool.
     pub fn new(session: impl Into<String>, text: impl Into<String>) -> Self {
@@ -347,7 +460,15 @@ impl Ask {
             text: text.into(),
             force_tool: None,
             speak: None,
+            deadline: Instant::now(),
         }
+    }
+
+    /// While another turn runs, wait up to `wait` in the agent's queue for this one to start
+    /// (a spoken request and a D-Bus `Ask` wait for each other).
+    pub fn wait_up_to(mut self, wait: std::time::Duration) -> Self {
+        self.deadline = Instant::now() + wait;
+        self
     }
 }
 
@@ -365,50 +486,26 @@ impl Actor for Agent {
         Ok(AgentState {
             shared: Arc::new(shared),
             running: None,
+            queue: std::collections::VecDeque::new(),
         })
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         msg: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             AgentMsg::Ask(ask, reply) => {
-                let busy = state
-                    .running
-                    .as_ref()
-                    .is_some_and(|t| !t.done.load(Ordering::SeqCst) && !t.task.is_finished());
-                if busy {
-                    let _ = reply.send(Err(AgentError::Busy));
-                    return Ok(());
+                state.pump(&myself);
+                if state.running.is_none() {
+                    state.start(ask, reply, &myself);
+                } else {
+                    state.enqueue(ask, reply, &myself);
                 }
-                let cancel = Arc::new(AtomicBool::new(false));
-                let done = Arc::new(AtomicBool::new(false));
-                let shared = state.shared.clone();
-                let span = tracing::info_span!("turn", session = %ask.session);
-                let (flag, finished) = (cancel.clone(), done.clone());
-                let task = tokio::spawn(
-                    async move {
-                        let out = run_turn(&shared, ask, &flag).await;
-                        match &out {
-                            Err(e) => tracing::warn!(error = %e, "turn failed"),
-                            Ok(turn) if !turn.reply.is_empty() => crate::events::publish(
-                                shared.cfg.events.as_ref(),
-                                crate::events::Event::Replied {
-                                    text: turn.reply.clone(),
-                                },
-                            ),
-                            Ok(_) => {}
-                        }
-                        finished.store(true, Ordering::SeqCst);
-                        let _ = reply.send(out);
-                    }
-                    .instrument(span),
-                );
-                state.running = Some(TurnHandle { cancel, done, task });
             }
+            AgentMsg::TurnDone | AgentMsg::Expire => state.pump(&myself),
             AgentMsg::Cancel => {
                 if let Some(t) = &state.running {
                     t.cancel.store(true, Ordering::SeqCst);

@@ -269,7 +269,7 @@ impl<'a> Conductor<'a> {
 
     /// Ask the agent in this conversation's session (a new one after a quiet spell), with
     /// its settled sentences sent to `speak`. A D-Bus `Ask` may hold the agent: the spoken
-    /// request waits for it rather than being lost.
+    /// request waits in the agent's queue rather than being lost.
     fn ask(
         &mut self,
         text: String,
@@ -281,16 +281,10 @@ impl<'a> Conductor<'a> {
         {
             self.conversation += 1;
         }
-        let session = format!("voice-{}", self.conversation);
+        let mut ask = Ask::new(format!("voice-{}", self.conversation), text).wait_up_to(BUSY_WAIT);
+        ask.speak = Some(speak);
         let agent = self.agent.clone();
-        tokio::spawn(async move {
-            let make = || {
-                let mut ask = Ask::new(session.clone(), text.clone());
-                ask.speak = Some(speak.clone());
-                ask
-            };
-            agent::ask_when_free(&agent, make, BUSY_WAIT).await
-        })
+        tokio::spawn(async move { agent::ask(&agent, ask).await })
     }
 
     /// Stop what is being said and generated: Playback, Tts's queue, the agent's turn (a

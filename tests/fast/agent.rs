@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hearth::agent::{Agent, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, Turn, APOLOGY};
+use hearth::agent::{
+    Agent, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, Turn, APOLOGY, QUEUE_LIMIT,
+};
 use hearth::llm::scripted::{Recorded, Script, ScriptedEngine};
 use hearth::preset::{Preset, ToolChoicePolicy};
 use hearth::tools::{Registry, ToolStatus, ToolsActor};
@@ -650,20 +652,63 @@ async fn a_request_made_while_a_turn_runs_waits_for_it_and_is_answered() {
     let agent = r.agent.clone();
     let first = tokio::spawn(async move { ask(&agent, "first").await });
     tokio::time::sleep(Duration::from_millis(40)).await;
-    let make = || hearth::agent::Ask::new("other", "second");
-    let second = hearth::agent::ask_when_free(&r.agent, make, Duration::from_secs(10))
-        .await
-        .unwrap();
+    let second = Ask::new("other", "second").wait_up_to(Duration::from_secs(10));
+    let second = hearth::agent::ask(&r.agent, second).await.unwrap();
     assert_eq!(second.reply, "Second answer.");
     assert!(first.await.unwrap().unwrap().reply.ends_with("done."));
     // with no time to wait, Busy is still the answer
     let agent = r.agent.clone();
     let third = tokio::spawn(async move { ask(&agent, "third").await });
     tokio::time::sleep(Duration::from_millis(40)).await;
-    let make = || hearth::agent::Ask::new("other", "fourth");
-    let out = hearth::agent::ask_when_free(&r.agent, make, Duration::ZERO).await;
+    let out = ask_in(&r.agent, "other", "fourth").await;
     assert!(matches!(out, Err(AgentError::Busy)), "{out:?}");
     assert!(third.await.unwrap().unwrap().reply.ends_with("done."));
+}
+
+#[tokio::test]
+async fn the_one_queue_answers_in_order_refuses_when_full_and_at_the_deadline() {
+    // one slow turn runs; QUEUE_LIMIT requests wait behind it and are answered in the order
+    // they came; one more is refused at once; one whose deadline passes first is refused then
+    let slow = format!("{}done.", "word ".repeat(200));
+    let answers: Vec<String> = (1..=QUEUE_LIMIT).map(|i| format!("Answer {i}.")).collect();
+    let mut outputs = vec![slow.as_str()];
+    outputs.extend(answers.iter().map(String::as_str));
+    let r = rig(&outputs, "qwen2.5", CHATML, |_, s| {
+        s.chunk_delay = Duration::from_millis(5);
+    })
+    .await;
+    let agent = r.agent.clone();
+    let first = tokio::spawn(async move { ask(&agent, "first").await });
+    tokio::time::sleep(Duration::from_millis(40)).await;
+
+    // a short deadline: refused when it passes, while the first turn still runs
+    let hurried = Ask::new("hurried", "soon please").wait_up_to(Duration::from_millis(50));
+    let hurried = hearth::agent::ask(&r.agent, hurried).await;
+    assert!(
+        matches!(hurried, Err(AgentError::WaitedTooLong(_))),
+        "{hurried:?}"
+    );
+
+    let mut waiting = Vec::new();
+    for i in 1..=QUEUE_LIMIT {
+        let agent = r.agent.clone();
+        let ask =
+            Ask::new(format!("s{i}"), format!("request {i}")).wait_up_to(Duration::from_secs(60));
+        waiting.push(tokio::spawn(async move {
+            hearth::agent::ask(&agent, ask).await
+        }));
+        // queued in this order
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let full = Ask::new("late", "one too many").wait_up_to(Duration::from_secs(60));
+    let full = hearth::agent::ask(&r.agent, full).await;
+    assert!(matches!(full, Err(AgentError::QueueFull)), "{full:?}");
+
+    assert!(first.await.unwrap().unwrap().reply.ends_with("done."));
+    for (i, w) in waiting.into_iter().enumerate() {
+        let turn = w.await.unwrap().unwrap();
+        assert_eq!(turn.reply, format!("Answer {}.", i + 1));
+    }
 }
 
 /// The sentences a turn sent to speech.
