@@ -12,7 +12,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
+use super::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use super::registry::{DetectorRegistry, RegistryError};
 use super::think::{known_tags, Region, ThinkMatcher, ThinkScan, ThinkTags};
 use super::validate::{ToolSet, Verdict};
@@ -252,8 +252,63 @@ impl Parser {
             }
         }
         let m: &str = &masked;
+        let run = self.triggered(m);
+        let ctx = DetectCtx { eof, tools };
+        let scan = inner.think.scan(m, inner.start_in_think, eof);
+        let Detected {
+            mut items,
+            mut rejected,
+            think_holds,
+        } = self.detect(m, &ctx, &run, &scan);
+        let (mut hold, mut fallback_used) = strict_first(&mut items, eof);
+        let settled = if eof {
+            text.len()
+        } else {
+            hold.extend(scan.hold_from);
+            hold.extend(think_holds);
+            self.streaming_holds(text, m, &items, &mut hold);
+            hold.iter().copied().min().unwrap_or(text.len())
+        };
+        let settled = outside_markup(&items, settled);
+        if !eof {
+            items.retain(|it| it.found.span.end <= settled && it.found.kind != FoundKind::Pending);
+        }
 
-        // 1. which detectors run: one pass over every trigger
+        // loose gating: allowlisted names only; conflicting candidates never run
+        let mut removed: Vec<Range<usize>> = Vec::new();
+        if items.iter().any(|it| it.loose) {
+            fallback_used = true;
+            gate_loose(&mut items, tools, &mut rejected, &mut removed);
+        }
+        let v = self.validate(&items, tools, &scan, &mut rejected);
+        removed.extend(spans_of(&items));
+        removed.extend(
+            scan.regions
+                .iter()
+                .filter(|r| r.outer.start < settled)
+                .map(|r| r.outer.clone()),
+        );
+        let reply = build_text(text, 0..settled, &merge(removed), &code);
+        let reasoning = if eof {
+            reasoning_of(text, &scan, &items, &code)
+        } else {
+            None
+        };
+        let telemetry = v.telemetry(tools, fallback_used);
+        Analysis {
+            native: v.native && !v.calls.is_empty(),
+            calls: v.calls,
+            rejected,
+            reply,
+            reasoning,
+            telemetry,
+        }
+    }
+
+    /// Which detectors run: those always on, and those whose trigger occurs (one pass over
+    /// every trigger).
+    fn triggered(&self, m: &str) -> Vec<bool> {
+        let inner = &*self.inner;
         let mut run = vec![false; inner.chain.len()];
         for &i in &inner.always {
             run[i] = true;
@@ -272,137 +327,92 @@ impl Parser {
                 }
             }
         }
+        run
+    }
 
-        // 2. detect: strict formats first; loose ones only if no strict markup is decided
-        //    (they could only lose to it)
-        let ctx = DetectCtx { eof, tools };
-        let scan = inner.think.scan(m, inner.start_in_think, eof);
+    /// Detect: strict formats first; loose ones only if no strict markup is decided (they
+    /// could only lose to it).
+    fn detect(&self, m: &str, ctx: &DetectCtx<'_>, run: &[bool], scan: &ThinkScan) -> Detected {
+        let eof = ctx.eof;
         let mut found: Vec<Item> = Vec::new();
-        self.detect_into(m, &ctx, &run, Strictness::Strict, &mut found);
+        self.detect_into(m, ctx, run, Strictness::Strict, &mut found);
         // Strict founds are few unless the text is hostile; keep a copy only when small, and
         // detect again in the rare case loose formats are needed after many strict founds.
         let kept = (found.len() <= 64).then(|| found.clone());
-        let (mut items, mut rejected, mut think_holds) = settle_items(m, &scan, found, eof);
-        let strict_decided = items
+        let settled = settle_items(m, scan, found, eof);
+        let strict_decided = settled
+            .0
             .iter()
             .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
-        if !strict_decided {
-            let mut all = match kept {
-                Some(k) => k,
-                None => {
-                    let mut again = Vec::new();
-                    self.detect_into(m, &ctx, &run, Strictness::Strict, &mut again);
-                    again
-                }
-            };
+        let (items, rejected, think_holds) = if strict_decided {
+            settled
+        } else {
+            let mut all = kept.unwrap_or_else(|| {
+                let mut again = Vec::new();
+                self.detect_into(m, ctx, run, Strictness::Strict, &mut again);
+                again
+            });
             let before = all.len();
-            self.detect_into(m, &ctx, &run, Strictness::Loose, &mut all);
+            self.detect_into(m, ctx, run, Strictness::Loose, &mut all);
             if all.len() > before {
-                (items, rejected, think_holds) = settle_items(m, &scan, all, eof);
+                settle_items(m, scan, all, eof)
+            } else {
+                settled
             }
+        };
+        Detected {
+            items,
+            rejected,
+            think_holds,
         }
+    }
 
-        // 5. strict formats first; loose ones only as a fallback
-        let strict_complete = items
-            .iter()
-            .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
-        let strict_any = items.iter().any(|it| !it.loose);
-        let mut hold: Vec<usize> = Vec::new();
-        if let Some(h) = scan.hold_from {
-            hold.push(h);
-        }
-        if !eof {
-            hold.extend(think_holds);
-        }
-        let mut fallback_used = false;
-        if strict_any {
-            if !eof && !strict_complete {
-                for it in items.iter().filter(|it| it.loose) {
-                    hold.push(it.found.span.start);
-                }
-            }
-            items.retain(|it| !it.loose);
-        } else if !eof {
-            for it in &items {
+    /// While streaming, anything still open holds back the rest: undecided or malformed
+    /// markup (where it ends may depend on text that has not arrived: a detector looks ahead
+    /// for the next marker), markup reaching the end, a partial special token or marker.
+    fn streaming_holds(&self, text: &str, m: &str, items: &[Item], hold: &mut Vec<usize>) {
+        let end = m.trim_end().len();
+        for it in items {
+            let undecided = matches!(
+                it.found.kind,
+                FoundKind::Pending | FoundKind::Malformed { .. }
+            );
+            if undecided || it.found.span.end >= end {
                 hold.push(it.found.span.start);
             }
-            items.clear();
         }
+        hold.extend(tokens::partial_from(text));
+        hold.extend(self.partial_marker(m));
+    }
 
-        // 6. while streaming: anything still open holds back the rest
-        if !eof {
-            let end = m.trim_end().len();
-            for it in &items {
-                // Malformed markup is held to the end too: where it ends may depend on
-                // text that has not arrived (a detector looks ahead for the next marker).
-                let undecided = matches!(
-                    it.found.kind,
-                    FoundKind::Pending | FoundKind::Malformed { .. }
-                );
-                if undecided || it.found.span.end >= end {
-                    hold.push(it.found.span.start);
-                }
-            }
-            if let Some(p) = tokens::partial_from(text) {
-                hold.push(p);
-            }
-            if let Some(p) = self.partial_marker(m) {
-                hold.push(p);
-            }
-        }
-        let mut settled = if eof {
-            text.len()
-        } else {
-            hold.iter().copied().min().unwrap_or(text.len())
+    /// Validate every candidate against the tools (the only place a call is made); a call
+    /// repeated inside and after reasoning runs once.
+    fn validate(
+        &self,
+        items: &[Item],
+        tools: &ToolSet,
+        scan: &ThinkScan,
+        rejected: &mut Vec<Rejected>,
+    ) -> Validated<'_> {
+        let mut v = Validated {
+            calls: Vec::new(),
+            candidate_count: 0,
+            first_failure: None,
+            modes: Vec::new(),
+            native: true,
         };
-        // never settle in the middle of markup: a found crossing the point holds from its start
-        for it in items.iter().rev() {
-            if it.found.span.start < settled && settled < it.found.span.end {
-                settled = it.found.span.start;
-            }
-        }
-        if !eof {
-            items.retain(|it| it.found.span.end <= settled && it.found.kind != FoundKind::Pending);
-        }
-
-        // 7. loose gating: allowlisted names only; conflicting candidates never run
-        let mut removed: Vec<Range<usize>> = Vec::new();
-        let loose_used = items.iter().any(|it| it.loose);
-        if loose_used {
-            fallback_used = true;
-            gate_loose(&mut items, tools, &mut rejected, &mut removed);
-        }
-
-        // 8. validate
-        let mut calls: Vec<ToolCall> = Vec::new();
         let mut all_keys: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut think_keys: std::collections::HashSet<String> = std::collections::HashSet::new();
-        let mut candidate_count = 0;
-        let mut first_failure: Option<String> = None;
-        let mut modes: Vec<&str> = Vec::new();
-        let mut native = true;
-        for it in &items {
-            removed.push(it.found.span.clone());
-            let det_name = inner.chain[it.det].name();
+        for it in items {
+            let det_name = self.inner.chain[it.det].name();
             match &it.found.kind {
                 FoundKind::Calls(cands) => {
-                    if !modes.contains(&det_name) {
-                        modes.push(det_name);
-                    }
+                    v.saw(det_name);
                     for c in cands {
-                        candidate_count += 1;
-                        let verdict = tools.check(&c.name, &c.arguments);
-                        let reason = match verdict {
-                            Verdict::Valid | Verdict::Unchecked => None,
-                            Verdict::UnknownTool => Some(format!(
-                                "unknown tool {:?}: not in the allowlist ({})",
-                                c.name,
-                                allow_list(tools)
-                            )),
-                            Verdict::Invalid(r) => Some(r),
-                        };
-                        if let Some(reason) = reason {
-                            first_failure.get_or_insert_with(|| format!("{}: {reason}", c.name));
+                        v.candidate_count += 1;
+                        if let Some(reason) = rejection(tools, c) {
+                            v.first_failure
+                                .get_or_insert_with(|| format!("{}: {reason}", c.name));
                             rejected.push(Rejected {
                                 name: Some(c.name.clone()),
                                 reason,
@@ -410,7 +420,6 @@ impl Parser {
                             continue;
                         }
                         if !scan.regions.is_empty() {
-                            // a call repeated inside and after reasoning runs once
                             let key = format!("{}\u{0}{}", c.name, c.arguments);
                             let dup = if it.in_think {
                                 all_keys.contains(&key)
@@ -427,9 +436,9 @@ impl Parser {
                         }
                         let id =
                             c.id.clone()
-                                .unwrap_or_else(|| format!("{}_{}", c.name, calls.len()));
-                        native &= !it.loose;
-                        calls.push(ToolCall {
+                                .unwrap_or_else(|| format!("{}_{}", c.name, v.calls.len()));
+                        v.native &= !it.loose;
+                        v.calls.push(ToolCall {
                             id,
                             name: c.name.clone(),
                             arguments: c.arguments.clone(),
@@ -437,11 +446,9 @@ impl Parser {
                     }
                 }
                 FoundKind::Malformed { name, reason } => {
-                    if !modes.contains(&det_name) {
-                        modes.push(det_name);
-                    }
-                    candidate_count += 1;
-                    first_failure.get_or_insert_with(|| match name {
+                    v.saw(det_name);
+                    v.candidate_count += 1;
+                    v.first_failure.get_or_insert_with(|| match name {
                         Some(n) => format!("{n}: {reason}"),
                         None => reason.clone(),
                     });
@@ -453,59 +460,7 @@ impl Parser {
                 FoundKind::Pending => {}
             }
         }
-
-        // 9. reply and reasoning
-        for r in &scan.regions {
-            if r.outer.start < settled {
-                removed.push(r.outer.clone());
-            }
-        }
-        let removed = merge(removed);
-        let reply = build_text(text, 0..settled, &removed, &code);
-        let reasoning = if eof && !scan.regions.is_empty() {
-            let spans = merge(spans_of(&items));
-            let parts: Vec<String> = scan
-                .regions
-                .iter()
-                .map(|r| build_text(text, r.inner.clone(), &spans, &code))
-                .filter(|s| !s.is_empty())
-                .collect();
-            if parts.is_empty() {
-                None
-            } else {
-                Some(parts.join("\n"))
-            }
-        } else {
-            None
-        };
-
-        let schema_validation = if candidate_count == 0 {
-            "none".to_string()
-        } else if let Some(f) = first_failure {
-            format!("fail: {f}")
-        } else if tools.is_unrestricted() {
-            "unchecked (no tools given)".to_string()
-        } else {
-            "pass".to_string()
-        };
-        let telemetry = Telemetry {
-            parse_mode: if modes.is_empty() {
-                "none".into()
-            } else {
-                modes.join("+")
-            },
-            fallback_used: fallback_used && candidate_count > 0,
-            candidate_count,
-            schema_validation,
-        };
-        Analysis {
-            native: native && !calls.is_empty(),
-            calls,
-            rejected,
-            reply,
-            reasoning,
-            telemetry,
-        }
+        v
     }
 
     /// Run the detectors of one strictness that the trigger scan selected.
@@ -567,6 +522,125 @@ impl Parser {
             }
         }
         best
+    }
+}
+
+/// What detection found, settled against the reasoning blocks.
+struct Detected {
+    items: Vec<Item>,
+    rejected: Vec<Rejected>,
+    /// Where reasoning that may still hide markup begins (held while streaming).
+    think_holds: Vec<usize>,
+}
+
+/// Strict formats first, loose ones only as a fallback: with any strict markup the loose
+/// founds go (while streaming, held back until the strict markup is complete); with none,
+/// loose founds are held back while streaming (a strict one may yet appear). Returns the
+/// holds and whether a fallback is in play.
+fn strict_first(items: &mut Vec<Item>, eof: bool) -> (Vec<usize>, bool) {
+    let strict_complete = items
+        .iter()
+        .any(|it| !it.loose && it.found.kind != FoundKind::Pending);
+    let strict_any = items.iter().any(|it| !it.loose);
+    let mut hold = Vec::new();
+    if strict_any {
+        if !eof && !strict_complete {
+            hold.extend(
+                items
+                    .iter()
+                    .filter(|it| it.loose)
+                    .map(|it| it.found.span.start),
+            );
+        }
+        items.retain(|it| !it.loose);
+    } else if !eof {
+        hold.extend(items.iter().map(|it| it.found.span.start));
+        items.clear();
+    }
+    (hold, false)
+}
+
+/// Never settle in the middle of markup: a found crossing the point holds from its start.
+fn outside_markup(items: &[Item], mut settled: usize) -> usize {
+    for it in items.iter().rev() {
+        if it.found.span.start < settled && settled < it.found.span.end {
+            settled = it.found.span.start;
+        }
+    }
+    settled
+}
+
+/// Why a candidate cannot run, or `None` when it is valid against `tools`.
+fn rejection(tools: &ToolSet, c: &Candidate) -> Option<String> {
+    match tools.check(&c.name, &c.arguments) {
+        Verdict::Valid | Verdict::Unchecked => None,
+        Verdict::UnknownTool => Some(format!(
+            "unknown tool {:?}: not in the allowlist ({})",
+            c.name,
+            allow_list(tools)
+        )),
+        Verdict::Invalid(r) => Some(r),
+    }
+}
+
+/// The reasoning blocks' text, without the markup found inside them.
+fn reasoning_of(
+    text: &str,
+    scan: &ThinkScan,
+    items: &[Item],
+    code: &[Range<usize>],
+) -> Option<String> {
+    if scan.regions.is_empty() {
+        return None;
+    }
+    let spans = merge(spans_of(items));
+    let parts: Vec<String> = scan
+        .regions
+        .iter()
+        .map(|r| build_text(text, r.inner.clone(), &spans, code))
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// The valid calls and what validation saw, for the telemetry.
+struct Validated<'a> {
+    calls: Vec<ToolCall>,
+    candidate_count: usize,
+    first_failure: Option<String>,
+    /// The detectors that found something, in order.
+    modes: Vec<&'a str>,
+    /// Every call came from a strict (native) format.
+    native: bool,
+}
+
+impl<'a> Validated<'a> {
+    fn saw(&mut self, detector: &'a str) {
+        if !self.modes.contains(&detector) {
+            self.modes.push(detector);
+        }
+    }
+
+    fn telemetry(&self, tools: &ToolSet, fallback_used: bool) -> Telemetry {
+        let schema_validation = if self.candidate_count == 0 {
+            "none".to_string()
+        } else if let Some(f) = &self.first_failure {
+            format!("fail: {f}")
+        } else if tools.is_unrestricted() {
+            "unchecked (no tools given)".to_string()
+        } else {
+            "pass".to_string()
+        };
+        Telemetry {
+            parse_mode: if self.modes.is_empty() {
+                "none".into()
+            } else {
+                self.modes.join("+")
+            },
+            fallback_used: fallback_used && self.candidate_count > 0,
+            candidate_count: self.candidate_count,
+            schema_validation,
+        }
     }
 }
 
