@@ -1,0 +1,10 @@
+//! Machinery that more than one detector uses, in modules named for what they do. A
+//! detector module imports from these (and from `crate::scan`, `crate::detector`, …), never
+//! from another detector's module, so each detector module holds only its own format.
+
+pub(crate) mod markers;
+pub(crate) mod memo_find;
+pub(crate) mod tagged_blocks;
+pub(crate) mod xml_call;
+pub(crate) mod xml_function;
+pub(crate) mod xml_invoke;
