@@ -2,8 +2,13 @@
 //! detector module imports from these (and from `crate::scan`, `crate::detector`, …), never
 //! from another detector's module, so each detector module holds only its own format.
 
+pub(crate) mod construct_end;
+pub(crate) mod end_tokens;
+pub(crate) mod json_finder;
+pub(crate) mod json_object;
 pub(crate) mod markers;
 pub(crate) mod memo_find;
+pub(crate) mod py_calls;
 pub(crate) mod tagged_blocks;
 pub(crate) mod xml_call;
 pub(crate) mod xml_function;
