@@ -4,6 +4,7 @@
 
 pub(crate) mod construct_end;
 pub(crate) mod end_tokens;
+pub(crate) mod json_after_marker;
 pub(crate) mod json_finder;
 pub(crate) mod json_object;
 pub(crate) mod markers;
