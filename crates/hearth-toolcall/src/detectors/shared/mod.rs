@@ -3,6 +3,7 @@
 //! from another detector's module, so each detector module holds only its own format.
 
 pub(crate) mod construct_end;
+pub(crate) mod deepseek_tokens;
 pub(crate) mod end_tokens;
 pub(crate) mod json_after_marker;
 pub(crate) mod json_finder;
@@ -11,6 +12,7 @@ pub(crate) mod markers;
 pub(crate) mod memo_find;
 pub(crate) mod py_calls;
 pub(crate) mod tagged_blocks;
+pub(crate) mod token_blocks;
 pub(crate) mod xml_call;
 pub(crate) mod xml_function;
 pub(crate) mod xml_invoke;
