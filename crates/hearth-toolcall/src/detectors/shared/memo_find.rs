@@ -1,10 +1,13 @@
 //! Memoised "next occurrence of a needle" searches for scanners whose queries only move
 //! forward, so that asking again after each construct keeps a whole scan linear:
-//! [`Next`] (plain) and [`NextWhere`] (only occurrences a predicate accepts, such as a
-//! closing tag that is structural by what follows it).
+//! [`Next`] (plain), [`NextWhere`] (only occurrences a predicate accepts, such as a
+//! closing tag that is structural by what follows it) and [`Finder`] (plain, for static
+//! needles).
 //!
 //! Used by `hermes`, `qwen25`, `qwen3_coder`, `glm45`, `minimax_m2`, `claude_xml`,
-//! `generic_xml` and the shared XML and `<tool_call>` helpers.
+//! `generic_xml` and the shared XML and `<tool_call>` helpers; [`Finder`] by `gemma`,
+//! `functiongemma`, `gigachat3`, `jamba` and `nemotron` (through the shared
+//! `call_value` and `tagged_json` helpers).
 
 use crate::scan;
 
@@ -80,5 +83,37 @@ impl<'a, F: Fn(&str, usize) -> bool> NextWhere<'a, F> {
         self.at = r;
         self.valid = true;
         r
+    }
+}
+
+/// Next occurrence of a fixed needle, cached so repeated queries stay linear overall.
+pub(crate) struct Finder<'a> {
+    hay: &'a str,
+    needle: &'static str,
+    /// Last answer: the occurrence found searching from `from`, or `None` if there was none.
+    cached: Option<(usize, Option<usize>)>,
+}
+
+impl<'a> Finder<'a> {
+    pub(crate) fn new(hay: &'a str, needle: &'static str) -> Self {
+        Finder {
+            hay,
+            needle,
+            cached: None,
+        }
+    }
+
+    /// The first occurrence at or after `from`.
+    pub(crate) fn next(&mut self, from: usize) -> Option<usize> {
+        if let Some((searched, found)) = self.cached {
+            match found {
+                Some(p) if p >= from && searched <= from => return Some(p),
+                None if searched <= from => return None,
+                _ => {}
+            }
+        }
+        let found = scan::find_from(self.hay, self.needle, from);
+        self.cached = Some((from, found));
+        found
     }
 }
