@@ -42,7 +42,7 @@
 
 use std::convert::identity;
 
-use super::granite::{
+use super::shared::json_after_marker::{
     absorb_tokens, after_token, bracket_reason, calls_found, is_partial, json_at, name_hint, JsonAt,
 };
 use crate::detector::{DetectCtx, Detector, Found, Strictness};

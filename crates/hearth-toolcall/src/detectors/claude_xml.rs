@@ -22,9 +22,9 @@
 
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::hermes::Next;
-use super::minimax_m2::{InvokeParser, INVOKE_CLOSE, INVOKE_OPEN};
-use super::qwen3_coder::{settle, Step};
+use super::shared::memo_find::Next;
+use super::shared::xml_call::{settle, Step};
+use super::shared::xml_invoke::{InvokeParser, INVOKE_CLOSE, INVOKE_OPEN};
 
 pub struct ClaudeXml;
 

@@ -48,11 +48,11 @@
 
 use serde_json::Value;
 
-use super::granite::{
+use super::shared::json_after_marker::{
     absorb_tokens, after_token, bracket_mismatch, bracket_reason, calls_found, cut_off, is_partial,
-    json_at, name_hint, JsonAt, NextOf,
+    json_at, name_hint, without_pseudo_calls, JsonAt, NextOf,
 };
-use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
+use crate::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
 const START: &str = "<|START_ACTION|>";
@@ -62,19 +62,6 @@ const ACTION: &str = "Action:";
 const FENCE: &str = "```";
 /// Command R's built-in "no tool, answer directly" pseudo-tool.
 const DIRECTLY_ANSWER: &str = "directly_answer";
-
-/// Drop the candidates named `pseudo` (a format's "no tool applies" answer), unless the tool
-/// set on offer really has a tool of that name.
-pub(crate) fn without_pseudo_calls(
-    calls: Vec<Candidate>,
-    pseudo: &str,
-    ctx: &DetectCtx<'_>,
-) -> Vec<Candidate> {
-    if !ctx.tools.is_unrestricted() && ctx.tools.contains(pseudo) {
-        return calls;
-    }
-    calls.into_iter().filter(|c| c.name != pseudo).collect()
-}
 
 pub struct CommandR;
 

@@ -51,7 +51,7 @@
 
 use serde_json::{Map, Value};
 
-use super::deepseek_v3::{describe, Outcome};
+use super::shared::token_blocks::{describe, Outcome};
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
@@ -601,7 +601,7 @@ fn parse_construct(
 mod tests {
     use super::*;
     use crate::detector::FoundKind;
-    use crate::detectors::deepseek_v3::tests::{calls, reason, run};
+    use crate::detectors::shared::token_blocks::tests::{calls, reason, run};
     use crate::validate::ToolSet;
     use serde_json::json;
 

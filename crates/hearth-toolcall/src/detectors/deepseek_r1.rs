@@ -30,13 +30,12 @@
 //!
 //! Broken calls are `Malformed` with the reason, unfinished ones `Pending` while streaming.
 //! Blocks in the V3.1 shape (`NAME<｜tool▁sep｜>{json}`) are left to `deepseek_v31`.
-//! The shared token scanner lives in `deepseek_v3.rs`.
+//! The shared token scanner lives in `shared/deepseek_tokens.rs`.
 //!
 //! Sources: the DeepSeek-R1 / R1-0528 chat templates, llama.cpp `common/chat.cpp`
 //! (`common_chat_parse_deepseek_r1` and its trigger list), vLLM/SGLang DeepSeek-V3 parsers.
 
-use super::deepseek_v3::{detect_deepseek, Dialect};
-use super::deepseek_v31::LAX_TRIGGERS;
+use super::shared::deepseek_tokens::{detect_deepseek, Dialect, LAX_TRIGGERS};
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
 pub struct DeepseekR1;
@@ -66,7 +65,7 @@ impl Detector for DeepseekR1 {
 mod tests {
     use super::*;
     use crate::detector::FoundKind;
-    use crate::detectors::deepseek_v3::tests::{calls, reason, run};
+    use crate::detectors::shared::token_blocks::tests::{calls, reason, run};
     use serde_json::json;
 
     #[test]

@@ -31,7 +31,7 @@
 //! `DeepSeekV31Detector`, llama.cpp `common/chat.cpp` (`common_chat_parse_deepseek_v3_1`).
 //! The shared token scanner lives in `deepseek_v3.rs`.
 
-use super::deepseek_v3::{detect_deepseek, Dialect};
+use super::shared::deepseek_tokens::{detect_deepseek, Dialect, LAX_TRIGGERS};
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
 pub struct DeepseekV31;
@@ -41,9 +41,6 @@ const DIALECT: Dialect = Dialect {
     v3_shape: false,
     v31_shape: true,
 };
-
-/// Every DeepSeek tool token starts with one of these (fullwidth bar, or ASCII bar + `▁`).
-pub(crate) const LAX_TRIGGERS: &[&str] = &["<\u{FF5C}tool", "<|tool\u{2581}"];
 
 impl Detector for DeepseekV31 {
     fn name(&self) -> &str {
@@ -64,7 +61,7 @@ impl Detector for DeepseekV31 {
 mod tests {
     use super::*;
     use crate::detector::FoundKind;
-    use crate::detectors::deepseek_v3::tests::{calls, reason, run};
+    use crate::detectors::shared::token_blocks::tests::{calls, reason, run};
     use serde_json::json;
 
     const TWO: &str = "Checking both.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"location\": \"Lisbon\", \"unit\": \"celsius\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";

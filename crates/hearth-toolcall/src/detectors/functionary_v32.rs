@@ -42,9 +42,9 @@
 
 use serde_json::json;
 
-use super::json::{guess_name, skip_end_tokens, ws, Finder};
-use super::llama31_function::{args_end, ArgsEnd};
-use super::llama32::LLAMA_END_TOKENS;
+use super::shared::end_tokens::{skip_end_tokens, LLAMA_END_TOKENS};
+use super::shared::json_finder::{args_end, ws, ArgsEnd, Finder};
+use super::shared::json_object::guess_name;
 use crate::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::scan::{self, Scan};
 

@@ -27,14 +27,15 @@
 //! - The small model often wraps numbers and booleans in `<escape>` too
 //!   (`count:<escape>42<escape>`). vLLM reads those as JSON; here such a string is typed
 //!   only when the tool's schema declares the parameter non-string
-//!   ([`super::gemma::type_args`]); otherwise it stays a string.
+//!   (`shared::call_value::type_args`); otherwise it stays a string.
 //! - Everything else follows `gemma`: fail closed on unquoted words, trailing commas,
 //!   JSON quotes; a complete body without `<end_function_call>` is accepted only at the end
 //!   of the output; streaming reports an open block as `Pending`.
 
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::gemma::{marked_at, swallow_invented_response, Dialect, Finder, Step};
+use super::shared::call_value::{marked_at, swallow_invented_response, Dialect, Step};
+use super::shared::memo_find::Finder;
 
 pub struct Functiongemma;
 

@@ -26,9 +26,11 @@ use serde_json::{Map, Value};
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan::{self, Scan, MAX_DEPTH};
 
-use super::hermes::{json_reason, prefix_of, preview, Next};
-use super::minimax_m2::{name_attr, Attr};
-use super::qwen3_coder::{settle, Step, MAX_NAME};
+use super::shared::markers::{prefix_of, preview};
+use super::shared::memo_find::Next;
+use super::shared::tagged_blocks::json_reason;
+use super::shared::xml_call::{settle, Step, MAX_NAME};
+use super::shared::xml_invoke::{name_attr, Attr};
 
 pub struct GenericXml;
 

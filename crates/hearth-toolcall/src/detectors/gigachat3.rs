@@ -45,7 +45,7 @@ use serde_json::Value;
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::scan::{self, Scan};
 
-use super::gemma::Finder;
+use super::shared::memo_find::Finder;
 
 pub struct Gigachat3;
 

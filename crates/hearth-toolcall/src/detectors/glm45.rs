@@ -29,8 +29,10 @@ use serde_json::{Map, Value};
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
-use super::hermes::{prefix_of, preview, NextWhere, CLOSE, OPEN};
-use super::qwen3_coder::{detect_blocks, Step, MAX_NAME};
+use super::shared::markers::{prefix_of, preview};
+use super::shared::memo_find::NextWhere;
+use super::shared::tagged_blocks::{CLOSE, OPEN};
+use super::shared::xml_call::{detect_blocks, Step, MAX_NAME};
 
 pub struct Glm45;
 

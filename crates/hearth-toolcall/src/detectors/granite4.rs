@@ -24,7 +24,7 @@ use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::pyliteral;
 use crate::scan::{self, MAX_DEPTH};
 
-use super::hermes::{json_reason, parse_hermes_body, scan_tool_call_blocks, OPEN};
+use super::shared::tagged_blocks::{json_reason, parse_hermes_body, scan_tool_call_blocks, OPEN};
 
 pub struct Granite4;
 

@@ -28,9 +28,9 @@
 //! - a trailing `<|endoftext|>` right after a call belongs to its span;
 //! - a cut-off object is `Pending` while streaming and malformed at end of output.
 
-use super::command_r::without_pseudo_calls;
-use super::granite::{
-    absorb_tokens, bracket_mismatch, calls_found, cut_off, json_at, name_hint, JsonAt,
+use super::shared::json_after_marker::{
+    absorb_tokens, bracket_mismatch, calls_found, cut_off, json_at, name_hint,
+    without_pseudo_calls, JsonAt,
 };
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::scan;

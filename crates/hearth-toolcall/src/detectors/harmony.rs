@@ -45,7 +45,7 @@
 //! `common/chat.cpp` (`common_chat_parse_gpt_oss`: recipient before or after the channel,
 //! optional `<|constrain|>`), vLLM's and SGLang's gpt-oss tool parsers.
 
-use super::deepseek_v3::settle;
+use super::shared::token_blocks::settle;
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
@@ -310,7 +310,7 @@ fn call_message(text: &str, hs: usize, body: usize, recipient: &str, eof: bool) 
 mod tests {
     use super::*;
     use crate::detector::FoundKind;
-    use crate::detectors::deepseek_v3::tests::{calls, reason, run};
+    use crate::detectors::shared::token_blocks::tests::{calls, reason, run};
     use serde_json::json;
 
     const FULL: &str = "<|channel|>analysis<|message|>User wants weather in Tokyo. Use get_weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\":\"Tokyo\"}<|call|>";

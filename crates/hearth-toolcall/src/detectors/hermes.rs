@@ -18,18 +18,14 @@
 //!   whose content is not JSON is left alone at end of output (prose that mentions the tag);
 //! - malformed JSON is `Malformed` with serde's message; nothing is repaired.
 //!
-//! The scanner here is shared with `qwen25` (strict newline-wrapped shape) and `granite4`
-//! (same wrapper, relaxed payload): see [`scan_tool_call_blocks`].
+//! The block scanner is shared with `qwen25` (strict newline-wrapped shape) and `granite4`
+//! (same wrapper, relaxed payload): see `shared::tagged_blocks`.
 
-use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
-use crate::scan::{self, Scan};
+use crate::detector::{DetectCtx, Detector, Found, Strictness};
+
+use super::shared::tagged_blocks::{parse_hermes_body, scan_tool_call_blocks, OPEN};
 
 pub struct Hermes;
-
-/// The opening tag shared by hermes, qwen25, granite4, qwen3_coder, glm45 and generic XML.
-pub(crate) const OPEN: &str = "<tool_call>";
-/// The closing tag of [`OPEN`].
-pub(crate) const CLOSE: &str = "</tool_call>";
 
 impl Detector for Hermes {
     fn name(&self) -> &str {
@@ -43,194 +39,6 @@ impl Detector for Hermes {
     }
     fn detect(&self, text: &str, ctx: &DetectCtx<'_>, out: &mut Vec<Found>) {
         scan_tool_call_blocks(text, ctx, out, parse_hermes_body);
-    }
-}
-
-/// Parse the content of one `<tool_call>` block as JSON call(s).
-pub(crate) fn parse_hermes_body(body: &str) -> Result<Vec<Candidate>, String> {
-    let t = body.trim();
-    if t.is_empty() {
-        return Err("empty <tool_call> block".into());
-    }
-    if !t.starts_with(['{', '[']) {
-        return Err(format!(
-            "<tool_call> does not hold JSON (it starts with {:?})",
-            preview(t)
-        ));
-    }
-    scan::parse_calls_json(t).map_err(|e| json_reason(&e, "<tool_call>"))
-}
-
-/// Reword a `scan::parse_calls_json` error so it names the markup it came from.
-pub(crate) fn json_reason(e: &str, tag: &str) -> String {
-    if let Some(rest) = e.strip_prefix("malformed JSON: ") {
-        format!("malformed JSON in {tag}: {rest}")
-    } else if let Some(rest) = e.strip_prefix("malformed JSON arguments: ") {
-        format!("malformed JSON in {tag}: {rest}")
-    } else {
-        format!("{e} in {tag}")
-    }
-}
-
-/// The first few characters of `s`, for error messages.
-pub(crate) fn preview(s: &str) -> String {
-    let mut p: String = s.chars().take(24).collect();
-    if p.len() < s.len() {
-        p.push('…');
-    }
-    p
-}
-
-/// Memoised "next occurrence of `needle` at or after `q`" for monotone queries: every
-/// byte of the text is searched at most once over all queries, so scanners that ask
-/// again after each construct stay linear.
-pub(crate) struct Next<'a> {
-    hay: &'a str,
-    needle: &'a str,
-    from: usize,
-    at: Option<usize>,
-    valid: bool,
-}
-
-impl<'a> Next<'a> {
-    pub(crate) fn new(hay: &'a str, needle: &'a str) -> Self {
-        Next {
-            hay,
-            needle,
-            from: 0,
-            at: None,
-            valid: false,
-        }
-    }
-
-    pub(crate) fn find(&mut self, q: usize) -> Option<usize> {
-        if self.valid && q >= self.from && self.at.is_none_or(|a| q <= a) {
-            return self.at;
-        }
-        let r = scan::find_from(self.hay, self.needle, q);
-        self.from = q;
-        self.at = r;
-        self.valid = true;
-        r
-    }
-}
-
-/// Memoised "next occurrence of `needle` at or after `q` that satisfies `ok`" (a closing tag
-/// that is structural by what follows it). Whether a candidate qualifies depends only on
-/// its position, so the memo of [`Next`] stays valid.
-pub(crate) struct NextWhere<'a, F: Fn(&str, usize) -> bool> {
-    next: Next<'a>,
-    ok: F,
-    from: usize,
-    at: Option<usize>,
-    valid: bool,
-}
-
-impl<'a, F: Fn(&str, usize) -> bool> NextWhere<'a, F> {
-    pub(crate) fn new(hay: &'a str, needle: &'a str, ok: F) -> Self {
-        NextWhere {
-            next: Next::new(hay, needle),
-            ok,
-            from: 0,
-            at: None,
-            valid: false,
-        }
-    }
-
-    pub(crate) fn find(&mut self, q: usize) -> Option<usize> {
-        if self.valid && q >= self.from && self.at.is_none_or(|a| q <= a) {
-            return self.at;
-        }
-        let mut p = q;
-        let r = loop {
-            match self.next.find(p) {
-                None => break None,
-                Some(c) if (self.ok)(self.next.hay, c) => break Some(c),
-                Some(c) => p = c + self.next.needle.len(),
-            }
-        };
-        self.from = q;
-        self.at = r;
-        self.valid = true;
-        r
-    }
-}
-
-/// True if `s` is non-empty and a proper prefix of `marker` (a marker cut by the end of a
-/// stream), or empty.
-pub(crate) fn prefix_of(s: &str, marker: &str) -> bool {
-    s.len() < marker.len() && marker.starts_with(s)
-}
-
-/// Find every `<tool_call>…</tool_call>` block and read its content with `parse`.
-///
-/// A block ends at the next `</tool_call>`, or is unclosed when the next `<tool_call>` or the
-/// end of text comes first. Closed blocks are parsed whole. Unclosed blocks are accepted when
-/// their JSON value is complete and either the next block follows or the output ended
-/// (`ctx.eof`); while streaming an unfinished block at the end is `Pending`.
-pub(crate) fn scan_tool_call_blocks(
-    text: &str,
-    ctx: &DetectCtx<'_>,
-    out: &mut Vec<Found>,
-    parse: fn(&str) -> Result<Vec<Candidate>, String>,
-) {
-    let mut opens = Next::new(text, OPEN);
-    let mut closes = Next::new(text, CLOSE);
-    let mut pos = 0;
-    while let Some(o) = opens.find(pos) {
-        let bs = o + OPEN.len();
-        let next_close = closes.find(bs);
-        let next_open = opens.find(bs);
-        let (r, closed) = match (next_close, next_open) {
-            (Some(c), Some(n)) if n < c => (n, false),
-            (Some(c), _) => (c, true),
-            (None, Some(n)) => (n, false),
-            (None, None) => (text.len(), false),
-        };
-        let body = &text[bs..r];
-        if closed {
-            let end = r + CLOSE.len();
-            out.push(found(o..end, parse(body)));
-            pos = end;
-            continue;
-        }
-        let at_end = r == text.len();
-        if at_end && !ctx.eof {
-            out.push(Found::pending(o..text.len()));
-            return;
-        }
-        let j = scan::skip_ws(text, bs);
-        let starts_json = text[j..r].starts_with(['{', '[']);
-        if !starts_json {
-            if at_end {
-                // Prose mentioning the tag, or another format's unclosed markup.
-                return;
-            }
-            out.push(found(o..r, parse(body)));
-            pos = r;
-            continue;
-        }
-        match scan::balanced_end(&text[..r], j, false) {
-            Scan::Complete(e) => {
-                out.push(found(o..e, parse(&text[bs..e])));
-                pos = e;
-            }
-            Scan::Incomplete | Scan::Invalid(_) => {
-                let reason = match parse(body) {
-                    Err(e) => format!("{e} (unclosed <tool_call>)"),
-                    Ok(_) => "unclosed <tool_call>".to_string(),
-                };
-                out.push(Found::malformed(o..r, None, reason));
-                pos = r;
-            }
-        }
-    }
-}
-
-fn found(span: std::ops::Range<usize>, r: Result<Vec<Candidate>, String>) -> Found {
-    match r {
-        Ok(calls) => Found::calls(span, calls),
-        Err(reason) => Found::malformed(span, None, reason),
     }
 }
 

@@ -37,7 +37,7 @@
 //! vLLM `kimi_k2_tool_parser.py`
 //! and its tests, SGLang `KimiK2Detector`, ik_llama.cpp function-calling notes.
 
-use super::deepseek_v3::{describe, Boundary, Outcome};
+use super::shared::token_blocks::{describe, Boundary, Outcome};
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
@@ -371,7 +371,7 @@ fn parse_section(
 mod tests {
     use super::*;
     use crate::detector::FoundKind;
-    use crate::detectors::deepseek_v3::tests::{calls, reason, run};
+    use crate::detectors::shared::token_blocks::tests::{calls, reason, run};
     use serde_json::json;
 
     const TWO: &str = "I'll check both.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"location\": \"Tokyo\"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>";

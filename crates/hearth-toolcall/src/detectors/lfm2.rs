@@ -20,9 +20,10 @@
 //! - Anything between the markers that does not parse is malformed (the reason names the
 //!   parse error); while streaming an unfinished construct is pending from its start marker.
 
-use super::json::{is_partial_of, ws, Finder};
-use super::pythonic::candidates;
-use crate::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
+use super::shared::construct_end::close_construct;
+use super::shared::json_finder::{ws, Finder};
+use super::shared::py_calls::candidates;
+use crate::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::pyliteral;
 use crate::scan::{self, Scan};
 
@@ -132,46 +133,6 @@ fn ident_end(b: &[u8], j: usize) -> usize {
         k += 1;
     }
     k
-}
-
-/// Finish a marker-delimited construct `start..e` whose payload was `parsed`: it ends at
-/// the `close` marker if that follows (after whitespace). Without it: pending while
-/// streaming at the end of the text; accepted at the end of the output; otherwise
-/// accepted as is when `unclosed_ok`, else malformed.
-pub(crate) fn close_construct(
-    text: &str,
-    start: usize,
-    e: usize,
-    eof: bool,
-    close: &str,
-    parsed: Result<Vec<Candidate>, String>,
-    unclosed_ok: bool,
-) -> Found {
-    let k = ws(text, e);
-    let rest = text.get(k..).unwrap_or("");
-    if !eof && is_partial_of(rest, &[close]) {
-        return Found::pending(start..text.len());
-    }
-    let end = if rest.starts_with(close) {
-        k + close.len()
-    } else if k >= text.len() {
-        if !eof {
-            return Found::pending(start..text.len());
-        }
-        e
-    } else if unclosed_ok {
-        e
-    } else {
-        let reason = match parsed {
-            Err(r) => r,
-            Ok(_) => format!("missing {close} after the call"),
-        };
-        return Found::malformed(start..e, None, reason);
-    };
-    match parsed {
-        Ok(calls) => Found::calls(start..end, calls),
-        Err(reason) => Found::malformed(start..end, None, reason),
-    }
 }
 
 #[cfg(test)]

@@ -27,10 +27,11 @@
 //!   one: it is left alone (as is any body that starts with `<`).
 //! - Functionary v3.1's `<|python_tag|>` code calls are handled by the `llama32` detector.
 
-use super::json::{guess_name, is_partial_of, skip_end_tokens, ws, Finder};
-use super::llama32::LLAMA_END_TOKENS;
+use super::shared::end_tokens::{skip_end_tokens, LLAMA_END_TOKENS};
+use super::shared::json_finder::{args_end, is_partial_of, ws, ArgsEnd, Finder};
+use super::shared::json_object::guess_name;
 use crate::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
-use crate::scan::{self, Scan};
+use crate::scan;
 
 pub struct Llama31Function;
 
@@ -72,32 +73,6 @@ impl Detector for Llama31Function {
 enum Step {
     Skip(usize),
     Found(Found),
-}
-
-/// How the JSON arguments opening at `j` end.
-pub(crate) enum ArgsEnd {
-    /// They close just before this byte.
-    Complete(usize),
-    /// The text ends inside them while streaming.
-    Pending,
-    /// Broken: the malformed span ends here, for this reason.
-    Malformed(usize, String),
-}
-
-/// Scan the JSON arguments object whose `{` is at `j`.
-pub(crate) fn args_end(text: &str, j: usize, eof: bool) -> ArgsEnd {
-    match scan::balanced_end(text, j, false) {
-        Scan::Complete(e) => ArgsEnd::Complete(e),
-        Scan::Incomplete if !eof => ArgsEnd::Pending,
-        Scan::Incomplete => ArgsEnd::Malformed(
-            text.len(),
-            "unterminated arguments (the text ends inside it)".into(),
-        ),
-        Scan::Invalid(at) => ArgsEnd::Malformed(
-            (at + 1).min(text.len()),
-            format!("mismatched bracket at byte {} of the arguments", at - j),
-        ),
-    }
 }
 
 fn call_at(text: &str, s: usize, eof: bool) -> Step {

@@ -42,9 +42,10 @@
 
 use serde_json::{json, Value};
 
-use super::json::{
-    after_wrapper_tag, find_byte, guess_name, is_partial_of, object_head, parse_object,
-    skip_end_tokens, skip_object_array, ws, Finder, Head,
+use super::shared::end_tokens::{skip_end_tokens, LLAMA_END_TOKENS};
+use super::shared::json_finder::{find_byte, is_partial_of, ws, Finder};
+use super::shared::json_object::{
+    after_wrapper_tag, guess_name, loose_call, object_head, parse_object, skip_object_array, Head,
 };
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::pyliteral;
@@ -53,9 +54,6 @@ use crate::scan::{self, Scan};
 pub struct Llama32;
 
 const TAG: &str = "<|python_tag|>";
-
-/// Tokens that end a Llama 3.x assistant message; they belong to the call before them.
-pub(crate) const LLAMA_END_TOKENS: &[&str] = &["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
 
 impl Detector for Llama32 {
     fn name(&self) -> &str {
@@ -133,7 +131,7 @@ fn bare_call(text: &str, s: usize, e: usize) -> Option<Candidate> {
     if !(obj.contains_key("name") || obj.contains_key("function")) {
         return None;
     }
-    super::json::loose_call(&obj, false)
+    loose_call(&obj, false)
 }
 
 fn bare_at(text: &str, s: usize, eof: bool) -> Bare {

@@ -39,7 +39,7 @@
 
 use std::convert::identity;
 
-use super::granite::{
+use super::shared::json_after_marker::{
     absorb_tokens, bracket_mismatch, bracket_reason, calls_found, cut_off, is_partial, json_at,
     JsonAt,
 };

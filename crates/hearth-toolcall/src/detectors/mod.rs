@@ -37,6 +37,7 @@ pub mod pythonic;
 pub mod qwen25;
 pub mod qwen3_coder;
 pub mod seed_oss;
+pub(crate) mod shared;
 pub mod tool_request;
 pub mod xlam;
 

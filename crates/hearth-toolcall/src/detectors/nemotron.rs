@@ -27,7 +27,7 @@
 //!
 //! # Edge cases
 //!
-//! Shared with `jamba` ([`super::jamba::detect_tagged_json`]): broken JSON is malformed
+//! Shared with `jamba` (`shared::tagged_json`): broken JSON is malformed
 //! with serde's reason and never swallows text after `</TOOLCALL>`; complete JSON without
 //! the closer is accepted only at the end of the output; an open block while streaming is
 //! `Pending`. Nemotron 3 (Nano 30B-A3B) moved to Qwen3-Coder style
@@ -35,7 +35,7 @@
 
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::jamba::detect_tagged_json;
+use super::shared::tagged_json::detect_tagged_json;
 
 pub struct Nemotron;
 

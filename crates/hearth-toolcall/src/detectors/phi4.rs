@@ -23,8 +23,9 @@
 //! - Payloads that are not valid JSON call lists are malformed, with serde's reason;
 //!   while streaming an unfinished construct is pending from its marker.
 
-use super::json::{guess_name, ws, Finder};
-use super::lfm2::close_construct;
+use super::shared::construct_end::close_construct;
+use super::shared::json_finder::{ws, Finder};
+use super::shared::json_object::guess_name;
 use crate::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::scan::{self, Scan};
 

@@ -36,11 +36,11 @@
 //!   that may still become an inline call (`get_ti`). For that last reason the detector
 //!   has no trigger and always runs (the inline form has no marker).
 
-use serde_json::Value;
-
-use super::json::{after_wrapper_tag, find_byte, is_partial_of, widen, ws, Finder, Whole};
-use crate::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
-use crate::pyliteral::{self, PyCall};
+use super::shared::json_finder::{find_byte, is_partial_of, ws, Finder};
+use super::shared::json_object::{after_wrapper_tag, widen, Whole};
+use super::shared::py_calls::candidates;
+use crate::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
+use crate::pyliteral;
 use crate::scan::{self, Scan};
 
 pub struct Pythonic;
@@ -107,14 +107,6 @@ pub(crate) enum Step {
     Found(Found),
     /// The rest of the text is inside an unterminated value.
     Stop,
-}
-
-/// Convert parsed pythonic calls to candidates.
-pub(crate) fn candidates(calls: Vec<PyCall>) -> Vec<Candidate> {
-    calls
-        .into_iter()
-        .map(|c| Candidate::new(c.name, Value::Object(c.arguments)))
-        .collect()
 }
 
 fn is_name_byte(c: u8) -> bool {

@@ -14,7 +14,8 @@
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 use crate::scan;
 
-use super::hermes::{parse_hermes_body, Next, CLOSE, OPEN};
+use super::shared::memo_find::Next;
+use super::shared::tagged_blocks::{parse_hermes_body, CLOSE, OPEN};
 
 pub struct Qwen25;
 

@@ -22,7 +22,8 @@
 
 use crate::detector::{DetectCtx, Detector, Found, Strictness};
 
-use super::qwen3_coder::{detect_blocks, parse_wrapped, FnParser};
+use super::shared::xml_call::detect_blocks;
+use super::shared::xml_function::{parse_wrapped, FnParser};
 
 pub struct SeedOss;
 

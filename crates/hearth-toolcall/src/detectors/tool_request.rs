@@ -27,9 +27,8 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{
-    find_byte, guess_name, is_partial_of, object_head, parse_object, ws, Finder, Head,
-};
+use super::shared::json_finder::{find_byte, is_partial_of, ws, Finder};
+use super::shared::json_object::{guess_name, object_head, parse_object, Head};
 use crate::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 use crate::scan::{self, Scan};
 

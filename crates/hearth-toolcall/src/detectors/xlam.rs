@@ -32,9 +32,9 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{
-    after_wrapper_tag, guess_name, is_partial_of, loose_call, object_head, parse_object, widen, ws,
-    Head, Whole,
+use super::shared::json_finder::{is_partial_of, ws};
+use super::shared::json_object::{
+    after_wrapper_tag, guess_name, loose_call, object_head, parse_object, widen, Head, Whole,
 };
 use crate::detector::{Candidate, DetectCtx, Detector, Found, Strictness};
 use crate::scan::{self, Scan};
