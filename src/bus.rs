@@ -36,7 +36,7 @@ use zbus::Connection;
 
 use crate::agent::{AgentError, AgentMsg, Ask};
 use crate::events::{Activity, Event, Events};
-use crate::toolcall::{ToolCall, ToolSpec, Verdict};
+use crate::toolcall::{ToolSpec, Verdict};
 use crate::tools::{ToolStatus, ToolsMsg};
 
 /// The well-known name hearth owns.
@@ -334,30 +334,25 @@ impl AgentFace {
         let registry = ractor::call!(self.tools, ToolsMsg::Snapshot).map_err(|_| {
             FaceError::Failed("CallTool: the tools actor is not answering; restart hearth".into())
         })?;
-        match registry.toolset().check(&name, &arguments) {
-            Verdict::Valid => {}
-            Verdict::UnknownTool => {
+        let id = format!("dbus_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let call = match registry.toolset().call(id, &name, arguments) {
+            Ok(call) => call,
+            Err(Verdict::UnknownTool) => {
                 return Err(FaceError::UnknownTool(format!(
                     "no tool is named {name:?}: the tools are {} (ListTools describes them)",
                     registry.names().collect::<Vec<_>>().join(", ")
                 )))
             }
-            Verdict::Invalid(reason) => {
+            Err(Verdict::Invalid(reason)) => {
                 return Err(FaceError::InvalidArguments(format!(
                     "CallTool {name}: {reason} (ListTools gives its schema)"
                 )))
             }
-            Verdict::Unchecked => {
+            Err(Verdict::Valid | Verdict::Unchecked) => {
                 return Err(FaceError::InvalidArguments(format!(
                     "CallTool {name}: the arguments could not be checked"
                 )))
             }
-        }
-        let id = format!("dbus_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
-        let call = ToolCall {
-            id,
-            name: name.clone(),
-            arguments,
         };
         let outcomes = ractor::call!(self.tools, |reply| ToolsMsg::CallAll {
             calls: vec![call],

@@ -377,13 +377,13 @@ pub(super) fn ungrounded(
     calls: &[ToolCall],
     about: &str,
 ) -> Option<Hook> {
-    let grounded = |c: &ToolCall| check.grounded(&c.name, &c.arguments, about);
+    let grounded = |c: &ToolCall| check.grounded(c.name(), c.arguments(), about);
     (applies && !calls.iter().all(grounded)).then_some(Hook::Recover(Unfounded::Unasked))
 }
 
 /// A call's identity for spotting repeats: its name and arguments.
 pub(super) fn call_key(c: &ToolCall) -> String {
-    format!("{}{}", c.name, c.arguments)
+    format!("{}{}", c.name(), c.arguments())
 }
 
 /// The same call(s) as before in the turn (`seen`: their [`call_key`]s): nudge once, then
@@ -497,11 +497,9 @@ mod tests {
     }
 
     fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            id: format!("{name}_0"),
-            name: name.to_string(),
-            arguments,
-        }
+        crate::toolcall::ToolSet::unrestricted()
+            .call(format!("{name}_0"), name, arguments)
+            .expect("the arguments are a JSON object")
     }
 
     fn demo() -> ReplyCheck {

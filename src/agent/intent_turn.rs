@@ -11,7 +11,7 @@ use super::{
     Shared, Timings, Turn,
 };
 use crate::llm::{ChatMessage, GenStats};
-use crate::toolcall::{Telemetry, ToolCall, ToolSet, Verdict};
+use crate::toolcall::{Telemetry, ToolCall, ToolSet};
 use crate::tools::Registry;
 
 /// A request a local intent matches whole: its calls run at once with no LLM hop, and the
@@ -33,20 +33,14 @@ pub(super) async fn intent_turn(
             None => return Ok(None),
         },
     };
-    let calls: Vec<ToolCall> = found
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| ToolCall {
-            id: format!("{}_{i}", c.tool),
-            name: c.tool,
-            arguments: c.arguments,
-        })
-        .collect();
-    for c in &calls {
-        let verdict = toolset.check(&c.name, &c.arguments);
-        if verdict != Verdict::Valid {
-            tracing::warn!(tool = %c.name, ?verdict, "an intent's call does not pass the check: the model answers instead");
-            return Ok(None);
+    let mut calls: Vec<ToolCall> = Vec::with_capacity(found.len());
+    for (i, c) in found.into_iter().enumerate() {
+        match toolset.call(format!("{}_{i}", c.tool), &c.tool, c.arguments) {
+            Ok(call) => calls.push(call),
+            Err(verdict) => {
+                tracing::warn!(tool = %c.tool, ?verdict, "an intent's call does not pass the check: the model answers instead");
+                return Ok(None);
+            }
         }
     }
     let mut timings = Timings::default();

@@ -348,7 +348,8 @@ impl TurnState {
             return Ok(self.apply(ctx, hook, report, &g.raw));
         }
         self.seen_calls.extend(calls.iter().map(hooks::call_key));
-        self.ran_tools.extend(calls.iter().map(|c| c.name.clone()));
+        self.ran_tools
+            .extend(calls.iter().map(|c| c.name().to_string()));
         if ctx.cancelled() {
             return Ok(HopOutcome::Stop(Stop::Cancelled));
         }
@@ -393,10 +394,13 @@ impl TurnState {
         if structured {
             self.msgs.push(ChatMessage::assistant_calls(
                 parsed.reply.trim().to_string(),
-                parsed
-                    .calls
-                    .iter()
-                    .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())),
+                parsed.calls.iter().map(|c| {
+                    (
+                        c.id().to_string(),
+                        c.name().to_string(),
+                        c.arguments().clone(),
+                    )
+                }),
             ));
             for o in outcomes {
                 self.msgs.push(ChatMessage::tool(

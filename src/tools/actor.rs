@@ -198,11 +198,9 @@ mod tests {
     }
 
     fn call(i: usize, name: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            id: format!("call_{i}"),
-            name: name.into(),
-            arguments,
-        }
+        crate::toolcall::ToolSet::unrestricted()
+            .call(format!("call_{i}"), name, arguments)
+            .expect("the arguments are a JSON object")
     }
 
     #[tokio::test]

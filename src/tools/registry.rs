@@ -279,8 +279,8 @@ impl Registry {
     /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it).
     /// None when the tool has none, or rendering fails (logged as a warning) or is blank.
     pub fn confirmation(&self, call: &ToolCall, result: &str) -> Option<String> {
-        let say = self.get(&call.name)?.say.as_deref()?;
-        let mut vars = match &call.arguments {
+        let say = self.get(call.name())?.say.as_deref()?;
+        let mut vars = match call.arguments() {
             serde_json::Value::Object(m) => m.clone(),
             _ => serde_json::Map::new(),
         };
@@ -292,7 +292,7 @@ impl Registry {
                 (!text.is_empty()).then(|| text.to_string())
             }
             Err(e) => {
-                tracing::warn!(tool = %call.name, id = %call.id, error = %e, "cannot render the spoken confirmation");
+                tracing::warn!(tool = %call.name(), id = %call.id(), error = %e, "cannot render the spoken confirmation");
                 None
             }
         }
@@ -301,15 +301,15 @@ impl Registry {
     /// Run one call. The call is checked against the tool set first (fail closed: an
     /// invalid call is an `error` outcome and never runs). Runs in a `tool_call` span.
     pub async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        let span = tracing::info_span!("tool_call", name = %call.name, id = %call.id);
+        let span = tracing::info_span!("tool_call", name = %call.name(), id = %call.id());
         self.call_checked(call).instrument(span).await
     }
 
     async fn call_checked(&self, call: &ToolCall) -> ToolOutcome {
         let start = Instant::now();
-        let name = &call.name;
-        let (status, result) = match (self.toolset.check(name, &call.arguments), self.get(name)) {
-            (Verdict::Valid, Some(tool)) => run(tool, &call.arguments, &self.backends).await,
+        let name = call.name();
+        let (status, result) = match (self.toolset.check(name, call.arguments()), self.get(name)) {
+            (Verdict::Valid, Some(tool)) => run(tool, call.arguments(), &self.backends).await,
             (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (
                 ToolStatus::Error,
                 format!(
@@ -338,9 +338,9 @@ impl Registry {
             ),
         }
         ToolOutcome {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            id: call.id().to_string(),
+            name: call.name().to_string(),
+            arguments: call.arguments().clone(),
             status,
             result,
             elapsed_ms,
@@ -371,15 +371,17 @@ impl Registry {
             };
             let call = &calls[i];
             outcomes[i] = Some(outcome.unwrap_or_else(|e| {
-                tracing::error!(tool = %call.name, id = %call.id, error = %e, "tool call task failed");
-                failed(call, format!("{}: the call failed inside hearth: {e}", call.name))
+                tracing::error!(tool = %call.name(), id = %call.id(), error = %e, "tool call task failed");
+                failed(call, format!("{}: the call failed inside hearth: {e}", call.name()))
             }));
         }
         outcomes
             .into_iter()
             .zip(&calls)
             .map(|(o, call)| {
-                o.unwrap_or_else(|| failed(call, format!("{}: the call did not finish", call.name)))
+                o.unwrap_or_else(|| {
+                    failed(call, format!("{}: the call did not finish", call.name()))
+                })
             })
             .collect()
     }
@@ -388,9 +390,9 @@ impl Registry {
 /// An `error` outcome for a call that never produced one.
 fn failed(call: &ToolCall, result: String) -> ToolOutcome {
     ToolOutcome {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: call.arguments.clone(),
+        id: call.id().to_string(),
+        name: call.name().to_string(),
+        arguments: call.arguments().clone(),
         status: ToolStatus::Error,
         result,
         elapsed_ms: 0.0,
@@ -472,11 +474,9 @@ mod tests {
     }
 
     fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            id: format!("{name}_0"),
-            name: name.into(),
-            arguments,
-        }
+        crate::toolcall::ToolSet::unrestricted()
+            .call(format!("{name}_0"), name, arguments)
+            .expect("the arguments are a JSON object")
     }
 
     fn registry() -> Registry {
@@ -605,8 +605,10 @@ mod tests {
             o.result,
             "rm_rf: no such tool (the tools are: get_time, get_date, touch)"
         );
-        let o = r.call(&call("get_time", json!("x"))).await;
-        assert_eq!(o.status, ToolStatus::Error);
+        // arguments that are not an object never make a call at all
+        assert!(crate::toolcall::ToolSet::unrestricted()
+            .call("get_time_0", "get_time", json!("x"))
+            .is_err());
     }
 
     #[tokio::test]

@@ -46,9 +46,7 @@ pub fn registry(
 
 /// A call of `name` with `arguments`, id `<name>_0`.
 pub fn call(name: &str, arguments: serde_json::Value) -> hearth::toolcall::ToolCall {
-    hearth::toolcall::ToolCall {
-        id: format!("{name}_0"),
-        name: name.into(),
-        arguments,
-    }
+    hearth::toolcall::ToolSet::unrestricted()
+        .call(format!("{name}_0"), name, arguments)
+        .expect("the arguments are a JSON object")
 }

@@ -12,7 +12,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hearth::toolcall::ToolCall;
 use hearth::tools::dbus::{DbusBackend, DbusBus, DbusSpec};
 use hearth::tools::{parse_manifest, Backends, Executor, Registry, ToolStatus};
 use serde_json::{json, Value};
@@ -580,11 +579,16 @@ args = ["{{{{ zone }}}}", "{{{{ celsius }}}}", "manual"]
     backends.dbus = DbusBackend::with_addresses(None, Some(home.bus.address.clone()));
     let registry = Registry::load(&dir, Arc::new(backends)).unwrap();
     let outcome = registry
-        .call(&ToolCall {
-            id: "c1".into(),
-            name: "set_heating_zone".into(),
-            arguments: json!({"zone": 4, "celsius": 20.5}),
-        })
+        .call(
+            &registry
+                .toolset()
+                .call(
+                    "c1",
+                    "set_heating_zone",
+                    json!({"zone": 4, "celsius": 20.5}),
+                )
+                .unwrap(),
+        )
         .await;
     assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.result);
     assert_eq!(outcome.result, "zone 4 set to 20.5 °C (manual)");

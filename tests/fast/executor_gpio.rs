@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::toolcall::ToolCall;
 use hearth::tools::gpio::{
     find_chip, locate, parse_level, ChipDesc, ChipOrigin, GpioAction, GpioBackend, GpioBias,
     GpioError, GpioSpec, LineDesc,
@@ -479,11 +478,10 @@ async fn through_the_registry_a_gpio_call_is_an_error_outcome() {
     );
     let dir = examples_dir("registry");
     let registry = Registry::load(&dir, Arc::new(Backends::none())).unwrap();
-    let call = ToolCall {
-        id: "c1".into(),
-        name: "set_fan".into(),
-        arguments: json!({"on": false}),
-    };
+    let call = registry
+        .toolset()
+        .call("c1", "set_fan", json!({"on": false}))
+        .unwrap();
     let outcome = registry.call(&call).await;
     assert_eq!(outcome.status, ToolStatus::Error);
     assert_eq!(outcome.result, format!("set_fan: {NO_CHIP}"));

@@ -165,10 +165,11 @@ async fn json_payload_keeps_types_and_arrives_on_the_exact_topic() {
     // calls in parallel share the one connection; each gets its own acknowledgement
     let r = Arc::new(r);
     let calls: Vec<ToolCall> = (0..20)
-        .map(|i| ToolCall {
-            id: format!("c{i}"),
-            name: "light".into(),
-            arguments: json!({"room": format!("room{i}"), "on": i % 2 == 0, "brightness": i}),
+        .map(|i| {
+            let arguments = json!({"room": format!("room{i}"), "on": i % 2 == 0, "brightness": i});
+            r.toolset()
+                .call(format!("c{i}"), "light", arguments)
+                .unwrap()
         })
         .collect();
     let outcomes = Arc::clone(&r).call_all(calls).await;

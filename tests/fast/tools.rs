@@ -41,11 +41,9 @@ fn demo() -> Registry {
 }
 
 fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: format!("{name}_0"),
-        name: name.into(),
-        arguments,
-    }
+    hearth::toolcall::ToolSet::unrestricted()
+        .call(format!("{name}_0"), name, arguments)
+        .expect("the arguments are a JSON object")
 }
 
 fn state(file: &str) -> Option<String> {

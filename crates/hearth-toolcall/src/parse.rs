@@ -18,13 +18,39 @@ use super::think::{known_tags, Region, ThinkMatcher, ThinkScan, ThinkTags};
 use super::validate::{ToolSet, Verdict};
 use super::{fence, tokens};
 
-/// A validated, executable call.
+/// A validated, executable call. Only validation makes one: the parser's, or
+/// [`ToolSet::call`] for a call that did not come from a model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCall {
+    id: String,
+    name: String,
+    arguments: Value,
+}
+
+impl ToolCall {
+    /// Made by validation only (the arguments passed the tool's schema).
+    pub(crate) fn checked(id: String, name: String, arguments: Value) -> Self {
+        ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+
     /// The model's own id when it emitted one, else `<name>_<index>`.
-    pub id: String,
-    pub name: String,
-    pub arguments: Value,
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool called.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, a JSON object valid against the tool's schema.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
 }
 
 /// A candidate that did not become a call, and why.
@@ -438,11 +464,8 @@ impl Parser {
                             c.id.clone()
                                 .unwrap_or_else(|| format!("{}_{}", c.name, v.calls.len()));
                         v.native &= !it.loose;
-                        v.calls.push(ToolCall {
-                            id,
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                        });
+                        v.calls
+                            .push(ToolCall::checked(id, c.name.clone(), c.arguments.clone()));
                     }
                 }
                 FoundKind::Malformed { name, reason } => {

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::parse::ToolCall;
+
 /// One tool as offered to the model: name, description, JSON Schema of its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
@@ -196,6 +198,23 @@ impl ToolSet {
     }
 
     /// Check one candidate: allowlist, object arguments, JSON Schema.
+    /// A call of `name` with `arguments` that passes this set's check, or the verdict that
+    /// refused it. The only way to make a [`ToolCall`] outside the parser (a D-Bus
+    /// `CallTool`, a local intent, a test).
+    pub fn call(
+        &self,
+        id: impl Into<String>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<ToolCall, Verdict> {
+        match self.check(name, &arguments) {
+            Verdict::Valid | Verdict::Unchecked => {
+                Ok(ToolCall::checked(id.into(), name.to_string(), arguments))
+            }
+            refused => Err(refused),
+        }
+    }
+
     pub fn check(&self, name: &str, arguments: &Value) -> Verdict {
         if self.unrestricted {
             return if arguments.is_object() {

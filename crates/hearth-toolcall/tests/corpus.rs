@@ -19,7 +19,7 @@ fn check(case: &common::Case, mode: &str) -> Result<(), String> {
     let got: Vec<Value> = out
         .calls
         .iter()
-        .map(|c| serde_json::json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+        .map(|c| serde_json::json!({"id": c.id(), "name": c.name(), "arguments": c.arguments()}))
         .collect();
     let calls_ok = want_calls.len() == got.len()
         && want_calls.iter().zip(&got).all(|(w, g)| {

@@ -46,7 +46,7 @@ fn registered_detector_joins_auto_and_named_chains() {
     .unwrap();
     let named = Parser::from_names(&registry(), &["call_line"], vec![], Some(false)).unwrap();
     let out = named.parse("One moment.\nCALL get_time", &tools);
-    assert_eq!(out.calls[0].name, "get_time");
+    assert_eq!(out.calls[0].name(), "get_time");
     assert_eq!(out.reply, "One moment.");
     assert_eq!(out.telemetry.parse_mode, "call_line");
     let auto = Parser::auto().parse("CALL get_time", &tools);
