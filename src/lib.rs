@@ -20,6 +20,7 @@ pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
 pub mod preset;
+pub mod settings;
 pub mod speech;
 pub mod stt;
 pub mod supervisor;
