@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::bus::BusAddress;
 use crate::config::{BusKind, Config};
-use crate::preset::Preset;
+use crate::settings::{Flags, Settings, SttChoice};
 
 /// How long a network check (broker, Home Assistant, a speech server, the bus) may take.
 pub const NETWORK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -71,7 +71,8 @@ impl Finding {
     }
 }
 
-/// What to examine.
+/// What to examine: the flags `hearth doctor` shares with `hearth run`, resolved by
+/// [`crate::settings`] as `hearth run` resolves them.
 #[derive(Debug, Clone, Default)]
 pub struct DoctorOptions {
     /// `--config`.
@@ -97,21 +98,34 @@ impl Report {
     }
 }
 
-/// Run every check.
+impl DoctorOptions {
+    /// The command-line flags these options stand for.
+    pub fn flags(&self) -> Flags {
+        Flags {
+            config: self.config.clone(),
+            board: self.board.clone(),
+            bus: self.bus,
+            tools: self.tools.clone(),
+            ..Flags::default()
+        }
+    }
+}
+
+/// Run every check, on the settings `hearth run` would resolve from the same flags.
 pub async fn examine(opts: &DoctorOptions) -> Report {
     let mut out = Vec::new();
-    let config = match Config::discover_on(opts.config.as_deref(), opts.board.as_deref()) {
-        Ok((c, Some(p))) => {
-            out.push(Finding::ok("config", format!("{} is valid", p.display())));
-            c
-        }
-        Ok((c, None)) => {
-            out.push(Finding::warn(
-                "config",
-                "no config file: the defaults are used",
-                "copy config/hearth.toml to /etc/hearth/hearth.toml (or ~/.config/hearth/hearth.toml) and edit it",
-            ));
-            c
+    let flags = opts.flags();
+    let settings = match Settings::discover(flags.clone()) {
+        Ok(s) => {
+            out.push(match &s.config_path {
+                Some(p) => Finding::ok("config", format!("{} is valid", p.display())),
+                None => Finding::warn(
+                    "config",
+                    "no config file: the defaults are used",
+                    "copy config/hearth.toml to /etc/hearth/hearth.toml (or ~/.config/hearth/hearth.toml) and edit it",
+                ),
+            });
+            s
         }
         Err(e) => {
             out.push(Finding::fail(
@@ -119,44 +133,28 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
                 e.to_string(),
                 "correct the file at the place named (config/hearth.toml in hearth's source documents every key); the other checks use the defaults",
             ));
-            Config::default()
+            Settings::new(flags, Config::default(), None)
         }
     };
-    let model_dir = match crate::models::model_dir() {
-        Ok(d) => Some(d),
-        Err(e) => {
-            out.push(Finding::fail(
-                "models",
-                e.to_string(),
-                "set HEARTH_MODEL_DIR (systemd sets CACHE_DIRECTORY)",
-            ));
-            None
-        }
-    };
-    let in_dir = |p: &Path| -> PathBuf {
-        match &model_dir {
-            Some(d) => crate::models::in_dir(p, d),
-            None => p.to_path_buf(),
-        }
-    };
-
-    check_llm(&config, model_dir.as_deref(), &in_dir, &mut out);
-    check_stt(&config, model_dir.as_deref(), &in_dir, &mut out).await;
-    check_voice(&config, model_dir.as_deref(), &in_dir, &mut out);
-    check_audio(&config, &mut out);
-    check_bus(&config, opts.bus, &mut out).await;
-    check_tools(&config, opts.tools.as_deref(), &mut out).await;
+    if let Err(e) = settings.model_dir() {
+        out.push(Finding::fail(
+            "models",
+            e.to_string(),
+            "set HEARTH_MODEL_DIR (systemd sets CACHE_DIRECTORY)",
+        ));
+    }
+    check_llm(&settings, &mut out);
+    check_stt(&settings, &mut out).await;
+    check_voice(&settings, &mut out);
+    check_audio(&settings, &mut out);
+    check_bus(&settings, &mut out).await;
+    check_tools(&settings, &mut out).await;
     Report { findings: out }
 }
 
-fn check_llm(
-    config: &Config,
-    model_dir: Option<&Path>,
-    in_dir: &dyn Fn(&Path) -> PathBuf,
-    out: &mut Vec<Finding>,
-) {
-    let name = config.agent.preset.as_deref().unwrap_or("qwen2.5-coder");
-    let preset = match Preset::load(name) {
+fn check_llm(settings: &Settings, out: &mut Vec<Finding>) {
+    let name = settings.preset_name();
+    let preset = match settings.preset() {
         Ok(p) => {
             out.push(Finding::ok("preset", format!("{name} loads")));
             p
@@ -170,31 +168,38 @@ fn check_llm(
             return;
         }
     };
-    if let Some(m) = &config.agent.model {
-        let m = in_dir(m);
-        out.push(if m.is_file() {
-            Finding::ok(
-                "model",
-                format!(
-                    "{} is there (named in the config; not hash-checked)",
-                    m.display()
-                ),
-            )
-        } else {
-            Finding::fail(
-                "model",
-                format!("{} is missing", m.display()),
-                "fix [agent] model, or remove it to use the preset's model",
-            )
-        });
-        return;
+    match settings.llm_model() {
+        Ok(Some(m)) => {
+            out.push(if m.is_file() {
+                Finding::ok(
+                    "model",
+                    format!(
+                        "{} is there (named in the config; not hash-checked)",
+                        m.display()
+                    ),
+                )
+            } else {
+                Finding::fail(
+                    "model",
+                    format!("{} is missing", m.display()),
+                    "fix [agent] model, or remove it to use the preset's model",
+                )
+            });
+            return;
+        }
+        // no model directory: reported as such
+        Err(_) => return,
+        Ok(None) => {}
     }
-    let (Some(source), Some(dir)) = (&preset.model, model_dir) else {
+    let Some(source) = &preset.model else {
         out.push(Finding::fail(
             "model",
             format!("preset {name} names no model file"),
             "set [agent] model in the config",
         ));
+        return;
+    };
+    let Ok(dir) = settings.model_dir() else {
         return;
     };
     let path = dir.join(&source.file);
@@ -226,49 +231,20 @@ fn stamped_file(area: &'static str, path: &Path, fix: &str) -> Finding {
     }
 }
 
-async fn check_stt(
-    config: &Config,
-    model_dir: Option<&Path>,
-    in_dir: &dyn Fn(&Path) -> PathBuf,
-    out: &mut Vec<Finding>,
-) {
-    if let Some(server) = &config.stt.server {
-        let addr = server.strip_prefix("tcp://").unwrap_or(server).to_string();
-        let reach = tokio::time::timeout(
-            NETWORK_TIMEOUT,
-            tokio::net::TcpStream::connect(addr.clone()),
-        )
-        .await;
-        out.push(match reach {
-            Ok(Ok(_)) => Finding::ok(
-                "whisper",
-                format!("the speech server {server} accepts connections"),
-            ),
-            Ok(Err(e)) => Finding::fail(
-                "whisper",
-                format!("cannot reach the speech server {server}: {e}"),
-                "start it, or fix [stt] server",
-            ),
-            Err(_) => Finding::fail(
-                "whisper",
-                format!(
-                    "the speech server {server} did not answer within {} s",
-                    NETWORK_TIMEOUT.as_secs()
-                ),
-                "check the address and the network, or fix [stt] server",
-            ),
-        });
-        return;
-    }
-    let model = match (&config.stt.model, model_dir) {
-        (Some(m), _) => in_dir(m),
-        (None, Some(d)) => d.join("ggml-tiny.en.bin"),
-        (None, None) => return,
+async fn check_stt(settings: &Settings, out: &mut Vec<Finding>) {
+    let model = match settings.stt() {
+        Ok(SttChoice::Server(server)) => {
+            out.push(check_stt_server(&server).await);
+            return;
+        }
+        Ok(SttChoice::Child { model, .. }) => model,
+        // no model directory: reported as such
+        Err(_) => return,
     };
     out.push(stamped_file(
         "whisper",
         &model,
-        "run scripts/fetch-models stt, or download a ggml whisper model (systemd/README.md) and name it in [stt] model",
+        "run scripts/fetch-models stt, or download a ggml whisper model (systemd/README.md) and name it in [stt] model (or $HEARTH_WHISPER_MODEL)",
     ));
     let beside = crate::stt::beside_executable();
     let on_path = std::env::var_os("PATH").and_then(|paths| {
@@ -286,73 +262,108 @@ async fn check_stt(
     });
 }
 
+/// A Wyoming speech server: does it accept a connection in time?
+async fn check_stt_server(server: &str) -> Finding {
+    let addr = server.strip_prefix("tcp://").unwrap_or(server).to_string();
+    let reach = tokio::time::timeout(NETWORK_TIMEOUT, tokio::net::TcpStream::connect(addr)).await;
+    match reach {
+        Ok(Ok(_)) => Finding::ok(
+            "whisper",
+            format!("the speech server {server} accepts connections"),
+        ),
+        Ok(Err(e)) => Finding::fail(
+            "whisper",
+            format!("cannot reach the speech server {server}: {e}"),
+            "start it, or fix [stt] server",
+        ),
+        Err(_) => Finding::fail(
+            "whisper",
+            format!(
+                "the speech server {server} did not answer within {} s",
+                NETWORK_TIMEOUT.as_secs()
+            ),
+            "check the address and the network, or fix [stt] server",
+        ),
+    }
+}
+
+/// The voice as `hearth run` resolves it ([`crate::tts::TtsConfig::resolve`]): its files,
+/// ONNX Runtime and espeak-ng's data for the voice's language; then the VAD model.
 #[cfg(feature = "tts")]
-fn check_voice(
-    config: &Config,
-    model_dir: Option<&Path>,
-    in_dir: &dyn Fn(&Path) -> PathBuf,
-    out: &mut Vec<Finding>,
-) {
-    let tts = match &config.tts.voice {
-        Some(v) => crate::tts::TtsConfig::new(in_dir(v)),
-        None => match crate::tts::TtsConfig::default_voice() {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(Finding::fail(
-                    "voice",
-                    e.to_string(),
-                    "run scripts/fetch-models tts",
-                ));
-                return;
-            }
-        },
+fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
+    use crate::tts::TtsError;
+    let tts = match settings.voice() {
+        Ok(t) => t,
+        Err(e) => {
+            out.push(Finding::fail(
+                "voice",
+                e.to_string(),
+                "run scripts/fetch-models tts",
+            ));
+            return;
+        }
     };
     out.push(stamped_file(
         "voice",
         &tts.model,
         "run scripts/fetch-models tts, or name a Piper voice in [tts] voice",
     ));
-    let dirs = crate::onnx::search_dirs(&tts.model);
-    out.push(
-        match crate::onnx::find_library(config.tts.onnxruntime.as_deref(), |k| std::env::var_os(k), &dirs) {
-            Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
-            Err(e) => Finding::fail("onnxruntime", e.to_string(), "run scripts/fetch-models tts (it puts libonnxruntime.so in the model directory), or set [tts] onnxruntime"),
-        },
-    );
-    let exe_dir = crate::models::exe_dir();
-    out.push(
-        match crate::tts::find_espeak_data(
-            config.tts.espeak_data.as_deref(),
+    let resolved = tts.resolve();
+    if let Err(e @ (TtsError::VoiceMissing { .. } | TtsError::VoiceConfig { .. })) = &resolved {
+        // the .onnx is reported above; this is its .onnx.json
+        if tts.model.is_file() {
+            out.push(Finding::fail(
+                "voice",
+                e.to_string(),
+                "put the voice's .onnx.json beside its .onnx (scripts/fetch-models tts fetches the default voice's)",
+            ));
+        }
+    }
+    let ort_fix = "run scripts/fetch-models tts (it puts libonnxruntime.so in the model directory), or set [tts] onnxruntime";
+    out.push(match &resolved {
+        Ok(r) => Finding::ok("onnxruntime", r.ort_library.display().to_string()),
+        Err(TtsError::Runtime(e)) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
+        Err(_) => {
+            let dirs = crate::onnx::search_dirs(&tts.model);
+            match crate::onnx::find_library(
+                tts.ort_library.as_deref(),
+                |k| std::env::var_os(k),
+                &dirs,
+            ) {
+                Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
+                Err(e) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
+            }
+        }
+    });
+    let espeak_fix = "apt install espeak-ng-data, or set [tts] espeak_data";
+    out.push(match &resolved {
+        Ok(r) => Finding::ok("espeak-ng", format!("data in {}", r.espeak_data.display())),
+        Err(e @ TtsError::EspeakMissing { .. }) => {
+            Finding::fail("espeak-ng", e.to_string(), espeak_fix)
+        }
+        // the voice's language is unknown (its files are missing): English
+        Err(_) => match crate::tts::find_espeak_data(
+            tts.espeak_data.as_deref(),
             |k| std::env::var_os(k),
-            exe_dir.as_deref(),
+            crate::models::exe_dir().as_deref(),
             "en",
         ) {
             Ok(p) => Finding::ok("espeak-ng", format!("data in {}", p.display())),
-            Err(e) => Finding::fail(
-                "espeak-ng",
-                e.to_string(),
-                "apt install espeak-ng-data, or set [tts] espeak_data",
-            ),
+            Err(e) => Finding::fail("espeak-ng", e.to_string(), espeak_fix),
         },
-    );
-    if config.listen.vad != Some(crate::config::Vad::Energy) {
-        let vad = match (&config.listen.silero_model, model_dir) {
-            (Some(m), _) => Some(in_dir(m)),
-            (None, Some(d)) => Some(d.join(crate::audio::silero::SILERO_FILE)),
-            (None, None) => None,
-        };
-        if let Some(v) = vad {
-            out.push(stamped_file(
-                "vad",
-                &v,
-                "run scripts/fetch-models vad, or set [listen] vad = \"energy\"",
-            ));
-        }
+    });
+    // no model directory (Err): reported as such
+    if let Ok(Some(v)) = settings.vad_model() {
+        out.push(stamped_file(
+            "vad",
+            &v,
+            "run scripts/fetch-models vad, or set [listen] vad = \"energy\"",
+        ));
     }
 }
 
 #[cfg(not(feature = "tts"))]
-fn check_voice(_: &Config, _: Option<&Path>, _: &dyn Fn(&Path) -> PathBuf, out: &mut Vec<Finding>) {
+fn check_voice(_: &Settings, out: &mut Vec<Finding>) {
     out.push(Finding::warn(
         "voice",
         "this build has no text to speech (built without the `tts` feature)",
@@ -360,16 +371,12 @@ fn check_voice(_: &Config, _: Option<&Path>, _: &dyn Fn(&Path) -> PathBuf, out: 
     ));
 }
 
-fn check_audio(config: &Config, out: &mut Vec<Finding>) {
-    use crate::audio::DeviceSpec;
+fn check_audio(settings: &Settings, out: &mut Vec<Finding>) {
     for (input, kind, named) in [
-        (true, "capture", &config.audio.mic),
-        (false, "playback", &config.audio.speaker),
+        (true, "capture", settings.mic()),
+        (false, "playback", settings.speaker()),
     ] {
-        let spec = match named.as_deref() {
-            None | Some("default") => DeviceSpec::default_device(),
-            Some(n) => DeviceSpec::named(n.to_string()),
-        };
+        let spec = settings.device(named);
         match crate::audio::device::device_names(&spec, input) {
             Ok(names) if names.is_empty() => out.push(Finding::fail(
                 "audio",
@@ -377,7 +384,7 @@ fn check_audio(config: &Config, out: &mut Vec<Finding>) {
                 "plug in a USB microphone/speaker; under systemd the unit needs DeviceAllow=char-alsa and the audio group",
             )),
             Ok(names) => {
-                let wanted = named.as_deref().unwrap_or("default");
+                let wanted = named.unwrap_or("default");
                 let id = wanted.split_once(':').map(|(_, id)| id).unwrap_or(wanted);
                 let found = wanted == "default" || names.iter().any(|n| n.contains(id));
                 out.push(if found {
@@ -403,8 +410,8 @@ fn check_audio(config: &Config, out: &mut Vec<Finding>) {
     }
 }
 
-async fn check_bus(config: &Config, flag: Option<BusKind>, out: &mut Vec<Finding>) {
-    let (kind, _) = crate::bus::choose(flag, config.bus.bus);
+async fn check_bus(settings: &Settings, out: &mut Vec<Finding>) {
+    let (kind, _) = settings.bus();
     let (address, builder) = match kind {
         BusKind::None => {
             out.push(Finding::ok("bus", "no D-Bus face (bus = \"none\")"));
@@ -460,7 +467,8 @@ async fn check_bus(config: &Config, flag: Option<BusKind>, out: &mut Vec<Finding
     });
 }
 
-async fn check_tools(config: &Config, flag: Option<&Path>, out: &mut Vec<Finding>) {
+async fn check_tools(settings: &Settings, out: &mut Vec<Finding>) {
+    let config = &settings.config;
     let backends = match crate::tools::Backends::from_config(config) {
         Ok(b) => Arc::new(b),
         Err(e) => {
@@ -472,11 +480,7 @@ async fn check_tools(config: &Config, flag: Option<&Path>, out: &mut Vec<Finding
             Arc::new(crate::tools::Backends::none())
         }
     };
-    let dir = flag
-        .map(Path::to_path_buf)
-        .or_else(|| config.agent.tools.clone())
-        .or_else(|| std::env::var_os("HEARTH_TOOLS").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("tools")).filter(|d| d.is_dir()));
+    let dir = settings.tools_dir();
     let registry = match &dir {
         None => {
             out.push(Finding::warn(

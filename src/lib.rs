@@ -24,6 +24,7 @@ pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
+pub mod settings;
 pub mod stt;
 pub mod supervisor;
 pub mod systemd;

@@ -1,0 +1,412 @@
+//! `hearth run`: the voice daemon. Capture → Listen → Stt → Agent → Tts → Playback, the
+//! D-Bus face beside it, systemd's readiness and watchdog; or, with `--no-audio`, the agent
+//! and the tools on D-Bus only.
+//!
+//! The steps: [`settings`] (flags over the config file), [`voice_parts`] (everything the
+//! voice needs, checked before minutes go into loading the models), then [`serve_text_only`]
+//! or [`serve_voice`].
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use hearth::audio::listen::{ListenConfig, VadKind};
+use hearth::audio::{CaptureSource, PlaybackSink};
+use hearth::bus::{BusAddress, Face, FaceOptions};
+use hearth::config::BusKind;
+use hearth::events::Events;
+use hearth::pipeline::{VoiceOptions, VoiceTurn};
+use hearth::settings::{Flags, Settings, SettingsError, SttChoice};
+use hearth::stt::{SttConfig, SttServer};
+use hearth::supervisor::{start_text, StageEvent, TextOptions, TextRuntime};
+use hearth::tools::ToolsMsg;
+use hearth::tts::TtsConfig;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The configuration file (default: $HEARTH_CONFIG, else hearth.toml in
+    /// $CONFIGURATION_DIRECTORY, ~/.config/hearth or /etc/hearth, if there is one). Flags
+    /// given here win over it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Read speech from this WAV file instead of a microphone.
+    #[arg(long, conflicts_with = "mic")]
+    input: Option<PathBuf>,
+    /// Capture from this sound device (see cpal's names; default: the default input).
+    #[arg(long)]
+    mic: Option<String>,
+    /// Write the spoken replies into this WAV file instead of a speaker.
+    #[arg(long, conflicts_with = "speaker")]
+    output: Option<PathBuf>,
+    /// Play on this sound device (default: the default output).
+    #[arg(long)]
+    speaker: Option<String>,
+    /// Process the input, answer, and exit when it ends (with --input).
+    #[arg(long)]
+    once: bool,
+    /// Pace a WAV input in real time (as a microphone would deliver it).
+    #[arg(long)]
+    realtime: bool,
+    /// The whisper.cpp model for hearth-stt. Default: $HEARTH_WHISPER_MODEL, else
+    /// ggml-tiny.en.bin in the model directory.
+    #[arg(long)]
+    stt_model: Option<PathBuf>,
+    /// Use this Wyoming ASR server (tcp://HOST:PORT) instead of spawning hearth-stt.
+    #[arg(long)]
+    stt: Option<String>,
+    /// Words hearth-stt should expect (whisper's initial prompt). Default: the tools'
+    /// vocabulary (the values their parameters enumerate, such as room names, and the
+    /// nouns of their names); "" for none.
+    #[arg(long)]
+    stt_prompt: Option<String>,
+    /// The Piper voice (.onnx, with its .onnx.json beside it). Default: en_US-joe-medium in
+    /// the model directory.
+    #[arg(long)]
+    voice: Option<PathBuf>,
+    /// Model preset (default: the config's [agent] preset, else qwen2.5-coder).
+    #[arg(long)]
+    preset: Option<String>,
+    /// Directory of tool manifests. Default: $HEARTH_TOOLS, else ./tools if present.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// The LLM model file (default: the preset's model in the model directory).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Print each turn as one JSON line (heard, reply, calls, stage timings).
+    #[arg(long)]
+    json: bool,
+    /// Serve the D-Bus face (io.hearth.Agent1) on this bus: session, system or none.
+    /// Default: the config's [bus] bus, else the system bus under systemd and the session
+    /// bus otherwise (when that bus cannot be reached, hearth runs without the face).
+    #[arg(long)]
+    bus: Option<String>,
+    /// No microphone or speaker: serve the agent and the tools over D-Bus only.
+    #[arg(long, conflicts_with_all = ["input", "mic", "output", "speaker", "once", "realtime"])]
+    no_audio: bool,
+    /// Start from a board profile (pi5, pi4, jetson-orin-nano: threads, GPU layers, audio
+    /// devices, GPIO chip, preset, whisper model); the config file's keys win over it.
+    #[arg(long)]
+    board: Option<String>,
+}
+
+/// Where the D-Bus face is served and what it shows.
+struct FaceSetup {
+    /// The bus (`None`: no face).
+    bus: Option<BusAddress>,
+    /// Whether the bus was asked for: an unreachable one is then an error.
+    required: bool,
+    /// The preset's name (the `Preset` property).
+    preset: String,
+    /// The `Muted` property, shared with the voice pipeline.
+    muted: Arc<AtomicBool>,
+    /// The event stream the face turns into signals.
+    events: Events,
+}
+
+/// Everything the voice stages need, resolved and checked.
+struct VoiceParts {
+    input: CaptureSource,
+    output: PlaybackSink,
+    stt: SttConfig,
+    /// `--stt-prompt` or `[stt] prompt`; `None`: the tools' vocabulary.
+    stt_prompt: Option<String>,
+    tts: TtsConfig,
+    listen: ListenConfig,
+    conversation_idle: Duration,
+}
+
+/// `hearth run`: exit 0 when every turn went well (or on a signal), 1 when a turn failed.
+pub fn run(args: Args) -> Result<ExitCode> {
+    if args.once && args.input.is_none() {
+        bail!("--once needs --input WAV (a microphone never ends)");
+    }
+    let settings = settings(&args)?;
+    let (kind, required) = settings.bus();
+    let bus = match kind {
+        BusKind::Session => Some(BusAddress::Session),
+        BusKind::System => Some(BusAddress::System),
+        BusKind::None => None,
+    };
+    if args.no_audio && bus.is_none() {
+        bail!("--no-audio with no bus leaves nothing to serve: use --bus session or --bus system");
+    }
+    let backends = Arc::new(hearth::tools::Backends::from_config(&settings.config)?);
+    let events = hearth::events::channel();
+    let mut opts = settings.text_options(settings.preset()?, false)?;
+    opts.backends = backends;
+    opts.events = Some(events.clone());
+    let face = FaceSetup {
+        bus,
+        required,
+        preset: opts.preset.name.clone(),
+        muted: Arc::new(AtomicBool::new(false)),
+        events,
+    };
+    let rt = super::runtime()?;
+    if args.no_audio {
+        // the face is all there is to serve: a bus that cannot be reached is an error
+        let face = FaceSetup {
+            required: true,
+            ..face
+        };
+        return rt.block_on(serve_text_only(opts, face));
+    }
+    let voice = voice_parts(&args, &settings)?;
+    let turns = rt.block_on(serve_voice(opts, face, voice, args.once, args.json))?;
+    let failed = turns.iter().any(|t| t.error.is_some());
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The flags over the configuration file (and the board profile under it).
+fn settings(args: &Args) -> Result<Settings> {
+    // `--bus` is read after the configuration, so a broken file is the first error
+    let bus = args.bus.as_deref().map(hearth::settings::parse_bus);
+    let mut settings = Settings::discover(Flags {
+        config: args.config.clone(),
+        board: args.board.clone(),
+        preset: args.preset.clone(),
+        model: args.model.clone(),
+        tools: args.tools.clone(),
+        bus: None,
+        n_ctx: None,
+        stt: args.stt.clone(),
+        stt_model: args.stt_model.clone(),
+        stt_prompt: args.stt_prompt.clone(),
+        voice: args.voice.clone(),
+        mic: args.mic.clone(),
+        speaker: args.speaker.clone(),
+    })?;
+    if let Some(p) = &settings.config_path {
+        tracing::info!(config = %p.display(), "configuration read");
+    }
+    if let Some(b) = &args.board {
+        tracing::info!(board = %b, "board profile applied");
+    }
+    settings.flags.bus = bus.transpose()?;
+    Ok(settings)
+}
+
+/// What the voice needs, checked before minutes go into loading the models: the input and
+/// output, the voice (its files, espeak-ng data and ONNX Runtime), speech recognition (the
+/// whisper model) and the detector (the Silero model).
+fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
+    let input = match &args.input {
+        Some(p) => CaptureSource::Wav {
+            path: p.clone(),
+            realtime: args.realtime,
+        },
+        None => CaptureSource::Device(settings.device(settings.mic())),
+    };
+    let tts = settings.voice()?;
+    let voice = tts.resolve()?;
+    let output = match &args.output {
+        Some(p) => PlaybackSink::Wav {
+            path: p.clone(),
+            rate: voice.sample_rate,
+            realtime: false,
+        },
+        None => PlaybackSink::Device(settings.device(settings.speaker())),
+    };
+    let mut stt = match settings.stt()? {
+        SttChoice::Server(addr) => SttConfig::new(SttServer::Connect(addr)),
+        SttChoice::Child { model, threads } => {
+            if !model.is_file() {
+                return Err(SettingsError::WhisperMissing(model).into());
+            }
+            let mut server = SttServer::spawn_default(model);
+            if let (SttServer::Spawn { args: a, .. }, Some(n)) = (&mut server, threads) {
+                a.extend(["--threads".to_string(), n.to_string()]);
+            }
+            SttConfig::new(server)
+        }
+    };
+    stt.language = settings.config.stt.language.clone();
+    let listen = settings.listen()?;
+    if let VadKind::Silero { model, .. } = &listen.vad {
+        if !model.is_file() {
+            bail!(hearth::audio::silero::VadError::Missing(model.clone()));
+        }
+    }
+    Ok(VoiceParts {
+        input,
+        output,
+        stt,
+        stt_prompt: settings.stt_prompt(),
+        tts,
+        listen,
+        conversation_idle: settings.conversation_idle(),
+    })
+}
+
+/// `--no-audio`: the text actors and the face until a signal.
+async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode> {
+    hearth::systemd::status("loading the model");
+    let text = start_text(opts).await?;
+    let (served, _dog) = serve_and_watch(&text, face, false).await?;
+    hearth::systemd::ready("serving the agent on D-Bus (no audio)");
+    let why = shutdown_signal()?.await;
+    tracing::info!(signal = why, "stopping");
+    hearth::systemd::stopping();
+    drop(served);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text actors, the face and the voice pipeline until the input ends (`--once`) or a
+/// signal; the turns heard.
+async fn serve_voice(
+    opts: TextOptions,
+    face: FaceSetup,
+    mut voice: VoiceParts,
+    once: bool,
+    json: bool,
+) -> Result<Vec<VoiceTurn>> {
+    hearth::systemd::status("loading the models");
+    let text = start_text(opts).await?;
+    let muted = face.muted.clone();
+    let events = face.events.clone();
+    let (served, _dog) = serve_and_watch(&text, face, true).await?;
+    let stage_tx = follow_readiness();
+    expect_the_tools_words(&text, &mut voice).await?;
+    let options = VoiceOptions {
+        input: voice.input,
+        output: voice.output,
+        stt: voice.stt,
+        tts: voice.tts,
+        listen: voice.listen,
+        once,
+        conversation_idle: voice.conversation_idle,
+        events: Some(stage_tx),
+        bus_events: Some(events),
+        muted,
+    };
+    let signal = shutdown_signal()?;
+    let shutdown = async move {
+        let why = signal.await;
+        tracing::info!(signal = why, "stopping");
+    };
+    // a signal ends the turn under way, then every stage stops in order
+    let on_turn = |t: &VoiceTurn| print_turn(t, json);
+    let turns = hearth::pipeline::run(text.agent.clone(), options, on_turn, shutdown).await?;
+    hearth::systemd::stopping();
+    drop(served);
+    Ok(turns)
+}
+
+/// Readiness follows the voice stages: READY once every one is up, then STATUS as they go
+/// down and come back. The sender is the pipeline's stage-event channel.
+fn follow_readiness() -> tokio::sync::mpsc::UnboundedSender<StageEvent> {
+    let (stage_tx, mut stage_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut ready = false;
+        while let Some(e) = stage_rx.recv().await {
+            match e {
+                StageEvent::Ready if !ready => {
+                    ready = true;
+                    hearth::systemd::ready("listening");
+                }
+                StageEvent::Ready => hearth::systemd::status("listening"),
+                StageEvent::Degraded { stage } => hearth::systemd::status(&format!(
+                    "degraded: the {stage} stage is down, restarting"
+                )),
+                _ => {}
+            }
+        }
+    });
+    stage_tx
+}
+
+/// A `hearth-stt` child gets whisper's initial prompt: `--stt-prompt` / `[stt] prompt`, else
+/// the tools' vocabulary; nothing when that is empty.
+async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> Result<()> {
+    let SttServer::Spawn { args, .. } = &mut voice.stt.server else {
+        return Ok(());
+    };
+    let prompt = match &voice.stt_prompt {
+        Some(p) => p.clone(),
+        None => ractor::call!(text.tools, ToolsMsg::Snapshot)
+            .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
+            .vocabulary()
+            .join(", "),
+    };
+    if !prompt.trim().is_empty() {
+        tracing::info!(%prompt, "speech recognition expects the tools' words");
+        args.extend(["--prompt".to_string(), prompt]);
+    }
+    Ok(())
+}
+
+/// One turn on stdout: a JSON line, or `heard:`/`reply:` (and `error:`) lines.
+fn print_turn(t: &VoiceTurn, json: bool) {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let _ = serde_json::to_writer(&mut out, t);
+        let _ = writeln!(out);
+    } else {
+        let reply = t.turn.as_ref().map(|t| t.reply.as_str()).unwrap_or("");
+        let _ = writeln!(out, "heard: {}\nreply: {reply}", t.heard);
+        if let Some(e) = &t.error {
+            let _ = writeln!(out, "error: {e}");
+        }
+    }
+    let _ = out.flush();
+}
+
+/// Serve the D-Bus face (if there is a bus) and start systemd's watchdog over the text
+/// actors and the face. A bus that cannot be reached is an error when it was asked for,
+/// else a warning and hearth runs on without the face.
+async fn serve_and_watch(
+    text: &TextRuntime,
+    face: FaceSetup,
+    voice: bool,
+) -> Result<(Option<Face>, Option<tokio::task::JoinHandle<()>>)> {
+    let served = match face.bus {
+        None => None,
+        Some(bus) => {
+            let options = FaceOptions {
+                bus,
+                preset: face.preset,
+                voice,
+                muted: face.muted,
+            };
+            let served =
+                hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)
+                    .await;
+            match served {
+                Ok(f) => Some(f),
+                Err(e) if face.required => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "running without the D-Bus face (choose one with --bus, or --bus none)");
+                    None
+                }
+            }
+        }
+    };
+    let mut probes = text.probes();
+    if let Some(f) = &served {
+        probes.push(("bus", f.probe()));
+    }
+    let dog = hearth::systemd::Watchdog::from_env(probes).map(hearth::systemd::spawn_watchdog);
+    Ok((served, dog))
+}
+
+/// SIGTERM (systemd's stop) or Ctrl-C, whichever comes first: both handlers are installed
+/// now, so a signal that arrives before the future is polled is not lost.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = &'static str> + Send> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "Ctrl-C",
+        }
+    })
+}

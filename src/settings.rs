@@ -1,0 +1,524 @@
+//! Settings: the command line's flags over the configuration file over the environment,
+//! resolved in one place for every command.
+//!
+//! `hearth run`, `hearth ask` and `hearth doctor` all start from a [`Settings`] and ask it the
+//! same questions (which preset, which model files, which tools directory, which bus, which
+//! speech recognizer, which voice, which detector), so what `doctor` checks is what `run`
+//! will use. Each question is one method; each rule lives there and nowhere else:
+//!
+//! - a flag wins over the file (and a board profile under it, [`Config::discover_on`]), the
+//!   file over the environment, the environment over the built-in default;
+//! - a model file the *configuration* names by a bare file name (`ggml-base.en.bin`, as board
+//!   profiles give them) is in the model directory ([`crate::models::in_dir`]); a file named
+//!   on the command line is taken as it is.
+//!
+//! Nothing here loads a model or opens a device: the answers are paths and plain values, and
+//! each command decides what to check and when.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::config::{BusKind, Config, ConfigError};
+use crate::models::ModelError;
+use crate::preset::{Preset, PresetError};
+use crate::supervisor::{StartError, TextOptions};
+
+/// The preset when neither the command line nor the configuration names one.
+pub const DEFAULT_PRESET: &str = "qwen2.5-coder";
+
+/// The whisper.cpp model `hearth-stt` gets when nothing names one (in the model directory).
+pub const DEFAULT_WHISPER_MODEL: &str = "ggml-tiny.en.bin";
+
+/// The environment variable naming the whisper.cpp model (under `--stt-model` and
+/// `[stt] model`).
+pub const WHISPER_MODEL_ENV: &str = "HEARTH_WHISPER_MODEL";
+
+/// The environment variable naming the tools directory (under `--tools` and `[agent] tools`).
+pub const TOOLS_ENV: &str = "HEARTH_TOOLS";
+
+/// The tools directory used when nothing names one and it exists (relative to the working
+/// directory: a checkout's demo tools).
+pub const LOCAL_TOOLS_DIR: &str = "tools";
+
+/// Why the settings cannot be resolved; each names the problem and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The configuration file (or the board profile) is missing or wrong; the error names
+    /// the file, line and column and what is expected.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No model directory to look for model files in (set `$HEARTH_MODEL_DIR`).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The preset named by `--preset` or `[agent] preset` does not load; the error lists the
+    /// valid names or names the file.
+    #[error(transparent)]
+    Preset(#[from] PresetError),
+    /// `--bus` is not `session`, `system` or `none`.
+    #[error("--bus {0:?}: use session, system or none")]
+    Bus(String),
+    /// The whisper.cpp model for `hearth-stt` is not there.
+    #[error(
+        "the whisper model {} is missing: run scripts/fetch-models, or name one \
+         with --stt-model FILE ([stt] model in the config, or ${WHISPER_MODEL_ENV})",
+        .0.display()
+    )]
+    WhisperMissing(PathBuf),
+    /// The default voice cannot be placed (no model directory).
+    #[error(transparent)]
+    Voice(#[from] crate::tts::TtsError),
+    /// The LLM model file cannot be found or checked (for the on-disk prompt cache).
+    #[error(transparent)]
+    Start(#[from] StartError),
+}
+
+/// `--bus` as the command line gives it: `session`, `system` or `none`.
+pub fn parse_bus(flag: &str) -> Result<BusKind, SettingsError> {
+    flag.parse::<BusKind>()
+        .map_err(|_| SettingsError::Bus(flag.to_string()))
+}
+
+/// What the command line said. Every field is optional: `None` lets the configuration
+/// file, then the environment, then the default decide. Commands fill the fields they have
+/// flags for.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    /// `--config`: the configuration file.
+    pub config: Option<PathBuf>,
+    /// `--board`: a built-in board profile under the configuration file.
+    pub board: Option<String>,
+    /// `--preset`: a preset name or preset file.
+    pub preset: Option<String>,
+    /// `--model`: the LLM model file.
+    pub model: Option<PathBuf>,
+    /// `--tools`: the tools directory.
+    pub tools: Option<PathBuf>,
+    /// `--bus`: the bus the D-Bus face is served on.
+    pub bus: Option<BusKind>,
+    /// `--n-ctx`: the context length.
+    pub n_ctx: Option<u32>,
+    /// `--stt`: a Wyoming ASR server instead of the `hearth-stt` child.
+    pub stt: Option<String>,
+    /// `--stt-model`: the whisper.cpp model for the `hearth-stt` child.
+    pub stt_model: Option<PathBuf>,
+    /// `--stt-prompt`: words speech recognition should expect.
+    pub stt_prompt: Option<String>,
+    /// `--voice`: the Piper voice.
+    pub voice: Option<PathBuf>,
+    /// `--mic`: the capture device.
+    pub mic: Option<String>,
+    /// `--speaker`: the playback device.
+    pub speaker: Option<String>,
+}
+
+/// Speech recognition as resolved: a Wyoming server to connect to, or the `hearth-stt`
+/// child with its model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SttChoice {
+    /// Connect to this Wyoming ASR server (`tcp://HOST:PORT` or `HOST:PORT`).
+    Server(String),
+    /// Spawn `hearth-stt` with this whisper.cpp model (not checked here: `hearth run`
+    /// fails with [`SettingsError::WhisperMissing`] when it is not a file).
+    Child {
+        /// The whisper.cpp model file.
+        model: PathBuf,
+        /// `[stt] threads`: CPU threads for `hearth-stt`.
+        threads: Option<u32>,
+    },
+}
+
+/// The flags, the configuration they were read with, and the model directory: every
+/// command's settings come from here.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// What the command line said.
+    pub flags: Flags,
+    /// The configuration file (over the board profile, if any), or the defaults.
+    pub config: Config,
+    /// Where the configuration was read from (`None`: no file, the defaults).
+    pub config_path: Option<PathBuf>,
+    /// The model directory ([`crate::models::model_dir`]), if the environment gives one.
+    model_dir: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Read the configuration as `--config` and `--board` say ([`Config::discover_on`]) and
+    /// resolve under `flags`.
+    pub fn discover(flags: Flags) -> Result<Settings, SettingsError> {
+        let (config, path) = Config::discover_on(flags.config.as_deref(), flags.board.as_deref())?;
+        Ok(Settings::new(flags, config, path))
+    }
+
+    /// Settings from a configuration already read (`hearth doctor` examines the defaults
+    /// when the file is broken). The model directory is looked up in the environment.
+    pub fn new(flags: Flags, config: Config, config_path: Option<PathBuf>) -> Settings {
+        Settings::with_env(flags, config, config_path, |k| std::env::var_os(k))
+    }
+
+    /// [`new`](Self::new) with the environment given as a lookup function (tests).
+    pub fn with_env(
+        flags: Flags,
+        config: Config,
+        config_path: Option<PathBuf>,
+        env: impl Fn(&str) -> Option<OsString>,
+    ) -> Settings {
+        Settings {
+            flags,
+            config,
+            config_path,
+            model_dir: crate::models::model_dir_from(env),
+        }
+    }
+
+    /// The model directory, or [`ModelError::NoModelDir`] (which says which variable to set).
+    pub fn model_dir(&self) -> Result<&Path, SettingsError> {
+        self.model_dir
+            .as_deref()
+            .ok_or(SettingsError::Model(ModelError::NoModelDir))
+    }
+
+    /// A model file the configuration names: a bare file name that does not exist here is in
+    /// the model directory ([`crate::models::in_dir`]); any other path is taken as it is.
+    pub fn config_model_file(&self, path: &Path) -> Result<PathBuf, SettingsError> {
+        Ok(crate::models::in_dir(path, self.model_dir()?))
+    }
+
+    /// The preset's name (or file): `--preset`, else `[agent] preset`, else
+    /// [`DEFAULT_PRESET`].
+    pub fn preset_name(&self) -> &str {
+        self.flags
+            .preset
+            .as_deref()
+            .or(self.config.agent.preset.as_deref())
+            .unwrap_or(DEFAULT_PRESET)
+    }
+
+    /// The preset [`preset_name`](Self::preset_name) names, loaded and validated.
+    pub fn preset(&self) -> Result<Preset, SettingsError> {
+        Ok(Preset::load(self.preset_name())?)
+    }
+
+    /// The LLM model file when one is named: `--model` (as given), else `[agent] model` (in
+    /// the model directory when a bare name). `None`: the preset's model in the model
+    /// directory ([`crate::supervisor::model_path`]).
+    pub fn llm_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+        match (&self.flags.model, &self.config.agent.model) {
+            (Some(m), _) => Ok(Some(m.clone())),
+            (None, Some(m)) => Ok(Some(self.config_model_file(m)?)),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The tools directory: `--tools`, else `[agent] tools`, else `$HEARTH_TOOLS`, else
+    /// `./tools` if it exists. `None`: the built-in tools only.
+    pub fn tools_dir(&self) -> Option<PathBuf> {
+        self.flags
+            .tools
+            .clone()
+            .or_else(|| self.config.agent.tools.clone())
+            .or_else(|| std::env::var_os(TOOLS_ENV).map(PathBuf::from))
+            .or_else(|| Some(PathBuf::from(LOCAL_TOOLS_DIR)).filter(|d| d.is_dir()))
+    }
+
+    /// The bus the D-Bus face is served on, and whether it was chosen (`--bus` or `[bus]
+    /// bus`: an unreachable bus is then an error) or is the default ([`crate::bus::choose`]).
+    pub fn bus(&self) -> (BusKind, bool) {
+        crate::bus::choose(self.flags.bus, self.config.bus.bus)
+    }
+
+    /// Speech recognition: the Wyoming server of `--stt` or `[stt] server`, unless
+    /// `--stt-model` is given without `--stt` (a model on the command line means the child,
+    /// whatever the file says); else the child with [`whisper_model`](Self::whisper_model).
+    pub fn stt(&self) -> Result<SttChoice, SettingsError> {
+        let server = self.flags.stt.as_ref().or(self.config.stt.server.as_ref());
+        match server {
+            Some(addr) if self.flags.stt_model.is_none() || self.flags.stt.is_some() => {
+                Ok(SttChoice::Server(addr.clone()))
+            }
+            _ => Ok(SttChoice::Child {
+                model: self.whisper_model()?,
+                threads: self.config.stt.threads,
+            }),
+        }
+    }
+
+    /// The whisper.cpp model for the `hearth-stt` child: `--stt-model` (as given), else
+    /// `[stt] model` (in the model directory when a bare name), else `$HEARTH_WHISPER_MODEL`,
+    /// else [`DEFAULT_WHISPER_MODEL`] in the model directory. Not checked.
+    pub fn whisper_model(&self) -> Result<PathBuf, SettingsError> {
+        if let Some(m) = &self.flags.stt_model {
+            return Ok(m.clone());
+        }
+        if let Some(m) = &self.config.stt.model {
+            return self.config_model_file(m);
+        }
+        match std::env::var_os(WHISPER_MODEL_ENV) {
+            Some(m) => Ok(PathBuf::from(m)),
+            None => Ok(self.model_dir()?.join(DEFAULT_WHISPER_MODEL)),
+        }
+    }
+
+    /// Words speech recognition should expect: `--stt-prompt`, else `[stt] prompt`. `None`:
+    /// the tools' vocabulary.
+    pub fn stt_prompt(&self) -> Option<String> {
+        self.flags
+            .stt_prompt
+            .clone()
+            .or_else(|| self.config.stt.prompt.clone())
+    }
+
+    /// The voice: `--voice` (as given), else `[tts] voice` (in the model directory when a
+    /// bare name), else the default voice in the model directory; with `[tts]`'s ONNX
+    /// Runtime library, espeak-ng data and speaking rate. Not checked
+    /// ([`crate::tts::TtsConfig::resolve`] does).
+    pub fn voice(&self) -> Result<crate::tts::TtsConfig, SettingsError> {
+        let mut tts = match (&self.flags.voice, &self.config.tts.voice) {
+            (Some(v), _) => crate::tts::TtsConfig::new(v.clone()),
+            (None, Some(v)) => crate::tts::TtsConfig::new(self.config_model_file(v)?),
+            (None, None) => crate::tts::TtsConfig::default_voice()?,
+        };
+        tts.ort_library = self.config.tts.onnxruntime.clone();
+        tts.espeak_data = self.config.tts.espeak_data.clone();
+        tts.length_scale = self.config.tts.length_scale;
+        Ok(tts)
+    }
+
+    /// The Silero VAD model, or `None` when `[listen] vad = "energy"` (Silero is the
+    /// default): `[listen] silero_model` (in the model directory when a bare name), else
+    /// [`crate::audio::silero::SILERO_FILE`] in the model directory. Not checked.
+    #[cfg(feature = "tts")]
+    pub fn vad_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+        use crate::config::Vad;
+        match self.config.listen.vad.unwrap_or(Vad::Silero) {
+            Vad::Energy => Ok(None),
+            Vad::Silero => Ok(Some(match &self.config.listen.silero_model {
+                Some(m) => self.config_model_file(m)?,
+                None => self.model_dir()?.join(crate::audio::silero::SILERO_FILE),
+            })),
+        }
+    }
+
+    /// `[listen]` over [`crate::audio::listen::ListenConfig`]'s defaults, with the detector
+    /// of [`vad_model`](Self::vad_model) (Silero on `[tts] onnxruntime`'s library).
+    #[cfg(feature = "tts")]
+    pub fn listen(&self) -> Result<crate::audio::listen::ListenConfig, SettingsError> {
+        use crate::audio::listen::{ListenConfig, VadKind};
+        let l = &self.config.listen;
+        let vad = match self.vad_model()? {
+            None => VadKind::Energy,
+            Some(model) => VadKind::Silero {
+                model,
+                ort_library: self.config.tts.onnxruntime.clone(),
+            },
+        };
+        let mut c = ListenConfig {
+            vad,
+            ..Default::default()
+        };
+        let set_f = |v: &mut f32, o: Option<f32>| *v = o.unwrap_or(*v);
+        let set_u = |v: &mut u32, o: Option<u32>| *v = o.unwrap_or(*v);
+        set_f(&mut c.speech_threshold, l.speech_threshold);
+        set_f(&mut c.threshold_db, l.threshold_db);
+        set_f(&mut c.min_level_dbfs, l.min_level_dbfs);
+        set_f(&mut c.echo_margin_db, l.echo_margin_db);
+        set_u(&mut c.onset_ms, l.onset_ms);
+        set_u(&mut c.preroll_ms, l.preroll_ms);
+        set_u(&mut c.hangover_ms, l.hangover_ms);
+        set_u(&mut c.early_ms, l.early_ms);
+        set_u(&mut c.min_speech_ms, l.min_speech_ms);
+        set_u(&mut c.max_utterance_ms, l.max_utterance_ms);
+        set_u(&mut c.barge_in_ms, l.barge_in_ms);
+        Ok(c)
+    }
+
+    /// The capture device's name: `--mic`, else `[audio] mic`. `None`: the default input.
+    pub fn mic(&self) -> Option<&str> {
+        self.flags
+            .mic
+            .as_deref()
+            .or(self.config.audio.mic.as_deref())
+    }
+
+    /// The playback device's name: `--speaker`, else `[audio] speaker`. `None`: the
+    /// default output.
+    pub fn speaker(&self) -> Option<&str> {
+        self.flags
+            .speaker
+            .as_deref()
+            .or(self.config.audio.speaker.as_deref())
+    }
+
+    /// A sound device by name (`None` or `"default"`: the default device) with `[audio]
+    /// buffer_ms`.
+    pub fn device(&self, name: Option<&str>) -> crate::audio::DeviceSpec {
+        use crate::audio::DeviceSpec;
+        let mut spec = match name {
+            None | Some("default") => DeviceSpec::default_device(),
+            Some(n) => DeviceSpec::named(n.to_string()),
+        };
+        spec.buffer_ms = self.config.audio.buffer_ms;
+        spec
+    }
+
+    /// How long a conversation is kept without a turn: `[agent] conversation_idle_s`, else
+    /// [`crate::pipeline::CONVERSATION_IDLE`].
+    #[cfg(feature = "tts")]
+    pub fn conversation_idle(&self) -> std::time::Duration {
+        self.config
+            .agent
+            .conversation_idle_s
+            .map(std::time::Duration::from_secs)
+            .unwrap_or(crate::pipeline::CONVERSATION_IDLE)
+    }
+
+    /// The text agent's options for `preset`: the tools directory, the model file, the
+    /// context length (`--n-ctx`, else `[agent] n_ctx`, else [`TextOptions::new`]'s), the
+    /// config's threads, GPU layers, history mode and intents, and, when `prompt_cache`, the
+    /// on-disk KV cache (the model file is then located and checked now). The caller adds
+    /// the backends and the event stream.
+    pub fn text_options(
+        &self,
+        preset: Preset,
+        prompt_cache: bool,
+    ) -> Result<TextOptions, SettingsError> {
+        let agent = &self.config.agent;
+        let mut opts = TextOptions::new(preset);
+        opts.tools_dir = self.tools_dir();
+        opts.model = self.llm_model()?;
+        if let Some(n) = self.flags.n_ctx.or(agent.n_ctx) {
+            opts.n_ctx = n;
+        }
+        opts.threads = agent.threads.map(|n| n as i32);
+        opts.gpu_layers = agent.gpu_layers.unwrap_or(0);
+        opts.history = agent.history.unwrap_or_default();
+        opts.intents = agent.intents.unwrap_or(true);
+        if prompt_cache {
+            let model = crate::supervisor::model_path(&opts)?;
+            opts.prompt_cache = crate::supervisor::prompt_cache_path(&opts, &model);
+            opts.model = Some(model);
+        }
+        Ok(opts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with_models(k: &str) -> Option<OsString> {
+        (k == "HEARTH_MODEL_DIR").then(|| OsString::from("/models"))
+    }
+
+    fn settings(flags: Flags, config: Config) -> Settings {
+        Settings::with_env(flags, config, None, env_with_models)
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_file_over_the_default_preset() {
+        let mut config = Config::default();
+        assert_eq!(
+            settings(Flags::default(), config.clone()).preset_name(),
+            DEFAULT_PRESET
+        );
+        config.agent.preset = Some("qwen3".into());
+        assert_eq!(
+            settings(Flags::default(), config.clone()).preset_name(),
+            "qwen3"
+        );
+        let flags = Flags {
+            preset: Some("gemma".into()),
+            ..Flags::default()
+        };
+        assert_eq!(settings(flags, config).preset_name(), "gemma");
+    }
+
+    #[test]
+    fn bare_names_in_the_config_are_in_the_model_directory_flags_are_not() {
+        let mut config = Config::default();
+        config.stt.model = Some("ggml-base.en.bin".into());
+        config.agent.model = Some("model-that-is-not-here.gguf".into());
+        let s = settings(Flags::default(), config.clone());
+        assert_eq!(
+            s.whisper_model().unwrap(),
+            PathBuf::from("/models/ggml-base.en.bin")
+        );
+        assert_eq!(
+            s.llm_model().unwrap(),
+            Some(PathBuf::from("/models/model-that-is-not-here.gguf"))
+        );
+        let flags = Flags {
+            stt_model: Some("w.bin".into()),
+            model: Some("m.gguf".into()),
+            ..Flags::default()
+        };
+        let s = settings(flags, config);
+        assert_eq!(s.whisper_model().unwrap(), PathBuf::from("w.bin"));
+        assert_eq!(s.llm_model().unwrap(), Some(PathBuf::from("m.gguf")));
+    }
+
+    #[test]
+    fn a_model_on_the_command_line_means_the_child_whatever_the_file_says() {
+        let mut config = Config::default();
+        config.stt.server = Some("tcp://127.0.0.1:10300".into());
+        let s = settings(Flags::default(), config.clone());
+        assert_eq!(
+            s.stt().unwrap(),
+            SttChoice::Server("tcp://127.0.0.1:10300".into())
+        );
+        let flags = Flags {
+            stt_model: Some("/w.bin".into()),
+            ..Flags::default()
+        };
+        assert_eq!(
+            settings(flags, config.clone()).stt().unwrap(),
+            SttChoice::Child {
+                model: "/w.bin".into(),
+                threads: None
+            }
+        );
+        let flags = Flags {
+            stt_model: Some("/w.bin".into()),
+            stt: Some("tcp://10.0.0.2:10300".into()),
+            ..Flags::default()
+        };
+        assert_eq!(
+            settings(flags, config).stt().unwrap(),
+            SttChoice::Server("tcp://10.0.0.2:10300".into())
+        );
+    }
+
+    #[test]
+    fn no_model_directory_is_an_error_naming_the_fix() {
+        let mut config = Config::default();
+        config.tts.voice = Some("voice.onnx".into());
+        let s = Settings::with_env(Flags::default(), config, None, |_| None);
+        let e = s.voice().unwrap_err().to_string();
+        assert!(e.contains("HEARTH_MODEL_DIR"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_whisper_model_names_the_file_and_the_fix() {
+        let flags = Flags {
+            stt_model: Some("/nonexistent/ggml-tiny.en.bin".into()),
+            ..Flags::default()
+        };
+        let s = settings(flags, Config::default());
+        let SttChoice::Child { model, .. } = s.stt().unwrap() else {
+            panic!("no server was named")
+        };
+        let e = SettingsError::WhisperMissing(model).to_string();
+        assert!(
+            e.contains("/nonexistent/ggml-tiny.en.bin")
+                && e.contains("--stt-model")
+                && e.contains("HEARTH_WHISPER_MODEL"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_bus_flag_says_what_is_accepted() {
+        assert_eq!(parse_bus("system").unwrap(), BusKind::System);
+        let e = parse_bus("sesion").unwrap_err().to_string();
+        assert_eq!(e, "--bus \"sesion\": use session, system or none");
+    }
+}
