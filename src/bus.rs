@@ -505,7 +505,7 @@ fn parse_spec(value: Value) -> Result<ToolSpec, String> {
         Some(Value::String(n)) => n,
         _ => return Err("RegisterTool: the spec has no \"name\" string".into()),
     };
-    if !crate::tools::manifest::valid_name(&name) {
+    if !crate::tools::valid_name(&name) {
         return Err(format!(
             "RegisterTool: tool name {name:?} is not usable: use 1-64 letters, digits, `_` or `-`"
         ));
@@ -520,7 +520,7 @@ fn parse_spec(value: Value) -> Result<ToolSpec, String> {
     };
     let parameters = m
         .remove("parameters")
-        .unwrap_or_else(crate::tools::manifest::no_parameters);
+        .unwrap_or_else(crate::tools::no_parameters);
     if parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(format!(
             "RegisterTool {name}: \"parameters\" must be an object schema ({{\"type\":\"object\",\"properties\":{{…}}}})"
@@ -631,10 +631,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(openai.len(), 2);
-        assert_eq!(
-            openai[0].parameters,
-            crate::tools::manifest::no_parameters()
-        );
+        assert_eq!(openai[0].parameters, crate::tools::no_parameters());
     }
 
     #[test]

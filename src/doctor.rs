@@ -377,7 +377,7 @@ fn check_audio(settings: &Settings, out: &mut Vec<Finding>) {
         (false, "playback", settings.speaker()),
     ] {
         let spec = settings.device(named);
-        match crate::audio::device::device_names(&spec, input) {
+        match crate::audio::device_names(&spec, input) {
             Ok(names) if names.is_empty() => out.push(Finding::fail(
                 "audio",
                 format!("no {kind} device"),

@@ -55,7 +55,7 @@ impl TextOptions {
             threads: None,
             prompt_cache: None,
             gpu_layers: 0,
-            backends: crate::tools::backends::none(),
+            backends: std::sync::Arc::new(crate::tools::Backends::none()),
             events: None,
             history: crate::agent::HistoryMode::default(),
             intents: true,

@@ -1374,7 +1374,7 @@ fn installing_into_an_image_lays_out_files_owners_and_a_working_unit() {
     }
     // the tool set of the first start loads: the examples wait as *.toml.example
     let tools_dir = image.join("etc/hearth/tools");
-    let registry = hearth::tools::registry::Registry::load_dir(&tools_dir)
+    let registry = hearth::tools::Registry::load_dir(&tools_dir)
         .unwrap_or_else(|e| panic!("the installed tools directory does not load: {e}"));
     assert!(
         !registry
@@ -1391,7 +1391,7 @@ fn installing_into_an_image_lays_out_files_owners_and_a_working_unit() {
             enabled.path().join("lights.toml"),
         )
         .expect("copying an example");
-        let err = hearth::tools::registry::Registry::load_dir(enabled.path())
+        let err = hearth::tools::Registry::load_dir(enabled.path())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -14,7 +14,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 use super::CallReport;
-use crate::llm::template::python_json;
+use crate::llm::python_json;
 use crate::llm::ChatMessage;
 use crate::preset::GrammarShape;
 

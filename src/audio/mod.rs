@@ -25,10 +25,10 @@
 //! No audio callback ever blocks or allocates: the callbacks only move samples through a
 //! preallocated lock-free ring and update atomics.
 
-pub mod capture;
-pub mod device;
+mod capture;
+mod device;
 pub mod listen;
-pub mod playback;
+mod playback;
 pub mod resample;
 #[cfg(feature = "tts")]
 pub mod silero;
@@ -37,7 +37,7 @@ pub mod wav;
 use std::path::PathBuf;
 
 pub use capture::{Capture, CaptureArgs, CaptureInfo, CaptureMsg, CaptureSource, CaptureStats};
-pub use device::DeviceSpec;
+pub use device::{device_names, DeviceSpec};
 pub use playback::{Playback, PlaybackArgs, PlaybackMsg, PlaybackSink, PlaybackStats};
 
 /// What went wrong with audio: each message names the file or device, the problem and the fix.

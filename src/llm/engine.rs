@@ -135,13 +135,15 @@ impl CancelWatermark {
 }
 
 /// Holds back the tail of streamed text that could still become a stop string, and cuts at
-/// one when it appears.
+/// one when it appears. (Only the llama.cpp engine streams through it.)
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "llm"), allow(dead_code))]
 pub struct StopScanner {
     stops: Vec<String>,
     buf: String,
 }
 
+#[cfg_attr(not(feature = "llm"), allow(dead_code))]
 impl StopScanner {
     pub fn new(stops: Vec<String>) -> Self {
         StopScanner {

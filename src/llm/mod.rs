@@ -1,14 +1,14 @@
 //! The LLM side: chat templates (minijinja), grammars (llguidance Lark), the engine message
 //! protocol, the llama.cpp engine actor (feature `llm`) and a scripted engine for tests.
 
-pub mod engine;
-pub mod grammar;
+mod engine;
+mod grammar;
 #[cfg(feature = "llm")]
 pub mod llama;
 pub mod scripted;
-pub mod template;
+mod template;
 
 pub use crate::preset::GrammarShape;
 pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
 pub use grammar::{GrammarCache, GrammarError, ToolChoice, REPLY_LARK};
-pub use template::{ChatMessage, ChatTemplate, TemplateCaps, TemplateError};
+pub use template::{python_json, ChatMessage, ChatTemplate, TemplateCaps, TemplateError};

@@ -4,7 +4,7 @@
 //! Built once from the configuration ([`Backends::from_config`]) and shared by the registry
 //! (an `Arc`); a connection is made when a tool first needs it and kept.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -149,8 +149,3 @@ pub const PROVIDER_PATH: &str = "/io/hearth/ToolProvider";
 pub const PROVIDER_INTERFACE: &str = "io.hearth.ToolProvider1";
 /// Time a provider has to answer a call.
 pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Shared backends with no connections.
-pub fn none() -> Arc<Backends> {
-    Arc::new(Backends::none())
-}

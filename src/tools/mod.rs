@@ -27,19 +27,19 @@
 //! Templates are rendered with strict undefined behaviour: a template that refers to an
 //! argument the call does not have is an error, never an empty string.
 
-pub mod actor;
-pub mod backends;
-pub mod builtin;
+mod actor;
+mod backends;
+mod builtin;
 pub mod dbus;
 mod error;
-pub mod exec;
+mod exec;
 pub mod gpio;
 pub mod homeassistant;
-pub mod manifest;
+mod manifest;
 pub mod mqtt;
-pub mod mqtt_tls;
+mod mqtt_tls;
 mod output;
-pub mod registry;
+mod registry;
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -51,7 +51,7 @@ pub use backends::Backends;
 pub use builtin::Builtin;
 pub use error::ToolsError;
 pub use exec::ExecSpec;
-pub use manifest::{load_dir, parse_manifest};
+pub use manifest::{load_dir, no_parameters, parse_manifest, valid_name};
 pub use output::{ExecOutput, ToolStatus};
 pub use registry::{Executor, Registry, Tool, ToolOutcome};
 

@@ -526,8 +526,7 @@ fn examples_dir(tag: &str) -> PathBuf {
 #[test]
 fn the_example_manifests_load() {
     let dir = examples_dir("examples");
-    let tools =
-        hearth::tools::manifest::load_dir(&dir).unwrap_or_else(|e: ToolsError| panic!("{e}"));
+    let tools = hearth::tools::load_dir(&dir).unwrap_or_else(|e: ToolsError| panic!("{e}"));
     let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
     // desktop.toml sorts first
     assert_eq!(

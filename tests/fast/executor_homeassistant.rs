@@ -590,7 +590,7 @@ async fn the_home_assistant_examples_send_what_home_assistant_expects() {
     let ha = FakeHa::home_assistant();
     let (b, _) = backends(&ha.url(), TOKEN);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
-    let tools: Vec<_> = hearth::tools::manifest::load_dir(dir)
+    let tools: Vec<_> = hearth::tools::load_dir(dir)
         .unwrap()
         .into_iter()
         .filter(|t| t.executor.kind() == "homeassistant")

@@ -782,7 +782,7 @@ fn full_backends(mqtt_url: &str) -> Arc<Backends> {
 
 #[test]
 fn every_example_manifest_loads() {
-    let tools = hearth::tools::manifest::load_dir(examples_dir()).unwrap();
+    let tools = hearth::tools::load_dir(examples_dir()).unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
     let mine = [
         "set_light",
@@ -816,7 +816,7 @@ fn every_example_manifest_loads() {
 #[tokio::test]
 async fn the_lights_example_publishes_zigbee2mqtt_messages() {
     let broker = Broker::start("lights");
-    let tools = hearth::tools::manifest::load_dir(examples_dir()).unwrap();
+    let tools = hearth::tools::load_dir(examples_dir()).unwrap();
     let r = Registry::new(tools)
         .unwrap()
         .with_backends(full_backends(&broker.url()))
