@@ -437,174 +437,224 @@ impl Config {
         Config::parse(&merged, path)
     }
 
-    /// Values that parse but cannot work.
+    /// Values that parse but cannot work: the first one found, with its file.
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |section, key, value: String, expected| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            section,
-            key,
-            value,
-            expected,
-        };
-        let l = &self.listen;
-        let positive_ms: [(&'static str, Option<u32>); 5] = [
-            ("onset_ms", l.onset_ms),
-            ("hangover_ms", l.hangover_ms),
-            ("min_speech_ms", l.min_speech_ms),
-            ("max_utterance_ms", l.max_utterance_ms),
-            ("barge_in_ms", l.barge_in_ms),
-        ];
-        for (key, v) in positive_ms {
-            if v == Some(0) {
-                return Err(bad(
-                    "listen",
-                    key,
-                    "0".into(),
-                    "expected a duration above 0 ms",
-                ));
-            }
+        let first = listen_problem(&self.listen)
+            .or_else(|| tts_problem(&self.tts))
+            .or_else(|| stt_problem(&self.stt))
+            .or_else(|| self.mqtt.as_ref().and_then(mqtt_problem))
+            .or_else(|| self.homeassistant.as_ref().and_then(homeassistant_problem))
+            .or_else(|| audio_problem(&self.audio))
+            .or_else(|| agent_problem(&self.agent));
+        match first {
+            None => Ok(()),
+            Some(Problem {
+                section,
+                key,
+                value,
+                expected,
+            }) => Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                section,
+                key,
+                value,
+                expected,
+            }),
         }
-        if let (Some(h), Some(m)) = (l.hangover_ms, l.max_utterance_ms) {
-            if h >= m {
-                return Err(bad(
-                    "listen",
-                    "hangover_ms",
-                    h.to_string(),
-                    "expected less than max_utterance_ms (an utterance could never end by a pause)",
-                ));
-            }
-        }
-        for (key, v) in [
-            ("threshold_db", l.threshold_db),
-            ("echo_margin_db", l.echo_margin_db),
-        ] {
-            if let Some(v) = v {
-                if !(0.0..=60.0).contains(&v) {
-                    return Err(bad("listen", key, v.to_string(), "expected 0 to 60 dB"));
-                }
-            }
-        }
-        if let Some(v) = l.min_level_dbfs {
-            if !(-120.0..=0.0).contains(&v) {
-                return Err(bad(
-                    "listen",
-                    "min_level_dbfs",
-                    v.to_string(),
-                    "expected -120 to 0 dBFS",
-                ));
-            }
-        }
-        if let Some(v) = l.speech_threshold {
-            if !(0.0..=1.0).contains(&v) || v == 0.0 {
-                return Err(bad(
-                    "listen",
-                    "speech_threshold",
-                    v.to_string(),
-                    "expected a probability above 0 and at most 1 (0.5 is the default)",
-                ));
-            }
-        }
-        if let Some(v) = self.tts.length_scale {
-            if !(0.25..=4.0).contains(&v) {
-                return Err(bad(
-                    "tts",
-                    "length_scale",
-                    v.to_string(),
-                    "expected 0.25 to 4.0 (1.0 is the voice's own pace)",
-                ));
-            }
-        }
-        if let Some(s) = &self.stt.server {
-            let addr = s.strip_prefix("tcp://").unwrap_or(s);
-            let port_ok = addr
-                .rsplit_once(':')
-                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-            if !port_ok {
-                return Err(bad(
-                    "stt",
-                    "server",
-                    format!("{s:?}"),
-                    "expected a Wyoming server address, tcp://HOST:PORT",
-                ));
-            }
-            if self.stt.model.is_some() {
-                return Err(bad(
-                    "stt",
-                    "model",
-                    "(set)".into(),
-                    "expected either model (a hearth-stt child) or server (a Wyoming server), not both",
-                ));
-            }
-        }
-        if let Some(m) = &self.mqtt {
-            let Ok(broker) = broker_address(&m.url) else {
-                return Err(bad(
-                    "mqtt",
-                    "url",
-                    format!("{:?}", m.url),
-                    "expected mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS",
-                ));
-            };
-            match misfit(m, broker.tls) {
-                Some((key, file, Misfit::NeedsTls)) => {
-                    return Err(bad(
-                        "mqtt",
-                        key,
-                        format!("{:?}", file.display().to_string()),
-                        "only with TLS: write url = \"mqtts://HOST\" (port 8883 by default)",
-                    ));
-                }
-                Some((key, _, Misfit::NeedsItsPair)) => {
-                    return Err(bad(
-                        "mqtt",
-                        key,
-                        "(set)".into(),
-                        "client_cert_file and client_key_file together (the certificate and its key)",
-                    ));
-                }
-                None => {}
-            }
-            if m.keep_alive_s == Some(0) {
-                return Err(bad(
-                    "mqtt",
-                    "keep_alive_s",
-                    "0".into(),
-                    "expected at least 1 second (30 is the default)",
-                ));
-            }
-        }
-        if let Some(h) = &self.homeassistant {
-            let u = h.url.as_str();
-            let rest = u
-                .strip_prefix("http://")
-                .or_else(|| u.strip_prefix("https://"));
-            if rest.is_none_or(|r| r.trim_end_matches('/').is_empty()) {
-                return Err(bad(
-                    "homeassistant",
-                    "url",
-                    format!("{u:?}"),
-                    "expected http://HOST:8123 (or https://…), Home Assistant's base URL",
-                ));
-            }
-        }
-        if self.audio.buffer_ms == Some(0) {
-            return Err(bad(
-                "audio",
-                "buffer_ms",
-                "0".into(),
-                "expected a buffer above 0 ms (20 is the default)",
-            ));
-        }
-        if self.agent.n_ctx.is_some_and(|n| n < 512) {
-            return Err(bad(
-                "agent",
-                "n_ctx",
-                self.agent.n_ctx.unwrap_or(0).to_string(),
-                "expected at least 512 tokens (the tool list alone takes about 500)",
-            ));
-        }
-        Ok(())
     }
+}
+
+/// A value that parses but cannot work: where it is, as written, and what is expected.
+struct Problem {
+    section: &'static str,
+    key: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+fn problem(
+    section: &'static str,
+    key: &'static str,
+    value: String,
+    expected: &'static str,
+) -> Option<Problem> {
+    Some(Problem {
+        section,
+        key,
+        value,
+        expected,
+    })
+}
+
+/// `[listen]`: durations above 0, a hangover shorter than the longest utterance, levels and
+/// the speech probability in range.
+fn listen_problem(l: &ListenSection) -> Option<Problem> {
+    let positive_ms: [(&'static str, Option<u32>); 5] = [
+        ("onset_ms", l.onset_ms),
+        ("hangover_ms", l.hangover_ms),
+        ("min_speech_ms", l.min_speech_ms),
+        ("max_utterance_ms", l.max_utterance_ms),
+        ("barge_in_ms", l.barge_in_ms),
+    ];
+    if let Some((key, _)) = positive_ms.iter().find(|(_, v)| *v == Some(0)) {
+        return problem("listen", key, "0".into(), "expected a duration above 0 ms");
+    }
+    if let (Some(h), Some(m)) = (l.hangover_ms, l.max_utterance_ms) {
+        if h >= m {
+            return problem(
+                "listen",
+                "hangover_ms",
+                h.to_string(),
+                "expected less than max_utterance_ms (an utterance could never end by a pause)",
+            );
+        }
+    }
+    for (key, v) in [
+        ("threshold_db", l.threshold_db),
+        ("echo_margin_db", l.echo_margin_db),
+    ] {
+        if let Some(v) = v.filter(|v| !(0.0..=60.0).contains(v)) {
+            return problem("listen", key, v.to_string(), "expected 0 to 60 dB");
+        }
+    }
+    if let Some(v) = l.min_level_dbfs.filter(|v| !(-120.0..=0.0).contains(v)) {
+        return problem(
+            "listen",
+            "min_level_dbfs",
+            v.to_string(),
+            "expected -120 to 0 dBFS",
+        );
+    }
+    if let Some(v) = l
+        .speech_threshold
+        .filter(|v| !(0.0..=1.0).contains(v) || *v == 0.0)
+    {
+        return problem(
+            "listen",
+            "speech_threshold",
+            v.to_string(),
+            "expected a probability above 0 and at most 1 (0.5 is the default)",
+        );
+    }
+    None
+}
+
+/// `[tts]`: a pace the voice can take.
+fn tts_problem(t: &TtsSection) -> Option<Problem> {
+    let v = t.length_scale.filter(|v| !(0.25..=4.0).contains(v))?;
+    problem(
+        "tts",
+        "length_scale",
+        v.to_string(),
+        "expected 0.25 to 4.0 (1.0 is the voice's own pace)",
+    )
+}
+
+/// `[stt]`: a server address with a port, and not both a server and a model.
+fn stt_problem(stt: &SttSection) -> Option<Problem> {
+    let s = stt.server.as_ref()?;
+    let addr = s.strip_prefix("tcp://").unwrap_or(s);
+    let port_ok = addr
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok {
+        return problem(
+            "stt",
+            "server",
+            format!("{s:?}"),
+            "expected a Wyoming server address, tcp://HOST:PORT",
+        );
+    }
+    if stt.model.is_some() {
+        return problem(
+            "stt",
+            "model",
+            "(set)".into(),
+            "expected either model (a hearth-stt child) or server (a Wyoming server), not both",
+        );
+    }
+    None
+}
+
+/// `[mqtt]`: a broker address, TLS keys only with TLS and in pairs, a keep-alive.
+fn mqtt_problem(m: &MqttSection) -> Option<Problem> {
+    let Ok(broker) = broker_address(&m.url) else {
+        return problem(
+            "mqtt",
+            "url",
+            format!("{:?}", m.url),
+            "expected mqtt://HOST[:PORT], or mqtts://HOST[:PORT] for TLS",
+        );
+    };
+    match misfit(m, broker.tls) {
+        Some((key, file, Misfit::NeedsTls)) => {
+            return problem(
+                "mqtt",
+                key,
+                format!("{:?}", file.display().to_string()),
+                "only with TLS: write url = \"mqtts://HOST\" (port 8883 by default)",
+            );
+        }
+        Some((key, _, Misfit::NeedsItsPair)) => {
+            return problem(
+                "mqtt",
+                key,
+                "(set)".into(),
+                "client_cert_file and client_key_file together (the certificate and its key)",
+            );
+        }
+        None => {}
+    }
+    if m.keep_alive_s == Some(0) {
+        return problem(
+            "mqtt",
+            "keep_alive_s",
+            "0".into(),
+            "expected at least 1 second (30 is the default)",
+        );
+    }
+    None
+}
+
+/// `[homeassistant]`: an http(s) base URL with a host.
+fn homeassistant_problem(h: &HomeAssistantSection) -> Option<Problem> {
+    let u = h.url.as_str();
+    let rest = u
+        .strip_prefix("http://")
+        .or_else(|| u.strip_prefix("https://"));
+    if rest.is_none_or(|r| r.trim_end_matches('/').is_empty()) {
+        return problem(
+            "homeassistant",
+            "url",
+            format!("{u:?}"),
+            "expected http://HOST:8123 (or https://…), Home Assistant's base URL",
+        );
+    }
+    None
+}
+
+/// `[audio]`: a buffer above 0 ms.
+fn audio_problem(a: &AudioSection) -> Option<Problem> {
+    if a.buffer_ms == Some(0) {
+        return problem(
+            "audio",
+            "buffer_ms",
+            "0".into(),
+            "expected a buffer above 0 ms (20 is the default)",
+        );
+    }
+    None
+}
+
+/// `[agent]`: a context that holds at least the tool list.
+fn agent_problem(a: &AgentSection) -> Option<Problem> {
+    let n = a.n_ctx.filter(|n| *n < 512)?;
+    problem(
+        "agent",
+        "n_ctx",
+        n.to_string(),
+        "expected at least 512 tokens (the tool list alone takes about 500)",
+    )
 }
 
 /// A file's text; a missing file is [`ConfigError::Missing`].

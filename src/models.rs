@@ -424,44 +424,20 @@ fn download_once(
     }
     bar.set_position(offset);
 
-    let mut file = if offset == 0 {
-        File::create(part)
-    } else {
-        OpenOptions::new().append(true).open(part)
-    }
-    .map_err(|e| io_err("open for writing", part, e))?;
-    let mut reader = body.as_reader();
-    let mut buf = vec![0u8; CHUNK];
-    let mut received: u64 = 0;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                file.flush().map_err(|e| io_err("write", part, e))?;
-                let kept = offset + received;
-                let err = ModelError::Network {
-                    url: url.to_string(),
-                    cause: e.to_string(),
-                    hint: resume_hint(part, kept),
-                };
-                return if received > 0 {
-                    Ok(Step::Again(err))
-                } else {
-                    Err(err)
-                };
-            }
+    let Copied { received, failed } =
+        append_body(body.as_reader(), part, offset, &mut hasher, bar)?;
+    if let Some(e) = failed {
+        let err = ModelError::Network {
+            url: url.to_string(),
+            cause: e.to_string(),
+            hint: resume_hint(part, offset + received),
         };
-        let chunk = &buf[..n];
-        file.write_all(chunk)
-            .map_err(|e| io_err("write", part, e))?;
-        hasher.update(chunk);
-        received += n as u64;
-        bar.inc(n as u64);
+        return if received > 0 {
+            Ok(Step::Again(err))
+        } else {
+            Err(err)
+        };
     }
-    file.sync_all().map_err(|e| io_err("write", part, e))?;
-    drop(file);
     let have = offset + received;
     if let Some(t) = total.filter(|&t| have < t) {
         let err = ModelError::Network {
@@ -486,6 +462,52 @@ fn download_once(
     }
     finish(part, dest, expected)?;
     Ok(Step::Complete)
+}
+
+/// What [`append_body`] received: the bytes written, and the read error that cut it short.
+struct Copied {
+    received: u64,
+    failed: Option<io::Error>,
+}
+
+/// Append the body to `part` (created when `offset` is 0), hashing and counting as it goes;
+/// the part is flushed and synced before returning. A read error ends the copy (reported in
+/// [`Copied::failed`], the part kept for a resume); a write error is the error.
+fn append_body(
+    mut reader: impl Read,
+    part: &Path,
+    offset: u64,
+    hasher: &mut Sha256,
+    bar: &ProgressBar,
+) -> Result<Copied, ModelError> {
+    let mut file = if offset == 0 {
+        File::create(part)
+    } else {
+        OpenOptions::new().append(true).open(part)
+    }
+    .map_err(|e| io_err("open for writing", part, e))?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut received: u64 = 0;
+    let mut failed = None;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
+        let chunk = &buf[..n];
+        file.write_all(chunk)
+            .map_err(|e| io_err("write", part, e))?;
+        hasher.update(chunk);
+        received += n as u64;
+        bar.inc(n as u64);
+    }
+    file.sync_all().map_err(|e| io_err("write", part, e))?;
+    Ok(Copied { received, failed })
 }
 
 /// Rename a verified part into place and stamp it.
