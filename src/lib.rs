@@ -5,7 +5,8 @@
 //! files; `llm` holds the chat templates, grammars and engines (llama.cpp behind the `llm`
 //! feature); `tools` the tool registry and executors; `agent` the hop loop; `supervisor`
 //! the wiring; `voice` the values that cross the voice pipeline's stages; `events` the
-//! stream the D-Bus face (`bus`) and telemetry follow.
+//! stream the D-Bus face (`bus`) and telemetry follow; `wake` the wake-word detector
+//! (microWakeWord models on TensorFlow Lite, not wired into the pipeline yet).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -31,3 +32,4 @@ pub mod systemd;
 pub mod tools;
 pub mod tts;
 pub mod voice;
+pub mod wake;

@@ -1,0 +1,37 @@
+//! Wake-word detection with microWakeWord models (not wired into the voice pipeline yet).
+//!
+//! A microWakeWord model is a streaming TensorFlow Lite network: every 30 ms it takes three
+//! frames of [`micro_frontend`] features (40 channels each, quantised to int8) and gives the
+//! probability that the wake word has just ended. [`MicroWakeWord`] feeds it 16 kHz audio,
+//! averages the last `sliding_window_size` probabilities and reports a [`Detection`] when the
+//! mean passes the model's cutoff, then stays quiet for a refractory period.
+//!
+//! The network runs in TensorFlow Lite's C library (`libtensorflowlite_c.so`), loaded at run time
+//! ([`tflite`]); the models, their settings (`<name>.json`) and the library come from
+//! `scripts/fetch-models wake` (PyPI: `pymicro-wakeword` 2.5.0, TF Lite 2.17.1) into the model
+//! directory ([`crate::models::model_dir`]).
+
+pub mod micro;
+pub mod tflite;
+
+use std::path::PathBuf;
+
+pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
+pub use tflite::{Interpreter, Library, LIBRARY_NAME};
+
+/// What went wrong loading or running a wake-word model. Each names the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum WakeError {
+    /// The TensorFlow Lite C library could not be loaded, or lacks a function.
+    #[error("cannot load the TensorFlow Lite library {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    Library { path: PathBuf, reason: String },
+    /// The model's settings (`<name>.json`) could not be read or parsed.
+    #[error("cannot read the wake-word settings {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    Settings { path: PathBuf, reason: String },
+    /// TensorFlow Lite refused the model file, or the model is not a microWakeWord model.
+    #[error("cannot load the wake-word model {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    Model { path: PathBuf, reason: String },
+    /// Running the model failed.
+    #[error("the wake-word model {} failed: {reason} (run scripts/fetch-models wake to restore it)", path.display())]
+    Invoke { path: PathBuf, reason: String },
+}
