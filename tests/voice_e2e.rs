@@ -129,6 +129,18 @@ fn calls(turn: &Value) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Say `text` with the Piper voice (the fixtures' voice) into the WAV file `wav`.
+fn speak_to_wav(models: &Path, text: &str, wav: &Path) {
+    let mut voice = hearth::tts::Voice::load(&hearth::tts::TtsConfig::new(
+        models.join("en_US-joe-medium.onnx"),
+    ))
+    .expect("the Piper voice loads");
+    let said = voice.synthesize(text).expect("synthesis");
+    let mut sink = hearth::audio::wav::WavSink::create(wav, said.pcm.rate).unwrap();
+    sink.write_i16(&said.pcm.samples).unwrap();
+    sink.finalize().unwrap();
+}
+
 /// Transcribe a WAV of replies through the real `hearth-stt`, with half a second of silence
 /// around it: a reply starts 10 ms before its first word, and whisper hears a sentence better
 /// with some lead-in (as Listen's pre-roll gives it).
@@ -693,18 +705,7 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
 
     // the request, in the same voice as the fixtures
     let story = tmp.join("story.wav");
-    {
-        let mut voice = hearth::tts::Voice::load(&hearth::tts::TtsConfig::new(
-            models.join("en_US-joe-medium.onnx"),
-        ))
-        .expect("the Piper voice loads");
-        let said = voice
-            .synthesize("Tell me a long story about a dragon.")
-            .expect("synthesis");
-        let mut sink = hearth::audio::wav::WavSink::create(&story, said.pcm.rate).unwrap();
-        sink.write_i16(&said.pcm.samples).unwrap();
-        sink.finalize().unwrap();
-    }
+    speak_to_wav(&models, "Tell me a long story about a dragon.", &story);
     let state = tmp.join("state");
     let mut live = pulse.hearth(&state);
     pulse.say(&story);
@@ -750,18 +751,7 @@ fn sigterm_mid_reply_ends_the_turn_and_stops_cleanly() {
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let story = tmp.join("story.wav");
-    {
-        let mut voice = hearth::tts::Voice::load(&hearth::tts::TtsConfig::new(
-            models.join("en_US-joe-medium.onnx"),
-        ))
-        .expect("the Piper voice loads");
-        let said = voice
-            .synthesize("Tell me a long story about a dragon.")
-            .expect("synthesis");
-        let mut sink = hearth::audio::wav::WavSink::create(&story, said.pcm.rate).unwrap();
-        sink.write_i16(&said.pcm.samples).unwrap();
-        sink.finalize().unwrap();
-    }
+    speak_to_wav(&models, "Tell me a long story about a dragon.", &story);
     let reply = tmp.join("reply.wav");
     let args = [
         "--input".to_string(),
