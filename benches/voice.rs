@@ -215,6 +215,10 @@ fn main() {
             bus_events: None,
             muted: Default::default(),
             events: None,
+            // the repeated sentence holds no wake word: every utterance is a request
+            wake: None,
+            follow_up: Duration::ZERO,
+            listen_requests: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

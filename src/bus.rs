@@ -9,10 +9,11 @@
 //! | `CallTool(s name, s arguments_json) → s result_json` | run one tool, through the same checks as the model's calls |
 //! | `Cancel()` | stop the running turn |
 //! | `RegisterTool(s spec_json)` | offer a tool (or an array of them) that hearth calls back on the caller |
-//! | `State` (s, read) | `idle`, `listening`, `thinking` or `speaking` |
+//! | `Listen()` | the next thing said is a request, without the wake word (a button, another program) |
+//! | `State` (s, read) | `idle`, `listening`, `listening-for-request`, `thinking` or `speaking` |
 //! | `Preset` (s, read) | the model preset |
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
-//! | `Heard(s)`, `Replied(s)`, `ToolCalled(s name, s arguments, s result, s status)` | signals |
+//! | `WakeDetected(s wake_word)`, `Heard(s)`, `Replied(s)`, `ToolCalled(s name, s arguments, s result, s status)` | signals |
 //!
 //! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
 //! `/io/hearth/ToolProvider`; its tools are dropped when it leaves the bus.
@@ -131,6 +132,8 @@ pub struct FaceOptions {
     pub voice: bool,
     /// The microphone mute shared with the voice pipeline (the `Muted` property).
     pub muted: Arc<AtomicBool>,
+    /// `Listen()` wakes the voice pipeline through this (`None`: no microphone).
+    pub listen: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// The served face: the connection and the tasks that follow the events and the bus.
@@ -200,6 +203,7 @@ pub async fn serve(
         activity: Arc::new(Mutex::new(idle)),
         idle,
         muted: opts.muted,
+        listen: opts.listen,
         preset: opts.preset,
         next_call: AtomicU64::new(0),
     };
@@ -271,6 +275,7 @@ struct AgentFace {
     /// What hearth is doing between turns.
     idle: Activity,
     muted: Arc<AtomicBool>,
+    listen: Option<Arc<tokio::sync::Notify>>,
     preset: String,
     /// Ids for `CallTool` calls.
     next_call: AtomicU64,
@@ -410,7 +415,22 @@ impl AgentFace {
         Ok(())
     }
 
-    /// `idle`, `listening`, `thinking` or `speaking`.
+    /// The next thing said is a request, without the wake word (what a button or another
+    /// program does); while hearth speaks, its reply stops first.
+    async fn listen(&self) -> Result<(), FaceError> {
+        match &self.listen {
+            Some(wake) => {
+                wake.notify_one();
+                Ok(())
+            }
+            None => Err(FaceError::Failed(
+                "Listen: hearth runs without a microphone (--no-audio): run it with audio to listen"
+                    .into(),
+            )),
+        }
+    }
+
+    /// `idle`, `listening`, `listening-for-request`, `thinking` or `speaking`.
     #[zbus(property)]
     async fn state(&self) -> String {
         self.activity
@@ -437,6 +457,10 @@ impl AgentFace {
         self.muted.store(muted, Ordering::SeqCst);
         tracing::info!(muted, "microphone mute set over D-Bus");
     }
+
+    /// A wake word was heard: hearth listens for the request.
+    #[zbus(signal)]
+    async fn wake_detected(emitter: &SignalEmitter<'_>, wake_word: &str) -> zbus::Result<()>;
 
     /// Speech was recognised.
     #[zbus(signal)]
@@ -578,6 +602,7 @@ async fn forward_events(connection: Connection, mut rx: tokio::sync::broadcast::
                     Ok(())
                 }
             }
+            Event::WakeDetected { wake_word } => AgentFace::wake_detected(emitter, wake_word).await,
             Event::Heard { text } => AgentFace::heard(emitter, text).await,
             Event::Replied { text } => AgentFace::replied(emitter, text).await,
             Event::ToolCalled {

@@ -303,6 +303,11 @@ pub struct ListenSection {
     pub max_utterance_ms: Option<u32>,
     pub barge_in_ms: Option<u32>,
     pub echo_margin_db: Option<f32>,
+    /// The wake words (microWakeWord model names in the model directory, or `.tflite`
+    /// paths); `[]`: every utterance is a request. Default: `["okay_nabu"]`.
+    pub wake: Option<Vec<String>>,
+    /// After a reply has played, seconds in which a request needs no wake word (0: none).
+    pub follow_up_s: Option<f32>,
 }
 
 /// `[listen] vad`: which detector decides what is speech.
@@ -516,6 +521,22 @@ fn listen_problem(l: &ListenSection) -> Option<Problem> {
         if let Some(v) = v.filter(|v| !(0.0..=60.0).contains(v)) {
             return problem("listen", key, v.to_string(), "expected 0 to 60 dB");
         }
+    }
+    if let Some(v) = l.follow_up_s.filter(|v| !(0.0..=60.0).contains(v)) {
+        return problem(
+            "listen",
+            "follow_up_s",
+            v.to_string(),
+            "expected 0 (no follow-up) to 60 seconds",
+        );
+    }
+    if let Some(w) = l.wake.iter().flatten().find(|w| w.trim().is_empty()) {
+        return problem(
+            "listen",
+            "wake",
+            format!("{w:?}"),
+            "expected wake-word names such as \"okay_nabu\" (or [] for none)",
+        );
     }
     if let Some(v) = l.min_level_dbfs.filter(|v| !(-120.0..=0.0).contains(v)) {
         return problem(

@@ -146,6 +146,7 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     check_llm(&settings, &mut out);
     check_stt(&settings, &mut out).await;
     check_voice(&settings, &mut out);
+    check_wake(&settings, &mut out);
     check_audio(&settings, &mut out);
     check_bus(&settings, &mut out).await;
     check_tools(&settings, &mut out).await;
@@ -369,6 +370,49 @@ fn check_voice(_: &Settings, out: &mut Vec<Finding>) {
         "this build has no text to speech (built without the `tts` feature)",
         "rebuild with default features for the voice daemon",
     ));
+}
+
+/// The wake words: each model and its settings (sha256 against the stamp), the TensorFlow
+/// Lite library, and every model loaded on it as `hearth run` loads them.
+fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
+    const FIX: &str = "run scripts/fetch-models wake, or choose other wake words with [listen] wake ([] listens without one)";
+    let wake = match settings.wake() {
+        Ok(Some(w)) => w,
+        Ok(None) => {
+            out.push(Finding::ok(
+                "wake",
+                "no wake word ([listen] wake = []): every utterance is a request",
+            ));
+            return;
+        }
+        // no model directory: reported as such
+        Err(_) => return,
+    };
+    let files = std::iter::once(wake.library.clone())
+        .chain(wake.models.iter().cloned())
+        .chain(wake.models.iter().map(|m| m.with_extension("json")));
+    let findings: Vec<Finding> = files.map(|f| stamped_file("wake", &f, FIX)).collect();
+    let missing = findings.iter().any(|f| f.level == Level::Fail);
+    out.extend(findings);
+    if missing {
+        return;
+    }
+    out.push(match wake.load() {
+        Ok(detectors) => {
+            let names: Vec<&str> = detectors
+                .iter()
+                .map(|d| d.settings().wake_word.as_str())
+                .collect();
+            Finding::ok(
+                "wake",
+                format!(
+                    "listening for {} (TensorFlow Lite loads them)",
+                    names.join(", ")
+                ),
+            )
+        }
+        Err(e) => Finding::fail("wake", e.to_string(), FIX),
+    });
 }
 
 fn check_audio(settings: &Settings, out: &mut Vec<Finding>) {

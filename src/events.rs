@@ -14,12 +14,14 @@ pub const CAPACITY: usize = 256;
 
 /// What hearth is doing (the D-Bus `State` property).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Activity {
     /// Nothing: no microphone (`--no-audio`) and no turn running.
     Idle,
-    /// Waiting for speech.
+    /// Waiting for speech (with wake words on: for a wake word).
     Listening,
+    /// A wake word was heard (or `Listen()` called): waiting for the request.
+    ListeningForRequest,
     /// A turn is running (recognising, generating, calling tools).
     Thinking,
     /// Playing a reply.
@@ -27,11 +29,12 @@ pub enum Activity {
 }
 
 impl Activity {
-    /// `idle`, `listening`, `thinking` or `speaking`.
+    /// `idle`, `listening`, `listening-for-request`, `thinking` or `speaking`.
     pub fn as_str(self) -> &'static str {
         match self {
             Activity::Idle => "idle",
             Activity::Listening => "listening",
+            Activity::ListeningForRequest => "listening-for-request",
             Activity::Thinking => "thinking",
             Activity::Speaking => "speaking",
         }
@@ -44,6 +47,8 @@ impl Activity {
 pub enum Event {
     /// What hearth is doing changed.
     Activity { activity: Activity },
+    /// A wake word was heard.
+    WakeDetected { wake_word: String },
     /// Speech was recognised (the transcript a turn starts from).
     Heard { text: String },
     /// A turn's reply (sanitised text, as spoken or returned).

@@ -26,6 +26,10 @@ use crate::supervisor::{StartError, TextOptions};
 /// The preset when neither the command line nor the configuration names one.
 pub const DEFAULT_PRESET: &str = "qwen2.5-coder";
 
+/// The wake word when none is configured: microWakeWord's "Okay Nabu" (Apache-2.0), the
+/// Home Assistant voice standard.
+pub const DEFAULT_WAKE_WORD: &str = "okay_nabu";
+
 /// The whisper.cpp model `hearth-stt` gets when nothing names one (in the model directory).
 pub const DEFAULT_WHISPER_MODEL: &str = "ggml-tiny.en.bin";
 
@@ -109,6 +113,8 @@ pub struct Flags {
     pub mic: Option<String>,
     /// `--speaker`: the playback device.
     pub speaker: Option<String>,
+    /// `--wake`: the wake words (empty: none, every utterance is a request).
+    pub wake: Option<Vec<String>>,
 }
 
 /// Speech recognition as resolved: a Wyoming server to connect to, or the `hearth-stt`
@@ -327,6 +333,12 @@ impl Settings {
         set_u(&mut c.early_ms, l.early_ms);
         set_u(&mut c.min_speech_ms, l.min_speech_ms);
         set_u(&mut c.max_utterance_ms, l.max_utterance_ms);
+        // With wake words on, speech over a reply stops nothing by itself (only the wake word
+        // or "stop" does), so it may start an utterance as soon as ordinary speech would: a
+        // short "stop" must become one. Without them it is a barge-in, held to the longer time.
+        if !self.wake_names().is_empty() {
+            c.barge_in_ms = crate::audio::listen::WAKE_BARGE_IN_MS;
+        }
         set_u(&mut c.barge_in_ms, l.barge_in_ms);
         Ok(c)
     }
@@ -358,6 +370,52 @@ impl Settings {
         };
         spec.buffer_ms = self.config.audio.buffer_ms;
         spec
+    }
+
+    /// The wake words' names as given (empty: none).
+    fn wake_names(&self) -> Vec<String> {
+        self.flags
+            .wake
+            .clone()
+            .or_else(|| self.config.listen.wake.clone())
+            .unwrap_or_else(|| vec![DEFAULT_WAKE_WORD.to_string()])
+    }
+
+    /// The wake words: `--wake`, else `[listen] wake`, else [`DEFAULT_WAKE_WORD`]; each a
+    /// microWakeWord model name in the model directory or a `.tflite` path (its `.json`
+    /// beside it), on TensorFlow Lite from the model directory. `None`: no wake words, every
+    /// utterance is a request. Not checked ([`crate::wake::WakeConfig::check`] does).
+    pub fn wake(&self) -> Result<Option<crate::wake::WakeConfig>, SettingsError> {
+        let names = self.wake_names();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let dir = self.model_dir()?;
+        let models = names
+            .iter()
+            .map(|n| {
+                if n.ends_with(".tflite") || n.contains('/') {
+                    crate::models::in_dir(Path::new(n), dir)
+                } else {
+                    dir.join(format!("{n}.tflite"))
+                }
+            })
+            .collect();
+        Ok(Some(crate::wake::WakeConfig {
+            library: dir.join(crate::wake::LIBRARY_NAME),
+            models,
+        }))
+    }
+
+    /// After a reply, how long a request needs no wake word: `[listen] follow_up_s`, else
+    /// [`crate::pipeline::FOLLOW_UP`].
+    #[cfg(feature = "tts")]
+    pub fn follow_up(&self) -> std::time::Duration {
+        self.config
+            .listen
+            .follow_up_s
+            .map(std::time::Duration::from_secs_f32)
+            .unwrap_or(crate::pipeline::FOLLOW_UP)
     }
 
     /// How long a conversation is kept without a turn: `[agent] conversation_idle_s`, else

@@ -3,9 +3,9 @@
 //! barge-in. A stage imports these types, never another stage.
 //!
 //! ```text
-//! Capture ─Frame─► Listen ─Utterance─► Stt ─Heard─► Agent ─Speakable─► Tts ─Pcm─► Playback
-//!                    ▲                                                             │
-//!                    └──────────────────── PlaybackEvent ◄─────────────────────────┘
+//! Capture ─Frame─► Wake ─Frame─► Listen ─Utterance─► Stt ─Heard─► Agent ─Speakable─► Tts ─Pcm─► Playback
+//!                   │WakeWord       ▲                                                             │
+//!                   ▼               └──────────────────── PlaybackEvent ◄─────────────────────────┘
 //! ```
 
 use std::sync::Arc;
@@ -174,6 +174,20 @@ pub fn rms(samples: &[f32]) -> f32 {
     }
     let sum: f64 = samples.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
     (sum / samples.len() as f64).sqrt() as f32
+}
+
+/// A wake word heard by the Wake stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WakeWord {
+    /// The phrase, for people ("Okay Nabu").
+    pub name: String,
+    /// The detector's windowed probability when it fired.
+    pub probability: f32,
+    /// Input-clock index where the wake word ended: a request said in the same breath
+    /// begins here.
+    pub end: u64,
+    /// When it was detected (wall clock).
+    pub at: Instant,
 }
 
 /// What Capture sends downstream: frames, then `End` once the source is over.

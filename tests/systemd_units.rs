@@ -776,12 +776,14 @@ fn the_dbus_policy_allows_and_denies_as_documented() {
         (As::Nobody, "CallTool", DENIED),
         (As::Nobody, "RegisterTool", DENIED),
         (As::Nobody, "SetMuted", DENIED),
+        (As::Nobody, "Listen", DENIED),
         (As::Nobody, "OwnName", DENIED),
         (As::Nobody, &provider_call, DENIED),
         // a member of group hearth
         (As::Member, "CallTool", "ok {\"called\":\"get_time\"}"),
         (As::Member, "RegisterTool", "ok"),
         (As::Member, "SetMuted", "ok"),
+        (As::Member, "Listen", "ok"),
         (As::Member, "Ask", "ok heard: what time is it"),
         (As::Member, "OwnName", DENIED),
         // the service refuses read-only properties itself (the policy cannot see names)
@@ -863,6 +865,8 @@ impl FakeAgent {
 
     async fn cancel(&self) {}
 
+    async fn listen(&self) {}
+
     async fn register_tool(&self, _spec_json: String) {}
 
     #[zbus(property)]
@@ -921,6 +925,10 @@ async fn client_call(conn: &zbus::Connection, call: &str) -> zbus::Result<String
         "ListTools" => agent("ListTools").await?.body().deserialize::<String>()?,
         "Cancel" => {
             agent("Cancel").await?;
+            String::new()
+        }
+        "Listen" => {
+            agent("Listen").await?;
             String::new()
         }
         "CallTool" => conn

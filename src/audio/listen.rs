@@ -46,6 +46,14 @@ pub const SCORE_OVER_FLOOR_DB: f32 = 2.0;
 #[cfg(feature = "tts")]
 const RESET_AFTER_QUIET_FRAMES: u32 = 10;
 
+/// Speech that began while hearth spoke is reported at a pause this short as well (as well as
+/// at `early_ms`): "stop" is recognised and acted on without waiting for the usual pause.
+const STOP_PAUSE_MS: u32 = 128;
+
+/// `barge_in_ms` when wake words are on: speech over a reply then stops nothing unless it is
+/// the wake word or "stop", and a short "stop" must start an utterance (128 ms).
+pub const WAKE_BARGE_IN_MS: u32 = 128;
+
 /// While hearth speaks: the longest gap (under the raised gate) inside one run of the
 /// user's speech.
 const BARGE_GAP_MS: u32 = 160;
@@ -89,7 +97,9 @@ pub struct ListenConfig {
     /// Silence after speech that ends the utterance (the end-of-utterance hangover).
     pub hangover_ms: u32,
     /// Silence after speech that reports a pause ([`ListenEvent::Pause`]), so recognition
-    /// can start before the hangover is over. 0, or not below `hangover_ms`: no pauses.
+    /// can start before the hangover is over (speech begun while hearth spoke is also
+    /// reported after [`STOP_PAUSE_MS`], for "stop"). 0, or not below `hangover_ms`: no
+    /// pauses.
     pub early_ms: u32,
     /// Speech shorter than this is a noise, not an utterance (dropped, logged).
     pub min_speech_ms: u32,
@@ -295,9 +305,11 @@ impl Endpointer {
             let long = speech.samples.len() as u64
                 >= u64::from(self.config.max_utterance_ms) * u64::from(SAMPLE_RATE) / 1000;
             let early = self.config.early_ms;
+            let paused = speech.silent_run == frames(early)
+                || (speech.barged && speech.silent_run == frames(STOP_PAUSE_MS.min(early)));
             if early > 0
                 && early < self.config.hangover_ms
-                && speech.silent_run == frames(early)
+                && paused
                 && !long
                 && voiced_ms(speech) >= u64::from(self.config.min_speech_ms)
             {

@@ -25,6 +25,7 @@ use hearth::stt::{SttConfig, SttServer};
 use hearth::supervisor::{start_text, StageEvent, TextOptions, TextRuntime};
 use hearth::tools::ToolsMsg;
 use hearth::tts::TtsConfig;
+use hearth::wake::WakeConfig;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -87,6 +88,11 @@ pub struct Args {
     /// No microphone or speaker: serve the agent and the tools over D-Bus only.
     #[arg(long, conflicts_with_all = ["input", "mic", "output", "speaker", "once", "realtime"])]
     no_audio: bool,
+    /// The wake words, comma-separated (microWakeWord model names in the model directory, or
+    /// .tflite paths); "none": every utterance is a request (push-to-talk, tests). Default:
+    /// the config's [listen] wake, else okay_nabu.
+    #[arg(long, value_name = "NAMES")]
+    wake: Option<String>,
     /// Start from a board profile (pi5, pi4, jetson-orin-nano: threads, GPU layers, audio
     /// devices, GPIO chip, preset, whisper model); the config file's keys win over it.
     #[arg(long)]
@@ -105,6 +111,8 @@ struct FaceSetup {
     muted: Arc<AtomicBool>,
     /// The event stream the face turns into signals.
     events: Events,
+    /// `Listen()`, passed to the voice pipeline (`None`: no microphone).
+    listen: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// Everything the voice stages need, resolved and checked.
@@ -116,6 +124,8 @@ struct VoiceParts {
     stt_prompt: Option<String>,
     tts: TtsConfig,
     listen: ListenConfig,
+    wake: Option<WakeConfig>,
+    follow_up: Duration,
     conversation_idle: Duration,
 }
 
@@ -145,6 +155,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         preset: opts.preset.name.clone(),
         muted: Arc::new(AtomicBool::new(false)),
         events,
+        listen: (!args.no_audio).then(|| Arc::new(tokio::sync::Notify::new())),
     };
     let rt = super::runtime()?;
     if args.no_audio {
@@ -183,6 +194,7 @@ fn settings(args: &Args) -> Result<Settings> {
         voice: args.voice.clone(),
         mic: args.mic.clone(),
         speaker: args.speaker.clone(),
+        wake: args.wake.as_deref().map(wake_words),
     })?;
     if let Some(p) = &settings.config_path {
         tracing::info!(config = %p.display(), "configuration read");
@@ -192,6 +204,15 @@ fn settings(args: &Args) -> Result<Settings> {
     }
     settings.flags.bus = bus.transpose()?;
     Ok(settings)
+}
+
+/// `--wake`: comma-separated names; `none` (or nothing) for no wake word.
+fn wake_words(flag: &str) -> Vec<String> {
+    let names = flag.split(',').map(str::trim).filter(|n| !n.is_empty());
+    names
+        .filter(|n| !n.eq_ignore_ascii_case("none"))
+        .map(String::from)
+        .collect()
 }
 
 /// What the voice needs, checked before minutes go into loading the models: the input and
@@ -235,6 +256,10 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
             bail!(hearth::audio::silero::VadError::Missing(model.clone()));
         }
     }
+    let wake = settings.wake()?;
+    if let Some(w) = &wake {
+        w.check()?;
+    }
     Ok(VoiceParts {
         input,
         output,
@@ -242,6 +267,8 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
         stt_prompt: settings.stt_prompt(),
         tts,
         listen,
+        wake,
+        follow_up: settings.follow_up(),
         conversation_idle: settings.conversation_idle(),
     })
 }
@@ -272,6 +299,7 @@ async fn serve_voice(
     let text = start_text(opts).await?;
     let muted = face.muted.clone();
     let events = face.events.clone();
+    let listen_requests = face.listen.clone();
     let (served, _dog) = serve_and_watch(&text, face, true).await?;
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
@@ -286,6 +314,9 @@ async fn serve_voice(
         events: Some(stage_tx),
         bus_events: Some(events),
         muted,
+        wake: voice.wake,
+        follow_up: voice.follow_up,
+        listen_requests,
     };
     let signal = shutdown_signal()?;
     let shutdown = async move {
@@ -324,17 +355,27 @@ fn follow_readiness() -> tokio::sync::mpsc::UnboundedSender<StageEvent> {
 }
 
 /// A `hearth-stt` child gets whisper's initial prompt: `--stt-prompt` / `[stt] prompt`, else
-/// the tools' vocabulary; nothing when that is empty.
+/// the wake words and the tools' vocabulary (a request said in the same breath as the wake
+/// word is recognised with it, and whisper spells "Okay Nabu" right only when told to
+/// expect it: the conductor takes it off the transcript); nothing when that is empty.
 async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> Result<()> {
     let SttServer::Spawn { args, .. } = &mut voice.stt.server else {
         return Ok(());
     };
     let prompt = match &voice.stt_prompt {
         Some(p) => p.clone(),
-        None => ractor::call!(text.tools, ToolsMsg::Snapshot)
-            .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
-            .vocabulary()
-            .join(", "),
+        None => {
+            let mut words = match &voice.wake {
+                Some(w) => w.phrases()?,
+                None => Vec::new(),
+            };
+            words.extend(
+                ractor::call!(text.tools, ToolsMsg::Snapshot)
+                    .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
+                    .vocabulary(),
+            );
+            words.join(", ")
+        }
     };
     if !prompt.trim().is_empty() {
         tracing::info!(%prompt, "speech recognition expects the tools' words");
@@ -375,6 +416,7 @@ async fn serve_and_watch(
                 preset: face.preset,
                 voice,
                 muted: face.muted,
+                listen: face.listen,
             };
             let served =
                 hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)

@@ -1,8 +1,14 @@
 //! The conductor: the voice turns, one at a time. Between turns it waits for an utterance
-//! ([`Conductor::next_utterance`]: recognition starts early at a pause); a turn recognises
+//! addressed to hearth ([`Conductor::next_utterance`]: [`Attention`] decides, from the wake
+//! words heard, which are requests; recognition starts early at a pause); a turn recognises
 //! it, asks the agent, and drives the reply through Tts and Playback with a [`TurnState`]
 //! until it has finished playing or was interrupted ([`Conductor::reply`]). An utterance
-//! heard during a turn (e.g. the speech of a barge-in) is answered next.
+//! heard during a turn (e.g. the speech of a barge-in) is answered next, if it is a request.
+//!
+//! With wake words on, speech over a reply does not stop it (the television, people talking):
+//! a wake word does, or `Listen()`. Wake words reach the conductor on their own channel, each
+//! sent before Listen saw the frame that completed it: the channel is drained before any
+//! Listen event is judged, so an utterance is never judged before its wake word is known.
 //!
 //! Shutdown is passed in: between turns it ends the run at once; during a turn it stops the
 //! reply as a barge-in would and waits for the agent to end its turn (a tool already
@@ -18,7 +24,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
+use super::attention::{self, Admit, Attention};
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
+use super::stop;
 use super::turn::{Clock, Next, TurnState};
 use super::{PipelineError, TurnTimings, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentError, AgentMsg, Ask, Turn};
@@ -28,7 +36,14 @@ use crate::speech::Speakable;
 use crate::stt::SttError;
 use crate::supervisor::StageEvent;
 use crate::tts::{TtsEvent, TtsMsg};
-use crate::voice::{Heard, ListenEvent, Utterance, SAMPLE_RATE};
+use crate::voice::{Heard, ListenEvent, Utterance, WakeWord, SAMPLE_RATE};
+
+/// An utterance addressed to hearth: the audio to recognise, and the wake word it begins
+/// with (to be taken off the transcript), if any.
+pub(super) struct Request {
+    utterance: Utterance,
+    wake_word: Option<String>,
+}
 
 /// Recognition started at a pause: the utterance's `start` and `speech_end`, and the task.
 type Early = (u64, u64, JoinHandle<Result<Heard, SttError>>);
@@ -45,6 +60,10 @@ pub(super) struct Settings {
     pub(super) bus_events: Option<Events>,
     /// While true, utterances are dropped unheard.
     pub(super) muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Which utterances are requests.
+    pub(super) attention: Attention,
+    /// `Listen()`: the next utterance is a request without the wake word.
+    pub(super) listen_requests: Option<std::sync::Arc<tokio::sync::Notify>>,
 }
 
 /// The shutdown future, pinned where the conductor can poll it from any wait.
@@ -139,31 +158,148 @@ impl<'a> Conductor<'a> {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// The wake words heard so far, each taken in; true if one was (not muted).
+    fn drain_wake(&mut self) -> bool {
+        let mut woke = false;
+        while let Some(w) = self.out.wake.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            woke |= self.on_wake(w);
+        }
+        woke
+    }
+
+    /// A wake word: the request follows it. False when muted (ignored).
+    fn on_wake(&mut self, w: WakeWord) -> bool {
+        if self.muted() {
+            tracing::debug!(wake_word = %w.name, "muted: a wake word is ignored");
+            return false;
+        }
+        self.settings.attention.on_wake(&w);
+        self.publish(Event::WakeDetected { wake_word: w.name });
+        self.activity(Activity::ListeningForRequest);
+        true
+    }
+
+    /// Recognise `u` (speech during a reply) to see whether it is "stop".
+    fn check_for_stop(&self, u: Utterance) -> StopCheck {
+        // the speech ended this long before the pause was reported
+        let tail = (u.start + u.samples.len() as u64).saturating_sub(u.speech_end);
+        let speech_ended = u
+            .endpointed_at
+            .checked_sub(std::time::Duration::from_secs_f64(on_input_clock(tail)))
+            .unwrap_or(u.endpointed_at);
+        let stt = self.stages.stt.clone();
+        StopCheck {
+            speech: (u.start, u.speech_end),
+            speech_ended,
+            task: tokio::spawn(async move { transcribe(&stt, u).await }),
+        }
+    }
+
+    /// A wake word or `Listen()` during a reply: it stops, as for a barge-in.
+    fn addressed_over_reply(&self, state: &mut TurnState) {
+        if !state.interrupted() {
+            tracing::info!("addressed over the reply: stopping it");
+            self.stop_reply();
+            state.on_barge_in();
+        }
+    }
+
+    /// `Listen()`: the next utterance is a request.
+    fn on_listen(&mut self) {
+        tracing::info!("Listen(): waiting for the request");
+        self.settings.attention.on_listen(Instant::now());
+        self.activity(Activity::ListeningForRequest);
+    }
+
+    /// The request in `u` (all of it, or what follows its wake word), or `None` when it was
+    /// not addressed to hearth.
+    fn addressed(&mut self, u: Utterance) -> Option<Request> {
+        match self.settings.attention.admit(&u) {
+            Admit::Whole => Some(Request {
+                utterance: u,
+                wake_word: None,
+            }),
+            Admit::After { from, wake_word } => Some(Request {
+                utterance: attention::after(&u, from),
+                wake_word: Some(wake_word),
+            }),
+            Admit::Drop(why) => {
+                tracing::info!(
+                    start_s = on_input_clock(u.start),
+                    end_s = on_input_clock(u.speech_end),
+                    "{why}: the utterance is dropped"
+                );
+                None
+            }
+        }
+    }
+
+    /// What hearth does between turns: waiting for the wake word (or, everything being a
+    /// request, for speech), or for a request in an open window.
+    fn between_turns(&self) -> Activity {
+        if self.settings.attention.window_closes().is_some() {
+            Activity::ListeningForRequest
+        } else {
+            Activity::Listening
+        }
+    }
+
     /// The next utterance to answer (one heard during the last turn first), or `None` when
     /// the run is over.
-    async fn next_utterance(&mut self, shutdown: &mut Shutdown<'_>) -> Option<Utterance> {
+    async fn next_utterance(&mut self, shutdown: &mut Shutdown<'_>) -> Option<Request> {
         loop {
             if self.stopping || self.failure.is_some() {
                 return None;
             }
+            self.drain_wake();
             if let Some(u) = self.pending.pop_front() {
-                return Some(u);
+                match self.addressed(u) {
+                    Some(u) => return Some(u),
+                    None => continue,
+                }
             }
             if self.ended || !self.listen_open {
                 return None;
             }
+            let listen_requests = self.settings.listen_requests.clone();
+            let window_closes = self.settings.attention.window_closes();
             tokio::select! {
-                l = self.out.listen.recv() => match l {
-                    Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if self.muted() => {
-                        tracing::debug!("muted: an utterance is dropped unheard");
+                l = self.out.listen.recv() => {
+                    self.drain_wake();
+                    match l {
+                        Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if self.muted() => {
+                            tracing::debug!("muted: an utterance is dropped unheard");
+                        }
+                        Some(ListenEvent::Utterance(u)) => {
+                            if let Some(u) = self.addressed(u) {
+                                return Some(u);
+                            }
+                        }
+                        Some(ListenEvent::Pause(u)) => {
+                            match self.settings.attention.judge(&u) {
+                                Admit::Whole => self.recognise_early(u),
+                                Admit::After { from, .. } => {
+                                    self.recognise_early(attention::after(&u, from));
+                                }
+                                Admit::Drop(_) => {}
+                            }
+                        }
+                        Some(ListenEvent::End) => self.ended = self.settings.once,
+                        // nothing speaks between turns; during a turn a barge-in is handled there
+                        Some(ListenEvent::BargeIn { .. } | ListenEvent::SpeechStarted { .. }) => {}
+                        None => self.listen_open = false,
                     }
-                    Some(ListenEvent::Utterance(u)) => return Some(u),
-                    Some(ListenEvent::Pause(u)) => self.recognise_early(u),
-                    Some(ListenEvent::End) => self.ended = self.settings.once,
-                    // nothing speaks between turns; during a turn a barge-in is handled there
-                    Some(ListenEvent::BargeIn { .. } | ListenEvent::SpeechStarted { .. }) => {}
-                    None => self.listen_open = false,
-                },
+                }
+                Some(w) = next_wake(&mut self.out.wake) => {
+                    self.on_wake(w);
+                }
+                () = listen_requested(listen_requests.as_deref()) => self.on_listen(),
+                () = tokio::time::sleep_until(window_closes.unwrap_or_else(Instant::now).into()), if window_closes.is_some() => {
+                    if self.settings.attention.expire(Instant::now()) {
+                        tracing::info!("no request followed: waiting for the wake word");
+                        self.activity(Activity::Listening);
+                    }
+                }
                 Some(e) = self.out.supervisor.recv() => {
                     if let Err(e) = stage_event(e, self.settings.events.as_ref()) {
                         self.failure = Some(e);
@@ -214,7 +350,11 @@ impl<'a> Conductor<'a> {
 
     /// One turn: recognise, then (unless nothing was heard) answer. `None` when nothing was
     /// heard.
-    async fn turn(&mut self, u: Utterance, shutdown: &mut Shutdown<'_>) -> Option<VoiceTurn> {
+    async fn turn(&mut self, r: Request, shutdown: &mut Shutdown<'_>) -> Option<VoiceTurn> {
+        let Request {
+            utterance: u,
+            wake_word,
+        } = r;
         // The speech ended `hangover` before the endpoint: that is the latency's zero.
         let hangover = (u.start + u.samples.len() as u64).saturating_sub(u.speech_end);
         let clock = Clock {
@@ -247,23 +387,39 @@ impl<'a> Conductor<'a> {
             }
         };
         timings.stt = heard.stt_ms;
-        if heard.text.is_empty() {
-            tracing::info!("heard nothing");
+        let text = match &wake_word {
+            Some(w) => crate::wake::strip_wake_word(&heard.text, w).to_string(),
+            None => heard.text,
+        };
+        if stop::is_stop(&text) {
+            // nothing is being said or done between turns: "stop" never reaches the model
+            tracing::info!(heard = %text, "stop, with nothing to stop");
+            self.activity(self.between_turns());
             return None;
         }
-        self.publish(Event::Heard {
-            text: heard.text.clone(),
-        });
+        if text.is_empty() {
+            if wake_word.is_some() {
+                // only the wake word was said: the request may follow
+                tracing::info!("heard the wake word alone: waiting for the request");
+                self.settings.attention.on_listen(Instant::now());
+                self.activity(Activity::ListeningForRequest);
+            } else {
+                tracing::info!("heard nothing");
+            }
+            return None;
+        }
+        self.publish(Event::Heard { text: text.clone() });
         self.activity(Activity::Thinking);
-        let voice_turn = tracing::info_span!("voice_turn", heard = %heard.text);
+        let voice_turn = tracing::info_span!("voice_turn", heard = %text);
         let state = TurnState::new(clock, timings);
         let t = self
-            .reply(heard.text, state, span, shutdown)
+            .reply(text, state, span, shutdown)
             .instrument(voice_turn)
             .await;
         self.last_turn_end = Some(Instant::now());
+        self.settings.attention.on_reply_done(Instant::now());
         tracing::info!(timings = ?t.timings_ms, "turn done");
-        self.activity(Activity::Listening);
+        self.activity(self.between_turns());
         Some(t)
     }
 
@@ -311,6 +467,9 @@ impl<'a> Conductor<'a> {
         let asked_at = Instant::now();
         let (speak_tx, mut speak_rx) = mpsc::unbounded_channel();
         let mut turn_task = self.ask(heard.clone(), speak_tx);
+        let listen_requests = self.settings.listen_requests.clone();
+        // a short stretch of speech during the reply, being recognised: "stop"?
+        let mut stop_check: Option<StopCheck> = None;
         loop {
             match state.next() {
                 Next::Done => break,
@@ -363,7 +522,14 @@ impl<'a> Conductor<'a> {
                         state.on_stage_died(stage);
                     }
                 }
-                l = self.out.listen.recv(), if self.listen_open => match l {
+                l = self.out.listen.recv(), if self.listen_open => {
+                    if self.drain_wake() {
+                        self.addressed_over_reply(&mut state);
+                    }
+                    match l {
+                    Some(ListenEvent::BargeIn { .. }) if self.settings.attention.wake_words() => {
+                        tracing::debug!("speech over the reply, without the wake word: it plays on");
+                    }
                     Some(ListenEvent::BargeIn { .. }) => {
                         tracing::info!("barge-in: stopping the reply");
                         self.stop_reply();
@@ -371,10 +537,43 @@ impl<'a> Conductor<'a> {
                     }
                     Some(ListenEvent::End) => self.ended = self.settings.once,
                     Some(ListenEvent::Utterance(u)) => self.pending.push_back(u),
+                    Some(ListenEvent::Pause(u)) if stop::is_short(&u) && !state.interrupted() => {
+                        // a later pause with nothing more said: the check under way holds
+                        let same = stop_check
+                            .as_ref()
+                            .is_some_and(|c| c.speech == (u.start, u.speech_end));
+                        if !same {
+                            if let Some(old) = stop_check.take() {
+                                old.task.abort();
+                            }
+                            stop_check = Some(self.check_for_stop(u));
+                        }
+                    }
                     // recognised once it is an utterance, after this turn
                     Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
                     None => self.listen_open = false,
-                },
+                    }
+                }
+                Some(w) = next_wake(&mut self.out.wake) => {
+                    if self.on_wake(w) {
+                        self.addressed_over_reply(&mut state);
+                    }
+                }
+                heard = stop_checked(&mut stop_check) => {
+                    let check = stop_check.take();
+                    if let (Ok(Ok(h)), Some(check)) = (heard, check) {
+                        if stop::is_stop_over_reply(&h.text) && !state.interrupted() {
+                            let after_speech_ms = check.speech_ended.elapsed().as_secs_f64() * 1e3;
+                            tracing::info!(heard = %h.text, after_speech_ms, "stop: the reply is stopped");
+                            self.stop_reply();
+                            state.on_barge_in();
+                        }
+                    }
+                }
+                () = listen_requested(listen_requests.as_deref()) => {
+                    self.on_listen();
+                    self.addressed_over_reply(&mut state);
+                }
                 _ = shutdown.as_mut(), if !self.stopping => {
                     tracing::info!("stopping: the reply is cut short; the agent ends its turn");
                     self.stopping = true;
@@ -383,7 +582,45 @@ impl<'a> Conductor<'a> {
                 }
             }
         }
+        if let Some(check) = stop_check {
+            check.task.abort();
+        }
         state.finish(heard, asked_at, span)
+    }
+}
+
+/// Speech during a reply being recognised, to see whether it is "stop".
+struct StopCheck {
+    /// The speech checked: its start and end on the input clock.
+    speech: (u64, u64),
+    /// When the speech ended (wall clock): the stop's latency starts here.
+    speech_ended: Instant,
+    task: JoinHandle<Result<Heard, SttError>>,
+}
+
+/// The stop check's transcript (never, when none is running).
+async fn stop_checked(
+    check: &mut Option<StopCheck>,
+) -> Result<Result<Heard, SttError>, tokio::task::JoinError> {
+    match check {
+        Some(c) => (&mut c.task).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next wake word heard (never, with wake words off).
+async fn next_wake(rx: &mut Option<mpsc::UnboundedReceiver<WakeWord>>) -> Option<WakeWord> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `Listen()` was called (never, without the D-Bus face).
+async fn listen_requested(n: Option<&tokio::sync::Notify>) {
+    match n {
+        Some(n) => n.notified().await,
+        None => std::future::pending().await,
     }
 }
 

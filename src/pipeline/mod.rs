@@ -3,15 +3,20 @@
 //! `supervisor` know the graph; the stages only know the types of `voice`.
 //!
 //! ```text
-//! Capture ─Captured─► [fwd] ─► Listen ─ListenEvent─► Conductor ─► Stt ─Heard─► Agent
-//!                                 ▲                      │ BargeIn: Playback Stop, Tts Cancel, Agent Cancel
-//!            PlaybackEvent ◄──────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
+//! Capture ─Captured─► [fwd] ─► Wake ─► [fwd] ─► Listen ─ListenEvent─► Conductor ─► Stt ─Heard─► Agent
+//!                                 │WakeWord           ▲            ▲     │ BargeIn: Playback Stop, Tts Cancel, Agent Cancel
+//!                                 └───────────────────┼────────────┘     │
+//!                      PlaybackEvent ◄────────────────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
 //! ```
 //!
 //! - [`stages`]: the stages under one supervisor, restarted where that makes sense, and
 //!   their current addresses;
+//! - [`attention`]: whether an utterance is a request (it holds a wake word, or starts in a
+//!   window: after a wake word said alone, `Listen()`, or a reply, the follow-up);
 //! - [`conductor`]: the turns, one at a time; an utterance that arrives during a turn is
 //!   answered after it (a barge-in cancels the turn first, so its speech is answered next);
+//! - [`stop`]: "stop", "cancel", "never mind", "be quiet": recognised at the speaker's
+//!   first pause during a reply, they stop it without the wake word and without the model;
 //! - [`turn`]: one reply in progress, a state machine fed each event of the turn.
 //!
 //! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
@@ -19,8 +24,10 @@
 //! then ends with nothing more said, that transcript is used and the hangover has hidden
 //! the recognition time. Each turn logs its stage timings (see [`TurnTimings`]).
 
+pub mod attention;
 mod conductor;
 mod stages;
+pub mod stop;
 mod turn;
 
 use std::future::Future;
@@ -60,10 +67,19 @@ pub struct VoiceOptions {
     pub bus_events: Option<crate::events::Events>,
     /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
     pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The wake words (`None`: every utterance is a request).
+    pub wake: Option<crate::wake::WakeConfig>,
+    /// After a reply has played, how long a request needs no wake word (zero: never).
+    pub follow_up: Duration,
+    /// `Listen()` over D-Bus: the next utterance is a request without the wake word.
+    pub listen_requests: Option<std::sync::Arc<tokio::sync::Notify>>,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
 pub const BUSY_WAIT: Duration = Duration::from_secs(30);
+
+/// The default [`VoiceOptions::follow_up`]: five seconds.
+pub const FOLLOW_UP: Duration = Duration::from_secs(5);
 
 /// The default [`VoiceOptions::conversation_idle`]: two minutes.
 pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
@@ -146,14 +162,20 @@ pub async fn run(
         conversation_idle,
         bus_events,
         muted,
+        wake,
+        follow_up,
+        listen_requests,
     } = opts;
-    let (stages, outputs) = stages::Stages::start(input, output, stt, tts, listen).await?;
+    let attention = attention::Attention::new(wake.is_some(), follow_up);
+    let (stages, outputs) = stages::Stages::start(input, output, stt, tts, listen, wake).await?;
     let settings = conductor::Settings {
         once,
         events,
         conversation_idle,
         bus_events,
         muted,
+        attention,
+        listen_requests,
     };
     let turns = conductor::Conductor::new(agent, &stages, outputs, settings)
         .run(on_turn, shutdown)

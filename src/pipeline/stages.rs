@@ -3,7 +3,8 @@
 //! again; a file input or output would start over, so its death ends the run). [`Live`]
 //! keeps each stage's current address across restarts.
 //!
-//! Capture's frames go to whichever Listen runs now, and Playback's events both to Listen
+//! Capture's frames go to whichever Wake runs now (with wake words on; it passes each frame on
+//! after its detections) or Listen, and Playback's events both to Listen
 //! (barge-in gating) and to the conductor. Two small forwarding tasks do this rather than a
 //! ractor `OutputPort`: a port is a broadcast channel that drops messages when a subscriber
 //! lags (audio frames must never be dropped silently), and a restarted Listen would have to
@@ -24,7 +25,8 @@ use crate::audio::{
 use crate::stt::{self, Stt, SttConfig, SttError, SttMsg};
 use crate::supervisor::{StageEvent, StageSpec, StageSupervisor, SupervisorMsg};
 use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
-use crate::voice::{Heard, ListenEvent, PlaybackEvent, Utterance};
+use crate::voice::{Captured, Heard, ListenEvent, PlaybackEvent, Utterance, WakeWord};
+use crate::wake::{Wake, WakeArgs, WakeConfig, WakeMsg};
 
 /// How long a message to a stage that is down waits for its restart.
 const RESTART_WAIT: Duration = Duration::from_secs(10);
@@ -166,6 +168,7 @@ pub(super) struct Stages {
     pub(super) tts: Live<TtsMsg>,
     pub(super) stt: Live<SttMsg>,
     pub(super) listen: Live<ListenMsg>,
+    wake: Option<Live<WakeMsg>>,
     capture: Live<CaptureMsg>,
 }
 
@@ -173,6 +176,9 @@ pub(super) struct Stages {
 pub(super) struct StageOutputs {
     /// Listen's utterances, pauses, barge-ins and the end of the input.
     pub(super) listen: mpsc::UnboundedReceiver<ListenEvent>,
+    /// The wake words heard (`None`: wake words are off). Each is sent before Listen sees
+    /// the frame that completed it.
+    pub(super) wake: Option<mpsc::UnboundedReceiver<WakeWord>>,
     /// Tts's audio chunks and sentence ends.
     pub(super) tts: mpsc::UnboundedReceiver<TtsEvent>,
     /// Playback's events (a copy of what Listen gets).
@@ -190,6 +196,7 @@ impl Stages {
         stt_cfg: SttConfig,
         tts_cfg: TtsConfig,
         listen_cfg: ListenConfig,
+        wake_cfg: Option<WakeConfig>,
     ) -> Result<(Stages, StageOutputs), PipelineError> {
         let (pb_tx, pb_rx) = mpsc::unbounded_channel();
         let (tts_tx, tts_rx) = mpsc::unbounded_channel();
@@ -207,7 +214,7 @@ impl Stages {
             _ => None,
         };
         let first_source = Arc::new(std::sync::Mutex::new(Some(input)));
-        let specs = vec![
+        let mut specs = vec![
             spec(
                 "playback",
                 sink_restarts,
@@ -243,33 +250,53 @@ impl Stages {
                 },
                 |_| async { Ok(()) },
             ),
-            spec(
-                "capture",
-                device.is_some(),
-                &capture,
-                || Capture,
+        ];
+        let (wake_tx, wake_rx) = mpsc::unbounded_channel();
+        let (woken_tx, woken_rx) = mpsc::channel(64);
+        let wake = wake_cfg.map(|config| {
+            let wake = Live::new();
+            specs.push(spec(
+                "wake",
+                true,
+                &wake,
+                || Wake,
                 move || {
-                    // the first start takes the source; a restart reopens the device
-                    let source = first_source
-                        .lock()
-                        .ok()
-                        .and_then(|mut s| s.take())
-                        .or_else(|| device.clone().map(CaptureSource::Device))
-                        .ok_or("the input cannot be opened again")?;
-                    Ok(CaptureArgs {
-                        source,
-                        out: cap_tx.clone(),
+                    Ok(WakeArgs {
+                        config: config.clone(),
+                        heard: wake_tx.clone(),
+                        frames: woken_tx.clone(),
                     })
                 },
-                |capture: ActorRef<CaptureMsg>| async move {
-                    let info = ractor::call!(capture, CaptureMsg::Start)
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.to_string())?;
-                    tracing::info!(source = %info.source, rate = info.rate, "listening");
-                    Ok(())
-                },
-            ),
-        ];
+                |_| async { Ok(()) },
+            ));
+            wake
+        });
+        specs.push(spec(
+            "capture",
+            device.is_some(),
+            &capture,
+            || Capture,
+            move || {
+                // the first start takes the source; a restart reopens the device
+                let source = first_source
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .or_else(|| device.clone().map(CaptureSource::Device))
+                    .ok_or("the input cannot be opened again")?;
+                Ok(CaptureArgs {
+                    source,
+                    out: cap_tx.clone(),
+                })
+            },
+            |capture: ActorRef<CaptureMsg>| async move {
+                let info = ractor::call!(capture, CaptureMsg::Start)
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(source = %info.source, rate = info.rate, "listening");
+                Ok(())
+            },
+        ));
         let (stage_tx, stage_rx) = mpsc::unbounded_channel();
         let (supervisor, _) = Actor::spawn(None, StageSupervisor, stage_tx)
             .await
@@ -281,7 +308,30 @@ impl Stages {
             supervisor.stop(None);
             return Err(PipelineError::Spawn(stage, reason));
         }
-        forward_capture(cap_rx, listen.clone());
+        match &wake {
+            Some(wake) => {
+                let wake = wake.clone();
+                forward_frames(cap_rx, move |c| {
+                    if let Some(w) = wake.get() {
+                        let _ = w.cast(WakeMsg::Captured(c));
+                    }
+                });
+                let listen = listen.clone();
+                forward_frames(woken_rx, move |c| {
+                    if let Some(l) = listen.get() {
+                        let _ = l.cast(ListenMsg::Captured(c));
+                    }
+                });
+            }
+            None => {
+                let listen = listen.clone();
+                forward_frames(cap_rx, move |c| {
+                    if let Some(l) = listen.get() {
+                        let _ = l.cast(ListenMsg::Captured(c));
+                    }
+                });
+            }
+        }
         let playback_seen = fan_out_playback(pb_rx, listen.clone());
         let stages = Stages {
             supervisor,
@@ -289,10 +339,12 @@ impl Stages {
             tts,
             stt: stt_actor,
             listen,
+            wake: wake.clone(),
             capture,
         };
         let outputs = StageOutputs {
             listen: listen_rx,
+            wake: wake.map(|_| wake_rx),
             tts: tts_rx,
             playback: playback_seen,
             supervisor: stage_rx,
@@ -306,6 +358,10 @@ impl Stages {
         let _ = ractor::call!(self.supervisor, SupervisorMsg::Shutdown);
         for cell in [
             self.capture.get().map(|r| r.get_cell()),
+            self.wake
+                .as_ref()
+                .and_then(|w| w.get())
+                .map(|r| r.get_cell()),
             self.listen.get().map(|r| r.get_cell()),
             self.tts.get().map(|r| r.get_cell()),
             self.stt.get().map(|r| r.get_cell()),
@@ -346,13 +402,12 @@ fn tts_spec(
     }
 }
 
-/// Capture's frames to whichever Listen is running now.
-fn forward_capture(mut frames: mpsc::Receiver<crate::voice::Captured>, listen: Live<ListenMsg>) {
+/// Frames to whichever stage runs now (`to` sends one; while the stage is down restarting,
+/// frames are lost as a microphone's would be).
+fn forward_frames(mut frames: mpsc::Receiver<Captured>, to: impl Fn(Captured) + Send + 'static) {
     tokio::spawn(async move {
         while let Some(c) = frames.recv().await {
-            if let Some(l) = listen.get() {
-                let _ = l.cast(ListenMsg::Captured(c));
-            }
+            to(c);
         }
     });
 }

@@ -89,6 +89,11 @@ impl TurnState {
         self.result.is_none()
     }
 
+    /// The reply was stopped (a barge-in, a wake word, shutdown).
+    pub(super) fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
     /// The agent may still send sentences.
     pub(super) fn speaking_open(&self) -> bool {
         self.speak_open

@@ -1,4 +1,5 @@
-//! Wake-word detection with microWakeWord models (not wired into the voice pipeline yet).
+//! Wake-word detection with microWakeWord models, and the Wake stage that runs them on every
+//! captured frame ([`stage`]).
 //!
 //! A microWakeWord model is a streaming TensorFlow Lite network: every 30 ms it takes three
 //! frames of [`micro_frontend`] features (40 channels each, quantised to int8) and gives the
@@ -12,16 +13,23 @@
 //! directory ([`crate::models::model_dir`]).
 
 pub mod micro;
+pub mod stage;
 pub mod tflite;
+mod transcript;
 
 use std::path::PathBuf;
 
 pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
+pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};
 pub use tflite::{Interpreter, Library, LIBRARY_NAME};
+pub use transcript::strip_wake_word;
 
 /// What went wrong loading or running a wake-word model. Each names the file and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum WakeError {
+    /// A file the wake words need is not there.
+    #[error("the wake-word file {} is missing: run scripts/fetch-models wake, or choose other wake words with [listen] wake (wake = [] listens without one)", path.display())]
+    Missing { path: PathBuf },
     /// The TensorFlow Lite C library could not be loaded, or lacks a function.
     #[error("cannot load the TensorFlow Lite library {}: {reason} (run scripts/fetch-models wake)", path.display())]
     Library { path: PathBuf, reason: String },

@@ -20,7 +20,7 @@ fn run_fails(tag: &str, args: &[&str], env: &[(&str, &str)], within: Duration) -
     let tmp = std::env::temp_dir().join(format!("hearth-faults-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth"));
-    cmd.args(["run", "--once", "--input"])
+    cmd.args(["run", "--once", "--wake", "none", "--input"])
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../shared/audio/kitchen.wav"

@@ -158,6 +158,8 @@ impl Hearth {
         let mut child = Command::new(&self.exe)
             .args([
                 "run",
+                "--wake",
+                "none",
                 "--realtime",
                 "--once",
                 "--json",

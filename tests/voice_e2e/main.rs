@@ -19,7 +19,9 @@ use hearth::voice::Utterance;
 use ractor::Actor;
 use serde_json::Value;
 
+#[path = "../common/mod.rs"]
 mod common;
+mod wake;
 use common::peer::*;
 use common::services::*;
 
@@ -86,8 +88,17 @@ fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]
     std::fs::create_dir_all(&tmp).unwrap();
     let state = tmp.join("state");
     let reply_wav = tmp.join("reply.wav");
+    // the fixtures hold no wake word: every utterance is a request, unless a test says
+    let wake: &[&str] = if extra.contains(&"--wake") {
+        &[]
+    } else {
+        &["--wake", "none"]
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .args(["run", "--once", "--json", "--input"])
+        .args(["run", "--once", "--json"])
+        .args(wake)
+        .arg("--input")
+        // a fixture's name, or any WAV's absolute path
         .arg(shared().join("audio").join(fixture))
         .arg("--output")
         .arg(&reply_wav)
@@ -350,9 +361,18 @@ impl Drop for Live {
 impl Live {
     fn start(args: &[String], env: &[(String, String)], state: &Path) -> Live {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth"));
-        cmd.args(["run", "--json", "--tools"])
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"))
-            .args(args)
+        cmd.arg("run");
+        // no wake word unless the test chooses (a flag, or its config file)
+        if !args.iter().any(|a| a == "--wake" || a == "--config") {
+            cmd.args(["--wake", "none"]);
+        }
+        cmd.arg("--json");
+        // the demo home's tools unless the test brings its own
+        if !args.iter().any(|a| a == "--tools") {
+            cmd.arg("--tools")
+                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"));
+        }
+        cmd.args(args)
             .env("HEARTH_DEMO_STATE", state)
             .env("HEARTH_LOG", "hearth=info")
             .stdin(Stdio::null())
@@ -822,6 +842,9 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         bus_events: None,
         muted: Default::default(),
         events: None,
+        wake: None,
+        follow_up: Duration::ZERO,
+        listen_requests: None,
     }
 }
 

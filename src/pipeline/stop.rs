@@ -1,0 +1,147 @@
+//! "Stop": the words that stop what hearth is saying or doing, without the wake word and
+//! without the model. During a reply, a short stretch of speech is recognised as soon as the
+//! speaker pauses ([`is_short`]); if it is one of [`STOP_PHRASES`] the reply stops there. The
+//! same words heard as a request (between turns, or after a wake word) make no turn at all:
+//! they never reach the model.
+
+use crate::voice::{Utterance, SAMPLE_RATE};
+
+/// What stops hearth (whole transcripts, after [`normalise`]).
+pub const STOP_PHRASES: &[&str] = &[
+    "stop",
+    "stop it",
+    "stop talking",
+    "cancel",
+    "cancel that",
+    "never mind",
+    "nevermind",
+    "be quiet",
+    "quiet",
+    "shut up",
+    "enough",
+    "that's enough",
+    "that is enough",
+    "silence",
+];
+
+/// Words around a stop phrase that do not change it ("okay, stop", "stop please").
+const FILLER: &[&str] = &["ok", "okay", "oh", "please", "hey", "hearth", "just", "now"];
+
+/// Speech longer than this is not a stop phrase said on its own: it is not recognised early
+/// during a reply (1.2 s, pre-roll included).
+const SHORT_SAMPLES: usize = SAMPLE_RATE as usize * 6 / 5;
+
+/// Whether `u` is short enough to be a stop phrase.
+pub fn is_short(u: &Utterance) -> bool {
+    let speech = u.speech_end.saturating_sub(u.start) as usize;
+    speech <= SHORT_SAMPLES
+}
+
+/// Whether the transcript `text` is a stop phrase (and nothing else).
+pub fn is_stop(text: &str) -> bool {
+    let kept = kept_words(text);
+    !kept.is_empty() && STOP_PHRASES.contains(&kept.join(" ").as_str())
+}
+
+/// Whether `text`, heard over hearth's own reply, asks it to stop: a stop phrase, or one
+/// short word as whisper tiny.en writes a clipped "stop" ("Star." for the Piper voice's
+/// "Stop.", every time). Stopping is the safe direction: a stray "start" said over a reply
+/// stops it, and nothing runs.
+pub fn is_stop_over_reply(text: &str) -> bool {
+    if is_stop(text) {
+        return true;
+    }
+    match kept_words(text).as_slice() {
+        [word] => word.starts_with("st") && word.len() <= 5,
+        _ => false,
+    }
+}
+
+/// The words of `text` without the filler around a stop phrase.
+fn kept_words(text: &str) -> Vec<String> {
+    normalise(text)
+        .split(' ')
+        .filter(|w| !w.is_empty() && !FILLER.contains(w))
+        .map(String::from)
+        .collect()
+}
+
+/// Lowercase words with inner apostrophes kept, everything else a space.
+fn normalise(text: &str) -> String {
+    let lowered: String = text
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' || c == '’' {
+                c.to_lowercase().next().unwrap_or(c)
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    lowered.replace('’', "'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_phrases_as_whisper_writes_them() {
+        for text in [
+            "Stop.",
+            "Stop!",
+            " stop",
+            "Okay, stop.",
+            "Stop it.",
+            "Cancel.",
+            "Never mind.",
+            "Nevermind.",
+            "Be quiet.",
+            "Shut up!",
+            "That's enough.",
+            "That’s enough.",
+            "Stop, please.",
+        ] {
+            assert!(is_stop(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn requests_that_mention_stopping_are_not_stop() {
+        for text in [
+            "",
+            "Okay.",
+            "Stop the music in the kitchen.",
+            "Cancel my timer.",
+            "Turn on the kitchen light.",
+            "Don't stop.",
+            "Is the front door quiet?",
+        ] {
+            assert!(!is_stop(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn over_a_reply_a_clipped_stop_stops_it_too() {
+        for text in ["Star.", "Stop.", "Stopp!", "Okay, stop."] {
+            assert!(is_stop_over_reply(text), "{text:?}");
+        }
+        for text in ["Stars are out.", "Turn it off.", "Storage.", "Star"] {
+            assert_eq!(is_stop_over_reply(text), text == "Star", "{text:?}");
+        }
+        // between turns only the phrases themselves
+        assert!(!is_stop("Star."));
+    }
+
+    #[test]
+    fn only_short_speech_is_checked_early() {
+        let u = |secs: f32| Utterance {
+            samples: vec![0.0; (secs * 16_000.0) as usize].into(),
+            start: 16_000,
+            speech_end: 16_000 + (secs * 16_000.0) as u64,
+            endpointed_at: std::time::Instant::now(),
+        };
+        assert!(is_short(&u(0.6)));
+        assert!(!is_short(&u(2.5)));
+    }
+}
