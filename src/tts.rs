@@ -117,6 +117,12 @@ pub struct TtsConfig {
     /// Speaking rate: phoneme length scale (1.0 is the voice's own pace, above is slower);
     /// `None`: the voice config's value.
     pub length_scale: Option<f32>,
+    /// Variation in how each phoneme sounds (Piper's `noise_scale`; 0 is the same sound every
+    /// time, the default voices use about 0.667); `None`: the voice config's value.
+    pub noise_scale: Option<f32>,
+    /// Variation in how long each phoneme lasts (Piper's `noise_w`; 0 is none, about 0.8 is
+    /// usual); `None`: the voice config's value.
+    pub noise_w: Option<f32>,
 }
 
 impl TtsConfig {
@@ -133,6 +139,8 @@ impl TtsConfig {
             ort_library: None,
             threads: None,
             length_scale: None,
+            noise_scale: None,
+            noise_w: None,
         }
     }
 
@@ -409,6 +417,8 @@ mod engine {
         piper: Piper,
         info: VoiceInfo,
         length_scale: Option<f32>,
+        noise_scale: Option<f32>,
+        noise_w: Option<f32>,
     }
 
     impl std::fmt::Debug for Voice {
@@ -457,6 +467,8 @@ mod engine {
                 piper,
                 info,
                 length_scale: cfg.length_scale,
+                noise_scale: cfg.noise_scale,
+                noise_w: cfg.noise_w,
             })
         }
 
@@ -468,14 +480,15 @@ mod engine {
         /// Synthesise `text` (blocking). The text should be one sentence; any text works.
         pub fn synthesize(&mut self, text: &str) -> Result<Synthesis, TtsError> {
             let started = Instant::now();
-            let length_scale = self.length_scale;
+            let (length_scale, noise_scale, noise_w) =
+                (self.length_scale, self.noise_scale, self.noise_w);
             let piper = &mut self.piper;
             // espeak-ng is one process-wide C library and not thread-safe: two voices
             // phonemising at once corrupt its voice list. One synthesis at a time per process.
             let _espeak = ESPEAK_LOCK.lock().unwrap_or_else(|p| p.into_inner());
             // piper-rs unwraps in places; a panic there must not take the worker down
             let out = catch_unwind(AssertUnwindSafe(|| {
-                piper.create(text, false, None, length_scale, None, None)
+                piper.create(text, false, None, length_scale, noise_scale, noise_w)
             }))
             .map_err(|p| {
                 let msg = p

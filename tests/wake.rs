@@ -1,6 +1,13 @@
 //! The wake-word detector on the real microWakeWord models and TensorFlow Lite
 //! (`scripts/fetch-models wake`). A missing file fails the test with the fix;
-//! `HEARTH_SKIP_REAL_MODEL=1` skips locally (CI never sets it).
+//! `HEARTH_SKIP_REAL_MODEL=1` skips locally (CI never sets it). The unit tests of the scenes
+//! `cargo bench --bench wake` builds (mixing at an SNR, the noise generators, the texts) run here
+//! too: they need no model.
+
+#[path = "common/scenes/mod.rs"]
+mod scenes;
+#[path = "common/scenes/unit_tests.rs"]
+mod scenes_unit_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
