@@ -26,6 +26,8 @@
 //! missing build or model, with the fix). Needs `scripts/fetch-models` and
 //! `cargo build --release --workspace --bins` (`hearth-stt`).
 
+#[path = "../tests/common/bench.rs"]
+mod bench;
 #[path = "../tests/common/session/mod.rs"]
 mod session;
 
@@ -123,26 +125,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if !args.iter().any(|a| a == "--bench") {
-        // `cargo test --benches` runs benches without --bench: this one takes minutes
-        println!("session: skipped (run it with `cargo bench --bench session`)");
-        return ExitCode::SUCCESS;
-    }
-    let opts = match parse_args(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("session: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("session: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    bench::main_of("session", USAGE, parse_args, run)
 }
 
 fn run(opts: &Options) -> Result<(), String> {

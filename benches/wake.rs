@@ -34,6 +34,8 @@
 //! Prints Markdown tables. Figures do not change the exit status; failing to run does (a
 //! missing model, espeak-ng or voice, with the fix).
 
+#[path = "../tests/common/bench.rs"]
+mod bench;
 #[path = "../tests/common/scenes/mod.rs"]
 mod scenes;
 
@@ -144,26 +146,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if !args.iter().any(|a| a == "--bench") {
-        // `cargo test --benches` runs benches without --bench: this one takes minutes
-        println!("wake: skipped (run it with `cargo bench --bench wake`)");
-        return ExitCode::SUCCESS;
-    }
-    let opts = match parse_args(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("wake: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wake: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    bench::main_of("wake", USAGE, parse_args, run)
 }
 
 /// A loaded model and what it listens for.

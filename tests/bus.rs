@@ -473,6 +473,7 @@ fn doctor_reports_each_check_and_its_fix() {
         "voice",
         "onnxruntime",
         "espeak-ng",
+        "wake",
         "audio",
         "bus",
         "tools",
@@ -480,6 +481,16 @@ fn doctor_reports_each_check_and_its_fix() {
     ] {
         assert!(!area(&good, a).is_empty(), "no {a} finding: {good:#?}");
     }
+    // the default wake word: its files (sha256 checked) and the model loaded on TF Lite
+    let wake = area(&good, "wake");
+    assert!(wake.iter().all(|f| f["level"] == "ok"), "{wake:#?}");
+    assert!(
+        wake.last().unwrap()["what"]
+            .as_str()
+            .unwrap()
+            .contains("listening for Okay Nabu"),
+        "{wake:#?}"
+    );
     assert_eq!(area(&good, "config")[0]["level"], "ok");
     assert_eq!(area(&good, "mqtt")[0]["level"], "ok", "{good:#?}");
     let tools = &area(&good, "tools")[0];
@@ -500,6 +511,35 @@ fn doctor_reports_each_check_and_its_fix() {
     assert!(
         mqtt["fix"].as_str().unwrap().contains("[mqtt] url"),
         "{mqtt}"
+    );
+
+    // a wake word whose model is not there: named, with the fix
+    let config = dir.join("wake.toml");
+    std::fs::write(
+        &config,
+        "[listen]\nwake = [\"hey_nobody\"]\n[bus]\nbus = \"none\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["doctor", "--json", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let wake = area(report["findings"].as_array().unwrap(), "wake");
+    let failed: Vec<_> = wake.iter().filter(|f| f["level"] == "fail").collect();
+    assert_eq!(failed.len(), 2, "the model and its settings: {wake:#?}");
+    assert!(
+        failed[0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("hey_nobody.tflite")
+            && failed[0]["fix"]
+                .as_str()
+                .unwrap()
+                .contains("scripts/fetch-models wake"),
+        "{wake:#?}"
     );
 
     // a broken config file is reported with its place, and the rest is still checked

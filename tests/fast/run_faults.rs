@@ -20,7 +20,12 @@ fn run_fails(tag: &str, args: &[&str], env: &[(&str, &str)], within: Duration) -
     let tmp = std::env::temp_dir().join(format!("hearth-faults-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth"));
-    cmd.args(["run", "--once", "--wake", "none", "--input"])
+    cmd.arg("run");
+    // kitchen.wav holds no wake word: none, unless the test is about them
+    if !args.contains(&"--wake") {
+        cmd.args(["--wake", "none"]);
+    }
+    cmd.args(["--once", "--input"])
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../shared/audio/kitchen.wav"
@@ -81,6 +86,27 @@ fn a_missing_voice_is_named_with_the_fix() {
         f.stderr
     );
     assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
+}
+
+#[test]
+fn a_missing_wake_word_model_is_named_with_the_fix() {
+    let model = missing("hey_nobody.tflite");
+    for (wake, named) in [
+        // a name: looked for in the model directory
+        ("hey_nobody", "hey_nobody.tflite"),
+        // a path
+        (model.to_str().unwrap(), model.to_str().unwrap()),
+    ] {
+        let f = run_fails("wake", &["--wake", wake], &[], Duration::from_secs(30));
+        assert!(
+            f.stderr.contains(named)
+                && f.stderr.contains("missing")
+                && f.stderr.contains("scripts/fetch-models wake"),
+            "{}",
+            f.stderr
+        );
+        assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
+    }
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]
     let state = tmp.join("state");
     let reply_wav = tmp.join("reply.wav");
     // the fixtures hold no wake word: every utterance is a request, unless a test says
-    let wake: &[&str] = if extra.contains(&"--wake") {
+    let wake: &[&str] = if extra.contains(&"--wake") || extra.contains(&"--config") {
         &[]
     } else {
         &["--wake", "none"]
@@ -588,16 +588,21 @@ impl Pulse {
     /// `hearth run` listening to the `room` sink's monitor and speaking to `speaker`, once it
     /// listens and has heard the quiet room for a second.
     fn hearth(&self, state: &Path) -> Live {
-        let mut live = Live::start(
-            &[
-                "--mic".into(),
-                "pulseaudio:room.monitor".into(),
-                "--speaker".into(),
-                "pulseaudio:speaker".into(),
-            ],
-            &self.env,
-            state,
-        );
+        self.hearth_with(state, &[], &[])
+    }
+
+    /// [`Pulse::hearth`] with more arguments and environment.
+    fn hearth_with(&self, state: &Path, args: &[String], env: &[(String, String)]) -> Live {
+        let mut all = vec![
+            "--mic".to_string(),
+            "pulseaudio:room.monitor".into(),
+            "--speaker".into(),
+            "pulseaudio:speaker".into(),
+        ];
+        all.extend(args.iter().cloned());
+        let mut env_all = self.env.clone();
+        env_all.extend(env.iter().cloned());
+        let mut live = Live::start(&all, &env_all, state);
         live.wait_log("listening source=", Duration::from_secs(300));
         // A person speaks a moment after the daemon starts, not within its first buffers: the
         // record stream starts delivering about 250 ms after "listening", and kitchen.wav's
@@ -972,20 +977,35 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
-/// The voice turn as other programs see it on the D-Bus face: what was heard, the tool call,
-/// the reply, and State going thinking → speaking → listening.
-#[test]
-fn a_spoken_turn_is_seen_on_the_bus() {
-    if ready().is_none() {
-        return;
+/// The D-Bus face's signals on a private bus, collected from `watch` until `stop`: each
+/// (member, text): `WakeDetected`, `Heard` and `Replied` with their text, `ToolCalled` as
+/// "name arguments status", `PropertiesChanged` as the new `State`.
+struct Signals {
+    stop: tokio::sync::oneshot::Sender<()>,
+    listener: tokio::task::JoinHandle<Vec<(String, String)>>,
+}
+
+/// What [`Signals`] saw.
+#[derive(Debug)]
+struct Seen(Vec<(String, String)>);
+
+impl Seen {
+    /// The texts of one member's signals, in order.
+    fn of(&self, member: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(m, _)| m == member)
+            .map(|(_, t)| t.clone())
+            .collect()
     }
-    let _one = serial();
-    let bus = PrivateBus::start();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let listener = rt.spawn({
+}
+
+impl Signals {
+    /// Subscribe (before hearth starts: give it a moment after this).
+    fn watch(rt: &tokio::runtime::Runtime, bus: &PrivateBus) -> Signals {
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let address = bus.address.clone();
-        async move {
+        let listener = rt.spawn(async move {
             use futures_util::StreamExt;
             let mut stream = agent_signals(&address).await;
             let mut seen: Vec<(String, String)> = Vec::new();
@@ -1001,7 +1021,9 @@ fn a_spoken_turn_is_seen_on_the_bus() {
                     .map(|n| n.to_string())
                     .unwrap_or_default();
                 let text = match member.as_str() {
-                    "Heard" | "Replied" => m.body().deserialize::<String>().unwrap(),
+                    "WakeDetected" | "Heard" | "Replied" => {
+                        m.body().deserialize::<String>().unwrap()
+                    }
                     "ToolCalled" => {
                         let (name, args, _, status) = m
                             .body()
@@ -1018,8 +1040,28 @@ fn a_spoken_turn_is_seen_on_the_bus() {
                 seen.push((member, text));
             }
             seen
-        }
-    });
+        });
+        Signals { stop, listener }
+    }
+
+    /// Stop collecting; what was seen.
+    fn stop(self, rt: &tokio::runtime::Runtime) -> Seen {
+        let _ = self.stop.send(());
+        Seen(rt.block_on(self.listener).unwrap())
+    }
+}
+
+/// The voice turn as other programs see it on the D-Bus face: what was heard, the tool call,
+/// the reply, and State going thinking → speaking → listening.
+#[test]
+fn a_spoken_turn_is_seen_on_the_bus() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let bus = PrivateBus::start();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let signals = Signals::watch(&rt, &bus);
     // the listener subscribes before hearth starts
     std::thread::sleep(Duration::from_millis(300));
     let run = hearth_run_env(
@@ -1031,14 +1073,8 @@ fn a_spoken_turn_is_seen_on_the_bus() {
     assert!(run.log.contains("D-Bus face served"), "{}", run.log);
     let reply = run.turns[0]["turn"]["reply"].as_str().unwrap().to_string();
     std::thread::sleep(Duration::from_millis(200));
-    let _ = stop_tx.send(());
-    let seen = rt.block_on(listener).unwrap();
-    let of = |member: &str| -> Vec<String> {
-        seen.iter()
-            .filter(|(m, _)| m == member)
-            .map(|(_, t)| t.clone())
-            .collect()
-    };
+    let seen = signals.stop(&rt);
+    let of = |member: &str| seen.of(member);
     let heard = of("Heard");
     assert_eq!(heard.len(), 1, "{seen:?}");
     assert!(

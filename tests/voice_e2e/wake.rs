@@ -32,6 +32,26 @@ fn louder(path: &Path, db: f32) {
     eprintln!("{}: {:.1} dB louder", path.display(), 20.0 * gain.log10());
 }
 
+/// The environment that puts hearth's face on `bus` (as the session bus).
+fn on_bus(bus: &PrivateBus) -> Vec<(String, String)> {
+    vec![("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone())]
+}
+
+/// `Listen()` on hearth's face: it must succeed.
+fn listen(bus: &PrivateBus) {
+    let (ok, _, err) = bus_tool(
+        bus,
+        &[
+            "call",
+            "io.hearth.Agent1",
+            "/io/hearth/Agent",
+            "io.hearth.Agent1",
+            "Listen",
+        ],
+    );
+    assert!(ok, "Listen() failed: {err}");
+}
+
 fn scratch(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -67,6 +87,45 @@ fn only_the_request_with_the_wake_word_is_answered() {
     assert_kitchen_on(&run.turns[0], &run.state);
 }
 
+/// The demo's request with the default wake word (no flag, no `[listen] wake`): "Okay Nabu,
+/// turn on the kitchen light." spoken by espeak-ng, as `scripts/demo` makes it.
+#[test]
+fn the_default_wake_word_wakes_it() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("wake-default-scene");
+    let request = dir.join("request.wav");
+    let spoke = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-s", "175", "-w"])
+        .arg(&request)
+        .arg("Okay Nabu, turn on the kitchen light.")
+        .status()
+        .expect("espeak-ng runs (scripts/setup installs it)");
+    assert!(spoke.success(), "espeak-ng failed: {spoke}");
+    // a config file that says nothing: the defaults, as on a fresh install
+    let config = dir.join("hearth.toml");
+    std::fs::write(&config, "# the defaults\n").unwrap();
+    let run = hearth_run_with(
+        request.to_str().unwrap(),
+        "wake-default",
+        &["--config", config.to_str().unwrap()],
+    );
+    assert!(
+        run.log.contains("wake word wake_word=Okay Nabu p="),
+        "the wake word was not heard:\n{}",
+        run.log
+    );
+    assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
+    let heard = run.turns[0]["heard"].as_str().unwrap().to_lowercase();
+    assert!(
+        !heard.contains("nabu"),
+        "the wake word reached the agent: {heard:?}"
+    );
+    assert_kitchen_on(&run.turns[0], &run.state);
+}
+
 /// The D-Bus face while a wake word is heard: `WakeDetected("Alexa")`, and `State` goes
 /// listening-for-request → thinking → speaking → listening-for-request (the follow-up window).
 #[test]
@@ -77,37 +136,7 @@ fn the_wake_word_is_seen_on_the_bus() {
     let _one = serial();
     let bus = PrivateBus::start();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let listener = rt.spawn({
-        let address = bus.address.clone();
-        async move {
-            use futures_util::StreamExt;
-            let mut stream = agent_signals(&address).await;
-            let mut seen: Vec<(String, String)> = Vec::new();
-            let mut stop = std::pin::pin!(stop_rx);
-            loop {
-                let m = tokio::select! {
-                    m = stream.next() => match m { Some(Ok(m)) => m, _ => break },
-                    _ = &mut stop => break,
-                };
-                let member = m
-                    .header()
-                    .member()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
-                let text = match member.as_str() {
-                    "WakeDetected" | "Heard" => m.body().deserialize::<String>().unwrap(),
-                    "PropertiesChanged" => match state_change(&m) {
-                        Some(state) => state,
-                        None => continue,
-                    },
-                    _ => continue,
-                };
-                seen.push((member, text));
-            }
-            seen
-        }
-    });
+    let signals = Signals::watch(&rt, &bus);
     std::thread::sleep(Duration::from_millis(300));
     let run = hearth_run_env(
         "alexa.wav",
@@ -117,14 +146,8 @@ fn the_wake_word_is_seen_on_the_bus() {
     );
     assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
     std::thread::sleep(Duration::from_millis(200));
-    let _ = stop_tx.send(());
-    let seen = rt.block_on(listener).unwrap();
-    let of = |member: &str| -> Vec<String> {
-        seen.iter()
-            .filter(|(m, _)| m == member)
-            .map(|(_, t)| t.clone())
-            .collect()
-    };
+    let seen = signals.stop(&rt);
+    let of = |member: &str| seen.of(member);
     assert_eq!(of("WakeDetected"), ["Alexa"], "{seen:?}");
     let heard = of("Heard");
     assert_eq!(heard.len(), 1, "{seen:?}");
@@ -162,22 +185,11 @@ fn the_follow_up_window_and_listen() {
     )
     .unwrap();
     let state = dir.join("state");
-    let mut env = pulse.env.clone();
-    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
-    let mut live = Live::start(
-        &[
-            "--config".into(),
-            config.display().to_string(),
-            "--mic".into(),
-            "pulseaudio:room.monitor".into(),
-            "--speaker".into(),
-            "pulseaudio:speaker".into(),
-        ],
-        &env,
+    let mut live = pulse.hearth_with(
         &state,
+        &["--config".into(), config.display().to_string()],
+        &on_bus(&bus),
     );
-    live.wait_log("listening source=", Duration::from_secs(300));
-    std::thread::sleep(Duration::from_secs(1));
     let kitchen = shared().join("audio/kitchen.wav");
 
     pulse.say(&shared().join("audio/alexa.wav"));
@@ -199,17 +211,7 @@ fn the_follow_up_window_and_listen() {
     );
 
     // Listen(): the same words are a request again
-    let (ok, _, err) = bus_tool(
-        &bus,
-        &[
-            "call",
-            "io.hearth.Agent1",
-            "/io/hearth/Agent",
-            "io.hearth.Agent1",
-            "Listen",
-        ],
-    );
-    assert!(ok, "Listen() failed: {err}");
+    listen(&bus);
     let (ok, state_now, _) = bus_tool(
         &bus,
         &[
@@ -292,9 +294,8 @@ fn stop_over_a_long_reply_stops_it() {
     // level: the user says "stop" as people do, louder than the voice they interrupt.
     louder(&stop, 6.0);
     let state = dir.join("state");
-    let mut env = pulse.env.clone();
-    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
-    let mut live = Live::start(
+    let mut live = pulse.hearth_with(
+        &state,
         &[
             "--wake".into(),
             "alexa".into(),
@@ -302,25 +303,10 @@ fn stop_over_a_long_reply_stops_it() {
             tools.display().to_string(),
             "--bus".into(),
             "session".into(),
-            "--mic".into(),
-            "pulseaudio:room.monitor".into(),
-            "--speaker".into(),
-            "pulseaudio:speaker".into(),
         ],
-        &env,
-        &state,
+        &on_bus(&bus),
     );
-    live.wait_log("listening source=", Duration::from_secs(300));
-    std::thread::sleep(Duration::from_secs(1));
-    let listen = [
-        "call",
-        "io.hearth.Agent1",
-        "/io/hearth/Agent",
-        "io.hearth.Agent1",
-        "Listen",
-    ];
-    let (ok, _, err) = bus_tool(&bus, &listen);
-    assert!(ok, "Listen() failed: {err}");
+    listen(&bus);
     pulse.say(&read);
     live.wait_log("speaking", Duration::from_secs(120));
     std::thread::sleep(Duration::from_secs(2));

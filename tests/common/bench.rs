@@ -1,0 +1,33 @@
+//! The frame of a bench without a harness (`benches/session.rs`, `benches/wake.rs`): skipped
+//! when `cargo test --benches` runs it without `--bench` (it takes minutes), its options
+//! parsed, then run; a bad option or a failure to run is a message and an exit status.
+
+use std::process::ExitCode;
+
+/// Run the bench `name` on this process's arguments.
+pub fn main_of<O>(
+    name: &str,
+    usage: &str,
+    parse: impl FnOnce(&[String]) -> Result<O, String>,
+    run: impl FnOnce(&O) -> Result<(), String>,
+) -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        println!("{name}: skipped (run it with `cargo bench --bench {name}`)");
+        return ExitCode::SUCCESS;
+    }
+    let opts = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{name}: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
