@@ -206,6 +206,7 @@ fn run(opts: &Options) -> Result<(), String> {
         let t = Instant::now();
         let trials = miss_scene(opts, &mut models, &mut speaker, &mut cache)?;
         println!("{}", miss_tables(&models, &trials, opts.limit));
+        println!("{}", cutoff_table(&models, &trials));
         eprintln!("wake: miss scene took {:.0} s", t.elapsed().as_secs_f64());
         report.insert("misses".into(), misses_json(&models, &trials));
     }
@@ -388,6 +389,8 @@ struct Trial {
     condition: Condition,
     /// Seconds from the utterance's start to the first detection in its window.
     hit_s: Option<f64>,
+    /// The highest window mean in the utterance's window: a detection at any cutoff under it.
+    peak: f32,
     /// Detections in the noise before the utterance.
     early: usize,
     clipped: usize,
@@ -445,9 +448,9 @@ fn miss_scene(
                     Condition::Noisy(..) => vec![said],
                 };
                 for model in listeners {
-                    let found = detect(&mut models[model].detector, &pcm)?;
                     let window =
                         mix.speech.start as u64..(mix.speech.end + samples(AFTER_S)) as u64;
+                    let (found, peak) = detect(&mut models[model].detector, &pcm, &window)?;
                     trials.push(Trial {
                         model,
                         said,
@@ -460,6 +463,7 @@ fn miss_scene(
                             .find(|d| window.contains(&d.at_sample))
                             .map(|d| secs((d.at_sample - window.start) as usize)),
                         early: found.iter().filter(|d| d.at_sample < window.start).count(),
+                        peak,
                         clipped: mix.clipped(),
                     });
                 }
@@ -474,16 +478,64 @@ fn miss_scene(
     Ok(trials)
 }
 
-/// Every detection of a fresh detector over `pcm`, fed in 10 ms chunks.
-fn detect(detector: &mut MicroWakeWord, pcm: &[i16]) -> Result<Vec<Detection>, String> {
+/// Every detection of a fresh detector over `pcm`, fed in 10 ms chunks, and the highest
+/// window mean within `window` (samples).
+fn detect(
+    detector: &mut MicroWakeWord,
+    pcm: &[i16],
+    window: &std::ops::Range<u64>,
+) -> Result<(Vec<Detection>, f32), String> {
     detector.reset().map_err(|e| e.to_string())?;
     let mut found = Vec::new();
-    for chunk in pcm.chunks(CHUNK) {
+    let mut peak = 0f32;
+    for (i, chunk) in pcm.chunks(CHUNK).enumerate() {
         if let Some(d) = detector.process(chunk).map_err(|e| e.to_string())? {
+            if window.contains(&d.at_sample) {
+                peak = peak.max(d.probability);
+            }
             found.push(d);
         }
+        let end = ((i + 1) * CHUNK) as u64;
+        if window.contains(&end) {
+            peak = peak.max(detector.window_mean().unwrap_or(0.0));
+        }
     }
-    Ok(found)
+    Ok((found, peak))
+}
+
+/// Misses if each model fired at a lower cutoff: from each utterance's highest window mean,
+/// on every mix of the miss scene and on the quiet ones; the false-activation stream's rates
+/// at the same cutoffs are in the near-activation table.
+fn cutoff_table(models: &[Model], trials: &[Trial]) -> String {
+    let mut out = String::from(
+        "### Misses at lower cutoffs\n\n\
+         The same mixes, a miss being a highest window mean at or under the cutoff (own: the \
+         model's; the first detection of a fresh detector sees the same means).\n\n\
+         | wake word | mixes |",
+    );
+    for c in NEAR_CUTOFFS {
+        out.push_str(&format!(" {c} |"));
+    }
+    out.push_str(" own |\n|---|---|");
+    out.push_str(&"---|".repeat(NEAR_CUTOFFS.len() + 1));
+    out.push('\n');
+    for (m, model) in models.iter().enumerate() {
+        let own_cutoff = model.detector.settings().micro.probability_cutoff;
+        for (label, quiet) in [("all noisy", false), ("quiet room", true)] {
+            let of: Vec<&Trial> = trials
+                .iter()
+                .filter(|t| t.model == m && t.said == m)
+                .filter(|t| (t.condition == Condition::Quiet) == quiet)
+                .collect();
+            let mut row = vec![model.phrase.clone(), label.to_string()];
+            for cutoff in NEAR_CUTOFFS.iter().map(|&c| c as f32).chain([own_cutoff]) {
+                let missed = of.iter().filter(|t| t.peak <= cutoff).count();
+                row.push(rate_cell(missed, of.len()));
+            }
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+    }
+    out
 }
 
 /// "12.3 % (80/648)".

@@ -140,6 +140,14 @@ impl MicroWakeWord {
         &self.settings
     }
 
+    /// The mean of the latest probabilities, once the window is full (none during the
+    /// refractory period after a detection): how close the stream is to the cutoff.
+    pub fn window_mean(&self) -> Option<f32> {
+        let size = self.settings.micro.sliding_window_size;
+        (self.window.len() == size && size > 0)
+            .then(|| self.window.iter().sum::<f32>() / size as f32)
+    }
+
     /// Feature frames per inference (3 for the published models).
     pub fn stride(&self) -> usize {
         self.stride

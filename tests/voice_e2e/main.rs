@@ -89,7 +89,7 @@ fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]
     let state = tmp.join("state");
     let reply_wav = tmp.join("reply.wav");
     // the fixtures hold no wake word: every utterance is a request, unless a test says
-    let wake: &[&str] = if extra.contains(&"--wake") || extra.contains(&"--config") {
+    let wake: &[&str] = if extra.contains(&"--wake") {
         &[]
     } else {
         &["--wake", "none"]
@@ -763,6 +763,47 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
+/// The demo home's tools and one more, `read_story`: "read me the story" runs it with no
+/// model (a local intent) and its long, fixed result is spoken (about 20 s of speech).
+fn tools_with_a_story(dir: &Path) -> PathBuf {
+    let tools = dir.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for f in ["demo.toml", "demo-home"] {
+        let to = tools.join(f);
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
+            &to,
+        )
+        .unwrap();
+    }
+    let story = "Once upon a time a small dragon lived above the kitchen. Every morning it \
+        counted the lights in the house, one by one, and every evening it counted them again. \
+        The dragon liked the warm glow of the living room best, and it told long stories about \
+        it to anyone who would listen, and to many who would not.";
+    std::fs::write(
+        tools.join("story.toml"),
+        format!(
+            r#"[[tool]]
+name = "read_story"
+description = "Read the bedtime story aloud."
+say = "{{{{ result }}}}"
+[tool.parameters]
+type = "object"
+properties = {{}}
+additionalProperties = false
+[tool.exec]
+argv = ["/bin/echo", "{story}"]
+timeout_ms = 5000
+max_output_bytes = 4096
+[[tool.intent]]
+sentences = ["read me the story"]
+"#
+        ),
+    )
+    .unwrap();
+    tools
+}
+
 /// SIGTERM while hearth is speaking (what systemd sends on stop): the turn under way is cut
 /// short and still reported, every stage stops in order, the reply WAV is finalised, and
 /// hearth exits 0. (It used to drop the pipeline mid-turn: no turn reported, nothing logged.)
@@ -775,10 +816,14 @@ fn sigterm_mid_reply_ends_the_turn_and_stops_cleanly() {
     let tmp = std::env::temp_dir().join(format!("hearth-e2e-sigterm-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
+    // a long reply that does not depend on the model (a tool's long `say`, by a local intent)
+    let tools = tools_with_a_story(&tmp);
     let story = tmp.join("story.wav");
-    speak_to_wav(&models, "Tell me a long story about a dragon.", &story);
+    speak_to_wav(&models, "Read me the story.", &story);
     let reply = tmp.join("reply.wav");
     let args = [
+        "--tools".to_string(),
+        tools.display().to_string(),
         "--input".to_string(),
         story.display().to_string(),
         "--realtime".to_string(),

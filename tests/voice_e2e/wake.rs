@@ -87,8 +87,9 @@ fn only_the_request_with_the_wake_word_is_answered() {
     assert_kitchen_on(&run.turns[0], &run.state);
 }
 
-/// The demo's request with the default wake word (no flag, no `[listen] wake`): "Okay Nabu,
-/// turn on the kitchen light." spoken by espeak-ng, as `scripts/demo` makes it.
+/// The demo's request with the default wake word, okay_nabu (that it is the default, with no
+/// flag and no `[listen] wake`, `hearth doctor`'s test shows): "Okay Nabu, turn on the
+/// kitchen light." spoken by espeak-ng, as `scripts/demo` makes it.
 #[test]
 fn the_default_wake_word_wakes_it() {
     if ready().is_none() {
@@ -104,13 +105,10 @@ fn the_default_wake_word_wakes_it() {
         .status()
         .expect("espeak-ng runs (scripts/setup installs it)");
     assert!(spoke.success(), "espeak-ng failed: {spoke}");
-    // a config file that says nothing: the defaults, as on a fresh install
-    let config = dir.join("hearth.toml");
-    std::fs::write(&config, "# the defaults\n").unwrap();
     let run = hearth_run_with(
         request.to_str().unwrap(),
         "wake-default",
-        &["--config", config.to_str().unwrap()],
+        &["--wake", "okay_nabu"],
     );
     assert!(
         run.log.contains("wake word wake_word=Okay Nabu p="),
@@ -227,47 +225,6 @@ fn the_follow_up_window_and_listen() {
     pulse.say(&kitchen);
     let third = live.next_turn(Duration::from_secs(120));
     assert_kitchen_on(&third, &state);
-}
-
-/// The demo home's tools and one more, `read_story`: "read me the story" runs it with no
-/// model (a local intent) and its long, fixed result is spoken (about 20 s of speech).
-fn tools_with_a_story(dir: &Path) -> PathBuf {
-    let tools = dir.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    for f in ["demo.toml", "demo-home"] {
-        let to = tools.join(f);
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
-            &to,
-        )
-        .unwrap();
-    }
-    let story = "Once upon a time a small dragon lived above the kitchen. Every morning it \
-        counted the lights in the house, one by one, and every evening it counted them again. \
-        The dragon liked the warm glow of the living room best, and it told long stories about \
-        it to anyone who would listen, and to many who would not.";
-    std::fs::write(
-        tools.join("story.toml"),
-        format!(
-            r#"[[tool]]
-name = "read_story"
-description = "Read the bedtime story aloud."
-say = "{{{{ result }}}}"
-[tool.parameters]
-type = "object"
-properties = {{}}
-additionalProperties = false
-[tool.exec]
-argv = ["/bin/echo", "{story}"]
-timeout_ms = 5000
-max_output_bytes = 4096
-[[tool.intent]]
-sentences = ["read me the story"]
-"#
-        ),
-    )
-    .unwrap();
-    tools
 }
 
 /// "Stop it." said over a long reply, without the wake word, stops it at the speaker's first
