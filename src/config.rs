@@ -308,6 +308,9 @@ pub struct ListenSection {
     pub wake: Option<Vec<String>>,
     /// After a reply has played, seconds in which a request needs no wake word (0: none).
     pub follow_up_s: Option<f32>,
+    /// The windowed probability over which a wake word fires, for every model (default: each
+    /// model's own, 0.85 for okay_nabu); lower hears more wake words and more that are not.
+    pub wake_cutoff: Option<f32>,
 }
 
 /// `[listen] vad`: which detector decides what is speech.
@@ -528,6 +531,14 @@ fn listen_problem(l: &ListenSection) -> Option<Problem> {
             "follow_up_s",
             v.to_string(),
             "expected 0 (no follow-up) to 60 seconds",
+        );
+    }
+    if let Some(v) = l.wake_cutoff.filter(|v| !(*v > 0.0 && *v < 1.0)) {
+        return problem(
+            "listen",
+            "wake_cutoff",
+            v.to_string(),
+            "expected a probability between 0 and 1 (the models' own are 0.85 to 0.97)",
         );
     }
     if let Some(w) = l.wake.iter().flatten().find(|w| w.trim().is_empty()) {
@@ -882,6 +893,12 @@ mod tests {
             ),
             ("[tts]\nlength_scale = 9.0\n", "0.25 to 4.0"),
             ("[listen]\nspeech_threshold = 1.5\n", "a probability"),
+            ("[listen]\nwake_cutoff = 1.0\n", "between 0 and 1"),
+            (
+                "[listen]\nfollow_up_s = -1.0\n",
+                "0 (no follow-up) to 60 seconds",
+            ),
+            ("[listen]\nwake = [\"\"]\n", "wake-word names"),
             ("[listen]\nvad = \"neural\"\n", "unknown variant `neural`"),
             ("[agent]\nn_ctx = 100\n", "at least 512"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),

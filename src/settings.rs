@@ -404,6 +404,7 @@ impl Settings {
         Ok(Some(crate::wake::WakeConfig {
             library: dir.join(crate::wake::LIBRARY_NAME),
             models,
+            cutoff: self.config.listen.wake_cutoff,
         }))
     }
 

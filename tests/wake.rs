@@ -116,3 +116,38 @@ fn okay_nabu_does_not_fire_on_alexa() {
     let found = detections(&lib, &dir, "okay_nabu", &fixture("alexa_16k.raw"));
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// `[listen] wake_cutoff` through `WakeConfig`: every model loaded fires over the given
+/// probability instead of its own, and its window mean is what is compared.
+#[test]
+fn a_configured_cutoff_replaces_the_models_own() {
+    let Some((dir, _lib)) = wake_models() else {
+        return;
+    };
+    let config = |cutoff| hearth::wake::WakeConfig {
+        library: dir.join(hearth::wake::LIBRARY_NAME),
+        models: vec![dir.join("alexa.tflite"), dir.join("okay_nabu.tflite")],
+        cutoff,
+    };
+    let own: Vec<f32> = config(None)
+        .load()
+        .expect("the models load")
+        .iter()
+        .map(|d| d.settings().micro.probability_cutoff)
+        .collect();
+    assert_eq!(own, [0.9, 0.85]);
+    // above every mean alexa reaches on alexa.wav: it no longer fires there
+    let mut strict = config(Some(0.999)).load().expect("the models load");
+    assert!(strict
+        .iter()
+        .all(|d| d.settings().micro.probability_cutoff == 0.999));
+    let alexa = &mut strict[0];
+    let mut fired = false;
+    let mut peak = 0f32;
+    for chunk in fixture("alexa_16k.raw").chunks(160) {
+        fired |= alexa.process(chunk).expect("inference").is_some();
+        peak = peak.max(alexa.window_mean().unwrap_or(0.0));
+    }
+    assert!(!fired, "fired over its configured cutoff (peak {peak})");
+    assert!(peak > 0.9, "the window mean reached {peak}");
+}

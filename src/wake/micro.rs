@@ -140,6 +140,12 @@ impl MicroWakeWord {
         &self.settings
     }
 
+    /// Fire when the windowed mean is over `cutoff` instead of the model's own cutoff (a
+    /// sensitivity: lower hears more wake words and more that are not).
+    pub fn set_cutoff(&mut self, cutoff: f32) {
+        self.settings.micro.probability_cutoff = cutoff;
+    }
+
     /// The mean of the latest probabilities, once the window is full (none during the
     /// refractory period after a detection): how close the stream is to the cutoff.
     pub fn window_mean(&self) -> Option<f32> {

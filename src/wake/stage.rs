@@ -24,6 +24,9 @@ pub struct WakeConfig {
     pub library: PathBuf,
     /// The models (`.tflite`, each with its `.json` beside it); at least one.
     pub models: Vec<PathBuf>,
+    /// Every model fires over this windowed probability instead of its own cutoff (`None`:
+    /// the model's, e.g. 0.85 for okay_nabu).
+    pub cutoff: Option<f32>,
 }
 
 impl WakeConfig {
@@ -56,7 +59,13 @@ impl WakeConfig {
         let lib = Library::open(&self.library)?;
         self.models
             .iter()
-            .map(|m| MicroWakeWord::load(&lib, m))
+            .map(|m| {
+                let mut detector = MicroWakeWord::load(&lib, m)?;
+                if let Some(c) = self.cutoff {
+                    detector.set_cutoff(c);
+                }
+                Ok(detector)
+            })
             .collect()
     }
 }
