@@ -796,7 +796,7 @@ argv = ["/bin/echo", "{story}"]
 timeout_ms = 5000
 max_output_bytes = 4096
 [[tool.intent]]
-sentences = ["read me the story"]
+sentences = ["read me (the|this|a) story"]
 "#
         ),
     )

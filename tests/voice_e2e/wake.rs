@@ -273,7 +273,8 @@ fn stop_over_a_long_reply_stops_it() {
     let stopped_after = said_stop.elapsed();
     let turn = live.next_turn(Duration::from_secs(60));
     assert_eq!(
-        turn["turn"]["hops"][0]["calls"][0]["name"], "read_story",
+        calls(&turn),
+        [("read_story".to_string(), serde_json::json!({}))],
         "{turn}"
     );
     assert_eq!(turn["interrupted"], true, "{turn}");
