@@ -133,15 +133,17 @@ fn a_configured_cutoff_replaces_the_models_own() {
         .load()
         .expect("the models load")
         .iter()
-        .map(|d| d.settings().micro.probability_cutoff)
+        .map(|d| d.cutoff())
         .collect();
     assert_eq!(own, [0.9, 0.85]);
     // above every mean alexa reaches on alexa.wav: it no longer fires there
     let mut strict = config(Some(0.999)).load().expect("the models load");
-    assert!(strict
-        .iter()
-        .all(|d| d.settings().micro.probability_cutoff == 0.999));
-    let alexa = &mut strict[0];
+    assert!(strict.iter().all(|d| d.cutoff() == 0.999));
+    // (without the tts feature there is no other engine)
+    #[allow(irrefutable_let_patterns)]
+    let hearth::wake::Detector::Micro(alexa) = &mut strict[0] else {
+        panic!("alexa.tflite is a microWakeWord model");
+    };
     let mut fired = false;
     let mut peak = 0f32;
     for chunk in fixture("alexa_16k.raw").chunks(160) {
@@ -309,4 +311,68 @@ mod oww {
         let again = oww.scores(&samples).expect("inference");
         assert_eq!(first, again);
     }
+}
+
+/// `[listen] wake = ["okay_nabu", "oww:alexa"]` through `WakeConfig`: both engines in one
+/// stage, the cutoff given to both, a missing openWakeWord file named with its fix.
+#[cfg(feature = "tts")]
+#[test]
+fn a_config_mixes_the_engines() {
+    let Some((dir, _lib)) = wake_models() else {
+        return;
+    };
+    let oww = dir.join("openwakeword");
+    if !oww.join("alexa.onnx").is_file() {
+        assert_eq!(
+            std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref(),
+            Ok("1"),
+            "{} is missing: run scripts/fetch-models oww",
+            oww.join("alexa.onnx").display()
+        );
+        return;
+    }
+    let config = |models: Vec<PathBuf>, cutoff| hearth::wake::WakeConfig {
+        library: dir.join(hearth::wake::LIBRARY_NAME),
+        models,
+        cutoff,
+    };
+    let both = config(
+        vec![dir.join("okay_nabu.tflite"), oww.join("alexa.onnx")],
+        None,
+    );
+    both.check().expect("every file is there");
+    assert_eq!(both.phrases().unwrap(), ["Okay Nabu", "Alexa"]);
+    let mut detectors = both.load().expect("the models load");
+    assert_eq!(
+        detectors.iter().map(|d| d.cutoff()).collect::<Vec<_>>(),
+        [0.85, 0.5]
+    );
+    let mut heard = Vec::new();
+    for chunk in fixture("alexa_16k.raw").chunks(160) {
+        for d in &mut detectors {
+            heard.extend(d.process(chunk).expect("inference"));
+        }
+    }
+    assert_eq!(
+        heard
+            .iter()
+            .map(|d| d.wake_word.as_str())
+            .collect::<Vec<_>>(),
+        ["Alexa"]
+    );
+    let strict = config(vec![oww.join("alexa.onnx")], Some(0.9999999));
+    assert_eq!(
+        strict.load().expect("the model loads")[0].cutoff(),
+        0.9999999
+    );
+
+    // the TF Lite library is not needed without a .tflite; a missing classifier says how to
+    // fetch it and under which licence
+    let missing = config(vec![oww.join("okay_nabu.onnx")], None);
+    assert!(!missing.files().contains(&missing.library));
+    let e = missing.check().unwrap_err().to_string();
+    assert!(
+        e.contains("okay_nabu.onnx") && e.contains("fetch-models oww") && e.contains("CC BY-NC-SA"),
+        "{e}"
+    );
 }

@@ -16,6 +16,16 @@
 //! classifier per wake word) on ONNX Runtime, from `scripts/fetch-models oww`. Its pre-trained
 //! models are CC BY-NC-SA 4.0 (non-commercial use only): never a default.
 
+pub mod detector;
+/// openWakeWord's file names (known without the `tts` feature, for checks).
+pub mod oww_files {
+    /// The folder of the model directory `scripts/fetch-models oww` fills.
+    pub const OWW_DIR: &str = "openwakeword";
+    /// The mel-spectrogram model's file name.
+    pub const MEL_FILE: &str = "melspectrogram.onnx";
+    /// The embedding model's file name.
+    pub const EMBEDDING_FILE: &str = "embedding_model.onnx";
+}
 pub mod micro;
 #[cfg(feature = "tts")]
 pub mod oww;
@@ -25,6 +35,7 @@ mod transcript;
 
 use std::path::PathBuf;
 
+pub use detector::Detector;
 pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
 #[cfg(feature = "tts")]
 pub use oww::{OpenWakeWord, OwwSettings};

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use ort::session::Session;
 use ort::value::Tensor;
 
+use super::detector::phrase;
 use super::{Detection, WakeError, REFRACTORY_SAMPLES};
 
 /// Samples per step: openWakeWord scores every 80 ms of 16 kHz audio.
@@ -45,12 +46,7 @@ const WARM_UP: u64 = 5;
 /// The score a detection must pass unless set otherwise.
 pub const DEFAULT_THRESHOLD: f32 = 0.5;
 
-/// The folder of the model directory `scripts/fetch-models oww` fills.
-pub const OWW_DIR: &str = "openwakeword";
-/// The mel-spectrogram model's file name.
-pub const MEL_FILE: &str = "melspectrogram.onnx";
-/// The embedding model's file name.
-pub const EMBEDDING_FILE: &str = "embedding_model.onnx";
+pub use super::oww_files::{EMBEDDING_FILE, MEL_FILE, OWW_DIR};
 
 /// What a classifier is known by and when it fires.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,20 +157,6 @@ impl Net {
         out.extend_from_slice(values);
         Ok(())
     }
-}
-
-/// "hey_jarvis" → "Hey Jarvis".
-fn phrase(name: &str) -> String {
-    name.split(['_', '-', ' '])
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl OpenWakeWord {
@@ -406,13 +388,6 @@ fn scale(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn phrases_from_file_names() {
-        assert_eq!(phrase("alexa"), "Alexa");
-        assert_eq!(phrase("hey_jarvis"), "Hey Jarvis");
-        assert_eq!(phrase("hey_mycroft"), "Hey Mycroft");
-    }
 
     #[test]
     fn a_missing_model_names_the_file_the_fix_and_the_licence() {
