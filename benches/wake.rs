@@ -23,7 +23,14 @@
 //!    scene 2's stream, of the features alone (`micro_frontend::Frontend`), and the process's CPU
 //!    time as a share of one core; of a model's five passes over the stream, the quickest.
 //!
-//! Options: `--wake NAME[,NAME]` (all four), `--limit N` (utterances per wake word, 108),
+//! `--engine oww` runs the same scenes on openWakeWord 0.4.0's classifiers instead (`alexa`,
+//! `hey_jarvis`, `hey_mycroft`; `scripts/fetch-models oww`, CC BY-NC-SA 4.0) through
+//! `hearth::wake::OpenWakeWord`, fed the same 10 ms chunks (it scores every 80 ms): "cutoff"
+//! is then its score threshold (0.5; lowered to 0.1–0.4 for the near activations, replayed
+//! from the one pass's scores: its networks keep no state, so a lower threshold changes only
+//! which scores fire), and the features-alone row is left out (its features are networks too).
+//!
+//! Options: `--engine micro|oww` (micro), `--wake NAME[,NAME]` (all of the engine's), `--limit N` (utterances per wake word, 108),
 //! `--minutes M` (cut the false-activation stream to about M minutes), `--scenes misses,false`
 //! (both; cost comes with `false`), `--seed N` (noise and mixing, 1), `--json FILE`, `--work
 //! DIR` (synthesised clips are kept there and reused, so a second run hears the same audio;
@@ -45,18 +52,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use hearth::wake::{Detection, Library, MicroWakeWord};
+use hearth::wake::{Detection, Library, MicroWakeWord, OpenWakeWord, REFRACTORY_SAMPLES};
 use scenes::mix::{self, mix_at_snr, to_i16, FRAME, RATE};
 use scenes::noise::{self, seed_of, Kind, Rng};
 use scenes::speak::{self, ClipCache, Speaker, Voice, ESPEAK_WPM, PIPER_NOISE, PIPER_PACES};
 use scenes::text;
 use serde_json::{json, Value};
 
-const USAGE: &str = "usage: cargo bench --bench wake -- [--wake NAME[,NAME]] [--limit N] \
+const USAGE: &str =
+    "usage: cargo bench --bench wake -- [--engine micro|oww] [--wake NAME[,NAME]] [--limit N] \
 [--minutes M] [--scenes misses,false] [--seed N] [--json FILE] [--work DIR] [--fresh]";
 
 /// Every microWakeWord model in the pymicro-wakeword 2.5.0 wheel.
 const WAKE_WORDS: [&str; 4] = ["okay_nabu", "alexa", "hey_jarvis", "hey_mycroft"];
+/// openWakeWord 0.4.0's pre-trained English wake words (CC BY-NC-SA 4.0).
+const OWW_WAKE_WORDS: [&str; 3] = ["alexa", "hey_jarvis", "hey_mycroft"];
+/// openWakeWord's thresholds for the near activations (its own: 0.5).
+const OWW_NEAR_CUTOFFS: [f64; 4] = [0.1, 0.2, 0.3, 0.4];
 /// The SNRs of the miss scene, dB.
 const SNRS: [f64; 3] = [20.0, 10.0, 5.0];
 /// The reference: a quiet room (room noise this far under the speech).
@@ -85,7 +97,39 @@ fn samples(secs: f64) -> usize {
     (secs * f64::from(RATE)).round() as usize
 }
 
+/// Which wake-word engine the scenes run on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Engine {
+    Micro,
+    Oww,
+}
+
+impl Engine {
+    fn wake_words(self) -> &'static [&'static str] {
+        match self {
+            Engine::Micro => &WAKE_WORDS,
+            Engine::Oww => &OWW_WAKE_WORDS,
+        }
+    }
+
+    fn near_cutoffs(self) -> [f64; 4] {
+        match self {
+            Engine::Micro => NEAR_CUTOFFS,
+            Engine::Oww => OWW_NEAR_CUTOFFS,
+        }
+    }
+
+    /// 10 ms chunks per inference.
+    fn chunks_per_inference(self) -> usize {
+        match self {
+            Engine::Micro => 3,
+            Engine::Oww => hearth::wake::oww::CHUNK_SAMPLES / CHUNK,
+        }
+    }
+}
+
 struct Options {
+    engine: Engine,
     wake: Vec<String>,
     limit: usize,
     minutes: Option<f64>,
@@ -99,7 +143,8 @@ struct Options {
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
-        wake: WAKE_WORDS.iter().map(|s| s.to_string()).collect(),
+        engine: Engine::Micro,
+        wake: Vec::new(),
         limit: 108,
         minutes: None,
         misses: true,
@@ -118,6 +163,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         };
         let number = |v: String| v.parse::<f64>().map_err(|e| format!("{a} {v}: {e}"));
         match a.as_str() {
+            "--engine" => {
+                o.engine = match value()?.as_str() {
+                    "micro" => Engine::Micro,
+                    "oww" => Engine::Oww,
+                    other => return Err(format!("--engine {other}: micro or oww")),
+                }
+            }
             "--wake" => {
                 o.wake = value()?.split(',').map(|s| s.trim().to_string()).collect();
             }
@@ -142,6 +194,14 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
+    if o.wake.is_empty() {
+        o.wake = o
+            .engine
+            .wake_words()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    }
     Ok(o)
 }
 
@@ -153,26 +213,99 @@ fn main() -> ExitCode {
 struct Model {
     name: String,
     phrase: String,
-    detector: MicroWakeWord,
+    detector: Detector,
 }
 
-fn load_models(names: &[String]) -> Result<(PathBuf, Arc<Library>, Vec<Model>), String> {
-    let fix = "run scripts/fetch-models wake";
+/// Either engine's detector, as the scenes use them.
+enum Detector {
+    Micro(Box<MicroWakeWord>),
+    Oww(Box<OpenWakeWord>),
+}
+
+impl Detector {
+    fn process(&mut self, chunk: &[i16]) -> Result<Option<Detection>, String> {
+        match self {
+            Detector::Micro(d) => d.process(chunk),
+            Detector::Oww(d) => d.process(chunk),
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    fn reset(&mut self) -> Result<(), String> {
+        match self {
+            Detector::Micro(d) => d.reset().map_err(|e| e.to_string()),
+            Detector::Oww(d) => {
+                d.reset();
+                Ok(())
+            }
+        }
+    }
+
+    /// What is compared with the cutoff: microWakeWord's window mean, openWakeWord's score.
+    fn level(&self) -> f32 {
+        match self {
+            Detector::Micro(d) => d.window_mean().unwrap_or(0.0),
+            Detector::Oww(d) => d.score(),
+        }
+    }
+
+    /// Scores made since the start (openWakeWord; 0 for microWakeWord).
+    fn scored(&self) -> u64 {
+        match self {
+            Detector::Micro(_) => 0,
+            Detector::Oww(d) => d.chunks(),
+        }
+    }
+
+    fn cutoff(&self) -> f32 {
+        match self {
+            Detector::Micro(d) => d.settings().micro.probability_cutoff,
+            Detector::Oww(d) => d.settings().threshold,
+        }
+    }
+
+    fn phrase(&self) -> String {
+        match self {
+            Detector::Micro(d) => d.settings().wake_word.clone(),
+            Detector::Oww(d) => d.settings().wake_word.clone(),
+        }
+    }
+}
+
+/// The model directory, TF Lite (microWakeWord only) and the models.
+type Loaded = (PathBuf, Option<Arc<Library>>, Vec<Model>);
+
+fn load_models(engine: Engine, names: &[String]) -> Result<Loaded, String> {
+    let part = match engine {
+        Engine::Micro => "wake",
+        Engine::Oww => "oww",
+    };
+    let fix = format!("run scripts/fetch-models {part}");
     let dir = hearth::models::model_dir().map_err(|e| format!("{e} ({fix})"))?;
-    let lib = Library::in_dir(&dir).map_err(|e| e.to_string())?;
+    let lib = match engine {
+        Engine::Micro => Some(Library::in_dir(&dir).map_err(|e| e.to_string())?),
+        Engine::Oww => None,
+    };
     let mut models = Vec::new();
     for name in names {
-        if !WAKE_WORDS.contains(&name.as_str()) {
+        if !engine.wake_words().contains(&name.as_str()) {
             return Err(format!(
                 "--wake {name}: not one of {}",
-                WAKE_WORDS.join(", ")
+                engine.wake_words().join(", ")
             ));
         }
-        let detector = MicroWakeWord::in_dir(&lib, &dir, name).map_err(|e| e.to_string())?;
-        let phrase = detector.settings().wake_word.clone();
+        let detector = match &lib {
+            Some(lib) => Detector::Micro(Box::new(
+                MicroWakeWord::in_dir(lib, &dir, name).map_err(|e| e.to_string())?,
+            )),
+            None => Detector::Oww(Box::new(
+                OpenWakeWord::in_dir(&dir.join(hearth::wake::oww::OWW_DIR), name)
+                    .map_err(|e| e.to_string())?,
+            )),
+        };
         models.push(Model {
             name: name.clone(),
-            phrase,
+            phrase: detector.phrase(),
             detector,
         });
     }
@@ -181,7 +314,8 @@ fn load_models(names: &[String]) -> Result<(PathBuf, Arc<Library>, Vec<Model>), 
 
 fn run(opts: &Options) -> Result<(), String> {
     let started = Instant::now();
-    let (dir, lib, mut models) = load_models(&opts.wake)?;
+    let (dir, lib, mut models) = load_models(opts.engine, &opts.wake)?;
+    let near_cutoffs = opts.engine.near_cutoffs();
     speak::check_espeak()?;
     hearth::tts::TtsConfig::default_voice()
         .and_then(|c| c.resolve())
@@ -190,10 +324,12 @@ fn run(opts: &Options) -> Result<(), String> {
         .map_err(|e| format!("creating {}: {e}", opts.work.display()))?;
     let load_before = load_average();
     eprintln!(
-        "wake: models {} from {}; TF Lite {}; clips kept in {}",
+        "wake: {:?} models {} from {}; TF Lite {}; clips kept in {}",
+        opts.engine,
         opts.wake.join(", "),
         dir.display(),
-        lib.path().display(),
+        lib.as_ref()
+            .map_or("not used".into(), |l| l.path().display().to_string()),
         opts.work.display()
     );
     let mut speaker = Speaker::new(&opts.work)?;
@@ -206,7 +342,7 @@ fn run(opts: &Options) -> Result<(), String> {
         let t = Instant::now();
         let trials = miss_scene(opts, &mut models, &mut speaker, &mut cache)?;
         println!("{}", miss_tables(&models, &trials, opts.limit));
-        println!("{}", cutoff_table(&models, &trials));
+        println!("{}", cutoff_table(&models, &trials, &near_cutoffs));
         eprintln!("wake: miss scene took {:.0} s", t.elapsed().as_secs_f64());
         report.insert("misses".into(), misses_json(&models, &trials));
     }
@@ -226,32 +362,52 @@ fn run(opts: &Options) -> Result<(), String> {
         let mut heard = Vec::new();
         let mut near = Vec::new();
         let mut cost = Vec::new();
+        let every = opts.engine.chunks_per_inference();
         for m in &mut models {
             let own = listen(&mut m.detector, &m.name, &pcm)?;
             let mut eager = Vec::new();
-            for cutoff in NEAR_CUTOFFS {
-                let mut copy = eager_copy(&lib, &dir, &opts.work, &m.name, cutoff)?;
-                eager.push(listen(
-                    &mut copy,
-                    &format!("{} at cutoff {cutoff}", m.name),
-                    &pcm,
-                )?);
+            for cutoff in near_cutoffs {
+                match &lib {
+                    Some(lib) => {
+                        let mut copy = Detector::Micro(Box::new(eager_copy(
+                            lib, &dir, &opts.work, &m.name, cutoff,
+                        )?));
+                        eager.push(listen(
+                            &mut copy,
+                            &format!("{} at cutoff {cutoff}", m.name),
+                            &pcm,
+                        )?);
+                    }
+                    None => eager.push(replay(&own.scores, cutoff as f32, &m.phrase)),
+                }
             }
             let quickest = std::iter::once(&own)
                 .chain(&eager)
+                .filter(|h| !h.chunk_ns.is_empty())
                 .min_by(|a, b| a.wall_s.total_cmp(&b.wall_s))
-                .map(|h| Cost::of(&h.chunk_ns, h.cpu_s));
+                .map(|h| Cost::of(&h.chunk_ns, h.cpu_s, every));
             cost.extend(quickest);
             heard.push(own);
             near.push(eager);
         }
-        let features = (0..NEAR_CUTOFFS.len() + 1)
-            .map(|_| features_cost(&pcm))
-            .min_by(|a, b| a.mean_us.total_cmp(&b.mean_us))
-            .ok_or("no features pass")?;
+        let features = match opts.engine {
+            Engine::Micro => Some(
+                (0..NEAR_CUTOFFS.len() + 1)
+                    .map(|_| features_cost(&pcm))
+                    .min_by(|a, b| a.mean_us.total_cmp(&b.mean_us))
+                    .ok_or("no features pass")?,
+            ),
+            Engine::Oww => None,
+        };
         println!("{}", false_tables(&models, &heard, &parts, pcm.len()));
-        println!("{}", near_table(&models, &heard, &near, &parts, pcm.len()));
-        println!("{}", cost_table(&models, &cost, &features, pcm.len()));
+        println!(
+            "{}",
+            near_table(&models, &heard, &near, &parts, pcm.len(), &near_cutoffs)
+        );
+        println!(
+            "{}",
+            cost_table(opts.engine, &models, &cost, features.as_ref(), pcm.len())
+        );
         eprintln!(
             "wake: false-activation and cost scenes took {:.0} s",
             t.elapsed().as_secs_f64()
@@ -260,7 +416,7 @@ fn run(opts: &Options) -> Result<(), String> {
             "false_activations".into(),
             false_json(&models, &heard, &parts, pcm.len()),
         );
-        let near_json: Vec<Value> = NEAR_CUTOFFS
+        let near_json: Vec<Value> = near_cutoffs
             .iter()
             .enumerate()
             .map(|(i, cutoff)| {
@@ -269,7 +425,11 @@ fn run(opts: &Options) -> Result<(), String> {
             })
             .collect();
         report.insert("near_activations".into(), json!(near_json));
-        report.insert("cost".into(), cost_json(&models, &cost, &features));
+        report.insert("engine".into(), json!(format!("{:?}", opts.engine)));
+        report.insert(
+            "cost".into(),
+            cost_json(&models, &cost, features.as_ref(), pcm.len() / CHUNK),
+        );
     }
     let load = [load_before, load_average()].map(|l| l.unwrap_or_else(|| "?".into()));
     let took = started.elapsed().as_secs_f64();
@@ -481,15 +641,15 @@ fn miss_scene(
 /// Every detection of a fresh detector over `pcm`, fed in 10 ms chunks, and the highest
 /// window mean within `window` (samples).
 fn detect(
-    detector: &mut MicroWakeWord,
+    detector: &mut Detector,
     pcm: &[i16],
     window: &std::ops::Range<u64>,
 ) -> Result<(Vec<Detection>, f32), String> {
-    detector.reset().map_err(|e| e.to_string())?;
+    detector.reset()?;
     let mut found = Vec::new();
     let mut peak = 0f32;
     for (i, chunk) in pcm.chunks(CHUNK).enumerate() {
-        if let Some(d) = detector.process(chunk).map_err(|e| e.to_string())? {
+        if let Some(d) = detector.process(chunk)? {
             if window.contains(&d.at_sample) {
                 peak = peak.max(d.probability);
             }
@@ -497,7 +657,7 @@ fn detect(
         }
         let end = ((i + 1) * CHUNK) as u64;
         if window.contains(&end) {
-            peak = peak.max(detector.window_mean().unwrap_or(0.0));
+            peak = peak.max(detector.level());
         }
     }
     Ok((found, peak))
@@ -506,21 +666,21 @@ fn detect(
 /// Misses if each model fired at a lower cutoff: from each utterance's highest window mean,
 /// on every mix of the miss scene and on the quiet ones; the false-activation stream's rates
 /// at the same cutoffs are in the near-activation table.
-fn cutoff_table(models: &[Model], trials: &[Trial]) -> String {
+fn cutoff_table(models: &[Model], trials: &[Trial], near_cutoffs: &[f64]) -> String {
     let mut out = String::from(
         "### Misses at lower cutoffs\n\n\
          The same mixes, a miss being a highest window mean at or under the cutoff (own: the \
          model's; the first detection of a fresh detector sees the same means).\n\n\
          | wake word | mixes |",
     );
-    for c in NEAR_CUTOFFS {
+    for c in near_cutoffs {
         out.push_str(&format!(" {c} |"));
     }
     out.push_str(" own |\n|---|---|");
-    out.push_str(&"---|".repeat(NEAR_CUTOFFS.len() + 1));
+    out.push_str(&"---|".repeat(near_cutoffs.len() + 1));
     out.push('\n');
     for (m, model) in models.iter().enumerate() {
-        let own_cutoff = model.detector.settings().micro.probability_cutoff;
+        let own_cutoff = model.detector.cutoff();
         for (label, quiet) in [("all noisy", false), ("quiet room", true)] {
             let of: Vec<&Trial> = trials
                 .iter()
@@ -528,7 +688,7 @@ fn cutoff_table(models: &[Model], trials: &[Trial]) -> String {
                 .filter(|t| (t.condition == Condition::Quiet) == quiet)
                 .collect();
             let mut row = vec![model.phrase.clone(), label.to_string()];
-            for cutoff in NEAR_CUTOFFS.iter().map(|&c| c as f32).chain([own_cutoff]) {
+            for cutoff in near_cutoffs.iter().map(|&c| c as f32).chain([own_cutoff]) {
                 let missed = of.iter().filter(|t| t.peak <= cutoff).count();
                 row.push(rate_cell(missed, of.len()));
             }
@@ -1015,6 +1175,8 @@ fn eager_copy(
 /// What one model heard over the stream, and what each chunk cost.
 struct Heard {
     detections: Vec<Detection>,
+    /// openWakeWord's score per 80 ms, in order (empty for microWakeWord).
+    scores: Vec<f32>,
     /// ns per 10 ms chunk.
     chunk_ns: Vec<u64>,
     /// Process CPU time over the run, s.
@@ -1022,20 +1184,26 @@ struct Heard {
     wall_s: f64,
 }
 
-fn listen(detector: &mut MicroWakeWord, name: &str, pcm: &[i16]) -> Result<Heard, String> {
-    detector.reset().map_err(|e| e.to_string())?;
+fn listen(detector: &mut Detector, name: &str, pcm: &[i16]) -> Result<Heard, String> {
+    detector.reset()?;
     let mut detections = Vec::new();
+    let mut scores = Vec::new();
     let mut chunk_ns = Vec::with_capacity(pcm.len() / CHUNK + 1);
     let cpu = cpu_time();
     let wall = Instant::now();
     for chunk in pcm.chunks(CHUNK) {
+        let before = detector.scored();
         let t = Instant::now();
-        let found = detector.process(chunk).map_err(|e| e.to_string())?;
+        let found = detector.process(chunk)?;
         chunk_ns.push(t.elapsed().as_nanos() as u64);
         detections.extend(found);
+        if detector.scored() > before {
+            scores.push(detector.level());
+        }
     }
     let heard = Heard {
         detections,
+        scores,
         chunk_ns,
         cpu_s: cpu_time() - cpu,
         wall_s: wall.elapsed().as_secs_f64(),
@@ -1047,6 +1215,39 @@ fn listen(detector: &mut MicroWakeWord, name: &str, pcm: &[i16]) -> Result<Heard
         heard.wall_s
     );
     Ok(heard)
+}
+
+/// openWakeWord's detections at `threshold` from one pass's scores (as
+/// `OpenWakeWord::process` makes them: a score over the threshold, then the refractory
+/// period), with no cost measured.
+fn replay(scores: &[f32], threshold: f32, phrase: &str) -> Heard {
+    let step = hearth::wake::oww::CHUNK_SAMPLES as u64;
+    let mut detections = Vec::new();
+    let mut quiet_until = None;
+    for (k, &score) in scores.iter().enumerate() {
+        let at_sample = (k as u64 + 1) * step;
+        if let Some(until) = quiet_until {
+            if at_sample < until {
+                continue;
+            }
+            quiet_until = None;
+        }
+        if score > threshold {
+            quiet_until = Some(at_sample + REFRACTORY_SAMPLES);
+            detections.push(Detection {
+                wake_word: phrase.to_string(),
+                probability: score,
+                at_sample,
+            });
+        }
+    }
+    Heard {
+        detections,
+        scores: Vec::new(),
+        chunk_ns: Vec::new(),
+        cpu_s: f64::NAN,
+        wall_s: f64::INFINITY,
+    }
 }
 
 /// This process's CPU time (every thread), s.
@@ -1160,6 +1361,7 @@ fn near_table(
     near: &[Vec<Heard>],
     parts: &[Part],
     total: usize,
+    near_cutoffs: &[f64],
 ) -> String {
     let hours = secs(total) / 3600.0;
     let mut out = String::from(
@@ -1168,11 +1370,11 @@ fn near_table(
          fired at a lower window mean than its own cutoff; then where it fires at the lowest.\n\n\
          | wake word |",
     );
-    for c in NEAR_CUTOFFS {
+    for c in near_cutoffs {
         out.push_str(&format!(" {c} |"));
     }
     out.push_str(" own cutoff | where, at the lowest |\n|---|");
-    out.push_str(&"---|".repeat(NEAR_CUTOFFS.len() + 2));
+    out.push_str(&"---|".repeat(near_cutoffs.len() + 2));
     out.push('\n');
     for ((m, own), eager) in models.iter().zip(heard).zip(near) {
         let rate = |h: &Heard| {
@@ -1184,11 +1386,7 @@ fn near_table(
         };
         let mut row = vec![m.phrase.clone()];
         row.extend(eager.iter().map(rate));
-        row.push(format!(
-            "{}: {}",
-            m.detector.settings().micro.probability_cutoff,
-            rate(own)
-        ));
+        row.push(format!("{}: {}", m.detector.cutoff(), rate(own)));
         let places: Vec<String> = eager
             .first()
             .map(|h| {
@@ -1253,7 +1451,8 @@ struct Cost {
     median: f64,
     p99: f64,
     mean_us: f64,
-    /// The chunks that ran the model (the slowest third: one inference every three chunks).
+    /// The chunks that ran the model (the slowest of every `every`: one inference every three
+    /// chunks for microWakeWord, every eight for openWakeWord).
     inference_median: f64,
     inference_p99: f64,
     /// The process's CPU time over the pass, s (NaN when not measured).
@@ -1262,14 +1461,14 @@ struct Cost {
 }
 
 impl Cost {
-    fn of(ns: &[u64], cpu_s: f64) -> Cost {
+    fn of(ns: &[u64], cpu_s: f64, every: usize) -> Cost {
         let mut v = ns.to_vec();
         v.sort_unstable();
         let at = |v: &[u64], q: f64| {
             v.get(((v.len().max(1) - 1) as f64 * q).round() as usize)
                 .map_or(f64::NAN, |&n| n as f64 / 1000.0)
         };
-        let top = &v[v.len() - v.len() / 3..];
+        let top = &v[v.len() - v.len() / every.max(1)..];
         Cost {
             median: at(&v, 0.5),
             p99: at(&v, 0.99),
@@ -1302,16 +1501,30 @@ fn features_cost(pcm: &[i16]) -> Cost {
         std::hint::black_box(frontend.process(std::hint::black_box(chunk)));
         ns.push(t.elapsed().as_nanos() as u64);
     }
-    Cost::of(&ns, cpu_time() - cpu)
+    Cost::of(&ns, cpu_time() - cpu, 3)
 }
 
-fn cost_table(models: &[Model], cost: &[Cost], features: &Cost, total: usize) -> String {
-    let passes = NEAR_CUTOFFS.len() + 1;
+fn cost_table(
+    engine: Engine,
+    models: &[Model],
+    cost: &[Cost],
+    features: Option<&Cost>,
+    total: usize,
+) -> String {
+    let how = match engine {
+        Engine::Micro => format!(
+            "a model runs every third chunk (those chunks: the slowest third). Of the {} passes \
+             per model (own and eager cutoffs: the same work), the quickest",
+            NEAR_CUTOFFS.len() + 1
+        ),
+        Engine::Oww => "openWakeWord runs its three networks every eighth chunk (those chunks: \
+             the slowest eighth); one pass per model (the lower thresholds are replayed from its \
+             scores)"
+            .to_string(),
+    };
     let mut out = format!(
-        "## Cost\n\nPer 10 ms chunk over the {:.1}-minute stream, one thread; a model runs every \
-         third chunk (those chunks: the slowest third). Of the {passes} passes per model (own and \
-         eager cutoffs: the same work), the quickest. % of one core: the mean chunk over 10 ms; \
-         CPU: the process's CPU time over the audio's length.\n\n\
+        "## Cost\n\nPer 10 ms chunk over the {:.1}-minute stream, one thread; {how}. % of one \
+         core: the mean chunk over 10 ms; CPU: the process's CPU time over the audio's length.\n\n\
          | | median µs | p99 µs | mean µs | chunks with inference: median µs | p99 µs | % of one core | CPU % |\n\
          |---|---|---|---|---|---|---|---|\n",
         secs(total) / 60.0
@@ -1335,14 +1548,16 @@ fn cost_table(models: &[Model], cost: &[Cost], features: &Cost, total: usize) ->
             c.cpu_percent()
         )
     };
-    out.push_str(&row("features alone", features, false));
+    if let Some(f) = features {
+        out.push_str(&row("features alone", f, false));
+    }
     for (m, c) in models.iter().zip(cost) {
         out.push_str(&row(&format!("{} (features + model)", m.name), c, true));
     }
     out
 }
 
-fn cost_json(models: &[Model], cost: &[Cost], features: &Cost) -> Value {
+fn cost_json(models: &[Model], cost: &[Cost], features: Option<&Cost>, chunks: usize) -> Value {
     let one = |c: &Cost| {
         json!({
             "median_us": c.median,
@@ -1355,8 +1570,8 @@ fn cost_json(models: &[Model], cost: &[Cost], features: &Cost) -> Value {
         })
     };
     json!({
-        "chunks": features.chunks,
-        "features": one(features),
+        "chunks": chunks,
+        "features": features.map(one),
         "models": models.iter().zip(cost).map(|(m, c)| {
             let mut v = one(c);
             v["model"] = json!(m.name);

@@ -304,7 +304,8 @@ pub struct ListenSection {
     pub barge_in_ms: Option<u32>,
     pub echo_margin_db: Option<f32>,
     /// The wake words (microWakeWord model names in the model directory, or `.tflite`
-    /// paths); `[]`: every utterance is a request. Default: `["okay_nabu"]`.
+    /// paths; `"oww:alexa"` for an openWakeWord model, CC BY-NC-SA 4.0); `[]`: every utterance
+    /// is a request. Default: `["okay_nabu"]`.
     pub wake: Option<Vec<String>>,
     /// After a reply has played, seconds in which a request needs no wake word (0: none).
     pub follow_up_s: Option<f32>,

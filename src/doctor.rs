@@ -375,7 +375,7 @@ fn check_voice(_: &Settings, out: &mut Vec<Finding>) {
 /// The wake words: each model and its settings (sha256 against the stamp), the TensorFlow
 /// Lite library, and every model loaded on it as `hearth run` loads them.
 fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
-    const FIX: &str = "run scripts/fetch-models wake, or choose other wake words with [listen] wake ([] listens without one)";
+    const FIX: &str = "run scripts/fetch-models wake (oww for openWakeWord models), or choose other wake words with [listen] wake ([] listens without one)";
     let wake = match settings.wake() {
         Ok(Some(w)) => w,
         Ok(None) => {
@@ -388,10 +388,11 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
         // no model directory: reported as such
         Err(_) => return,
     };
-    let files = std::iter::once(wake.library.clone())
-        .chain(wake.models.iter().cloned())
-        .chain(wake.models.iter().map(|m| m.with_extension("json")));
-    let findings: Vec<Finding> = files.map(|f| stamped_file("wake", &f, FIX)).collect();
+    let findings: Vec<Finding> = wake
+        .files()
+        .iter()
+        .map(|f| stamped_file("wake", f, FIX))
+        .collect();
     let missing = findings.iter().any(|f| f.level == Level::Fail);
     out.extend(findings);
     if missing {
@@ -399,16 +400,10 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
     }
     out.push(match wake.load() {
         Ok(detectors) => {
-            let names: Vec<&str> = detectors
-                .iter()
-                .map(|d| d.settings().wake_word.as_str())
-                .collect();
+            let names: Vec<&str> = detectors.iter().map(|d| d.wake_word()).collect();
             Finding::ok(
                 "wake",
-                format!(
-                    "listening for {} (TensorFlow Lite loads them)",
-                    names.join(", ")
-                ),
+                format!("listening for {} (the models load)", names.join(", ")),
             )
         }
         Err(e) => Finding::fail("wake", e.to_string(), FIX),

@@ -383,8 +383,11 @@ impl Settings {
 
     /// The wake words: `--wake`, else `[listen] wake`, else [`DEFAULT_WAKE_WORD`]; each a
     /// microWakeWord model name in the model directory or a `.tflite` path (its `.json`
-    /// beside it), on TensorFlow Lite from the model directory. `None`: no wake words, every
-    /// utterance is a request. Not checked ([`crate::wake::WakeConfig::check`] does).
+    /// beside it), on TensorFlow Lite from the model directory; or `oww:NAME`, the
+    /// openWakeWord classifier `openwakeword/NAME.onnx` of the model directory (or an `.onnx`
+    /// path), on ONNX Runtime (CC BY-NC-SA 4.0 models, `scripts/fetch-models oww`). `None`:
+    /// no wake words, every utterance is a request. Not checked
+    /// ([`crate::wake::WakeConfig::check`] does).
     pub fn wake(&self) -> Result<Option<crate::wake::WakeConfig>, SettingsError> {
         let names = self.wake_names();
         if names.is_empty() {
@@ -394,7 +397,10 @@ impl Settings {
         let models = names
             .iter()
             .map(|n| {
-                if n.ends_with(".tflite") || n.contains('/') {
+                if let Some(name) = n.strip_prefix("oww:") {
+                    dir.join(crate::wake::oww_files::OWW_DIR)
+                        .join(format!("{name}.onnx"))
+                } else if n.ends_with(".tflite") || n.ends_with(".onnx") || n.contains('/') {
                     crate::models::in_dir(Path::new(n), dir)
                 } else {
                     dir.join(format!("{n}.tflite"))
@@ -513,6 +519,25 @@ mod tests {
         let s = settings(flags, config);
         assert_eq!(s.whisper_model().unwrap(), PathBuf::from("w.bin"));
         assert_eq!(s.llm_model().unwrap(), Some(PathBuf::from("m.gguf")));
+    }
+
+    #[test]
+    fn oww_names_are_openwakeword_models_beside_microwakeword_ones() {
+        let mut config = Config::default();
+        config.listen.wake = Some(vec!["okay_nabu".into(), "oww:alexa".into()]);
+        let w = settings(Flags::default(), config).wake().unwrap().unwrap();
+        assert_eq!(
+            w.models,
+            [
+                PathBuf::from("/models/okay_nabu.tflite"),
+                PathBuf::from("/models/openwakeword/alexa.onnx")
+            ]
+        );
+        // the feature models beside the classifier, the TF Lite library for okay_nabu
+        assert!(w
+            .files()
+            .contains(&PathBuf::from("/models/openwakeword/melspectrogram.onnx")));
+        assert!(w.files().contains(&w.library));
     }
 
     #[test]

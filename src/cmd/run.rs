@@ -89,8 +89,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["input", "mic", "output", "speaker", "once", "realtime"])]
     no_audio: bool,
     /// The wake words, comma-separated (microWakeWord model names in the model directory, or
-    /// .tflite paths); "none": every utterance is a request (push-to-talk, tests). Default:
-    /// the config's [listen] wake, else okay_nabu.
+    /// .tflite paths; oww:NAME for openWakeWord's, CC BY-NC-SA 4.0); "none": every utterance
+    /// is a request (push-to-talk, tests). Default: the config's [listen] wake, else okay_nabu.
     #[arg(long, value_name = "NAMES")]
     wake: Option<String>,
     /// Start from a board profile (pi5, pi4, jetson-orin-nano: threads, GPU layers, audio

@@ -11,15 +11,34 @@
 //! ([`tflite`]); the models, their settings (`<name>.json`) and the library come from
 //! `scripts/fetch-models wake` (PyPI: `pymicro-wakeword` 2.5.0, TF Lite 2.17.1) into the model
 //! directory ([`crate::models::model_dir`]).
+//!
+//! A second engine, [`oww`]: openWakeWord's ONNX models (mel spectrogram, speech embedding, a
+//! classifier per wake word) on ONNX Runtime, from `scripts/fetch-models oww`. Its pre-trained
+//! models are CC BY-NC-SA 4.0 (non-commercial use only): never a default.
 
+pub mod detector;
+/// openWakeWord's file names (known without the `tts` feature, for checks).
+pub mod oww_files {
+    /// The folder of the model directory `scripts/fetch-models oww` fills.
+    pub const OWW_DIR: &str = "openwakeword";
+    /// The mel-spectrogram model's file name.
+    pub const MEL_FILE: &str = "melspectrogram.onnx";
+    /// The embedding model's file name.
+    pub const EMBEDDING_FILE: &str = "embedding_model.onnx";
+}
 pub mod micro;
+#[cfg(feature = "tts")]
+pub mod oww;
 pub mod stage;
 pub mod tflite;
 mod transcript;
 
 use std::path::PathBuf;
 
+pub use detector::Detector;
 pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
+#[cfg(feature = "tts")]
+pub use oww::{OpenWakeWord, OwwSettings};
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};
 pub use tflite::{Interpreter, Library, LIBRARY_NAME};
 pub use transcript::strip_wake_word;
@@ -42,4 +61,16 @@ pub enum WakeError {
     /// Running the model failed.
     #[error("the wake-word model {} failed: {reason} (run scripts/fetch-models wake to restore it)", path.display())]
     Invoke { path: PathBuf, reason: String },
+    /// An openWakeWord file is not there.
+    #[error("the openWakeWord file {} is missing: run scripts/fetch-models oww (its pre-trained models are CC BY-NC-SA 4.0: non-commercial use only), or choose microWakeWord models with [listen] wake", path.display())]
+    OwwMissing { path: PathBuf },
+    /// ONNX Runtime refused an openWakeWord model, or it is not the model expected.
+    #[error("cannot load the openWakeWord model {}: {reason} (run scripts/fetch-models oww to restore it)", path.display())]
+    OwwModel { path: PathBuf, reason: String },
+    /// Running an openWakeWord model failed.
+    #[error("the openWakeWord model {} failed: {reason} (run scripts/fetch-models oww to restore it)", path.display())]
+    OwwInvoke { path: PathBuf, reason: String },
+    /// ONNX Runtime (for openWakeWord) cannot be found or loaded.
+    #[error(transparent)]
+    Runtime(#[from] crate::onnx::OnnxError),
 }

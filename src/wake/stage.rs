@@ -8,59 +8,108 @@
 //! whatever the detector's own count: after a restart the stage starts counting from the
 //! first frame it sees.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc;
 
-use super::{Library, MicroWakeWord, WakeError};
+use super::{Detector, Library, MicroWakeWord, WakeError};
 use crate::voice::{f32_to_i16, Captured, Frame, WakeWord};
 
 /// Which wake words to listen for, and where TensorFlow Lite is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WakeConfig {
-    /// `libtensorflowlite_c.so`.
+    /// `libtensorflowlite_c.so` (used when a model is a `.tflite`).
     pub library: PathBuf,
-    /// The models (`.tflite`, each with its `.json` beside it); at least one.
+    /// The models; at least one. A `.tflite` is a microWakeWord model with its `.json`
+    /// beside it; an `.onnx` is an openWakeWord classifier with `melspectrogram.onnx` and
+    /// `embedding_model.onnx` beside it (CC BY-NC-SA 4.0 models: never a default).
     pub models: Vec<PathBuf>,
-    /// Every model fires over this windowed probability instead of its own cutoff (`None`:
-    /// the model's, e.g. 0.85 for okay_nabu).
+    /// Every model fires over this instead of its own cutoff (`None`: the model's, e.g. 0.85
+    /// for okay_nabu's windowed probability, 0.5 for an openWakeWord score).
     pub cutoff: Option<f32>,
 }
 
+/// Whether `model` is an openWakeWord classifier (by its extension).
+fn is_oww(model: &Path) -> bool {
+    model.extension().is_some_and(|e| e == "onnx")
+}
+
 impl WakeConfig {
-    /// Whether every file is there (the library, each model and its settings), before
-    /// anything is loaded: the first missing one is the error.
+    /// Every file the models need, each once: the TF Lite library (if a model is a
+    /// `.tflite`), then each model and what goes beside it.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        if self.models.iter().any(|m| !is_oww(m)) {
+            files.push(self.library.clone());
+        }
+        for m in &self.models {
+            let beside = if is_oww(m) {
+                let dir = m.parent().unwrap_or(Path::new("."));
+                vec![
+                    dir.join(super::oww_files::MEL_FILE),
+                    dir.join(super::oww_files::EMBEDDING_FILE),
+                ]
+            } else {
+                vec![m.with_extension("json")]
+            };
+            for f in std::iter::once(m.clone()).chain(beside) {
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
+        }
+        files
+    }
+
+    /// Whether every file is there ([`WakeConfig::files`]), before anything is loaded: the
+    /// first missing one is the error.
     pub fn check(&self) -> Result<(), WakeError> {
-        let settings = self.models.iter().map(|m| m.with_extension("json"));
-        let files = std::iter::once(self.library.clone())
-            .chain(self.models.iter().cloned())
-            .chain(settings);
-        for path in files {
+        for path in self.files() {
             if !path.is_file() {
-                return Err(WakeError::Missing { path });
+                return Err(if is_oww(&path) {
+                    WakeError::OwwMissing { path }
+                } else {
+                    WakeError::Missing { path }
+                });
             }
         }
         Ok(())
     }
 
-    /// The wake words as people say them ("Okay Nabu"), from the models' settings.
+    /// The wake words as people say them ("Okay Nabu"): from a microWakeWord model's
+    /// settings, from an openWakeWord model's file name.
     pub fn phrases(&self) -> Result<Vec<String>, WakeError> {
         self.models
             .iter()
-            .map(|m| Ok(super::Settings::load(&m.with_extension("json"))?.wake_word))
+            .map(|m| {
+                if is_oww(m) {
+                    let name = m.file_stem().unwrap_or_default().to_string_lossy();
+                    Ok(super::detector::phrase(&name))
+                } else {
+                    Ok(super::Settings::load(&m.with_extension("json"))?.wake_word)
+                }
+            })
             .collect()
     }
 
-    /// Loads the library and every model: what the stage runs, or the first error (naming
-    /// the file and the fix).
-    pub fn load(&self) -> Result<Vec<MicroWakeWord>, WakeError> {
-        let lib = Library::open(&self.library)?;
+    /// Loads every model (and TF Lite or ONNX Runtime as they need): what the stage runs,
+    /// or the first error (naming the file and the fix).
+    pub fn load(&self) -> Result<Vec<Detector>, WakeError> {
+        let mut lib = None;
         self.models
             .iter()
             .map(|m| {
-                let mut detector = MicroWakeWord::load(&lib, m)?;
+                let mut detector = if is_oww(m) {
+                    load_oww(m)?
+                } else {
+                    let lib = match &lib {
+                        Some(l) => l,
+                        None => lib.insert(Library::open(&self.library)?),
+                    };
+                    Detector::Micro(Box::new(MicroWakeWord::load(lib, m)?))
+                };
                 if let Some(c) = self.cutoff {
                     detector.set_cutoff(c);
                 }
@@ -68,6 +117,19 @@ impl WakeConfig {
             })
             .collect()
     }
+}
+
+#[cfg(feature = "tts")]
+fn load_oww(model: &Path) -> Result<Detector, WakeError> {
+    Ok(Detector::Oww(Box::new(super::OpenWakeWord::load(model)?)))
+}
+
+#[cfg(not(feature = "tts"))]
+fn load_oww(model: &Path) -> Result<Detector, WakeError> {
+    Err(WakeError::OwwModel {
+        path: model.to_path_buf(),
+        reason: "this hearth was built without ONNX Runtime (the tts feature): rebuild with default features, or use microWakeWord models".into(),
+    })
 }
 
 /// The Wake stage's messages.
@@ -89,7 +151,7 @@ pub struct WakeArgs {
 
 /// The stage's state: the detectors and where their count began on the input clock.
 pub struct WakeState {
-    detectors: Vec<MicroWakeWord>,
+    detectors: Vec<Detector>,
     /// Input-clock index of the first sample the detectors were fed (since the last reset).
     base: Option<u64>,
     pcm: Vec<i16>,
@@ -121,7 +183,7 @@ impl WakeState {
     /// The input ended: the next frames (a reopened input) start a new stream.
     fn reset(&mut self) -> Result<(), WakeError> {
         self.base = None;
-        self.detectors.iter_mut().try_for_each(MicroWakeWord::reset)
+        self.detectors.iter_mut().try_for_each(Detector::reset)
     }
 }
 
@@ -140,7 +202,7 @@ impl Actor for Wake {
     ) -> Result<Self::State, ActorProcessingErr> {
         let detectors = args.config.load()?;
         for d in &detectors {
-            tracing::info!(wake_word = %d.settings().wake_word, "listening for the wake word");
+            tracing::info!(wake_word = %d.wake_word(), "listening for the wake word");
         }
         Ok(WakeState {
             detectors,

@@ -2,8 +2,8 @@
 //! recorded fixture `alexa.wav` says "Alexa, turn on the kitchen light."), whisper, the agent,
 //! the demo home. A request without the wake word makes no turn; with it, the tool runs and
 //! the wake word never reaches the agent; the follow-up window takes a request without it
-//! and closes; `Listen()` on the D-Bus face starts a turn without it. `scripts/fetch-models
-//! wake` brings the models.
+//! and closes; `Listen()` on the D-Bus face starts a turn without it; openWakeWord's `alexa`
+//! answers the same scene. `scripts/fetch-models wake` (and `oww`) brings the models.
 
 use super::*;
 use common::daemon::bus_tool;
@@ -73,6 +73,48 @@ fn only_the_request_with_the_wake_word_is_answered() {
     let input = dir.join("scene.wav");
     scene(&[&off, &shared().join("audio/alexa.wav")], 1.5, &input);
     let run = hearth_run_with(input.to_str().unwrap(), "wake-only", &["--wake", "alexa"]);
+    assert!(
+        run.log.contains("not addressed to hearth"),
+        "the request without the wake word was not dropped:\n{}",
+        run.log
+    );
+    assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
+    let heard = run.turns[0]["heard"].as_str().unwrap().to_lowercase();
+    assert!(
+        !heard.contains("alexa"),
+        "the wake word reached the agent: {heard:?}"
+    );
+    assert_kitchen_on(&run.turns[0], &run.state);
+}
+
+/// The same with openWakeWord's `alexa` (`--wake oww:alexa`, `scripts/fetch-models oww`): the
+/// second engine through the same Wake stage.
+#[test]
+fn an_openwakeword_wake_word_is_answered() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let oww = models.join("openwakeword/alexa.onnx");
+    if !oww.is_file() {
+        assert_eq!(
+            std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref(),
+            Ok("1"),
+            "{} is missing: run scripts/fetch-models oww",
+            oww.display()
+        );
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("wake-oww-scene");
+    let off = dir.join("off.wav");
+    speak_to_wav(&models, "Turn off the kitchen light.", &off);
+    let input = dir.join("scene.wav");
+    scene(&[&off, &shared().join("audio/alexa.wav")], 1.5, &input);
+    let run = hearth_run_with(
+        input.to_str().unwrap(),
+        "wake-oww",
+        &["--wake", "oww:alexa"],
+    );
     assert!(
         run.log.contains("not addressed to hearth"),
         "the request without the wake word was not dropped:\n{}",

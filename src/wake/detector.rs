@@ -1,0 +1,93 @@
+//! [`Detector`]: a wake-word detector of either engine, as the Wake stage runs them.
+
+#[cfg(feature = "tts")]
+use super::OpenWakeWord;
+use super::{Detection, MicroWakeWord, WakeError};
+
+/// One wake-word model listening to a stream: microWakeWord (TF Lite) or openWakeWord (ONNX
+/// Runtime; its pre-trained models are CC BY-NC-SA 4.0, non-commercial).
+#[derive(Debug)]
+pub enum Detector {
+    /// A microWakeWord model (`.tflite`).
+    Micro(Box<MicroWakeWord>),
+    /// An openWakeWord classifier (`.onnx`).
+    #[cfg(feature = "tts")]
+    Oww(Box<OpenWakeWord>),
+}
+
+impl Detector {
+    /// Feeds 16 kHz mono samples in any chunk sizes; the first detection they complete.
+    pub fn process(&mut self, samples: &[i16]) -> Result<Option<Detection>, WakeError> {
+        match self {
+            Detector::Micro(d) => d.process(samples),
+            #[cfg(feature = "tts")]
+            Detector::Oww(d) => d.process(samples),
+        }
+    }
+
+    /// Starts over as on a new stream.
+    pub fn reset(&mut self) -> Result<(), WakeError> {
+        match self {
+            Detector::Micro(d) => d.reset(),
+            #[cfg(feature = "tts")]
+            Detector::Oww(d) => {
+                d.reset();
+                Ok(())
+            }
+        }
+    }
+
+    /// The phrase, for people ("Okay Nabu").
+    pub fn wake_word(&self) -> &str {
+        match self {
+            Detector::Micro(d) => &d.settings().wake_word,
+            #[cfg(feature = "tts")]
+            Detector::Oww(d) => &d.settings().wake_word,
+        }
+    }
+
+    /// What it must pass to fire: microWakeWord's window-mean cutoff, openWakeWord's score
+    /// threshold.
+    pub fn cutoff(&self) -> f32 {
+        match self {
+            Detector::Micro(d) => d.settings().micro.probability_cutoff,
+            #[cfg(feature = "tts")]
+            Detector::Oww(d) => d.settings().threshold,
+        }
+    }
+
+    /// Fire over `cutoff` instead of the model's own.
+    pub fn set_cutoff(&mut self, cutoff: f32) {
+        match self {
+            Detector::Micro(d) => d.set_cutoff(cutoff),
+            #[cfg(feature = "tts")]
+            Detector::Oww(d) => d.set_threshold(cutoff),
+        }
+    }
+}
+
+/// An openWakeWord model's phrase from its file name: "hey_jarvis" → "Hey Jarvis".
+pub(crate) fn phrase(name: &str) -> String {
+    name.split(['_', '-', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_from_file_names() {
+        assert_eq!(phrase("alexa"), "Alexa");
+        assert_eq!(phrase("hey_jarvis"), "Hey Jarvis");
+        assert_eq!(phrase("hey_mycroft"), "Hey Mycroft");
+    }
+}
