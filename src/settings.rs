@@ -343,6 +343,16 @@ impl Settings {
         Ok(c)
     }
 
+    /// Whether echo cancellation runs: `[audio] echo_cancel`, else on exactly when hearth
+    /// both listens to and speaks through sound devices (a WAV input hears nothing hearth
+    /// plays; a WAV output plays nothing into the room).
+    pub fn echo_cancel(&self, device_input: bool, device_output: bool) -> bool {
+        self.config
+            .audio
+            .echo_cancel
+            .unwrap_or(device_input && device_output)
+    }
+
     /// The capture device's name: `--mic`, else `[audio] mic`. `None`: the default input.
     pub fn mic(&self) -> Option<&str> {
         self.flags

@@ -20,8 +20,12 @@ pub const FRAME_SAMPLES: usize = 512;
 /// One fixed-size frame of captured audio: 16 kHz mono, `f32` in [-1, 1].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
-    /// Exactly [`FRAME_SAMPLES`] samples.
+    /// Exactly [`FRAME_SAMPLES`] samples (with echo cancellation on: the cleaned signal).
     pub samples: Arc<[f32]>,
+    /// With echo cancellation on, the canceller's linear-filter output for the same samples
+    /// (hearth's echo subtracted, nothing suppressed): what the wake-word detector takes.
+    /// `None` without echo cancellation.
+    pub linear: Option<Arc<[f32]>>,
     /// Index of the first sample since capture started (16 kHz clock): the input's own
     /// time, which for a file source runs faster than the wall clock.
     pub start: u64,

@@ -19,6 +19,12 @@
 //! over audio above the ordinary gate to where the user started: "turn on the kitchen light"
 //! must not become "kitchen light". A barge-in is reported once ([`ListenEvent::BargeIn`])
 //! and the speech goes on to become the next utterance.
+//!
+//! With echo cancellation on (`echo_cancelled`: the frames come through `audio::aec`), what
+//! remains of hearth's voice in the frames is taken to be [`AEC_CREDIT_DB`] below its
+//! playback level, so the raised gate is that much lower: `echo_margin_db` applies to the
+//! residual. Speech must still be sustained for `barge_in_ms`. With it off, the gate is as
+//! above.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -62,6 +68,11 @@ const BARGE_GAP_MS: u32 = 160;
 /// utterance may reach back, over audio above the ordinary gate (the user's quieter first
 /// words; with an echo, hearth's own voice, which is why it is capped).
 const BARGE_LOOKBACK_MS: u32 = 960;
+
+/// With echo cancellation on, how far below the playback level the residual of hearth's
+/// voice is taken to be: the canceller's ERLE once converged is 30–40 dB (down to the room's
+/// noise floor); 20 dB leaves room for its first second and for a changed echo path.
+pub const AEC_CREDIT_DB: f32 = 20.0;
 
 /// Which detector decides that a frame is speech.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -107,8 +118,11 @@ pub struct ListenConfig {
     pub max_utterance_ms: u32,
     /// While hearth speaks: sustained speech for this long is a barge-in.
     pub barge_in_ms: u32,
-    /// While hearth speaks: the microphone must be this many dB above the playback level.
+    /// While hearth speaks: the microphone must be this many dB above the playback level
+    /// (with `echo_cancelled`: above the playback level less [`AEC_CREDIT_DB`]).
     pub echo_margin_db: f32,
+    /// The frames are echo-cancelled (set by the pipeline when `[audio] echo_cancel` is on).
+    pub echo_cancelled: bool,
 }
 
 impl Default for ListenConfig {
@@ -126,6 +140,7 @@ impl Default for ListenConfig {
             max_utterance_ms: 15_000,
             barge_in_ms: 288,
             echo_margin_db: 6.0,
+            echo_cancelled: false,
         }
     }
 }
@@ -236,7 +251,12 @@ impl Endpointer {
             None => self.ordinary_gate(),
         };
         if let Some(play_db) = self.playing {
-            gate = gate.max(play_db + self.config.echo_margin_db);
+            let residual_db = if self.config.echo_cancelled {
+                play_db - AEC_CREDIT_DB
+            } else {
+                play_db
+            };
+            gate = gate.max(residual_db + self.config.echo_margin_db);
         }
         db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
     }
@@ -631,6 +651,7 @@ mod tests {
             s.resize(FRAME_SAMPLES, 0.0);
             out.extend(e.push(Frame {
                 samples: Arc::from(s),
+                linear: None,
                 start: (i * FRAME_SAMPLES) as u64,
                 at: Instant::now(),
             }));
@@ -823,6 +844,28 @@ mod tests {
             .iter()
             .any(|e| matches!(e, ListenEvent::BargeIn { .. })));
         assert_eq!(utterances(&events).len(), 1);
+
+        // with echo cancellation the gate applies to the residual: the user at the level of
+        // the reply is heard over it (sustained: a barge-in), ...
+        let cancelled = ListenConfig {
+            echo_cancelled: true,
+            ..ListenConfig::default()
+        };
+        let mut e = Endpointer::new(cancelled.clone());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf(clip_db / 20.0),
+        });
+        let events = run(&mut e, &signal);
+        assert_eq!(barge_ins(&events), 1, "{events:?}");
+        // ... but a reply 30 dB louder than the user still gates it
+        let mut e = Endpointer::new(cancelled);
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf((clip_db + 30.0) / 20.0),
+        });
+        let events = run(&mut e, &signal);
+        assert_eq!(barge_ins(&events), 0, "{events:?}");
     }
 
     #[test]

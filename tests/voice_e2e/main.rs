@@ -19,6 +19,7 @@ use hearth::voice::Utterance;
 use ractor::Actor;
 use serde_json::Value;
 
+mod aec;
 #[path = "../common/mod.rs"]
 mod common;
 mod wake;
@@ -845,6 +846,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         wake: None,
         follow_up: Duration::ZERO,
         listen_requests: None,
+        echo_cancel: false,
     }
 }
 

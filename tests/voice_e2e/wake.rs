@@ -227,9 +227,17 @@ fn the_follow_up_window_and_listen() {
     assert_kitchen_on(&third, &state);
 }
 
+/// What `read_story` says.
+pub(super) const STORY: &str =
+    "Once upon a time a small dragon lived above the kitchen. Every morning it \
+        counted the lights in the house, one by one, and every evening it counted them again. \
+        The dragon liked the warm glow of the living room best, and it told long stories about \
+        it to anyone who would listen, and to many who would not.";
+
 /// The demo home's tools and one more, `read_story`: "read me the story" runs it with no
-/// model (a local intent) and its long, fixed result is spoken (about 20 s of speech).
-fn tools_with_a_story(dir: &Path) -> PathBuf {
+/// model (a local intent) and its long, fixed result ([`STORY`]) is spoken (about 20 s of
+/// speech).
+pub(super) fn tools_with_a_story(dir: &Path) -> PathBuf {
     let tools = dir.join("tools");
     std::fs::create_dir_all(&tools).unwrap();
     for f in ["demo.toml", "demo-home"] {
@@ -240,10 +248,7 @@ fn tools_with_a_story(dir: &Path) -> PathBuf {
         )
         .unwrap();
     }
-    let story = "Once upon a time a small dragon lived above the kitchen. Every morning it \
-        counted the lights in the house, one by one, and every evening it counted them again. \
-        The dragon liked the warm glow of the living room best, and it told long stories about \
-        it to anyone who would listen, and to many who would not.";
+    let story = STORY;
     std::fs::write(
         tools.join("story.toml"),
         format!(

@@ -1,0 +1,190 @@
+//! Echo cancellation end to end through `hearth run` on PulseAudio null sinks where hearth
+//! hears itself: a loopback carries the `speaker` sink's monitor (what hearth plays) into the
+//! `room` sink (what its microphone, `room.monitor`, hears) at unity gain, 60 ms late.
+//!
+//! With echo cancellation on (the default for sound devices), hearth's own long reply coming
+//! back through its microphone makes no utterance, no turn and no wake word; and "Alexa" said
+//! over such a reply, as loud as the reply itself, is heard, stops it, and the request after
+//! it is answered. The ERLE hearth logs while playing is printed (and must be real).
+
+use super::wake::{tools_with_a_story, STORY};
+use super::*;
+use common::daemon::bus_tool;
+
+/// RMS of the 32 ms frames above −40 dBFS: the active level of speech.
+fn active_rms(samples: &[f32]) -> f32 {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for f in samples.chunks(512) {
+        let e: f64 = f.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
+        if (e / f.len() as f64).sqrt() > 0.01 {
+            sum += e;
+            n += f.len();
+        }
+    }
+    (sum / n.max(1) as f64).sqrt() as f32
+}
+
+/// `input` scaled to the active level of `like`, written to `out`.
+fn at_level_of(input: &Path, like: &Path, out: &Path) {
+    let clip = hearth::audio::wav::read_mono(input).unwrap();
+    let reference = hearth::audio::wav::read_mono(like).unwrap();
+    let gain = active_rms(&reference.samples) / active_rms(&clip.samples);
+    let peak = clip.samples.iter().fold(0f32, |m, s| m.max(s.abs()));
+    assert!(peak * gain < 1.0, "{} would clip", input.display());
+    let mut sink = hearth::audio::wav::WavSink::create(out, clip.rate).unwrap();
+    let scaled: Vec<f32> = clip.samples.iter().map(|s| s * gain).collect();
+    sink.write_f32(&scaled).unwrap();
+    sink.finalize().unwrap();
+    eprintln!(
+        "{}: {:.1} dB to the level of {}",
+        input.display(),
+        20.0 * gain.log10(),
+        like.display()
+    );
+}
+
+/// The `name=value` field of a log line, as a number.
+fn field(line: &str, name: &str) -> Option<f32> {
+    let at = line.find(&format!("{name}="))? + name.len() + 1;
+    let rest = line[at..].trim_start_matches('"');
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+#[test]
+fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let pulse = pulse_server();
+    let loopback = Command::new("pactl")
+        .args([
+            "load-module",
+            "module-loopback",
+            "source=speaker.monitor",
+            "sink=room",
+            "latency_msec=60",
+        ])
+        .envs(pulse.env.iter().cloned())
+        .output()
+        .expect("pactl runs (pulseaudio-utils)");
+    assert!(
+        loopback.status.success(),
+        "the loopback did not load: {}",
+        String::from_utf8_lossy(&loopback.stderr)
+    );
+    let bus = PrivateBus::start();
+    let dir = pulse.dir.join("aec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools = tools_with_a_story(&dir);
+    let read = dir.join("read.wav");
+    speak_to_wav(&models, "Read me the story.", &read);
+    // the reply as hearth will play it, for its level: the user says "Alexa" as loud
+    let story = dir.join("story.wav");
+    speak_to_wav(&models, STORY, &story);
+    let alexa = dir.join("alexa-equal.wav");
+    at_level_of(&shared().join("audio/alexa.wav"), &story, &alexa);
+    let config = dir.join("hearth.toml");
+    std::fs::write(&config, "[audio]\necho_cancel = true\n").unwrap();
+
+    let state = dir.join("state");
+    let mut env = pulse.env.clone();
+    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    let mut live = Live::start(
+        &[
+            "--config".into(),
+            config.display().to_string(),
+            "--wake".into(),
+            "alexa".into(),
+            "--tools".into(),
+            tools.display().to_string(),
+            "--bus".into(),
+            "session".into(),
+            "--mic".into(),
+            "pulseaudio:room.monitor".into(),
+            "--speaker".into(),
+            "pulseaudio:speaker".into(),
+        ],
+        &env,
+        &state,
+    );
+    live.wait_log("echo cancellation on", Duration::from_secs(300));
+    live.wait_log("listening source=", Duration::from_secs(300));
+    std::thread::sleep(Duration::from_secs(1));
+    let listen = [
+        "call",
+        "io.hearth.Agent1",
+        "/io/hearth/Agent",
+        "io.hearth.Agent1",
+        "Listen",
+    ];
+
+    // (a) the whole story plays back into the microphone: no utterance, no wake word, and
+    // the turn is not interrupted; nothing follows it
+    let (ok, _, err) = bus_tool(&bus, &listen);
+    assert!(ok, "Listen() failed: {err}");
+    pulse.say(&read);
+    live.wait_log("speaking", Duration::from_secs(120));
+    let from = live.log_tail.len();
+    let turn = live.next_turn(Duration::from_secs(120));
+    assert_eq!(
+        turn["turn"]["hops"][0]["calls"][0]["name"], "read_story",
+        "{turn}"
+    );
+    assert_eq!(turn["interrupted"], false, "{turn}");
+    assert!(
+        live.turns.recv_timeout(Duration::from_secs(6)).is_err(),
+        "hearth's own voice made a turn"
+    );
+    live.drain_log();
+    let during: Vec<&String> = live.log_tail[from..].iter().collect();
+    let heard_itself: Vec<&&String> = during
+        .iter()
+        .filter(|l| l.contains(": utterance ") || l.contains("wake word wake_word="))
+        .collect();
+    assert!(
+        heard_itself.is_empty(),
+        "hearth heard its own reply:\n{heard_itself:#?}"
+    );
+    let erle: Vec<(f32, f32)> = during
+        .iter()
+        .filter(|l| l.contains("echo cancellation erle_db="))
+        .filter_map(|l| Some((field(l, "erle_db")?, field(l, "linear_erle_db")?)))
+        .collect();
+    eprintln!("ERLE while hearth read the story (dB, suppressed / linear): {erle:?}");
+    assert!(!erle.is_empty(), "no ERLE was logged during a 20 s reply");
+    assert!(
+        erle.iter().any(|(db, _)| *db >= 20.0),
+        "the echo was not cancelled: {erle:?}"
+    );
+
+    // (b) the story again; "Alexa, turn on the kitchen light." said over it at the reply's
+    // own level once the canceller has settled: the wake word is heard, the reply stops and
+    // the request is answered
+    let (ok, _, err) = bus_tool(&bus, &listen);
+    assert!(ok, "Listen() failed: {err}");
+    pulse.say(&read);
+    live.wait_log("speaking", Duration::from_secs(120));
+    live.drain_log();
+    let from = live.log_tail.len();
+    std::thread::sleep(Duration::from_secs(5));
+    pulse.say(&alexa);
+    live.wait_log(
+        "addressed over the reply: stopping it",
+        Duration::from_secs(10),
+    );
+    assert!(
+        live.log_tail[from..]
+            .iter()
+            .any(|l| l.contains("wake word wake_word=Alexa")),
+        "{:#?}",
+        &live.log_tail[from..]
+    );
+    let stopped = live.next_turn(Duration::from_secs(60));
+    assert_eq!(stopped["interrupted"], true, "{stopped}");
+    let kitchen = live.next_turn(Duration::from_secs(120));
+    assert_kitchen_on(&kitchen, &state);
+}
