@@ -38,7 +38,7 @@ use sonora_aec3::block_processor::BlockProcessor;
 use sonora_aec3::config::EchoCanceller3Config;
 
 use super::resample::StreamResampler;
-use crate::voice::{Frame, SAMPLE_RATE};
+use crate::voice::{EchoCancelled, Frame, SAMPLE_RATE};
 
 /// AEC3's block: 4 ms at 16 kHz.
 pub const BLOCK: usize = 64;
@@ -49,14 +49,29 @@ const SCALE: f32 = 32_768.0;
 /// Seconds of output-rate audio the tap holds between the output callback and the capture
 /// side (more than the capture side ever lags; beyond it samples are dropped and counted).
 const TAP_SECS: u32 = 2;
-/// Render audio waiting for capture (16 kHz samples): if capture stalls this long, the
-/// oldest is dropped rather than the queue growing.
-const RENDER_BACKLOG: usize = SAMPLE_RATE as usize;
+/// Render audio waiting for capture (16 kHz samples), at most: 250 ms. The capture side
+/// takes what was played before each frame, so normally this holds one output callback's
+/// worth; more is render from before capture started (the output opens first) or while
+/// it stalled, which cannot be in what the microphone delivers next, and would put AEC3's
+/// render buffer so far ahead that it overruns and resets on every block.
+const RENDER_BACKLOG: usize = SAMPLE_RATE as usize / 4;
 /// How often the ERLE is logged while hearth plays.
 pub const ERLE_LOG_EVERY: Duration = Duration::from_secs(10);
 /// A frame counts as "playing" for the ERLE when the render reference is above this RMS
 /// (−50 dBFS).
 const PLAYING_RMS: f32 = 0.003_16;
+/// Once the canceller has converged, how far below the playback level the residual of
+/// hearth's voice is taken to be (Listen's gate is lowered by this much): the cleaned
+/// output's ERLE once converged is 30 dB and more (down to the room's noise floor); 20 dB
+/// leaves room for a changing echo path.
+pub const AEC_CREDIT_DB: f32 = 20.0;
+/// Converged: over a window of this many playing frames (2 s), the linear filter alone took
+/// out at least [`CONVERGED_LINEAR_DB`]. Until then AEC3's suppression is only its cautious
+/// start (it let hearth's voice through within the first seconds on PulseAudio), and Listen
+/// keeps its full playback gate.
+const CONVERGE_WINDOW_FRAMES: u64 = 62;
+/// See [`CONVERGE_WINDOW_FRAMES`].
+const CONVERGED_LINEAR_DB: f32 = 12.0;
 
 /// What the echo canceller refuses.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +101,14 @@ pub struct EchoCanceller {
     /// The previous high-passed block (scaled), for that.
     held: [f32; BLOCK],
     erle: ErleMeter,
+    /// The current convergence window, and whether the filter has converged.
+    window: ErleMeter,
+    converged: bool,
+    /// For the debug log: render blocks given to AEC3, capture blocks, the most render
+    /// blocks one frame had waiting.
+    fed_blocks: u64,
+    capture_blocks: u64,
+    max_waiting: usize,
 }
 
 impl std::fmt::Debug for EchoCanceller {
@@ -124,6 +147,11 @@ impl EchoCanceller {
             rendering: false,
             held: [0.0; BLOCK],
             erle: ErleMeter::default(),
+            window: ErleMeter::default(),
+            converged: false,
+            fed_blocks: 0,
+            capture_blocks: 0,
+            max_waiting: 0,
         }
     }
 
@@ -154,6 +182,9 @@ impl EchoCanceller {
         // The render queued since the last frame goes in spread over this frame's blocks,
         // so AEC3 sees render and capture alternate as they happened, not in bursts.
         let available = self.render.len() / BLOCK;
+        self.max_waiting = self.max_waiting.max(available);
+        self.fed_blocks += available as u64;
+        self.capture_blocks += blocks as u64;
         let mut fed = 0;
         let mut render_energy = 0.0f64;
         for i in 0..blocks {
@@ -201,6 +232,19 @@ impl EchoCanceller {
         };
         self.erle
             .add(render_rms, &self.hp[0], &self.clean, &self.linear);
+        self.window
+            .add(render_rms, &self.hp[0], &self.clean, &self.linear);
+        if self.window.frames >= CONVERGE_WINDOW_FRAMES {
+            let w = std::mem::take(&mut self.window);
+            let linear_db = 10.0 * (w.mic / w.linear.max(1e-12)).log10();
+            if !self.converged && linear_db >= f64::from(CONVERGED_LINEAR_DB) {
+                self.converged = true;
+                tracing::info!(
+                    linear_erle_db = format!("{linear_db:.1}"),
+                    "echo canceller converged: Listen's playback gate is lowered by {AEC_CREDIT_DB} dB"
+                );
+            }
+        }
         Ok((&self.clean, &self.linear))
     }
 
@@ -217,6 +261,22 @@ impl EchoCanceller {
             linear_db: 10.0 * (m.mic / m.linear).log10() as f32,
             secs: m.samples as f32 / SAMPLE_RATE as f32,
         })
+    }
+
+    /// How far below the playback level the residual of hearth's voice is taken to be, dB:
+    /// 0 until the canceller has converged, then [`AEC_CREDIT_DB`].
+    pub fn credit_db(&self) -> f32 {
+        if self.converged {
+            AEC_CREDIT_DB
+        } else {
+            0.0
+        }
+    }
+
+    /// A new output (another echo path, another clock): convergence must be shown again.
+    pub fn reset_convergence(&mut self) {
+        self.converged = false;
+        self.window = ErleMeter::default();
     }
 
     /// The delay between render and capture AEC3 has estimated, ms.
@@ -385,6 +445,7 @@ impl RenderFeed {
                     Ok(r) => {
                         self.ring = Some(ring);
                         self.resampler = Some(r);
+                        aec.reset_convergence();
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "echo cancellation: the output's rate cannot be resampled; the canceller gets no reference");
@@ -423,6 +484,7 @@ pub struct EchoFilter {
     aec: EchoCanceller,
     feed: RenderFeed,
     last_log: Instant,
+    last_debug: Instant,
     dropped_logged: u64,
 }
 
@@ -433,6 +495,7 @@ impl EchoFilter {
             aec: EchoCanceller::new(),
             feed: link.feed(),
             last_log: Instant::now(),
+            last_debug: Instant::now(),
             dropped_logged: 0,
         }
     }
@@ -441,16 +504,35 @@ impl EchoFilter {
     pub fn frame(&mut self, frame: Frame) -> Frame {
         self.feed.drain_into(&mut self.aec);
         let out = match self.aec.process(&frame.samples) {
-            Ok((clean, linear)) => Frame {
-                samples: clean.into(),
-                linear: Some(linear.into()),
-                ..frame
-            },
+            Ok((clean, linear)) => {
+                let (samples, linear) = (clean.into(), linear.into());
+                Frame {
+                    samples,
+                    echo: Some(EchoCancelled {
+                        linear,
+                        credit_db: self.aec.credit_db(),
+                    }),
+                    ..frame
+                }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "frame passed without echo cancellation");
                 frame
             }
         };
+        if self.last_debug.elapsed() >= Duration::from_secs(1) {
+            self.last_debug = Instant::now();
+            tracing::debug!(
+                render_blocks = self.aec.fed_blocks,
+                capture_blocks = self.aec.capture_blocks,
+                max_waiting = self.aec.max_waiting,
+                delay_ms = self.aec.delay_ms(),
+                "echo canceller"
+            );
+            self.aec.fed_blocks = 0;
+            self.aec.capture_blocks = 0;
+            self.aec.max_waiting = 0;
+        }
         if self.last_log.elapsed() >= ERLE_LOG_EVERY {
             self.last_log = Instant::now();
             if let Some(erle) = self.aec.take_erle() {
@@ -620,6 +702,8 @@ pub(crate) mod tests {
         assert!(linear_erle > 10.0, "linear ERLE {linear_erle:.1} dB");
         let measured = aec.take_erle().unwrap();
         assert!(measured.db > 20.0, "{measured:?}");
+        // converged: Listen may lower its gate
+        assert_eq!(aec.credit_db(), AEC_CREDIT_DB);
     }
 
     #[test]
@@ -696,7 +780,8 @@ pub(crate) mod tests {
         let mut feed = link.feed();
         let mut aec = EchoCanceller::new();
         feed.drain_into(&mut aec);
-        assert!(aec.render.len() > 8_000, "{}", aec.render.len());
+        // (more than the backlog kept: the oldest went)
+        assert_eq!(aec.render.len(), RENDER_BACKLOG);
     }
 
     #[test]
@@ -705,14 +790,17 @@ pub(crate) mod tests {
         let mut filter = EchoFilter::new(&link);
         let frame = |start: u64| Frame {
             samples: vec![0.01f32; FRAME_SAMPLES].into(),
-            linear: None,
+            echo: None,
             start,
             at: Instant::now(),
         };
         let out = filter.frame(frame(0));
         assert_eq!(out.start, 0);
         assert_eq!(out.samples.len(), FRAME_SAMPLES);
-        assert_eq!(out.linear.as_ref().map(|l| l.len()), Some(FRAME_SAMPLES));
+        let echo = out.echo.as_ref().unwrap();
+        assert_eq!(echo.linear.len(), FRAME_SAMPLES);
+        // nothing played: no credit for Listen
+        assert_eq!(echo.credit_db, 0.0);
         // a restarted output: its tap replaces the first one
         let _old = link.connect(48_000);
         let mut new = link.connect(16_000);

@@ -176,7 +176,7 @@ impl Cutter {
     fn frame(&mut self, samples: &[f32]) -> Frame {
         let f = Frame {
             samples: samples.into(),
-            linear: None,
+            echo: None,
             start: self.next_start,
             at: Instant::now(),
         };

@@ -20,11 +20,12 @@
 //! must not become "kitchen light". A barge-in is reported once ([`ListenEvent::BargeIn`])
 //! and the speech goes on to become the next utterance.
 //!
-//! With echo cancellation on (`echo_cancelled`: the frames come through `audio::aec`), what
-//! remains of hearth's voice in the frames is taken to be [`AEC_CREDIT_DB`] below its
-//! playback level, so the raised gate is that much lower: `echo_margin_db` applies to the
-//! residual. Speech must still be sustained for `barge_in_ms`. With it off, the gate is as
-//! above.
+//! With echo cancellation on (the frames come through `audio::aec`), once the canceller has
+//! converged each frame says how far below the playback level what is left of hearth's voice
+//! is taken to be ([`EchoCancelled::credit_db`](crate::voice::EchoCancelled), 20 dB), and the
+//! raised gate is that much lower: `echo_margin_db` applies to the residual. Speech must still
+//! be sustained for `barge_in_ms`. Without echo cancellation, or before it has converged, the
+//! gate is as above.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -68,11 +69,6 @@ const BARGE_GAP_MS: u32 = 160;
 /// utterance may reach back, over audio above the ordinary gate (the user's quieter first
 /// words; with an echo, hearth's own voice, which is why it is capped).
 const BARGE_LOOKBACK_MS: u32 = 960;
-
-/// With echo cancellation on, how far below the playback level the residual of hearth's
-/// voice is taken to be: the canceller's ERLE once converged is 30–40 dB (down to the room's
-/// noise floor); 20 dB leaves room for its first second and for a changed echo path.
-pub const AEC_CREDIT_DB: f32 = 20.0;
 
 /// Which detector decides that a frame is speech.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -119,10 +115,9 @@ pub struct ListenConfig {
     /// While hearth speaks: sustained speech for this long is a barge-in.
     pub barge_in_ms: u32,
     /// While hearth speaks: the microphone must be this many dB above the playback level
-    /// (with `echo_cancelled`: above the playback level less [`AEC_CREDIT_DB`]).
+    /// (with echo cancellation converged: above the playback level less the frame's
+    /// `credit_db`).
     pub echo_margin_db: f32,
-    /// The frames are echo-cancelled (set by the pipeline when `[audio] echo_cancel` is on).
-    pub echo_cancelled: bool,
 }
 
 impl Default for ListenConfig {
@@ -140,7 +135,6 @@ impl Default for ListenConfig {
             max_utterance_ms: 15_000,
             barge_in_ms: 288,
             echo_margin_db: 6.0,
-            echo_cancelled: false,
         }
     }
 }
@@ -177,6 +171,8 @@ pub struct Endpointer {
     speech: Option<Speech>,
     /// Playback: Some(level in dBFS) while hearth speaks.
     playing: Option<f32>,
+    /// The echo canceller's credit for the current frame, dB (0 without it).
+    echo_credit_db: f32,
     /// Counters for the log.
     dropped_short: u64,
 }
@@ -204,6 +200,7 @@ impl Endpointer {
             gap: 0,
             speech: None,
             playing: None,
+            echo_credit_db: 0.0,
             dropped_short: 0,
         }
     }
@@ -251,11 +248,7 @@ impl Endpointer {
             None => self.ordinary_gate(),
         };
         if let Some(play_db) = self.playing {
-            let residual_db = if self.config.echo_cancelled {
-                play_db - AEC_CREDIT_DB
-            } else {
-                play_db
-            };
+            let residual_db = play_db - self.echo_credit_db;
             gate = gate.max(residual_db + self.config.echo_margin_db);
         }
         db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
@@ -311,6 +304,7 @@ impl Endpointer {
         let mut out = Vec::new();
         let db = level_dbfs(&frame.samples);
         self.track_floor(db);
+        self.echo_credit_db = frame.echo.as_ref().map_or(0.0, |e| e.credit_db);
         let voiced = self.voiced(db, speech_prob);
         let end = frame.start + frame.samples.len() as u64;
 
@@ -645,13 +639,26 @@ mod tests {
     }
 
     fn run(e: &mut Endpointer, signal: &[f32]) -> Vec<ListenEvent> {
+        run_cancelled(e, signal, None)
+    }
+
+    /// [`run`] on frames that came through an echo canceller giving this credit.
+    fn run_cancelled(
+        e: &mut Endpointer,
+        signal: &[f32],
+        credit_db: Option<f32>,
+    ) -> Vec<ListenEvent> {
         let mut out = Vec::new();
         for (i, chunk) in signal.chunks(FRAME_SAMPLES).enumerate() {
             let mut s = chunk.to_vec();
             s.resize(FRAME_SAMPLES, 0.0);
+            let echo = credit_db.map(|credit_db| crate::voice::EchoCancelled {
+                linear: Arc::from(s.clone()),
+                credit_db,
+            });
             out.extend(e.push(Frame {
                 samples: Arc::from(s),
-                linear: None,
+                echo,
                 start: (i * FRAME_SAMPLES) as u64,
                 at: Instant::now(),
             }));
@@ -845,26 +852,31 @@ mod tests {
             .any(|e| matches!(e, ListenEvent::BargeIn { .. })));
         assert_eq!(utterances(&events).len(), 1);
 
-        // with echo cancellation the gate applies to the residual: the user at the level of
-        // the reply is heard over it (sustained: a barge-in), ...
-        let cancelled = ListenConfig {
-            echo_cancelled: true,
-            ..ListenConfig::default()
-        };
-        let mut e = Endpointer::new(cancelled.clone());
+        // with a converged echo canceller the gate applies to the residual: the user at the
+        // level of the reply is heard over it (sustained: a barge-in), ...
+        let credit = Some(crate::audio::aec::AEC_CREDIT_DB);
+        let mut e = Endpointer::new(ListenConfig::default());
         e.playback(&PlaybackEvent::Started { at: Instant::now() });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf(clip_db / 20.0),
         });
-        let events = run(&mut e, &signal);
+        let events = run_cancelled(&mut e, &signal, credit);
         assert_eq!(barge_ins(&events), 1, "{events:?}");
-        // ... but a reply 30 dB louder than the user still gates it
-        let mut e = Endpointer::new(cancelled);
+        // ... but not before it has converged (no credit yet) ...
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf(clip_db / 20.0),
+        });
+        let events = run_cancelled(&mut e, &signal, Some(0.0));
+        assert_eq!(barge_ins(&events), 0, "{events:?}");
+        // ... and a reply 30 dB louder than the user still gates it
+        let mut e = Endpointer::new(ListenConfig::default());
         e.playback(&PlaybackEvent::Started { at: Instant::now() });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf((clip_db + 30.0) / 20.0),
         });
-        let events = run(&mut e, &signal);
+        let events = run_cancelled(&mut e, &signal, credit);
         assert_eq!(barge_ins(&events), 0, "{events:?}");
     }
 

@@ -170,8 +170,6 @@ pub async fn run(
         listen_requests,
         echo_cancel,
     } = opts;
-    let mut listen = listen;
-    listen.echo_cancelled = echo_cancel;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let (stages, outputs) =
         stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;

@@ -95,7 +95,7 @@ impl WakeState {
         self.pcm.clear();
         // with echo cancellation on, the linear filter's output: it keeps more of a user
         // talking over hearth than the suppressed output does (src/audio/aec.rs)
-        let samples = frame.linear.as_deref().unwrap_or(&frame.samples);
+        let samples = frame.echo.as_ref().map_or(&frame.samples, |e| &e.linear);
         self.pcm.extend(samples.iter().map(|&s| f32_to_i16(s)));
         let mut found = Vec::new();
         for d in &mut self.detectors {

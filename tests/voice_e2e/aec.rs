@@ -67,6 +67,10 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
             "source=speaker.monitor",
             "sink=room",
             "latency_msec=60",
+            // a fixed rate: both null sinks run on the same clock, as a loudspeaker and a
+            // microphone on one sound card do (the loopback's rate adjustment otherwise
+            // drifts the echo by ~0.5 % while it settles)
+            "adjust_time=0",
         ])
         .envs(pulse.env.iter().cloned())
         .output()
@@ -93,6 +97,9 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     let state = dir.join("state");
     let mut env = pulse.env.clone();
     env.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    if let Ok(log) = std::env::var("HEARTH_E2E_LOG") {
+        env.push(("HEARTH_LOG".into(), log));
+    }
     let mut live = Live::start(
         &[
             "--config".into(),
@@ -130,10 +137,13 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     live.wait_log("speaking", Duration::from_secs(120));
     let from = live.log_tail.len();
     let turn = live.next_turn(Duration::from_secs(120));
-    assert_eq!(
-        turn["turn"]["hops"][0]["calls"][0]["name"], "read_story",
-        "{turn}"
-    );
+    let ran_story = turn["turn"]["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["calls"].as_array().unwrap())
+        .any(|c| c["name"] == "read_story");
+    assert!(ran_story, "{turn}");
     assert_eq!(turn["interrupted"], false, "{turn}");
     assert!(
         live.turns.recv_timeout(Duration::from_secs(6)).is_err(),
