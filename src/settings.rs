@@ -482,6 +482,23 @@ mod tests {
     }
 
     #[test]
+    fn echo_cancellation_is_on_for_devices_unless_the_file_says() {
+        let mut config = Config::default();
+        let s = settings(Flags::default(), config.clone());
+        assert!(s.echo_cancel(true, true));
+        // a WAV input hears nothing hearth plays; a WAV output plays nothing into the room
+        assert!(!s.echo_cancel(false, true));
+        assert!(!s.echo_cancel(true, false));
+        assert!(!s.echo_cancel(false, false));
+        config.audio.echo_cancel = Some(false);
+        assert!(!settings(Flags::default(), config.clone()).echo_cancel(true, true));
+        config.audio.echo_cancel = Some(true);
+        assert!(settings(Flags::default(), config).echo_cancel(false, false));
+        let parsed: Config = toml::from_str("[audio]\necho_cancel = false\n").unwrap();
+        assert_eq!(parsed.audio.echo_cancel, Some(false));
+    }
+
+    #[test]
     fn the_flag_wins_over_the_file_over_the_default_preset() {
         let mut config = Config::default();
         assert_eq!(

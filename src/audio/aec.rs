@@ -6,7 +6,7 @@
 //!                                                                   │ render
 //!                                                                   ▼
 //! Capture ─Frame─► EchoFilter: high-pass ─► AEC3 (64-sample blocks) ─► Frame { samples: cleaned,
-//!                                                                             linear: Some(..) }
+//!                                            echo: Some(EchoCancelled { linear, credit_db }) }
 //! ```
 //!
 //! The canceller is WebRTC's AEC3 as ported to Rust by the `sonora` project: `sonora-aec3`'s
@@ -18,7 +18,9 @@
 //! Two outputs per frame: the *cleaned* frame (linear filter, then residual-echo suppression:
 //! what Listen and speech recognition take) and the *linear* frame (the echo the adaptive
 //! filter predicts subtracted, nothing suppressed: it keeps more of a user who talks over
-//! hearth, so the wake-word detector takes it).
+//! hearth, so the wake-word detector takes it). Both run one block (4 ms) behind the input.
+//! With them comes Listen's *credit*: 0 until the canceller has shown on this room's echo that
+//! it converged, then [`AEC_CREDIT_DB`] (Listen lowers its playback gate by it).
 //!
 //! The render reference is tapped where Playback hands samples to the output (the cpal
 //! callback, or the WAV writer), silence included, so the canceller sees what the speaker
@@ -49,12 +51,15 @@ const SCALE: f32 = 32_768.0;
 /// Seconds of output-rate audio the tap holds between the output callback and the capture
 /// side (more than the capture side ever lags; beyond it samples are dropped and counted).
 const TAP_SECS: u32 = 2;
-/// Render audio waiting for capture (16 kHz samples), at most: 250 ms. The capture side
-/// takes what was played before each frame, so normally this holds one output callback's
-/// worth; more is render from before capture started (the output opens first) or while
-/// it stalled, which cannot be in what the microphone delivers next, and would put AEC3's
-/// render buffer so far ahead that it overruns and resets on every block.
-const RENDER_BACKLOG: usize = SAMPLE_RATE as usize / 4;
+/// Render audio waiting for capture (16 kHz samples), at most: 1 s. The capture side takes
+/// what was played before each frame, so normally this holds one output callback's worth
+/// (more while the capture side catches up after a stall: its frames wait in a channel too,
+/// so that render must stay to keep the two streams aligned).
+const RENDER_BACKLOG: usize = SAMPLE_RATE as usize;
+/// Output-rate seconds of a new tap's backlog kept at the feed's first drain: what the output
+/// played before capture started cannot be in the microphone's frames, and would put AEC3's
+/// render buffer so far ahead that it overruns on every block.
+const FRESH_KEEP_SECS: f32 = 0.064;
 /// How often the ERLE is logged while hearth plays.
 pub const ERLE_LOG_EVERY: Duration = Duration::from_secs(10);
 /// A frame counts as "playing" for the ERLE when the render reference is above this RMS
@@ -66,12 +71,16 @@ const PLAYING_RMS: f32 = 0.003_16;
 /// leaves room for a changing echo path.
 pub const AEC_CREDIT_DB: f32 = 20.0;
 /// Converged: over a window of this many playing frames (2 s), the linear filter alone took
-/// out at least [`CONVERGED_LINEAR_DB`]. Until then AEC3's suppression is only its cautious
-/// start (it let hearth's voice through within the first seconds on PulseAudio), and Listen
-/// keeps its full playback gate.
+/// out at least [`CONVERGED_LINEAR_DB`]; no longer once a window shows less than
+/// [`DIVERGED_LINEAR_DB`] (the echo path changed, e.g. the output's latency jumped). Until
+/// then Listen gets the linear output and keeps its full playback gate (see
+/// [`EchoFilter::frame`]).
 const CONVERGE_WINDOW_FRAMES: u64 = 62;
 /// See [`CONVERGE_WINDOW_FRAMES`].
-const CONVERGED_LINEAR_DB: f32 = 12.0;
+const CONVERGED_LINEAR_DB: f64 = 12.0;
+/// See [`CONVERGE_WINDOW_FRAMES`]: two windows in a row (the user talking over hearth lowers
+/// one window's figure too).
+const DIVERGED_LINEAR_DB: f64 = 6.0;
 
 /// What the echo canceller refuses.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +113,8 @@ pub struct EchoCanceller {
     /// The current convergence window, and whether the filter has converged.
     window: ErleMeter,
     converged: bool,
+    /// Windows in a row below [`DIVERGED_LINEAR_DB`].
+    poor_windows: u32,
     /// For the debug log: render blocks given to AEC3, capture blocks, the most render
     /// blocks one frame had waiting.
     fed_blocks: u64,
@@ -149,6 +160,7 @@ impl EchoCanceller {
             erle: ErleMeter::default(),
             window: ErleMeter::default(),
             converged: false,
+            poor_windows: 0,
             fed_blocks: 0,
             capture_blocks: 0,
             max_waiting: 0,
@@ -237,11 +249,23 @@ impl EchoCanceller {
         if self.window.frames >= CONVERGE_WINDOW_FRAMES {
             let w = std::mem::take(&mut self.window);
             let linear_db = 10.0 * (w.mic / w.linear.max(1e-12)).log10();
-            if !self.converged && linear_db >= f64::from(CONVERGED_LINEAR_DB) {
+            if !self.converged && linear_db >= CONVERGED_LINEAR_DB {
                 self.converged = true;
                 tracing::info!(
                     linear_erle_db = format!("{linear_db:.1}"),
                     "echo canceller converged: Listen's playback gate is lowered by {AEC_CREDIT_DB} dB"
+                );
+            }
+            self.poor_windows = if linear_db < DIVERGED_LINEAR_DB {
+                self.poor_windows + 1
+            } else {
+                0
+            };
+            if self.converged && self.poor_windows >= 2 {
+                self.converged = false;
+                tracing::info!(
+                    linear_erle_db = format!("{linear_db:.1}"),
+                    "echo canceller lost the echo: Listen's full playback gate until it converges again"
                 );
             }
         }
@@ -263,6 +287,12 @@ impl EchoCanceller {
         })
     }
 
+    /// Whether the linear filter is known to cancel this room's echo (see
+    /// [`CONVERGE_WINDOW_FRAMES`]).
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+
     /// How far below the playback level the residual of hearth's voice is taken to be, dB:
     /// 0 until the canceller has converged, then [`AEC_CREDIT_DB`].
     pub fn credit_db(&self) -> f32 {
@@ -276,6 +306,7 @@ impl EchoCanceller {
     /// A new output (another echo path, another clock): convergence must be shown again.
     pub fn reset_convergence(&mut self) {
         self.converged = false;
+        self.poor_windows = 0;
         self.window = ErleMeter::default();
     }
 
@@ -370,6 +401,7 @@ impl RenderLink {
             link: self.clone(),
             ring: None,
             resampler: None,
+            fresh: false,
             chunk: Vec::new(),
             out: Vec::new(),
         }
@@ -432,6 +464,8 @@ pub struct RenderFeed {
     link: RenderLink,
     ring: Option<rtrb::Consumer<f32>>,
     resampler: Option<StreamResampler>,
+    /// The ring was just connected: its backlog goes at the first drain.
+    fresh: bool,
     chunk: Vec<f32>,
     out: Vec<f32>,
 }
@@ -445,6 +479,7 @@ impl RenderFeed {
                     Ok(r) => {
                         self.ring = Some(ring);
                         self.resampler = Some(r);
+                        self.fresh = true;
                         aec.reset_convergence();
                     }
                     Err(e) => {
@@ -457,7 +492,14 @@ impl RenderFeed {
         let (Some(ring), Some(resampler)) = (self.ring.as_mut(), self.resampler.as_mut()) else {
             return;
         };
-        let n = ring.slots();
+        let mut n = ring.slots();
+        if std::mem::take(&mut self.fresh) {
+            let keep = (resampler.from_rate() as f32 * FRESH_KEEP_SECS) as usize;
+            if let Ok(stale) = ring.read_chunk(n.saturating_sub(keep)) {
+                stale.commit_all();
+            }
+            n = ring.slots();
+        }
         if n == 0 {
             return;
         }
@@ -478,7 +520,7 @@ impl RenderFeed {
 }
 
 /// The canceller as the capture side runs it: each [`Frame`] in, the frame cleaned out (its
-/// `linear` set), the render reference drained before each, the ERLE logged every
+/// `echo` set), the render reference drained before each, the ERLE logged every
 /// [`ERLE_LOG_EVERY`] while hearth plays.
 pub struct EchoFilter {
     aec: EchoCanceller,
@@ -503,9 +545,22 @@ impl EchoFilter {
     /// One captured frame, cleaned (a frame of the wrong size passes unchanged, logged).
     pub fn frame(&mut self, frame: Frame) -> Frame {
         self.feed.drain_into(&mut self.aec);
-        let out = match self.aec.process(&frame.samples) {
+        let processed = self
+            .aec
+            .process(&frame.samples)
+            .map(|(clean, linear)| (Arc::<[f32]>::from(clean), Arc::<[f32]>::from(linear)));
+        let out = match processed {
             Ok((clean, linear)) => {
-                let (samples, linear) = (clean.into(), linear.into());
+                // Listen and speech recognition: the suppressed output once the filter has
+                // converged; before, the linear output (the microphone less what the filter
+                // predicts, never suppressed), since AEC3's suppressor, working from a rough
+                // echo estimate, also took the user's voice over a reply in a room without
+                // echo: never worse than without the canceller
+                let samples = if self.aec.converged() {
+                    clean
+                } else {
+                    Arc::clone(&linear)
+                };
                 Frame {
                     samples,
                     echo: Some(EchoCancelled {
@@ -776,12 +831,16 @@ pub(crate) mod tests {
         assert_eq!(n, 0, "the tap allocated");
         // 2 s at 1 kHz fit, the rest was dropped and counted
         assert_eq!(link.dropped(), 6 * 400 - 2000);
-        // the feed takes it at the output's rate, resampled to 16 kHz
+        // the feed's first drain drops the backlog from before capture started ...
         let mut feed = link.feed();
         let mut aec = EchoCanceller::new();
         feed.drain_into(&mut aec);
-        // (more than the backlog kept: the oldest went)
-        assert_eq!(aec.render.len(), RENDER_BACKLOG);
+        assert_eq!(aec.render.len(), 0);
+        // ... and then takes what is played, resampled to 16 kHz
+        tap.push(&[0.25; 1500]);
+        feed.drain_into(&mut aec);
+        assert!(aec.render.len() > 8_000, "{}", aec.render.len());
+        assert!(aec.render.len() <= RENDER_BACKLOG);
     }
 
     #[test]

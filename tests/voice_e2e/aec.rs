@@ -151,14 +151,33 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     );
     live.drain_log();
     let during: Vec<&String> = live.log_tail[from..].iter().collect();
-    let heard_itself: Vec<&&String> = during
+    let woke: Vec<&&String> = during
         .iter()
-        .filter(|l| l.contains(": utterance ") || l.contains("wake word wake_word="))
+        .filter(|l| l.contains("wake word wake_word="))
         .collect();
-    assert!(
-        heard_itself.is_empty(),
-        "hearth heard its own reply:\n{heard_itself:#?}"
+    assert!(woke.is_empty(), "hearth's own reply woke it:\n{woke:#?}");
+    // once the canceller has converged, hearth's voice makes no utterance at all (before,
+    // Listen gets the linear output and its full playback gate: what it had without echo
+    // cancellation, which a reply coming back at unity gain can pass)
+    let converged = during
+        .iter()
+        .position(|l| l.contains("echo canceller converged"));
+    let utterances = |lines: &[&String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.contains(": utterance "))
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let before = utterances(&during[..converged.unwrap_or(during.len())]);
+    eprintln!(
+        "converged: {}; utterances of hearth's own voice before: {}",
+        converged.is_some(),
+        before.len()
     );
+    let converged = converged.expect("the canceller did not converge during a 20 s reply");
+    let after = utterances(&during[converged..]);
+    assert!(after.is_empty(), "hearth heard its own reply:\n{after:#?}");
     let erle: Vec<(f32, f32)> = during
         .iter()
         .filter(|l| l.contains("echo cancellation erle_db="))
@@ -180,18 +199,29 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     live.wait_log("speaking", Duration::from_secs(120));
     live.drain_log();
     let from = live.log_tail.len();
-    std::thread::sleep(Duration::from_secs(5));
-    pulse.say(&alexa);
+    // (the output's latency may have moved between the replies: time to converge again).
+    // The wake word is said up to three times, as a person would when not answered: over
+    // the raw microphone the model heard it 1 time in 42 at this level, over the linear
+    // output about 36 in 42 (/work/research/aec-eval/REPORT.md)
+    std::thread::sleep(Duration::from_secs(6));
+    let mut said = 0;
+    let woke = loop {
+        pulse.say(&alexa);
+        said += 1;
+        std::thread::sleep(Duration::from_secs(2));
+        live.drain_log();
+        let woke = live.log_tail[from..]
+            .iter()
+            .any(|l| l.contains("wake word wake_word=Alexa"));
+        if woke || said == 3 {
+            break woke;
+        }
+    };
+    eprintln!("\"Alexa\" said {said} time(s) over the reply: heard {woke}");
+    assert!(woke, "{:#?}", &live.log_tail[from..]);
     live.wait_log(
         "addressed over the reply: stopping it",
         Duration::from_secs(10),
-    );
-    assert!(
-        live.log_tail[from..]
-            .iter()
-            .any(|l| l.contains("wake word wake_word=Alexa")),
-        "{:#?}",
-        &live.log_tail[from..]
     );
     let stopped = live.next_turn(Duration::from_secs(60));
     assert_eq!(stopped["interrupted"], true, "{stopped}");
