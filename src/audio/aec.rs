@@ -15,12 +15,14 @@
 //! cancelled too) and its linear filter's output kept. In front of it runs `sonora`'s
 //! high-pass filter, as in WebRTC's audio processing module.
 //!
-//! Two outputs per frame: the *cleaned* frame (linear filter, then residual-echo suppression:
-//! what Listen and speech recognition take) and the *linear* frame (the echo the adaptive
-//! filter predicts subtracted, nothing suppressed: it keeps more of a user who talks over
-//! hearth, so the wake-word detector takes it). Both run one block (4 ms) behind the input.
-//! With them comes Listen's *credit*: 0 until the canceller has shown on this room's echo that
-//! it converged, then [`AEC_CREDIT_DB`] (Listen lowers its playback gate by it).
+//! Two outputs per frame: the *cleaned* frame (linear filter, then residual-echo suppression)
+//! and the *linear* frame (the echo the adaptive filter predicts subtracted, nothing
+//! suppressed: it keeps more of a user who talks over hearth, so the wake-word detector always
+//! takes it). Both run one block (4 ms) behind the input. Listen and speech recognition get
+//! the cleaned frame, with a *credit* of [`AEC_CREDIT_DB`] off their playback gate, only while
+//! the canceller has shown on this room's echo that it converged; until then they get the
+//! linear frame and no credit, which is what they had without the canceller (AEC3's
+//! suppressor alone also swallowed the user's voice over a reply in a room without echo).
 //!
 //! The render reference is tapped where Playback hands samples to the output (the cpal
 //! callback, or the WAV writer), silence included, so the canceller sees what the speaker
