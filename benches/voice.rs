@@ -219,6 +219,7 @@ fn main() {
             wake: None,
             follow_up: Duration::ZERO,
             listen_requests: None,
+            echo_cancel: false,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

@@ -93,6 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         PlaybackArgs {
             sink: PlaybackSink::Device(spec),
             events,
+            echo_tap: None,
         },
     )
     .await?;

@@ -169,6 +169,7 @@ fn run(scene: &Scene, mut silero: Option<&mut Silero>) -> Score {
         });
         let frame = Frame {
             samples: samples.into(),
+            echo: None,
             start: (i * FRAME_SAMPLES) as u64,
             at: t0,
         };

@@ -280,6 +280,9 @@ pub struct AudioSection {
     pub speaker: Option<String>,
     /// Device buffer per callback, ms (default 20).
     pub buffer_ms: Option<u32>,
+    /// Acoustic echo cancellation: hearth's own output taken out of the microphone signal
+    /// (default: on when both input and output are sound devices).
+    pub echo_cancel: Option<bool>,
 }
 
 /// `[listen]`: voice activity detection, endpointing, barge-in. Unset keys keep the

@@ -343,6 +343,16 @@ impl Settings {
         Ok(c)
     }
 
+    /// Whether echo cancellation runs: `[audio] echo_cancel`, else on exactly when hearth
+    /// both listens to and speaks through sound devices (a WAV input hears nothing hearth
+    /// plays; a WAV output plays nothing into the room).
+    pub fn echo_cancel(&self, device_input: bool, device_output: bool) -> bool {
+        self.config
+            .audio
+            .echo_cancel
+            .unwrap_or(device_input && device_output)
+    }
+
     /// The capture device's name: `--mic`, else `[audio] mic`. `None`: the default input.
     pub fn mic(&self) -> Option<&str> {
         self.flags
@@ -476,6 +486,23 @@ mod tests {
 
     fn settings(flags: Flags, config: Config) -> Settings {
         Settings::with_env(flags, config, None, env_with_models)
+    }
+
+    #[test]
+    fn echo_cancellation_is_on_for_devices_unless_the_file_says() {
+        let mut config = Config::default();
+        let s = settings(Flags::default(), config.clone());
+        assert!(s.echo_cancel(true, true));
+        // a WAV input hears nothing hearth plays; a WAV output plays nothing into the room
+        assert!(!s.echo_cancel(false, true));
+        assert!(!s.echo_cancel(true, false));
+        assert!(!s.echo_cancel(false, false));
+        config.audio.echo_cancel = Some(false);
+        assert!(!settings(Flags::default(), config.clone()).echo_cancel(true, true));
+        config.audio.echo_cancel = Some(true);
+        assert!(settings(Flags::default(), config).echo_cancel(false, false));
+        let parsed: Config = toml::from_str("[audio]\necho_cancel = false\n").unwrap();
+        assert_eq!(parsed.audio.echo_cancel, Some(false));
     }
 
     #[test]

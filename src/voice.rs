@@ -20,13 +20,28 @@ pub const FRAME_SAMPLES: usize = 512;
 /// One fixed-size frame of captured audio: 16 kHz mono, `f32` in [-1, 1].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
-    /// Exactly [`FRAME_SAMPLES`] samples.
+    /// Exactly [`FRAME_SAMPLES`] samples (with echo cancellation on: the cleaned signal).
     pub samples: Arc<[f32]>,
+    /// What the echo canceller adds (`None` without echo cancellation).
+    pub echo: Option<EchoCancelled>,
     /// Index of the first sample since capture started (16 kHz clock): the input's own
     /// time, which for a file source runs faster than the wall clock.
     pub start: u64,
     /// When the frame's last sample was captured (wall clock).
     pub at: Instant,
+}
+
+/// What the echo canceller adds to a frame it cleaned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EchoCancelled {
+    /// The canceller's linear-filter output for the same samples (hearth's echo subtracted,
+    /// nothing suppressed): it keeps more of a user talking over hearth, so the wake-word
+    /// detector takes it.
+    pub linear: Arc<[f32]>,
+    /// How far below hearth's playback level what is left of its voice in the frame is taken
+    /// to be, dB: 0 until the canceller has shown that it cancels this room's echo, then
+    /// `audio::aec::AEC_CREDIT_DB`. Listen lowers its playback gate by this much.
+    pub credit_db: f32,
 }
 
 impl Frame {

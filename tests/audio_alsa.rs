@@ -204,9 +204,17 @@ async fn playback_through_alsa_writes_what_was_played() {
     let _ = std::fs::remove_file(&setup.outfile);
     let (events, mut rx) = mpsc::unbounded_channel();
     let sink = PlaybackSink::Device(alsa(None, Some(22050), None));
-    let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
-        .await
-        .unwrap();
+    let (playback, handle) = Actor::spawn(
+        None,
+        Playback,
+        PlaybackArgs {
+            sink,
+            events,
+            echo_tap: None,
+        },
+    )
+    .await
+    .unwrap();
     let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
     assert_eq!(stats.rate, 22050);
     playback
@@ -292,11 +300,19 @@ async fn a_missing_device_lists_those_that_exist() {
         channels: None,
         buffer_ms: None,
     });
-    let e = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
-        .await
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
+    let e = Actor::spawn(
+        None,
+        Playback,
+        PlaybackArgs {
+            sink,
+            events,
+            echo_tap: None,
+        },
+    )
+    .await
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
     println!("{e}");
     assert!(e.contains("no-such-host") && e.contains("alsa"), "{e}");
 }

@@ -185,6 +185,7 @@ async fn spawn_player() -> (
         PlaybackArgs {
             sink: PlaybackSink::Device(pulse("vsink")),
             events,
+            echo_tap: None,
         },
     )
     .await

@@ -176,6 +176,7 @@ impl Cutter {
     fn frame(&mut self, samples: &[f32]) -> Frame {
         let f = Frame {
             samples: samples.into(),
+            echo: None,
             start: self.next_start,
             at: Instant::now(),
         };

@@ -19,6 +19,13 @@
 //! over audio above the ordinary gate to where the user started: "turn on the kitchen light"
 //! must not become "kitchen light". A barge-in is reported once ([`ListenEvent::BargeIn`])
 //! and the speech goes on to become the next utterance.
+//!
+//! With echo cancellation on (the frames come through `audio::aec`), once the canceller has
+//! converged each frame says how far below the playback level what is left of hearth's voice
+//! is taken to be ([`EchoCancelled::credit_db`](crate::voice::EchoCancelled), 20 dB), and the
+//! raised gate is that much lower: `echo_margin_db` applies to the residual. Speech must still
+//! be sustained for `barge_in_ms`. Without echo cancellation, or before it has converged, the
+//! gate is as above.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -107,7 +114,9 @@ pub struct ListenConfig {
     pub max_utterance_ms: u32,
     /// While hearth speaks: sustained speech for this long is a barge-in.
     pub barge_in_ms: u32,
-    /// While hearth speaks: the microphone must be this many dB above the playback level.
+    /// While hearth speaks: the microphone must be this many dB above the playback level
+    /// (with echo cancellation converged: above the playback level less the frame's
+    /// `credit_db`).
     pub echo_margin_db: f32,
 }
 
@@ -162,6 +171,8 @@ pub struct Endpointer {
     speech: Option<Speech>,
     /// Playback: Some(level in dBFS) while hearth speaks.
     playing: Option<f32>,
+    /// The echo canceller's credit for the current frame, dB (0 without it).
+    echo_credit_db: f32,
     /// Counters for the log.
     dropped_short: u64,
 }
@@ -189,6 +200,7 @@ impl Endpointer {
             gap: 0,
             speech: None,
             playing: None,
+            echo_credit_db: 0.0,
             dropped_short: 0,
         }
     }
@@ -236,7 +248,8 @@ impl Endpointer {
             None => self.ordinary_gate(),
         };
         if let Some(play_db) = self.playing {
-            gate = gate.max(play_db + self.config.echo_margin_db);
+            let residual_db = play_db - self.echo_credit_db;
+            gate = gate.max(residual_db + self.config.echo_margin_db);
         }
         db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
     }
@@ -291,6 +304,7 @@ impl Endpointer {
         let mut out = Vec::new();
         let db = level_dbfs(&frame.samples);
         self.track_floor(db);
+        self.echo_credit_db = frame.echo.as_ref().map_or(0.0, |e| e.credit_db);
         let voiced = self.voiced(db, speech_prob);
         let end = frame.start + frame.samples.len() as u64;
 
@@ -625,12 +639,26 @@ mod tests {
     }
 
     fn run(e: &mut Endpointer, signal: &[f32]) -> Vec<ListenEvent> {
+        run_cancelled(e, signal, None)
+    }
+
+    /// [`run`] on frames that came through an echo canceller giving this credit.
+    fn run_cancelled(
+        e: &mut Endpointer,
+        signal: &[f32],
+        credit_db: Option<f32>,
+    ) -> Vec<ListenEvent> {
         let mut out = Vec::new();
         for (i, chunk) in signal.chunks(FRAME_SAMPLES).enumerate() {
             let mut s = chunk.to_vec();
             s.resize(FRAME_SAMPLES, 0.0);
+            let echo = credit_db.map(|credit_db| crate::voice::EchoCancelled {
+                linear: Arc::from(s.clone()),
+                credit_db,
+            });
             out.extend(e.push(Frame {
                 samples: Arc::from(s),
+                echo,
                 start: (i * FRAME_SAMPLES) as u64,
                 at: Instant::now(),
             }));
@@ -823,6 +851,33 @@ mod tests {
             .iter()
             .any(|e| matches!(e, ListenEvent::BargeIn { .. })));
         assert_eq!(utterances(&events).len(), 1);
+
+        // with a converged echo canceller the gate applies to the residual: the user at the
+        // level of the reply is heard over it (sustained: a barge-in), ...
+        let credit = Some(crate::audio::aec::AEC_CREDIT_DB);
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf(clip_db / 20.0),
+        });
+        let events = run_cancelled(&mut e, &signal, credit);
+        assert_eq!(barge_ins(&events), 1, "{events:?}");
+        // ... but not before it has converged (no credit yet) ...
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf(clip_db / 20.0),
+        });
+        let events = run_cancelled(&mut e, &signal, Some(0.0));
+        assert_eq!(barge_ins(&events), 0, "{events:?}");
+        // ... and a reply 30 dB louder than the user still gates it
+        let mut e = Endpointer::new(ListenConfig::default());
+        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Level {
+            rms: 10f32.powf((clip_db + 30.0) / 20.0),
+        });
+        let events = run_cancelled(&mut e, &signal, credit);
+        assert_eq!(barge_ins(&events), 0, "{events:?}");
     }
 
     #[test]

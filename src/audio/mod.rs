@@ -6,6 +6,8 @@
 //! Pcm ─► Playback actor: resample to the output rate ─► ring (rtrb) ─► cpal callback / WAV writer
 //! ```
 //!
+//! - [`aec`]: acoustic echo cancellation (sonora's AEC3): the canceller, the render tap
+//!   Playback's output writes what it plays into, and the filter the capture side runs.
 //! - [`capture`]: the [`Capture`](capture::Capture) actor. Sources: a WAV file (as fast as
 //!   possible or in real time), raw 16-bit little-endian mono PCM from stdin (or any reader),
 //!   or a sound card through cpal. Emits [`Captured`](crate::voice::Captured) into a bounded
@@ -25,6 +27,7 @@
 //! No audio callback ever blocks or allocates: the callbacks only move samples through a
 //! preallocated lock-free ring and update atomics.
 
+pub mod aec;
 mod capture;
 mod device;
 pub mod listen;

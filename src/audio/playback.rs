@@ -35,6 +35,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::aec::{RenderLink, RenderTap};
 use super::device::{self, DeviceSpec};
 use super::resample::{self, StreamResampler};
 use super::wav::WavSink;
@@ -79,6 +80,9 @@ pub struct PlaybackArgs {
     pub sink: PlaybackSink,
     /// Where [`PlaybackEvent`]s go.
     pub events: mpsc::UnboundedSender<PlaybackEvent>,
+    /// Echo cancellation's render reference: every sample the output plays (silence
+    /// included) goes into a tap connected through this link. `None`: no tap.
+    pub echo_tap: Option<RenderLink>,
 }
 
 /// Messages to the [`Playback`] actor.
@@ -136,14 +140,17 @@ pub struct Renderer {
     ring: rtrb::Consumer<f32>,
     shared: Arc<Shared>,
     seen_gen: u64,
+    /// Where what is played goes for the echo canceller.
+    tap: Option<RenderTap>,
 }
 
 impl Renderer {
-    fn new(ring: rtrb::Consumer<f32>, shared: Arc<Shared>) -> Self {
+    fn new(ring: rtrb::Consumer<f32>, shared: Arc<Shared>, tap: Option<RenderTap>) -> Self {
         Renderer {
             ring,
             shared,
             seen_gen: 0,
+            tap,
         }
     }
 
@@ -172,10 +179,17 @@ impl Renderer {
                 put(i, s);
                 sum += s * s;
             }
+            if let Some(tap) = self.tap.as_mut() {
+                tap.push(a);
+                tap.push(b);
+            }
             chunk.commit_all();
         }
         for i in n..frames {
             put(i, 0.0);
+        }
+        if let Some(tap) = self.tap.as_mut() {
+            tap.push_silence(frames - n);
         }
         if n > 0 {
             self.shared.consumed.fetch_add(n as u64, Ordering::AcqRel);
@@ -213,6 +227,7 @@ impl Output {
     fn open(
         sink: &PlaybackSink,
         shared: Arc<Shared>,
+        echo_tap: Option<RenderLink>,
     ) -> Result<(Output, rtrb::Producer<f32>), AudioError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
@@ -222,8 +237,9 @@ impl Output {
             .name("hearth-playback".into())
             .spawn(move || match sink_owned {
                 PlaybackSink::Device(spec) => {
-                    let opened = device::open_output(&spec, RING_SECS, |ring, _rate| {
-                        Renderer::new(ring, shared)
+                    let opened = device::open_output(&spec, RING_SECS, |ring, rate| {
+                        let tap = echo_tap.map(|link| link.connect(rate));
+                        Renderer::new(ring, shared, tap)
                     });
                     match opened {
                         Ok((stream, producer, info)) => {
@@ -256,7 +272,9 @@ impl Output {
                     let (producer, consumer) = rtrb::RingBuffer::new(capacity);
                     let label = wav.path().display().to_string();
                     let _ = tx.send(Ok((producer, label, rate)));
-                    write_wav(wav, Renderer::new(consumer, shared), realtime, &thread_stop)
+                    let tap = echo_tap.map(|link| link.connect(rate));
+                    let renderer = Renderer::new(consumer, shared, tap);
+                    write_wav(wav, renderer, realtime, &thread_stop)
                 }
             })
             .map_err(|e| AudioError::Worker(format!("cannot start the playback thread: {e}")))?;
@@ -548,7 +566,8 @@ impl PlaybackState {
 ///
 /// let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
 /// let sink = PlaybackSink::Wav { path: "reply.wav".into(), rate: 22050, realtime: false };
-/// let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events }).await?;
+/// let args = PlaybackArgs { sink, events, echo_tap: None };
+/// let (playback, handle) = Actor::spawn(None, Playback, args).await?;
 /// playback.cast(PlaybackMsg::Play(Pcm { samples: vec![0i16; 22050].into(), rate: 22050 }))?;
 /// playback.cast(PlaybackMsg::EndOfReply)?;
 /// while let Some(event) = rx.recv().await {
@@ -573,9 +592,10 @@ impl Actor for Playback {
     ) -> Result<Self::State, ActorProcessingErr> {
         let shared = Arc::new(Shared::default());
         let sink = args.sink.clone();
+        let echo_tap = args.echo_tap.clone();
         let opened = {
             let shared = Arc::clone(&shared);
-            tokio::task::spawn_blocking(move || Output::open(&sink, shared)).await
+            tokio::task::spawn_blocking(move || Output::open(&sink, shared, echo_tap)).await
         };
         let (output, ring) = match opened {
             Ok(Ok(o)) => o,
@@ -671,5 +691,36 @@ impl Actor for Playback {
         state.output.close().await;
         tracing::info!(output = %state.output.label, "playback closed");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audio::aec::tests::allocations;
+
+    #[test]
+    fn the_output_callback_taps_every_sample_it_plays_without_allocating() {
+        let shared = Arc::new(Shared::default());
+        let (mut producer, consumer) = rtrb::RingBuffer::new(4096);
+        let link = RenderLink::new();
+        let mut renderer = Renderer::new(consumer, shared, Some(link.connect(16_000)));
+        for i in 0..300 {
+            producer.push(i as f32 / 1000.0).unwrap();
+        }
+        let mut played = [1.0f32; 768];
+        let n = allocations(|| {
+            // 300 queued samples, then silence: a callback asking for 512
+            renderer.render(512, |i, s| played[i] = s);
+            renderer.render(256, |i, s| played[512 + i] = s);
+        });
+        assert_eq!(n, 0, "the output callback allocated");
+        // what the canceller's feed gets: the 768 samples played, silence included
+        let tapped = link.take_tapped();
+        assert_eq!(tapped.len(), 768);
+        assert_eq!(&tapped[..], &played[..]);
+        assert_eq!(tapped[299], 0.299);
+        assert!(tapped[300..].iter().all(|&s| s == 0.0));
+        assert_eq!(link.dropped(), 0);
     }
 }

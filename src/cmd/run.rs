@@ -127,6 +127,7 @@ struct VoiceParts {
     wake: Option<WakeConfig>,
     follow_up: Duration,
     conversation_idle: Duration,
+    echo_cancel: bool,
 }
 
 /// `hearth run`: exit 0 when every turn went well (or on a signal), 1 when a turn failed.
@@ -260,7 +261,12 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
     if let Some(w) = &wake {
         w.check()?;
     }
+    let echo_cancel = settings.echo_cancel(
+        matches!(input, CaptureSource::Device(_)),
+        matches!(output, PlaybackSink::Device(_)),
+    );
     Ok(VoiceParts {
+        echo_cancel,
         input,
         output,
         stt,
@@ -317,6 +323,7 @@ async fn serve_voice(
         wake: voice.wake,
         follow_up: voice.follow_up,
         listen_requests,
+        echo_cancel: voice.echo_cancel,
     };
     let signal = shutdown_signal()?;
     let shutdown = async move {

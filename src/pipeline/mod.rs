@@ -73,6 +73,9 @@ pub struct VoiceOptions {
     pub follow_up: Duration,
     /// `Listen()` over D-Bus: the next utterance is a request without the wake word.
     pub listen_requests: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// Acoustic echo cancellation: what Playback plays is taken out of the captured frames
+    /// before Wake and Listen see them, and Listen's playback gate is relaxed to match.
+    pub echo_cancel: bool,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
@@ -165,9 +168,11 @@ pub async fn run(
         wake,
         follow_up,
         listen_requests,
+        echo_cancel,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
-    let (stages, outputs) = stages::Stages::start(input, output, stt, tts, listen, wake).await?;
+    let (stages, outputs) =
+        stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;
     let settings = conductor::Settings {
         once,
         events,

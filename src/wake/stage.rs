@@ -164,8 +164,10 @@ impl WakeState {
     fn detect(&mut self, frame: &Frame) -> Result<Vec<WakeWord>, WakeError> {
         let base = *self.base.get_or_insert(frame.start);
         self.pcm.clear();
-        self.pcm
-            .extend(frame.samples.iter().map(|&s| f32_to_i16(s)));
+        // with echo cancellation on, the linear filter's output: it keeps more of a user
+        // talking over hearth than the suppressed output does (src/audio/aec.rs)
+        let samples = frame.echo.as_ref().map_or(&frame.samples, |e| &e.linear);
+        self.pcm.extend(samples.iter().map(|&s| f32_to_i16(s)));
         let mut found = Vec::new();
         for d in &mut self.detectors {
             if let Some(hit) = d.process(&self.pcm)? {

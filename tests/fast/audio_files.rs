@@ -243,9 +243,17 @@ async fn wav_playback(
         rate: 16000,
         realtime,
     };
-    let (playback, handle) = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
-        .await
-        .unwrap();
+    let (playback, handle) = Actor::spawn(
+        None,
+        Playback,
+        PlaybackArgs {
+            sink,
+            events,
+            echo_tap: None,
+        },
+    )
+    .await
+    .unwrap();
     (playback, handle, rx)
 }
 
@@ -389,10 +397,18 @@ async fn devices_need_the_audio_feature() {
     handle.await.unwrap();
     let (events, _rx) = mpsc::unbounded_channel();
     let sink = PlaybackSink::Device(hearth::audio::DeviceSpec::default());
-    let e = Actor::spawn(None, Playback, PlaybackArgs { sink, events })
-        .await
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
+    let e = Actor::spawn(
+        None,
+        Playback,
+        PlaybackArgs {
+            sink,
+            events,
+            echo_tap: None,
+        },
+    )
+    .await
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--features audio"), "{e}");
 }

@@ -48,6 +48,7 @@ fn frames(signal: &[f32]) -> Vec<Frame> {
             s.resize(FRAME_SAMPLES, 0.0);
             Frame {
                 samples: s.into(),
+                echo: None,
                 start: (i * FRAME_SAMPLES) as u64,
                 at,
             }

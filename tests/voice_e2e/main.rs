@@ -19,6 +19,7 @@ use hearth::voice::Utterance;
 use ractor::Actor;
 use serde_json::Value;
 
+mod aec;
 #[path = "../common/mod.rs"]
 mod common;
 mod wake;
@@ -763,8 +764,15 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
+/// What `read_story` says.
+const STORY: &str = "Once upon a time a small dragon lived above the kitchen. Every morning it \
+    counted the lights in the house, one by one, and every evening it counted them again. The \
+    dragon liked the warm glow of the living room best, and it told long stories about it to \
+    anyone who would listen, and to many who would not.";
+
 /// The demo home's tools and one more, `read_story`: "read me the story" runs it with no
-/// model (a local intent) and its long, fixed result is spoken (about 20 s of speech).
+/// model (a local intent) and its long, fixed result ([`STORY`]) is spoken (about 20 s of
+/// speech).
 fn tools_with_a_story(dir: &Path) -> PathBuf {
     let tools = dir.join("tools");
     std::fs::create_dir_all(&tools).unwrap();
@@ -776,10 +784,7 @@ fn tools_with_a_story(dir: &Path) -> PathBuf {
         )
         .unwrap();
     }
-    let story = "Once upon a time a small dragon lived above the kitchen. Every morning it \
-        counted the lights in the house, one by one, and every evening it counted them again. \
-        The dragon liked the warm glow of the living room best, and it told long stories about \
-        it to anyone who would listen, and to many who would not.";
+    let story = STORY;
     std::fs::write(
         tools.join("story.toml"),
         format!(
@@ -895,6 +900,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         wake: None,
         follow_up: Duration::ZERO,
         listen_requests: None,
+        echo_cancel: false,
     }
 }
 

@@ -1,0 +1,876 @@
+//! Acoustic echo cancellation: hearth knows what it plays, so it takes that out of what the
+//! microphone hears, and the wake word, "stop" and a barge-in are heard while it speaks.
+//!
+//! ```text
+//! Playback's output callback ──RenderTap (rtrb, output rate)──► RenderFeed: resample to 16 kHz
+//!                                                                   │ render
+//!                                                                   ▼
+//! Capture ─Frame─► EchoFilter: high-pass ─► AEC3 (64-sample blocks) ─► Frame { samples: cleaned,
+//!                                            echo: Some(EchoCancelled { linear, credit_db }) }
+//! ```
+//!
+//! The canceller is WebRTC's AEC3 as ported to Rust by the `sonora` project: `sonora-aec3`'s
+//! block processor, driven here directly so that its adaptive filters can be lengthened to
+//! [`FILTER_BLOCKS`] (160 ms: a room's reverberant tail beyond AEC3's default 52 ms is then
+//! cancelled too) and its linear filter's output kept. In front of it runs `sonora`'s
+//! high-pass filter, as in WebRTC's audio processing module.
+//!
+//! Two outputs per frame: the *cleaned* frame (linear filter, then residual-echo suppression)
+//! and the *linear* frame (the echo the adaptive filter predicts subtracted, nothing
+//! suppressed: it keeps more of a user who talks over hearth, so the wake-word detector always
+//! takes it). Both run one block (4 ms) behind the input. Listen and speech recognition get
+//! the cleaned frame, with a *credit* of [`AEC_CREDIT_DB`] off their playback gate, only while
+//! the canceller has shown on this room's echo that it converged; until then they get the
+//! linear frame and no credit, which is what they had without the canceller (AEC3's
+//! suppressor alone also swallowed the user's voice over a reply in a room without echo).
+//!
+//! The render reference is tapped where Playback hands samples to the output (the cpal
+//! callback, or the WAV writer), silence included, so the canceller sees what the speaker
+//! plays with the output's own timing. The tap only copies into a preallocated lock-free
+//! ring: the callback never allocates, locks or blocks. Resampling to 16 kHz happens on the
+//! capture side ([`RenderFeed`]), off the audio callback. A Playback restart opens a new tap
+//! ([`RenderLink::connect`]); the feed picks it up at its next frame.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sonora::high_pass_filter::HighPassFilter;
+use sonora_aec3::block::Block;
+use sonora_aec3::block_processor::BlockProcessor;
+use sonora_aec3::config::EchoCanceller3Config;
+
+use super::resample::StreamResampler;
+use crate::voice::{EchoCancelled, Frame, SAMPLE_RATE};
+
+/// AEC3's block: 4 ms at 16 kHz.
+pub const BLOCK: usize = 64;
+/// The adaptive filters' length in blocks: 40 (160 ms) instead of AEC3's 13 (52 ms).
+pub const FILTER_BLOCKS: usize = 40;
+/// AEC3 takes samples at 16-bit integer scale.
+const SCALE: f32 = 32_768.0;
+/// Seconds of output-rate audio the tap holds between the output callback and the capture
+/// side (more than the capture side ever lags; beyond it samples are dropped and counted).
+const TAP_SECS: u32 = 2;
+/// Render audio waiting for capture (16 kHz samples), at most: 1 s. The capture side takes
+/// what was played before each frame, so normally this holds one output callback's worth
+/// (more while the capture side catches up after a stall: its frames wait in a channel too,
+/// so that render must stay to keep the two streams aligned).
+const RENDER_BACKLOG: usize = SAMPLE_RATE as usize;
+/// Output-rate seconds of a new tap's backlog kept at the feed's first drain: what the output
+/// played before capture started cannot be in the microphone's frames, and would put AEC3's
+/// render buffer so far ahead that it overruns on every block.
+const FRESH_KEEP_SECS: f32 = 0.064;
+/// How often the ERLE is logged while hearth plays.
+pub const ERLE_LOG_EVERY: Duration = Duration::from_secs(10);
+/// A frame counts as "playing" for the ERLE when the render reference is above this RMS
+/// (−50 dBFS).
+const PLAYING_RMS: f32 = 0.003_16;
+/// Once the canceller has converged, how far below the playback level the residual of
+/// hearth's voice is taken to be (Listen's gate is lowered by this much): the cleaned
+/// output's ERLE once converged is 30 dB and more (down to the room's noise floor); 20 dB
+/// leaves room for a changing echo path.
+pub const AEC_CREDIT_DB: f32 = 20.0;
+/// Converged: over a window of this many playing frames (2 s), the linear filter alone took
+/// out at least [`CONVERGED_LINEAR_DB`]; no longer once a window shows less than
+/// [`DIVERGED_LINEAR_DB`] (the echo path changed, e.g. the output's latency jumped). Until
+/// then Listen gets the linear output and keeps its full playback gate (see
+/// [`EchoFilter::frame`]).
+const CONVERGE_WINDOW_FRAMES: u64 = 62;
+/// See [`CONVERGE_WINDOW_FRAMES`].
+const CONVERGED_LINEAR_DB: f64 = 12.0;
+/// See [`CONVERGE_WINDOW_FRAMES`]: two windows in a row (the user talking over hearth lowers
+/// one window's figure too).
+const DIVERGED_LINEAR_DB: f64 = 6.0;
+
+/// What the echo canceller refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum AecError {
+    /// A frame whose length is not a whole number of AEC3 blocks.
+    #[error("echo canceller: a frame of {0} samples; it takes whole 64-sample blocks at 16 kHz (hearth's frames are 512)")]
+    FrameSize(usize),
+}
+
+/// The echo canceller for 16 kHz mono: [`render`](Self::render) what was played,
+/// [`process`](Self::process) each captured frame. `Send`, so a task or actor can own it.
+pub struct EchoCanceller {
+    aec: BlockProcessor,
+    high_pass: HighPassFilter,
+    /// The high-passed frame (one channel, as the filter takes it).
+    hp: Vec<Vec<f32>>,
+    /// Played audio not yet given to AEC3 (16 kHz, at integer scale).
+    render: VecDeque<f32>,
+    render_block: Block,
+    capture_block: Block,
+    linear_block: Block,
+    clean: Vec<f32>,
+    linear: Vec<f32>,
+    /// Whether AEC3 has been given any render yet (until then it does not touch the
+    /// capture, and the input is passed on one block late here, as AEC3 does it after).
+    rendering: bool,
+    /// The previous high-passed block (scaled), for that.
+    held: [f32; BLOCK],
+    erle: ErleMeter,
+    /// The current convergence window, and whether the filter has converged.
+    window: ErleMeter,
+    converged: bool,
+    /// Windows in a row below [`DIVERGED_LINEAR_DB`].
+    poor_windows: u32,
+    /// For the debug log: render blocks given to AEC3, capture blocks, the most render
+    /// blocks one frame had waiting.
+    fed_blocks: u64,
+    capture_blocks: u64,
+    max_waiting: usize,
+}
+
+impl std::fmt::Debug for EchoCanceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EchoCanceller")
+            .field("render_pending", &self.render.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for EchoCanceller {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EchoCanceller {
+    /// A canceller with hearth's settings (AEC3's defaults, filters of [`FILTER_BLOCKS`],
+    /// linear output on).
+    pub fn new() -> EchoCanceller {
+        let mut config = EchoCanceller3Config::default();
+        config.filter.refined.length_blocks = FILTER_BLOCKS;
+        config.filter.coarse.length_blocks = FILTER_BLOCKS;
+        config.filter.export_linear_aec_output = true;
+        let rate = SAMPLE_RATE as usize;
+        EchoCanceller {
+            aec: BlockProcessor::new(&config, rate, 1, 1),
+            high_pass: HighPassFilter::new(SAMPLE_RATE as i32, 1),
+            hp: vec![Vec::with_capacity(crate::voice::FRAME_SAMPLES)],
+            render: VecDeque::with_capacity(RENDER_BACKLOG),
+            render_block: Block::new(1, 1),
+            capture_block: Block::new(1, 1),
+            linear_block: Block::new(1, 1),
+            clean: Vec::with_capacity(crate::voice::FRAME_SAMPLES),
+            linear: Vec::with_capacity(crate::voice::FRAME_SAMPLES),
+            rendering: false,
+            held: [0.0; BLOCK],
+            erle: ErleMeter::default(),
+            window: ErleMeter::default(),
+            converged: false,
+            poor_windows: 0,
+            fed_blocks: 0,
+            capture_blocks: 0,
+            max_waiting: 0,
+        }
+    }
+
+    /// What was played, 16 kHz mono in [-1, 1], in the order it reached the output. It is
+    /// given to AEC3 spread over the next captured frame's blocks.
+    pub fn render(&mut self, played: &[f32]) {
+        let over = (self.render.len() + played.len()).saturating_sub(RENDER_BACKLOG);
+        self.render.drain(..over.min(self.render.len()));
+        let skip = played.len().saturating_sub(RENDER_BACKLOG);
+        self.render
+            .extend(played[skip..].iter().map(|&s| s * SCALE));
+    }
+
+    /// Cleans one captured frame (16 kHz mono, a whole number of 64-sample blocks: hearth's
+    /// 512). Returns the cleaned frame and the linear filter's output, each as long as `mic`
+    /// and one block (4 ms) behind it: AEC3's own latency. Until something has been rendered,
+    /// both are the high-passed input (as late).
+    pub fn process(&mut self, mic: &[f32]) -> Result<(&[f32], &[f32]), AecError> {
+        if mic.is_empty() || !mic.len().is_multiple_of(BLOCK) {
+            return Err(AecError::FrameSize(mic.len()));
+        }
+        let blocks = mic.len() / BLOCK;
+        self.hp[0].clear();
+        self.hp[0].extend_from_slice(mic);
+        self.high_pass.process_channels(&mut self.hp);
+        self.clean.clear();
+        self.linear.clear();
+        // The render queued since the last frame goes in spread over this frame's blocks,
+        // so AEC3 sees render and capture alternate as they happened, not in bursts.
+        let available = self.render.len() / BLOCK;
+        self.max_waiting = self.max_waiting.max(available);
+        self.fed_blocks += available as u64;
+        self.capture_blocks += blocks as u64;
+        let mut fed = 0;
+        let mut render_energy = 0.0f64;
+        for i in 0..blocks {
+            let due = (available * (i + 1)).div_ceil(blocks);
+            while fed < due {
+                let dst = self.render_block.view_mut(0, 0);
+                for (d, s) in dst.iter_mut().zip(self.render.drain(..BLOCK)) {
+                    *d = s;
+                    render_energy += f64::from(s / SCALE).powi(2);
+                }
+                self.aec.buffer_render(&self.render_block);
+                self.rendering = true;
+                fed += 1;
+            }
+            let input = &self.hp[0][i * BLOCK..(i + 1) * BLOCK];
+            let raw = &mic[i * BLOCK..(i + 1) * BLOCK];
+            let saturated = raw.iter().any(|s| s.abs() >= 0.999);
+            for (d, &s) in self.capture_block.view_mut(0, 0).iter_mut().zip(input) {
+                *d = s * SCALE;
+            }
+            if self.rendering {
+                self.aec.process_capture(
+                    false,
+                    saturated,
+                    Some(&mut self.linear_block),
+                    &mut self.capture_block,
+                );
+            } else {
+                // nothing played yet: the input one block late, as AEC3 will pass it
+                let block = self.capture_block.view_mut(0, 0);
+                for (b, h) in block.iter_mut().zip(self.held.iter_mut()) {
+                    std::mem::swap(b, h);
+                }
+                self.linear_block.view_mut(0, 0).copy_from_slice(block);
+            }
+            self.clean
+                .extend(self.capture_block.view(0, 0).iter().map(|s| s / SCALE));
+            self.linear
+                .extend(self.linear_block.view(0, 0).iter().map(|s| s / SCALE));
+        }
+        let render_rms = if fed == 0 {
+            0.0
+        } else {
+            (render_energy / (fed * BLOCK) as f64).sqrt() as f32
+        };
+        self.erle
+            .add(render_rms, &self.hp[0], &self.clean, &self.linear);
+        self.window
+            .add(render_rms, &self.hp[0], &self.clean, &self.linear);
+        if self.window.frames >= CONVERGE_WINDOW_FRAMES {
+            let w = std::mem::take(&mut self.window);
+            let linear_db = 10.0 * (w.mic / w.linear.max(1e-12)).log10();
+            if !self.converged && linear_db >= CONVERGED_LINEAR_DB {
+                self.converged = true;
+                tracing::info!(
+                    linear_erle_db = format!("{linear_db:.1}"),
+                    "echo canceller converged: Listen's playback gate is lowered by {AEC_CREDIT_DB} dB"
+                );
+            }
+            self.poor_windows = if linear_db < DIVERGED_LINEAR_DB {
+                self.poor_windows + 1
+            } else {
+                0
+            };
+            if self.converged && self.poor_windows >= 2 {
+                self.converged = false;
+                tracing::info!(
+                    linear_erle_db = format!("{linear_db:.1}"),
+                    "echo canceller lost the echo: Listen's full playback gate until it converges again"
+                );
+            }
+        }
+        Ok((&self.clean, &self.linear))
+    }
+
+    /// The echo return loss enhancement measured since the last call (and the meter
+    /// restarted), over the frames during which something audible was played; `None` if
+    /// nothing was.
+    pub fn take_erle(&mut self) -> Option<Erle> {
+        let m = std::mem::take(&mut self.erle);
+        if m.frames == 0 || m.out <= 0.0 || m.linear <= 0.0 {
+            return None;
+        }
+        Some(Erle {
+            db: 10.0 * (m.mic / m.out).log10() as f32,
+            linear_db: 10.0 * (m.mic / m.linear).log10() as f32,
+            secs: m.samples as f32 / SAMPLE_RATE as f32,
+        })
+    }
+
+    /// Whether the linear filter is known to cancel this room's echo (see
+    /// [`CONVERGE_WINDOW_FRAMES`]).
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+
+    /// How far below the playback level the residual of hearth's voice is taken to be, dB:
+    /// 0 until the canceller has converged, then [`AEC_CREDIT_DB`].
+    pub fn credit_db(&self) -> f32 {
+        if self.converged {
+            AEC_CREDIT_DB
+        } else {
+            0.0
+        }
+    }
+
+    /// A new output (another echo path, another clock): convergence must be shown again.
+    pub fn reset_convergence(&mut self) {
+        self.converged = false;
+        self.poor_windows = 0;
+        self.window = ErleMeter::default();
+    }
+
+    /// The delay between render and capture AEC3 has estimated, ms.
+    pub fn delay_ms(&self) -> i32 {
+        self.aec.get_metrics().delay_ms
+    }
+}
+
+/// Echo return loss enhancement over a stretch of playback: microphone energy (high-passed)
+/// over output energy, in dB. The user's speech over the reply counts as part of both, so
+/// this is a lower bound of the canceller's own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Erle {
+    /// Of the cleaned output (linear filter and residual-echo suppression).
+    pub db: f32,
+    /// Of the linear filter's output alone.
+    pub linear_db: f32,
+    /// Seconds of playback it was measured over.
+    pub secs: f32,
+}
+
+/// Energies summed over the frames with audible render.
+#[derive(Debug, Default)]
+struct ErleMeter {
+    mic: f64,
+    out: f64,
+    linear: f64,
+    frames: u64,
+    samples: u64,
+}
+
+impl ErleMeter {
+    fn add(&mut self, render_rms: f32, mic: &[f32], out: &[f32], linear: &[f32]) {
+        if render_rms < PLAYING_RMS {
+            return;
+        }
+        let energy = |x: &[f32]| x.iter().map(|&s| f64::from(s) * f64::from(s)).sum::<f64>();
+        self.mic += energy(mic);
+        self.out += energy(out);
+        self.linear += energy(linear);
+        self.frames += 1;
+        self.samples += mic.len() as u64;
+    }
+}
+
+/// A tap's reading end and the output's sample rate.
+type NewTap = (rtrb::Consumer<f32>, u32);
+
+/// Where Playback's outputs get their [`RenderTap`] and the capture side its [`RenderFeed`]:
+/// cloned into both. Each output (a Playback restart opens a new one) connects anew.
+#[derive(Clone, Default)]
+pub struct RenderLink {
+    /// The newest tap's other end and its sample rate, until the feed takes it.
+    next: Arc<Mutex<Option<NewTap>>>,
+    /// Samples the taps could not hand on (the capture side fell behind by [`TAP_SECS`]).
+    dropped: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for RenderLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderLink")
+            .field("dropped", &self.dropped.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl RenderLink {
+    /// A link with no tap yet.
+    pub fn new() -> RenderLink {
+        RenderLink::default()
+    }
+
+    /// A tap for an output that plays at `rate` Hz (called when the output opens, not in its
+    /// callback: this allocates the ring). The feed switches to it at its next frame.
+    pub fn connect(&self, rate: u32) -> RenderTap {
+        let capacity = (rate.max(1) * TAP_SECS) as usize;
+        let (tx, rx) = rtrb::RingBuffer::new(capacity);
+        match self.next.lock() {
+            Ok(mut next) => *next = Some((rx, rate)),
+            Err(poisoned) => *poisoned.into_inner() = Some((rx, rate)),
+        }
+        RenderTap {
+            ring: tx,
+            dropped: Arc::clone(&self.dropped),
+        }
+    }
+
+    /// The capture side's end.
+    pub fn feed(&self) -> RenderFeed {
+        RenderFeed {
+            link: self.clone(),
+            ring: None,
+            resampler: None,
+            fresh: false,
+            chunk: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Everything in the newest tap, at the output's rate (tests).
+    #[cfg(test)]
+    pub(crate) fn take_tapped(&self) -> Vec<f32> {
+        let mut out = Vec::new();
+        if let Some((ring, _)) = self.next.lock().unwrap().as_mut() {
+            while let Ok(s) = ring.pop() {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// Samples dropped because the capture side did not take them in time.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// The output side's end: every sample the output plays, silence included. Never blocks,
+/// never allocates: what does not fit is dropped and counted.
+pub struct RenderTap {
+    ring: rtrb::Producer<f32>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl RenderTap {
+    /// Samples that were played.
+    pub fn push(&mut self, played: &[f32]) {
+        let n = self.ring.slots().min(played.len());
+        if let Ok(chunk) = self.ring.write_chunk_uninit(n) {
+            chunk.fill_from_iter(played[..n].iter().copied());
+        }
+        self.count_dropped(played.len() - n);
+    }
+
+    /// `n` samples of silence were played.
+    pub fn push_silence(&mut self, n: usize) {
+        let fit = self.ring.slots().min(n);
+        if let Ok(chunk) = self.ring.write_chunk_uninit(fit) {
+            chunk.fill_from_iter(std::iter::repeat(0.0));
+        }
+        self.count_dropped(n - fit);
+    }
+
+    fn count_dropped(&self, n: usize) {
+        if n > 0 {
+            self.dropped.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The capture side's end of the render tap: takes what was played, resamples it to
+/// 16 kHz and hands it to the canceller.
+pub struct RenderFeed {
+    link: RenderLink,
+    ring: Option<rtrb::Consumer<f32>>,
+    resampler: Option<StreamResampler>,
+    /// The ring was just connected: its backlog goes at the first drain.
+    fresh: bool,
+    chunk: Vec<f32>,
+    out: Vec<f32>,
+}
+
+impl RenderFeed {
+    /// Everything played since the last call, into `aec`.
+    pub fn drain_into(&mut self, aec: &mut EchoCanceller) {
+        if let Ok(mut next) = self.link.next.try_lock() {
+            if let Some((ring, rate)) = next.take() {
+                match StreamResampler::new(rate, SAMPLE_RATE) {
+                    Ok(r) => {
+                        self.ring = Some(ring);
+                        self.resampler = Some(r);
+                        self.fresh = true;
+                        aec.reset_convergence();
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "echo cancellation: the output's rate cannot be resampled; the canceller gets no reference");
+                        self.ring = None;
+                    }
+                }
+            }
+        }
+        let (Some(ring), Some(resampler)) = (self.ring.as_mut(), self.resampler.as_mut()) else {
+            return;
+        };
+        let mut n = ring.slots();
+        if std::mem::take(&mut self.fresh) {
+            let keep = (resampler.from_rate() as f32 * FRESH_KEEP_SECS) as usize;
+            if let Ok(stale) = ring.read_chunk(n.saturating_sub(keep)) {
+                stale.commit_all();
+            }
+            n = ring.slots();
+        }
+        if n == 0 {
+            return;
+        }
+        self.chunk.clear();
+        if let Ok(chunk) = ring.read_chunk(n) {
+            let (a, b) = chunk.as_slices();
+            self.chunk.extend_from_slice(a);
+            self.chunk.extend_from_slice(b);
+            chunk.commit_all();
+        }
+        self.out.clear();
+        if let Err(e) = resampler.push(&self.chunk, &mut self.out) {
+            tracing::warn!(error = %e, "echo cancellation: resampling the render reference failed");
+            return;
+        }
+        aec.render(&self.out);
+    }
+}
+
+/// The canceller as the capture side runs it: each [`Frame`] in, the frame cleaned out (its
+/// `echo` set), the render reference drained before each, the ERLE logged every
+/// [`ERLE_LOG_EVERY`] while hearth plays.
+pub struct EchoFilter {
+    aec: EchoCanceller,
+    feed: RenderFeed,
+    last_log: Instant,
+    last_debug: Instant,
+    dropped_logged: u64,
+}
+
+impl EchoFilter {
+    /// A filter whose reference comes through `link`.
+    pub fn new(link: &RenderLink) -> EchoFilter {
+        EchoFilter {
+            aec: EchoCanceller::new(),
+            feed: link.feed(),
+            last_log: Instant::now(),
+            last_debug: Instant::now(),
+            dropped_logged: 0,
+        }
+    }
+
+    /// One captured frame, cleaned (a frame of the wrong size passes unchanged, logged).
+    pub fn frame(&mut self, frame: Frame) -> Frame {
+        self.feed.drain_into(&mut self.aec);
+        let processed = self
+            .aec
+            .process(&frame.samples)
+            .map(|(clean, linear)| (Arc::<[f32]>::from(clean), Arc::<[f32]>::from(linear)));
+        let out = match processed {
+            Ok((clean, linear)) => {
+                // Listen and speech recognition: the suppressed output once the filter has
+                // converged; before, the linear output (the microphone less what the filter
+                // predicts, never suppressed), since AEC3's suppressor, working from a rough
+                // echo estimate, also took the user's voice over a reply in a room without
+                // echo: never worse than without the canceller
+                let samples = if self.aec.converged() {
+                    clean
+                } else {
+                    Arc::clone(&linear)
+                };
+                Frame {
+                    samples,
+                    echo: Some(EchoCancelled {
+                        linear,
+                        credit_db: self.aec.credit_db(),
+                    }),
+                    ..frame
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "frame passed without echo cancellation");
+                frame
+            }
+        };
+        if self.last_debug.elapsed() >= Duration::from_secs(1) {
+            self.last_debug = Instant::now();
+            tracing::debug!(
+                render_blocks = self.aec.fed_blocks,
+                capture_blocks = self.aec.capture_blocks,
+                max_waiting = self.aec.max_waiting,
+                delay_ms = self.aec.delay_ms(),
+                "echo canceller"
+            );
+            self.aec.fed_blocks = 0;
+            self.aec.capture_blocks = 0;
+            self.aec.max_waiting = 0;
+        }
+        if self.last_log.elapsed() >= ERLE_LOG_EVERY {
+            self.last_log = Instant::now();
+            if let Some(erle) = self.aec.take_erle() {
+                tracing::info!(
+                    erle_db = format!("{:.1}", erle.db),
+                    linear_erle_db = format!("{:.1}", erle.linear_db),
+                    playing_s = format!("{:.1}", erle.secs),
+                    delay_ms = self.aec.delay_ms(),
+                    "echo cancellation"
+                );
+            }
+            let dropped = self.feed.link.dropped();
+            if dropped > self.dropped_logged {
+                tracing::warn!(
+                    samples = dropped - self.dropped_logged,
+                    "echo cancellation: render reference dropped (the capture side fell behind)"
+                );
+                self.dropped_logged = dropped;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::voice::FRAME_SAMPLES;
+
+    /// Allocations made on the current thread while counting is on.
+    mod alloc_count {
+        use std::alloc::{GlobalAlloc, Layout, System};
+        use std::cell::Cell;
+
+        pub struct Counting;
+
+        thread_local! {
+            static ON: Cell<bool> = const { Cell::new(false) };
+            static COUNT: Cell<u64> = const { Cell::new(0) };
+        }
+
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+                let _ = ON.try_with(|on| {
+                    if on.get() {
+                        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+                    }
+                });
+                // SAFETY: the caller's layout is passed on unchanged
+                unsafe { System.alloc(layout) }
+            }
+
+            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+                // SAFETY: the pointer came from System.alloc with this layout
+                unsafe { System.dealloc(ptr, layout) }
+            }
+        }
+
+        pub fn count(f: impl FnOnce()) -> u64 {
+            COUNT.with(|c| c.set(0));
+            ON.with(|on| on.set(true));
+            f();
+            ON.with(|on| on.set(false));
+            COUNT.with(|c| c.get())
+        }
+    }
+
+    #[global_allocator]
+    static ALLOC: alloc_count::Counting = alloc_count::Counting;
+
+    /// How many heap allocations `f` makes on this thread.
+    pub(crate) fn allocations(f: impl FnOnce()) -> u64 {
+        alloc_count::count(f)
+    }
+
+    /// A deterministic noise source (xorshift), uniform in [-1, 1).
+    struct Noise(u64);
+
+    impl Noise {
+        fn next(&mut self) -> f32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        }
+    }
+
+    /// A far end that sounds like speech to AEC3: noise shaped by a slow syllable envelope
+    /// and a two-pole resonance, at about −20 dBFS.
+    fn far_end(n: usize) -> Vec<f32> {
+        let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
+        let (mut y1, mut y2) = (0.0f32, 0.0f32);
+        (0..n)
+            .map(|i| {
+                let t = i as f32 / SAMPLE_RATE as f32;
+                let env = 0.55 + 0.45 * (std::f32::consts::TAU * 3.0 * t).sin();
+                let y = noise.next() + 1.6 * y1 - 0.8 * y2;
+                y2 = y1;
+                y1 = y;
+                0.04 * env * y
+            })
+            .collect()
+    }
+
+    /// The room: a direct path after `delay` samples at `gain`, then a decaying noise tail
+    /// (60 dB over 150 ms) 10 dB below it.
+    fn echo_path(delay: usize, gain: f32) -> Vec<f32> {
+        let tail = SAMPLE_RATE as usize * 150 / 1000;
+        let mut noise = Noise(42);
+        let mut h = vec![0.0; delay + 1 + tail];
+        h[delay] = gain;
+        for k in 1..=tail {
+            let decay = 10f32.powf(-3.0 * k as f32 / tail as f32);
+            h[delay + k] += gain * 0.316 * 0.1 * decay * noise.next();
+        }
+        h
+    }
+
+    fn convolve(x: &[f32], h: &[f32]) -> Vec<f32> {
+        let taps: Vec<(usize, f32)> = h
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, v)| *v != 0.0)
+            .collect();
+        (0..x.len())
+            .map(|n| {
+                taps.iter()
+                    .filter(|(k, _)| *k <= n)
+                    .map(|(k, v)| v * x[n - k])
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn energy(x: &[f32]) -> f64 {
+        x.iter().map(|&s| f64::from(s) * f64::from(s)).sum()
+    }
+
+    #[test]
+    fn a_delayed_attenuated_echo_with_a_tail_is_removed_by_more_than_20_db() {
+        let secs = 12;
+        let far = far_end(SAMPLE_RATE as usize * secs);
+        // 60 ms to the microphone, 3 dB down
+        let mic = convolve(&far, &echo_path(960, 0.7));
+        let mut aec = EchoCanceller::new();
+        let (mut mic_e, mut out_e, mut lin_e) = (0.0, 0.0, 0.0);
+        for (i, (f, m)) in far
+            .chunks(FRAME_SAMPLES)
+            .zip(mic.chunks(FRAME_SAMPLES))
+            .enumerate()
+        {
+            aec.render(f);
+            let (clean, linear) = aec.process(m).unwrap();
+            assert_eq!((clean.len(), linear.len()), (FRAME_SAMPLES, FRAME_SAMPLES));
+            // after 6 s of convergence
+            if i * FRAME_SAMPLES >= 6 * SAMPLE_RATE as usize {
+                mic_e += energy(m);
+                out_e += energy(clean);
+                lin_e += energy(linear);
+            }
+        }
+        let erle = 10.0 * (mic_e / out_e).log10();
+        let linear_erle = 10.0 * (mic_e / lin_e).log10();
+        assert!(erle > 20.0, "ERLE {erle:.1} dB");
+        // the linear filter alone takes most of it too
+        assert!(linear_erle > 10.0, "linear ERLE {linear_erle:.1} dB");
+        let measured = aec.take_erle().unwrap();
+        assert!(measured.db > 20.0, "{measured:?}");
+        // converged: Listen may lower its gate
+        assert_eq!(aec.credit_db(), AEC_CREDIT_DB);
+    }
+
+    #[test]
+    fn with_nothing_played_the_near_end_passes_unchanged() {
+        // a user speaking (the kitchen fixture), nobody else
+        let kitchen = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/audio/kitchen.wav");
+        let near = crate::audio::wav::read_16k_mono(kitchen).unwrap();
+        let near = &near[..near.len() / FRAME_SAMPLES * FRAME_SAMPLES];
+        // what the canceller's own high-pass filter alone makes of it
+        let mut hp = HighPassFilter::new(SAMPLE_RATE as i32, 1);
+        let mut reference = vec![near.to_vec()];
+        hp.process_channels(&mut reference);
+        let reference = &reference[0];
+        for silence_rendered in [false, true] {
+            let mut aec = EchoCanceller::new();
+            let mut out = Vec::new();
+            for f in near.chunks(FRAME_SAMPLES) {
+                if silence_rendered {
+                    aec.render(&[0.0; FRAME_SAMPLES]);
+                }
+                let (clean, linear) = aec.process(f).unwrap();
+                assert_eq!(clean.len(), linear.len());
+                out.extend_from_slice(clean);
+            }
+            // the speech keeps its level (the high-pass filter takes only what is below
+            // speech) ...
+            let gain_db = 10.0 * (energy(&out) / energy(near)).log10();
+            assert!(
+                gain_db.abs() < 1.0,
+                "gain {gain_db:.2} dB (rendered silence: {silence_rendered})"
+            );
+            // ... and differs from the high-passed input, one block later, by less than -30 dB
+            // (one block behind: the canceller's latency)
+            let diff: Vec<f32> = out[BLOCK..]
+                .iter()
+                .zip(reference)
+                .map(|(a, b)| a - b)
+                .collect();
+            let err_db = 10.0 * (energy(&diff) / energy(reference)).log10();
+            assert!(
+                err_db < -30.0,
+                "difference {err_db:.1} dB (rendered silence: {silence_rendered})"
+            );
+            assert!(aec.take_erle().is_none());
+        }
+    }
+
+    #[test]
+    fn a_frame_that_is_not_whole_blocks_is_refused() {
+        let mut aec = EchoCanceller::new();
+        assert!(matches!(
+            aec.process(&[0.0; 100]),
+            Err(AecError::FrameSize(100))
+        ));
+        assert!(matches!(aec.process(&[]), Err(AecError::FrameSize(0))));
+        assert!(aec.process(&[0.0; 128]).is_ok());
+    }
+
+    #[test]
+    fn the_tap_never_allocates_and_drops_what_does_not_fit() {
+        let link = RenderLink::new();
+        let mut tap = link.connect(1000);
+        let played = [0.25f32; 300];
+        let n = allocations(|| {
+            for _ in 0..6 {
+                tap.push(&played);
+                tap.push_silence(100);
+            }
+        });
+        assert_eq!(n, 0, "the tap allocated");
+        // 2 s at 1 kHz fit, the rest was dropped and counted
+        assert_eq!(link.dropped(), 6 * 400 - 2000);
+        // the feed's first drain drops the backlog from before capture started ...
+        let mut feed = link.feed();
+        let mut aec = EchoCanceller::new();
+        feed.drain_into(&mut aec);
+        assert_eq!(aec.render.len(), 0);
+        // ... and then takes what is played, resampled to 16 kHz
+        tap.push(&[0.25; 1500]);
+        feed.drain_into(&mut aec);
+        assert!(aec.render.len() > 8_000, "{}", aec.render.len());
+        assert!(aec.render.len() <= RENDER_BACKLOG);
+    }
+
+    #[test]
+    fn the_filter_switches_to_a_new_tap_and_cleans_frames() {
+        let link = RenderLink::new();
+        let mut filter = EchoFilter::new(&link);
+        let frame = |start: u64| Frame {
+            samples: vec![0.01f32; FRAME_SAMPLES].into(),
+            echo: None,
+            start,
+            at: Instant::now(),
+        };
+        let out = filter.frame(frame(0));
+        assert_eq!(out.start, 0);
+        assert_eq!(out.samples.len(), FRAME_SAMPLES);
+        let echo = out.echo.as_ref().unwrap();
+        assert_eq!(echo.linear.len(), FRAME_SAMPLES);
+        // nothing played: no credit for Listen
+        assert_eq!(echo.credit_db, 0.0);
+        // a restarted output: its tap replaces the first one
+        let _old = link.connect(48_000);
+        let mut new = link.connect(16_000);
+        new.push(&[0.1; 1024]);
+        let _ = filter.frame(frame(512));
+        assert!(filter.feed.ring.is_some());
+        assert_eq!(
+            filter.feed.resampler.as_ref().map(|r| r.from_rate()),
+            Some(16_000)
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! Echo cancellation end to end through `hearth run` on PulseAudio null sinks where hearth
+//! hears itself: a loopback carries the `speaker` sink's monitor (what hearth plays) into the
+//! `room` sink (what its microphone, `room.monitor`, hears) at unity gain, 60 ms late.
+//!
+//! With echo cancellation on (the default for sound devices), hearth's own long reply coming
+//! back through its microphone makes no turn and no wake word, and no utterance once the
+//! canceller has converged; and "Alexa" said
+//! over such a reply, as loud as the reply itself, is heard and stops it; the request after it
+//! makes the next turn. The ERLE hearth logs while playing is printed (and must be real).
+
+use super::*;
+use common::daemon::bus_tool;
+
+/// RMS of the 32 ms frames above −40 dBFS: the active level of speech.
+fn active_rms(samples: &[f32]) -> f32 {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for f in samples.chunks(512) {
+        let e: f64 = f.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
+        if (e / f.len() as f64).sqrt() > 0.01 {
+            sum += e;
+            n += f.len();
+        }
+    }
+    (sum / n.max(1) as f64).sqrt() as f32
+}
+
+/// `input` scaled to the active level of `like`, written to `out`.
+fn at_level_of(input: &Path, like: &Path, out: &Path) {
+    let clip = hearth::audio::wav::read_mono(input).unwrap();
+    let reference = hearth::audio::wav::read_mono(like).unwrap();
+    let gain = active_rms(&reference.samples) / active_rms(&clip.samples);
+    let peak = clip.samples.iter().fold(0f32, |m, s| m.max(s.abs()));
+    assert!(peak * gain < 1.0, "{} would clip", input.display());
+    let mut sink = hearth::audio::wav::WavSink::create(out, clip.rate).unwrap();
+    let scaled: Vec<f32> = clip.samples.iter().map(|s| s * gain).collect();
+    sink.write_f32(&scaled).unwrap();
+    sink.finalize().unwrap();
+    eprintln!(
+        "{}: {:.1} dB to the level of {}",
+        input.display(),
+        20.0 * gain.log10(),
+        like.display()
+    );
+}
+
+/// The `name=value` field of a log line, as a number.
+fn field(line: &str, name: &str) -> Option<f32> {
+    let at = line.find(&format!("{name}="))? + name.len() + 1;
+    let rest = line[at..].trim_start_matches('"');
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+#[test]
+fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let pulse = pulse_server();
+    let loopback = Command::new("pactl")
+        .args([
+            "load-module",
+            "module-loopback",
+            "source=speaker.monitor",
+            "sink=room",
+            "latency_msec=60",
+            // a fixed rate: both null sinks run on the same clock, as a loudspeaker and a
+            // microphone on one sound card do (the loopback's rate adjustment otherwise
+            // drifts the echo by ~0.5 % while it settles)
+            "adjust_time=0",
+        ])
+        .envs(pulse.env.iter().cloned())
+        .output()
+        .expect("pactl runs (pulseaudio-utils)");
+    assert!(
+        loopback.status.success(),
+        "the loopback did not load: {}",
+        String::from_utf8_lossy(&loopback.stderr)
+    );
+    let bus = PrivateBus::start();
+    let dir = pulse.dir.join("aec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools = tools_with_a_story(&dir);
+    let read = dir.join("read.wav");
+    speak_to_wav(&models, "Read me the story.", &read);
+    // the reply as hearth will play it, for its level: the user says "Alexa" as loud
+    let story = dir.join("story.wav");
+    speak_to_wav(&models, STORY, &story);
+    let alexa = dir.join("alexa-equal.wav");
+    at_level_of(&shared().join("audio/alexa.wav"), &story, &alexa);
+    let config = dir.join("hearth.toml");
+    std::fs::write(&config, "[audio]\necho_cancel = true\n").unwrap();
+
+    let state = dir.join("state");
+    let mut env = pulse.env.clone();
+    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    if let Ok(log) = std::env::var("HEARTH_E2E_LOG") {
+        env.push(("HEARTH_LOG".into(), log));
+    }
+    let mut live = Live::start(
+        &[
+            "--config".into(),
+            config.display().to_string(),
+            "--wake".into(),
+            "alexa".into(),
+            "--tools".into(),
+            tools.display().to_string(),
+            "--bus".into(),
+            "session".into(),
+            "--mic".into(),
+            "pulseaudio:room.monitor".into(),
+            "--speaker".into(),
+            "pulseaudio:speaker".into(),
+        ],
+        &env,
+        &state,
+    );
+    live.wait_log("echo cancellation on", Duration::from_secs(300));
+    live.wait_log("listening source=", Duration::from_secs(300));
+    std::thread::sleep(Duration::from_secs(1));
+    let listen = [
+        "call",
+        "io.hearth.Agent1",
+        "/io/hearth/Agent",
+        "io.hearth.Agent1",
+        "Listen",
+    ];
+
+    // (a) the whole story plays back into the microphone: no utterance, no wake word, and
+    // the turn is not interrupted; nothing follows it
+    let (ok, _, err) = bus_tool(&bus, &listen);
+    assert!(ok, "Listen() failed: {err}");
+    pulse.say(&read);
+    live.wait_log("speaking", Duration::from_secs(120));
+    let from = live.log_tail.len();
+    let turn = live.next_turn(Duration::from_secs(120));
+    let ran_story = turn["turn"]["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["calls"].as_array().unwrap())
+        .any(|c| c["name"] == "read_story");
+    assert!(ran_story, "{turn}");
+    assert_eq!(turn["interrupted"], false, "{turn}");
+    assert!(
+        live.turns.recv_timeout(Duration::from_secs(6)).is_err(),
+        "hearth's own voice made a turn"
+    );
+    live.drain_log();
+    let during: Vec<&String> = live.log_tail[from..].iter().collect();
+    let woke: Vec<&&String> = during
+        .iter()
+        .filter(|l| l.contains("wake word wake_word="))
+        .collect();
+    assert!(woke.is_empty(), "hearth's own reply woke it:\n{woke:#?}");
+    // once the canceller has converged, hearth's voice makes no utterance at all (before,
+    // Listen gets the linear output and its full playback gate: what it had without echo
+    // cancellation, which a reply coming back at unity gain can pass)
+    let converged = during
+        .iter()
+        .position(|l| l.contains("echo canceller converged"));
+    let utterances = |lines: &[&String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.contains(": utterance "))
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let before = utterances(&during[..converged.unwrap_or(during.len())]);
+    eprintln!(
+        "converged: {}; utterances of hearth's own voice before: {}",
+        converged.is_some(),
+        before.len()
+    );
+    let converged = converged.expect("the canceller did not converge during a 20 s reply");
+    let after = utterances(&during[converged..]);
+    assert!(after.is_empty(), "hearth heard its own reply:\n{after:#?}");
+    let erle: Vec<(f32, f32)> = during
+        .iter()
+        .filter(|l| l.contains("echo cancellation erle_db="))
+        .filter_map(|l| Some((field(l, "erle_db")?, field(l, "linear_erle_db")?)))
+        .collect();
+    eprintln!("ERLE while hearth read the story (dB, suppressed / linear): {erle:?}");
+    assert!(!erle.is_empty(), "no ERLE was logged during a 20 s reply");
+    assert!(
+        erle.iter().any(|(db, _)| *db >= 20.0),
+        "the echo was not cancelled: {erle:?}"
+    );
+
+    // (b) the story again; "Alexa, turn on the kitchen light." said over it at the reply's
+    // own level once the canceller has settled: the wake word is heard, the reply stops and
+    // the request is answered
+    let (ok, _, err) = bus_tool(&bus, &listen);
+    assert!(ok, "Listen() failed: {err}");
+    pulse.say(&read);
+    live.wait_log("speaking", Duration::from_secs(120));
+    live.drain_log();
+    let from = live.log_tail.len();
+    // (the output's latency may have moved between the replies: time to converge again).
+    // The wake word is said up to three times, as a person would when not answered: over
+    // the raw microphone the model heard it 1 time in 42 at this level, over the linear
+    // output about 36 in 42 (/work/research/aec-eval/REPORT.md)
+    std::thread::sleep(Duration::from_secs(6));
+    let mut said = 0;
+    let woke = loop {
+        pulse.say(&alexa);
+        said += 1;
+        std::thread::sleep(Duration::from_secs(2));
+        live.drain_log();
+        let woke = live.log_tail[from..]
+            .iter()
+            .any(|l| l.contains("wake word wake_word=Alexa"));
+        if woke || said == 3 {
+            break woke;
+        }
+    };
+    eprintln!("\"Alexa\" said {said} time(s) over the reply: heard {woke}");
+    assert!(woke, "{:#?}", &live.log_tail[from..]);
+    live.wait_log(
+        "addressed over the reply: stopping it",
+        Duration::from_secs(10),
+    );
+    let stopped = live.next_turn(Duration::from_secs(60));
+    assert_eq!(stopped["interrupted"], true, "{stopped}");
+    // the request after the wake word becomes the next turn; what whisper (tiny.en) makes of
+    // words said over the end of the reply varies ("I'm the kitchen, Mike." in one run), so
+    // that the light went on is reported, not required
+    let request = live.next_turn(Duration::from_secs(120));
+    assert_eq!(request["interrupted"], false, "{request}");
+    eprintln!(
+        "the request over the reply was heard as {} and ran {:?}",
+        request["heard"],
+        calls(&request)
+    );
+}
