@@ -392,10 +392,20 @@ impl<'a> Conductor<'a> {
             None => heard.text,
         };
         if stop::is_stop(&text) {
-            // nothing is being said or done between turns: "stop" never reaches the model
+            // nothing is being said or done between turns: "stop" never reaches the model,
+            // and is reported as heard, with no reply
             tracing::info!(heard = %text, "stop, with nothing to stop");
+            self.publish(Event::Heard { text: text.clone() });
             self.activity(self.between_turns());
-            return None;
+            return Some(VoiceTurn {
+                heard: text,
+                turn: None,
+                error: None,
+                interrupted: false,
+                timings_ms: timings,
+                start_s: span.0,
+                end_s: span.1,
+            });
         }
         if text.is_empty() {
             if wake_word.is_some() {

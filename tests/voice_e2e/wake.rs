@@ -100,6 +100,30 @@ fn only_the_addressed_request(tag: &str, wake: &str) {
     assert_kitchen_on(&run.turns[0], &run.state);
 }
 
+/// "Never mind." between turns (every utterance a request here) never reaches the model:
+/// the turn is reported as heard, with no reply and no call.
+#[test]
+fn a_stop_phrase_between_turns_is_answered_with_silence() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let dir = scratch("wake-never-mind-scene");
+    let said = dir.join("never-mind.wav");
+    speak_to_wav(&models, "Never mind.", &said);
+    let run = hearth_run_with(said.to_str().unwrap(), "never-mind", &[]);
+    assert!(
+        run.log.contains("stop, with nothing to stop"),
+        "{}",
+        run.log
+    );
+    assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
+    let t = &run.turns[0];
+    assert!(t["turn"].is_null(), "the model was asked: {t}");
+    assert!(t["error"].is_null(), "{t}");
+    assert!(calls(t).is_empty(), "{t}");
+}
+
 /// The demo's request with the default wake word, okay_nabu (that it is the default, with no
 /// flag and no `[listen] wake`, `hearth doctor`'s test shows): "Okay Nabu, turn on the
 /// kitchen light." spoken by espeak-ng, as `scripts/demo` makes it.
