@@ -253,6 +253,10 @@ impl<'a> Conductor<'a> {
             }
             self.drain_wake();
             if let Some(u) = self.pending.pop_front() {
+                if self.muted() {
+                    tracing::debug!("muted: an utterance heard during the turn is dropped");
+                    continue;
+                }
                 match self.addressed(u) {
                     Some(u) => return Some(u),
                     None => continue,
@@ -537,31 +541,33 @@ impl<'a> Conductor<'a> {
                         self.addressed_over_reply(&mut state);
                     }
                     match l {
-                    Some(ListenEvent::BargeIn { .. }) if self.settings.attention.wake_words() => {
-                        tracing::debug!("speech over the reply, without the wake word: it plays on");
-                    }
-                    Some(ListenEvent::BargeIn { .. }) => {
-                        tracing::info!("barge-in: stopping the reply");
-                        self.stop_reply();
-                        state.on_barge_in();
-                    }
-                    Some(ListenEvent::End) => self.ended = self.settings.once,
-                    Some(ListenEvent::Utterance(u)) => self.pending.push_back(u),
-                    Some(ListenEvent::Pause(u)) if stop::is_short(&u) && !state.interrupted() => {
-                        // a later pause with nothing more said: the check under way holds
-                        let same = stop_check
-                            .as_ref()
-                            .is_some_and(|c| c.speech == (u.start, u.speech_end));
-                        if !same {
-                            if let Some(old) = stop_check.take() {
-                                old.task.abort();
-                            }
-                            stop_check = Some(self.check_for_stop(u));
+                        Some(ListenEvent::BargeIn { .. }) if self.settings.attention.wake_words() => {
+                            tracing::debug!("speech over the reply, without the wake word: it plays on");
                         }
-                    }
-                    // recognised once it is an utterance, after this turn
-                    Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
-                    None => self.listen_open = false,
+                        Some(ListenEvent::BargeIn { .. }) => {
+                            tracing::info!("barge-in: stopping the reply");
+                            self.stop_reply();
+                            state.on_barge_in();
+                        }
+                        Some(ListenEvent::End) => self.ended = self.settings.once,
+                        Some(ListenEvent::Utterance(u)) => self.pending.push_back(u),
+                        Some(ListenEvent::Pause(u))
+                            if stop::is_short(&u) && !state.interrupted() && !self.muted() =>
+                        {
+                            // a later pause with nothing more said: the check under way holds
+                            let same = stop_check
+                                .as_ref()
+                                .is_some_and(|c| c.speech == (u.start, u.speech_end));
+                            if !same {
+                                if let Some(old) = stop_check.take() {
+                                    old.task.abort();
+                                }
+                                stop_check = Some(self.check_for_stop(u));
+                            }
+                        }
+                        // recognised once it is an utterance, after this turn
+                        Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
+                        None => self.listen_open = false,
                     }
                 }
                 Some(w) = next_wake(&mut self.out.wake) => {
