@@ -82,6 +82,17 @@ impl Utterance {
         self.samples.len() as f64 / f64::from(SAMPLE_RATE)
     }
 
+    /// When the input-clock sample `at` (within or before the utterance) was captured, on
+    /// the wall clock: the last sample was at `endpointed_at`. Exact for a live input or a
+    /// WAV paced in real time.
+    pub fn wall_time(&self, at: u64) -> Instant {
+        let end = self.start + self.samples.len() as u64;
+        let secs = end.saturating_sub(at) as f64 / f64::from(SAMPLE_RATE);
+        self.endpointed_at
+            .checked_sub(std::time::Duration::from_secs_f64(secs))
+            .unwrap_or(self.endpointed_at)
+    }
+
     /// The samples as 16-bit PCM (what the Wyoming protocol carries).
     pub fn pcm16(&self) -> Vec<i16> {
         self.samples.iter().map(|&s| f32_to_i16(s)).collect()

@@ -123,6 +123,18 @@ use template::Token;
 pub use follow_up::Before;
 pub use template::MAX_FORMS;
 
+/// The words of `text` as intents compare them: lower case, punctuation gone, apostrophes
+/// inside words kept ("that's", also when written `’`).
+pub fn words(text: &str) -> Vec<String> {
+    normalize::pieces(text)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Word(w) => Some(w.key),
+            Piece::Break => None,
+        })
+        .collect()
+}
+
 /// The most words a request may have for intents to try it.
 pub const MAX_WORDS: usize = 40;
 

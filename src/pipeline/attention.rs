@@ -157,7 +157,7 @@ impl Attention {
             }
         }
         match self.window {
-            Some(w) if w.holds(started_at(u)) => Admit::Whole,
+            Some(w) if w.holds(u.wall_time(u.start)) => Admit::Whole,
             _ => Admit::Drop("not addressed to hearth (no wake word)"),
         }
     }
@@ -183,14 +183,6 @@ impl Attention {
         }
         verdict
     }
-}
-
-/// When `u` began on the wall clock: it was endpointed at its last sample.
-fn started_at(u: &Utterance) -> Instant {
-    let secs = u.samples.len() as f64 / f64::from(SAMPLE_RATE);
-    u.endpointed_at
-        .checked_sub(Duration::from_secs_f64(secs))
-        .unwrap_or(u.endpointed_at)
 }
 
 /// The request in `u` from the input-clock index `from` on (what follows a wake word).

@@ -181,12 +181,7 @@ impl<'a> Conductor<'a> {
 
     /// Recognise `u` (speech during a reply) to see whether it is "stop".
     fn check_for_stop(&self, u: Utterance) -> StopCheck {
-        // the speech ended this long before the pause was reported
-        let tail = (u.start + u.samples.len() as u64).saturating_sub(u.speech_end);
-        let speech_ended = u
-            .endpointed_at
-            .checked_sub(std::time::Duration::from_secs_f64(on_input_clock(tail)))
-            .unwrap_or(u.endpointed_at);
+        let speech_ended = u.wall_time(u.speech_end);
         let stt = self.stages.stt.clone();
         StopCheck {
             speech: (u.start, u.speech_end),

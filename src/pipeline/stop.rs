@@ -57,28 +57,12 @@ pub fn is_stop_over_reply(text: &str) -> bool {
     }
 }
 
-/// The words of `text` without the filler around a stop phrase.
+/// The words of `text` (as intents compare them) without the filler around a stop phrase.
 fn kept_words(text: &str) -> Vec<String> {
-    normalise(text)
-        .split(' ')
-        .filter(|w| !w.is_empty() && !FILLER.contains(w))
-        .map(String::from)
+    crate::intent::words(text)
+        .into_iter()
+        .filter(|w| !FILLER.contains(&w.as_str()))
         .collect()
-}
-
-/// Lowercase words with inner apostrophes kept, everything else a space.
-fn normalise(text: &str) -> String {
-    let lowered: String = text
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '\'' || c == '’' {
-                c.to_lowercase().next().unwrap_or(c)
-            } else {
-                ' '
-            }
-        })
-        .collect();
-    lowered.replace('’', "'")
 }
 
 #[cfg(test)]
