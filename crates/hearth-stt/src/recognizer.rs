@@ -18,8 +18,9 @@
 //! row), there are two ways out. If decoding ran to the token cap and the whole transcript is
 //! one phrase said over and over from its first word (every such loop seen on the fixtures:
 //! whisper heard the command, then started it again, more times than the audio could hold),
-//! that phrase is the transcript: no second decode ([`Transcription::collapsed`]). Otherwise
-//! the utterance is decoded again with twice the window, then with the full window: each costs
+//! that phrase is the transcript: no second decode ([`Transcription::collapsed`]). A loop of a
+//! single word is whisper stuck on the first word instead, and like every other case the
+//! utterance is decoded again with twice the window, then with the full window: each costs
 //! more, but only then.
 //!
 //! The loop does not always run to the cap: after the command, whisper weighs the end of the
@@ -482,6 +483,10 @@ pub enum Step {
 /// phrase: then the text is more than the audio could hold. A transcript that repeats itself
 /// short of the cap may be what was said ("thank you, thank you"), so it is decoded again with
 /// a wider window (twice this one, at most `full`), and with the full window it stands.
+///
+/// A loop of one word ("Read Read Read …" for "Read me the story.", seen on a Piper take in
+/// CI) is whisper stuck on the first word, not the command said again: it is decoded again
+/// with a wider window, and cut to the word only when the window is already full.
 pub fn next_step(
     text: &str,
     n_tokens: usize,
@@ -494,7 +499,9 @@ pub fn next_step(
     }
     if reached_cap(n_tokens, max_tokens) {
         if let Some(phrase) = repeated_phrase(text) {
-            return Step::Collapse(phrase);
+            if phrase.split_whitespace().nth(1).is_some() || audio_ctx >= full {
+                return Step::Collapse(phrase);
+            }
         }
     }
     if audio_ctx >= full {
@@ -707,6 +714,13 @@ mod tests {
         assert_eq!(
             next_step(looped, 38, 38, 1500, 1500),
             Step::Collapse("turn on the kitchen light".into())
+        );
+        // one word to the cap: whisper stuck on the first word; wider, cut only at the full
+        let stuck = "Read Read Read Read Read Read Read Read Read Read Read Read";
+        assert_eq!(next_step(stuck, 34, 34, 320, 1500), Step::Wider(640));
+        assert_eq!(
+            next_step(stuck, 34, 34, 1500, 1500),
+            Step::Collapse("Read".into())
         );
         // three times, but whisper ended the text by itself: decoded again, not cut
         assert_eq!(
