@@ -217,6 +217,7 @@ fn main() {
             events: None,
             // the repeated sentence holds no wake word: every utterance is a request
             wake: None,
+            earcon: None,
             follow_up: Duration::ZERO,
             listen_requests: None,
             echo_cancel: false,

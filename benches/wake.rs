@@ -30,8 +30,13 @@
 //! from the one pass's scores: its networks keep no state, so a lower threshold changes only
 //! which scores fire), and the features-alone row is left out (its features are networks too).
 //!
-//! Options: `--engine micro|oww` (micro), `--wake NAME[,NAME]` (all of the engine's), `--limit N` (utterances per wake word, 108),
-//! `--minutes M` (cut the false-activation stream to about M minutes), `--scenes misses,false`
+//! Every mix reaches the detector as `hearth run` gives it: through the noise suppressor in
+//! front of the detectors (`hearth::wake::Denoiser`, a fresh one per mix and per pass); `--ns
+//! none` leaves it out, `--ns low|moderate|high|very_high` sets its level (hearth's: moderate),
+//! and the cost scene times it on its own.
+//!
+//! Options: `--engine micro|oww` (micro), `--wake NAME[,NAME]` (all of the engine's), `--limit
+//! N` (utterances per wake word, 108), `--ns LEVEL` (moderate), `--minutes M` (cut the false-activation stream to about M minutes), `--scenes misses,false`
 //! (both; cost comes with `false`), `--seed N` (noise and mixing, 1), `--json FILE`, `--work
 //! DIR` (synthesised clips are kept there and reused, so a second run hears the same audio;
 //! default `<target>/tmp/wake-bench`), `--fresh` (synthesise every clip again: Piper's
@@ -61,7 +66,8 @@ use serde_json::{json, Value};
 
 const USAGE: &str =
     "usage: cargo bench --bench wake -- [--engine micro|oww] [--wake NAME[,NAME]] [--limit N] \
-[--minutes M] [--scenes misses,false] [--seed N] [--json FILE] [--work DIR] [--fresh]";
+[--ns none|low|moderate|high|very_high] [--minutes M] [--scenes misses,false] [--seed N] \
+[--json FILE] [--work DIR] [--fresh]";
 
 /// Every microWakeWord model in the pymicro-wakeword 2.5.0 wheel.
 const WAKE_WORDS: [&str; 4] = ["okay_nabu", "alexa", "hey_jarvis", "hey_mycroft"];
@@ -139,6 +145,9 @@ struct Options {
     json: Option<PathBuf>,
     work: PathBuf,
     fresh: bool,
+    /// WebRTC noise suppression in front of the detector at this level, as `hearth run`
+    /// does (`None`: the detector hears the mix as it is).
+    ns: Option<sonora_ns::config::SuppressionLevel>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -153,6 +162,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         json: None,
         work: Path::new(env!("CARGO_TARGET_TMPDIR")).join("wake-bench"),
         fresh: false,
+        ns: Some(hearth::wake::denoise::LEVEL),
     };
     let mut it = args.iter().filter(|a| *a != "--bench");
     while let Some(a) = it.next() {
@@ -191,6 +201,21 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--json" => o.json = Some(value()?.into()),
             "--work" => o.work = value()?.into(),
             "--fresh" => o.fresh = true,
+            "--ns" => {
+                use sonora_ns::config::SuppressionLevel as L;
+                o.ns = match value()?.as_str() {
+                    "none" => None,
+                    "low" => Some(L::K6dB),
+                    "moderate" => Some(L::K12dB),
+                    "high" => Some(L::K18dB),
+                    "very_high" => Some(L::K21dB),
+                    other => {
+                        return Err(format!(
+                            "--ns {other}: none, low, moderate (hearth's), high or very_high"
+                        ))
+                    }
+                }
+            }
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
@@ -354,7 +379,12 @@ fn run(opts: &Options) -> Result<(), String> {
             secs(stream.len()) / 60.0,
             parts.len()
         );
-        let pcm = to_i16(&stream);
+        let pcm = heard_by_detector(&stream, opts.ns);
+        let denoise = opts.ns.and_then(|level| {
+            (0..NEAR_CUTOFFS.len() + 1)
+                .map(|_| denoise_cost(&stream, level))
+                .min_by(|a, b| a.mean_us.total_cmp(&b.mean_us))
+        });
         drop(stream);
         // each model over the whole stream: at its own cutoff (the figures), then at the eager
         // cutoffs (how close the talk came); every pass does the same work, so the quickest
@@ -406,7 +436,14 @@ fn run(opts: &Options) -> Result<(), String> {
         );
         println!(
             "{}",
-            cost_table(opts.engine, &models, &cost, features.as_ref(), pcm.len())
+            cost_table(
+                opts.engine,
+                &models,
+                &cost,
+                features.as_ref(),
+                denoise.as_ref(),
+                pcm.len()
+            )
         );
         eprintln!(
             "wake: false-activation and cost scenes took {:.0} s",
@@ -428,7 +465,13 @@ fn run(opts: &Options) -> Result<(), String> {
         report.insert("engine".into(), json!(format!("{:?}", opts.engine)));
         report.insert(
             "cost".into(),
-            cost_json(&models, &cost, features.as_ref(), pcm.len() / CHUNK),
+            cost_json(
+                &models,
+                &cost,
+                features.as_ref(),
+                denoise.as_ref(),
+                pcm.len() / CHUNK,
+            ),
         );
     }
     let load = [load_before, load_average()].map(|l| l.unwrap_or_else(|| "?".into()));
@@ -600,7 +643,7 @@ fn miss_scene(
                 let seed = seed_of(&[opts.seed, said as u64, i as u64, kind as u64]);
                 let bed = kind.generate(len, -30.0, seed);
                 let mix = mix_at_snr(clip, &bed, lead, SPEECH_DBFS, Some(snr))?;
-                let pcm = mix.to_i16();
+                let pcm = heard_by_detector(&mix.samples, opts.ns);
                 // the quiet mix goes through every model (cross-fires), a noisy one only
                 // through its own
                 let listeners: Vec<usize> = match condition {
@@ -636,6 +679,25 @@ fn miss_scene(
         );
     }
     Ok(trials)
+}
+
+/// What the detector hears of `samples`: through hearth's noise suppressor at `level` (a
+/// fresh one, as after a start), 10 ms at a time, the last part short of 10 ms left silent;
+/// or as they are, without a level.
+fn heard_by_detector(
+    samples: &[f32],
+    level: Option<sonora_ns::config::SuppressionLevel>,
+) -> Vec<i16> {
+    let Some(level) = level else {
+        return to_i16(samples);
+    };
+    let mut denoiser = hearth::wake::Denoiser::new(level);
+    let mut out = Vec::with_capacity(samples.len());
+    for chunk in samples.chunks(CHUNK) {
+        denoiser.process(chunk, &mut out);
+    }
+    out.resize(samples.len(), 0);
+    out
 }
 
 /// Every detection of a fresh detector over `pcm`, fed in 10 ms chunks, and the highest
@@ -1491,6 +1553,22 @@ impl Cost {
     }
 }
 
+/// Noise suppression alone over `samples`, in 10 ms chunks.
+fn denoise_cost(samples: &[f32], level: sonora_ns::config::SuppressionLevel) -> Cost {
+    let mut denoiser = hearth::wake::Denoiser::new(level);
+    let mut out = Vec::with_capacity(CHUNK);
+    let mut ns = Vec::with_capacity(samples.len() / CHUNK + 1);
+    let cpu = cpu_time();
+    for chunk in samples.chunks(CHUNK) {
+        out.clear();
+        let t = Instant::now();
+        denoiser.process(std::hint::black_box(chunk), &mut out);
+        std::hint::black_box(&out);
+        ns.push(t.elapsed().as_nanos() as u64);
+    }
+    Cost::of(&ns, cpu_time() - cpu, 1)
+}
+
 /// The features alone over `pcm`, in 10 ms chunks.
 fn features_cost(pcm: &[i16]) -> Cost {
     let mut frontend = micro_frontend::Frontend::new();
@@ -1509,6 +1587,7 @@ fn cost_table(
     models: &[Model],
     cost: &[Cost],
     features: Option<&Cost>,
+    denoise: Option<&Cost>,
     total: usize,
 ) -> String {
     let how = match engine {
@@ -1548,6 +1627,9 @@ fn cost_table(
             c.cpu_percent()
         )
     };
+    if let Some(d) = denoise {
+        out.push_str(&row("noise suppression (before the detector)", d, false));
+    }
     if let Some(f) = features {
         out.push_str(&row("features alone", f, false));
     }
@@ -1557,7 +1639,13 @@ fn cost_table(
     out
 }
 
-fn cost_json(models: &[Model], cost: &[Cost], features: Option<&Cost>, chunks: usize) -> Value {
+fn cost_json(
+    models: &[Model],
+    cost: &[Cost],
+    features: Option<&Cost>,
+    denoise: Option<&Cost>,
+    chunks: usize,
+) -> Value {
     let one = |c: &Cost| {
         json!({
             "median_us": c.median,
@@ -1572,6 +1660,7 @@ fn cost_json(models: &[Model], cost: &[Cost], features: Option<&Cost>, chunks: u
     json!({
         "chunks": chunks,
         "features": features.map(one),
+        "noise_suppression": denoise.map(one),
         "models": models.iter().zip(cost).map(|(m, c)| {
             let mut v = one(c);
             v["model"] = json!(m.name);

@@ -315,6 +315,12 @@ pub struct ListenSection {
     /// The windowed probability over which a wake word fires, for every model (default: each
     /// model's own, 0.85 for okay_nabu); lower hears more wake words and more that are not.
     pub wake_cutoff: Option<f32>,
+    /// Noise suppression in front of the wake-word detectors (default on; it helps okay_nabu
+    /// in noise, hurts hey_jarvis: README).
+    pub wake_denoise: Option<bool>,
+    /// The sound when a wake word or `Listen()` is heard: `"chime"` (default), `"none"`, or
+    /// a WAV file of at most 2 s.
+    pub earcon: Option<String>,
 }
 
 /// `[listen] vad`: which detector decides what is speech.
@@ -551,6 +557,14 @@ fn listen_problem(l: &ListenSection) -> Option<Problem> {
             "wake",
             format!("{w:?}"),
             "expected wake-word names such as \"okay_nabu\" (or [] for none)",
+        );
+    }
+    if let Some(e) = l.earcon.as_ref().filter(|e| e.trim().is_empty()) {
+        return problem(
+            "listen",
+            "earcon",
+            format!("{e:?}"),
+            "expected \"chime\", \"none\" or the path of a WAV file",
         );
     }
     if let Some(v) = l.min_level_dbfs.filter(|v| !(-120.0..=0.0).contains(v)) {
@@ -898,6 +912,7 @@ mod tests {
             ("[tts]\nlength_scale = 9.0\n", "0.25 to 4.0"),
             ("[listen]\nspeech_threshold = 1.5\n", "a probability"),
             ("[listen]\nwake_cutoff = 1.0\n", "between 0 and 1"),
+            ("[listen]\nearcon = \" \"\n", "\"chime\", \"none\""),
             (
                 "[listen]\nfollow_up_s = -1.0\n",
                 "0 (no follow-up) to 60 seconds",

@@ -147,6 +147,7 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     check_stt(&settings, &mut out).await;
     check_voice(&settings, &mut out);
     check_wake(&settings, &mut out);
+    check_earcon(&settings, &mut out);
     check_audio(&settings, &mut out);
     check_bus(&settings, &mut out).await;
     check_tools(&settings, &mut out).await;
@@ -407,6 +408,22 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
             )
         }
         Err(e) => Finding::fail("wake", e.to_string(), FIX),
+    });
+}
+
+/// The earcon (`[listen] earcon`): read as `hearth run` reads it.
+fn check_earcon(settings: &Settings, out: &mut Vec<Finding>) {
+    out.push(match settings.earcon() {
+        Ok(Some(pcm)) => Finding::ok(
+            "earcon",
+            format!("{:.2} s acknowledges a wake word", pcm.secs()),
+        ),
+        Ok(None) => Finding::ok("earcon", "none ([listen] earcon = \"none\")"),
+        Err(e) => Finding::fail(
+            "earcon",
+            e.to_string(),
+            "give a WAV file of at most 2 s, or earcon = \"chime\" or \"none\"",
+        ),
     });
 }
 

@@ -74,6 +74,9 @@ pub enum SettingsError {
     /// The LLM model file cannot be found or checked (for the on-disk prompt cache).
     #[error(transparent)]
     Start(#[from] StartError),
+    /// `[listen] earcon` names a WAV file that cannot be used.
+    #[error("[listen] earcon: {0} (or earcon = \"chime\" or \"none\")")]
+    Earcon(crate::audio::AudioError),
 }
 
 /// `--bus` as the command line gives it: `session`, `system` or `none`.
@@ -421,7 +424,18 @@ impl Settings {
             library: dir.join(crate::wake::LIBRARY_NAME),
             models,
             cutoff: self.config.listen.wake_cutoff,
+            denoise: self.config.listen.wake_denoise.unwrap_or(true),
         }))
+    }
+
+    /// The sound when hearth is addressed (`[listen] earcon`, default the chime), loaded and
+    /// checked; `None` for `"none"`.
+    pub fn earcon(&self) -> Result<Option<crate::voice::Pcm>, SettingsError> {
+        let earcon = self.config.listen.earcon.as_deref().map_or(
+            crate::audio::earcon::Earcon::Chime,
+            crate::audio::earcon::Earcon::parse,
+        );
+        earcon.load().map_err(SettingsError::Earcon)
     }
 
     /// After a reply, how long a request needs no wake word: `[listen] follow_up_s`, else

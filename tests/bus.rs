@@ -474,6 +474,7 @@ fn doctor_reports_each_check_and_its_fix() {
         "onnxruntime",
         "espeak-ng",
         "wake",
+        "earcon",
         "audio",
         "bus",
         "tools",

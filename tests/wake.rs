@@ -128,6 +128,7 @@ fn a_configured_cutoff_replaces_the_models_own() {
         library: dir.join(hearth::wake::LIBRARY_NAME),
         models: vec![dir.join("alexa.tflite"), dir.join("okay_nabu.tflite")],
         cutoff,
+        denoise: true,
     };
     let own: Vec<f32> = config(None)
         .load()
@@ -335,6 +336,7 @@ fn a_config_mixes_the_engines() {
         library: dir.join(hearth::wake::LIBRARY_NAME),
         models,
         cutoff,
+        denoise: true,
     };
     let both = config(
         vec![dir.join("okay_nabu.tflite"), oww.join("alexa.onnx")],

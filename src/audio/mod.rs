@@ -30,6 +30,7 @@
 pub mod aec;
 mod capture;
 mod device;
+pub mod earcon;
 pub mod listen;
 mod playback;
 pub mod resample;

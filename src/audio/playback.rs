@@ -91,8 +91,13 @@ pub enum PlaybackMsg {
     Play(Pcm),
     /// The current reply is complete: `Stopped { interrupted: false }` once it has played.
     EndOfReply,
-    /// Barge-in: drop everything queued, silence the output, `Stopped { interrupted: true }`.
+    /// Barge-in: drop everything queued, silence the output, `Stopped { interrupted: true }`
+    /// (a stop with no reply under way sends no event).
     Stop,
+    /// A short sound that is not a reply (the earcon): queued at once, with no events; not
+    /// played while a reply is under way (stop the reply first). A reply that follows it
+    /// starts once it has played.
+    Cue(Pcm),
     /// Counters and the output's format.
     Stats(RpcReplyPort<PlaybackStats>),
     /// The actor's own clock (sent by the actor to itself every [`TICK`] while it has
@@ -482,19 +487,41 @@ impl PlaybackState {
     }
 
     fn stop(&mut self) {
-        let busy = self.reply.is_some() || !self.pending.is_empty();
+        let reply = self.reply.take().is_some();
+        let cue = !self.pending.is_empty();
         self.pending.clear();
         self.resampler = None;
-        if !busy {
+        if !reply && !cue {
             return;
         }
-        self.reply = None;
         self.gen += 1;
         self.shared.flush_gen.store(self.gen, Ordering::Release);
-        self.stopping = Some((self.gen, Instant::now(), false));
+        // a cue alone is cut silently: nobody waits for its end
+        self.stopping = Some((self.gen, Instant::now(), !reply));
         self.output.wake();
-        self.stats.replies_stopped += 1;
+        if reply {
+            self.stats.replies_stopped += 1;
+        }
         self.check();
+    }
+
+    /// Queues a cue ([`PlaybackMsg::Cue`]), resampled to the output's rate.
+    fn cue(&mut self, pcm: Pcm) {
+        if self.reply.is_some() {
+            tracing::debug!("a cue during a reply is not played");
+            return;
+        }
+        let samples: Vec<f32> = pcm.samples.iter().map(|&s| i16_to_f32(s)).collect();
+        match resample::resample(&samples, pcm.rate, self.output.rate) {
+            Ok(at_rate) => {
+                self.pending.extend(at_rate);
+                self.feed();
+            }
+            Err(e) => {
+                self.stats.rejected += 1;
+                tracing::error!(error = %e, "cue dropped");
+            }
+        }
     }
 
     /// Sends whatever events are due.
@@ -645,6 +672,7 @@ impl Actor for Playback {
             PlaybackMsg::Play(pcm) => state.play(pcm),
             PlaybackMsg::EndOfReply => state.end_of_reply(),
             PlaybackMsg::Stop => state.stop(),
+            PlaybackMsg::Cue(pcm) => state.cue(pcm),
             PlaybackMsg::Tick => {
                 state.ticks += 1;
                 state.feed();

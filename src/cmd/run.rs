@@ -125,6 +125,7 @@ struct VoiceParts {
     tts: TtsConfig,
     listen: ListenConfig,
     wake: Option<WakeConfig>,
+    earcon: Option<hearth::voice::Pcm>,
     follow_up: Duration,
     conversation_idle: Duration,
     echo_cancel: bool,
@@ -274,6 +275,7 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
         tts,
         listen,
         wake,
+        earcon: settings.earcon()?,
         follow_up: settings.follow_up(),
         conversation_idle: settings.conversation_idle(),
     })
@@ -321,6 +323,7 @@ async fn serve_voice(
         bus_events: Some(events),
         muted,
         wake: voice.wake,
+        earcon: voice.earcon,
         follow_up: voice.follow_up,
         listen_requests,
         echo_cancel: voice.echo_cancel,

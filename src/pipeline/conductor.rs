@@ -64,6 +64,8 @@ pub(super) struct Settings {
     pub(super) attention: Attention,
     /// `Listen()`: the next utterance is a request without the wake word.
     pub(super) listen_requests: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// Played when hearth is addressed (a wake word, `Listen()`).
+    pub(super) earcon: Option<crate::voice::Pcm>,
 }
 
 /// The shutdown future, pinned where the conductor can poll it from any wait.
@@ -190,12 +192,22 @@ impl<'a> Conductor<'a> {
         }
     }
 
-    /// A wake word or `Listen()` during a reply: it stops, as for a barge-in.
+    /// A wake word or `Listen()` during a reply: it stops, as for a barge-in, and the earcon
+    /// plays once it has.
     fn addressed_over_reply(&self, state: &mut TurnState) {
         if !state.interrupted() {
             tracing::info!("addressed over the reply: stopping it");
             self.stop_reply();
             state.on_barge_in();
+        }
+        self.acknowledge();
+    }
+
+    /// The earcon, if there is one: hearth heard that it was addressed. Playback plays it
+    /// as a cue (no reply events; never over a reply: stop that first).
+    fn acknowledge(&self) {
+        if let (Some(pcm), Some(p)) = (&self.settings.earcon, self.stages.playback.get()) {
+            let _ = p.cast(PlaybackMsg::Cue(pcm.clone()));
         }
     }
 
@@ -246,7 +258,9 @@ impl<'a> Conductor<'a> {
             if self.stopping || self.failure.is_some() {
                 return None;
             }
-            self.drain_wake();
+            if self.drain_wake() {
+                self.acknowledge();
+            }
             if let Some(u) = self.pending.pop_front() {
                 if self.muted() {
                     tracing::debug!("muted: an utterance heard during the turn is dropped");
@@ -264,7 +278,9 @@ impl<'a> Conductor<'a> {
             let window_closes = self.settings.attention.window_closes();
             tokio::select! {
                 l = self.out.listen.recv() => {
-                    self.drain_wake();
+                    if self.drain_wake() {
+                        self.acknowledge();
+                    }
                     match l {
                         Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if self.muted() => {
                             tracing::debug!("muted: an utterance is dropped unheard");
@@ -290,9 +306,14 @@ impl<'a> Conductor<'a> {
                     }
                 }
                 Some(w) = next_wake(&mut self.out.wake) => {
-                    self.on_wake(w);
+                    if self.on_wake(w) {
+                        self.acknowledge();
+                    }
                 }
-                () = listen_requested(listen_requests.as_deref()) => self.on_listen(),
+                () = listen_requested(listen_requests.as_deref()) => {
+                    self.on_listen();
+                    self.acknowledge();
+                }
                 () = tokio::time::sleep_until(window_closes.unwrap_or_else(Instant::now).into()), if window_closes.is_some() => {
                     if self.settings.attention.expire(Instant::now()) {
                         tracing::info!("no request followed: waiting for the wake word");

@@ -69,6 +69,8 @@ pub struct VoiceOptions {
     pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The wake words (`None`: every utterance is a request).
     pub wake: Option<crate::wake::WakeConfig>,
+    /// Played when a wake word or `Listen()` is heard (`None`: nothing).
+    pub earcon: Option<crate::voice::Pcm>,
     /// After a reply has played, how long a request needs no wake word (zero: never).
     pub follow_up: Duration,
     /// `Listen()` over D-Bus: the next utterance is a request without the wake word.
@@ -166,6 +168,7 @@ pub async fn run(
         bus_events,
         muted,
         wake,
+        earcon,
         follow_up,
         listen_requests,
         echo_cancel,
@@ -181,6 +184,7 @@ pub async fn run(
         muted,
         attention,
         listen_requests,
+        earcon,
     };
     let turns = conductor::Conductor::new(agent, &stages, outputs, settings)
         .run(on_turn, shutdown)

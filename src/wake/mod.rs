@@ -16,6 +16,7 @@
 //! classifier per wake word) on ONNX Runtime, from `scripts/fetch-models oww`. Its pre-trained
 //! models are CC BY-NC-SA 4.0 (non-commercial use only): never a default.
 
+pub mod denoise;
 pub mod detector;
 /// openWakeWord's file names (known without the `tts` feature, for checks).
 pub mod oww_files {
@@ -35,6 +36,7 @@ mod transcript;
 
 use std::path::PathBuf;
 
+pub use denoise::Denoiser;
 pub use detector::Detector;
 pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
 #[cfg(feature = "tts")]

@@ -14,6 +14,7 @@ use std::time::Instant;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc;
 
+use super::denoise::{self, Denoiser};
 use super::{Detector, Library, MicroWakeWord, WakeError};
 use crate::voice::{f32_to_i16, Captured, Frame, WakeWord};
 
@@ -29,6 +30,8 @@ pub struct WakeConfig {
     /// Every model fires over this instead of its own cutoff (`None`: the model's, e.g. 0.85
     /// for okay_nabu's windowed probability, 0.5 for an openWakeWord score).
     pub cutoff: Option<f32>,
+    /// Noise suppression in front of the detectors ([`super::denoise`]).
+    pub denoise: bool,
 }
 
 /// Whether `model` is an openWakeWord classifier (by its extension).
@@ -154,6 +157,8 @@ pub struct WakeState {
     detectors: Vec<Detector>,
     /// Input-clock index of the first sample the detectors were fed (since the last reset).
     base: Option<u64>,
+    /// Noise suppression of what the detectors hear (src/wake/denoise.rs), if on.
+    denoiser: Option<Denoiser>,
     pcm: Vec<i16>,
     heard: mpsc::UnboundedSender<WakeWord>,
     frames: mpsc::Sender<Captured>,
@@ -167,7 +172,10 @@ impl WakeState {
         // with echo cancellation on, the linear filter's output: it keeps more of a user
         // talking over hearth than the suppressed output does (src/audio/aec.rs)
         let samples = frame.echo.as_ref().map_or(&frame.samples, |e| &e.linear);
-        self.pcm.extend(samples.iter().map(|&s| f32_to_i16(s)));
+        match self.denoiser.as_mut() {
+            Some(d) => d.process(samples, &mut self.pcm),
+            None => self.pcm.extend(samples.iter().map(|&s| f32_to_i16(s))),
+        }
         let mut found = Vec::new();
         for d in &mut self.detectors {
             if let Some(hit) = d.process(&self.pcm)? {
@@ -185,6 +193,9 @@ impl WakeState {
     /// The input ended: the next frames (a reopened input) start a new stream.
     fn reset(&mut self) -> Result<(), WakeError> {
         self.base = None;
+        if let Some(d) = self.denoiser.as_mut() {
+            d.reset();
+        }
         self.detectors.iter_mut().try_for_each(Detector::reset)
     }
 }
@@ -209,6 +220,7 @@ impl Actor for Wake {
         Ok(WakeState {
             detectors,
             base: None,
+            denoiser: args.config.denoise.then(|| Denoiser::new(denoise::LEVEL)),
             pcm: Vec::with_capacity(crate::voice::FRAME_SAMPLES),
             heard: args.heard,
             frames: args.frames,

@@ -377,6 +377,69 @@ async fn stop_mid_reply_interrupts_and_nothing_follows() {
     assert!(rx.try_recv().is_err());
 }
 
+/// The earcon's way out: a cue plays with no events of its own, a reply queued behind it
+/// starts once it has played, a cue during a reply is not played, and a stop that finds only
+/// a cue cuts it without an event.
+#[tokio::test]
+async fn a_cue_plays_without_events_and_never_over_a_reply() {
+    let path = tmp("cue.wav");
+    let (playback, handle, mut rx) = wav_playback(&path, false).await;
+    let cue = || Pcm {
+        samples: tone(1000.0, 16000, 0.2, 0.2).into(),
+        rate: 16000,
+    };
+    playback.cast(PlaybackMsg::Cue(cue())).unwrap();
+    let reply = tone(440.0, 16000, 0.5, 0.5);
+    playback
+        .cast(PlaybackMsg::Play(Pcm {
+            samples: reply.clone().into(),
+            rate: 16000,
+        }))
+        .unwrap();
+    // over the reply: dropped
+    playback.cast(PlaybackMsg::Cue(cue())).unwrap();
+    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    let (stopped, started) = until_stopped(&mut rx).await;
+    assert!(started);
+    assert!(matches!(
+        stopped,
+        PlaybackEvent::Stopped {
+            interrupted: false,
+            ..
+        }
+    ));
+    // a cue alone, then a stop: no event
+    playback.cast(PlaybackMsg::Cue(cue())).unwrap();
+    playback.cast(PlaybackMsg::Stop).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(rx.try_recv().is_err(), "a cue made an event");
+    let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
+    assert_eq!(stats.replies_finished, 1);
+    assert_eq!(stats.replies_stopped, 0);
+    playback.stop(None);
+    handle.await.unwrap();
+    let got: Vec<i16> = hound::WavReader::open(&path)
+        .unwrap()
+        .samples::<i16>()
+        .map(Result::unwrap)
+        .collect();
+    // the first cue, then the reply as it was queued (the second cue never played); the
+    // third cue, cut or not, comes after
+    assert!(got.len() >= 3200 + 8000, "{}", got.len());
+    let diff = got[3200..3200 + 8000]
+        .iter()
+        .zip(&reply)
+        .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
+        .max()
+        .unwrap();
+    assert!(
+        diff <= 1,
+        "the reply follows the first cue, unmixed: {diff}"
+    );
+    let cue_peak = got[..3200].iter().map(|s| s.unsigned_abs()).max().unwrap();
+    assert!((5000..7000).contains(&cue_peak), "{cue_peak}");
+}
+
 #[cfg(not(feature = "audio"))]
 #[tokio::test]
 async fn devices_need_the_audio_feature() {

@@ -214,3 +214,25 @@ fn a_missing_vad_model_is_named_with_the_fix() {
     );
     assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
 }
+
+#[test]
+fn a_missing_earcon_is_named_with_the_fix() {
+    let sound = missing("ding.wav");
+    let config = missing("earcon.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, format!("[listen]\nearcon = {:?}\n", sound)).unwrap();
+    let f = run_fails(
+        "earcon",
+        &["--config", config.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(
+        f.stderr.contains("[listen] earcon")
+            && f.stderr.contains(sound.to_str().unwrap())
+            && f.stderr.contains("\"chime\""),
+        "{}",
+        f.stderr
+    );
+    assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
+}

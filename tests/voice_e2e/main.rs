@@ -228,6 +228,8 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
     }
     // the reply is real speech that says so: "The kitchen light is on." (Piper's voice varies
     // from one synthesis to the next, and tiny.en has heard its "light is" as "might as")
+    // no wake word here (`--wake none`): nothing to acknowledge
+    assert!(!wake::begins_with_the_chime(&run.reply_wav));
     let said = common::fixtures::words(&transcribe(&run.reply_wav));
     assert!(
         said.contains("kitchen") && (said.contains("light") || said.ends_with(" on")),
@@ -898,6 +900,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         muted: Default::default(),
         events: None,
         wake: None,
+        earcon: None,
         follow_up: Duration::ZERO,
         listen_requests: None,
         echo_cancel: false,
