@@ -97,27 +97,21 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         seed: 7,
         work: std::env::temp_dir().join(format!("hearth-session-{}", std::process::id())),
     };
-    let mut it = args.iter().filter(|a| *a != "--bench");
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value"))
-        };
-        let number = |v: String| v.parse::<f64>().map_err(|e| format!("{a} {v}: {e}"));
-        match a.as_str() {
+    let mut f = bench::Flags::new(args);
+    while let Some(a) = f.next_flag() {
+        match a {
             "spoken" => o.mode = Mode::Spoken,
             "alone" => o.mode = Mode::Alone,
             "typed" => o.mode = Mode::Typed,
             "typed-session" => o.mode = Mode::TypedSession,
-            "--set" => o.set = value()?,
-            "--gap" => o.gap_s = number(value()?)?,
-            "--limit" => o.limit = Some(number(value()?)? as usize),
-            "--json" => o.json = Some(value()?.into()),
-            "--hearth" => o.hearth = value()?.into(),
-            "--tools" => o.tools = value()?.into(),
-            "--seed" => o.seed = number(value()?)? as u64,
-            "--work" => o.work = value()?.into(),
+            "--set" => o.set = f.value(a)?.to_string(),
+            "--gap" => o.gap_s = f.number(a)?,
+            "--limit" => o.limit = Some(f.number(a)? as usize),
+            "--json" => o.json = Some(f.value(a)?.into()),
+            "--hearth" => o.hearth = f.value(a)?.into(),
+            "--tools" => o.tools = f.value(a)?.into(),
+            "--seed" => o.seed = f.number(a)? as u64,
+            "--work" => o.work = f.value(a)?.into(),
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }

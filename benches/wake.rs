@@ -164,29 +164,27 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         fresh: false,
         ns: Some(hearth::wake::denoise::LEVEL),
     };
-    let mut it = args.iter().filter(|a| *a != "--bench");
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value"))
-        };
-        let number = |v: String| v.parse::<f64>().map_err(|e| format!("{a} {v}: {e}"));
-        match a.as_str() {
+    let mut f = bench::Flags::new(args);
+    while let Some(a) = f.next_flag() {
+        match a {
             "--engine" => {
-                o.engine = match value()?.as_str() {
+                o.engine = match f.value(a)? {
                     "micro" => Engine::Micro,
                     "oww" => Engine::Oww,
                     other => return Err(format!("--engine {other}: micro or oww")),
                 }
             }
             "--wake" => {
-                o.wake = value()?.split(',').map(|s| s.trim().to_string()).collect();
+                o.wake = f
+                    .value(a)?
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .collect();
             }
-            "--limit" => o.limit = number(value()?)?.max(1.0) as usize,
-            "--minutes" => o.minutes = Some(number(value()?)?),
+            "--limit" => o.limit = f.number(a)?.max(1.0) as usize,
+            "--minutes" => o.minutes = Some(f.number(a)?),
             "--scenes" => {
-                let v = value()?;
+                let v = f.value(a)?;
                 o.misses = false;
                 o.false_scene = false;
                 for s in v.split(',') {
@@ -197,13 +195,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     }
                 }
             }
-            "--seed" => o.seed = number(value()?)? as u64,
-            "--json" => o.json = Some(value()?.into()),
-            "--work" => o.work = value()?.into(),
+            "--seed" => o.seed = f.number(a)? as u64,
+            "--json" => o.json = Some(f.value(a)?.into()),
+            "--work" => o.work = f.value(a)?.into(),
             "--fresh" => o.fresh = true,
             "--ns" => {
                 use sonora_ns::config::SuppressionLevel as L;
-                o.ns = match value()?.as_str() {
+                o.ns = match f.value(a)? {
                     "none" => None,
                     "low" => Some(L::K6dB),
                     "moderate" => Some(L::K12dB),

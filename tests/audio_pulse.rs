@@ -10,8 +10,6 @@
 
 #![cfg(feature = "audio")]
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hearth::audio::{
@@ -22,71 +20,25 @@ use hearth::voice::{Captured, Pcm, PlaybackEvent};
 use ractor::Actor;
 use tokio::sync::mpsc;
 
-/// A private PulseAudio server, killed on drop.
-struct Server {
-    dir: PathBuf,
-    pid: Option<u32>,
-}
+#[allow(dead_code)] // the loopback and `say` are for the end-to-end tests
+#[path = "common/pulse.rs"]
+mod pulse;
+use pulse::Pulse;
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Starts the server; `None` when skipped on purpose.
-fn start_server() -> Option<Server> {
+/// Starts the server with the null sink `vsink`; `None` when skipped on purpose.
+fn start_server() -> Option<Pulse> {
     if std::env::var("HEARTH_SKIP_AUDIO_SERVER").as_deref() == Ok("1") {
         eprintln!("HEARTH_SKIP_AUDIO_SERVER=1: PulseAudio tests skipped");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("hearth-audio-pulse-{}", std::process::id()));
-    let (run, home) = (dir.join("run"), dir.join("home"));
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let status = Command::new("pulseaudio")
-        .env("XDG_RUNTIME_DIR", &run)
-        .env("HOME", &home)
-        .args([
-            "--daemonize=yes",
-            "--exit-idle-time=-1",
-            "-n",
-            "--load=module-native-protocol-unix",
-            "--load=module-null-sink sink_name=vsink",
-            "--load=module-always-sink",
-        ])
-        .status();
-    let status = match status {
-        Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "the `pulseaudio` binary is missing: install it with `apt-get install -y pulseaudio` \
-             (scripts/setup does), or set HEARTH_SKIP_AUDIO_SERVER=1 to skip these tests on purpose"
-        ),
-        Err(e) => panic!("cannot run pulseaudio: {e}"),
-    };
-    assert!(status.success(), "pulseaudio failed to start: {status}");
-    let socket = run.join("pulse/native");
-    let pid_file = run.join("pulse/pid");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() || !pid_file.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "no PulseAudio socket at {socket:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let pid = std::fs::read_to_string(&pid_file)
-        .ok()
-        .and_then(|p| p.trim().parse().ok());
+    let server = Pulse::with_sinks("audio", &["vsink"]).unwrap_or_else(|e| {
+        panic!("{e}; or set HEARTH_SKIP_AUDIO_SERVER=1 to skip these tests on purpose")
+    });
     // SAFETY: this process's only test sets these before it creates any PulseAudio client.
-    unsafe {
-        std::env::set_var("PULSE_SERVER", format!("unix:{}", socket.display()));
-        std::env::set_var("PULSE_COOKIE", home.join(".config/pulse/cookie"));
+    for (k, v) in &server.env {
+        unsafe { std::env::set_var(k, v) };
     }
-    Some(Server { dir, pid })
+    Some(server)
 }
 
 fn pulse(name: &str) -> DeviceSpec {

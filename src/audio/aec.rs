@@ -764,6 +764,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_silent_microphone_under_playback_stays_silent_and_finite() {
+        // a null sink's monitor, a muted microphone: exact zeros while hearth plays, then a
+        // user alone
+        let far = far_end(SAMPLE_RATE as usize * 12);
+        let mut near = Noise(11);
+        let mut aec = EchoCanceller::new();
+        let mut worst = 0f32;
+        let mut near_e = (0.0, 0.0);
+        for (i, f) in far.chunks(FRAME_SAMPLES).enumerate() {
+            aec.render(f);
+            let talking = i * FRAME_SAMPLES >= 8 * SAMPLE_RATE as usize;
+            let mic: Vec<f32> = (0..FRAME_SAMPLES)
+                .map(|_| if talking { 0.05 * near.next() } else { 0.0 })
+                .collect();
+            let (clean, linear) = aec.process(&mic).unwrap();
+            for &s in clean.iter().chain(linear) {
+                assert!(s.is_finite(), "frame {i}: {s}");
+                worst = worst.max(s.abs());
+            }
+            if talking {
+                near_e.0 += energy(&mic);
+                near_e.1 += energy(linear);
+            }
+        }
+        assert!(worst <= 1.0, "an output sample of {worst}");
+        // the user alone comes through the linear output
+        let kept = 10.0 * (near_e.1 / near_e.0).log10();
+        assert!(kept > -3.0, "{kept:.1} dB of the user kept");
+    }
+
+    #[test]
     fn with_nothing_played_the_near_end_passes_unchanged() {
         // a user speaking (the kitchen fixture), nobody else
         let kitchen = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/audio/kitchen.wav");

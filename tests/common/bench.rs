@@ -31,3 +31,34 @@ pub fn main_of<O>(
         }
     }
 }
+
+/// A bench's options (what follows `--bench`), one at a time, each taking its value.
+pub struct Flags<'a> {
+    it: std::vec::IntoIter<&'a String>,
+}
+
+impl<'a> Flags<'a> {
+    pub fn new(args: &'a [String]) -> Flags<'a> {
+        let kept: Vec<&String> = args.iter().filter(|a| *a != "--bench").collect();
+        Flags {
+            it: kept.into_iter(),
+        }
+    }
+
+    /// The next option.
+    pub fn next_flag(&mut self) -> Option<&'a str> {
+        self.it.next().map(String::as_str)
+    }
+
+    /// The value after `flag`.
+    pub fn value(&mut self, flag: &str) -> Result<&'a str, String> {
+        self.next_flag()
+            .ok_or_else(|| format!("{flag} needs a value"))
+    }
+
+    /// The value after `flag`, a number.
+    pub fn number(&mut self, flag: &str) -> Result<f64, String> {
+        let v = self.value(flag)?;
+        v.parse::<f64>().map_err(|e| format!("{flag} {v}: {e}"))
+    }
+}

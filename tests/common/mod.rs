@@ -9,4 +9,6 @@ pub mod fixtures;
 pub mod manifest;
 pub mod model;
 pub mod peer;
+pub mod pulse;
 pub mod services;
+pub mod story;

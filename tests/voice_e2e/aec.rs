@@ -60,26 +60,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     };
     let _one = serial();
     let pulse = pulse_server();
-    let loopback = Command::new("pactl")
-        .args([
-            "load-module",
-            "module-loopback",
-            "source=speaker.monitor",
-            "sink=room",
-            "latency_msec=60",
-            // a fixed rate: both null sinks run on the same clock, as a loudspeaker and a
-            // microphone on one sound card do (the loopback's rate adjustment otherwise
-            // drifts the echo by ~0.5 % while it settles)
-            "adjust_time=0",
-        ])
-        .envs(pulse.env.iter().cloned())
-        .output()
-        .expect("pactl runs (pulseaudio-utils)");
-    assert!(
-        loopback.status.success(),
-        "the loopback did not load: {}",
-        String::from_utf8_lossy(&loopback.stderr)
-    );
+    pulse.loopback(60).unwrap();
     let bus = PrivateBus::start();
     let dir = pulse.dir.join("aec");
     std::fs::create_dir_all(&dir).unwrap();
@@ -88,7 +69,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     speak_to_wav(&models, "Read me the story.", &read);
     // the reply as hearth will play it, for its level: the user says "Alexa" as loud
     let story = dir.join("story.wav");
-    speak_to_wav(&models, STORY, &story);
+    speak_to_wav(&models, common::story::STORY, &story);
     let alexa = dir.join("alexa-equal.wav");
     at_level_of(&shared().join("audio/alexa.wav"), &story, &alexa);
     let config = dir.join("hearth.toml");
@@ -133,7 +114,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     // the turn is not interrupted; nothing follows it
     let (ok, _, err) = bus_tool(&bus, &listen);
     assert!(ok, "Listen() failed: {err}");
-    pulse.say(&read);
+    pulse.say(&read).unwrap();
     live.wait_log("speaking", Duration::from_secs(120));
     let from = live.log_tail.len();
     let turn = live.next_turn(Duration::from_secs(120));
@@ -195,7 +176,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     // the request is answered
     let (ok, _, err) = bus_tool(&bus, &listen);
     assert!(ok, "Listen() failed: {err}");
-    pulse.say(&read);
+    pulse.say(&read).unwrap();
     live.wait_log("speaking", Duration::from_secs(120));
     live.drain_log();
     let from = live.log_tail.len();
@@ -206,7 +187,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     std::thread::sleep(Duration::from_secs(6));
     let mut said = 0;
     let woke = loop {
-        pulse.say(&alexa);
+        pulse.say(&alexa).unwrap();
         said += 1;
         std::thread::sleep(Duration::from_secs(2));
         live.drain_log();

@@ -24,6 +24,7 @@ mod aec;
 mod common;
 mod wake;
 use common::peer::*;
+use common::pulse::Pulse;
 use common::services::*;
 
 fn shared() -> PathBuf {
@@ -571,30 +572,19 @@ pcm.spkfile {{ type file; slave.pcm "null"; file "{outfile}"; format "raw" }}
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
-/// A private PulseAudio server with two null sinks, killed on drop.
-struct Pulse {
-    dir: PathBuf,
-    pid: Option<u32>,
-    env: Vec<(String, String)>,
-}
-
-impl Drop for Pulse {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Pulse {
+/// `hearth run` on the private PulseAudio server's null sinks.
+trait PulseHearth {
     /// `hearth run` listening to the `room` sink's monitor and speaking to `speaker`, once it
     /// listens and has heard the quiet room for a second.
     fn hearth(&self, state: &Path) -> Live {
         self.hearth_with(state, &[], &[])
     }
 
-    /// [`Pulse::hearth`] with more arguments and environment.
+    /// [`PulseHearth::hearth`] with more arguments and environment.
+    fn hearth_with(&self, state: &Path, args: &[String], env: &[(String, String)]) -> Live;
+}
+
+impl PulseHearth for Pulse {
     fn hearth_with(&self, state: &Path, args: &[String], env: &[(String, String)]) -> Live {
         let mut all = vec![
             "--mic".to_string(),
@@ -614,61 +604,10 @@ impl Pulse {
         std::thread::sleep(Duration::from_secs(1));
         live
     }
-
-    /// Play a WAV into the `room` sink (as if said in the room), to its end.
-    fn say(&self, wav: &Path) {
-        let played = Command::new("paplay")
-            .arg("--device=room")
-            .arg(wav)
-            .envs(self.env.iter().cloned())
-            .status()
-            .expect("paplay runs (pulseaudio-utils)");
-        assert!(played.success(), "paplay failed: {played}");
-    }
 }
 
 fn pulse_server() -> Pulse {
-    let dir = std::env::temp_dir().join(format!("hearth-e2e-pulse-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (run, home) = (dir.join("run"), dir.join("home"));
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let status = Command::new("pulseaudio")
-        .env("XDG_RUNTIME_DIR", &run)
-        .env("HOME", &home)
-        .args([
-            "--daemonize=yes",
-            "--exit-idle-time=-1",
-            "-n",
-            "--load=module-native-protocol-unix",
-            "--load=module-null-sink sink_name=room",
-            "--load=module-null-sink sink_name=speaker",
-            "--load=module-always-sink",
-        ])
-        .status()
-        .expect("pulseaudio runs: apt-get install -y pulseaudio (scripts/setup does)");
-    assert!(status.success(), "pulseaudio failed to start: {status}");
-    let socket = run.join("pulse/native");
-    let pid_file = run.join("pulse/pid");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() || !pid_file.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "no PulseAudio socket at {socket:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let pid = std::fs::read_to_string(&pid_file)
-        .ok()
-        .and_then(|p| p.trim().parse().ok());
-    let env = vec![
-        ("PULSE_SERVER".into(), format!("unix:{}", socket.display())),
-        (
-            "PULSE_COOKIE".into(),
-            home.join(".config/pulse/cookie").display().to_string(),
-        ),
-    ];
-    Pulse { dir, pid, env }
+    Pulse::start("e2e").expect("a private PulseAudio server")
 }
 
 /// cpal's PulseAudio host, paced in real time: kitchen.wav is played into the `room` null
@@ -699,7 +638,7 @@ fn kitchen_through_pulseaudio_null_sinks() {
         .expect("pacat runs (pulseaudio-utils)");
     let state = tmp.join("state");
     let mut live = pulse.hearth(&state);
-    pulse.say(&shared().join("audio/kitchen.wav"));
+    pulse.say(&shared().join("audio/kitchen.wav")).unwrap();
     // the turn is reported once its reply has played
     let turn = live.next_turn(Duration::from_secs(300));
     std::thread::sleep(Duration::from_millis(500));
@@ -736,10 +675,10 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     speak_to_wav(&models, "Tell me a long story about a dragon.", &story);
     let state = tmp.join("state");
     let mut live = pulse.hearth(&state);
-    pulse.say(&story);
+    pulse.say(&story).unwrap();
     live.wait_log("speaking", Duration::from_secs(120));
     let spoke_over = Instant::now();
-    pulse.say(&shared().join("audio/kitchen.wav"));
+    pulse.say(&shared().join("audio/kitchen.wav")).unwrap();
     live.wait_log("barge-in: stopping the reply", Duration::from_secs(10));
     let first = live.next_turn(Duration::from_secs(60));
     let second = live.next_turn(Duration::from_secs(300));
@@ -766,49 +705,9 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
-/// What `read_story` says.
-const STORY: &str = "Once upon a time a small dragon lived above the kitchen. Every morning it \
-    counted the lights in the house, one by one, and every evening it counted them again. The \
-    dragon liked the warm glow of the living room best, and it told long stories about it to \
-    anyone who would listen, and to many who would not.";
-
-/// The demo home's tools and one more, `read_story`: "read me the story" runs it with no
-/// model (a local intent) and its long, fixed result ([`STORY`]) is spoken (about 20 s of
-/// speech).
+/// The demo home's tools and `read_story` ([`common::story`]) in `dir`.
 fn tools_with_a_story(dir: &Path) -> PathBuf {
-    let tools = dir.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    for f in ["demo.toml", "demo-home"] {
-        let to = tools.join(f);
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
-            &to,
-        )
-        .unwrap();
-    }
-    let story = STORY;
-    std::fs::write(
-        tools.join("story.toml"),
-        format!(
-            r#"[[tool]]
-name = "read_story"
-description = "Read the bedtime story aloud."
-say = "{{{{ result }}}}"
-[tool.parameters]
-type = "object"
-properties = {{}}
-additionalProperties = false
-[tool.exec]
-argv = ["/bin/echo", "{story}"]
-timeout_ms = 5000
-max_output_bytes = 4096
-[[tool.intent]]
-sentences = ["read me (the|this|a) story"]
-"#
-        ),
-    )
-    .unwrap();
-    tools
+    common::story::tools_with_a_story(dir).expect("the story's tools")
 }
 
 /// SIGTERM while hearth is speaking (what systemd sends on stop): the turn under way is cut

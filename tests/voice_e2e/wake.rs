@@ -254,18 +254,18 @@ fn the_follow_up_window_and_listen() {
     );
     let kitchen = shared().join("audio/kitchen.wav");
 
-    pulse.say(&shared().join("audio/alexa.wav"));
+    pulse.say(&shared().join("audio/alexa.wav")).unwrap();
     let first = live.next_turn(Duration::from_secs(300));
     assert_kitchen_on(&first, &state);
     // inside the window (the turn is reported once its reply has played)
-    pulse.say(&kitchen);
+    pulse.say(&kitchen).unwrap();
     let second = live.next_turn(Duration::from_secs(120));
     assert_kitchen_on(&second, &state);
     // after it: not a request
     std::thread::sleep(Duration::from_secs(4));
     live.drain_log();
     live.log_tail.clear();
-    pulse.say(&kitchen);
+    pulse.say(&kitchen).unwrap();
     live.wait_log("not addressed to hearth", Duration::from_secs(30));
     assert!(
         live.turns.recv_timeout(Duration::from_secs(3)).is_err(),
@@ -286,7 +286,7 @@ fn the_follow_up_window_and_listen() {
     );
     assert!(ok);
     assert_eq!(state_now.trim(), r#"s "listening-for-request""#);
-    pulse.say(&kitchen);
+    pulse.say(&kitchen).unwrap();
     let third = live.next_turn(Duration::from_secs(120));
     assert_kitchen_on(&third, &state);
 }
@@ -328,11 +328,11 @@ fn stop_over_a_long_reply_stops_it() {
         &on_bus(&bus),
     );
     listen(&bus);
-    pulse.say(&read);
+    pulse.say(&read).unwrap();
     live.wait_log("speaking", Duration::from_secs(120));
     std::thread::sleep(Duration::from_secs(2));
     let said_stop = Instant::now();
-    pulse.say(&stop);
+    pulse.say(&stop).unwrap();
     live.wait_log("stop: the reply is stopped", Duration::from_secs(20));
     let stopped_after = said_stop.elapsed();
     let turn = live.next_turn(Duration::from_secs(60));
