@@ -6,8 +6,8 @@
 //! 60 dB, room noise at −60 dBFS, the echo's active level −26 dBFS (a loudspeaker a metre
 //! from the microphone). Every 32 ms frame goes through what `hearth run` runs on a sound
 //! card: the echo canceller (`EchoFilter`, its render reference through a `RenderLink` tap as
-//! Playback feeds it), the wake-word path (the noise suppressor and `okay_nabu` on the
-//! canceller's linear output, as the Wake stage does) and Listen's endpointer with the Silero
+//! Playback feeds it), the wake-word path (the noise suppressor and `okay_nabu` on each of the
+//! canceller's outputs, linear and suppressed, as the Wake stage does) and Listen's endpointer with the Silero
 //! VAD (playback `Started`/`Level`/`Stopped` as Playback reports them; barge-in after the
 //! default 288 ms, as with `wake = []`). Four scenes:
 //!
@@ -28,8 +28,8 @@
 //!
 //! Options: `--limit N` (36), `--seed N` (1), `--json FILE`, `--work DIR` (clips kept and
 //! reused, default `<target>/tmp/echo-bench`; the wake bench's clips are not shared), `--fresh`;
-//! what-ifs: `--wake-input cleaned` (the wake word on the suppressed output instead of the
-//! linear), `--listen-input linear` (Listen on the linear output instead of the suppressed
+//! what-ifs: `--wake-input linear|cleaned` (the wake word on one of the canceller's outputs
+//! only, instead of both as hearth does), `--listen-input linear` (Listen on the linear output instead of the suppressed
 //! one), `--credit DB` (Listen's gate lowered by DB instead of the canceller's credit).
 //! Needs `scripts/fetch-models` (voice, Silero, ONNX Runtime), `scripts/fetch-models wake`, and
 //! espeak-ng (`scripts/setup`). Prints Markdown tables; figures do not change the exit status.
@@ -56,7 +56,7 @@ use serde_json::{json, Value};
 
 const USAGE: &str =
     "usage: cargo bench --bench echo -- [--limit N] [--seed N] [--json FILE] [--work DIR] [--fresh] \
-[--wake-input linear|cleaned] [--listen-input cleaned|linear] [--credit DB]";
+[--wake-input both|linear|cleaned] [--listen-input cleaned|linear] [--credit DB]";
 
 /// The echo's active level at the microphone, dBFS.
 const ECHO_DBFS: f64 = -26.0;
@@ -87,15 +87,23 @@ const HEARTH: Voice = Voice::Piper {
     noise_scale: 0.667,
 };
 
+/// What the wake-word detectors hear with the canceller on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum WakeInput {
+    /// Both outputs, each through its own detectors (hearth's Wake stage).
+    Both,
+    Linear,
+    Cleaned,
+}
+
 struct Options {
     limit: usize,
     seed: u64,
     json: Option<PathBuf>,
     work: PathBuf,
     fresh: bool,
-    /// What the wake word hears with the canceller on: its linear output (hearth's) or the
-    /// cleaned one.
-    wake_cleaned: bool,
+    /// What the wake word hears with the canceller on.
+    wake_input: WakeInput,
     /// Listen's echo credit once converged, dB (hearth's: the canceller's own).
     credit_db: Option<f32>,
     /// Listen hears the canceller's linear output once it has converged (hearth: the
@@ -110,7 +118,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         json: None,
         work: Path::new(env!("CARGO_TARGET_TMPDIR")).join("echo-bench"),
         fresh: false,
-        wake_cleaned: false,
+        wake_input: WakeInput::Both,
         credit_db: None,
         listen_linear: false,
     };
@@ -123,10 +131,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--work" => o.work = f.value(a)?.into(),
             "--fresh" => o.fresh = true,
             "--wake-input" => {
-                o.wake_cleaned = match f.value(a)? {
-                    "linear" => false,
-                    "cleaned" => true,
-                    other => return Err(format!("--wake-input {other}: linear or cleaned")),
+                o.wake_input = match f.value(a)? {
+                    "both" => WakeInput::Both,
+                    "linear" => WakeInput::Linear,
+                    "cleaned" => WakeInput::Cleaned,
+                    other => return Err(format!("--wake-input {other}: both, linear or cleaned")),
                 }
             }
             "--credit" => o.credit_db = Some(f.number(a)? as f32),
@@ -225,12 +234,15 @@ type FrameHeard = (Frame, Option<u64>, Vec<ListenEvent>, [u64; 3]);
 
 /// The components of one pass, fresh.
 struct Ear {
-    wake_cleaned: bool,
+    wake_input: WakeInput,
     credit_db: Option<f32>,
     listen_linear: bool,
     echo: Option<(RenderLink, EchoFilter, hearth::audio::aec::RenderTap)>,
-    denoiser: Denoiser,
-    wake: Detector,
+    /// The detectors on the linear output (or the frame, without a canceller) and on the
+    /// cleaned output, each with its noise suppressor, and the last wake word's end.
+    linear: (Denoiser, Detector),
+    cleaned: (Denoiser, Detector),
+    last_wake: Option<u64>,
     endpointer: Endpointer,
     vad: Silero,
     quiet: u32,
@@ -239,7 +251,7 @@ struct Ear {
 
 struct Models {
     /// The bench's `--wake-input` and `--credit`.
-    wake_cleaned: bool,
+    wake_input: WakeInput,
     credit_db: Option<f32>,
     listen_linear: bool,
     wake: WakeConfig,
@@ -272,7 +284,7 @@ fn models(opts: &Options) -> Result<Models, String> {
         ..ListenConfig::default()
     };
     Ok(Models {
-        wake_cleaned: opts.wake_cleaned,
+        wake_input: opts.wake_input,
         credit_db: opts.credit_db,
         listen_linear: opts.listen_linear,
         wake,
@@ -290,19 +302,21 @@ impl Ear {
             let tap = link.connect(SAMPLE_RATE);
             (link, filter, tap)
         });
-        let wake = m
-            .wake
-            .load()
-            .map_err(|e| e.to_string())?
-            .pop()
-            .ok_or("no wake-word model")?;
+        let detector = || -> Result<Detector, String> {
+            m.wake
+                .load()
+                .map_err(|e| e.to_string())?
+                .pop()
+                .ok_or_else(|| "no wake-word model".to_string())
+        };
         Ok(Ear {
-            wake_cleaned: m.wake_cleaned,
+            linear: (Denoiser::new(denoise::LEVEL), detector()?),
+            cleaned: (Denoiser::new(denoise::LEVEL), detector()?),
+            last_wake: None,
+            wake_input: m.wake_input,
             credit_db: m.credit_db,
             listen_linear: m.listen_linear,
             echo,
-            denoiser: Denoiser::new(denoise::LEVEL),
-            wake,
             endpointer: Endpointer::new(m.listen.clone()),
             vad: Silero::load(&m.silero, &m.ort).map_err(|e| e.to_string())?,
             quiet: 0,
@@ -337,17 +351,30 @@ impl Ear {
         }
         let aec_ns = t.elapsed().as_nanos() as u64;
         let t = Instant::now();
-        let heard = match &frame.echo {
-            Some(e) if !self.wake_cleaned => &e.linear,
-            _ => &frame.samples,
+        let views: Vec<(&mut (Denoiser, Detector), &[f32])> = match (&frame.echo, self.wake_input) {
+            (None, _) => vec![(&mut self.linear, &frame.samples)],
+            (Some(e), WakeInput::Linear) => vec![(&mut self.linear, &e.linear)],
+            (Some(_), WakeInput::Cleaned) => vec![(&mut self.cleaned, &frame.samples)],
+            (Some(e), WakeInput::Both) => vec![
+                (&mut self.linear, &e.linear),
+                (&mut self.cleaned, &frame.samples),
+            ],
         };
-        self.pcm.clear();
-        self.denoiser.process(heard, &mut self.pcm);
-        let woke = self
-            .wake
-            .process(&self.pcm)
-            .map_err(|e| e.to_string())?
-            .map(|d| d.at_sample);
+        let mut woke = None;
+        for ((denoiser, detector), samples) in views {
+            self.pcm.clear();
+            denoiser.process(samples, &mut self.pcm);
+            if let Some(d) = detector.process(&self.pcm).map_err(|e| e.to_string())? {
+                // one wake word per refractory period, whichever view heard it
+                let fresh = self
+                    .last_wake
+                    .is_none_or(|l| d.at_sample >= l + hearth::wake::REFRACTORY_SAMPLES);
+                if fresh {
+                    self.last_wake = Some(d.at_sample);
+                    woke = Some(d.at_sample);
+                }
+            }
+        }
         let wake_ns = t.elapsed().as_nanos() as u64;
         let t = Instant::now();
         let prob = listen::score(
@@ -557,8 +584,8 @@ fn run(opts: &Options) -> Result<(), String> {
          room, echo at {ECHO_DBFS} dBFS active level, room noise at {ROOM_DBFS} dBFS. Wake \
          words: all of them; Listen's utterances and barge-ins after the first {WARM_S} s. ERLE: \
          the echo over what is left of it, frames with echo, after the first {WARM_S} s, in the \
-         canceller's linear output (what the wake word hears) and in what Listen hears (the \
-         suppressed output once the canceller has converged).\n\n\
+         canceller's linear output (what one set of wake-word detectors hears) and in what Listen \
+         hears (the suppressed output once the canceller has converged).\n\n\
          | echo canceller | wake words (self-activations) | utterances | barge-ins | ERLE, linear output, dB | ERLE, what Listen hears, dB |\n\
          |---|---|---|---|---|---|\n{}\n",
         secs(played.len()) / 60.0,

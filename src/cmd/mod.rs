@@ -11,10 +11,17 @@ pub mod run;
 
 use anyhow::{Context, Result};
 
+/// Stack of each runtime thread. Actors run native inference on them (ONNX Runtime for the
+/// voice, the VAD and openWakeWord; TF Lite): a debug build overflowed tokio's default
+/// 2 MiB while the Wake stage loaded openWakeWord's three networks for each of its two views.
+/// Only the pages used are ever committed.
+const THREAD_STACK: usize = 8 << 20;
+
 /// The async runtime of a command: two workers (the machines are small).
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(THREAD_STACK)
         .enable_all()
         .build()
         .context("starting the async runtime")
