@@ -721,10 +721,7 @@ fn run(opts: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64() / 60.0
     );
     if let Some(file) = &opts.json {
-        let text =
-            serde_json::to_string_pretty(&Value::Object(report)).map_err(|e| e.to_string())?;
-        std::fs::write(file, text + "\n")
-            .map_err(|e| format!("writing {}: {e}", file.display()))?;
+        bench::write_json(file, &Value::Object(report))?;
     }
     Ok(())
 }

@@ -188,8 +188,7 @@ fn write_results(
         "summary": summary,
         "cases": scored,
     });
-    let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-    std::fs::write(file, text + "\n").map_err(|e| format!("writing {}: {e}", file.display()))
+    bench::write_json(file, &v)
 }
 
 /// One line on stderr per turn as it arrives.

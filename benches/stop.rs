@@ -253,8 +253,7 @@ fn run(opts: &Options) -> Result<(), String> {
             "median_ms": at(0.5),
             "p95_ms": at(0.95),
         });
-        std::fs::write(file, format!("{report:#}\n"))
-            .map_err(|e| format!("writing {}: {e}", file.display()))?;
+        bench::write_json(file, &report)?;
     }
     Ok(())
 }

@@ -14,6 +14,10 @@ mod session;
 #[path = "common/session/unit_tests.rs"]
 mod unit_tests;
 
+#[allow(dead_code)] // the GGUF and voice lookups are other tests'
+#[path = "common/model.rs"]
+mod model;
+
 #[cfg(all(feature = "llm", feature = "tts"))]
 mod real {
     use std::path::Path;
@@ -37,32 +41,7 @@ mod real {
     /// The model directory holds everything `hearth run` needs and `hearth-stt` is built, or
     /// None when skipping is asked for.
     fn ready() -> Option<()> {
-        let dir = hearth::models::model_dir().expect("a model directory");
-        let need = [
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            "ggml-tiny.en.bin",
-            "en_US-joe-medium.onnx",
-            "en_US-joe-medium.onnx.json",
-        ];
-        for n in need {
-            if !dir.join(n).is_file() {
-                if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
-                    eprintln!("skipping: {n} is missing (HEARTH_SKIP_REAL_MODEL=1)");
-                    return None;
-                }
-                panic!(
-                    "{} is missing: run scripts/fetch-models (or set HEARTH_SKIP_REAL_MODEL=1 locally)",
-                    dir.join(n).display()
-                );
-            }
-        }
-        let stt_bin = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
-        assert!(
-            stt_bin.is_file(),
-            "{} is not built: run `cargo test --workspace` (or `cargo build -p hearth-stt`)",
-            stt_bin.display()
-        );
-        Some(())
+        super::model::voice_models().map(|_| ())
     }
 
     #[test]

@@ -62,3 +62,9 @@ impl<'a> Flags<'a> {
         v.parse::<f64>().map_err(|e| format!("{flag} {v}: {e}"))
     }
 }
+
+/// Writes a bench's JSON report to `file` (pretty, with a final newline).
+pub fn write_json(file: &std::path::Path, report: &serde_json::Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    std::fs::write(file, text + "\n").map_err(|e| format!("writing {}: {e}", file.display()))
+}

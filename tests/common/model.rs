@@ -35,3 +35,35 @@ pub fn piper_voice() -> Option<hearth::tts::TtsConfig> {
         Err(e) => panic!("{e}\n(run scripts/setup and scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
     }
 }
+
+/// The model directory when it holds everything `hearth run` needs (the GGUF, whisper tiny.en,
+/// the Piper voice) and `hearth-stt` is built beside `hearth`, or None when skipping is asked
+/// for. A missing piece fails the test with the fix.
+pub fn voice_models() -> Option<std::path::PathBuf> {
+    let dir = hearth::models::model_dir().expect("a model directory");
+    let need = [
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "ggml-tiny.en.bin",
+        "en_US-joe-medium.onnx",
+        "en_US-joe-medium.onnx.json",
+    ];
+    for n in need {
+        if !dir.join(n).is_file() {
+            if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
+                eprintln!("skipping: {n} is missing (HEARTH_SKIP_REAL_MODEL=1)");
+                return None;
+            }
+            panic!(
+                "{} is missing: run scripts/fetch-models (or set HEARTH_SKIP_REAL_MODEL=1 locally)",
+                dir.join(n).display()
+            );
+        }
+    }
+    let stt_bin = std::path::Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
+    assert!(
+        stt_bin.is_file(),
+        "{} is not built: run `cargo test --workspace` (or `cargo build -p hearth-stt`)",
+        stt_bin.display()
+    );
+    Some(dir)
+}

@@ -63,10 +63,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     pulse.loopback(60).unwrap();
     let bus = PrivateBus::start();
     let dir = pulse.dir.join("aec");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tools = tools_with_a_story(&dir);
-    let read = dir.join("read.wav");
-    speak_to_wav(&models, "Read me the story.", &read);
+    let (tools, read) = story_scene(&dir, &models);
     // the reply as hearth will play it, for its level: the user says "Alexa" as loud
     let story = dir.join("story.wav");
     speak_to_wav(&models, common::story::STORY, &story);

@@ -31,34 +31,17 @@ fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
 }
 
+/// A fresh scratch directory for one test, named by `tag` and this process.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The model directory holds everything `hearth run` needs, or None when skipping.
 fn ready() -> Option<PathBuf> {
-    let dir = hearth::models::model_dir().expect("a model directory");
-    let need = [
-        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        "ggml-tiny.en.bin",
-        "en_US-joe-medium.onnx",
-        "en_US-joe-medium.onnx.json",
-    ];
-    for n in need {
-        if !dir.join(n).is_file() {
-            if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
-                eprintln!("skipping: {n} is missing (HEARTH_SKIP_REAL_MODEL=1)");
-                return None;
-            }
-            panic!(
-                "{} is missing: run scripts/fetch-models (or set HEARTH_SKIP_REAL_MODEL=1 locally)",
-                dir.join(n).display()
-            );
-        }
-    }
-    let stt_bin = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
-    assert!(
-        stt_bin.is_file(),
-        "{} is not built: run `cargo test --workspace` (or `cargo build -p hearth-stt`)",
-        stt_bin.display()
-    );
-    Some(dir)
+    common::model::voice_models()
 }
 
 /// One `hearth run` at a time: each loads the model and the voice, and the real-time
@@ -85,9 +68,7 @@ fn hearth_run_with(fixture: &str, tag: &str, extra: &[&str]) -> Run {
 }
 
 fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let tmp = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch(tag);
     let state = tmp.join("state");
     let reply_wav = tmp.join("reply.wav");
     // the fixtures hold no wake word: every utterance is a request, unless a test says
@@ -510,9 +491,7 @@ fn kitchen_through_alsa_devices() {
         return;
     }
     let _one = serial();
-    let tmp = std::env::temp_dir().join(format!("hearth-e2e-alsa-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch("alsa");
     // the mic's infile: S16_LE mono 16 kHz, 0.5 s of silence, the command, then silence long
     // enough (10 min of input) that the loop does not come round again during the test
     let speech = hearth::audio::wav::read_16k_mono(shared().join("audio/kitchen.wav")).unwrap();
@@ -705,11 +684,6 @@ fn speaking_over_a_reply_stops_it_and_the_new_command_is_answered() {
     );
 }
 
-/// The demo home's tools and `read_story` ([`common::story`]) in `dir`.
-fn tools_with_a_story(dir: &Path) -> PathBuf {
-    common::story::tools_with_a_story(dir).expect("the story's tools")
-}
-
 /// SIGTERM while hearth is speaking (what systemd sends on stop): the turn under way is cut
 /// short and still reported, every stage stops in order, the reply WAV is finalised, and
 /// hearth exits 0. (It used to drop the pipeline mid-turn: no turn reported, nothing logged.)
@@ -719,13 +693,9 @@ fn sigterm_mid_reply_ends_the_turn_and_stops_cleanly() {
         return;
     };
     let _one = serial();
-    let tmp = std::env::temp_dir().join(format!("hearth-e2e-sigterm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch("sigterm");
     // a long reply that does not depend on the model (a tool's long `say`, by a local intent)
-    let tools = tools_with_a_story(&tmp);
-    let story = tmp.join("story.wav");
-    speak_to_wav(&models, "Read me the story.", &story);
+    let (tools, story) = story_scene(&tmp, &models);
     let reply = tmp.join("reply.wav");
     let args = [
         "--tools".to_string(),
@@ -820,9 +790,7 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
         return;
     };
     let _one = serial();
-    let tmp = std::env::temp_dir().join(format!("hearth-e2e-restart-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch("restart");
     // two commands 3 s apart, read as fast as they are taken: the second waits for the first
     let speech = hearth::audio::wav::read_16k_mono(shared().join("audio/kitchen.wav")).unwrap();
     let input = tmp.join("two.wav");
@@ -1004,6 +972,37 @@ impl Signals {
     }
 }
 
+/// `hearth run` on `fixture` with its face on a private session bus, and every signal it
+/// sent there (a listener subscribed before hearth started).
+fn hearth_run_on_a_watched_bus(fixture: &str, tag: &str, args: &[&str]) -> (Run, Seen) {
+    let bus = PrivateBus::start();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let signals = Signals::watch(&rt, &bus);
+    // the listener subscribes before hearth starts
+    std::thread::sleep(Duration::from_millis(300));
+    let mut all = vec!["--bus", "session"];
+    all.extend_from_slice(args);
+    let run = hearth_run_env(
+        fixture,
+        tag,
+        &all,
+        &[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())],
+    );
+    // the last signals on their way
+    std::thread::sleep(Duration::from_millis(200));
+    (run, signals.stop(&rt))
+}
+
+/// `dir` (made) with the story's tools ([`common::story`]), and "Read me the story." in the
+/// Piper voice at `dir/read.wav`: the request of a long reply.
+fn story_scene(dir: &Path, models: &Path) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let tools = common::story::tools_with_a_story(dir).expect("the story's tools");
+    let read = dir.join("read.wav");
+    speak_to_wav(models, "Read me the story.", &read);
+    (tools, read)
+}
+
 /// The voice turn as other programs see it on the D-Bus face: what was heard, the tool call,
 /// the reply, and State going thinking → speaking → listening.
 #[test]
@@ -1012,21 +1011,9 @@ fn a_spoken_turn_is_seen_on_the_bus() {
         return;
     }
     let _one = serial();
-    let bus = PrivateBus::start();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let signals = Signals::watch(&rt, &bus);
-    // the listener subscribes before hearth starts
-    std::thread::sleep(Duration::from_millis(300));
-    let run = hearth_run_env(
-        "kitchen.wav",
-        "bus",
-        &["--bus", "session"],
-        &[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())],
-    );
+    let (run, seen) = hearth_run_on_a_watched_bus("kitchen.wav", "bus", &[]);
     assert!(run.log.contains("D-Bus face served"), "{}", run.log);
     let reply = run.turns[0]["turn"]["reply"].as_str().unwrap().to_string();
-    std::thread::sleep(Duration::from_millis(200));
-    let seen = signals.stop(&rt);
     let of = |member: &str| seen.of(member);
     let heard = of("Heard");
     assert_eq!(heard.len(), 1, "{seen:?}");
@@ -1060,9 +1047,7 @@ fn muted_speech_is_not_heard() {
         return;
     };
     let _one = serial();
-    let tmp = std::env::temp_dir().join(format!("hearth-e2e-muted-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch("muted");
     // SAFETY: set while this process runs no other test's child (serial()), before the
     // runtime starts; the demo home's tools read it when they run.
     unsafe { std::env::set_var("HEARTH_DEMO_STATE", tmp.join("state")) };

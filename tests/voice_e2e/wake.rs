@@ -52,13 +52,6 @@ fn listen(bus: &PrivateBus) {
     assert!(ok, "Listen() failed: {err}");
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hearth-e2e-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// "Turn off the kitchen light." said without the wake word makes no turn; "Alexa, turn on
 /// the kitchen light." makes one, heard without "Alexa".
 #[test]
@@ -196,19 +189,8 @@ fn the_wake_word_is_seen_on_the_bus() {
         return;
     }
     let _one = serial();
-    let bus = PrivateBus::start();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let signals = Signals::watch(&rt, &bus);
-    std::thread::sleep(Duration::from_millis(300));
-    let run = hearth_run_env(
-        "alexa.wav",
-        "bus-wake",
-        &["--bus", "session", "--wake", "alexa"],
-        &[("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())],
-    );
+    let (run, seen) = hearth_run_on_a_watched_bus("alexa.wav", "bus-wake", &["--wake", "alexa"]);
     assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
-    std::thread::sleep(Duration::from_millis(200));
-    let seen = signals.stop(&rt);
     let of = |member: &str| seen.of(member);
     assert_eq!(of("WakeDetected"), ["Alexa"], "{seen:?}");
     let heard = of("Heard");
@@ -303,10 +285,7 @@ fn stop_over_a_long_reply_stops_it() {
     let pulse = pulse_server();
     let bus = PrivateBus::start();
     let dir = pulse.dir.join("stop");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tools = tools_with_a_story(&dir);
-    let read = dir.join("read.wav");
-    speak_to_wav(&models, "Read me the story.", &read);
+    let (tools, read) = story_scene(&dir, &models);
     // (whisper tiny.en hears this voice's lone "Stop." as "Star.": stopped too, as a clipped
     // stop over a reply, but "Stop it." is what the test says)
     let stop = dir.join("stop.wav");
