@@ -43,6 +43,9 @@ pub struct TextOptions {
     pub history: crate::agent::HistoryMode,
     /// Try the tools' local intents before the model.
     pub intents: bool,
+    /// Warm the next prompt after each turn and when the tools change (a daemon: yes; one
+    /// command and exit: no). The start-up warm-up happens either way.
+    pub warm_next: bool,
 }
 
 impl TextOptions {
@@ -58,6 +61,7 @@ impl TextOptions {
             backends: std::sync::Arc::new(crate::tools::Backends::none()),
             events: None,
             history: crate::agent::HistoryMode::default(),
+            warm_next: true,
             intents: true,
         }
     }
@@ -148,6 +152,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     cfg.events = opts.events.clone();
     cfg.history = opts.history;
     cfg.intents = opts.intents;
+    cfg.warm_next = opts.warm_next;
     let agent = Agent::spawn(AgentArgs {
         cfg,
         engine: engine.clone(),

@@ -248,6 +248,32 @@ fn the_second_turn_reuses_the_cached_prefix() {
 }
 
 #[test]
+fn the_first_turn_after_start_evaluates_only_its_own_words() {
+    // its own engine and agent: the shared ones have run turns already
+    let Some(s) = shared() else { return };
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
+        opts.model = common_model::qwen_path();
+        opts.intents = false;
+        let text = start_text(opts)
+            .await
+            .expect("engine, tools and agent start");
+        let turn = hearth::agent::ask(&text.agent, Ask::new("first", "turn on the kitchen light"))
+            .await
+            .expect("the turn succeeds");
+        let stats = &turn.hops[0].stats;
+        // the system prompt and the tools were evaluated at start; the turn evaluates
+        // "turn on the kitchen light<|im_end|>\n<|im_start|>assistant\n" (12 tokens)
+        assert!(stats.cached_tokens >= 200, "{stats:?}");
+        assert!(stats.evaluated_tokens <= 14, "{stats:?}");
+        text.agent.stop(None);
+        text.engine.stop(None);
+        text.tools.stop(None);
+    });
+}
+
+#[test]
 fn cancel_ends_a_generation_promptly() {
     let Some(s) = shared() else { return };
     s.rt.block_on(async {

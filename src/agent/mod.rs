@@ -94,6 +94,7 @@ mod hooks;
 mod intent_turn;
 mod reply;
 mod turn;
+mod warm;
 
 pub use check::{ReplyCheck, Unfounded};
 pub use history::HistoryMode;
@@ -127,6 +128,9 @@ pub struct AgentConfig {
     /// Try the tools' local intents before the model (`false`: every request goes to the
     /// model).
     pub intents: bool,
+    /// Warm the next prompt after each turn and when the tools change (`agent/warm.rs`); the
+    /// start-up warm-up happens either way.
+    pub warm_next: bool,
 }
 
 impl AgentConfig {
@@ -139,6 +143,7 @@ impl AgentConfig {
             events: None,
             history: HistoryMode::default(),
             intents: true,
+            warm_next: true,
         }
     }
 }
@@ -170,6 +175,8 @@ pub enum AgentMsg {
     Ping(RpcReplyPort<()>),
     /// The running turn has ended (sent by its task): the next queued request starts.
     TurnDone,
+    /// The tool set changed (from the tools actor's port): the next prompt is warmed again.
+    ToolsChanged,
     /// A queued request's deadline has come: it is refused if its turn has not started.
     Expire,
 }
@@ -281,6 +288,9 @@ struct Shared {
     checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
     unfounded: std::sync::atomic::AtomicU64,
+    /// The session of the latest turn: the one whose next prompt is warmed when the tools
+    /// change.
+    last_session: Mutex<Option<String>>,
 }
 
 /// What a conversation keeps between its turns.
@@ -395,6 +405,10 @@ impl AgentState {
         let cancel = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
         let shared = self.shared.clone();
+        if let Ok(mut last) = shared.last_session.lock() {
+            *last = Some(ask.session.clone());
+        }
+        let session = ask.session.clone();
         let span = tracing::info_span!("turn", session = %ask.session);
         let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
         let task = tokio::spawn(
@@ -414,6 +428,10 @@ impl AgentState {
                 }
                 finished.store(true, Ordering::SeqCst);
                 let _ = reply.send(out);
+                // the next turn of this session begins with what this one left
+                if shared.cfg.warm_next {
+                    warm_in_background(&shared, Some(session));
+                }
             }
             .instrument(span),
         );
@@ -479,10 +497,18 @@ impl Actor for Agent {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         args: AgentArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let shared = build_shared(args).await?;
+        // the first turn after start is as fast as the later ones: the system prompt and
+        // the tools are evaluated now, before the agent answers anything
+        if let Err(e) = warm::warm(&shared, None).await {
+            tracing::warn!(error = %e, "the prompt was not warmed at start");
+        }
+        let _ = shared.tools.cast(ToolsMsg::Subscribe(Box::new(move |port| {
+            port.subscribe(myself, |_| Some(AgentMsg::ToolsChanged));
+        })));
         Ok(AgentState {
             shared: Arc::new(shared),
             running: None,
@@ -506,6 +532,16 @@ impl Actor for Agent {
                 }
             }
             AgentMsg::TurnDone | AgentMsg::Expire => state.pump(&myself),
+            AgentMsg::ToolsChanged if state.shared.cfg.warm_next => {
+                let session = state
+                    .shared
+                    .last_session
+                    .lock()
+                    .ok()
+                    .and_then(|s| s.clone());
+                warm_in_background(&state.shared, session);
+            }
+            AgentMsg::ToolsChanged => {}
             AgentMsg::Cancel => {
                 if let Some(t) = &state.running {
                     t.cancel.store(true, Ordering::SeqCst);
@@ -552,7 +588,22 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         sessions: Mutex::new(HashMap::new()),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
+        last_session: Mutex::new(None),
     })
+}
+
+/// Warm the next prompt of `session` on a task of its own (logged if it fails: a cold
+/// prompt is slower, not wrong).
+fn warm_in_background(shared: &Arc<Shared>, session: Option<String>) {
+    let shared = Arc::clone(shared);
+    tokio::spawn(
+        async move {
+            if let Err(e) = warm::warm(&shared, session.as_deref()).await {
+                tracing::warn!(error = %e, "the next prompt was not warmed");
+            }
+        }
+        .instrument(tracing::info_span!("warm")),
+    );
 }
 
 /// The tools as they are now, and their tool set (cached by fingerprint).

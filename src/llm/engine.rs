@@ -100,6 +100,10 @@ pub enum EngineMsg {
     /// Stop the current generation and drop queued ones; each ends with
     /// `Done(Ok(stats))` where `stats.stop == Some(Cancelled)`.
     Cancel,
+    /// Evaluate `prompt` into the KV cache and generate nothing (queued like a
+    /// generation, cancelled like one): a later prompt that begins with it evaluates only
+    /// what follows. The agent warms the prefix the next turn will begin with this way.
+    Prefill(String, RpcReplyPort<Result<GenStats, EngineError>>),
     /// How many tokens `text` is (for trimming history to the context).
     CountTokens(String, RpcReplyPort<usize>),
     Info(RpcReplyPort<EngineInfo>),

@@ -143,7 +143,15 @@ fn backend() -> Result<&'static LlamaBackend, EngineError> {
 }
 
 enum Job {
-    Generate { id: u64, req: GenRequest },
+    Generate {
+        id: u64,
+        req: GenRequest,
+    },
+    Prefill {
+        id: u64,
+        prompt: String,
+        reply: ractor::RpcReplyPort<Result<GenStats, EngineError>>,
+    },
     Count(String, ractor::RpcReplyPort<usize>),
 }
 
@@ -219,6 +227,14 @@ impl Actor for LlamaEngine {
                     state.jobs.send(Job::Generate { id, req })
                 {
                     let _ = req.events.send(GenEvent::Done(Err(EngineError::Gone)));
+                }
+            }
+            EngineMsg::Prefill(prompt, reply) => {
+                let id = state.cancel.issue();
+                if let Err(std_mpsc::SendError(Job::Prefill { reply, .. })) =
+                    state.jobs.send(Job::Prefill { id, prompt, reply })
+                {
+                    let _ = reply.send(Err(EngineError::Gone));
                 }
             }
             EngineMsg::Cancel => state.cancel.cancel_all(),
@@ -331,6 +347,20 @@ fn worker(
                 }
                 let _ = events.send(GenEvent::Done(result));
             }
+            Job::Prefill { id, prompt, reply } => {
+                let span = tracing::info_span!("prefill", id);
+                let _g = span.enter();
+                let result = w.prefill(id, &prompt);
+                match &result {
+                    Err(e) => tracing::warn!(error = %e, "prefill failed"),
+                    Ok(_) => {
+                        if let Some(p) = &cfg.prompt_cache {
+                            save_prompt_cache(&w.ctx, p, &w.cached);
+                        }
+                    }
+                }
+                let _ = reply.send(result);
+            }
         }
     }
 }
@@ -428,37 +458,48 @@ impl Worker<'_> {
         Ok(vec![token])
     }
 
-    fn generate(&mut self, id: u64, req: GenRequest) -> Result<GenStats, EngineError> {
+    /// Evaluates `prompt` into sequence 0 (after what it shares with the cache) and stops:
+    /// nothing is sampled.
+    fn prefill(&mut self, id: u64, prompt: &str) -> Result<GenStats, EngineError> {
         let t0 = Instant::now();
-        let mut stats = GenStats {
-            grammar: req.grammar.is_some(),
-            ..GenStats::default()
-        };
-        if self.cancelled(id) {
+        let mut stats = GenStats::default();
+        let tokens = self.tokenize(prompt);
+        self.check_fits(&tokens, 0)?;
+        let evaluated = self.evaluate(id, &tokens, &mut stats, t0)?;
+        if evaluated.is_none() {
             stats.stop = Some(StopReason::Cancelled);
-            return Ok(stats);
         }
-        let tokens = self.tokenize(&req.prompt);
+        tracing::debug!(?stats, "prefill done");
+        Ok(stats)
+    }
+
+    fn check_fits(&self, tokens: &[LlamaToken], max_tokens: usize) -> Result<(), EngineError> {
         let n_ctx = self.ctx.n_ctx() as usize;
-        stats.prompt_tokens = tokens.len();
-        if tokens.is_empty() || tokens.len() + req.max_tokens > n_ctx {
+        if tokens.is_empty() || tokens.len() + max_tokens > n_ctx {
             return Err(EngineError::ContextOverflow {
                 prompt_tokens: tokens.len(),
-                max_tokens: req.max_tokens,
+                max_tokens,
                 n_ctx,
             });
         }
-        let mut matcher = match &req.grammar {
-            Some(g) => Some(self.grammar_matcher(g)?),
-            None => None,
-        };
-        let mut sampler = LlamaSampler::greedy();
+        Ok(())
+    }
 
-        // Reuse the common prefix; at least the last prompt token is evaluated for logits.
+    /// Evaluates `tokens` into sequence 0, reusing the prefix they share with what is
+    /// cached (at least the last token is evaluated, for its logits). The batch that held
+    /// the last token, or `None` if the job was cancelled first.
+    fn evaluate(
+        &mut self,
+        id: u64,
+        tokens: &[LlamaToken],
+        stats: &mut GenStats,
+        t0: Instant,
+    ) -> Result<Option<LlamaBatch<'static>>, EngineError> {
+        stats.prompt_tokens = tokens.len();
         let common = self
             .cached
             .iter()
-            .zip(&tokens)
+            .zip(tokens)
             .take_while(|(a, b)| a == b)
             .count()
             .min(tokens.len() - 1);
@@ -478,13 +519,12 @@ impl Worker<'_> {
         stats.cached_tokens = start;
         stats.evaluated_tokens = tokens.len() - start;
         let chunk = self.cfg.prompt_chunk.max(1);
-        let mut batch = LlamaBatch::new(chunk.max(1), 1);
+        let mut batch = LlamaBatch::new(chunk, 1);
         let mut pos = start;
         while pos < tokens.len() {
             if self.cancelled(id) {
                 stats.prompt_eval_ms = ms(t0);
-                stats.stop = Some(StopReason::Cancelled);
-                return Ok(stats);
+                return Ok(None);
             }
             let end = (pos + chunk).min(tokens.len());
             batch.clear();
@@ -501,6 +541,30 @@ impl Worker<'_> {
             pos = end;
         }
         stats.prompt_eval_ms = ms(t0);
+        Ok(Some(batch))
+    }
+
+    fn generate(&mut self, id: u64, req: GenRequest) -> Result<GenStats, EngineError> {
+        let t0 = Instant::now();
+        let mut stats = GenStats {
+            grammar: req.grammar.is_some(),
+            ..GenStats::default()
+        };
+        if self.cancelled(id) {
+            stats.stop = Some(StopReason::Cancelled);
+            return Ok(stats);
+        }
+        let tokens = self.tokenize(&req.prompt);
+        self.check_fits(&tokens, req.max_tokens)?;
+        let mut matcher = match &req.grammar {
+            Some(g) => Some(self.grammar_matcher(g)?),
+            None => None,
+        };
+        let mut sampler = LlamaSampler::greedy();
+        let Some(mut batch) = self.evaluate(id, &tokens, &mut stats, t0)? else {
+            stats.stop = Some(StopReason::Cancelled);
+            return Ok(stats);
+        };
 
         let t_gen = Instant::now();
         let mut stop = StopScanner::new(req.stop.clone());

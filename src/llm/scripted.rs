@@ -34,6 +34,8 @@ pub struct Script {
     pub n_ctx: usize,
     /// Every request, for assertions.
     pub recorded: Arc<Mutex<Vec<Recorded>>>,
+    /// Every prompt prefilled ([`EngineMsg::Prefill`]), in order.
+    pub prefilled: Arc<Mutex<Vec<String>>>,
 }
 
 impl Script {
@@ -45,6 +47,7 @@ impl Script {
             chat_template: None,
             n_ctx: 4096,
             recorded: Arc::new(Mutex::new(Vec::new())),
+            prefilled: Arc::new(Mutex::new(Vec::new())),
         }
     }
 }
@@ -118,6 +121,17 @@ impl Actor for ScriptedEngine {
                     stats.stop = Some(reason);
                     let _ = req.events.send(GenEvent::Done(Ok(stats)));
                 });
+            }
+            EngineMsg::Prefill(prompt, reply) => {
+                let prompt_tokens = prompt.len() / 4;
+                if let Ok(mut r) = state.script.prefilled.lock() {
+                    r.push(prompt);
+                }
+                let _ = reply.send(Ok(GenStats {
+                    prompt_tokens,
+                    evaluated_tokens: prompt_tokens,
+                    ..GenStats::default()
+                }));
             }
             EngineMsg::Cancel => state.cancel.cancel_all(),
             EngineMsg::CountTokens(text, reply) => {

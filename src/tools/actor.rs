@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort};
 
 use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
 use super::ToolsError;
@@ -49,6 +49,25 @@ pub enum ToolsMsg {
         owner: String,
         reply: Option<RpcReplyPort<usize>>,
     },
+    /// Subscribe to the tool set's changes: the function is given the port on which every
+    /// registry that replaces the current one is sent (ractor's `OutputPort::subscribe`).
+    Subscribe(Subscriber),
+}
+
+/// See [`ToolsMsg::Subscribe`].
+pub type Subscriber = Box<dyn FnOnce(&OutputPort<Arc<Registry>>) + Send>;
+
+/// The tools actor's state: the registry it serves, and where its replacements go.
+pub struct ToolsState {
+    registry: Arc<Registry>,
+    changed: OutputPort<Arc<Registry>>,
+}
+
+impl ToolsState {
+    fn replace(&mut self, next: Arc<Registry>) {
+        self.registry = next;
+        self.changed.send(Arc::clone(&self.registry));
+    }
 }
 
 /// The actor owning the tools registry. Its argument is the registry to serve.
@@ -61,7 +80,7 @@ pub struct ToolsActor;
 
 impl Actor for ToolsActor {
     type Msg = ToolsMsg;
-    type State = Arc<Registry>;
+    type State = ToolsState;
     type Arguments = Arc<Registry>;
 
     async fn pre_start(
@@ -74,15 +93,19 @@ impl Actor for ToolsActor {
             fingerprint = %registry.fingerprint(),
             "tools actor started"
         );
-        Ok(registry)
+        Ok(ToolsState {
+            registry,
+            changed: OutputPort::default(),
+        })
     }
 
     async fn handle(
         &self,
         _myself: ActorRef<Self::Msg>,
         message: Self::Msg,
-        registry: &mut Self::State,
+        state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
+        let registry = &state.registry;
         match message {
             ToolsMsg::Snapshot(reply) => {
                 if reply.send(Arc::clone(registry)).is_err() {
@@ -106,7 +129,7 @@ impl Actor for ToolsActor {
                 let out = register(registry, &owner, specs);
                 if let Ok(next) = &out {
                     tracing::info!(%owner, tools = next.len(), fingerprint = %next.fingerprint(), "provider tools registered");
-                    *registry = Arc::clone(next);
+                    state.replace(Arc::clone(next));
                 }
                 let _ = reply.send(out.map(|_| ()));
             }
@@ -124,7 +147,7 @@ impl Actor for ToolsActor {
                     {
                         Ok(next) => {
                             tracing::info!(%owner, dropped, "provider left the bus: its tools are dropped");
-                            *registry = Arc::new(next);
+                            state.replace(Arc::new(next));
                         }
                         // unreachable: a subset of a valid registry is valid
                         Err(e) => {
@@ -136,6 +159,7 @@ impl Actor for ToolsActor {
                     let _ = reply.send(dropped);
                 }
             }
+            ToolsMsg::Subscribe(subscribe) => subscribe(&state.changed),
         }
         Ok(())
     }

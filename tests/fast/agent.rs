@@ -1045,3 +1045,93 @@ async fn a_follow_up_may_call_about_what_the_turn_before_named() {
     assert_eq!(turn.reply, "The kitchen light is off.");
     assert!(turn.unfounded.is_none());
 }
+
+/// Polls `prefilled` until it holds `n` prompts (the warm-ups after a turn and after a tool
+/// change run in the background).
+async fn prefills(
+    prefilled: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    n: usize,
+) -> Vec<String> {
+    for _ in 0..200 {
+        let got = prefilled.lock().unwrap().clone();
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{n} prefills expected: {:#?}", prefilled.lock().unwrap());
+}
+
+#[tokio::test]
+async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_change() {
+    let (dir, _log) = tools_dir();
+    let registry = Registry::load_dir(&dir).unwrap();
+    let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
+        .await
+        .unwrap();
+    let mut script = Script::new([KITCHEN_CALL, "Three unread."]);
+    script.chat_template = Some(CHATML.to_string());
+    let (recorded, prefilled) = (script.recorded.clone(), script.prefilled.clone());
+    let engine = ScriptedEngine::spawn(script).await.unwrap();
+    let cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
+    let agent = Agent::spawn(AgentArgs {
+        cfg,
+        engine,
+        tools: tools.clone(),
+    })
+    .await
+    .unwrap();
+
+    // at start, before any request: the system prompt and the tools, up to the request
+    let at_start = prefills(&prefilled, 1).await;
+    assert!(at_start[0].contains("set_light"), "{}", at_start[0]);
+    assert!(
+        at_start[0].ends_with("<|im_start|>user\n"),
+        "{}",
+        at_start[0]
+    );
+    ask(&agent, "turn on the kitchen light").await.unwrap();
+    let first = recorded.lock().unwrap()[0].prompt.clone();
+    assert_eq!(
+        first,
+        format!(
+            "{}turn on the kitchen light<|im_end|>\n<|im_start|>assistant\n",
+            at_start[0]
+        ),
+        "the first prompt is the warmed prefix and the request's own tokens"
+    );
+
+    // after the turn: the next prompt of the session, its history as the template writes it
+    let after = prefills(&prefilled, 2).await;
+    assert!(after[1].starts_with(&at_start[0]));
+    assert!(
+        after[1].contains("turn on the kitchen light"),
+        "{}",
+        after[1]
+    );
+    assert!(after[1].contains("\"set_light\""), "{}", after[1]);
+    ask(&agent, "how much mail").await.unwrap();
+    let second = recorded.lock().unwrap().last().unwrap().prompt.clone();
+    assert!(
+        second.starts_with(&after[1]),
+        "the second turn begins with what was warmed:\n{second}\n---\n{}",
+        after[1]
+    );
+
+    // a provider registers a tool: warmed again, with it
+    let n = prefills(&prefilled, 3).await.len();
+    let spec = hearth::toolcall::ToolSpec {
+        name: "open_blinds".into(),
+        description: "Open the blinds.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    };
+    ractor::call!(tools, |reply| hearth::tools::ToolsMsg::Register {
+        owner: ":1.7".into(),
+        specs: vec![spec],
+        reply
+    })
+    .unwrap()
+    .unwrap();
+    let changed = prefills(&prefilled, n + 1).await;
+    assert!(changed[n].contains("open_blinds"), "{}", changed[n]);
+}

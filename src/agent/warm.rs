@@ -1,0 +1,68 @@
+//! Warming the KV cache: the engine evaluates, ahead of the request, the prompt text the next
+//! turn will begin with (the system prompt, the tools and the session's history, up to where
+//! the request goes), so that a turn evaluates only its own words.
+//!
+//! Warmed at start, before the agent answers anything (the first command after start is as
+//! fast as the tenth); after every turn, for its session (the history as the next prompt
+//! renders it: the model's call as the template writes it back, not as it was generated);
+//! and when the tool set changes (a provider registered or left), for the latest session.
+
+use serde_json::Value;
+
+use super::{snapshot, AgentError, Shared};
+use crate::llm::{ChatMessage, EngineMsg, GenStats};
+
+/// Stands for the request while the next prompt is rendered; the prefix is what comes
+/// before it. (Invisible separators around a name no request holds.)
+const REQUEST_MARK: &str = "\u{2063}hearth-request\u{2063}";
+
+/// The prompt text a turn in `session` (`None`: a new one) will begin with, evaluated into
+/// the engine's cache. `None` when there was nothing to warm: the prefix would not fit the
+/// context untrimmed (the turn trims history, so it would begin differently), or the
+/// template does not render the request's text as it is given.
+pub(super) async fn warm(
+    shared: &Shared,
+    session: Option<&str>,
+) -> Result<Option<GenStats>, AgentError> {
+    let (registry, _) = snapshot(shared).await?;
+    let history = session
+        .and_then(|id| {
+            let sessions = shared.sessions.lock().ok()?;
+            sessions.get(id).map(|s| s.history.clone())
+        })
+        .unwrap_or_default();
+    let Some(prefix) = next_prefix(shared, history, &registry.openai_tools())? else {
+        return Ok(None);
+    };
+    let tokens = ractor::call!(shared.engine, EngineMsg::CountTokens, prefix.clone())
+        .map_err(|_| AgentError::Actor("engine"))?;
+    if tokens + shared.cfg.max_tokens > shared.n_ctx {
+        return Ok(None);
+    }
+    let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)
+        .map_err(|_| AgentError::Actor("engine"))??;
+    tracing::info!(
+        tokens = stats.prompt_tokens,
+        evaluated = stats.evaluated_tokens,
+        ms = format!("{:.0}", stats.prompt_eval_ms),
+        "next prompt warmed"
+    );
+    Ok(Some(stats))
+}
+
+/// The rendered prompt of a turn after `history`, up to where its request goes.
+fn next_prefix(
+    shared: &Shared,
+    history: Vec<ChatMessage>,
+    tools: &Value,
+) -> Result<Option<String>, AgentError> {
+    let mut msgs = Vec::with_capacity(history.len() + 2);
+    msgs.push(ChatMessage::system(shared.cfg.system_prompt.clone()));
+    msgs.extend(history);
+    msgs.push(ChatMessage::user(REQUEST_MARK));
+    let mut prompt = shared.template.render(&msgs, Some(tools), true)?;
+    Ok(prompt.find(REQUEST_MARK).map(|at| {
+        prompt.truncate(at);
+        prompt
+    }))
+}
