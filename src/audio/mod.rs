@@ -18,6 +18,8 @@
 //!   adaptive noise floor), end-of-utterance hangover, barge-in gated on the playback level.
 //! - `silero` (feature `tts`, which brings ONNX Runtime): the Silero VAD, a neural speech
 //!   detector Listen can use instead of the energy detector (`[listen] vad = "silero"`).
+//! - `smart_turn` (feature `tts`): Smart Turn v3.2, the probability that a speaker who paused
+//!   has finished their turn, from the sound of the utterance so far.
 //! - [`wav`]: read any common WAV as 16 kHz mono `f32`; the mono i16 WAV writer.
 //! - [`resample`]: downmixing and rubato resampling, whole clips and streams.
 //! - [`device`]: finding cpal hosts and devices by name (behind the `audio` feature: cpal
@@ -36,6 +38,8 @@ mod playback;
 pub mod resample;
 #[cfg(feature = "tts")]
 pub mod silero;
+#[cfg(feature = "tts")]
+pub mod smart_turn;
 pub mod wav;
 
 use std::path::PathBuf;
