@@ -167,6 +167,21 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
 }
 
 impl TextRuntime {
+    /// Stop the agent, the tools and the engine, and wait for them (the engine's worker
+    /// thread included): nothing is left running when the process exits.
+    pub async fn stop(self) {
+        let wait = Some(Duration::from_secs(5));
+        for (name, cell) in [
+            ("agent", self.agent.get_cell()),
+            ("tools", self.tools.get_cell()),
+            ("engine", self.engine.get_cell()),
+        ] {
+            if cell.stop_and_wait(None, wait).await.is_err() {
+                tracing::warn!(actor = name, "did not stop within 5 s");
+            }
+        }
+    }
+
     /// Liveness checks for the watchdog: each actor answers a message (the agent a ping,
     /// the tools a snapshot, the engine its info).
     pub fn probes(&self) -> Vec<(&'static str, crate::systemd::Probe)> {

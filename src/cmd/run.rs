@@ -258,6 +258,13 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
             bail!(hearth::audio::silero::VadError::Missing(model.clone()));
         }
     }
+    if let Some(turn) = &listen.end_of_turn {
+        if !turn.model.is_file() {
+            bail!(hearth::audio::smart_turn::SmartTurnError::Missing(
+                turn.model.clone()
+            ));
+        }
+    }
     let wake = settings.wake()?;
     if let Some(w) = &wake {
         w.check()?;
@@ -285,12 +292,17 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
 async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode> {
     hearth::systemd::status("loading the model");
     let text = start_text(opts).await?;
-    let (served, _dog) = serve_and_watch(&text, face, false).await?;
+    let (served, dog) = serve_and_watch(&text, face, false).await?;
     hearth::systemd::ready("serving the agent on D-Bus (no audio)");
     let why = shutdown_signal()?.await;
     tracing::info!(signal = why, "stopping");
     hearth::systemd::stopping();
     drop(served);
+    // the watchdog's probes would take the actors' stopping for a hang
+    if let Some(dog) = dog {
+        dog.abort();
+    }
+    text.stop().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -308,7 +320,7 @@ async fn serve_voice(
     let muted = face.muted.clone();
     let events = face.events.clone();
     let listen_requests = face.listen.clone();
-    let (served, _dog) = serve_and_watch(&text, face, true).await?;
+    let (served, dog) = serve_and_watch(&text, face, true).await?;
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
     let options = VoiceOptions {
@@ -338,6 +350,11 @@ async fn serve_voice(
     let turns = hearth::pipeline::run(text.agent.clone(), options, on_turn, shutdown).await?;
     hearth::systemd::stopping();
     drop(served);
+    // the watchdog's probes would take the actors' stopping for a hang
+    if let Some(dog) = dog {
+        dog.abort();
+    }
+    text.stop().await;
     Ok(turns)
 }
 

@@ -155,11 +155,12 @@ enum Job {
     Count(String, ractor::RpcReplyPort<usize>),
 }
 
-/// The engine actor's state: the queue to the worker and the cancel watermark.
+/// The engine actor's state: the queue to the worker, the cancel watermark and the worker.
 pub struct LlamaState {
     jobs: std_mpsc::Sender<Job>,
     cancel: CancelWatermark,
     info: EngineInfo,
+    worker: Option<std::thread::JoinHandle<()>>,
 }
 
 /// The llama.cpp engine actor.
@@ -203,7 +204,7 @@ impl Actor for LlamaEngine {
         let cancel = CancelWatermark::new();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let watermark = cancel.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("llama".into())
             .spawn(move || worker(cfg, rx, watermark, ready_tx))
             .map_err(|e| EngineError::Llama {
@@ -211,7 +212,34 @@ impl Actor for LlamaEngine {
                 reason: e.to_string(),
             })?;
         let info = ready_rx.await.map_err(|_| EngineError::Gone)??;
-        Ok(LlamaState { jobs, cancel, info })
+        Ok(LlamaState {
+            jobs,
+            cancel,
+            info,
+            worker: Some(thread),
+        })
+    }
+
+    /// Every job is cancelled and the worker thread joined: the process may exit without
+    /// llama.cpp's teardown racing a decode still running (a prefill after the last turn).
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.cancel.cancel_all();
+        // the worker's queue closes once this is its last sender: it ends after the job
+        // under way, which the watermark cuts short
+        state.jobs = std_mpsc::channel().0;
+        if let Some(worker) = state.worker.take() {
+            if tokio::task::spawn_blocking(move || worker.join())
+                .await
+                .is_err()
+            {
+                tracing::warn!("the llama worker thread could not be joined");
+            }
+        }
+        Ok(())
     }
 
     async fn handle(
