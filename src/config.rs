@@ -294,6 +294,10 @@ pub struct ListenSection {
     pub vad: Option<Vad>,
     /// The Silero model (default: `silero_vad.onnx` in the model directory).
     pub silero_model: Option<PathBuf>,
+    /// What ends a turn: `smart-turn` (the default) or `silence`.
+    pub end_of_turn: Option<EndOfTurn>,
+    /// The Smart Turn model (default: `smart-turn-v3.2-cpu.onnx` in the model directory).
+    pub smart_turn_model: Option<PathBuf>,
     /// Silero: the speech probability from which a frame is speech (0.5).
     pub speech_threshold: Option<f32>,
     pub threshold_db: Option<f32>,
@@ -333,6 +337,17 @@ pub enum Vad {
     /// Level over the room's noise floor: no model, but sounds that are not speech start
     /// utterances too.
     Energy,
+}
+
+/// `[listen] end_of_turn`: what ends a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndOfTurn {
+    /// Smart Turn v3.2 (a small audio model through ONNX Runtime) asked at the first pause
+    /// (`early_ms`): a finished request ends there, a pause part-way waits for the hangover.
+    SmartTurn,
+    /// The hangover alone: `hangover_ms` of silence after speech.
+    Silence,
 }
 
 /// `[stt]`: speech recognition.

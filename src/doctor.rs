@@ -362,6 +362,13 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             "run scripts/fetch-models vad, or set [listen] vad = \"energy\"",
         ));
     }
+    if let Ok(Some(t)) = settings.turn_model() {
+        out.push(stamped_file(
+            "end of turn",
+            &t,
+            "run scripts/fetch-models turn, or set [listen] end_of_turn = \"silence\"",
+        ));
+    }
 }
 
 #[cfg(not(feature = "tts"))]

@@ -307,11 +307,34 @@ impl Settings {
         }
     }
 
+    /// The Smart Turn model, or `None` when `[listen] end_of_turn = "silence"` (Smart Turn is
+    /// the default): `[listen] smart_turn_model` (in the model directory when a bare name),
+    /// else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model directory. Not
+    /// checked.
+    #[cfg(feature = "tts")]
+    pub fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+        use crate::config::EndOfTurn;
+        match self
+            .config
+            .listen
+            .end_of_turn
+            .unwrap_or(EndOfTurn::SmartTurn)
+        {
+            EndOfTurn::Silence => Ok(None),
+            EndOfTurn::SmartTurn => Ok(Some(match &self.config.listen.smart_turn_model {
+                Some(m) => self.config_model_file(m)?,
+                None => self
+                    .model_dir()?
+                    .join(crate::audio::smart_turn::SMART_TURN_FILE),
+            })),
+        }
+    }
+
     /// `[listen]` over [`crate::audio::listen::ListenConfig`]'s defaults, with the detector
     /// of [`vad_model`](Self::vad_model) (Silero on `[tts] onnxruntime`'s library).
     #[cfg(feature = "tts")]
     pub fn listen(&self) -> Result<crate::audio::listen::ListenConfig, SettingsError> {
-        use crate::audio::listen::{ListenConfig, VadKind};
+        use crate::audio::listen::{ListenConfig, TurnModel, VadKind};
         let l = &self.config.listen;
         let vad = match self.vad_model()? {
             None => VadKind::Energy,
@@ -320,8 +343,13 @@ impl Settings {
                 ort_library: self.config.tts.onnxruntime.clone(),
             },
         };
+        let end_of_turn = self.turn_model()?.map(|model| TurnModel {
+            model,
+            ort_library: self.config.tts.onnxruntime.clone(),
+        });
         let mut c = ListenConfig {
             vad,
+            end_of_turn,
             ..Default::default()
         };
         let set_f = |v: &mut f32, o: Option<f32>| *v = o.unwrap_or(*v);

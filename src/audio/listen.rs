@@ -86,6 +86,20 @@ pub enum VadKind {
     },
 }
 
+/// The end-of-turn model (feature `tts`: Smart Turn v3.2 on ONNX Runtime).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnModel {
+    /// `smart-turn-v3.2-cpu.onnx`.
+    pub model: PathBuf,
+    /// `libonnxruntime.so` (None: looked up as for the voice).
+    pub ort_library: Option<PathBuf>,
+}
+
+/// How much of the pause the end-of-turn model hears after the last voiced frame: it was
+/// trained on utterances handed over at a 200 ms pause, and its answer for the same words
+/// changes with the length of the silence after them.
+pub const TURN_PAUSE_MS: u32 = 200;
+
 /// How Listen decides what is speech.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListenConfig {
@@ -118,6 +132,9 @@ pub struct ListenConfig {
     /// (with echo cancellation converged: above the playback level less the frame's
     /// `credit_db`).
     pub echo_margin_db: f32,
+    /// The end-of-turn model asked at the pause (`early_ms`): a finished request ends the
+    /// utterance there instead of after the whole hangover. `None`: silence alone ends it.
+    pub end_of_turn: Option<TurnModel>,
 }
 
 impl Default for ListenConfig {
@@ -135,6 +152,7 @@ impl Default for ListenConfig {
             max_utterance_ms: 15_000,
             barge_in_ms: 288,
             echo_margin_db: 6.0,
+            end_of_turn: None,
         }
     }
 }
@@ -413,6 +431,13 @@ impl Endpointer {
         out
     }
 
+    /// The speech under way is a finished turn (the end-of-turn model said so at a pause):
+    /// its utterance now, without waiting for the rest of the hangover. Nothing when no
+    /// speech is under way.
+    pub fn end_turn(&mut self, at: Instant) -> Option<ListenEvent> {
+        self.finish(at)
+    }
+
     /// The input ended: an utterance under way is complete.
     pub fn end(&mut self) -> Vec<ListenEvent> {
         let mut out: Vec<ListenEvent> = self.finish(Instant::now()).into_iter().collect();
@@ -477,6 +502,35 @@ type Neural = crate::audio::silero::Silero;
 #[cfg(not(feature = "tts"))]
 type Neural = std::convert::Infallible;
 
+/// The end-of-turn model the actor runs, if the config asks for one.
+#[cfg(feature = "tts")]
+type Turn = crate::audio::smart_turn::SmartTurn;
+#[cfg(not(feature = "tts"))]
+type Turn = std::convert::Infallible;
+
+/// Load the end-of-turn model the config names.
+fn load_turn(config: &ListenConfig) -> Result<Option<Turn>, ActorProcessingErr> {
+    let Some(m) = &config.end_of_turn else {
+        return Ok(None);
+    };
+    #[cfg(feature = "tts")]
+    {
+        let library = match &m.ort_library {
+            Some(l) => l.clone(),
+            None => crate::onnx::find_library(
+                None,
+                |k| std::env::var_os(k),
+                &crate::onnx::search_dirs(&m.model),
+            )?,
+        };
+        let turn = crate::audio::smart_turn::SmartTurn::load(&m.model, &library)?;
+        tracing::info!(model = %m.model.display(), "end-of-turn model loaded");
+        Ok(Some(turn))
+    }
+    #[cfg(not(feature = "tts"))]
+    Err(format!("the end-of-turn model {} needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] end_of_turn = \"silence\" or rebuild with default features", m.model.display()).into())
+}
+
 /// Load the detector the config names (none for the energy detector).
 fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr> {
     match &config.vad {
@@ -536,6 +590,8 @@ pub struct ListenState {
     /// Frames in a row the neural detector was not run on (see [`score`]).
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     quiet: u32,
+    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
+    turn: Option<Turn>,
 }
 
 impl Actor for Listen {
@@ -549,12 +605,14 @@ impl Actor for Listen {
         args: ListenArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let neural = load_vad(&args.config)?;
+        let turn = load_turn(&args.config)?;
         Ok(ListenState {
             endpointer: Endpointer::new(args.config),
             events: args.events,
             neural,
             vad_failures: 0,
             quiet: 0,
+            turn,
         })
     }
 
@@ -567,7 +625,16 @@ impl Actor for Listen {
         let out = match msg {
             ListenMsg::Captured(Captured::Frame(frame)) => {
                 let prob = state.speech_prob(&frame);
-                state.endpointer.push_scored(frame, prob)
+                let mut out = state.endpointer.push_scored(frame, prob);
+                // at the pause, the end-of-turn model may end the turn there
+                let finished = out.iter().any(|e| match e {
+                    ListenEvent::Pause(u) => state.turn_is_finished(u),
+                    _ => false,
+                });
+                if finished {
+                    out.extend(state.endpointer.end_turn(Instant::now()));
+                }
+                out
             }
             ListenMsg::Captured(Captured::End) => state.endpointer.end(),
             ListenMsg::Playback(event) => {
@@ -585,6 +652,41 @@ impl Actor for Listen {
 }
 
 impl ListenState {
+    /// Whether the end-of-turn model hears a finished turn in the speech before a pause of
+    /// at least [`TURN_PAUSE_MS`] (of which it hears that much). False without the model, at
+    /// a shorter pause (the one for "stop" over a reply), or when the model fails (logged:
+    /// the hangover then ends the utterance, as without it).
+    fn turn_is_finished(&mut self, u: &Utterance) -> bool {
+        #[cfg(feature = "tts")]
+        if let Some(model) = self.turn.as_mut() {
+            let pause = u64::from(TURN_PAUSE_MS) * u64::from(SAMPLE_RATE) / 1000;
+            let spoken = u.speech_end.saturating_sub(u.start);
+            if (u.start + u.samples.len() as u64).saturating_sub(u.speech_end) < pause {
+                return false;
+            }
+            let heard = ((spoken + pause) as usize).min(u.samples.len());
+            let t = Instant::now();
+            return match model.complete_prob(&u.samples[..heard]) {
+                Ok(p) => {
+                    let finished = p > crate::audio::smart_turn::COMPLETE_THRESHOLD;
+                    tracing::info!(
+                        p = format!("{p:.2}"),
+                        ms = format!("{:.0}", t.elapsed().as_secs_f64() * 1e3),
+                        finished,
+                        "end of turn?"
+                    );
+                    finished
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the end-of-turn model failed: the hangover ends the utterance");
+                    false
+                }
+            };
+        }
+        let _ = u;
+        false
+    }
+
     /// The neural detector's speech probability for a frame (None without one; 0 for a
     /// frame it is not run on, see [`score`]). A frame it fails on is judged by its level
     /// instead, and the failure is logged (the first, then every 100th).

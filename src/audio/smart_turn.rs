@@ -65,7 +65,7 @@ const OUTPUT: &str = "logits";
 #[derive(Debug, thiserror::Error)]
 pub enum SmartTurnError {
     /// The model file is not there.
-    #[error("the Smart Turn model {0} is missing: run scripts/fetch-models turn (it takes smart-turn-v3.2-cpu.onnx from the PyPI package pipecat-ai==1.14.0)")]
+    #[error("the Smart Turn model {0} is missing: run scripts/fetch-models turn (it takes smart-turn-v3.2-cpu.onnx from the PyPI package pipecat-ai==1.14.0), or set [listen] end_of_turn = \"silence\"")]
     Missing(PathBuf),
     /// ONNX Runtime itself cannot be found or loaded.
     #[error(transparent)]

@@ -216,6 +216,35 @@ fn a_missing_vad_model_is_named_with_the_fix() {
 }
 
 #[test]
+fn a_missing_end_of_turn_model_is_named_with_the_fix() {
+    let model = missing("smart-turn-v3.2-cpu.onnx");
+    let config = missing("turn.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[listen]\nend_of_turn = \"smart-turn\"\nsmart_turn_model = {:?}\n",
+            model
+        ),
+    )
+    .unwrap();
+    let f = run_fails(
+        "turn",
+        &["--config", config.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert!(
+        f.stderr.contains(model.to_str().unwrap())
+            && f.stderr.contains("scripts/fetch-models turn")
+            && f.stderr.contains("end_of_turn = \"silence\""),
+        "{}",
+        f.stderr
+    );
+    assert!(f.took < Duration::from_secs(10), "{:?}", f.took);
+}
+
+#[test]
 fn a_missing_earcon_is_named_with_the_fix() {
     let sound = missing("ding.wav");
     let config = missing("earcon.toml");

@@ -1,0 +1,147 @@
+//! The end of a turn with Smart Turn v3.2 on the real model (`scripts/fetch-models vad turn
+//! tts`), through the Listen actor as the daemon runs it (the Silero VAD, the end-of-turn
+//! model asked at the first pause): a finished command ends at that pause instead of after
+//! the whole hangover, and a pause inside a command does not end it.
+//! `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
+#![cfg(feature = "tts")]
+
+use std::path::Path;
+
+use hearth::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg, TurnModel, VadKind};
+use hearth::audio::silero::SILERO_FILE;
+use hearth::audio::smart_turn::SMART_TURN_FILE;
+use hearth::voice::{Captured, Frame, ListenEvent, Utterance, FRAME_SAMPLES, SAMPLE_RATE};
+use ractor::Actor;
+
+/// The daemon's Listen config with both models, or `None` when they are missing and the
+/// skip is asked for.
+fn config(end_of_turn: bool) -> Option<ListenConfig> {
+    let dir = hearth::models::model_dir().expect("a model directory");
+    let (vad, turn) = (dir.join(SILERO_FILE), dir.join(SMART_TURN_FILE));
+    let lib = hearth::onnx::find_library(None, |k| std::env::var_os(k), &[dir]);
+    let lib = match (vad.is_file() && turn.is_file(), lib) {
+        (true, Ok(lib)) => lib,
+        (_, lib) => {
+            if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
+                eprintln!(
+                    "skipping: a model or ONNX Runtime is missing (HEARTH_SKIP_REAL_MODEL=1)"
+                );
+                return None;
+            }
+            panic!(
+                "{} or {} or ONNX Runtime ({lib:?}) is missing: run scripts/fetch-models",
+                vad.display(),
+                turn.display()
+            );
+        }
+    };
+    Some(ListenConfig {
+        vad: VadKind::Silero {
+            model: vad,
+            ort_library: Some(lib.clone()),
+        },
+        end_of_turn: end_of_turn.then_some(TurnModel {
+            model: turn,
+            ort_library: Some(lib),
+        }),
+        ..ListenConfig::default()
+    })
+}
+
+fn kitchen() -> Vec<f32> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/audio/kitchen.wav");
+    hearth::audio::wav::read_16k_mono(p).unwrap()
+}
+
+fn silence(ms: usize) -> Vec<f32> {
+    vec![0.0; ms * SAMPLE_RATE as usize / 1000]
+}
+
+/// The utterances the Listen actor makes of `signal`.
+async fn utterances(config: ListenConfig, signal: &[f32]) -> Vec<Utterance> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (listen, handle) = Actor::spawn(None, Listen, ListenArgs { config, events: tx })
+        .await
+        .expect("Listen starts with both models");
+    let at = std::time::Instant::now();
+    for (i, c) in signal.chunks(FRAME_SAMPLES).enumerate() {
+        let mut samples = c.to_vec();
+        samples.resize(FRAME_SAMPLES, 0.0);
+        let frame = Frame {
+            samples: samples.into(),
+            echo: None,
+            start: (i * FRAME_SAMPLES) as u64,
+            at,
+        };
+        listen
+            .cast(ListenMsg::Captured(Captured::Frame(frame)))
+            .unwrap();
+    }
+    listen.cast(ListenMsg::Captured(Captured::End)).unwrap();
+    let mut out = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            ListenEvent::Utterance(u) => out.push(u),
+            ListenEvent::End => break,
+            _ => {}
+        }
+    }
+    listen.stop(None);
+    handle.await.unwrap();
+    out
+}
+
+/// The silence an utterance holds after its last voiced frame, ms: what was waited for.
+fn waited_ms(u: &Utterance) -> u64 {
+    (u.start + u.samples.len() as u64 - u.speech_end) * 1000 / u64::from(SAMPLE_RATE)
+}
+
+#[tokio::test]
+async fn a_finished_command_ends_at_the_first_pause() {
+    let (Some(with), Some(without)) = (config(true), config(false)) else {
+        return;
+    };
+    let mut signal = silence(500);
+    signal.extend(kitchen());
+    signal.extend(silence(1500));
+    let ended = utterances(with.clone(), &signal).await;
+    assert_eq!(ended.len(), 1, "{} utterances", ended.len());
+    // the pause at which the model is asked (early_ms), not the hangover
+    assert!(
+        waited_ms(&ended[0]) <= u64::from(with.early_ms) + 32,
+        "waited {} ms",
+        waited_ms(&ended[0])
+    );
+    let waited = utterances(without, &signal).await;
+    assert!(
+        waited_ms(&waited[0]) >= u64::from(with.hangover_ms),
+        "waited {} ms",
+        waited_ms(&waited[0])
+    );
+}
+
+#[tokio::test]
+async fn a_pause_inside_a_command_does_not_end_it() {
+    let Some(with) = config(true) else { return };
+    // "Turn on the … kitchen light.": 400 ms of silence after "the" (0.62 s in: the gap
+    // before the /k/ of "kitchen")
+    let speech = kitchen();
+    let cut = 62 * SAMPLE_RATE as usize / 100;
+    let mut signal = silence(500);
+    signal.extend(&speech[..cut]);
+    signal.extend(silence(400));
+    signal.extend(&speech[cut..]);
+    signal.extend(silence(1500));
+    let heard = utterances(with, &signal).await;
+    assert_eq!(
+        heard.len(),
+        1,
+        "the pause ended the turn: {} utterances",
+        heard.len()
+    );
+    let end = heard[0].start + heard[0].samples.len() as u64;
+    assert!(
+        end as usize >= signal.len() - silence(1500).len(),
+        "the utterance stops before \"kitchen light\""
+    );
+}
