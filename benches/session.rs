@@ -36,7 +36,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::Value;
-use session::report::{case_table, details, path_table, summarise, summary_header, summary_row};
+use session::report::{
+    case_table, details, path_table, stage_table, summarise, summary_header, summary_row,
+};
 use session::run::{add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
 use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
@@ -157,6 +159,7 @@ fn run(opts: &Options) -> Result<(), String> {
     print!("{}", details(&scored));
     println!("\n{}{}", summary_header(), summary_row(&summary));
     print!("{}", path_table(&summary));
+    print!("{}", stage_table(&scored));
     let load = [load_before, load_average()].map(|l| l.unwrap_or_else(|| "?".into()));
     println!(
         "\nload average (1, 5, 15 min) at the start: {}; at the end: {} ({} cores)",

@@ -1,15 +1,23 @@
 //! The voice path end to end on the real models: `cargo bench --bench voice`.
 //!
-//! Feeds `../shared/audio/kitchen.wav` ("turn on the kitchen light") several times over a
-//! room's noise (white, -45 dBFS), paced in real time as a microphone would deliver it, through the whole pipeline (Capture, Listen,
-//! `hearth-stt` as a child, the agent on the preset's model with the demo tools, Piper, and a
-//! real-time WAV sink), and reports per turn the time from the end of speech to each stage:
-//! endpoint, STT, first token, tool done, first TTS chunk, first reply sample at the output
-//! and first audible reply sample. Then, with nothing said for a while, the listening-idle
-//! CPU (this process and its `hearth-stt` child, as a share of one core) and their RSS.
+//! The first `HEARTH_BENCH_RUNS` (24) requests of the session set (`tests/session/demo.jsonl`:
+//! commands, paraphrases, questions, follow-ups, chat), each spoken by the Piper voice at one
+//! of three paces, 6 s apart over a room's noise (−50 dBFS), are fed in real time, as a
+//! microphone would deliver them, through the whole pipeline in this process, one
+//! conversation (the agent keeps its history, as a daemon does): Capture, Listen (the Silero
+//! VAD and Smart Turn at the first pause), `hearth-stt` as a child, the agent on the preset's
+//! model with the demo tools, Piper, and a real-time WAV sink. Per turn, the time from the end
+//! of speech to each stage (endpoint, STT, first token, tool done, first TTS chunk, first
+//! reply sample at the output, first audible reply sample); per handling path (local intent,
+//! model) the median and 95th percentile of each, and the path's first turn against the
+//! others. Then, with nothing said for a while, the listening-idle CPU (this process and its
+//! `hearth-stt` child, as a share of one core) and their RSS.
 //!
 //! Needs `scripts/fetch-models` and a release `hearth-stt` beside the bench's target dir
-//! (`cargo build --release -p hearth-stt`). `HEARTH_BENCH_RUNS` sets the turns (default 5).
+//! (`cargo build --release -p hearth-stt`).
+
+#[path = "../tests/common/session/mod.rs"]
+mod session;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -19,13 +27,14 @@ use hearth::audio::{CaptureSource, PlaybackSink};
 use hearth::pipeline::{run, TurnTimings, VoiceOptions, VoiceTurn};
 use hearth::preset::Preset;
 use hearth::stt::{SttConfig, SttServer};
-use hearth::supervisor::{model_path, prompt_cache_path, start_text, TextOptions};
+use hearth::supervisor::{model_path, start_text, TextOptions};
 use hearth::tools::ToolsMsg;
 use hearth::tts::TtsConfig;
-use hearth::voice::SAMPLE_RATE;
 
-/// Silence after each command: long enough for the reply to finish before the next one.
+/// Silence after each request: long enough for most replies to finish before the next one.
 const GAP_S: f64 = 6.0;
+/// Silence before the first request.
+const LEAD_S: f64 = 1.0;
 /// Silence at the end, where the idle figures are taken.
 const IDLE_S: f64 = 20.0;
 
@@ -96,44 +105,6 @@ fn usage() -> Usage {
     }
 }
 
-/// The room's own sound under everything: white noise at this level (a quiet room through
-/// a cheap microphone), so the detector works as it would in a home, not on digital silence.
-const ROOM_DBFS: f32 = -45.0;
-
-/// The bench input: a second of room sound, then `runs` × (kitchen.wav, `GAP_S` of room
-/// sound), then `IDLE_S` of room sound, as a 16 kHz mono WAV.
-fn input_wav(kitchen: &Path, runs: usize, out: &Path) -> f64 {
-    let speech = hearth::audio::wav::read_16k_mono(kitchen).expect("kitchen.wav reads");
-    let silence = |s: f64| vec![0.0f32; (s * f64::from(SAMPLE_RATE)) as usize];
-    let mut all = silence(1.0);
-    for _ in 0..runs {
-        all.extend_from_slice(&speech);
-        all.extend(silence(GAP_S));
-    }
-    all.extend(silence(IDLE_S));
-    let amp = 10f32.powf(ROOM_DBFS / 20.0) * 3f32.sqrt();
-    let mut seed = 1u64;
-    for s in &mut all {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *s += ((seed >> 33) as f32 / (1u64 << 31) as f32 * 2.0 - 1.0) * amp;
-    }
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: SAMPLE_RATE,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(out, spec).expect("the bench input is written");
-    for s in &all {
-        w.write_sample(hearth::voice::f32_to_i16(*s))
-            .expect("the bench input is written");
-    }
-    w.finalize().expect("the bench input is written");
-    all.len() as f64 / f64::from(SAMPLE_RATE)
-}
-
 fn main() {
     // logs on stderr: HEARTH_LOG (e.g. "hearth=info,hearth_stt=info"), default warnings
     tracing_subscriber::fmt()
@@ -147,7 +118,7 @@ fn main() {
     let runs: usize = std::env::var("HEARTH_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(24);
     let models = hearth::models::model_dir().expect("a model directory");
     let exe = std::env::current_exe().expect("the bench's path");
     // target/release/deps/voice-HASH → target/release/hearth-stt
@@ -162,14 +133,25 @@ fn main() {
     std::fs::create_dir_all(&tmp).expect("a temp dir");
     // the demo home keeps its lights here (set before any thread starts)
     std::env::set_var("HEARTH_DEMO_STATE", tmp.join("state"));
+    let mut cases = session::set::load(&session::set::set_path("demo")).expect("the session set");
+    cases.truncate(runs);
+    let mut speaker =
+        session::run::Speaker::load().expect("the Piper voice: run scripts/fetch-models");
+    let clips: Vec<Vec<f32>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| speaker.speak(i, &c.say).expect("a request is spoken"))
+        .collect();
+    let mut timeline = session::run::timeline(&clips, LEAD_S, GAP_S, IDLE_S);
+    session::run::add_noise(&mut timeline.samples, session::run::NOISE_DBFS, 1);
     let input = tmp.join("input.wav");
-    let input_s = input_wav(&root.join("../shared/audio/kitchen.wav"), runs, &input);
+    session::run::write_wav(&input, &timeline.samples).expect("the bench input is written");
+    let input_s = timeline.secs();
 
     let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("the preset"));
     opts.tools_dir = Some(root.join("tools"));
-    let model = model_path(&opts).expect("the model: run scripts/fetch-models");
-    opts.prompt_cache = prompt_cache_path(&opts, &model);
-    opts.model = Some(model);
+    // as `hearth run` starts it: no prompt-cache file, the prompt warmed at start
+    opts.model = Some(model_path(&opts).expect("the model: run scripts/fetch-models"));
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -201,21 +183,25 @@ fn main() {
             },
             stt,
             tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
-            // the daemon's default detector
+            // the daemon's default detector and end of turn
             listen: hearth::audio::listen::ListenConfig {
                 vad: hearth::audio::listen::VadKind::Silero {
                     model: models.join(hearth::audio::silero::SILERO_FILE),
                     ort_library: None,
                 },
+                end_of_turn: Some(hearth::audio::listen::TurnModel {
+                    model: models.join(hearth::audio::smart_turn::SMART_TURN_FILE),
+                    ort_library: None,
+                }),
                 ..Default::default()
             },
             once: true,
-            // every command starts afresh (else the agent remembers the light is on)
-            conversation_idle: Duration::ZERO,
+            // one conversation, as a daemon has it
+            conversation_idle: Duration::from_secs(120),
             bus_events: None,
             muted: Default::default(),
             events: None,
-            // the repeated sentence holds no wake word: every utterance is a request
+            // no wake word: every utterance is a request
             wake: None,
             earcon: None,
             follow_up: Duration::ZERO,
@@ -245,7 +231,10 @@ fn main() {
         (turns, started)
     });
 
-    println!("voice bench: {runs} × kitchen.wav, real-time input ({input_s:.1} s) and output");
+    println!(
+        "voice bench: {} requests of the session set spoken into one conversation, real-time input ({input_s:.1} s) and output",
+        cases.len()
+    );
     println!(
         "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   heard",
         "turn",
@@ -301,6 +290,21 @@ fn main() {
         "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   (ms; stt is the recogniser's time, the rest from the end of speech)",
         "median", med[0], med[1], med[2], med[3], med[4], med[5], med[6], med[7]
     );
+
+    let observed: Vec<session::score::Observed> = turns
+        .iter()
+        .map(|t| {
+            session::score::Observed::from_voice(&serde_json::to_value(t).expect("a turn is JSON"))
+        })
+        .collect();
+    let scored = session::score::score_all(&cases, &timeline.windows, observed);
+    let summary = session::report::summarise("voice", "demo", &scored);
+    println!(
+        "\n{}{}",
+        session::report::summary_header(),
+        session::report::summary_row(&summary)
+    );
+    print!("{}", session::report::stage_table(&scored));
 
     // idle: from 3 s after the last turn finished to 1 s before the input ended
     let last_done = done_at.lock().unwrap().last().copied().unwrap_or(started);

@@ -106,6 +106,70 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
     }
 }
 
+/// The nearest-rank 95th percentile.
+pub fn p95(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let rank = (v.len() as f64 * 0.95).ceil() as usize;
+    v.get(rank.max(1) - 1).copied()
+}
+
+/// Per handling path, each stage of the voice turns (ms from the end of speech): median and
+/// 95th percentile over the turns that reached it; and the path's first turn against the
+/// median of the others (the first command after start).
+pub fn stage_table(scored: &[Scored]) -> String {
+    let mut named: BTreeMap<&str, Vec<&super::score::Observed>> = BTreeMap::new();
+    for t in scored.iter().flat_map(|s| &s.turns) {
+        if let (Some(p), false) = (&t.path, t.stages.is_empty()) {
+            named.entry(p).or_default().push(t);
+        }
+    }
+    let mut out = String::new();
+    for (path, turns) in named {
+        let _ = write!(
+            out,
+            "
+{path} path, {} turns: ms from the end of speech
+
+| stage | turns | median | p95 |
+|---|---|---|---|
+",
+            turns.len()
+        );
+        let mut order: Vec<&str> = Vec::new();
+        for t in &turns {
+            for (k, _) in &t.stages {
+                if !order.contains(&k.as_str()) {
+                    order.push(k);
+                }
+            }
+        }
+        for stage in order {
+            let v: Vec<f64> = turns
+                .iter()
+                .filter_map(|t| t.stages.iter().find(|(k, _)| k == stage).map(|(_, ms)| *ms))
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {stage} | {} | {} | {} |",
+                v.len(),
+                ms(median(v.clone())),
+                ms(p95(v))
+            );
+        }
+        let rest = median(turns[1..].iter().filter_map(|t| t.first_voice_ms).collect());
+        let _ = writeln!(
+            out,
+            "
+first {path} turn's first voice: {} ms (\"{}\"); the {} after it: median {} ms",
+            ms(turns[0].first_voice_ms),
+            cell(&turns[0].heard, 60),
+            turns.len() - 1,
+            ms(rest)
+        );
+    }
+    out
+}
+
 /// A table cell: one line, no `|`, at most `max` characters.
 pub fn cell(s: &str, max: usize) -> String {
     let one: String = s

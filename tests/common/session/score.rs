@@ -22,6 +22,9 @@ pub struct Observed {
     pub after_endpoint_ms: Option<f64>,
     /// The agent's whole turn (request → reply decided).
     pub total_ms: Option<f64>,
+    /// Each stage of a voice turn (`timings_ms`: endpoint, STT, first token, tool done, first
+    /// TTS chunk, first audio, first voice), ms from the end of speech, in hearth's order.
+    pub stages: Vec<(String, f64)>,
     /// How the turn was handled (`turn.path`, e.g. "intent" or "llm"), when hearth says.
     pub path: Option<String>,
     /// The utterance on the input clock (voice turns).
@@ -36,6 +39,14 @@ impl Observed {
     pub fn from_voice(v: &Value) -> Observed {
         let mut o = Observed::from_turn(v["heard"].as_str().unwrap_or(""), &v["turn"]);
         o.first_voice_ms = v["timings_ms"]["first_voice"].as_f64();
+        o.stages = v["timings_ms"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, t)| Some((k.clone(), t.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
         o.after_endpoint_ms = o
             .first_voice_ms
             .zip(v["timings_ms"]["endpoint"].as_f64())
@@ -57,6 +68,7 @@ impl Observed {
             first_voice_ms: None,
             after_endpoint_ms: None,
             total_ms: turn["timings_ms"]["total"].as_f64(),
+            stages: Vec::new(),
             path: turn["path"].as_str().map(str::to_string),
             start_s: None,
             end_s: None,

@@ -282,12 +282,40 @@ mod score {
             first_voice_ms: Some(900.0),
             after_endpoint_ms: Some(300.0),
             total_ms: None,
+            stages: Vec::new(),
             path: None,
             start_s: Some(at),
             end_s: Some(at + 1.5),
             interrupted: false,
             error: None,
         }
+    }
+
+    #[test]
+    fn the_stage_table_gives_median_and_p95_per_path() {
+        use crate::session::report::{p95, stage_table};
+        assert_eq!(p95((1..=20).map(f64::from).collect()), Some(19.0));
+        assert_eq!(p95(vec![5.0]), Some(5.0));
+        assert_eq!(p95(Vec::new()), None);
+        let scored: Vec<Scored> = (1..=3)
+            .map(|i| {
+                let mut t = turn("turn on the light", "", vec![], f64::from(i));
+                t.path = Some("llm".into());
+                t.first_voice_ms = Some(f64::from(i) * 100.0);
+                t.stages = vec![
+                    ("endpoint".into(), 640.0),
+                    ("first_voice".into(), f64::from(i) * 100.0),
+                ];
+                score(&case(Kind::Command, "turn on the light", vec![]), vec![t])
+            })
+            .collect();
+        let table = stage_table(&scored);
+        assert!(table.contains("| first_voice | 3 | 200 | 300 |"), "{table}");
+        assert!(
+            table.contains("first llm turn's first voice: 100 ms"),
+            "{table}"
+        );
+        assert!(table.contains("the 2 after it: median 250 ms"), "{table}");
     }
 
     #[test]
