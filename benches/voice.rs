@@ -5,7 +5,8 @@
 //! of three paces, 6 s apart over a room's noise (−50 dBFS), are fed in real time, as a
 //! microphone would deliver them, through the whole pipeline in this process, one
 //! conversation (the agent keeps its history, as a daemon does): Capture, Listen (the Silero
-//! VAD and Smart Turn at the first pause), `hearth-stt` as a child, the agent on the preset's
+//! VAD; the hangover ends a turn, or with `HEARTH_BENCH_END_OF_TURN=smart-turn` Smart Turn at
+//! the first pause), `hearth-stt` as a child, the agent on the preset's
 //! model with the demo tools, Piper, and a real-time WAV sink. Per turn, the time from the end
 //! of speech to each stage (endpoint, STT, first token, tool done, first TTS chunk, first
 //! reply sample at the output, first audible reply sample); per handling path (local intent,
@@ -119,6 +120,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(24);
+    let smart_turn = match std::env::var("HEARTH_BENCH_END_OF_TURN").as_deref() {
+        Ok("smart-turn") => true,
+        Ok("silence") | Err(_) => false,
+        Ok(other) => panic!("HEARTH_BENCH_END_OF_TURN={other:?}: smart-turn or silence"),
+    };
     let models = hearth::models::model_dir().expect("a model directory");
     let exe = std::env::current_exe().expect("the bench's path");
     // target/release/deps/voice-HASH → target/release/hearth-stt
@@ -189,7 +195,7 @@ fn main() {
                     model: models.join(hearth::audio::silero::SILERO_FILE),
                     ort_library: None,
                 },
-                end_of_turn: Some(hearth::audio::listen::TurnModel {
+                end_of_turn: smart_turn.then(|| hearth::audio::listen::TurnModel {
                     model: models.join(hearth::audio::smart_turn::SMART_TURN_FILE),
                     ort_library: None,
                 }),
@@ -232,8 +238,9 @@ fn main() {
     });
 
     println!(
-        "voice bench: {} requests of the session set spoken into one conversation, real-time input ({input_s:.1} s) and output",
-        cases.len()
+        "voice bench: {} requests of the session set spoken into one conversation, real-time input ({input_s:.1} s) and output; end of turn: {}",
+        cases.len(),
+        if smart_turn { "smart-turn" } else { "silence" }
     );
     println!(
         "{:<6} {:>9} {:>8} {:>9} {:>11} {:>10} {:>11} {:>11} {:>11}   heard",

@@ -294,7 +294,7 @@ pub struct ListenSection {
     pub vad: Option<Vad>,
     /// The Silero model (default: `silero_vad.onnx` in the model directory).
     pub silero_model: Option<PathBuf>,
-    /// What ends a turn: `smart-turn` (the default) or `silence`.
+    /// What ends a turn: `silence` (the default) or `smart-turn`.
     pub end_of_turn: Option<EndOfTurn>,
     /// The Smart Turn model (default: `smart-turn-v3.2-cpu.onnx` in the model directory).
     pub smart_turn_model: Option<PathBuf>,
@@ -339,7 +339,9 @@ pub enum Vad {
     Energy,
 }
 
-/// `[listen] end_of_turn`: what ends a turn.
+/// `[listen] end_of_turn`: what ends a turn. `silence` is the default until Smart Turn is
+/// shown not to cut people off mid-sentence (`cargo bench --bench turn`: on the voice's
+/// requests with a 400 ms pause put between two words it ended 79 % of them in the pause).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndOfTurn {
