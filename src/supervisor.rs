@@ -223,6 +223,10 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
         cfg.n_threads = t;
     }
     cfg.prompt_cache = opts.prompt_cache.clone();
+    // a daemon keeps its warmed system prompt and tools for the next start, and no more
+    if opts.warm_next {
+        cfg.cache_after = crate::llm::llama::CacheAfter::FirstPrefill;
+    }
     cfg.n_gpu_layers = opts.gpu_layers;
     Ok(LlamaEngine::spawn(cfg).await?)
 }

@@ -354,6 +354,54 @@ fn a_prompt_cache_file_carries_the_prefix_to_a_new_process() {
 }
 
 #[test]
+fn a_daemon_writes_its_prompt_cache_after_the_warm_up_only() {
+    let Some(s) = shared() else { return };
+    let model = common_model::qwen_path().unwrap();
+    let file = std::env::temp_dir().join(format!("hearth-kv-daemon-{}.kv", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
+        cfg.n_ctx = 1024;
+        cfg.prompt_cache = Some(file.clone());
+        cfg.cache_after = hearth::llm::llama::CacheAfter::FirstPrefill;
+        let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
+        let prefix = "<|im_start|>system\nYou are hearth.<|im_end|>\n<|im_start|>user\n";
+        let warmed = ractor::call!(engine, EngineMsg::Prefill, prefix.to_string())
+            .unwrap()
+            .unwrap();
+        assert_eq!(warmed.evaluated_tokens, warmed.prompt_tokens, "{warmed:?}");
+        let written = std::fs::metadata(&file)
+            .expect("written after the warm-up")
+            .modified()
+            .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        engine
+            .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+                prompt: format!("{prefix}Say hi.<|im_end|>\n<|im_start|>assistant\n"),
+                grammar: None,
+                max_tokens: 4,
+                stop: vec![],
+                events: tx,
+            }))
+            .unwrap();
+        let stats = loop {
+            if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
+                break d.unwrap();
+            }
+        };
+        // the turn reused the warmed prefix, and left the file as the warm-up wrote it
+        assert_eq!(stats.cached_tokens, warmed.prompt_tokens, "{stats:?}");
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().modified().unwrap(),
+            written
+        );
+        engine.stop(None);
+    });
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
 fn hearth_ask_json_follows_the_contract() {
     let Some(s) = shared() else { return };
     let model = common_model::qwen_path().unwrap();

@@ -148,7 +148,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let backends = Arc::new(hearth::tools::Backends::from_config(&settings.config)?);
     let events = hearth::events::channel();
-    let mut opts = settings.text_options(settings.preset()?, false)?;
+    // the prompt-cache file keeps the warmed system prompt and tools: READY comes at once
+    let mut opts = settings.text_options(settings.preset()?, true)?;
     opts.backends = backends;
     opts.events = Some(events.clone());
     let face = FaceSetup {

@@ -49,11 +49,23 @@ pub struct LlamaConfig {
     pub n_gpu_layers: u32,
     /// Prompt tokens evaluated per decode call; the cancel flag is checked between calls.
     pub prompt_chunk: usize,
-    /// A file that keeps the KV cache across processes (llama.cpp's state file): loaded at
-    /// start, written after every generation. For one-shot commands (`hearth ask`), so the
-    /// system prompt and tool list are not evaluated again by the next process; a daemon
-    /// keeps its cache in memory and leaves this unset.
+    /// A file that keeps the KV cache across processes (llama.cpp's state file), loaded at
+    /// start so the system prompt and tool list are not evaluated again by the next process.
     pub prompt_cache: Option<PathBuf>,
+    /// When that file is written: after every job (one-shot commands, `hearth ask`), or only
+    /// after the first prefill (a daemon: its warm-up of system prompt and tools, so the
+    /// next start is ready at once, without rewriting tens of MB after every turn).
+    pub cache_after: CacheAfter,
+}
+
+/// When [`LlamaConfig::prompt_cache`] is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheAfter {
+    /// After every generation and prefill.
+    #[default]
+    EveryJob,
+    /// After the first prefill only.
+    FirstPrefill,
 }
 
 impl LlamaConfig {
@@ -68,6 +80,7 @@ impl LlamaConfig {
             n_gpu_layers: 0,
             prompt_chunk: 64,
             prompt_cache: None,
+            cache_after: CacheAfter::EveryJob,
         }
     }
 }
@@ -355,6 +368,7 @@ fn worker(
         parsers: HashMap::new(),
         cancel,
     };
+    let mut prefilled = false;
     while let Ok(job) = jobs.recv() {
         match job {
             Job::Count(text, reply) => {
@@ -368,7 +382,9 @@ fn worker(
                 match &result {
                     Err(e) => tracing::warn!(error = %e, "generation failed"),
                     Ok(_) => {
-                        if let Some(p) = &cfg.prompt_cache {
+                        if let (Some(p), CacheAfter::EveryJob) =
+                            (&cfg.prompt_cache, cfg.cache_after)
+                        {
                             save_prompt_cache(&w.ctx, p, &w.cached);
                         }
                     }
@@ -381,8 +397,15 @@ fn worker(
                 let result = w.prefill(id, &prompt);
                 match &result {
                     Err(e) => tracing::warn!(error = %e, "prefill failed"),
-                    Ok(_) => {
-                        if let Some(p) = &cfg.prompt_cache {
+                    Ok(stats) => {
+                        let first = !prefilled;
+                        prefilled = true;
+                        let save = match cfg.cache_after {
+                            CacheAfter::EveryJob => true,
+                            // nothing new to keep when the file already held it all
+                            CacheAfter::FirstPrefill => first && stats.evaluated_tokens > 1,
+                        };
+                        if let (Some(p), true) = (&cfg.prompt_cache, save) {
                             save_prompt_cache(&w.ctx, p, &w.cached);
                         }
                     }
