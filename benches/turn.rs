@@ -24,14 +24,15 @@
 
 #[path = "../tests/common/bench.rs"]
 mod bench;
+#[path = "../tests/common/listen.rs"]
+mod listen;
 #[path = "../tests/common/session/mod.rs"]
 mod session;
 
 use std::process::ExitCode;
 
-use hearth::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg, TurnModel, VadKind};
-use hearth::voice::{Captured, Frame, ListenEvent, Utterance, FRAME_SAMPLES, SAMPLE_RATE};
-use ractor::Actor;
+use hearth::audio::listen::{ListenConfig, TurnModel, VadKind};
+use hearth::voice::SAMPLE_RATE;
 use serde_json::json;
 
 const USAGE: &str = "usage: cargo bench --bench turn -- [--set NAME|FILE] [--pause MS] \
@@ -114,46 +115,6 @@ fn config(smart_turn: bool) -> Result<ListenConfig, String> {
         },
         ..ListenConfig::default()
     })
-}
-
-/// The utterances the Listen actor makes of `signal`.
-async fn utterances(config: &ListenConfig, signal: &[f32]) -> Result<Vec<Utterance>, String> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let args = ListenArgs {
-        config: config.clone(),
-        events: tx,
-    };
-    let (listen, handle) = Actor::spawn(None, Listen, args)
-        .await
-        .map_err(|e| format!("Listen does not start: {e}"))?;
-    let at = std::time::Instant::now();
-    for (i, c) in signal.chunks(FRAME_SAMPLES).enumerate() {
-        let mut s = c.to_vec();
-        s.resize(FRAME_SAMPLES, 0.0);
-        let frame = Frame {
-            samples: s.into(),
-            echo: None,
-            start: (i * FRAME_SAMPLES) as u64,
-            at,
-        };
-        listen
-            .cast(ListenMsg::Captured(Captured::Frame(frame)))
-            .map_err(|e| e.to_string())?;
-    }
-    listen
-        .cast(ListenMsg::Captured(Captured::End))
-        .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        match ev {
-            ListenEvent::Utterance(u) => out.push(u),
-            ListenEvent::End => break,
-            _ => {}
-        }
-    }
-    listen.stop(None);
-    let _ = handle.await;
-    Ok(out)
 }
 
 /// The longest run of quiet 10 ms windows (at least [`GAP_MS`]) inside the middle half of
@@ -249,7 +210,7 @@ fn run(opts: &Options) -> Result<(), String> {
         if let Some((s, e)) = inner_gap(&clip) {
             p_part.push(prob(&mut model, &clip[..(s + e) / 2])?);
         }
-        let heard = rt.block_on(utterances(&config, &scene(&clip, i as u64)))?;
+        let heard = rt.block_on(listen::utterances(&config, &scene(&clip, i as u64)))?;
         if heard.len() > 1 {
             split += 1;
         }
@@ -268,7 +229,7 @@ fn run(opts: &Options) -> Result<(), String> {
         // digital silence: the scene's noise goes over the pause too
         let silence = vec![0.0; samples(opts.pause_ms)];
         let (clip, at) = with_pause(&clip, gap, &silence);
-        let heard = rt.block_on(utterances(&config, &scene(&clip, i as u64)))?;
+        let heard = rt.block_on(listen::utterances(&config, &scene(&clip, i as u64)))?;
         paused += 1;
         let resumes = (samples(LEAD_MS) + at + silence.len()) as u64;
         if heard

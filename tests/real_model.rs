@@ -94,6 +94,25 @@ fn ask_with(agent: &ActorRef<AgentMsg>, s: &Shared, session: &str, text: &str) -
     })
 }
 
+/// Four tokens generated after `prompt`: the generation's figures.
+async fn four_tokens(engine: &ActorRef<EngineMsg>, prompt: &str) -> hearth::llm::GenStats {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    engine
+        .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+            prompt: prompt.into(),
+            grammar: None,
+            max_tokens: 4,
+            stop: vec![],
+            events: tx,
+        }))
+        .unwrap();
+    loop {
+        if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
+            return d.unwrap();
+        }
+    }
+}
+
 fn all_calls(t: &Turn) -> Vec<&hearth::agent::CallReport> {
     t.hops.iter().flat_map(|h| &h.calls).collect()
 }
@@ -321,21 +340,7 @@ fn a_prompt_cache_file_carries_the_prefix_to_a_new_process() {
             cfg.n_ctx = 1024;
             cfg.prompt_cache = Some(file.clone());
             let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            engine
-                .cast(EngineMsg::Generate(hearth::llm::GenRequest {
-                    prompt: prompt.into(),
-                    grammar: None,
-                    max_tokens: 4,
-                    stop: vec![],
-                    events: tx,
-                }))
-                .unwrap();
-            let stats = loop {
-                if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
-                    break d.unwrap();
-                }
-            };
+            let stats = four_tokens(&engine, prompt).await;
             engine.stop(None);
             if expect_cached {
                 assert_eq!(stats.cached_tokens, stats.prompt_tokens - 1, "{stats:?}");
@@ -375,21 +380,8 @@ fn a_daemon_writes_its_prompt_cache_after_the_warm_up_only() {
             .expect("written after the warm-up")
             .modified()
             .unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        engine
-            .cast(EngineMsg::Generate(hearth::llm::GenRequest {
-                prompt: format!("{prefix}Say hi.<|im_end|>\n<|im_start|>assistant\n"),
-                grammar: None,
-                max_tokens: 4,
-                stop: vec![],
-                events: tx,
-            }))
-            .unwrap();
-        let stats = loop {
-            if let hearth::llm::GenEvent::Done(d) = rx.recv().await.unwrap() {
-                break d.unwrap();
-            }
-        };
+        let prompt = format!("{prefix}Say hi.<|im_end|>\n<|im_start|>assistant\n");
+        let stats = four_tokens(&engine, &prompt).await;
         // the turn reused the warmed prefix, and left the file as the warm-up wrote it
         assert_eq!(stats.cached_tokens, warmed.prompt_tokens, "{stats:?}");
         assert_eq!(

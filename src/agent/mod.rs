@@ -291,6 +291,10 @@ struct Shared {
     /// The session of the latest turn: the one whose next prompt is warmed when the tools
     /// change.
     last_session: Mutex<Option<String>>,
+    /// Turns running (their tasks not yet ended): no warm-up starts meanwhile.
+    turns: std::sync::atomic::AtomicUsize,
+    /// The warm-up under way and the one asked for after it ([`warm::in_background`]).
+    warming: Mutex<warm::Warming>,
 }
 
 /// What a conversation keeps between its turns.
@@ -409,6 +413,7 @@ impl AgentState {
             *last = Some(ask.session.clone());
         }
         let session = ask.session.clone();
+        shared.turns.fetch_add(1, Ordering::SeqCst);
         let span = tracing::info_span!("turn", session = %ask.session);
         let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
         let task = tokio::spawn(
@@ -427,10 +432,11 @@ impl AgentState {
                     Ok(_) => {}
                 }
                 finished.store(true, Ordering::SeqCst);
+                shared.turns.fetch_sub(1, Ordering::SeqCst);
                 let _ = reply.send(out);
                 // the next turn of this session begins with what this one left
                 if shared.cfg.warm_next {
-                    warm_in_background(&shared, Some(session));
+                    warm::in_background(&shared, Some(session));
                 }
             }
             .instrument(span),
@@ -539,7 +545,7 @@ impl Actor for Agent {
                     .lock()
                     .ok()
                     .and_then(|s| s.clone());
-                warm_in_background(&state.shared, session);
+                warm::in_background(&state.shared, session);
             }
             AgentMsg::ToolsChanged => {}
             AgentMsg::Cancel => {
@@ -589,21 +595,9 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
         last_session: Mutex::new(None),
+        turns: std::sync::atomic::AtomicUsize::new(0),
+        warming: Mutex::new(warm::Warming::default()),
     })
-}
-
-/// Warm the next prompt of `session` on a task of its own (logged if it fails: a cold
-/// prompt is slower, not wrong).
-fn warm_in_background(shared: &Arc<Shared>, session: Option<String>) {
-    let shared = Arc::clone(shared);
-    tokio::spawn(
-        async move {
-            if let Err(e) = warm::warm(&shared, session.as_deref()).await {
-                tracing::warn!(error = %e, "the next prompt was not warmed");
-            }
-        }
-        .instrument(tracing::info_span!("warm")),
-    );
 }
 
 /// The tools as they are now, and their tool set (cached by fingerprint).

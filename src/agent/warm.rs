@@ -6,8 +6,16 @@
 //! fast as the tenth); after every turn, for its session (the history as the next prompt
 //! renders it: the model's call as the template writes it back, not as it was generated);
 //! and when the tool set changes (a provider registered or left), for the latest session.
+//! Those after start run on a task of their own, one at a time: one asked for while another
+//! runs replaces any still waiting (only the latest matters), and none starts while a turn
+//! runs (its end asks again), so a burst of turns never leaves a queue of prefills in front
+//! of the next request.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::{snapshot, AgentError, Shared};
 use crate::llm::{ChatMessage, EngineMsg, GenStats};
@@ -15,6 +23,53 @@ use crate::llm::{ChatMessage, EngineMsg, GenStats};
 /// Stands for the request while the next prompt is rendered; the prefix is what comes
 /// before it. (Invisible separators around a name no request holds.)
 const REQUEST_MARK: &str = "\u{2063}hearth-request\u{2063}";
+
+/// The warm-up on its task: whether one runs, and the session of the one asked for next
+/// (`Some(None)`: a new session's).
+#[derive(Debug, Default)]
+pub(super) struct Warming {
+    running: bool,
+    next: Option<Option<String>>,
+}
+
+/// Warm the next prompt of `session` on a task of its own, after the warm-up under way if
+/// there is one (logged if it fails: a cold prompt is slower, not wrong).
+pub(super) fn in_background(shared: &Arc<Shared>, session: Option<String>) {
+    let mut w = shared
+        .warming
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    w.next = Some(session);
+    if w.running {
+        return;
+    }
+    w.running = true;
+    let shared = Arc::clone(shared);
+    tokio::spawn(
+        async move {
+            while let Some(session) = next_wanted(&shared) {
+                if shared.turns.load(Ordering::SeqCst) > 0 {
+                    continue;
+                }
+                if let Err(e) = warm(&shared, session.as_deref()).await {
+                    tracing::warn!(error = %e, "the next prompt was not warmed");
+                }
+            }
+        }
+        .instrument(tracing::info_span!("warm")),
+    );
+}
+
+/// The warm-up asked for since the last one, or `None` (and the task ends) when there is none.
+fn next_wanted(shared: &Shared) -> Option<Option<String>> {
+    let mut w = shared
+        .warming
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let next = w.next.take();
+    w.running = next.is_some();
+    next
+}
 
 /// The prompt text a turn in `session` (`None`: a new one) will begin with, evaluated into
 /// the engine's cache. `None` when there was nothing to warm: the prefix would not fit the

@@ -6,6 +6,8 @@
 
 pub mod daemon;
 pub mod fixtures;
+#[cfg(feature = "tts")]
+pub mod listen;
 pub mod manifest;
 pub mod model;
 pub mod peer;

@@ -7,11 +7,10 @@
 
 use std::path::Path;
 
-use hearth::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg, TurnModel, VadKind};
+use hearth::audio::listen::{ListenConfig, TurnModel, VadKind};
 use hearth::audio::silero::SILERO_FILE;
 use hearth::audio::smart_turn::SMART_TURN_FILE;
-use hearth::voice::{Captured, Frame, ListenEvent, Utterance, FRAME_SAMPLES, SAMPLE_RATE};
-use ractor::Actor;
+use hearth::voice::{Utterance, SAMPLE_RATE};
 
 /// The daemon's Listen config with both models, or `None` when they are missing and the
 /// skip is asked for.
@@ -59,36 +58,9 @@ fn silence(ms: usize) -> Vec<f32> {
 
 /// The utterances the Listen actor makes of `signal`.
 async fn utterances(config: ListenConfig, signal: &[f32]) -> Vec<Utterance> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let (listen, handle) = Actor::spawn(None, Listen, ListenArgs { config, events: tx })
+    crate::common::listen::utterances(&config, signal)
         .await
-        .expect("Listen starts with both models");
-    let at = std::time::Instant::now();
-    for (i, c) in signal.chunks(FRAME_SAMPLES).enumerate() {
-        let mut samples = c.to_vec();
-        samples.resize(FRAME_SAMPLES, 0.0);
-        let frame = Frame {
-            samples: samples.into(),
-            echo: None,
-            start: (i * FRAME_SAMPLES) as u64,
-            at,
-        };
-        listen
-            .cast(ListenMsg::Captured(Captured::Frame(frame)))
-            .unwrap();
-    }
-    listen.cast(ListenMsg::Captured(Captured::End)).unwrap();
-    let mut out = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        match ev {
-            ListenEvent::Utterance(u) => out.push(u),
-            ListenEvent::End => break,
-            _ => {}
-        }
-    }
-    listen.stop(None);
-    handle.await.unwrap();
-    out
+        .expect("Listen runs with both models")
 }
 
 /// The silence an utterance holds after its last voiced frame, ms: what was waited for.
