@@ -314,12 +314,7 @@ impl Settings {
     #[cfg(feature = "tts")]
     pub fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::EndOfTurn;
-        match self
-            .config
-            .listen
-            .end_of_turn
-            .unwrap_or(EndOfTurn::SmartTurn)
-        {
+        match self.config.listen.end_of_turn.unwrap_or(EndOfTurn::Silence) {
             EndOfTurn::Silence => Ok(None),
             EndOfTurn::SmartTurn => Ok(Some(match &self.config.listen.smart_turn_model {
                 Some(m) => self.config_model_file(m)?,
@@ -528,6 +523,22 @@ mod tests {
 
     fn settings(flags: Flags, config: Config) -> Settings {
         Settings::with_env(flags, config, None, env_with_models)
+    }
+
+    #[cfg(feature = "tts")]
+    #[test]
+    fn the_hangover_ends_a_turn_unless_the_file_asks_for_smart_turn() {
+        let s = settings(Flags::default(), Config::default());
+        assert_eq!(s.listen().unwrap().end_of_turn, None);
+        let config: Config = toml::from_str("[listen]\nend_of_turn = \"smart-turn\"\n").unwrap();
+        let turn = settings(Flags::default(), config)
+            .listen()
+            .unwrap()
+            .end_of_turn;
+        assert_eq!(
+            turn.map(|t| t.model),
+            Some(PathBuf::from("/models").join(crate::audio::smart_turn::SMART_TURN_FILE))
+        );
     }
 
     #[test]
