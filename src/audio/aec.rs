@@ -121,7 +121,7 @@ pub struct EchoCanceller {
     /// gives for the current one.
     last_input: [f32; BLOCK],
     erle: ErleMeter,
-    /// The current convergence window, and the echo path once the filter has converged.
+    /// The current convergence window.
     window: ErleMeter,
     /// The current watch window (see [`WATCH_WINDOW_FRAMES`]).
     watch: ErleMeter,
@@ -268,27 +268,18 @@ impl EchoCanceller {
         } else {
             (render_energy / (fed * BLOCK) as f64).sqrt() as f32
         };
-        self.erle.add(
+        // the frame's energies, once, into each meter (while something audible plays)
+        if let Some(f) = ErleMeter::of_frame(
             render_rms,
             &self.hp[0],
             &self.clean,
             &self.linear,
             estimated,
-        );
-        self.window.add(
-            render_rms,
-            &self.hp[0],
-            &self.clean,
-            &self.linear,
-            estimated,
-        );
-        self.watch.add(
-            render_rms,
-            &self.hp[0],
-            &self.clean,
-            &self.linear,
-            estimated,
-        );
+        ) {
+            for meter in [&mut self.erle, &mut self.window, &mut self.watch] {
+                meter.add(&f);
+            }
+        }
         // a frame whose own estimate is not in the microphone gets no credit, converged or
         // not: the first frames after the echo path moved, before a watch window shows it
         self.vetoed = render_rms >= PLAYING_RMS && estimated.explained() < EXPLAINED_AT_LEAST;
@@ -418,25 +409,36 @@ impl Estimate {
 }
 
 impl ErleMeter {
-    fn add(
-        &mut self,
+    /// One frame's energies, or `None` when the render was under [`PLAYING_RMS`].
+    fn of_frame(
         render_rms: f32,
         mic: &[f32],
         out: &[f32],
         linear: &[f32],
         estimated: Estimate,
-    ) {
+    ) -> Option<ErleMeter> {
         if render_rms < PLAYING_RMS {
-            return;
+            return None;
         }
         let energy = |x: &[f32]| x.iter().map(|&s| f64::from(s) * f64::from(s)).sum::<f64>();
-        self.mic += energy(mic);
-        self.out += energy(out);
-        self.linear += energy(linear);
-        self.estimated.cross += estimated.cross;
-        self.estimated.energy += estimated.energy;
-        self.frames += 1;
-        self.samples += mic.len() as u64;
+        Some(ErleMeter {
+            mic: energy(mic),
+            out: energy(out),
+            linear: energy(linear),
+            estimated,
+            frames: 1,
+            samples: mic.len() as u64,
+        })
+    }
+
+    fn add(&mut self, f: &ErleMeter) {
+        self.mic += f.mic;
+        self.out += f.out;
+        self.linear += f.linear;
+        self.estimated.cross += f.estimated.cross;
+        self.estimated.energy += f.estimated.energy;
+        self.frames += f.frames;
+        self.samples += f.samples;
     }
 
     /// What the linear filter took out, dB.
