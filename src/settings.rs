@@ -192,6 +192,19 @@ impl Settings {
         Ok(crate::models::in_dir(path, self.model_dir()?))
     }
 
+    /// The model file the configuration names ([`config_model_file`](Self::config_model_file)),
+    /// else `default` in the model directory.
+    pub fn model_file_or(
+        &self,
+        configured: Option<&Path>,
+        default: &str,
+    ) -> Result<PathBuf, SettingsError> {
+        match configured {
+            Some(m) => self.config_model_file(m),
+            None => Ok(self.model_dir()?.join(default)),
+        }
+    }
+
     /// The preset's name (or file): `--preset`, else `[agent] preset`, else
     /// [`DEFAULT_PRESET`].
     pub fn preset_name(&self) -> &str {
@@ -300,10 +313,12 @@ impl Settings {
         use crate::config::Vad;
         match self.config.listen.vad.unwrap_or(Vad::Silero) {
             Vad::Energy => Ok(None),
-            Vad::Silero => Ok(Some(match &self.config.listen.silero_model {
-                Some(m) => self.config_model_file(m)?,
-                None => self.model_dir()?.join(crate::audio::silero::SILERO_FILE),
-            })),
+            Vad::Silero => self
+                .model_file_or(
+                    self.config.listen.silero_model.as_deref(),
+                    crate::audio::silero::SILERO_FILE,
+                )
+                .map(Some),
         }
     }
 
@@ -316,12 +331,12 @@ impl Settings {
         use crate::config::EndOfTurn;
         match self.config.listen.end_of_turn.unwrap_or(EndOfTurn::Silence) {
             EndOfTurn::Silence => Ok(None),
-            EndOfTurn::SmartTurn => Ok(Some(match &self.config.listen.smart_turn_model {
-                Some(m) => self.config_model_file(m)?,
-                None => self
-                    .model_dir()?
-                    .join(crate::audio::smart_turn::SMART_TURN_FILE),
-            })),
+            EndOfTurn::SmartTurn => self
+                .model_file_or(
+                    self.config.listen.smart_turn_model.as_deref(),
+                    crate::audio::smart_turn::SMART_TURN_FILE,
+                )
+                .map(Some),
         }
     }
 
