@@ -297,13 +297,7 @@ async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode>
     hearth::systemd::ready("serving the agent on D-Bus (no audio)");
     let why = shutdown_signal()?.await;
     tracing::info!(signal = why, "stopping");
-    hearth::systemd::stopping();
-    drop(served);
-    // the watchdog's probes would take the actors' stopping for a hang
-    if let Some(dog) = dog {
-        dog.abort();
-    }
-    text.stop().await;
+    stop_serving(text, served, dog).await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -349,13 +343,7 @@ async fn serve_voice(
     // a signal ends the turn under way, then every stage stops in order
     let on_turn = |t: &VoiceTurn| print_turn(t, json);
     let turns = hearth::pipeline::run(text.agent.clone(), options, on_turn, shutdown).await?;
-    hearth::systemd::stopping();
-    drop(served);
-    // the watchdog's probes would take the actors' stopping for a hang
-    if let Some(dog) = dog {
-        dog.abort();
-    }
-    text.stop().await;
+    stop_serving(text, served, dog).await;
     Ok(turns)
 }
 
@@ -426,6 +414,21 @@ fn print_turn(t: &VoiceTurn, json: bool) {
         }
     }
     let _ = out.flush();
+}
+
+/// Tell systemd hearth is stopping, close the face, end the watchdog (its probes would take
+/// the actors' stopping for a hang), then stop the text actors and wait for them.
+async fn stop_serving(
+    text: TextRuntime,
+    served: Option<Face>,
+    dog: Option<tokio::task::JoinHandle<()>>,
+) {
+    hearth::systemd::stopping();
+    drop(served);
+    if let Some(dog) = dog {
+        dog.abort();
+    }
+    text.stop().await;
 }
 
 /// Serve the D-Bus face (if there is a bus) and start systemd's watchdog over the text
