@@ -58,6 +58,27 @@ pub struct LlamaConfig {
     pub cache_after: CacheAfter,
 }
 
+/// Which finished jobs write the prompt-cache file.
+struct CacheWrites {
+    after: CacheAfter,
+    /// A prefill has run.
+    prefilled: bool,
+}
+
+impl CacheWrites {
+    /// Whether the job that just succeeded (a prefill or a generation, having evaluated
+    /// `evaluated` prompt tokens) writes the file.
+    fn save_after(&mut self, prefill: bool, evaluated: usize) -> bool {
+        let first_prefill = prefill && !self.prefilled;
+        self.prefilled |= prefill;
+        match self.after {
+            CacheAfter::EveryJob => true,
+            // nothing new to keep when the file already held it all
+            CacheAfter::FirstPrefill => first_prefill && evaluated > 1,
+        }
+    }
+}
+
 /// When [`LlamaConfig::prompt_cache`] is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CacheAfter {
@@ -368,7 +389,10 @@ fn worker(
         parsers: HashMap::new(),
         cancel,
     };
-    let mut prefilled = false;
+    let mut cache = CacheWrites {
+        after: cfg.cache_after,
+        prefilled: false,
+    };
     while let Ok(job) = jobs.recv() {
         match job {
             Job::Count(text, reply) => {
@@ -382,9 +406,7 @@ fn worker(
                 match &result {
                     Err(e) => tracing::warn!(error = %e, "generation failed"),
                     Ok(_) => {
-                        if let (Some(p), CacheAfter::EveryJob) =
-                            (&cfg.prompt_cache, cfg.cache_after)
-                        {
+                        if let (Some(p), true) = (&cfg.prompt_cache, cache.save_after(false, 0)) {
                             save_prompt_cache(&w.ctx, p, &w.cached);
                         }
                     }
@@ -398,13 +420,7 @@ fn worker(
                 match &result {
                     Err(e) => tracing::warn!(error = %e, "prefill failed"),
                     Ok(stats) => {
-                        let first = !prefilled;
-                        prefilled = true;
-                        let save = match cfg.cache_after {
-                            CacheAfter::EveryJob => true,
-                            // nothing new to keep when the file already held it all
-                            CacheAfter::FirstPrefill => first && stats.evaluated_tokens > 1,
-                        };
+                        let save = cache.save_after(true, stats.evaluated_tokens);
                         if let (Some(p), true) = (&cfg.prompt_cache, save) {
                             save_prompt_cache(&w.ctx, p, &w.cached);
                         }
