@@ -9,15 +9,24 @@ pub fn qwen_path() -> Option<std::path::PathBuf> {
     let source = preset
         .model
         .expect("the qwen2.5-coder preset names its model");
-    match hearth::models::locate(&source) {
-        Ok(p) => Some(p),
+    or_skip(
+        hearth::models::locate(&source),
+        "a real-model test",
+        "run scripts/fetch-models",
+    )
+}
+
+/// What a real-component test needs, or None when it is missing and skipping is asked for
+/// (`HEARTH_SKIP_REAL_MODEL=1`, which CI never sets); missing otherwise, the test fails with
+/// the error and `fix`.
+pub fn or_skip<T, E: std::fmt::Display>(found: Result<T, E>, what: &str, fix: &str) -> Option<T> {
+    match found {
+        Ok(t) => Some(t),
         Err(e) if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") => {
-            eprintln!("skipping a real-model test (HEARTH_SKIP_REAL_MODEL=1): {e}");
+            eprintln!("skipping {what} (HEARTH_SKIP_REAL_MODEL=1): {e}");
             None
         }
-        Err(e) => panic!(
-            "{e}\n(run scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"
-        ),
+        Err(e) => panic!("{e}\n({fix}, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
     }
 }
 
@@ -26,14 +35,11 @@ pub fn qwen_path() -> Option<std::path::PathBuf> {
 /// when skipping is asked for. Like the GGUF: missing pieces fail the test with the fix.
 pub fn piper_voice() -> Option<hearth::tts::TtsConfig> {
     let found = hearth::tts::TtsConfig::default_voice().and_then(|c| c.resolve().map(|_| c));
-    match found {
-        Ok(c) => Some(c),
-        Err(e) if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") => {
-            eprintln!("skipping a real-voice test (HEARTH_SKIP_REAL_MODEL=1): {e}");
-            None
-        }
-        Err(e) => panic!("{e}\n(run scripts/setup and scripts/fetch-models, or set HEARTH_SKIP_REAL_MODEL=1 to skip locally)"),
-    }
+    or_skip(
+        found,
+        "a real-voice test",
+        "run scripts/setup and scripts/fetch-models",
+    )
 }
 
 /// The model directory when it holds everything `hearth run` needs (the GGUF, whisper tiny.en,

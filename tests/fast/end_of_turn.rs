@@ -17,23 +17,18 @@ use hearth::voice::{Utterance, SAMPLE_RATE};
 fn config(end_of_turn: bool) -> Option<ListenConfig> {
     let dir = hearth::models::model_dir().expect("a model directory");
     let (vad, turn) = (dir.join(SILERO_FILE), dir.join(SMART_TURN_FILE));
-    let lib = hearth::onnx::find_library(None, |k| std::env::var_os(k), &[dir]);
-    let lib = match (vad.is_file() && turn.is_file(), lib) {
-        (true, Ok(lib)) => lib,
-        (_, lib) => {
-            if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
-                eprintln!(
-                    "skipping: a model or ONNX Runtime is missing (HEARTH_SKIP_REAL_MODEL=1)"
-                );
-                return None;
-            }
-            panic!(
-                "{} or {} or ONNX Runtime ({lib:?}) is missing: run scripts/fetch-models",
+    let found = hearth::onnx::find_library(None, |k| std::env::var_os(k), &[dir])
+        .map_err(|e| e.to_string())
+        .and_then(|lib| match (vad.is_file(), turn.is_file()) {
+            (true, true) => Ok(lib),
+            _ => Err(format!(
+                "{} or {} is missing",
                 vad.display(),
                 turn.display()
-            );
-        }
-    };
+            )),
+        });
+    let lib =
+        crate::common::model::or_skip(found, "an end-of-turn test", "run scripts/fetch-models")?;
     Some(ListenConfig {
         vad: VadKind::Silero {
             model: vad,
