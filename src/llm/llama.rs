@@ -6,9 +6,14 @@
 //! checks the flag before every decode: between generated tokens and between prompt chunks
 //! of [`LlamaConfig::prompt_chunk`] tokens.
 //!
-//! **Prefix cache.** The worker remembers which tokens its KV cache holds. A new prompt is
-//! compared token by token; only the tokens after the common prefix are evaluated, so the
-//! system prompt, the tool list and the earlier turns are not evaluated again.
+//! **Prefix cache.** The worker remembers which tokens its KV cache holds, in
+//! [`SEQUENCES`] sequences of one unified cache. A new prompt is compared token by token
+//! with each; only the tokens after the longest common prefix are evaluated, so the system
+//! prompt, the tool list and the earlier turns are not evaluated again. A prompt that
+//! continues all a sequence holds is evaluated there; one that departs from it part-way (a
+//! retry asked without the conversation) goes to the other sequence, from a copy of the
+//! shared prefix (cells shared, nothing evaluated), so the conversation is still there for
+//! the prompt after it.
 //!
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
@@ -36,6 +41,9 @@ use super::engine::{
     CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
     StopReason, StopScanner,
 };
+
+/// Sequences of the KV cache the worker keeps prompts in ([`place`]).
+const SEQUENCES: usize = 2;
 
 /// How to load and run the model.
 #[derive(Debug, Clone)]
@@ -117,15 +125,16 @@ pub fn gguf_str(path: &std::path::Path, key: &str) -> Option<String> {
     g.val_str(idx).map(str::to_string)
 }
 
-/// Load a state file into `ctx`; the tokens it holds, or none when it is missing or does not
-/// fit this model and context (then the KV cache is cleared and the file is rewritten later).
+/// Load a sequence's state file into sequence 0 of `ctx`; the tokens it holds, or none when
+/// it is missing or does not fit this model and context (then the KV cache is cleared and
+/// the file is rewritten later).
 fn load_prompt_cache(ctx: &mut LlamaContext<'_>, path: &std::path::Path) -> Vec<LlamaToken> {
     if !path.is_file() {
         return Vec::new();
     }
     let t = Instant::now();
-    match ctx.state_load_file(path, ctx.n_ctx() as usize) {
-        Ok(tokens) => {
+    match ctx.state_seq_load_file(path, 0, ctx.n_ctx() as usize) {
+        Ok((tokens, _)) => {
             tracing::info!(path = %path.display(), tokens = tokens.len(), ms = ms(t), "prompt cache loaded");
             tokens
         }
@@ -137,9 +146,10 @@ fn load_prompt_cache(ctx: &mut LlamaContext<'_>, path: &std::path::Path) -> Vec<
     }
 }
 
-/// Write the KV state atomically (a temporary file renamed into place); a failure only
-/// costs speed, so it is logged, not returned.
-fn save_prompt_cache(ctx: &LlamaContext<'_>, path: &std::path::Path, tokens: &[LlamaToken]) {
+/// Write a sequence's KV state atomically (a temporary file renamed into place); a failure
+/// only costs speed, so it is logged, not returned.
+fn save_prompt_cache(ctx: &LlamaContext<'_>, path: &std::path::Path, slot: &Slot) {
+    let tokens = &slot.tokens;
     if tokens.is_empty() {
         return;
     }
@@ -151,7 +161,8 @@ fn save_prompt_cache(ctx: &LlamaContext<'_>, path: &std::path::Path, tokens: &[L
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let saved = ctx
-        .state_save_file(&tmp, tokens)
+        .state_seq_save_file(&tmp, slot.seq, tokens)
+        .map(|_| ())
         .map_err(|e| e.to_string())
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
     if let Err(e) = saved {
@@ -349,7 +360,10 @@ fn worker(
         .with_n_ctx(NonZeroU32::new(cfg.n_ctx))
         .with_n_batch(cfg.n_ctx)
         .with_n_threads(cfg.n_threads)
-        .with_n_threads_batch(cfg.n_threads);
+        .with_n_threads_batch(cfg.n_threads)
+        // one pool of cells for all sequences: a copied prefix shares its cells
+        .with_n_seq_max(SEQUENCES as u32)
+        .with_kv_unified(true);
     let ctx = match model.new_context(backend, ctx_params) {
         Ok(c) => c,
         Err(e) => {
@@ -375,7 +389,14 @@ fn worker(
         return;
     }
     let mut ctx = ctx;
-    let cached = cfg
+    let mut slots: Vec<Slot> = (0..SEQUENCES)
+        .map(|seq| Slot {
+            seq: i32::try_from(seq).unwrap_or(0),
+            tokens: Vec::new(),
+            used: 0,
+        })
+        .collect();
+    slots[0].tokens = cfg
         .prompt_cache
         .as_deref()
         .map(|p| load_prompt_cache(&mut ctx, p))
@@ -384,7 +405,9 @@ fn worker(
         model: &model,
         ctx,
         cfg: &cfg,
-        cached,
+        slots,
+        active: 0,
+        jobs: 0,
         factory: None,
         parsers: HashMap::new(),
         cancel,
@@ -407,7 +430,7 @@ fn worker(
                     Err(e) => tracing::warn!(error = %e, "generation failed"),
                     Ok(_) => {
                         if let (Some(p), true) = (&cfg.prompt_cache, cache.save_after(false, 0)) {
-                            save_prompt_cache(&w.ctx, p, &w.cached);
+                            save_prompt_cache(&w.ctx, p, &w.slots[w.active]);
                         }
                     }
                 }
@@ -422,7 +445,7 @@ fn worker(
                     Ok(stats) => {
                         let save = cache.save_after(true, stats.evaluated_tokens);
                         if let (Some(p), true) = (&cfg.prompt_cache, save) {
-                            save_prompt_cache(&w.ctx, p, &w.cached);
+                            save_prompt_cache(&w.ctx, p, &w.slots[w.active]);
                         }
                     }
                 }
@@ -436,8 +459,12 @@ struct Worker<'m> {
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
     cfg: &'m LlamaConfig,
-    /// Tokens whose KV entries sit in sequence 0, in order.
-    cached: Vec<LlamaToken>,
+    /// The KV cache's sequences and the tokens each holds.
+    slots: Vec<Slot>,
+    /// The slot the latest job evaluated into.
+    active: usize,
+    /// Jobs evaluated so far (which slot was used last).
+    jobs: u64,
     factory: Option<ParserFactory>,
     parsers: HashMap<Arc<str>, TokenParser>,
     cancel: CancelWatermark,
@@ -552,9 +579,10 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Evaluates `tokens` into sequence 0, reusing the prefix they share with what is
-    /// cached (at least the last token is evaluated, for its logits). The batch that held
-    /// the last token, or `None` if the job was cancelled first.
+    /// Evaluates `tokens` into a sequence ([`place`]), reusing the prefix they share with
+    /// what is cached (at least the last token is evaluated, for its logits); that slot is
+    /// then the active one. The batch that held the last token, or `None` if the job was
+    /// cancelled first.
     fn evaluate(
         &mut self,
         id: u64,
@@ -563,26 +591,15 @@ impl Worker<'_> {
         t0: Instant,
     ) -> Result<Option<LlamaBatch<'static>>, EngineError> {
         stats.prompt_tokens = tokens.len();
-        let common = self
-            .cached
-            .iter()
-            .zip(tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len() - 1);
-        if common < self.cached.len() {
-            let ok = self
-                .ctx
-                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
-                .map_err(|e| llama_err("trimming the KV cache")(e.to_string()))?;
-            if !ok {
-                self.ctx.clear_kv_cache();
-                self.cached.clear();
-            } else {
-                self.cached.truncate(common);
-            }
-        }
-        let start = self.cached.len();
+        let held: Vec<&[LlamaToken]> = self.slots.iter().map(|s| s.tokens.as_slice()).collect();
+        let uses: Vec<u64> = self.slots.iter().map(|s| s.used).collect();
+        let at = place(&held, &uses, tokens);
+        self.reuse(at)?;
+        self.jobs += 1;
+        self.active = at.target;
+        self.slots[at.target].used = self.jobs;
+        let seq = self.slots[at.target].seq;
+        let start = self.slots[at.target].tokens.len();
         stats.cached_tokens = start;
         stats.evaluated_tokens = tokens.len() - start;
         let chunk = self.cfg.prompt_chunk.max(1);
@@ -598,17 +615,87 @@ impl Worker<'_> {
             for (i, &t) in tokens[pos..end].iter().enumerate() {
                 let p = pos + i;
                 batch
-                    .add(t, to_pos(p)?, &[0], p + 1 == tokens.len())
+                    .add(t, to_pos(p)?, &[seq], p + 1 == tokens.len())
                     .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
             }
-            self.ctx
-                .decode(&mut batch)
-                .map_err(|e| llama_err("evaluating the prompt")(e.to_string()))?;
-            self.cached.extend_from_slice(&tokens[pos..end]);
+            self.decode(&mut batch, "evaluating the prompt")?;
+            self.slots[at.target]
+                .tokens
+                .extend_from_slice(&tokens[pos..end]);
             pos = end;
         }
         stats.prompt_eval_ms = ms(t0);
         Ok(Some(batch))
+    }
+
+    /// Makes the KV cache hold `at.common` tokens of the prompt in `at.target`: the target's
+    /// tail beyond them removed, or (another slot holding them) the target emptied and the
+    /// prefix copied in from `at.source`.
+    fn reuse(&mut self, at: Placement) -> Result<(), EngineError> {
+        let trim = llama_err("trimming the KV cache");
+        let target_seq = self.slots[at.target].seq;
+        let seq = u32::try_from(target_seq).ok();
+        if at.source == at.target {
+            if at.common < self.slots[at.target].tokens.len() {
+                let ok = self
+                    .ctx
+                    .clear_kv_cache_seq(seq, u32::try_from(at.common).ok(), None)
+                    .map_err(|e| trim(e.to_string()))?;
+                if ok {
+                    self.slots[at.target].tokens.truncate(at.common);
+                } else {
+                    self.forget(at.target)?;
+                }
+            }
+            return Ok(());
+        }
+        self.forget(at.target)?;
+        if at.common > 0 {
+            let source_seq = self.slots[at.source].seq;
+            self.ctx
+                .copy_kv_cache_seq(
+                    source_seq,
+                    target_seq,
+                    Some(0),
+                    u32::try_from(at.common).ok(),
+                )
+                .map_err(|e| llama_err("copying a prefix in the KV cache")(e.to_string()))?;
+            let prefix = self.slots[at.source].tokens[..at.common].to_vec();
+            self.slots[at.target].tokens = prefix;
+        }
+        Ok(())
+    }
+
+    /// Empties a slot's sequence.
+    fn forget(&mut self, slot: usize) -> Result<(), EngineError> {
+        let seq = u32::try_from(self.slots[slot].seq).ok();
+        self.ctx
+            .clear_kv_cache_seq(seq, None, None)
+            .map_err(|e| llama_err("clearing a sequence of the KV cache")(e.to_string()))?;
+        self.slots[slot].tokens.clear();
+        Ok(())
+    }
+
+    /// Decodes `batch` into the active slot. When the cache has no cell left for it, the
+    /// other slots are emptied (the active one keeps its prefix) and it is tried once more.
+    fn decode(
+        &mut self,
+        batch: &mut LlamaBatch<'_>,
+        stage: &'static str,
+    ) -> Result<(), EngineError> {
+        match self.ctx.decode(batch) {
+            Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
+                tracing::debug!("the KV cache is full: the other sequences are emptied");
+                let active = self.active;
+                for slot in (0..self.slots.len()).filter(|&i| i != active) {
+                    self.forget(slot)?;
+                }
+                self.ctx
+                    .decode(batch)
+                    .map_err(|e| llama_err(stage)(e.to_string()))
+            }
+            r => r.map_err(|e| llama_err(stage)(e.to_string())),
+        }
     }
 
     fn generate(&mut self, id: u64, req: GenRequest) -> Result<GenStats, EngineError> {
@@ -678,15 +765,17 @@ impl Worker<'_> {
                 break;
             }
             batch.clear();
+            let (seq, held) = (
+                self.slots[self.active].seq,
+                self.slots[self.active].tokens.len(),
+            );
             for (i, &t) in next.iter().enumerate() {
                 batch
-                    .add(t, to_pos(self.cached.len() + i)?, &[0], i + 1 == next.len())
+                    .add(t, to_pos(held + i)?, &[seq], i + 1 == next.len())
                     .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
             }
-            self.ctx
-                .decode(&mut batch)
-                .map_err(|e| llama_err("generating")(e.to_string()))?;
-            self.cached.extend_from_slice(&next);
+            self.decode(&mut batch, "generating")?;
+            self.slots[self.active].tokens.extend_from_slice(&next);
             logits_idx = batch.n_tokens() - 1;
         }
         if reason != StopReason::StopString {
@@ -701,6 +790,62 @@ impl Worker<'_> {
         stats.stop = Some(reason);
         tracing::debug!(?stats, "generation done");
         Ok(stats)
+    }
+}
+
+/// One sequence of the KV cache.
+struct Slot {
+    seq: i32,
+    /// The tokens whose KV entries sit in this sequence, in order.
+    tokens: Vec<LlamaToken>,
+    /// The job that last used it (0: none).
+    used: u64,
+}
+
+/// Where a prompt is evaluated ([`place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Placement {
+    /// The slot it is evaluated into.
+    target: usize,
+    /// The slot the reused prefix is in (`target`, unless it is copied over).
+    source: usize,
+    /// Tokens of the prompt already in the cache (never all: the last is evaluated for its
+    /// logits).
+    common: usize,
+}
+
+/// Where `prompt` goes, given the tokens each slot holds and when each was last used: the
+/// slot sharing its longest prefix with it (the latest used among equals, then the first)
+/// if the prompt continues all that slot holds, or departs from it only at its last token;
+/// otherwise the least recently used other slot, from a copy of that prefix, so what the
+/// first slot holds stays for a later prompt that continues it.
+fn place(held: &[&[LlamaToken]], used: &[u64], prompt: &[LlamaToken]) -> Placement {
+    let shared = |h: &[LlamaToken]| {
+        h.iter()
+            .zip(prompt)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(prompt.len().saturating_sub(1))
+    };
+    let source = (0..held.len())
+        .max_by_key(|&i| (shared(held[i]), used[i], std::cmp::Reverse(i)))
+        .unwrap_or(0);
+    let common = shared(held[source]);
+    if held[source].len() <= common + 1 {
+        return Placement {
+            target: source,
+            source,
+            common,
+        };
+    }
+    let target = (0..held.len())
+        .filter(|&i| i != source)
+        .min_by_key(|&i| used[i])
+        .unwrap_or(source);
+    Placement {
+        target,
+        source,
+        common,
     }
 }
 
@@ -747,7 +892,95 @@ fn take_utf8(buf: &mut Vec<u8>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::take_utf8;
+    use super::{place, take_utf8, LlamaToken, Placement};
+
+    fn toks(ids: &[i32]) -> Vec<LlamaToken> {
+        ids.iter().map(|&i| LlamaToken(i)).collect()
+    }
+
+    #[test]
+    fn a_prompt_that_continues_a_sequence_is_evaluated_there() {
+        let (conversation, other) = (toks(&[1, 2, 3, 4]), toks(&[1, 2, 9]));
+        let at = place(
+            &[&conversation, &other],
+            &[1, 2],
+            &toks(&[1, 2, 3, 4, 5, 6]),
+        );
+        assert_eq!(
+            at,
+            Placement {
+                target: 0,
+                source: 0,
+                common: 4
+            }
+        );
+        // the same prompt again: its last token is evaluated once more, in place
+        let at = place(&[&conversation, &other], &[1, 2], &conversation);
+        assert_eq!(
+            at,
+            Placement {
+                target: 0,
+                source: 0,
+                common: 3
+            }
+        );
+        // an empty cache
+        let at = place(&[&[], &[]], &[0, 0], &toks(&[1, 2]));
+        assert_eq!(
+            at,
+            Placement {
+                target: 0,
+                source: 0,
+                common: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_prompt_that_departs_from_the_conversation_leaves_it_cached() {
+        // system prompt 1 2, then the conversation 3 4 5 in slot 0; a retry without it
+        let conversation = toks(&[1, 2, 3, 4, 5]);
+        let at = place(&[&conversation, &[]], &[1, 0], &toks(&[1, 2, 7, 8]));
+        assert_eq!(
+            at,
+            Placement {
+                target: 1,
+                source: 0,
+                common: 2
+            }
+        );
+        // then the conversation again, in slot 0 still
+        let retry = toks(&[1, 2, 7, 8, 9]);
+        let at = place(
+            &[&conversation, &retry],
+            &[1, 2],
+            &toks(&[1, 2, 3, 4, 5, 6]),
+        );
+        assert_eq!(
+            at,
+            Placement {
+                target: 0,
+                source: 0,
+                common: 5
+            }
+        );
+    }
+
+    #[test]
+    fn the_least_recently_used_slot_is_overwritten_and_ties_go_to_the_latest() {
+        let (a, b) = (toks(&[1, 2, 3, 3]), toks(&[1, 2, 4, 4]));
+        // both share 1 2 with the prompt; b was used last: the prefix is copied from it
+        // into a
+        let at = place(&[&a, &b], &[1, 2], &toks(&[1, 2, 5]));
+        assert_eq!(
+            at,
+            Placement {
+                target: 0,
+                source: 1,
+                common: 2
+            }
+        );
+    }
 
     #[test]
     fn utf8_tail_is_held() {
