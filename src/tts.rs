@@ -10,7 +10,8 @@
 //! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), so each
 //! sentence goes out as **one** [`TtsEvent::Audio`] chunk the moment it exists, followed by
 //! [`TtsEvent::SentenceDone`] with its timings; the next sentence is already being synthesised
-//! while Playback plays that one.
+//! while Playback plays that one. A short sentence spoken lately (a tool's confirmation: "The
+//! kitchen light is on.") is kept with its audio, a bounded few, and played again at once.
 //!
 //! [`TtsMsg::Cancel`] drops every queued sentence at once. The sentence being synthesised cannot
 //! be interrupted inside its ONNX run (piper-rs gives no handle on it), so it finishes in the
@@ -683,6 +684,40 @@ mod engine {
         }
     }
 
+    /// Sentences kept once spoken ([`Recent`]).
+    const RECENT_SENTENCES: usize = 32;
+    /// Longer sentences are not kept: a confirmation is short, a chat reply rarely repeats.
+    const RECENT_CHARS: usize = 80;
+
+    /// The sentences spoken lately and their audio: a confirmation said again ("The kitchen
+    /// light is on.") is played at once, not synthesised again. Bounded: at most
+    /// [`RECENT_SENTENCES`] of at most [`RECENT_CHARS`] characters (about 5 MB of audio).
+    struct Recent(lru::LruCache<String, Pcm>);
+
+    impl Recent {
+        fn new() -> Recent {
+            Recent(lru::LruCache::new(
+                std::num::NonZeroUsize::new(RECENT_SENTENCES)
+                    .unwrap_or(std::num::NonZeroUsize::MIN),
+            ))
+        }
+
+        /// `text` spoken: from the sentences kept, else synthesised (and kept if short).
+        fn speak(&mut self, voice: &mut Voice, text: &str) -> Result<Synthesis, TtsError> {
+            if let Some(pcm) = self.0.get(text) {
+                return Ok(Synthesis {
+                    pcm: pcm.clone(),
+                    synth_ms: 0.0,
+                });
+            }
+            let said = voice.synthesize(text)?;
+            if text.chars().count() <= RECENT_CHARS && !said.pcm.samples.is_empty() {
+                self.0.put(text.to_string(), said.pcm.clone());
+            }
+            Ok(said)
+        }
+    }
+
     /// The worker thread: one sentence at a time, in order; skips sentences from before the
     /// latest cancel, and discards audio that a cancel overtook.
     fn worker(
@@ -691,6 +726,7 @@ mod engine {
         epoch: Arc<AtomicU64>,
         events: UnboundedSender<TtsEvent>,
     ) {
+        let mut recent = Recent::new();
         while let Ok(job) = jobs.recv() {
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!(index = job.index, "cancelled sentence dropped");
@@ -706,7 +742,7 @@ mod engine {
                 rtf = tracing::field::Empty,
             );
             let _enter = span.enter();
-            let result = voice.synthesize(job.text.as_str());
+            let result = recent.speak(&mut voice, job.text.as_str());
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!("cancelled while synthesising: audio discarded");
                 continue;

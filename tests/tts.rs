@@ -154,6 +154,49 @@ async fn sentences_come_out_in_order() {
     handle.await.unwrap();
 }
 
+/// A confirmation said again is played from the audio kept when it was first spoken: the
+/// same samples, no synthesis; a long sentence is synthesised each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_sentence_said_again_is_not_synthesised_again() {
+    let Some(cfg) = common_model::piper_voice() else {
+        return;
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let short = "The kitchen light is on.";
+    let long = "The kitchen light is on, the heating is at twenty degrees, and every door of the house is locked.";
+    for text in [short, long, short, long] {
+        tts.cast(TtsMsg::Speak(say(text))).unwrap();
+    }
+    let events = events_until(&mut rx, 3).await;
+    let said: Vec<(Pcm, f64)> = events
+        .chunks(2)
+        .map(|pair| match pair {
+            [TtsEvent::Audio(pcm), TtsEvent::SentenceDone { synth_ms, .. }] => {
+                (pcm.clone(), *synth_ms)
+            }
+            _ => panic!("expected Audio then SentenceDone: {pair:?}"),
+        })
+        .collect();
+    assert_eq!(said.len(), 4, "{events:?}");
+    assert!(
+        said[0].1 > 0.0 && said[1].1 > 0.0 && said[3].1 > 0.0,
+        "{:?}",
+        said.iter().map(|s| s.1).collect::<Vec<_>>()
+    );
+    assert_eq!(said[2].1, 0.0, "the short sentence was synthesised again");
+    assert!(std::sync::Arc::ptr_eq(
+        &said[0].0.samples,
+        &said[2].0.samples
+    ));
+    assert!(!std::sync::Arc::ptr_eq(
+        &said[1].0.samples,
+        &said[3].0.samples
+    ));
+    tts.stop(None);
+    handle.await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_drops_queued_sentences() {
     let Some(cfg) = common_model::piper_voice() else {
