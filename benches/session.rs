@@ -15,7 +15,9 @@
 //! - `typed-session`: every request typed into one agent session, in this process (the
 //!   library's text runtime, as `hearth ask` starts it, and `agent::ask` with one session).
 //!
-//! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--limit N` (the first N requests the
+//! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--pause MS` (0: in `spoken`, that much
+//! silence stretched into each request's longest gap between words, a person stopping to
+//! think; a request heard as more than one turn counts as split), `--limit N` (the first N requests the
 //! mode runs), `--json FILE` (the results), `--hearth PATH` (another `hearth` build, with
 //! `hearth-stt` beside it; default: this checkout's), `--tools DIR` (the manifests it runs
 //! with; default: this checkout's `tools`), `--seed N` (the noise), `--work DIR` (the input
@@ -44,7 +46,7 @@ use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
 
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
-[--set NAME|FILE] [--gap S] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
+[--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
 [--work DIR]";
 
 /// Silence before the first request and after the last gap, seconds.
@@ -79,6 +81,8 @@ struct Options {
     mode: Mode,
     set: String,
     gap_s: f64,
+    /// ms of silence stretched into each request's longest gap between words (0: none)
+    pause_ms: usize,
     limit: Option<usize>,
     json: Option<PathBuf>,
     hearth: PathBuf,
@@ -92,6 +96,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         mode: Mode::Spoken,
         set: "demo".into(),
         gap_s: 4.0,
+        pause_ms: 0,
         limit: None,
         json: None,
         hearth: PathBuf::from(env!("CARGO_BIN_EXE_hearth")),
@@ -108,6 +113,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "typed-session" => o.mode = Mode::TypedSession,
             "--set" => o.set = f.value(a)?.to_string(),
             "--gap" => o.gap_s = f.number(a)?,
+            "--pause" => o.pause_ms = f.number(a)? as usize,
             "--limit" => o.limit = Some(f.number(a)? as usize),
             "--json" => o.json = Some(f.value(a)?.into()),
             "--hearth" => o.hearth = f.value(a)?.into(),
@@ -214,6 +220,7 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
         .iter()
         .enumerate()
         .map(|(i, c)| speaker.speak(i, &c.say))
+        .map(|clip| clip.map(|c| paused(c, opts.pause_ms)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut input = timeline(&clips, LEAD_S, opts.gap_s, TAIL_S);
     add_noise(&mut input.samples, NOISE_DBFS, opts.seed);
@@ -229,6 +236,18 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
     let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
     let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
     Ok(score_all(cases, &input.windows, observed))
+}
+
+/// `clip` with `pause_ms` of silence in its longest gap between words (as it is when it has
+/// none, or with no pause asked for).
+fn paused(clip: Vec<f32>, pause_ms: usize) -> Vec<f32> {
+    match (pause_ms, session::run::inner_gap(&clip)) {
+        (1.., Some(gap)) => {
+            let silence = vec![0.0; pause_ms * session::run::RATE as usize / 1000];
+            session::run::with_pause(&clip, gap, &silence).0
+        }
+        _ => clip,
+    }
 }
 
 /// Each case spoken alone, a fresh `hearth run` each.

@@ -41,10 +41,6 @@ const USAGE: &str = "usage: cargo bench --bench turn -- [--set NAME|FILE] [--pau
 /// Room noise before and after each request, ms.
 const LEAD_MS: usize = 500;
 const TAIL_MS: usize = 1500;
-/// A gap between words: this many ms under the level below.
-const GAP_MS: usize = 30;
-/// Quieter than the speech's loudest 10 ms by this much is a gap, dB.
-const GAP_DB: f32 = 30.0;
 
 struct Options {
     set: String,
@@ -117,36 +113,6 @@ fn config(smart_turn: bool) -> Result<ListenConfig, String> {
     })
 }
 
-/// The longest run of quiet 10 ms windows (at least [`GAP_MS`]) inside the middle half of
-/// the speech in `clip`: (start, end) in samples.
-fn inner_gap(clip: &[f32]) -> Option<(usize, usize)> {
-    let win = samples(10);
-    let db: Vec<f32> = clip
-        .chunks(win)
-        .map(|w| 20.0 * hearth::voice::rms(w).max(1e-6).log10())
-        .collect();
-    let loud = db.iter().copied().fold(f32::MIN, f32::max);
-    let voiced: Vec<usize> = (0..db.len()).filter(|&i| db[i] > loud - GAP_DB).collect();
-    let (first, last) = (*voiced.first()?, *voiced.last()?);
-    let (from, to) = (first + (last - first) / 4, last - (last - first) / 4);
-    let mut best: Option<(usize, usize)> = None;
-    let mut i = from;
-    while i < to {
-        if db[i] <= loud - GAP_DB {
-            let start = i;
-            while i < to && db[i] <= loud - GAP_DB {
-                i += 1;
-            }
-            if best.is_none_or(|(s, e)| i - start > e - s) {
-                best = Some((start, i));
-            }
-        }
-        i += 1;
-    }
-    best.filter(|(s, e)| (e - s) * 10 >= GAP_MS)
-        .map(|(s, e)| (s * win, e * win))
-}
-
 /// The Smart Turn model, as the Listen actor loads it.
 fn smart_turn() -> Result<hearth::audio::smart_turn::SmartTurn, String> {
     let dir = hearth::models::model_dir().map_err(|e| e.to_string())?;
@@ -169,15 +135,6 @@ fn prob(model: &mut hearth::audio::smart_turn::SmartTurn, speech: &[f32]) -> Res
     ]);
     session::run::add_noise(&mut heard, session::run::NOISE_DBFS, 7);
     model.complete_prob(&heard).map_err(|e| e.to_string())
-}
-
-/// `clip` with `pause` put in the middle of its gap; where it went.
-fn with_pause(clip: &[f32], gap: (usize, usize), pause: &[f32]) -> (Vec<f32>, usize) {
-    let at = (gap.0 + gap.1) / 2;
-    let mut out = clip[..at].to_vec();
-    out.extend_from_slice(pause);
-    out.extend_from_slice(&clip[at..]);
-    (out, at)
 }
 
 /// Room silence before and after `clip`, and −50 dBFS of noise over all of it.
@@ -207,7 +164,7 @@ fn run(opts: &Options) -> Result<(), String> {
     for (i, case) in cases.iter().enumerate() {
         let clip = speaker.speak(i, &case.say)?;
         p_whole.push(prob(&mut model, &clip)?);
-        if let Some((s, e)) = inner_gap(&clip) {
+        if let Some((s, e)) = session::run::inner_gap(&clip) {
             p_part.push(prob(&mut model, &clip[..(s + e) / 2])?);
         }
         let heard = rt.block_on(listen::utterances(&config, &scene(&clip, i as u64)))?;
@@ -222,13 +179,13 @@ fn run(opts: &Options) -> Result<(), String> {
             }
             waited.push(ms);
         }
-        let Some(gap) = inner_gap(&clip) else {
+        let Some(gap) = session::run::inner_gap(&clip) else {
             no_gap += 1;
             continue;
         };
         // digital silence: the scene's noise goes over the pause too
         let silence = vec![0.0; samples(opts.pause_ms)];
-        let (clip, at) = with_pause(&clip, gap, &silence);
+        let (clip, at) = session::run::with_pause(&clip, gap, &silence);
         let heard = rt.block_on(listen::utterances(&config, &scene(&clip, i as u64)))?;
         paused += 1;
         let resumes = (samples(LEAD_MS) + at + silence.len()) as u64;

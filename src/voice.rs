@@ -238,6 +238,9 @@ pub enum ListenEvent {
     /// has the same `start` and `speech_end` if nothing more was said; if speech resumes,
     /// this one is superseded.
     Pause(Utterance),
+    /// Speech resumed after a [`ListenEvent::Pause`] (the utterance with this `start`): what
+    /// was recognised at that pause is not the whole request.
+    Resumed { start: u64 },
     /// A complete utterance.
     Utterance(Utterance),
     /// The input ended (after any last utterance).

@@ -10,6 +10,7 @@ use super::{
     call_wire, remember_turn, run_calls, AgentError, Ask, CallReport, Handled, HopReport, Session,
     Shared, Timings, Turn,
 };
+use crate::intent::Before;
 use crate::llm::{ChatMessage, GenStats};
 use crate::toolcall::{Telemetry, ToolCall, ToolSet};
 use crate::tools::Registry;
@@ -25,25 +26,14 @@ pub(super) async fn intent_turn(
     session: Session,
 ) -> Result<Option<Turn>, AgentError> {
     let t0 = Instant::now();
-    let intents = registry.intents();
-    let (found, parse_mode) = match intents.recognize(&ask.text) {
-        Some(found) => (found, "intent"),
-        None => match intents.follow_up(&ask.text, &session.before) {
-            Some(found) => (found, "intent-follow-up"),
-            None => return Ok(None),
-        },
+    let Some((calls, parse_mode)) = intent_calls(registry, toolset, &ask.text, &session.before)
+    else {
+        return Ok(None);
     };
-    let mut calls: Vec<ToolCall> = Vec::with_capacity(found.len());
-    for (i, c) in found.into_iter().enumerate() {
-        match toolset.call(format!("{}_{i}", c.tool), &c.tool, c.arguments) {
-            Ok(call) => calls.push(call),
-            Err(verdict) => {
-                tracing::warn!(tool = %c.tool, ?verdict, "an intent's call does not pass the check: the model answers instead");
-                return Ok(None);
-            }
-        }
-    }
     let mut timings = Timings::default();
+    if !ask.go_ahead().await {
+        return Ok(Some(Turn::cancelled(Handled::Intent, timings)));
+    }
     let outcomes = run_calls(shared, &calls, &mut timings, t0).await?;
     let reply = match confirmations(registry, &calls, &outcomes) {
         Some(said) => speakable(&said.join(" ")),
@@ -80,4 +70,31 @@ pub(super) async fn intent_turn(
         cancelled: false,
         unfounded: None,
     }))
+}
+
+/// The calls a local intent makes of `text` (a sentence template's whole match, else a
+/// follow-up to `before`), each passing the tool set's check, and how it was matched; `None`
+/// when no intent matches or a call does not pass (the model answers instead).
+pub(super) fn intent_calls(
+    registry: &Registry,
+    toolset: &ToolSet,
+    text: &str,
+    before: &Before,
+) -> Option<(Vec<ToolCall>, &'static str)> {
+    let intents = registry.intents();
+    let (found, parse_mode) = match intents.recognize(text) {
+        Some(found) => (found, "intent"),
+        None => (intents.follow_up(text, before)?, "intent-follow-up"),
+    };
+    let mut calls: Vec<ToolCall> = Vec::with_capacity(found.len());
+    for (i, c) in found.into_iter().enumerate() {
+        match toolset.call(format!("{}_{i}", c.tool), &c.tool, c.arguments) {
+            Ok(call) => calls.push(call),
+            Err(verdict) => {
+                tracing::warn!(tool = %c.tool, ?verdict, "an intent's call does not pass the check: the model answers instead");
+                return None;
+            }
+        }
+    }
+    Some((calls, parse_mode))
 }

@@ -161,6 +161,8 @@ pub struct Ask {
     /// The latest time this request's turn may start. While another turn runs it waits in
     /// the agent's queue until then ([`Ask::wait_up_to`]); by default it does not wait.
     pub deadline: Instant,
+    /// A speculative request ([`Ask::held`]): the decision whether it stands.
+    pub hold: Option<tokio::sync::watch::Receiver<Option<bool>>>,
 }
 
 /// The agent's one message enum.
@@ -171,6 +173,9 @@ pub enum AgentMsg {
     Cancel,
     /// Forget a session's history.
     Reset(String),
+    /// Whether a request would be answered by a local intent in this session now, with no
+    /// model (the voice path ends a turn at a pause on such a request): session, text.
+    IsIntent(String, String, RpcReplyPort<bool>),
     /// Answer at once (the watchdog's liveness check).
     Ping(RpcReplyPort<()>),
     /// The running turn has ended (sent by its task): the next queued request starts.
@@ -245,6 +250,20 @@ pub struct Turn {
     /// [`Unfounded`]): the first one caught in this turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unfounded: Option<String>,
+}
+
+impl Turn {
+    /// A turn that stopped before it did or said anything.
+    fn cancelled(path: Handled, timings_ms: Timings) -> Turn {
+        Turn {
+            path,
+            reply: String::new(),
+            hops: Vec::new(),
+            timings_ms,
+            cancelled: true,
+            unfounded: None,
+        }
+    }
 }
 
 /// Why a turn failed outright (hooks and exhausted hops are not failures: they apologise).
@@ -413,6 +432,9 @@ impl AgentState {
             *last = Some(ask.session.clone());
         }
         let session = ask.session.clone();
+        if let Some(hold) = ask.hold.clone() {
+            drop_when_refused(hold, cancel.clone(), done.clone(), shared.engine.clone());
+        }
         shared.turns.fetch_add(1, Ordering::SeqCst);
         let span = tracing::info_span!("turn", session = %ask.session);
         let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
@@ -445,6 +467,24 @@ impl AgentState {
     }
 }
 
+/// A speculative turn refused while it runs stops at once, as a cancelled one: its flag is
+/// raised and the engine's job cancelled (only while the turn has not ended: the job may be
+/// the next turn's by then).
+fn drop_when_refused(
+    mut hold: tokio::sync::watch::Receiver<Option<bool>>,
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    engine: ractor::ActorRef<EngineMsg>,
+) {
+    tokio::spawn(async move {
+        let decided = hold.wait_for(Option::is_some).await.map(|d| *d);
+        if !matches!(decided, Ok(Some(true))) && !done.load(Ordering::SeqCst) {
+            cancel.store(true, Ordering::SeqCst);
+            let _ = engine.cast(EngineMsg::Cancel);
+        }
+    });
+}
+
 struct TurnHandle {
     cancel: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
@@ -471,6 +511,39 @@ impl Agent {
     }
 }
 
+/// Whether `text` would be answered by a local intent in `session` now (false when the
+/// intents are off, or the tools cannot be reached: the model would answer).
+async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
+    if !shared.cfg.intents {
+        return false;
+    }
+    let Ok((registry, toolset)) = snapshot(shared).await else {
+        return false;
+    };
+    let before = shared
+        .sessions
+        .lock()
+        .ok()
+        .and_then(|s| s.get(session).map(|s| s.before.clone()))
+        .unwrap_or_default();
+    intent_turn::intent_calls(&registry, &toolset, text, &before).is_some()
+}
+
+/// Whether an agent would answer `text` in `session` with a local intent, now.
+pub async fn would_use_intent(
+    agent: &ActorRef<AgentMsg>,
+    session: &str,
+    text: &str,
+) -> Result<bool, AgentError> {
+    ractor::call!(
+        agent,
+        AgentMsg::IsIntent,
+        session.to_string(),
+        text.to_string()
+    )
+    .map_err(|_| AgentError::Actor("agent"))
+}
+
 /// Send `ask` to an agent and wait for its turn.
 pub async fn ask(agent: &ActorRef<AgentMsg>, ask: Ask) -> Result<Turn, AgentError> {
     ractor::call!(agent, AgentMsg::Ask, ask).map_err(|_| AgentError::Actor("agent"))?
@@ -485,6 +558,7 @@ impl Ask {
             force_tool: None,
             speak: None,
             deadline: Instant::now(),
+            hold: None,
         }
     }
 
@@ -493,6 +567,37 @@ impl Ask {
     pub fn wait_up_to(mut self, wait: std::time::Duration) -> Self {
         self.deadline = Instant::now() + wait;
         self
+    }
+
+    /// A speculative request (the voice path's, started at the speaker's pause before the
+    /// request is known to be complete): the model may write, but no call runs and nothing
+    /// is kept in the session until `decision` says `Some(true)`; `Some(false)`, or the
+    /// sender dropped, ends the turn as cancelled. Its sentences wait in `speak` meanwhile.
+    pub fn held(mut self, decision: tokio::sync::watch::Receiver<Option<bool>>) -> Self {
+        self.hold = Some(decision);
+        self
+    }
+
+    /// A speculative request already refused: its turn has nothing to do.
+    pub(crate) fn refused(&self) -> bool {
+        self.hold
+            .as_ref()
+            .is_some_and(|h| *h.borrow() == Some(false) || h.has_changed().is_err())
+    }
+
+    /// Whether the turn may act (run a call, keep itself in the session): at once for a
+    /// request that is not speculative, else once it is decided.
+    pub(crate) async fn go_ahead(&self) -> bool {
+        let Some(hold) = &self.hold else {
+            return true;
+        };
+        let mut hold = hold.clone();
+        let decided = hold.wait_for(Option::is_some).await.map(|d| *d);
+        let go = matches!(decided, Ok(Some(true)));
+        if !go {
+            tracing::info!("the speculative request was dropped: nothing done, nothing kept");
+        }
+        go
     }
 }
 
@@ -558,6 +663,12 @@ impl Actor for Agent {
                 if let Ok(mut s) = state.shared.sessions.lock() {
                     s.remove(&session);
                 }
+            }
+            AgentMsg::IsIntent(session, text, reply) => {
+                let shared = state.shared.clone();
+                tokio::spawn(async move {
+                    let _ = reply.send(is_intent(&shared, &session, &text).await);
+                });
             }
             AgentMsg::Ping(reply) => {
                 let _ = reply.send(());

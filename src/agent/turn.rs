@@ -146,6 +146,9 @@ pub(super) async fn run_turn(
     cancel: &AtomicBool,
 ) -> Result<Turn, AgentError> {
     let t0 = Instant::now();
+    if ask.refused() {
+        return Ok(Turn::cancelled(Handled::Llm, Timings::default()));
+    }
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
@@ -180,6 +183,10 @@ pub(super) async fn run_turn(
         if !matches!(outcome, HopOutcome::Continue) {
             break;
         }
+    }
+    // a speculative turn is kept only once it stands
+    if !ask.go_ahead().await {
+        outcome = HopOutcome::Stop(Stop::Cancelled);
     }
     Ok(st.finish(&ctx, outcome))
 }
@@ -350,7 +357,7 @@ impl TurnState {
         self.seen_calls.extend(calls.iter().map(hooks::call_key));
         self.ran_tools
             .extend(calls.iter().map(|c| c.name().to_string()));
-        if ctx.cancelled() {
+        if ctx.cancelled() || !ctx.ask.go_ahead().await {
             return Ok(HopOutcome::Stop(Stop::Cancelled));
         }
         let outcomes = run_calls(ctx.shared, calls, &mut self.timings, ctx.t0).await?;

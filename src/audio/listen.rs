@@ -203,6 +203,8 @@ struct Speech {
     last_voiced_end: u64,
     silent_run: usize,
     barged: bool,
+    /// A pause was reported since the last voiced frame.
+    paused: bool,
 }
 
 impl Endpointer {
@@ -329,6 +331,11 @@ impl Endpointer {
         if let Some(speech) = &mut self.speech {
             speech.samples.extend_from_slice(&frame.samples);
             if voiced {
+                if std::mem::take(&mut speech.paused) {
+                    out.push(ListenEvent::Resumed {
+                        start: speech.start,
+                    });
+                }
                 speech.last_voiced_end = end;
                 speech.silent_run = 0;
             } else {
@@ -345,6 +352,7 @@ impl Endpointer {
                 && !long
                 && voiced_ms(speech) >= u64::from(self.config.min_speech_ms)
             {
+                speech.paused = true;
                 out.push(ListenEvent::Pause(Utterance {
                     samples: speech.samples.as_slice().into(),
                     start: speech.start,
@@ -421,6 +429,7 @@ impl Endpointer {
                 last_voiced_end: end,
                 silent_run: 0,
                 barged: barge,
+                paused: false,
             });
             out.push(ListenEvent::SpeechStarted { at });
             if barge {
@@ -885,6 +894,42 @@ mod tests {
         });
         let events = run(&mut e, &signal);
         assert!(!events.iter().any(|e| matches!(e, ListenEvent::Pause(_))));
+    }
+
+    #[test]
+    fn speech_that_goes_on_after_a_pause_is_reported_before_the_next_pause() {
+        // the command, 400 ms of silence (a pause, under the 640 ms hangover), the command
+        let clip = speech(KITCHEN);
+        let mut signal = vec![0.0; 8000];
+        signal.extend(&clip);
+        signal.extend(vec![0.0; 6400]);
+        signal.extend(&clip);
+        signal.extend(vec![0.0; 16000]);
+        let mut e = Endpointer::new(ListenConfig::default());
+        let events = run(&mut e, &signal);
+        let u = utterances(&events);
+        assert_eq!(u.len(), 1, "one utterance: {events:?}");
+        // every Resumed follows a Pause of the same utterance, and comes before the next one
+        let mut paused = false;
+        let mut resumed = 0;
+        for ev in &events {
+            match ev {
+                ListenEvent::Pause(p) => {
+                    assert!(!paused, "two pauses without speech between: {events:?}");
+                    assert_eq!(p.start, u[0].start);
+                    paused = true;
+                }
+                ListenEvent::Resumed { start } => {
+                    assert!(paused, "resumed without a pause: {events:?}");
+                    assert_eq!(*start, u[0].start);
+                    paused = false;
+                    resumed += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(resumed >= 1, "the 400 ms pause was not followed by Resumed");
+        assert!(paused, "the last pause is the utterance's end");
     }
 
     #[test]

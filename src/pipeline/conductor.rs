@@ -45,8 +45,68 @@ pub(super) struct Request {
     wake_word: Option<String>,
 }
 
-/// Recognition started at a pause: the utterance's `start` and `speech_end`, and the task.
-type Early = (u64, u64, JoinHandle<Result<Heard, SttError>>);
+/// Recognition started at a pause, before the endpoint is sure.
+struct Early {
+    /// Listen's utterance start (what `Resumed` names).
+    listen_start: u64,
+    /// What is judged if the turn ends there: the utterance as Listen reported it at the
+    /// pause, or, when it goes on after a turn that ended at an earlier pause, the request
+    /// already (what was said after that pause).
+    paused: Incoming,
+    /// The speech recognised (the part after any wake word): its start and end on the input
+    /// clock.
+    speech: (u64, u64),
+    /// The recognition under way, then what it heard.
+    state: EarlyState,
+}
+
+enum EarlyState {
+    Running(JoinHandle<Result<EarlyHeard, SttError>>),
+    /// What it heard; `None` when it failed (logged; the utterance is recognised whole).
+    Done(Option<EarlyHeard>),
+}
+
+/// What was heard at a pause, the request in it (after any wake word), and whether a local
+/// intent answers it: then the turn ends at the pause rather than after the hangover.
+struct EarlyHeard {
+    heard: Heard,
+    request: String,
+    intent: bool,
+}
+
+/// A turn asked on what was heard at a pause, while the hangover runs: the model writes
+/// meanwhile, but no call runs and nothing is kept ([`Ask::held`]) until the utterance ends
+/// with nothing more said and the same words (`go` says `Some(true)`); speech that resumes
+/// drops it (`Some(false)`), as does an utterance heard differently.
+struct Speculation {
+    /// Listen's utterance start (what `Resumed` names) and the speech recognised.
+    listen_start: u64,
+    speech: (u64, u64),
+    /// The request it was asked with.
+    request: String,
+    task: JoinHandle<Result<Turn, AgentError>>,
+    /// Its sentences, held until it stands.
+    speak: mpsc::UnboundedReceiver<Speakable>,
+    go: tokio::sync::watch::Sender<Option<bool>>,
+    asked_at: Instant,
+}
+
+/// A turn already asked: a speculation that stood.
+struct Started {
+    task: JoinHandle<Result<Turn, AgentError>>,
+    speak: mpsc::UnboundedReceiver<Speakable>,
+    asked_at: Instant,
+}
+
+/// An utterance heard, before it is judged.
+#[derive(Clone)]
+enum Incoming {
+    /// To be judged by [`Attention`].
+    Heard(Utterance),
+    /// Speech that went on after a turn ended at its pause: the rest of a request already
+    /// addressed to hearth.
+    Continued(Utterance),
+}
 
 /// What the conductor needs besides the stages.
 pub(super) struct Settings {
@@ -81,12 +141,16 @@ pub(super) struct Conductor<'a> {
     conversation: u64,
     last_turn_end: Option<Instant>,
     early: Option<Early>,
+    speculation: Option<Speculation>,
+    /// a turn ended at a pause: Listen's utterance `start` and the `speech_end` answered, so
+    /// the utterance that follows the hangover is not answered twice
+    ended_at_pause: Option<(u64, u64)>,
     /// the input has ended (`once`), Listen is gone, or shutdown was asked for
     ended: bool,
     listen_open: bool,
     stopping: bool,
     /// utterances that arrived during a turn: answered next
-    pending: VecDeque<Utterance>,
+    pending: VecDeque<Incoming>,
     /// a stage that died for good ends the run with this
     failure: Option<PipelineError>,
 }
@@ -106,6 +170,8 @@ impl<'a> Conductor<'a> {
             conversation: 0,
             last_turn_end: None,
             early: None,
+            speculation: None,
+            ended_at_pause: None,
             ended: false,
             listen_open: true,
             stopping: false,
@@ -131,9 +197,7 @@ impl<'a> Conductor<'a> {
                 turns.push(t);
             }
         }
-        if let Some((_, _, task)) = self.early.take() {
-            task.abort();
-        }
+        self.drop_early();
         if !self.pending.is_empty() {
             tracing::info!(
                 unanswered = self.pending.len(),
@@ -266,7 +330,7 @@ impl<'a> Conductor<'a> {
                     tracing::debug!("muted: an utterance heard during the turn is dropped");
                     continue;
                 }
-                match self.addressed(u) {
+                match self.judged(u) {
                     Some(u) => return Some(u),
                     None => continue,
                 }
@@ -286,17 +350,16 @@ impl<'a> Conductor<'a> {
                             tracing::debug!("muted: an utterance is dropped unheard");
                         }
                         Some(ListenEvent::Utterance(u)) => {
-                            if let Some(u) = self.addressed(u) {
-                                return Some(u);
+                            if let Some(r) = self.incoming(u).and_then(|u| self.judged(u)) {
+                                return Some(r);
                             }
                         }
-                        Some(ListenEvent::Pause(u)) => {
-                            match self.settings.attention.judge(&u) {
-                                Admit::Whole => self.recognise_early(u),
-                                Admit::After { from, .. } => {
-                                    self.recognise_early(attention::after(&u, from));
-                                }
-                                Admit::Drop(_) => {}
+                        Some(ListenEvent::Pause(u)) => self.recognise_early(u),
+                        Some(ListenEvent::Resumed { start }) => {
+                            if self.early.as_ref().is_some_and(|e| e.listen_start == start)
+                                || self.speculation.as_ref().is_some_and(|s| s.listen_start == start)
+                            {
+                                self.drop_early();
                             }
                         }
                         Some(ListenEvent::End) => self.ended = self.settings.once,
@@ -308,6 +371,11 @@ impl<'a> Conductor<'a> {
                 Some(w) = next_wake(&mut self.out.wake) => {
                     if self.on_wake(w) {
                         self.acknowledge();
+                    }
+                }
+                heard = early_heard(&mut self.early) => {
+                    if let Some(r) = self.on_early_heard(heard) {
+                        return Some(r);
                     }
                 }
                 () = listen_requested(listen_requests.as_deref()) => {
@@ -330,40 +398,197 @@ impl<'a> Conductor<'a> {
         }
     }
 
-    /// Recognise what was said so far while the hangover runs; a pause that speech resumes
-    /// after is superseded by the next one.
-    fn recognise_early(&mut self, u: Utterance) {
-        if let Some((_, _, task)) = self.early.take() {
+    /// Recognise what was said so far while the hangover runs, if it is addressed to
+    /// hearth, and ask the agent whether a local intent answers it; a pause that speech
+    /// resumes after is superseded.
+    fn recognise_early(&mut self, paused: Utterance) {
+        self.drop_early();
+        let listen_start = paused.start;
+        let (u, wake_word, paused) = match self.ended_at_pause {
+            // speech that went on after a turn ended at its pause: the rest of that request
+            Some((start, end)) if start == paused.start => {
+                let rest = attention::after(&paused, end);
+                (rest.clone(), None, Incoming::Continued(rest))
+            }
+            _ => match self.settings.attention.judge(&paused) {
+                Admit::Whole => (paused.clone(), None, Incoming::Heard(paused)),
+                Admit::After { from, wake_word } => (
+                    attention::after(&paused, from),
+                    Some(wake_word),
+                    Incoming::Heard(paused),
+                ),
+                Admit::Drop(_) => return,
+            },
+        };
+        let speech = (u.start, u.speech_end);
+        let (stt, agent, session) = (self.stages.stt.clone(), self.agent.clone(), self.session());
+        let task = tokio::spawn(async move {
+            let heard = transcribe(&stt, u).await?;
+            let request = request_text(&heard.text, wake_word.as_deref()).to_string();
+            let intent = !request.is_empty()
+                && !stop::is_stop(&request)
+                && agent::would_use_intent(&agent, &session, &request)
+                    .await
+                    .unwrap_or(false);
+            Ok(EarlyHeard {
+                heard,
+                request,
+                intent,
+            })
+        });
+        self.early = Some(Early {
+            listen_start,
+            paused,
+            speech,
+            state: EarlyState::Running(task),
+        });
+    }
+
+    /// Speech went on after the pause (or the run ends): what was started there is dropped.
+    fn drop_early(&mut self) {
+        if let Some(Early {
+            state: EarlyState::Running(task),
+            ..
+        }) = self.early.take()
+        {
             task.abort();
         }
-        let (start, end) = (u.start, u.speech_end);
-        let stt = self.stages.stt.clone();
-        let task = tokio::spawn(async move { transcribe(&stt, u).await });
-        self.early = Some((start, end, task));
+        self.drop_speculation();
+    }
+
+    /// The speculative turn, if any, is refused: it ends having done and kept nothing.
+    fn drop_speculation(&mut self) {
+        if let Some(s) = self.speculation.take() {
+            let _ = s.go.send(Some(false));
+            tracing::info!(request = %s.request, "the speculative turn is dropped");
+        }
+    }
+
+    /// Ask the agent at the pause, held, so that the model is already writing when the
+    /// utterance ends there.
+    fn speculate(&mut self, listen_start: u64, speech: (u64, u64), request: String) {
+        self.drop_speculation();
+        let (speak_tx, speak) = mpsc::unbounded_channel();
+        let (go, decision) = tokio::sync::watch::channel(None);
+        let mut ask = Ask::new(self.session(), request.clone())
+            .wait_up_to(BUSY_WAIT)
+            .held(decision);
+        ask.speak = Some(speak_tx);
+        let agent = self.agent.clone();
+        let task = tokio::spawn(async move { agent::ask(&agent, ask).await });
+        tracing::info!(%request, "a speculative turn starts at the pause");
+        self.speculation = Some(Speculation {
+            listen_start,
+            speech,
+            request,
+            task,
+            speak,
+            go,
+            asked_at: Instant::now(),
+        });
+    }
+
+    /// The speculative turn asked with `request` on `speech`, which now stands; any other is
+    /// dropped.
+    fn speculation_for(&mut self, speech: (u64, u64), request: &str) -> Option<Started> {
+        let s = self.speculation.take()?;
+        if s.speech != speech || s.request != request {
+            self.speculation = Some(s);
+            self.drop_speculation();
+            return None;
+        }
+        let _ = s.go.send(Some(true));
+        tracing::info!(
+            ahead_ms = s.asked_at.elapsed().as_secs_f64() * 1e3,
+            "the speculative turn stands"
+        );
+        Some(Started {
+            task: s.task,
+            speak: s.speak,
+            asked_at: s.asked_at,
+        })
+    }
+
+    /// The early recognition has ended: kept for the utterance; when a local intent answers
+    /// it, the turn ends at the pause (the request), without waiting for the hangover.
+    fn on_early_heard(&mut self, heard: Option<EarlyHeard>) -> Option<Request> {
+        let muted = self.muted();
+        let early = self.early.as_mut()?;
+        let intent = heard.as_ref().is_some_and(|h| h.intent);
+        let request = heard
+            .as_ref()
+            .map(|h| h.request.clone())
+            .filter(|r| !r.is_empty() && !stop::is_stop(r));
+        early.state = EarlyState::Done(heard);
+        if muted {
+            return None;
+        }
+        if !intent {
+            let (listen_start, speech) = (early.listen_start, early.speech);
+            if let Some(request) = request {
+                self.speculate(listen_start, speech, request);
+            }
+            return None;
+        }
+        let (listen_start, speech_end) = (early.listen_start, early.speech.1);
+        let paused = early.paused.clone();
+        let r = self.judged(paused)?;
+        tracing::info!(
+            since_pause_ms = r.utterance.endpointed_at.elapsed().as_secs_f64() * 1e3,
+            "a local intent at the pause: the turn ends there"
+        );
+        self.ended_at_pause = Some((listen_start, speech_end));
+        Some(r)
+    }
+
+    /// An utterance from Listen, unless it is one whose turn already ended at its pause:
+    /// then it is dropped if nothing more was said, else what was said after is kept as the
+    /// rest of that request.
+    fn incoming(&mut self, u: Utterance) -> Option<Incoming> {
+        match self.ended_at_pause {
+            Some((start, end)) if start == u.start => {
+                self.ended_at_pause = None;
+                if u.speech_end <= end {
+                    tracing::debug!("the utterance ended at its pause: already answered");
+                    None
+                } else {
+                    Some(Incoming::Continued(attention::after(&u, end)))
+                }
+            }
+            _ => Some(Incoming::Heard(u)),
+        }
+    }
+
+    /// The request in an utterance heard (`None` when it is not addressed to hearth).
+    fn judged(&mut self, u: Incoming) -> Option<Request> {
+        match u {
+            Incoming::Heard(u) => self.addressed(u),
+            Incoming::Continued(u) => Some(Request {
+                utterance: u,
+                wake_word: None,
+            }),
+        }
     }
 
     /// The transcript: the early recognition's if nothing was said after its pause, else
     /// the whole utterance's.
     async fn recognise(&mut self, u: Utterance) -> Result<Heard, SttError> {
         let early = match self.early.take() {
-            Some((start, end, task)) if (start, end) == (u.start, u.speech_end) => {
-                match task.await {
-                    Ok(Ok(h)) => Some(h),
-                    Ok(Err(e)) => {
-                        tracing::debug!(error = %e, "early recognition failed; recognising the utterance");
-                        None
-                    }
-                    Err(_) => None,
-                }
-            }
-            Some((_, _, task)) => {
+            Some(e) if e.speech == (u.start, u.speech_end) => match e.state {
+                EarlyState::Running(task) => early_result(task.await),
+                EarlyState::Done(heard) => heard,
+            },
+            Some(Early {
+                state: EarlyState::Running(task),
+                ..
+            }) => {
                 task.abort();
                 None
             }
-            None => None,
+            _ => None,
         };
         match early {
-            Some(h) => Ok(h),
+            Some(h) => Ok(h.heard),
             None => transcribe(&self.stages.stt, u).await,
         }
     }
@@ -382,6 +607,7 @@ impl<'a> Conductor<'a> {
             endpoint_ms: on_input_clock(hangover) * 1e3,
         };
         let span = (on_input_clock(u.start), on_input_clock(u.speech_end));
+        let speech = (u.start, u.speech_end);
         let heard = self.recognise(u).await;
         let mut timings = TurnTimings {
             endpoint: clock.endpoint_ms,
@@ -407,10 +633,8 @@ impl<'a> Conductor<'a> {
             }
         };
         timings.stt = heard.stt_ms;
-        let text = match &wake_word {
-            Some(w) => crate::wake::strip_wake_word(&heard.text, w).to_string(),
-            None => heard.text,
-        };
+        let text = request_text(&heard.text, wake_word.as_deref()).to_string();
+        let started = self.speculation_for(speech, &text);
         if stop::is_stop(&text) {
             // nothing is being said or done between turns: "stop" never reaches the model,
             // and is reported as heard, with no reply
@@ -443,7 +667,7 @@ impl<'a> Conductor<'a> {
         let voice_turn = tracing::info_span!("voice_turn", heard = %text);
         let state = TurnState::new(clock, timings);
         let t = self
-            .reply(text, state, span, shutdown)
+            .reply(text, started, state, span, shutdown)
             .instrument(voice_turn)
             .await;
         self.last_turn_end = Some(Instant::now());
@@ -461,16 +685,29 @@ impl<'a> Conductor<'a> {
         text: String,
         speak: mpsc::UnboundedSender<Speakable>,
     ) -> JoinHandle<Result<Turn, AgentError>> {
-        if self
-            .last_turn_end
-            .is_some_and(|t| t.elapsed() >= self.settings.conversation_idle)
-        {
-            self.conversation += 1;
-        }
-        let mut ask = Ask::new(format!("voice-{}", self.conversation), text).wait_up_to(BUSY_WAIT);
+        let mut ask = Ask::new(self.next_session(), text).wait_up_to(BUSY_WAIT);
         ask.speak = Some(speak);
         let agent = self.agent.clone();
         tokio::spawn(async move { agent::ask(&agent, ask).await })
+    }
+
+    /// A turn now would start a new conversation: the last one ended a quiet spell ago.
+    fn idle(&self) -> bool {
+        self.last_turn_end
+            .is_some_and(|t| t.elapsed() >= self.settings.conversation_idle)
+    }
+
+    /// The agent session a turn started now would be in.
+    fn session(&self) -> String {
+        format!("voice-{}", self.conversation + u64::from(self.idle()))
+    }
+
+    /// The agent session of the turn starting now (a new conversation after a quiet spell).
+    fn next_session(&mut self) -> String {
+        if self.idle() {
+            self.conversation += 1;
+        }
+        format!("voice-{}", self.conversation)
     }
 
     /// Stop what is being said and generated: Playback, Tts's queue, the agent's turn (a
@@ -490,13 +727,29 @@ impl<'a> Conductor<'a> {
     async fn reply(
         &mut self,
         heard: String,
+        started: Option<Started>,
         mut state: TurnState,
         span: (f64, f64),
         shutdown: &mut Shutdown<'_>,
     ) -> VoiceTurn {
-        let asked_at = Instant::now();
-        let (speak_tx, mut speak_rx) = mpsc::unbounded_channel();
-        let mut turn_task = self.ask(heard.clone(), speak_tx);
+        let Started {
+            task: mut turn_task,
+            speak: mut speak_rx,
+            asked_at,
+        } = match started {
+            Some(s) => {
+                self.next_session();
+                s
+            }
+            None => {
+                let (speak_tx, speak) = mpsc::unbounded_channel();
+                Started {
+                    task: self.ask(heard.clone(), speak_tx),
+                    speak,
+                    asked_at: Instant::now(),
+                }
+            }
+        };
         let listen_requests = self.settings.listen_requests.clone();
         // a short stretch of speech during the reply, being recognised: "stop"?
         let mut stop_check: Option<StopCheck> = None;
@@ -566,7 +819,11 @@ impl<'a> Conductor<'a> {
                             state.on_barge_in();
                         }
                         Some(ListenEvent::End) => self.ended = self.settings.once,
-                        Some(ListenEvent::Utterance(u)) => self.pending.push_back(u),
+                        Some(ListenEvent::Utterance(u)) => {
+                            if let Some(u) = self.incoming(u) {
+                                self.pending.push_back(u);
+                            }
+                        }
                         Some(ListenEvent::Pause(u))
                             if stop::is_short(&u) && !state.interrupted() && !self.muted() =>
                         {
@@ -582,7 +839,11 @@ impl<'a> Conductor<'a> {
                             }
                         }
                         // recognised once it is an utterance, after this turn
-                        Some(ListenEvent::SpeechStarted { .. } | ListenEvent::Pause(_)) => {}
+                        Some(
+                            ListenEvent::SpeechStarted { .. }
+                            | ListenEvent::Pause(_)
+                            | ListenEvent::Resumed { .. },
+                        ) => {}
                         None => self.listen_open = false,
                     }
                 }
@@ -637,6 +898,43 @@ async fn stop_checked(
     match check {
         Some(c) => (&mut c.task).await,
         None => std::future::pending().await,
+    }
+}
+
+/// The early recognition's result, once (never, when none is running).
+async fn early_heard(early: &mut Option<Early>) -> Option<EarlyHeard> {
+    match early {
+        Some(Early {
+            state: EarlyState::Running(task),
+            ..
+        }) => early_result(task.await),
+        _ => std::future::pending().await,
+    }
+}
+
+/// What an early recognition heard; a failure is logged (the utterance is then recognised
+/// whole).
+fn early_result(
+    r: Result<Result<EarlyHeard, SttError>, tokio::task::JoinError>,
+) -> Option<EarlyHeard> {
+    match r {
+        Ok(Ok(h)) => Some(h),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "early recognition failed; the utterance is recognised whole");
+            None
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "early recognition ended early");
+            None
+        }
+    }
+}
+
+/// The request in a transcript: what follows the wake word, if it began with one.
+fn request_text<'t>(heard: &'t str, wake_word: Option<&str>) -> &'t str {
+    match wake_word {
+        Some(w) => crate::wake::strip_wake_word(heard, w),
+        None => heard,
     }
 }
 

@@ -22,7 +22,12 @@
 //! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
 //! then ends with nothing more said, that transcript is used and the hangover has hidden
-//! the recognition time. Each turn logs its stage timings (see [`TurnTimings`]).
+//! the recognition time. When that transcript is a request a local intent answers (the
+//! agent is asked, [`crate::agent::would_use_intent`]), the turn ends there, without the
+//! rest of the hangover; if speech resumes before the transcript is in (Listen's
+//! `Resumed`), the pause is dropped, and speech that resumes after the turn ended is the
+//! rest of the same request, answered next. Each turn logs its stage timings (see
+//! [`TurnTimings`]).
 
 pub mod attention;
 mod conductor;

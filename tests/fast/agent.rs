@@ -1135,3 +1135,95 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     let changed = prefills(&prefilled, n + 1).await;
     assert!(changed[n].contains("open_blinds"), "{}", changed[n]);
 }
+
+/// A held (speculative) request: the model writes, but its call waits for the decision.
+async fn held(
+    agent: &ActorRef<AgentMsg>,
+    text: &str,
+) -> (
+    tokio::task::JoinHandle<Result<Turn, AgentError>>,
+    tokio::sync::watch::Sender<Option<bool>>,
+) {
+    let (go, decision) = tokio::sync::watch::channel(None);
+    let ask = Ask::new("s", text).held(decision);
+    let agent = agent.clone();
+    (
+        tokio::spawn(async move { hearth::agent::ask(&agent, ask).await }),
+        go,
+    )
+}
+
+/// Waits until the scripted model has been asked `n` times.
+async fn until_generated(recorded: &std::sync::Arc<std::sync::Mutex<Vec<Recorded>>>, n: usize) {
+    for _ in 0..500 {
+        if recorded.lock().unwrap().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the model was not asked {n} times");
+}
+
+#[tokio::test]
+async fn a_speculative_turn_dropped_when_speech_resumes_runs_no_tool_and_keeps_nothing() {
+    let r = rig(
+        &[KITCHEN_CALL, "Once upon a time."],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, go) = held(&r.agent, "turn on the kitchen").await;
+    until_generated(&r.recorded, 1).await;
+    // the model has written its call: held, it has not run
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(executions(&r.log).is_empty(), "a held call ran");
+    go.send(Some(false)).unwrap();
+    let turn = turn.await.unwrap().unwrap();
+    assert!(turn.cancelled, "{turn:?}");
+    assert_eq!(turn.reply, "");
+    assert!(executions(&r.log).is_empty(), "a dropped call ran");
+    // the session did not keep it: the next request's prompt has no trace of it
+    ask(&r.agent, "tell me a story").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        !rec[1].prompt.contains("turn on the kitchen"),
+        "{}",
+        rec[1].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_speculative_turn_that_stands_runs_its_call_once_confirmed() {
+    let r = rig(&[KITCHEN_CALL], "qwen2.5", CHATML, |_, _| {}).await;
+    let (turn, go) = held(&r.agent, "turn on the kitchen light").await;
+    until_generated(&r.recorded, 1).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(executions(&r.log).is_empty(), "a held call ran");
+    go.send(Some(true)).unwrap();
+    let turn = turn.await.unwrap().unwrap();
+    assert!(!turn.cancelled);
+    assert_eq!(turn.reply, "The kitchen light is on.");
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+}
+
+#[tokio::test]
+async fn a_speculative_request_an_intent_answers_waits_too_and_a_lost_decision_drops_it() {
+    let r = rig_in(
+        tools_dir_with(LIGHT_INTENT),
+        &["never generated"],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, go) = held(&r.agent, "turn on the kitchen light").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(executions(&r.log).is_empty(), "a held intent ran");
+    // the voice path went away without deciding: as if refused
+    drop(go);
+    let turn = turn.await.unwrap().unwrap();
+    assert!(turn.cancelled, "{turn:?}");
+    assert!(executions(&r.log).is_empty());
+    assert!(r.recorded.lock().unwrap().is_empty());
+}

@@ -22,6 +22,7 @@ use serde_json::Value;
 mod aec;
 #[path = "../common/mod.rs"]
 mod common;
+mod early;
 mod wake;
 use common::peer::*;
 use common::pulse::Pulse;

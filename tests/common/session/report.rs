@@ -26,6 +26,8 @@ pub struct Summary {
     pub calls_on_none: usize,
     pub duplicated: usize,
     pub misheard: usize,
+    /// Cases heard as more than one turn (a request cut at a pause).
+    pub split: usize,
     /// Turns heard, and those interrupted or failed.
     pub turns: usize,
     pub interrupted: usize,
@@ -97,6 +99,7 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
         calls_on_none: count(&|s| s.calls_on_none),
         duplicated: count(&|s| s.duplicated),
         misheard: count(&|s| s.misheard),
+        split: count(&|s| s.turns.len() > 1),
         turns: turns.len(),
         interrupted: turns.iter().filter(|t| t.interrupted).count(),
         errors: turns.iter().filter(|t| t.error.is_some()).count(),
@@ -269,9 +272,9 @@ pub fn details(scored: &[Scored]) -> String {
 pub fn summary_header() -> String {
     let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.label()).collect();
     format!(
-        "| mode | set | right | {} | false claims | calls on none | duplicated | misheard | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
+        "| mode | set | right | {} | false claims | calls on none | duplicated | misheard | split | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
         kinds.join(" | "),
-        "---|".repeat(12 + kinds.len())
+        "---|".repeat(13 + kinds.len())
     )
 }
 
@@ -288,7 +291,7 @@ pub fn summary_row(s: &Summary) -> String {
         0.0
     };
     format!(
-        "| {} | {} | {}/{} ({pct:.0} %) | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {}/{} ({pct:.0} %) | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         s.mode,
         s.set,
         s.right,
@@ -299,6 +302,7 @@ pub fn summary_row(s: &Summary) -> String {
         s.nones,
         s.duplicated,
         s.misheard,
+        s.split,
         s.missed,
         s.interrupted,
         s.errors,

@@ -52,6 +52,51 @@ impl Speaker {
     }
 }
 
+/// A gap between words: this many ms under the level below.
+const GAP_MS: usize = 30;
+/// Quieter than the speech's loudest 10 ms by this much is a gap, dB.
+const GAP_DB: f32 = 30.0;
+
+/// The longest run of quiet 10 ms windows (at least [`GAP_MS`]) inside the middle half of
+/// the speech in `clip` (16 kHz): (start, end) in samples. Where a person would stop to
+/// think: "set the thermostat to … 21.5 degrees".
+pub fn inner_gap(clip: &[f32]) -> Option<(usize, usize)> {
+    let win = RATE as usize / 100;
+    let db: Vec<f32> = clip
+        .chunks(win)
+        .map(|w| 20.0 * hearth::voice::rms(w).max(1e-6).log10())
+        .collect();
+    let loud = db.iter().copied().fold(f32::MIN, f32::max);
+    let voiced: Vec<usize> = (0..db.len()).filter(|&i| db[i] > loud - GAP_DB).collect();
+    let (first, last) = (*voiced.first()?, *voiced.last()?);
+    let (from, to) = (first + (last - first) / 4, last - (last - first) / 4);
+    let mut best: Option<(usize, usize)> = None;
+    let mut i = from;
+    while i < to {
+        if db[i] <= loud - GAP_DB {
+            let start = i;
+            while i < to && db[i] <= loud - GAP_DB {
+                i += 1;
+            }
+            if best.is_none_or(|(s, e)| i - start > e - s) {
+                best = Some((start, i));
+            }
+        }
+        i += 1;
+    }
+    best.filter(|(s, e)| (e - s) * 10 >= GAP_MS)
+        .map(|(s, e)| (s * win, e * win))
+}
+
+/// `clip` with `pause` put in the middle of its gap; where it went.
+pub fn with_pause(clip: &[f32], gap: (usize, usize), pause: &[f32]) -> (Vec<f32>, usize) {
+    let at = (gap.0 + gap.1) / 2;
+    let mut out = clip[..at].to_vec();
+    out.extend_from_slice(pause);
+    out.extend_from_slice(&clip[at..]);
+    (out, at)
+}
+
 /// The input: every clip in order with silence around, and where each clip's speech is.
 pub struct Timeline {
     pub samples: Vec<f32>,
