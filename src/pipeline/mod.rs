@@ -98,7 +98,8 @@ pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
 /// decision minus its hangover is where the speech ended).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TurnTimings {
-    /// End of speech → the endpoint decided (the hangover, on the input clock).
+    /// End of speech → the turn started: the hangover, or, for a request a local intent
+    /// answers, its recognition at the pause and 448 ms of silence, whichever is later.
     pub endpoint: f64,
     /// Speech recognition: the recogniser's own time.
     pub stt: f64,

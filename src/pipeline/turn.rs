@@ -22,12 +22,12 @@ pub(super) struct Clock {
 }
 
 impl Clock {
-    /// Milliseconds from the end of speech to `t`.
+    /// Milliseconds from the end of speech to `t` (a speculative turn is asked before the
+    /// endpoint: `t` may come before it).
     pub(super) fn since_speech(&self, t: Instant) -> f64 {
-        t.saturating_duration_since(self.endpointed_at)
-            .as_secs_f64()
-            * 1e3
-            + self.endpoint_ms
+        let after = t.saturating_duration_since(self.endpointed_at);
+        let before = self.endpointed_at.saturating_duration_since(t);
+        (after.as_secs_f64() - before.as_secs_f64()) * 1e3 + self.endpoint_ms
     }
 }
 
