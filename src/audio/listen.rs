@@ -122,6 +122,9 @@ pub struct ListenConfig {
     /// reported after [`STOP_PAUSE_MS`], for "stop"). 0, or not below `hangover_ms`: no
     /// pauses.
     pub early_ms: u32,
+    /// Silence after a request a local intent answers (recognised at the pause) that ends its
+    /// turn, before the hangover. Not below `hangover_ms`: the hangover ends every turn.
+    pub intent_end_ms: u32,
     /// Speech shorter than this is a noise, not an utterance (dropped, logged).
     pub min_speech_ms: u32,
     /// An utterance is cut here even if the speaker goes on.
@@ -148,6 +151,7 @@ impl Default for ListenConfig {
             preroll_ms: 320,
             hangover_ms: 640,
             early_ms: 256,
+            intent_end_ms: 576,
             min_speech_ms: 200,
             max_utterance_ms: 15_000,
             barge_in_ms: 288,

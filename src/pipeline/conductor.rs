@@ -59,16 +59,9 @@ struct Early {
     /// The recognition under way, then what it heard.
     state: EarlyState,
     /// When a local intent answers what was heard: when the turn ends if speech does not go
-    /// on ([`INTENT_END_MS`] of silence).
+    /// on (`Settings::intent_end` of silence).
     ends_at: Option<Instant>,
 }
-
-/// Silence after a request a local intent answers that ends its turn, ms (the hangover, 640
-/// by default, ends the others). Recognition starts at the 256 ms pause and takes about
-/// 170 ms here, so waiting this long costs little; a shorter wait cut requests with a 400 ms
-/// pause inside in two ("Set the thermostat to 21 … .5 degrees": 8 of 52 with
-/// `cargo bench --bench session -- --pause 400`).
-const INTENT_END_MS: u64 = 448;
 
 impl Incoming {
     fn utterance(&self) -> &Utterance {
@@ -130,6 +123,9 @@ enum Incoming {
 pub(super) struct Settings {
     /// Stop when the input ends (after the last reply has played).
     pub(super) once: bool,
+    /// Silence after a request a local intent answers that ends its turn (`None`: the
+    /// hangover ends every turn).
+    pub(super) intent_end: Option<Duration>,
     /// Where the supervisor's reports are copied (readiness for systemd, tests).
     pub(super) events: Option<mpsc::UnboundedSender<StageEvent>>,
     /// A turn this long after the previous one starts a new conversation.
@@ -367,10 +363,13 @@ impl<'a> Conductor<'a> {
                     match l {
                         Some(ListenEvent::Utterance(_) | ListenEvent::Pause(_)) if self.muted() => {
                             tracing::debug!("muted: an utterance is dropped unheard");
+                            self.drop_early();
                         }
                         Some(ListenEvent::Utterance(u)) => {
-                            if let Some(r) = self.incoming(u).and_then(|u| self.judged(u)) {
-                                return Some(r);
+                            match self.incoming(u).and_then(|u| self.judged(u)) {
+                                Some(r) => return Some(r),
+                                // no turn: a turn speculated on it never stands
+                                None => self.drop_speculation(),
                             }
                         }
                         Some(ListenEvent::Pause(u)) => self.recognise_early(u),
@@ -535,7 +534,7 @@ impl<'a> Conductor<'a> {
     }
 
     /// The early recognition has ended: kept for the utterance; when a local intent answers
-    /// it, the turn ends after [`INTENT_END_MS`] of silence (the request, now or from
+    /// it, the turn ends after `Settings::intent_end` of silence (the request, now or from
     /// [`Conductor::end_at_pause`]), without waiting for the hangover.
     fn on_early_heard(&mut self, heard: Option<EarlyHeard>) -> Option<Request> {
         let muted = self.muted();
@@ -549,18 +548,18 @@ impl<'a> Conductor<'a> {
         if muted {
             return None;
         }
-        if !intent {
+        let Some(intent_end) = self.settings.intent_end.filter(|_| intent) else {
             let (listen_start, speech) = (early.listen_start, early.speech);
             if let Some(request) = request {
                 self.speculate(listen_start, speech, request);
             }
             return None;
-        }
+        };
         let u = early.paused.utterance();
-        let silent_ms = (u.start + u.samples.len() as u64).saturating_sub(u.speech_end) * 1000
-            / u64::from(SAMPLE_RATE);
-        let ends_at =
-            u.endpointed_at + Duration::from_millis(INTENT_END_MS.saturating_sub(silent_ms));
+        let silent = Duration::from_secs_f64(on_input_clock(
+            (u.start + u.samples.len() as u64).saturating_sub(u.speech_end),
+        ));
+        let ends_at = u.endpointed_at + intent_end.saturating_sub(silent);
         early.ends_at = Some(ends_at);
         if Instant::now() < ends_at {
             return None;
@@ -569,7 +568,7 @@ impl<'a> Conductor<'a> {
     }
 
     /// The turn ends at the pause: a local intent answers what was said before it, and
-    /// [`INTENT_END_MS`] of silence have passed. The request, unless it is not addressed
+    /// `Settings::intent_end` of silence has passed. The request, unless it is not addressed
     /// to hearth after all.
     fn end_at_pause(&mut self) -> Option<Request> {
         let early = self.early.as_mut()?;

@@ -180,10 +180,13 @@ pub async fn run(
         echo_cancel,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
+    let intent_end = (listen.early_ms > 0 && listen.intent_end_ms < listen.hangover_ms)
+        .then(|| Duration::from_millis(u64::from(listen.intent_end_ms)));
     let (stages, outputs) =
         stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;
     let settings = conductor::Settings {
         once,
+        intent_end,
         events,
         conversation_idle,
         bus_events,
