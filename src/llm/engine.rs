@@ -52,6 +52,9 @@ pub struct GenStats {
     /// Prompt tokens evaluated now (`prompt_tokens - cached_tokens`).
     pub evaluated_tokens: usize,
     pub generated_tokens: usize,
+    /// Of those, the tokens the grammar forced (evaluated in one batch, not chosen by the
+    /// model: names, keys, punctuation of a call).
+    pub forced_tokens: usize,
     pub prompt_eval_ms: f64,
     /// From the request to the first sampled token.
     pub first_token_ms: f64,

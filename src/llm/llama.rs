@@ -516,7 +516,7 @@ impl Worker<'_> {
         &self,
         m: &mut Matcher,
         logits_idx: i32,
-    ) -> Result<Vec<LlamaToken>, EngineError> {
+    ) -> Result<(Vec<LlamaToken>, bool), EngineError> {
         let ff = m.compute_ff_bytes();
         if !ff.is_empty() {
             let mut toks = self.model.vocab().tokenize(&ff, false, true);
@@ -527,7 +527,7 @@ impl Worker<'_> {
                 let n = m.try_consume_tokens(&ids).map_err(grammar_err)?;
                 toks.truncate(n);
                 if !toks.is_empty() {
-                    return Ok(toks);
+                    return Ok((toks, true));
                 }
             }
         }
@@ -549,7 +549,7 @@ impl Worker<'_> {
         if !self.model.vocab().is_eog(token) {
             m.consume_token(best as u32).map_err(grammar_err)?;
         }
-        Ok(vec![token])
+        Ok((vec![token], false))
     }
 
     /// Evaluates `prompt` into sequence 0 (after what it shares with the cache) and stops:
@@ -732,9 +732,9 @@ impl Worker<'_> {
                 break;
             }
             let ts = Instant::now();
-            let next = match matcher.as_mut() {
+            let (next, forced) = match matcher.as_mut() {
                 Some(m) => self.grammar_step(m, logits_idx)?,
-                None => vec![sampler.sample(&self.ctx, logits_idx)],
+                None => (vec![sampler.sample(&self.ctx, logits_idx)], false),
             };
             sample_s += ts.elapsed().as_secs_f64();
             if stats.generated_tokens == 0 {
@@ -745,6 +745,9 @@ impl Worker<'_> {
                 break;
             }
             stats.generated_tokens += next.len();
+            if forced {
+                stats.forced_tokens += next.len();
+            }
             for &t in &next {
                 pending.extend(self.model.vocab().token_to_piece(t, true, None));
             }
@@ -898,72 +901,45 @@ mod tests {
         ids.iter().map(|&i| LlamaToken(i)).collect()
     }
 
+    fn at(target: usize, source: usize, common: usize) -> Placement {
+        Placement {
+            target,
+            source,
+            common,
+        }
+    }
+
     #[test]
     fn a_prompt_that_continues_a_sequence_is_evaluated_there() {
         let (conversation, other) = (toks(&[1, 2, 3, 4]), toks(&[1, 2, 9]));
-        let at = place(
+        let placed = place(
             &[&conversation, &other],
             &[1, 2],
             &toks(&[1, 2, 3, 4, 5, 6]),
         );
-        assert_eq!(
-            at,
-            Placement {
-                target: 0,
-                source: 0,
-                common: 4
-            }
-        );
+        assert_eq!(placed, at(0, 0, 4));
         // the same prompt again: its last token is evaluated once more, in place
-        let at = place(&[&conversation, &other], &[1, 2], &conversation);
-        assert_eq!(
-            at,
-            Placement {
-                target: 0,
-                source: 0,
-                common: 3
-            }
-        );
+        let placed = place(&[&conversation, &other], &[1, 2], &conversation);
+        assert_eq!(placed, at(0, 0, 3));
         // an empty cache
-        let at = place(&[&[], &[]], &[0, 0], &toks(&[1, 2]));
-        assert_eq!(
-            at,
-            Placement {
-                target: 0,
-                source: 0,
-                common: 0
-            }
-        );
+        let placed = place(&[&[], &[]], &[0, 0], &toks(&[1, 2]));
+        assert_eq!(placed, at(0, 0, 0));
     }
 
     #[test]
     fn a_prompt_that_departs_from_the_conversation_leaves_it_cached() {
         // system prompt 1 2, then the conversation 3 4 5 in slot 0; a retry without it
         let conversation = toks(&[1, 2, 3, 4, 5]);
-        let at = place(&[&conversation, &[]], &[1, 0], &toks(&[1, 2, 7, 8]));
-        assert_eq!(
-            at,
-            Placement {
-                target: 1,
-                source: 0,
-                common: 2
-            }
-        );
+        let placed = place(&[&conversation, &[]], &[1, 0], &toks(&[1, 2, 7, 8]));
+        assert_eq!(placed, at(1, 0, 2));
         // then the conversation again, in slot 0 still
         let retry = toks(&[1, 2, 7, 8, 9]);
-        let at = place(
+        let placed = place(
             &[&conversation, &retry],
             &[1, 2],
             &toks(&[1, 2, 3, 4, 5, 6]),
         );
-        assert_eq!(
-            at,
-            Placement {
-                target: 0,
-                source: 0,
-                common: 5
-            }
-        );
+        assert_eq!(placed, at(0, 0, 5));
     }
 
     #[test]
@@ -971,15 +947,8 @@ mod tests {
         let (a, b) = (toks(&[1, 2, 3, 3]), toks(&[1, 2, 4, 4]));
         // both share 1 2 with the prompt; b was used last: the prefix is copied from it
         // into a
-        let at = place(&[&a, &b], &[1, 2], &toks(&[1, 2, 5]));
-        assert_eq!(
-            at,
-            Placement {
-                target: 0,
-                source: 1,
-                common: 2
-            }
-        );
+        let placed = place(&[&a, &b], &[1, 2], &toks(&[1, 2, 5]));
+        assert_eq!(placed, at(0, 1, 2));
     }
 
     #[test]
