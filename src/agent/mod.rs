@@ -302,7 +302,8 @@ struct Shared {
     n_ctx: usize,
     grammars: GrammarCache,
     toolsets: Mutex<HashMap<String, Arc<ToolSet>>>,
-    sessions: Mutex<HashMap<String, Session>>,
+    /// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten).
+    sessions: Mutex<lru::LruCache<String, Session>>,
     /// The reply checks of the latest tool set, by its fingerprint.
     checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
@@ -325,6 +326,10 @@ struct Session {
     /// again", "make it warmer").
     before: Before,
 }
+
+/// Conversations the agent keeps (voice conversations, D-Bus and CLI sessions alike); a new
+/// one beyond them forgets the least recently used, history and follow-up context.
+pub const SESSIONS_KEPT: usize = 32;
 
 /// Requests that may wait for a running turn; more are refused at once
 /// ([`AgentError::QueueFull`]).
@@ -524,7 +529,7 @@ async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
         .sessions
         .lock()
         .ok()
-        .and_then(|s| s.get(session).map(|s| s.before.clone()))
+        .and_then(|s| s.peek(session).map(|s| s.before.clone()))
         .unwrap_or_default();
     intent_turn::intent_calls(&registry, &toolset, text, &before).is_some()
 }
@@ -661,7 +666,7 @@ impl Actor for Agent {
             }
             AgentMsg::Reset(session) => {
                 if let Ok(mut s) = state.shared.sessions.lock() {
-                    s.remove(&session);
+                    s.pop(&session);
                 }
             }
             AgentMsg::IsIntent(session, text, reply) => {
@@ -702,7 +707,9 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         cfg: args.cfg,
         grammars: GrammarCache::new(),
         toolsets: Mutex::new(HashMap::new()),
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(lru::LruCache::new(
+            std::num::NonZeroUsize::new(SESSIONS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+        )),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
         last_session: Mutex::new(None),
@@ -834,7 +841,7 @@ fn remember_turn(
             .collect(),
     );
     if let Ok(mut s) = shared.sessions.lock() {
-        s.insert(id.to_string(), session);
+        s.put(id.to_string(), session);
     }
 }
 

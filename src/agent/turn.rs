@@ -156,7 +156,7 @@ pub(super) async fn run_turn(
         .sessions
         .lock()
         .ok()
-        .and_then(|s| s.get(&ask.session).cloned())
+        .and_then(|mut s| s.get(&ask.session).cloned())
         .unwrap_or_default();
     if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {

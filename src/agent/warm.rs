@@ -83,7 +83,7 @@ pub(super) async fn warm(
     let history = session
         .and_then(|id| {
             let sessions = shared.sessions.lock().ok()?;
-            sessions.get(id).map(|s| s.history.clone())
+            sessions.peek(id).map(|s| s.history.clone())
         })
         .unwrap_or_default();
     let Some(prefix) = next_prefix(shared, history, &registry.openai_tools())? else {

@@ -1227,3 +1227,35 @@ async fn a_speculative_request_an_intent_answers_waits_too_and_a_lost_decision_d
     assert!(executions(&r.log).is_empty());
     assert!(r.recorded.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn only_the_latest_sessions_are_kept() {
+    let kept = hearth::agent::SESSIONS_KEPT;
+    let answers: Vec<String> = (0..kept + 3).map(|i| format!("Answer {i}.")).collect();
+    let answers: Vec<&str> = answers.iter().map(String::as_str).collect();
+    let r = rig(&answers, "qwen2.5", CHATML, |_, _| {}).await;
+    ask_in(&r.agent, "first", "question alpha").await.unwrap();
+    for i in 0..kept {
+        ask_in(&r.agent, &format!("s{i}"), &format!("question {i}"))
+            .await
+            .unwrap();
+    }
+    // the latest session still has its history; the first one, least recently used, is gone
+    let last = format!("s{}", kept - 1);
+    ask_in(&r.agent, &last, "and again").await.unwrap();
+    ask_in(&r.agent, "first", "question beta").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    let n = rec.len();
+    assert!(
+        rec[n - 2]
+            .prompt
+            .contains(&format!("question {}", kept - 1)),
+        "{}",
+        rec[n - 2].prompt
+    );
+    assert!(
+        !rec[n - 1].prompt.contains("alpha"),
+        "{}",
+        rec[n - 1].prompt
+    );
+}
