@@ -663,6 +663,7 @@ impl<'a> Conductor<'a> {
             Ok(h) => h,
             Err(e) => {
                 tracing::warn!(error = %e, "speech recognition failed; the utterance is lost");
+                self.drop_speculation();
                 return Some(VoiceTurn {
                     heard: String::new(),
                     turn: None,
