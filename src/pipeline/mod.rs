@@ -23,11 +23,12 @@
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
 //! then ends with nothing more said, that transcript is used and the hangover has hidden
 //! the recognition time. When that transcript is a request a local intent answers (the
-//! agent is asked, [`crate::agent::would_use_intent`]), the turn ends there, without the
-//! rest of the hangover; if speech resumes before the transcript is in (Listen's
-//! `Resumed`), the pause is dropped, and speech that resumes after the turn ended is the
-//! rest of the same request, answered next. Each turn logs its stage timings (see
-//! [`TurnTimings`]).
+//! agent is asked, [`crate::agent::would_use_intent`]), the turn ends after
+//! `[listen] intent_end_ms` of silence, without the rest of the hangover; any other request
+//! is asked at once, held ([`crate::agent::Ask::held`]), and stands only if the utterance
+//! ends with the same words. Speech that resumes first (Listen's `Resumed`) drops both;
+//! speech that resumes after a turn ended at its pause is the rest of the same request,
+//! answered next. Each turn logs its stage timings (see [`TurnTimings`]).
 
 pub mod attention;
 mod conductor;
@@ -99,7 +100,8 @@ pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TurnTimings {
     /// End of speech → the turn started: the hangover, or, for a request a local intent
-    /// answers, its recognition at the pause and 448 ms of silence, whichever is later.
+    /// answers, its recognition at the pause and `[listen] intent_end_ms` of silence,
+    /// whichever is later.
     pub endpoint: f64,
     /// Speech recognition: the recogniser's own time.
     pub stt: f64,
