@@ -66,7 +66,6 @@
 //! is [`HistoryMode`]'s choice; the history is trimmed oldest-first when the prompt would
 //! not fit the context.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -301,7 +300,8 @@ struct Shared {
     parser: Parser,
     n_ctx: usize,
     grammars: GrammarCache,
-    toolsets: Mutex<HashMap<String, Arc<ToolSet>>>,
+    /// Compiled tool sets by registry fingerprint, the [`TOOLSETS_KEPT`] used last.
+    toolsets: Mutex<lru::LruCache<String, Arc<ToolSet>>>,
     /// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten).
     sessions: Mutex<lru::LruCache<String, Session>>,
     /// The reply checks of the latest tool set, by its fingerprint.
@@ -330,6 +330,10 @@ struct Session {
 /// Conversations the agent keeps (voice conversations, D-Bus and CLI sessions alike); a new
 /// one beyond them forgets the least recently used, history and follow-up context.
 pub const SESSIONS_KEPT: usize = 32;
+
+/// Compiled tool sets the agent keeps, by the tools' fingerprint: the current one and the
+/// few before it (a tool set that changes again and again must not grow the cache).
+pub const TOOLSETS_KEPT: usize = 4;
 
 /// Requests that may wait for a running turn; more are refused at once
 /// ([`AgentError::QueueFull`]).
@@ -706,7 +710,9 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         tools: args.tools,
         cfg: args.cfg,
         grammars: GrammarCache::new(),
-        toolsets: Mutex::new(HashMap::new()),
+        toolsets: Mutex::new(lru::LruCache::new(
+            std::num::NonZeroUsize::new(TOOLSETS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+        )),
         sessions: Mutex::new(lru::LruCache::new(
             std::num::NonZeroUsize::new(SESSIONS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
         )),
@@ -727,13 +733,13 @@ async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<ToolSet>), Agen
         .toolsets
         .lock()
         .ok()
-        .and_then(|m| m.get(&fp).cloned());
+        .and_then(|mut m| m.get(&fp).cloned());
     let set = match cached {
         Some(s) => s,
         None => {
             let s = Arc::new(reg.toolset());
             if let Ok(mut m) = shared.toolsets.lock() {
-                m.insert(fp, s.clone());
+                m.put(fp, s.clone());
             }
             s
         }

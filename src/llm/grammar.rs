@@ -12,7 +12,6 @@
 //! what these models write unconstrained, so the grammar forces the model's habits rather
 //! than fighting them. Grammars are cached by the registry fingerprint and the choice.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -127,10 +126,24 @@ pub fn lark_for(
 }
 
 /// Grammar texts memoised by (registry fingerprint, shape, choice): the per-turn cost of
-/// picking a grammar is a hash lookup.
-#[derive(Debug, Default)]
+/// picking a grammar is a hash lookup. Bounded: the [`GRAMMARS_KEPT`] used last (a tool set
+/// that changes, by `RegisterTool` or a provider leaving, must not grow it for ever).
+#[derive(Debug)]
 pub struct GrammarCache {
-    map: Mutex<HashMap<GrammarKey, Option<Arc<str>>>>,
+    map: Mutex<lru::LruCache<GrammarKey, Option<Arc<str>>>>,
+}
+
+/// Grammars a [`GrammarCache`] keeps: a choice per tool and two more, for a few tool sets.
+pub const GRAMMARS_KEPT: usize = 64;
+
+impl Default for GrammarCache {
+    fn default() -> Self {
+        GrammarCache {
+            map: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(GRAMMARS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+        }
+    }
 }
 
 /// (registry fingerprint, wire format, choice).
@@ -153,14 +166,14 @@ impl GrammarCache {
             return Ok(None);
         }
         let key = (fingerprint.to_string(), shape.clone(), choice.clone());
-        if let Ok(map) = self.map.lock() {
+        if let Ok(mut map) = self.map.lock() {
             if let Some(hit) = map.get(&key) {
                 return Ok(hit.clone());
             }
         }
         let built = lark_for(shape, tools, choice)?.map(Arc::from);
         if let Ok(mut map) = self.map.lock() {
-            map.insert(key, built.clone());
+            map.put(key, built.clone());
         }
         Ok(built)
     }
@@ -273,5 +286,27 @@ mod tests {
         c.get("fp2", &qwen(), &tools(), &ToolChoice::Required)
             .unwrap();
         assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn the_cache_keeps_the_grammars_used_last_however_often_the_tools_change() {
+        let c = GrammarCache::new();
+        let first = c
+            .get("fp0", &qwen(), &tools(), &ToolChoice::Required)
+            .unwrap()
+            .unwrap();
+        // a tool set that changes again and again (RegisterTool, a provider leaving)
+        for i in 1..=3 * GRAMMARS_KEPT {
+            c.get(&format!("fp{i}"), &qwen(), &tools(), &ToolChoice::Required)
+                .unwrap();
+        }
+        assert_eq!(c.len(), GRAMMARS_KEPT);
+        // the oldest was forgotten: asked again, it is built again
+        let again = c
+            .get("fp0", &qwen(), &tools(), &ToolChoice::Required)
+            .unwrap()
+            .unwrap();
+        assert!(!Arc::ptr_eq(&first, &again));
+        assert_eq!(first, again);
     }
 }

@@ -18,7 +18,6 @@
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
 
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
@@ -41,6 +40,10 @@ use super::engine::{
     CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
     StopReason, StopScanner,
 };
+
+/// Compiled grammars the worker keeps (llguidance parsers, as many as the agent's grammar
+/// cache may hand it).
+const PARSERS_KEPT: usize = super::grammar::GRAMMARS_KEPT;
 
 /// Sequences of the KV cache the worker keeps prompts in ([`place`]).
 const SEQUENCES: usize = 2;
@@ -409,7 +412,9 @@ fn worker(
         active: 0,
         jobs: 0,
         factory: None,
-        parsers: HashMap::new(),
+        parsers: lru::LruCache::new(
+            std::num::NonZeroUsize::new(PARSERS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
+        ),
         cancel,
     };
     let mut cache = CacheWrites {
@@ -466,7 +471,8 @@ struct Worker<'m> {
     /// Jobs evaluated so far (which slot was used last).
     jobs: u64,
     factory: Option<ParserFactory>,
-    parsers: HashMap<Arc<str>, TokenParser>,
+    /// Compiled grammars, the [`PARSERS_KEPT`] used last.
+    parsers: lru::LruCache<Arc<str>, TokenParser>,
     cancel: CancelWatermark,
 }
 
@@ -500,7 +506,7 @@ impl Worker<'_> {
                 let p = factory
                     .create_parser(TopLevelGrammar::from_lark(grammar.to_string()))
                     .map_err(|e| EngineError::Grammar(e.to_string()))?;
-                self.parsers.insert(grammar.clone(), p.deep_clone());
+                self.parsers.put(grammar.clone(), p.deep_clone());
                 p
             }
         };
