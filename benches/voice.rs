@@ -226,14 +226,17 @@ fn main() {
         };
         let started = Instant::now();
         let done = done_at.clone();
-        let on_turn = move |t: &VoiceTurn| {
+        let heard = std::sync::Mutex::new(Vec::new());
+        let on_turn = |t: &VoiceTurn| {
             done.lock().unwrap().push(Instant::now());
             eprintln!("turn: heard {:?} timings {:?}", t.heard, t.timings_ms);
+            heard.lock().unwrap().push(t.clone());
         };
-        let turns = run(text.agent.clone(), voice, on_turn, std::future::pending())
+        run(text.agent.clone(), voice, on_turn, std::future::pending())
             .await
             .expect("the pipeline runs");
         sampler.abort();
+        let turns = heard.into_inner().unwrap_or_else(|e| e.into_inner());
         (turns, started)
     });
 

@@ -19,7 +19,7 @@ use hearth::audio::{CaptureSource, PlaybackSink};
 use hearth::bus::{BusAddress, Face, FaceOptions};
 use hearth::config::BusKind;
 use hearth::events::Events;
-use hearth::pipeline::{VoiceOptions, VoiceTurn};
+use hearth::pipeline::{RunSummary, VoiceOptions, VoiceTurn};
 use hearth::settings::{Flags, Settings, SettingsError, SttChoice};
 use hearth::stt::{SttConfig, SttServer};
 use hearth::supervisor::{start_text, StageEvent, TextOptions, TextRuntime};
@@ -170,9 +170,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return rt.block_on(serve_text_only(opts, face));
     }
     let voice = voice_parts(&args, &settings)?;
-    let turns = rt.block_on(serve_voice(opts, face, voice, args.once, args.json))?;
-    let failed = turns.iter().any(|t| t.error.is_some());
-    Ok(if failed {
+    let answered = rt.block_on(serve_voice(opts, face, voice, args.once, args.json))?;
+    Ok(if answered.failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -302,14 +301,14 @@ async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode>
 }
 
 /// The text actors, the face and the voice pipeline until the input ends (`--once`) or a
-/// signal; the turns heard.
+/// signal; how many turns were heard, and failed.
 async fn serve_voice(
     opts: TextOptions,
     face: FaceSetup,
     mut voice: VoiceParts,
     once: bool,
     json: bool,
-) -> Result<Vec<VoiceTurn>> {
+) -> Result<RunSummary> {
     hearth::systemd::status("loading the models");
     let text = start_text(opts).await?;
     let muted = face.muted.clone();

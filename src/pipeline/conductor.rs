@@ -28,7 +28,7 @@ use super::attention::{self, Admit, Attention};
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::stop;
 use super::turn::{Clock, Next, TurnState};
-use super::{PipelineError, TurnTimings, VoiceTurn, BUSY_WAIT};
+use super::{PipelineError, RunSummary, TurnTimings, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentError, AgentMsg, Ask, Turn};
 use crate::audio::PlaybackMsg;
 use crate::events::{Activity, Event, Events};
@@ -195,20 +195,22 @@ impl<'a> Conductor<'a> {
     }
 
     /// Turns until the input ends (`once`), Listen stops, a stage dies for good, or
-    /// `shutdown` completes. Each finished turn goes to `on_turn` and is returned.
+    /// `shutdown` completes. Each finished turn goes to `on_turn` and is counted, not kept
+    /// (a daemon answers turns for months).
     pub(super) async fn run(
         mut self,
         on_turn: impl Fn(&VoiceTurn),
         shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<Vec<VoiceTurn>, PipelineError> {
+    ) -> Result<RunSummary, PipelineError> {
         let mut shutdown = std::pin::pin!(shutdown);
         let mut shutdown: Shutdown<'_> = shutdown.as_mut();
         self.activity(Activity::Listening);
-        let mut turns = Vec::new();
+        let mut summary = RunSummary::default();
         while let Some(u) = self.next_utterance(&mut shutdown).await {
             if let Some(t) = self.turn(u, &mut shutdown).await {
                 on_turn(&t);
-                turns.push(t);
+                summary.turns += 1;
+                summary.failed += usize::from(t.error.is_some());
             }
         }
         self.drop_early();
@@ -220,7 +222,7 @@ impl<'a> Conductor<'a> {
         }
         match self.failure {
             Some(e) => Err(e),
-            None => Ok(turns),
+            None => Ok(summary),
         }
     }
 

@@ -155,15 +155,25 @@ pub enum PipelineError {
     Died(&'static str, String),
 }
 
+/// What a run of the pipeline answered: its turns go to `on_turn` one by one and are not
+/// kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    /// Turns heard (answered, or failed).
+    pub turns: usize,
+    /// Of those, turns whose speech could not be recognised.
+    pub failed: usize,
+}
+
 /// Run the voice pipeline until the input ends (`once`), a stage dies for good, or
 /// `shutdown` completes (SIGTERM: the turn under way ends first, then every stage is
-/// stopped in order and the WAV sink finalised). Returns the turns.
+/// stopped in order and the WAV sink finalised). Each turn goes to `on_turn`.
 pub async fn run(
     agent: ActorRef<AgentMsg>,
     opts: VoiceOptions,
     on_turn: impl Fn(&VoiceTurn),
     shutdown: impl Future<Output = ()> + Send,
-) -> Result<Vec<VoiceTurn>, PipelineError> {
+) -> Result<RunSummary, PipelineError> {
     let VoiceOptions {
         input,
         output,

@@ -846,10 +846,12 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
         let mut voice = in_process_voice(&input, &tmp.join("reply.wav"), &models);
         voice.events = Some(ev_tx);
         let killed = std::sync::atomic::AtomicBool::new(false);
-        run(
+        let turns = Mutex::new(Vec::new());
+        let summary = run(
             text.agent.clone(),
             voice,
-            |_| {
+            |t| {
+                turns.lock().unwrap().push(t.clone());
                 if !killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
                     let tts = cells.lock().unwrap().get("tts").cloned();
                     tts.expect("the tts stage was reported started").kill();
@@ -858,7 +860,10 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
             std::future::pending(),
         )
         .await
-        .unwrap()
+        .unwrap();
+        let turns = turns.into_inner().unwrap();
+        assert_eq!(summary.turns, turns.len());
+        turns
     });
     assert_eq!(turns.len(), 2, "{turns:?}");
     for t in &turns {
@@ -1071,7 +1076,7 @@ fn muted_speech_is_not_heard() {
             .await
             .unwrap()
     });
-    assert!(turns.is_empty(), "{turns:?}");
+    assert_eq!(turns.turns, 0, "{turns:?}");
     while let Ok(e) = heard.try_recv() {
         assert!(
             !matches!(e, hearth::events::Event::Heard { .. }),
