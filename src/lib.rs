@@ -15,6 +15,7 @@ pub use hearth_toolcall::{preset, speech};
 
 pub mod agent;
 pub mod audio;
+pub mod bounded;
 pub mod bus;
 pub mod config;
 pub mod doctor;

@@ -696,10 +696,7 @@ mod engine {
 
     impl Recent {
         fn new() -> Recent {
-            Recent(lru::LruCache::new(
-                std::num::NonZeroUsize::new(RECENT_SENTENCES)
-                    .unwrap_or(std::num::NonZeroUsize::MIN),
-            ))
+            Recent(crate::bounded::lru(RECENT_SENTENCES))
         }
 
         /// `text` spoken: from the sentences kept, else synthesised (and kept if short).

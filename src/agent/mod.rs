@@ -710,12 +710,8 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         tools: args.tools,
         cfg: args.cfg,
         grammars: GrammarCache::new(),
-        toolsets: Mutex::new(lru::LruCache::new(
-            std::num::NonZeroUsize::new(TOOLSETS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
-        )),
-        sessions: Mutex::new(lru::LruCache::new(
-            std::num::NonZeroUsize::new(SESSIONS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
-        )),
+        toolsets: Mutex::new(crate::bounded::lru(TOOLSETS_KEPT)),
+        sessions: Mutex::new(crate::bounded::lru(SESSIONS_KEPT)),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
         last_session: Mutex::new(None),

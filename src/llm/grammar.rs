@@ -139,9 +139,7 @@ pub const GRAMMARS_KEPT: usize = 64;
 impl Default for GrammarCache {
     fn default() -> Self {
         GrammarCache {
-            map: Mutex::new(lru::LruCache::new(
-                std::num::NonZeroUsize::new(GRAMMARS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
-            )),
+            map: Mutex::new(crate::bounded::lru(GRAMMARS_KEPT)),
         }
     }
 }

@@ -412,9 +412,7 @@ fn worker(
         active: 0,
         jobs: 0,
         factory: None,
-        parsers: lru::LruCache::new(
-            std::num::NonZeroUsize::new(PARSERS_KEPT).unwrap_or(std::num::NonZeroUsize::MIN),
-        ),
+        parsers: crate::bounded::lru(PARSERS_KEPT),
         cancel,
     };
     let mut cache = CacheWrites {
