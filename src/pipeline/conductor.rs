@@ -95,14 +95,13 @@ struct Speculation {
     speech: (u64, u64),
     /// The request it was asked with.
     request: String,
-    task: JoinHandle<Result<Turn, AgentError>>,
-    /// Its sentences, held until it stands.
-    speak: mpsc::UnboundedReceiver<Speakable>,
     go: tokio::sync::watch::Sender<Option<bool>>,
-    asked_at: Instant,
+    /// The turn, its sentences held until it stands.
+    started: Started,
 }
 
-/// A turn already asked: a speculation that stood.
+/// A turn already asked (a speculation that stood, or one asked at the endpoint): its task,
+/// where its sentences come, and when it was asked.
 struct Started {
     task: JoinHandle<Result<Turn, AgentError>>,
     speak: mpsc::UnboundedReceiver<Speakable>,
@@ -507,10 +506,12 @@ impl<'a> Conductor<'a> {
             listen_start,
             speech,
             request,
-            task,
-            speak,
             go,
-            asked_at: Instant::now(),
+            started: Started {
+                task,
+                speak,
+                asked_at: Instant::now(),
+            },
         });
     }
 
@@ -525,14 +526,10 @@ impl<'a> Conductor<'a> {
         }
         let _ = s.go.send(Some(true));
         tracing::info!(
-            ahead_ms = s.asked_at.elapsed().as_secs_f64() * 1e3,
+            ahead_ms = s.started.asked_at.elapsed().as_secs_f64() * 1e3,
             "the speculative turn stands"
         );
-        Some(Started {
-            task: s.task,
-            speak: s.speak,
-            asked_at: s.asked_at,
-        })
+        Some(s.started)
     }
 
     /// The early recognition has ended: kept for the utterance; when a local intent answers
@@ -558,10 +555,7 @@ impl<'a> Conductor<'a> {
             return None;
         };
         let u = early.paused.utterance();
-        let silent = Duration::from_secs_f64(on_input_clock(
-            (u.start + u.samples.len() as u64).saturating_sub(u.speech_end),
-        ));
-        let ends_at = u.endpointed_at + intent_end.saturating_sub(silent);
+        let ends_at = u.wall_time(u.speech_end) + intent_end;
         early.ends_at = Some(ends_at);
         if Instant::now() < ends_at {
             return None;
