@@ -694,6 +694,10 @@ fn call_as(who: As, peer: &Path, bus: &str, call: &str) -> String {
 const DENIED: &str = "err org.freedesktop.DBus.Error.AccessDenied";
 /// Expected: the bus let the call through and the service answered with an error.
 const REFUSED: &str = "refused by the service";
+/// Expected: at least one of the owner's signals arrived.
+const SOME_SIGNALS: &str = "some signals";
+/// How long a client listens for the owner's signals (it sends one every 50 ms).
+const LISTEN_FOR_SIGNALS: std::time::Duration = std::time::Duration::from_millis(1500);
 
 #[test]
 fn the_dbus_policy_allows_and_denies_as_documented() {
@@ -764,34 +768,41 @@ fn the_dbus_policy_allows_and_denies_as_documented() {
     let provider_other = format!("ProviderOther {provider_name}");
 
     let expect = [
-        // everyone: Ask, ListTools, Cancel, introspection, reading properties
-        (As::Nobody, "Ask", "ok heard: what time is it"),
-        (As::Nobody, "ListTools", "ok []"),
-        (As::Nobody, "Cancel", "ok"),
+        // everyone: introspection and ping, nothing more
         (As::Nobody, "Introspect", "ok introspected"),
         (As::Nobody, "Ping", "ok"),
-        (As::Nobody, "GetMuted", "ok false"),
-        (As::Nobody, "GetAll", "ok 3 properties"),
-        // not everyone: tools, registration, setting, owning, calling providers
+        (As::Nobody, "Ask", DENIED),
+        (As::Nobody, "ListTools", DENIED),
+        (As::Nobody, "Cancel", DENIED),
+        (As::Nobody, "GetMuted", DENIED),
+        (As::Nobody, "GetAll", DENIED),
         (As::Nobody, "CallTool", DENIED),
         (As::Nobody, "RegisterTool", DENIED),
         (As::Nobody, "SetMuted", DENIED),
         (As::Nobody, "Listen", DENIED),
         (As::Nobody, "OwnName", DENIED),
         (As::Nobody, &provider_call, DENIED),
-        // a member of group hearth
+        // the signals are a transcript of the room: not for everyone
+        (As::Nobody, "Signals", "ok 0 signals"),
+        // a member of group hearth: all of the face
+        (As::Member, "Ask", "ok heard: what time is it"),
+        (As::Member, "ListTools", "ok []"),
+        (As::Member, "Cancel", "ok"),
+        (As::Member, "Introspect", "ok introspected"),
+        (As::Member, "GetAll", "ok 3 properties"),
         (As::Member, "CallTool", "ok {\"called\":\"get_time\"}"),
         (As::Member, "RegisterTool", "ok"),
         (As::Member, "SetMuted", "ok"),
         (As::Member, "Listen", "ok"),
-        (As::Member, "Ask", "ok heard: what time is it"),
+        (As::Member, "Signals", SOME_SIGNALS),
         (As::Member, "OwnName", DENIED),
         // the service refuses read-only properties itself (the policy cannot see names)
         (As::Member, "SetState", REFUSED),
         // root is no exception on this bus
+        (As::Root, "Ask", DENIED),
         (As::Root, "CallTool", DENIED),
         (As::Root, "OwnName", DENIED),
-        (As::Root, "Ask", "ok heard: what time is it"),
+        (As::Root, "Signals", "ok 0 signals"),
         // the service's user: may own the name and call providers back, nothing else
         (As::Hearth, "OwnName", "ok queued"),
         (As::Hearth, &provider_call, "ok provided probe"),
@@ -802,6 +813,8 @@ fn the_dbus_policy_allows_and_denies_as_documented() {
         let got = call_as(who, &peer, &bus.address, call);
         let matches = if want == REFUSED {
             got.starts_with("err org.freedesktop.DBus.Error.") && got != DENIED
+        } else if want == SOME_SIGNALS {
+            got.starts_with("ok ") && got != "ok 0 signals"
         } else {
             got == want
         };
@@ -812,7 +825,7 @@ fn the_dbus_policy_allows_and_denies_as_documented() {
     }
     // Muted was set by the member above, and reads back as set
     assert_eq!(
-        call_as(As::Nobody, &peer, &bus.address, "GetMuted"),
+        call_as(As::Member, &peer, &bus.address, "GetMuted"),
         "ok true"
     );
 
@@ -1064,6 +1077,22 @@ async fn client_call(conn: &zbus::Connection, call: &str) -> zbus::Result<String
             .await?
             .body()
             .deserialize::<String>()?,
+        "Signals" => {
+            // every signal from the agent's object, whatever its interface
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .path("/io/hearth/Agent")
+                .build()?;
+            let mut stream = zbus::MessageStream::for_match_rule(rule, conn, None).await?;
+            let mut count = 0usize;
+            let _ = tokio::time::timeout(LISTEN_FOR_SIGNALS, async {
+                while let Some(Ok(_)) = futures_util::StreamExt::next(&mut stream).await {
+                    count += 1;
+                }
+            })
+            .await;
+            format!("{count} signals")
+        }
         other => return Err(zbus::Error::Failure(format!("unknown helper call {other}"))),
     })
 }
@@ -1096,6 +1125,44 @@ fn helper_dbus_peer() {
                     .build()
                     .await
                     .map_err(|e| format!("owning io.hearth.Agent1: {e}"))?;
+                // what hearth broadcasts: Heard (a face-owned signal) and PropertiesChanged
+                let speaker = conn.clone();
+                tokio::spawn(async move {
+                    loop {
+                        for (interface, member) in [
+                            ("io.hearth.Agent1", "Heard"),
+                            ("org.freedesktop.DBus.Properties", "PropertiesChanged"),
+                        ] {
+                            let sent = if member == "Heard" {
+                                speaker
+                                    .emit_signal(
+                                        None::<&str>,
+                                        "/io/hearth/Agent",
+                                        interface,
+                                        member,
+                                        &("the room",),
+                                    )
+                                    .await
+                            } else {
+                                let changed: std::collections::HashMap<&str, zbus::Variant> =
+                                    [("State", zbus::Variant::from("listening"))].into();
+                                speaker
+                                    .emit_signal(
+                                        None::<&str>,
+                                        "/io/hearth/Agent",
+                                        interface,
+                                        member,
+                                        &("io.hearth.Agent1", changed, Vec::<&str>::new()),
+                                    )
+                                    .await
+                            };
+                            if sent.is_err() {
+                                return;
+                            }
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                });
                 println!("{READY}");
                 // serve until the test closes stdin
                 tokio::task::spawn_blocking(|| {
