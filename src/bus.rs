@@ -38,7 +38,7 @@ use zbus::Connection;
 use crate::agent::{AgentError, AgentMsg, Ask};
 use crate::events::{Activity, Event, Events};
 use crate::toolcall::{ToolSpec, Verdict};
-use crate::tools::{ToolStatus, ToolsMsg};
+use crate::tools::{ProviderLimits, ToolStatus, ToolsMsg};
 
 /// The well-known name hearth owns.
 pub const NAME: &str = "io.hearth.Agent1";
@@ -134,6 +134,8 @@ pub struct FaceOptions {
     pub muted: Arc<AtomicBool>,
     /// `Listen()` wakes the voice pipeline through this (`None`: no microphone).
     pub listen: Option<Arc<tokio::sync::Notify>>,
+    /// What `RegisterTool` callers may add to everyone's prompt.
+    pub provider_limits: ProviderLimits,
 }
 
 /// The served face: the connection and the tasks that follow the events and the bus.
@@ -205,6 +207,7 @@ pub async fn serve(
         muted: opts.muted,
         listen: opts.listen,
         preset: opts.preset,
+        provider_limits: opts.provider_limits,
         next_call: AtomicU64::new(0),
     };
     let bus = opts.bus.clone();
@@ -277,6 +280,7 @@ struct AgentFace {
     muted: Arc<AtomicBool>,
     listen: Option<Arc<tokio::sync::Notify>>,
     preset: String,
+    provider_limits: ProviderLimits,
     /// Ids for `CallTool` calls.
     next_call: AtomicU64,
 }
@@ -403,6 +407,7 @@ impl AgentFace {
         let out = ractor::call!(self.tools, |reply| ToolsMsg::Register {
             owner: owner.clone(),
             specs,
+            limits: self.provider_limits,
             reply
         })
         .map_err(|_| {

@@ -220,6 +220,14 @@ pub struct BusSection {
     /// `session` or `system` (default: `system` under systemd, else `session`); `none`
     /// serves no D-Bus face.
     pub bus: Option<BusKind>,
+    /// Tools registered with `RegisterTool`, all callers together (default 16).
+    pub registered_tools_max: Option<usize>,
+    /// Tools one caller may register (default 8).
+    pub tools_per_caller_max: Option<usize>,
+    /// Characters of a registered tool's description (default 400).
+    pub description_max_chars: Option<usize>,
+    /// Bytes of a registered tool's parameter schema, as compact JSON (default 4096).
+    pub schema_max_bytes: Option<usize>,
 }
 
 /// Which message bus.

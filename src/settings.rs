@@ -499,6 +499,19 @@ impl Settings {
             .unwrap_or(crate::pipeline::CONVERSATION_IDLE)
     }
 
+    /// The bounds on tools registered over D-Bus: `[bus]`'s keys, else
+    /// [`ProviderLimits::default`](crate::tools::ProviderLimits).
+    pub fn provider_limits(&self) -> crate::tools::ProviderLimits {
+        let b = &self.config.bus;
+        let d = crate::tools::ProviderLimits::default();
+        crate::tools::ProviderLimits {
+            tools: b.registered_tools_max.unwrap_or(d.tools),
+            tools_per_caller: b.tools_per_caller_max.unwrap_or(d.tools_per_caller),
+            description_chars: b.description_max_chars.unwrap_or(d.description_chars),
+            schema_bytes: b.schema_max_bytes.unwrap_or(d.schema_bytes),
+        }
+    }
+
     /// The text agent's options for `preset`: the tools directory, the model file, the
     /// context length (`--n-ctx`, else `[agent] n_ctx`, else [`TextOptions::new`]'s), the
     /// config's threads, GPU layers, history mode and intents, and, when `prompt_cache`, the

@@ -113,6 +113,8 @@ struct FaceSetup {
     events: Events,
     /// `Listen()`, passed to the voice pipeline (`None`: no microphone).
     listen: Option<Arc<tokio::sync::Notify>>,
+    /// `[bus]`'s bounds on tools registered over D-Bus.
+    provider_limits: hearth::tools::ProviderLimits,
 }
 
 /// Everything the voice stages need, resolved and checked.
@@ -159,6 +161,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         muted: Arc::new(AtomicBool::new(false)),
         events,
         listen: (!args.no_audio).then(|| Arc::new(tokio::sync::Notify::new())),
+        provider_limits: settings.provider_limits(),
     };
     let rt = super::runtime()?;
     if args.no_audio {
@@ -447,6 +450,7 @@ async fn serve_and_watch(
                 voice,
                 muted: face.muted,
                 listen: face.listen,
+                provider_limits: face.provider_limits,
             };
             let served =
                 hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)

@@ -125,6 +125,54 @@ pub fn lark_for(
     )))
 }
 
+/// Whether llguidance can turn `spec`'s parameter schema into a grammar: a schema the tools'
+/// JSON Schema validator accepts may still use what llguidance does not (a backreference in
+/// a `pattern`, say), and a grammar that fails to compile fails every later constrained hop
+/// that includes the tool. Checked when a tool is offered, with a tokenizer of single bytes
+/// (the model's own is not needed: a schema compiles or not whatever the vocabulary).
+/// Without the `llm` feature there is no grammar, and every schema passes.
+pub fn check_schema(spec: &crate::toolcall::ToolSpec) -> Result<(), String> {
+    #[cfg(feature = "llm")]
+    {
+        let shape = GrammarShape {
+            prefix: "<tool_call>".into(),
+            suffix: "</tool_call>".into(),
+            separator: "\n".into(),
+            arguments_key: "arguments".into(),
+        };
+        let tools = ToolSet::new(vec![spec.clone()]).map_err(|e| e.to_string())?;
+        let lark = lark_for(&shape, &tools, &ToolChoice::Named(spec.name.clone()))
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let factory = schema_check_factory()?;
+        factory
+            .create_parser(llguidance::api::TopLevelGrammar::from_lark(lark))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    #[cfg(not(feature = "llm"))]
+    {
+        let _ = spec;
+        Ok(())
+    }
+}
+
+/// The parser factory [`check_schema`] compiles with: built once, over single bytes.
+#[cfg(feature = "llm")]
+fn schema_check_factory() -> Result<&'static llguidance::ParserFactory, String> {
+    static FACTORY: std::sync::OnceLock<Result<llguidance::ParserFactory, String>> =
+        std::sync::OnceLock::new();
+    FACTORY
+        .get_or_init(|| {
+            let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+            let mut f = llguidance::ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
+            f.quiet();
+            Ok(f)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// Grammar texts memoised by (registry fingerprint, shape, choice): the per-turn cost of
 /// picking a grammar is a hash lookup. Bounded: the [`GRAMMARS_KEPT`] used last (a tool set
 /// that changes, by `RegisterTool` or a provider leaving, must not grow it for ever).

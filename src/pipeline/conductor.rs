@@ -14,7 +14,6 @@
 //! reply as a barge-in would and waits for the agent to end its turn (a tool already
 //! running finishes), so the stages are always stopped in order afterwards.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -25,6 +24,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use super::attention::{self, Admit, Attention};
+use super::pending::Pending;
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::stop;
 use super::turn::{Clock, Next, TurnState};
@@ -162,8 +162,8 @@ pub(super) struct Conductor<'a> {
     ended: bool,
     listen_open: bool,
     stopping: bool,
-    /// utterances that arrived during a turn: answered next
-    pending: VecDeque<Incoming>,
+    /// utterances that arrived during a turn: answered next (the latest few, if recent)
+    pending: Pending<Incoming>,
     /// a stage that died for good ends the run with this
     failure: Option<PipelineError>,
 }
@@ -188,7 +188,7 @@ impl<'a> Conductor<'a> {
             ended: false,
             listen_open: true,
             stopping: false,
-            pending: VecDeque::new(),
+            pending: Pending::default(),
             failure: None,
         }
     }
@@ -340,7 +340,7 @@ impl<'a> Conductor<'a> {
             if self.drain_wake() {
                 self.acknowledge();
             }
-            if let Some(u) = self.pending.pop_front() {
+            if let Some(u) = self.pending.pop(Instant::now()) {
                 if self.muted() {
                     tracing::debug!("muted: an utterance heard during the turn is dropped");
                     continue;
@@ -863,7 +863,7 @@ impl<'a> Conductor<'a> {
                         Some(ListenEvent::End) => self.ended = self.settings.once,
                         Some(ListenEvent::Utterance(u)) => {
                             if let Some(u) = self.incoming(u) {
-                                self.pending.push_back(u);
+                                self.pending.push(u.utterance().endpointed_at, u);
                             }
                         }
                         Some(ListenEvent::Pause(u))

@@ -32,6 +32,8 @@
 
 pub mod attention;
 mod conductor;
+mod pending;
+pub use pending::{PENDING_KEPT, PENDING_MAX_AGE};
 mod stages;
 pub mod stop;
 mod turn;

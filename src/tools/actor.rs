@@ -36,12 +36,15 @@ pub enum ToolsMsg {
         reply: RpcReplyPort<Vec<ToolOutcome>>,
     },
     /// Offer tools served by a D-Bus client (`RegisterTool`): each call of them is sent
-    /// back to `owner`. Fails (and changes nothing) on a bad spec or a name in use.
+    /// back to `owner`. Fails (and changes nothing) on a bad spec, a name in use or a spec
+    /// over `limits`.
     Register {
         /// The provider's unique bus name.
         owner: String,
         /// The tools, as the provider described them.
         specs: Vec<ToolSpec>,
+        /// What registered tools may take of everyone's prompt.
+        limits: ProviderLimits,
         reply: RpcReplyPort<Result<(), ToolsError>>,
     },
     /// Drop every tool `owner` registered (it left the bus); replies how many went.
@@ -124,9 +127,12 @@ impl Actor for ToolsActor {
             ToolsMsg::Register {
                 owner,
                 specs,
+                limits,
                 reply,
             } => {
-                let out = register(registry, &owner, specs);
+                let out = limits
+                    .check(registry, &owner, &specs)
+                    .and_then(|()| register(registry, &owner, specs));
                 if let Ok(next) = &out {
                     tracing::info!(%owner, tools = next.len(), fingerprint = %next.fingerprint(), "provider tools registered");
                     state.replace(Arc::clone(next));
@@ -160,6 +166,89 @@ impl Actor for ToolsActor {
                 }
             }
             ToolsMsg::Subscribe(subscribe) => subscribe(&state.changed),
+        }
+        Ok(())
+    }
+}
+
+/// Bounds on the tools D-Bus clients register (`[bus]` in hearth.toml): every registered
+/// tool's name, description and schema go into every prompt, so one caller must not be able
+/// to fill the context or crowd out the others. A registration over a bound is refused
+/// whole, with the bound named; the tools already registered stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderLimits {
+    /// Registered tools, all callers together.
+    pub tools: usize,
+    /// Registered tools of one caller.
+    pub tools_per_caller: usize,
+    /// Characters of one tool's description.
+    pub description_chars: usize,
+    /// Bytes of one tool's parameter schema (as compact JSON).
+    pub schema_bytes: usize,
+}
+
+impl Default for ProviderLimits {
+    fn default() -> Self {
+        ProviderLimits {
+            tools: 16,
+            tools_per_caller: 8,
+            description_chars: 400,
+            schema_bytes: 4096,
+        }
+    }
+}
+
+impl ProviderLimits {
+    /// Whether `owner` may add `specs` to `registry`; also that llguidance can compile each
+    /// schema (a grammar that fails to compile would fail every constrained hop).
+    pub fn check(
+        &self,
+        registry: &Registry,
+        owner: &str,
+        specs: &[ToolSpec],
+    ) -> Result<(), ToolsError> {
+        let refuse = |problem: String| Err(ToolsError::ProviderLimit { problem });
+        let registered = || {
+            registry.tools().iter().filter_map(|t| match &t.executor {
+                Executor::Provider(p) => Some(p.owner.as_str()),
+                _ => None,
+            })
+        };
+        let all = registered().count() + specs.len();
+        if all > self.tools {
+            return refuse(format!(
+                "{all} registered tools would be over the limit of {} ([bus] registered_tools_max)",
+                self.tools
+            ));
+        }
+        let mine = registered().filter(|o| *o == owner).count() + specs.len();
+        if mine > self.tools_per_caller {
+            return refuse(format!(
+                "{mine} tools of one caller would be over the limit of {} ([bus] tools_per_caller_max)",
+                self.tools_per_caller
+            ));
+        }
+        for spec in specs {
+            let chars = spec.description.chars().count();
+            if chars > self.description_chars {
+                return refuse(format!(
+                    "tool {:?}: its description has {chars} characters, over the limit of {} ([bus] description_max_chars): say in a sentence what it does",
+                    spec.name, self.description_chars
+                ));
+            }
+            let bytes = spec.parameters.to_string().len();
+            if bytes > self.schema_bytes {
+                return refuse(format!(
+                    "tool {:?}: its parameter schema has {bytes} bytes, over the limit of {} ([bus] schema_max_bytes): fewer or simpler parameters",
+                    spec.name, self.schema_bytes
+                ));
+            }
+            if let Err(e) = crate::llm::check_schema(spec) {
+                return refuse(format!(
+                    "tool {:?}: the model's grammar cannot be built from its parameter schema ({e}): use plain types, enums, bounds and patterns without lookaround or backreferences",
+                    spec.name
+                ));
+            }
         }
         Ok(())
     }
@@ -225,6 +314,133 @@ mod tests {
         crate::toolcall::ToolSet::unrestricted()
             .call(format!("call_{i}"), name, arguments)
             .expect("the arguments are a JSON object")
+    }
+
+    fn spec(name: &str, description: &str, parameters: serde_json::Value) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+
+    fn plain(name: &str) -> ToolSpec {
+        spec(name, "Do it.", json!({"type": "object", "properties": {}}))
+    }
+
+    /// Register through the actor, as `RegisterTool` does; the error's text, or "ok".
+    async fn offer(
+        actor: &ActorRef<ToolsMsg>,
+        owner: &str,
+        specs: Vec<ToolSpec>,
+        limits: ProviderLimits,
+    ) -> String {
+        let out = ractor::call!(actor, |reply| ToolsMsg::Register {
+            owner: owner.into(),
+            specs,
+            limits,
+            reply
+        })
+        .unwrap();
+        match out {
+            Ok(()) => "ok".into(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn registered_tools_stay_within_their_bounds() {
+        let limits = ProviderLimits {
+            tools: 3,
+            tools_per_caller: 2,
+            description_chars: 20,
+            schema_bytes: 200,
+        };
+        let (actor, handle) = Actor::spawn(None, ToolsActor, Arc::new(Registry::builtins()))
+            .await
+            .unwrap();
+        let count = || async { ractor::call!(actor, ToolsMsg::Snapshot).unwrap().len() };
+        let builtins = count().await;
+
+        // a long description or a big schema
+        let e = offer(
+            &actor,
+            ":1.2",
+            vec![spec("b2", &"word ".repeat(5), json!({"type": "object"}))],
+            limits,
+        )
+        .await;
+        assert!(
+            e.contains("25 characters") && e.contains("description_max_chars"),
+            "{e}"
+        );
+        let props: serde_json::Map<String, serde_json::Value> = (0..20)
+            .map(|i| (format!("p{i}"), json!({"type": "string"})))
+            .collect();
+        let big = json!({"type": "object", "properties": props});
+        let e = offer(&actor, ":1.2", vec![spec("b2", "Big.", big)], limits).await;
+        assert!(e.contains("schema_max_bytes"), "{e}");
+        assert_eq!(
+            offer(&actor, ":1.1", vec![plain("a1"), plain("a2")], limits).await,
+            "ok"
+        );
+        // one caller may not take more than its share
+        let e = offer(&actor, ":1.1", vec![plain("a3")], limits).await;
+        assert!(e.contains("tools_per_caller_max"), "{e}");
+        // nor all callers together more than the whole
+        assert_eq!(offer(&actor, ":1.2", vec![plain("b1")], limits).await, "ok");
+        let e = offer(&actor, ":1.3", vec![plain("c1")], limits).await;
+        assert!(e.contains("registered_tools_max"), "{e}");
+        // refused whole: nothing of a refused registration was added
+        assert_eq!(count().await, builtins + 3);
+        // a caller that left frees its share
+        ractor::call!(actor, |reply| ToolsMsg::DropOwner {
+            owner: ":1.1".into(),
+            reply: Some(reply)
+        })
+        .unwrap();
+        assert_eq!(offer(&actor, ":1.3", vec![plain("c1")], limits).await, "ok");
+        actor.stop(None);
+        handle.await.unwrap();
+    }
+
+    /// A schema the validator takes but llguidance cannot compile would fail every
+    /// constrained hop that includes the tool: refused when offered.
+    #[cfg(feature = "llm")]
+    #[tokio::test]
+    async fn a_schema_the_grammar_cannot_hold_is_refused() {
+        let (actor, handle) = Actor::spawn(None, ToolsActor, Arc::new(Registry::builtins()))
+            .await
+            .unwrap();
+        let backreference = json!({"type": "object", "properties": {
+            "code": {"type": "string", "pattern": "^(ab)\\1$"}}});
+        // the tools' JSON Schema validator alone accepts it
+        assert!(
+            crate::toolcall::ToolSet::new(vec![spec("door", "Open.", backreference.clone())])
+                .is_ok()
+        );
+        let e = offer(
+            &actor,
+            ":1.1",
+            vec![spec("door", "Open.", backreference)],
+            ProviderLimits::default(),
+        )
+        .await;
+        assert!(e.contains("grammar cannot be built"), "{e}");
+        let fine = json!({"type": "object", "properties": {
+            "code": {"type": "string", "pattern": "^[0-9]{4}$"}}});
+        assert_eq!(
+            offer(
+                &actor,
+                ":1.1",
+                vec![spec("door", "Open.", fine)],
+                ProviderLimits::default()
+            )
+            .await,
+            "ok"
+        );
+        actor.stop(None);
+        handle.await.unwrap();
     }
 
     #[tokio::test]

@@ -39,6 +39,9 @@ pub enum ToolsError {
         tool: String,
         first: PathBuf,
     },
+    /// A registration over one of `[bus]`'s bounds on registered tools.
+    #[error("{problem}")]
+    ProviderLimit { problem: String },
     /// A registered tool whose name another tool already has.
     #[error("a tool named {tool:?} is already offered: choose another name")]
     NameInUse { tool: String },

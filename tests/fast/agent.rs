@@ -1128,6 +1128,7 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     ractor::call!(tools, |reply| hearth::tools::ToolsMsg::Register {
         owner: ":1.7".into(),
         specs: vec![spec],
+        limits: hearth::tools::ProviderLimits::default(),
         reply
     })
     .unwrap()
