@@ -168,16 +168,24 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
 
 impl TextRuntime {
     /// Stop the agent, the tools and the engine, and wait for them (the engine's worker
-    /// thread included): nothing is left running when the process exits.
+    /// thread included): nothing is left running when the process exits. The running turn
+    /// is cancelled first, so no further tool starts; calls already running finish (see
+    /// [`crate::tools::STOP_GRACE`]) before the tools' connections close.
     pub async fn stop(self) {
-        let wait = Some(Duration::from_secs(5));
-        for (name, cell) in [
-            ("agent", self.agent.get_cell()),
-            ("tools", self.tools.get_cell()),
-            ("engine", self.engine.get_cell()),
+        let _ = self.agent.cast(AgentMsg::Cancel);
+        let actor_wait = Duration::from_secs(5);
+        let tools_wait = crate::tools::STOP_GRACE + Duration::from_secs(2);
+        for (name, cell, wait) in [
+            ("agent", self.agent.get_cell(), actor_wait),
+            ("tools", self.tools.get_cell(), tools_wait),
+            ("engine", self.engine.get_cell(), actor_wait),
         ] {
-            if cell.stop_and_wait(None, wait).await.is_err() {
-                tracing::warn!(actor = name, "did not stop within 5 s");
+            if cell.stop_and_wait(None, Some(wait)).await.is_err() {
+                tracing::warn!(
+                    actor = name,
+                    wait_s = wait.as_secs(),
+                    "did not stop in time"
+                );
             }
         }
     }
@@ -223,10 +231,6 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
         cfg.n_threads = t;
     }
     cfg.prompt_cache = opts.prompt_cache.clone();
-    // a daemon keeps its warmed system prompt and tools for the next start, and no more
-    if opts.warm_next {
-        cfg.cache_after = crate::llm::llama::CacheAfter::FirstPrefill;
-    }
     cfg.n_gpu_layers = opts.gpu_layers;
     Ok(LlamaEngine::spawn(cfg).await?)
 }

@@ -420,6 +420,98 @@ fn watchdog_pings_stop_when_a_component_hangs() {
     assert!(pings.iter().any(|m| m == "WATCHDOG=1"), "{pings:?}");
 }
 
+/// A tool that takes a while, writing `slow.out` in the daemon's directory when it is done.
+const SLOW_TOOL: &str = r#"
+[[tool]]
+name = "slow_note"
+description = "Write a note, slowly."
+[tool.exec]
+argv = ["sh", "-c", "sleep 2; echo finished > '{dir}/slow.out'"]
+timeout_ms = 8000
+"#;
+
+/// systemd's stop (SIGTERM) while a tool runs: the call finishes and is logged, the MQTT
+/// connection is closed after its messages, and hearth exits well within TimeoutStopSec.
+#[test]
+fn sigterm_lets_the_running_tool_finish() {
+    let Some(model) = qwen_path() else { return };
+    let _one = serial();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bus = PrivateBus::start();
+    let broker = Broker::start("term");
+    let seen = sniff(&rt, &broker);
+    let mut daemon = Daemon::start_with(
+        "term",
+        &bus,
+        &broker,
+        &model,
+        None,
+        &[("slow.toml", SLOW_TOOL)],
+    );
+    daemon.wait_ready();
+    // the light first, so the MQTT connection is open
+    let (ok, _, err) = call(
+        &bus,
+        "CallTool",
+        "ss",
+        &["set_light", r#"{"room":"bedroom","on":true}"#],
+    );
+    assert!(ok, "{err}\n{}", daemon.log());
+    wait_for_light(&seen, "bedroom");
+    // the slow tool, from another thread (its reply may never come: hearth is stopping)
+    let address = bus.address.clone();
+    let caller = std::thread::spawn(move || {
+        std::process::Command::new("busctl")
+            .arg(format!("--address={address}"))
+            .args(["--timeout=30", "call"])
+            .args(AGENT)
+            .args(["CallTool", "ss", "slow_note", "{}"])
+            .output()
+    });
+    let log_has = |daemon: &Daemon, what: &str| daemon.log().contains(what);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !log_has(&daemon, "slow_note") {
+        assert!(
+            Instant::now() < deadline,
+            "the call never reached hearth:\n{}",
+            daemon.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    assert_eq!(
+        unsafe { libc::kill(daemon.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = daemon.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(20),
+            "hearth did not exit within TimeoutStopSec (20 s):\n{}",
+            daemon.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = signalled.elapsed();
+    let _ = caller.join();
+    let log = daemon.log();
+    assert!(status.success(), "{status}:\n{log}");
+    let out = std::fs::read_to_string(daemon.dir.join("slow.out")).unwrap_or_default();
+    assert_eq!(out.trim(), "finished", "the tool was cut off:\n{log}");
+    // the outcome is logged, in its call's span
+    assert!(
+        log.lines()
+            .any(|l| l.contains("slow_note") && l.contains("tool call done")),
+        "{log}"
+    );
+    assert!(log.contains("MQTT connection closed"), "{log}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
 /// `hearth doctor`: every check reported, a broker that answers and one that does not, and
 /// the exit status saying whether anything failed.
 #[test]

@@ -326,35 +326,48 @@ fn cancel_ends_a_generation_promptly() {
     });
 }
 
+/// The prompt-cache file carries the warmed prefix (system prompt, tools) to the next
+/// process, and nothing of a request: a generation never writes it.
 #[test]
-fn a_prompt_cache_file_carries_the_prefix_to_a_new_process() {
+fn a_prompt_cache_file_carries_the_warmed_prefix_and_no_request() {
     let Some(s) = shared() else { return };
     let model = common_model::qwen_path().unwrap();
     let file = std::env::temp_dir().join(format!("hearth-kv-{}.kv", std::process::id()));
     let _ = std::fs::remove_file(&file);
-    let prompt = "<|im_start|>system\nYou are hearth.<|im_end|>\n<|im_start|>user\nSay hi.<|im_end|>\n<|im_start|>assistant\n";
-    let run = |expect_cached: bool| {
+    let prefix = "<|im_start|>system\nYou are hearth.<|im_end|>\n<|im_start|>user\n";
+    let prompt = format!("{prefix}Say hi.<|im_end|>\n<|im_start|>assistant\n");
+    let run = |warm: bool| {
         s.rt.block_on(async {
             let _turn = s.lock.lock().await;
             let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
             cfg.n_ctx = 1024;
             cfg.prompt_cache = Some(file.clone());
             let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
-            let stats = four_tokens(&engine, prompt).await;
-            engine.stop(None);
-            if expect_cached {
-                assert_eq!(stats.cached_tokens, stats.prompt_tokens - 1, "{stats:?}");
+            let warmed = if warm {
+                let w = ractor::call!(engine, EngineMsg::Prefill, prefix.to_string())
+                    .unwrap()
+                    .unwrap();
+                Some(w.prompt_tokens)
             } else {
-                assert_eq!(stats.cached_tokens, 0, "{stats:?}");
-            }
+                None
+            };
+            let stats = four_tokens(&engine, &prompt).await;
+            engine.stop(None);
+            (warmed, stats)
         })
     };
-    run(false);
-    assert!(
-        file.is_file(),
-        "the state file is written after a generation"
-    );
-    run(true);
+    // a process that only generates writes nothing
+    let (_, cold) = run(false);
+    assert_eq!(cold.cached_tokens, 0, "{cold:?}");
+    assert!(!file.exists(), "a generation wrote the prompt cache");
+    // one that warms first writes the prefix, and the request after it is not added
+    let (warmed, stats) = run(true);
+    let prefix_tokens = warmed.unwrap();
+    assert_eq!(stats.cached_tokens, prefix_tokens, "{stats:?}");
+    assert!(file.is_file(), "the warm-up writes the state file");
+    // the next process finds the prefix, and only the prefix
+    let (_, next) = run(false);
+    assert_eq!(next.cached_tokens, prefix_tokens, "{next:?}");
     let _ = std::fs::remove_file(&file);
 }
 
@@ -369,7 +382,6 @@ fn a_daemon_writes_its_prompt_cache_after_the_warm_up_only() {
         let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
         cfg.n_ctx = 1024;
         cfg.prompt_cache = Some(file.clone());
-        cfg.cache_after = hearth::llm::llama::CacheAfter::FirstPrefill;
         let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
         let prefix = "<|im_start|>system\nYou are hearth.<|im_end|>\n<|im_start|>user\n";
         let warmed = ractor::call!(engine, EngineMsg::Prefill, prefix.to_string())

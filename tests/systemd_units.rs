@@ -295,6 +295,9 @@ fn the_unit_sets_what_the_daemon_relies_on() {
         ("ProtectProc", "invisible"),
         ("UMask", "0077"),
         ("CapabilityBoundingSet", ""),
+        // bounded for a run of months (the exposure test still holds with them)
+        ("MemoryMax", "75%"),
+        ("TasksMax", "256"),
     ] {
         assert_eq!(one(key), want, "[Service] {key}");
     }

@@ -62,42 +62,28 @@ pub struct LlamaConfig {
     pub prompt_chunk: usize,
     /// A file that keeps the KV cache across processes (llama.cpp's state file), loaded at
     /// start so the system prompt and tool list are not evaluated again by the next process.
+    /// Written by the first prefill that evaluates something new (the agent's warm-up at
+    /// start: the system prompt and the tools, no history), never after a generation: it
+    /// holds no word anyone said, and an SD card is not rewritten after every turn.
     pub prompt_cache: Option<PathBuf>,
-    /// When that file is written: after every job (one-shot commands, `hearth ask`), or only
-    /// after the first prefill (a daemon: its warm-up of system prompt and tools, so the
-    /// next start is ready at once, without rewriting tens of MB after every turn).
-    pub cache_after: CacheAfter,
 }
 
-/// Which finished jobs write the prompt-cache file.
+/// Whether a finished job writes the prompt-cache file: only the first prefill, and only
+/// when it evaluated something the file did not already hold.
+#[derive(Default)]
 struct CacheWrites {
-    after: CacheAfter,
     /// A prefill has run.
     prefilled: bool,
 }
 
 impl CacheWrites {
-    /// Whether the job that just succeeded (a prefill or a generation, having evaluated
-    /// `evaluated` prompt tokens) writes the file.
-    fn save_after(&mut self, prefill: bool, evaluated: usize) -> bool {
-        let first_prefill = prefill && !self.prefilled;
-        self.prefilled |= prefill;
-        match self.after {
-            CacheAfter::EveryJob => true,
-            // nothing new to keep when the file already held it all
-            CacheAfter::FirstPrefill => first_prefill && evaluated > 1,
-        }
+    /// Whether the prefill that just succeeded, having evaluated `evaluated` prompt tokens,
+    /// writes the file.
+    fn save_after_prefill(&mut self, evaluated: usize) -> bool {
+        let first = !self.prefilled;
+        self.prefilled = true;
+        first && evaluated > 1
     }
-}
-
-/// When [`LlamaConfig::prompt_cache`] is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CacheAfter {
-    /// After every generation and prefill.
-    #[default]
-    EveryJob,
-    /// After the first prefill only.
-    FirstPrefill,
 }
 
 impl LlamaConfig {
@@ -112,7 +98,6 @@ impl LlamaConfig {
             n_gpu_layers: 0,
             prompt_chunk: 64,
             prompt_cache: None,
-            cache_after: CacheAfter::EveryJob,
         }
     }
 }
@@ -415,10 +400,7 @@ fn worker(
         parsers: crate::bounded::lru(PARSERS_KEPT),
         cancel,
     };
-    let mut cache = CacheWrites {
-        after: cfg.cache_after,
-        prefilled: false,
-    };
+    let mut cache = CacheWrites::default();
     while let Ok(job) = jobs.recv() {
         match job {
             Job::Count(text, reply) => {
@@ -429,13 +411,8 @@ fn worker(
                 let span = tracing::info_span!("generate", id);
                 let _g = span.enter();
                 let result = w.generate(id, req);
-                match &result {
-                    Err(e) => tracing::warn!(error = %e, "generation failed"),
-                    Ok(_) => {
-                        if let (Some(p), true) = (&cfg.prompt_cache, cache.save_after(false, 0)) {
-                            save_prompt_cache(&w.ctx, p, &w.slots[w.active]);
-                        }
-                    }
+                if let Err(e) = &result {
+                    tracing::warn!(error = %e, "generation failed");
                 }
                 let _ = events.send(GenEvent::Done(result));
             }
@@ -446,7 +423,7 @@ fn worker(
                 match &result {
                     Err(e) => tracing::warn!(error = %e, "prefill failed"),
                     Ok(stats) => {
-                        let save = cache.save_after(true, stats.evaluated_tokens);
+                        let save = cache.save_after_prefill(stats.evaluated_tokens);
                         if let (Some(p), true) = (&cfg.prompt_cache, save) {
                             save_prompt_cache(&w.ctx, p, &w.slots[w.active]);
                         }

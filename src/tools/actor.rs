@@ -16,8 +16,11 @@
 //! ```
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort};
+
+use tokio_util::task::TaskTracker;
 
 use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
 use super::ToolsError;
@@ -60,10 +63,17 @@ pub enum ToolsMsg {
 /// See [`ToolsMsg::Subscribe`].
 pub type Subscriber = Box<dyn FnOnce(&OutputPort<Arc<Registry>>) + Send>;
 
-/// The tools actor's state: the registry it serves, and where its replacements go.
+/// How long a stopping tools actor waits for the calls still running (each is bounded by
+/// its own timeout too); what is still running then is cut off. Within the unit's
+/// `TimeoutStopSec=` (20 s) with room for the rest of the shutdown.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// The tools actor's state: the registry it serves, where its replacements go, and the
+/// calls running.
 pub struct ToolsState {
     registry: Arc<Registry>,
     changed: OutputPort<Arc<Registry>>,
+    running: TaskTracker,
 }
 
 impl ToolsState {
@@ -99,7 +109,35 @@ impl Actor for ToolsActor {
         Ok(ToolsState {
             registry,
             changed: OutputPort::default(),
+            running: TaskTracker::new(),
         })
+    }
+
+    /// Stopping (hearth's shutdown): the calls under way finish (or time out) and are
+    /// logged as usual, for up to [`STOP_GRACE`]; then the backends close (MQTT messages
+    /// still queued are written before the connection's DISCONNECT).
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.running.close();
+        let running = state.running.len();
+        if running > 0 {
+            tracing::info!(running, "stopping: waiting for the tool calls under way");
+            if tokio::time::timeout(STOP_GRACE, state.running.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    running = state.running.len(),
+                    grace_s = STOP_GRACE.as_secs(),
+                    "stopping: tool calls still running are cut off"
+                );
+            }
+        }
+        state.registry.backends().close().await;
+        Ok(())
     }
 
     async fn handle(
@@ -117,7 +155,7 @@ impl Actor for ToolsActor {
             }
             ToolsMsg::CallAll { calls, reply } => {
                 let registry = Arc::clone(registry);
-                tokio::spawn(async move {
+                state.running.spawn(async move {
                     let outcomes = registry.call_all(calls).await;
                     if reply.send(outcomes).is_err() {
                         tracing::warn!("tool results dropped: the caller is gone");

@@ -48,6 +48,14 @@ impl std::fmt::Debug for Backends {
 }
 
 impl Backends {
+    /// Close the kept connections at shutdown (the MQTT one writes what is queued, then
+    /// DISCONNECT).
+    pub async fn close(&self) {
+        if let Some(mqtt) = &self.mqtt {
+            mqtt.close().await;
+        }
+    }
+
     /// No connections: only the built-ins and `exec` tools can run.
     pub fn none() -> Backends {
         Backends::default()

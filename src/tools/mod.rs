@@ -46,7 +46,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-pub use actor::{ProviderLimits, ToolsActor, ToolsMsg};
+pub use actor::{ProviderLimits, ToolsActor, ToolsMsg, STOP_GRACE};
 pub use backends::Backends;
 pub use builtin::Builtin;
 pub use error::ToolsError;

@@ -458,6 +458,25 @@ impl MqttBackend {
         link
     }
 
+    /// Close the kept connection: DISCONNECT goes after every request already queued, so
+    /// those are written first; waits up to [`CLOSE_WAIT`] for it to be written.
+    pub async fn close(&self) {
+        let link = self.link.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(link) = link.filter(|l| !l.task.is_finished()) else {
+            return;
+        };
+        if link.client.try_disconnect().is_ok() {
+            let deadline = Instant::now() + CLOSE_WAIT;
+            while !link.task.is_finished() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        if !link.task.is_finished() {
+            tracing::warn!(broker = %self.address(), "the MQTT connection did not close in time: dropped");
+            link.task.abort();
+        }
+    }
+
     /// Publish one message; with `state_topic`, the first message on it after the publish.
     async fn publish(&self, p: Publication<'_>) -> Result<Option<String>, String> {
         let deadline = Instant::now() + p.timeout;
@@ -923,11 +942,18 @@ impl Link {
     }
 }
 
-/// Poll the event loop for as long as the connection is kept.
+/// How long closing waits for the queued requests and DISCONNECT to be written.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Poll the event loop for as long as the connection is kept (until DISCONNECT is written).
 async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String, tls: bool) {
     let mut outage = false;
     loop {
         match eventloop.poll().await {
+            Ok(Event::Outgoing(Outgoing::Disconnect)) => {
+                tracing::info!(broker = %addr, "MQTT connection closed");
+                return;
+            }
             Ok(event) => {
                 if matches!(event, Event::Incoming(Packet::ConnAck(_))) {
                     if outage {

@@ -308,6 +308,7 @@ impl Registry {
     async fn call_checked(&self, call: &ToolCall) -> ToolOutcome {
         let start = Instant::now();
         let name = call.name();
+        tracing::info!("tool call started");
         let (status, result) = match (self.toolset.check(name, call.arguments()), self.get(name)) {
             (Verdict::Valid, Some(tool)) => run(tool, call.arguments(), &self.backends).await,
             (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (

@@ -21,12 +21,29 @@ impl Daemon {
         model: &std::path::Path,
         watchdog_ms: Option<u64>,
     ) -> Daemon {
+        Daemon::start_with(tag, bus, broker, model, watchdog_ms, &[])
+    }
+
+    /// [`Daemon::start`] with more tool manifests: (file name, TOML text); `{dir}` in the
+    /// text is the daemon's scratch directory.
+    pub fn start_with(
+        tag: &str,
+        bus: &PrivateBus,
+        broker: &Broker,
+        model: &std::path::Path,
+        watchdog_ms: Option<u64>,
+        manifests: &[(&str, &str)],
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("hearth-daemon-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tools")).expect("a temp dir");
         let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
         std::fs::copy(examples.join("lights.toml"), dir.join("tools/lights.toml"))
             .expect("tools/examples/lights.toml");
+        for (name, text) in manifests {
+            let text = text.replace("{dir}", &dir.display().to_string());
+            std::fs::write(dir.join("tools").join(name), text).expect("a tool manifest");
+        }
         let config = dir.join("hearth.toml");
         std::fs::write(&config, format!("[mqtt]\nurl = \"{}\"\n", broker.url()))
             .expect("a config file");
@@ -45,7 +62,7 @@ impl Daemon {
             .arg(model)
             .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
             .env("NOTIFY_SOCKET", &socket)
-            .env("RUST_LOG", "info")
+            .env("HEARTH_LOG", "info")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&log).expect("a log file"));
