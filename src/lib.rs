@@ -26,6 +26,7 @@ pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
+pub mod secret;
 pub mod settings;
 pub mod stt;
 pub mod supervisor;

@@ -317,6 +317,33 @@ struct Shared {
     warming: Mutex<warm::Warming>,
 }
 
+/// The sessions, the one way they are read and written (a poisoned lock is taken over: a
+/// panicked turn leaves at worst one session half-updated).
+impl Shared {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, Session>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of `id`'s session (empty when unknown), which becomes the most recently used.
+    fn session(&self, id: &str) -> Session {
+        self.sessions().get(id).cloned().unwrap_or_default()
+    }
+
+    /// `f` of `id`'s session, without marking it used (a look, not a turn).
+    fn peek_session<T: Default>(&self, id: &str, f: impl FnOnce(&Session) -> T) -> T {
+        self.sessions().peek(id).map(f).unwrap_or_default()
+    }
+
+    /// Keep `session` as `id`'s (the least recently used goes beyond [`SESSIONS_KEPT`]).
+    fn keep_session(&self, id: &str, session: Session) {
+        self.sessions().put(id.to_string(), session);
+    }
+
+    fn forget_session(&self, id: &str) {
+        self.sessions().pop(id);
+    }
+}
+
 /// What a conversation keeps between its turns.
 #[derive(Debug, Clone, Default)]
 struct Session {
@@ -529,12 +556,7 @@ async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
     let Ok((registry, toolset)) = snapshot(shared).await else {
         return false;
     };
-    let before = shared
-        .sessions
-        .lock()
-        .ok()
-        .and_then(|s| s.peek(session).map(|s| s.before.clone()))
-        .unwrap_or_default();
+    let before = shared.peek_session(session, |s| s.before.clone());
     intent_turn::intent_calls(&registry, &toolset, text, &before).is_some()
 }
 
@@ -669,9 +691,7 @@ impl Actor for Agent {
                 let _ = state.shared.engine.cast(EngineMsg::Cancel);
             }
             AgentMsg::Reset(session) => {
-                if let Ok(mut s) = state.shared.sessions.lock() {
-                    s.pop(&session);
-                }
+                state.shared.forget_session(&session);
             }
             AgentMsg::IsIntent(session, text, reply) => {
                 let shared = state.shared.clone();
@@ -842,9 +862,7 @@ fn remember_turn(
             })
             .collect(),
     );
-    if let Ok(mut s) = shared.sessions.lock() {
-        s.put(id.to_string(), session);
-    }
+    shared.keep_session(id, session);
 }
 
 /// The reply checks for `registry`, built once per tool set.

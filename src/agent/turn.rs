@@ -152,12 +152,7 @@ pub(super) async fn run_turn(
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
-    let session = shared
-        .sessions
-        .lock()
-        .ok()
-        .and_then(|mut s| s.get(&ask.session).cloned())
-        .unwrap_or_default();
+    let session = shared.session(&ask.session);
     if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
             return Ok(turn);

@@ -81,10 +81,7 @@ pub(super) async fn warm(
 ) -> Result<Option<GenStats>, AgentError> {
     let (registry, _) = snapshot(shared).await?;
     let history = session
-        .and_then(|id| {
-            let sessions = shared.sessions.lock().ok()?;
-            sessions.peek(id).map(|s| s.history.clone())
-        })
+        .map(|id| shared.peek_session(id, |s| s.history.clone()))
         .unwrap_or_default();
     let Some(prefix) = next_prefix(shared, history, &registry.openai_tools())? else {
         return Ok(None);
