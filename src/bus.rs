@@ -13,6 +13,7 @@
 //! | `State` (s, read) | `idle`, `listening`, `listening-for-request`, `thinking` or `speaking` |
 //! | `Preset` (s, read) | the model preset |
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
+//! | `Bounds` (s, read) | how full each bounded container is: JSON `[{"name","len","cap"}]` |
 //! | `WakeDetected(s wake_word)`, `Heard(s)`, `Replied(s)`, `ToolCalled(s name, s arguments, s result, s status)` | signals |
 //!
 //! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
@@ -449,6 +450,14 @@ impl AgentFace {
     #[zbus(property)]
     async fn preset(&self) -> String {
         self.preset.clone()
+    }
+
+    /// How full each bounded container of the process is (agent sessions and queue, cached
+    /// tool sets and grammars, registered tools, utterances waiting, ...): a JSON array of
+    /// `{"name","len","cap"}`. For soak tests and a look at a daemon that has run for months.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn bounds(&self) -> String {
+        serde_json::to_string(&crate::bounded::levels()).unwrap_or_else(|_| "[]".into())
     }
 
     /// True while the microphone is ignored.

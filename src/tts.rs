@@ -692,11 +692,11 @@ mod engine {
     /// The sentences spoken lately and their audio: a confirmation said again ("The kitchen
     /// light is on.") is played at once, not synthesised again. Bounded: at most
     /// [`RECENT_SENTENCES`] of at most [`RECENT_CHARS`] characters (about 5 MB of audio).
-    struct Recent(lru::LruCache<String, Pcm>);
+    struct Recent(crate::bounded::Lru<String, Pcm>);
 
     impl Recent {
         fn new() -> Recent {
-            Recent(crate::bounded::lru(RECENT_SENTENCES))
+            Recent(crate::bounded::Lru::new("tts.recent", RECENT_SENTENCES))
         }
 
         /// `text` spoken: from the sentences kept, else synthesised (and kept if short).

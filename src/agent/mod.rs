@@ -301,9 +301,9 @@ struct Shared {
     n_ctx: usize,
     grammars: GrammarCache,
     /// Compiled tool sets by registry fingerprint, the [`TOOLSETS_KEPT`] used last.
-    toolsets: Mutex<lru::LruCache<String, Arc<ToolSet>>>,
+    toolsets: Mutex<crate::bounded::Lru<String, Arc<ToolSet>>>,
     /// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten).
-    sessions: Mutex<lru::LruCache<String, Session>>,
+    sessions: Mutex<crate::bounded::Lru<String, Session>>,
     /// The reply checks of the latest tool set, by its fingerprint.
     checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
@@ -320,7 +320,7 @@ struct Shared {
 /// The sessions, the one way they are read and written (a poisoned lock is taken over: a
 /// panicked turn leaves at worst one session half-updated).
 impl Shared {
-    fn sessions(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, Session>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, crate::bounded::Lru<String, Session>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -375,6 +375,8 @@ pub struct AgentState {
     /// The one turn queue: every request that waits for a turn (spoken, D-Bus, CLI), in the
     /// order it came, each with its deadline.
     queue: std::collections::VecDeque<Queued>,
+    /// The queue's length, for [`crate::bounded::levels`].
+    queued: crate::bounded::Gauge,
 }
 
 /// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
@@ -423,6 +425,7 @@ impl AgentState {
                 self.start(next.ask, next.reply, myself);
             }
         }
+        self.queued.set(self.queue.len());
     }
 
     /// Queue `ask` behind the running turn, or refuse it: it may not wait, or the queue is
@@ -452,6 +455,7 @@ impl AgentState {
             reply,
             since: now,
         });
+        self.queued.set(self.queue.len());
     }
 
     /// Run `ask`'s turn on a task of its own; it reports `TurnDone` when it has ended.
@@ -655,6 +659,7 @@ impl Actor for Agent {
             shared: Arc::new(shared),
             running: None,
             queue: std::collections::VecDeque::new(),
+            queued: crate::bounded::Gauge::new("agent.queue", QUEUE_LIMIT),
         })
     }
 
@@ -730,8 +735,8 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         tools: args.tools,
         cfg: args.cfg,
         grammars: GrammarCache::new(),
-        toolsets: Mutex::new(crate::bounded::lru(TOOLSETS_KEPT)),
-        sessions: Mutex::new(crate::bounded::lru(SESSIONS_KEPT)),
+        toolsets: Mutex::new(crate::bounded::Lru::new("agent.toolsets", TOOLSETS_KEPT)),
+        sessions: Mutex::new(crate::bounded::Lru::new("agent.sessions", SESSIONS_KEPT)),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
         last_session: Mutex::new(None),

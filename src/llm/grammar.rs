@@ -178,7 +178,7 @@ fn schema_check_factory() -> Result<&'static llguidance::ParserFactory, String> 
 /// that changes, by `RegisterTool` or a provider leaving, must not grow it for ever).
 #[derive(Debug)]
 pub struct GrammarCache {
-    map: Mutex<lru::LruCache<GrammarKey, Option<Arc<str>>>>,
+    map: Mutex<crate::bounded::Lru<GrammarKey, Option<Arc<str>>>>,
 }
 
 /// Grammars a [`GrammarCache`] keeps: a choice per tool and two more, for a few tool sets.
@@ -187,7 +187,7 @@ pub const GRAMMARS_KEPT: usize = 64;
 impl Default for GrammarCache {
     fn default() -> Self {
         GrammarCache {
-            map: Mutex::new(crate::bounded::lru(GRAMMARS_KEPT)),
+            map: Mutex::new(crate::bounded::Lru::new("llm.grammars", GRAMMARS_KEPT)),
         }
     }
 }

@@ -397,7 +397,7 @@ fn worker(
         active: 0,
         jobs: 0,
         factory: None,
-        parsers: crate::bounded::lru(PARSERS_KEPT),
+        parsers: crate::bounded::Lru::new("llm.parsers", PARSERS_KEPT),
         cancel,
     };
     let mut cache = CacheWrites::default();
@@ -447,7 +447,7 @@ struct Worker<'m> {
     jobs: u64,
     factory: Option<ParserFactory>,
     /// Compiled grammars, the [`PARSERS_KEPT`] used last.
-    parsers: lru::LruCache<Arc<str>, TokenParser>,
+    parsers: crate::bounded::Lru<Arc<str>, TokenParser>,
     cancel: CancelWatermark,
 }
 

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::bounded::Gauge;
+
 /// Utterances kept while a turn runs; a further one drops the oldest.
 pub const PENDING_KEPT: usize = 3;
 /// An utterance older than this when its turn could come is dropped unanswered.
@@ -14,12 +16,14 @@ pub const PENDING_MAX_AGE: Duration = Duration::from_secs(20);
 #[derive(Debug)]
 pub(super) struct Pending<T> {
     queue: VecDeque<(Instant, T)>,
+    gauge: Gauge,
 }
 
 impl<T> Default for Pending<T> {
     fn default() -> Self {
         Pending {
             queue: VecDeque::with_capacity(PENDING_KEPT),
+            gauge: Gauge::new("pipeline.pending", PENDING_KEPT),
         }
     }
 }
@@ -35,12 +39,14 @@ impl<T> Pending<T> {
             );
         }
         self.queue.push_back((at, item));
+        self.gauge.set(self.queue.len());
     }
 
     /// The oldest item heard less than [`PENDING_MAX_AGE`] before `now`; older ones are
     /// dropped (logged).
     pub(super) fn pop(&mut self, now: Instant) -> Option<T> {
         while let Some((at, item)) = self.queue.pop_front() {
+            self.gauge.set(self.queue.len());
             let age = now.saturating_duration_since(at);
             if age <= PENDING_MAX_AGE {
                 return Some(item);

@@ -22,6 +22,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, OutputPort, RpcReplyPort};
 
 use tokio_util::task::TaskTracker;
 
+use crate::bounded::Gauge;
+
 use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
 use super::ToolsError;
 use crate::toolcall::{ToolCall, ToolSpec};
@@ -74,13 +76,27 @@ pub struct ToolsState {
     registry: Arc<Registry>,
     changed: OutputPort<Arc<Registry>>,
     running: TaskTracker,
+    /// How many tools D-Bus clients registered (made at the first registration, whose
+    /// limits give its cap).
+    registered: Option<Gauge>,
 }
 
 impl ToolsState {
     fn replace(&mut self, next: Arc<Registry>) {
         self.registry = next;
+        if let Some(gauge) = &self.registered {
+            gauge.set(provider_tools(&self.registry).count());
+        }
         self.changed.send(Arc::clone(&self.registry));
     }
+}
+
+/// The owners of the tools D-Bus clients registered, one per tool.
+fn provider_tools(registry: &Registry) -> impl Iterator<Item = &str> {
+    registry.tools().iter().filter_map(|t| match &t.executor {
+        Executor::Provider(p) => Some(p.owner.as_str()),
+        _ => None,
+    })
 }
 
 /// The actor owning the tools registry. Its argument is the registry to serve.
@@ -110,6 +126,7 @@ impl Actor for ToolsActor {
             registry,
             changed: OutputPort::default(),
             running: TaskTracker::new(),
+            registered: None,
         })
     }
 
@@ -168,6 +185,10 @@ impl Actor for ToolsActor {
                 limits,
                 reply,
             } => {
+                state
+                    .registered
+                    .get_or_insert_with(|| Gauge::new("tools.registered", limits.tools));
+                let registry = &state.registry;
                 let out = limits
                     .check(registry, &owner, &specs)
                     .and_then(|()| register(registry, &owner, specs));
@@ -246,12 +267,7 @@ impl ProviderLimits {
         specs: &[ToolSpec],
     ) -> Result<(), ToolsError> {
         let refuse = |problem: String| Err(ToolsError::ProviderLimit { problem });
-        let registered = || {
-            registry.tools().iter().filter_map(|t| match &t.executor {
-                Executor::Provider(p) => Some(p.owner.as_str()),
-                _ => None,
-            })
-        };
+        let registered = || provider_tools(registry);
         let all = registered().count() + specs.len();
         if all > self.tools {
             return refuse(format!(
