@@ -22,6 +22,7 @@ pub mod doctor;
 pub mod events;
 pub mod intent;
 pub mod llm;
+pub mod logs;
 pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]

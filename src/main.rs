@@ -44,10 +44,9 @@ fn main() -> ExitCode {
     // Logs on stderr: colours only for a terminal; under systemd (stderr is the journal)
     // no timestamp either, as journald stamps each line itself.
     let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("HEARTH_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::new(hearth::logs::filter(
+            std::env::var("HEARTH_LOG").ok().as_deref(),
+        )))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal());
     if std::env::var_os("JOURNAL_STREAM").is_some() {

@@ -396,7 +396,10 @@ async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> R
         }
     };
     if !prompt.trim().is_empty() {
-        tracing::info!(%prompt, "speech recognition expects the tools' words");
+        tracing::info!(
+            words = prompt.split(", ").count(),
+            "speech recognition expects the tools' words"
+        );
         args.extend(["--prompt".to_string(), prompt]);
     }
     Ok(())

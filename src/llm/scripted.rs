@@ -36,6 +36,10 @@ pub struct Script {
     pub recorded: Arc<Mutex<Vec<Recorded>>>,
     /// Every prompt prefilled ([`EngineMsg::Prefill`]), in order.
     pub prefilled: Arc<Mutex<Vec<String>>>,
+    /// Start the outputs again when they run out (a soak test's endless turns).
+    pub repeat: bool,
+    /// Record requests and prefills (off for a soak test: the records would grow).
+    pub record: bool,
 }
 
 impl Script {
@@ -48,6 +52,8 @@ impl Script {
             n_ctx: 4096,
             recorded: Arc::new(Mutex::new(Vec::new())),
             prefilled: Arc::new(Mutex::new(Vec::new())),
+            repeat: false,
+            record: true,
         }
     }
 }
@@ -87,11 +93,16 @@ impl Actor for ScriptedEngine {
         match msg {
             EngineMsg::Generate(req) => {
                 let id = state.cancel.issue();
-                if let Ok(mut r) = state.script.recorded.lock() {
-                    r.push(Recorded {
-                        prompt: req.prompt.clone(),
-                        grammar: req.grammar.as_deref().map(str::to_string),
-                    });
+                if state.script.record {
+                    if let Ok(mut r) = state.script.recorded.lock() {
+                        r.push(Recorded {
+                            prompt: req.prompt.clone(),
+                            grammar: req.grammar.as_deref().map(str::to_string),
+                        });
+                    }
+                }
+                if state.outputs.is_empty() && state.script.repeat {
+                    state.outputs = state.script.outputs.iter().cloned().collect();
                 }
                 let text = state.outputs.pop_front().unwrap_or_default();
                 let cancel = state.cancel.clone();
@@ -124,8 +135,10 @@ impl Actor for ScriptedEngine {
             }
             EngineMsg::Prefill(prompt, reply) => {
                 let prompt_tokens = prompt.len() / 4;
-                if let Ok(mut r) = state.script.prefilled.lock() {
-                    r.push(prompt);
+                if state.script.record {
+                    if let Ok(mut r) = state.script.prefilled.lock() {
+                        r.push(prompt);
+                    }
                 }
                 let _ = reply.send(Ok(GenStats {
                     prompt_tokens,

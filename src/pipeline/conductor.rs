@@ -32,6 +32,7 @@ use super::{PipelineError, RunSummary, TurnTimings, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentError, AgentMsg, Ask, Turn};
 use crate::audio::PlaybackMsg;
 use crate::events::{Activity, Event, Events};
+use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
 use crate::stt::SttError;
 use crate::supervisor::StageEvent;
@@ -485,7 +486,8 @@ impl<'a> Conductor<'a> {
     fn drop_speculation(&mut self) {
         if let Some(s) = self.speculation.take() {
             let _ = s.go.send(Some(false));
-            tracing::info!(request = %s.request, "the speculative turn is dropped");
+            tracing::info!("the speculative turn is dropped");
+            tracing::info!(target: TRANSCRIPT, request = %s.request, "the speculative turn is dropped");
         }
     }
 
@@ -501,7 +503,8 @@ impl<'a> Conductor<'a> {
         ask.speak = Some(speak_tx);
         let agent = self.agent.clone();
         let task = tokio::spawn(async move { agent::ask(&agent, ask).await });
-        tracing::info!(%request, "a speculative turn starts at the pause");
+        tracing::info!("a speculative turn starts at the pause");
+        tracing::info!(target: TRANSCRIPT, %request, "a speculative turn starts at the pause");
         self.speculation = Some(Speculation {
             listen_start,
             speech,
@@ -680,7 +683,7 @@ impl<'a> Conductor<'a> {
         if stop::is_stop(&text) {
             // nothing is being said or done between turns: "stop" never reaches the model,
             // and is reported as heard, with no reply
-            tracing::info!(heard = %text, "stop, with nothing to stop");
+            tracing::info!(target: TRANSCRIPT, heard = %text, "stop, with nothing to stop");
             self.publish(Event::Heard { text: text.clone() });
             self.activity(self.between_turns());
             return Some(VoiceTurn {
@@ -899,7 +902,7 @@ impl<'a> Conductor<'a> {
                     if let (Ok(Ok(h)), Some(check)) = (heard, check) {
                         if stop::is_stop_over_reply(&h.text) && !state.interrupted() {
                             let after_speech_ms = check.speech_ended.elapsed().as_secs_f64() * 1e3;
-                            tracing::info!(heard = %h.text, after_speech_ms, "stop: the reply is stopped");
+                            tracing::info!(after_speech_ms, "stop: the reply is stopped");
                             self.stop_reply();
                             state.on_barge_in();
                         }

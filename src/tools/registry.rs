@@ -329,7 +329,8 @@ impl Registry {
         let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
         match status {
             ToolStatus::Error => {
-                tracing::warn!(status = status.as_str(), elapsed_ms, result = %result, "tool call failed")
+                tracing::warn!(status = status.as_str(), elapsed_ms, "tool call failed");
+                tracing::warn!(target: crate::logs::TRANSCRIPT, %result, "tool call failed");
             }
             _ => tracing::info!(
                 status = status.as_str(),

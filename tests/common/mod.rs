@@ -13,4 +13,6 @@ pub mod model;
 pub mod peer;
 pub mod pulse;
 pub mod services;
+#[cfg(feature = "tts")]
+pub mod soak;
 pub mod story;
