@@ -131,6 +131,16 @@ impl<R: AsyncBufRead + Unpin> EventReader<R> {
         self.inner
     }
 
+    /// True when part of an event has been read and the rest is still awaited (a header line
+    /// without its newline, or a header whose data block or payload has not all arrived). A
+    /// server's idle timeout uses it to tell a quiet client from one stalled inside an event.
+    pub fn is_mid_event(&self) -> bool {
+        match &self.partial {
+            Partial::Header { line, discarded } => !line.is_empty() || *discarded > 0,
+            Partial::Body(_) => true,
+        }
+    }
+
     /// The next event, or `None` when the stream ends cleanly between events.
     ///
     /// Blank lines between events are skipped, and a `\r` before the newline is ignored.
@@ -585,6 +595,7 @@ mod tests {
             .with_data(map(json!({"rate": 16000, "width": 2, "channels": 1})))
             .with_payload(vec![7; 300]);
         write_event(&mut keep, &event).await.unwrap();
+        assert!(!r.is_mid_event());
 
         // Feed the bytes in pieces that cut the header, the data and the payload; after each
         // piece, poll the read once and drop it (as a `select!` that picks another branch would).
@@ -595,11 +606,12 @@ mod tests {
                 done = r.read_event() => {
                     // Only the last piece may complete the event.
                     assert_eq!(done.unwrap().unwrap(), event);
+                    assert!(!r.is_mid_event(), "between events again");
                     drop(write_half);
                     assert!(r.read_event().await.unwrap().is_none());
                     return;
                 }
-                _ = std::future::ready(()) => {}
+                _ = std::future::ready(()) => assert!(r.is_mid_event()),
             }
         }
         panic!("the event never completed");
