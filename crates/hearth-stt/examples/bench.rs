@@ -146,7 +146,7 @@ fn load(path: &Path) -> Result<(Vec<f32>, Duration, f64), Box<dyn std::error::Er
         .collect::<Result<Vec<_>, _>>()?
         .concat();
     let start = Instant::now();
-    let mut utterance = Utterance::new(600.0);
+    let mut utterance = Utterance::new(600.0, usize::MAX);
     let format = AudioFormat {
         rate: spec.sample_rate,
         width: 2,

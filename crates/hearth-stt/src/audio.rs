@@ -43,11 +43,17 @@ pub enum AudioError {
         /// Bytes per frame (width × channels).
         frame: u64,
     },
-    /// More audio than the server takes for one utterance.
+    /// More audio than the server takes for one utterance, in seconds.
     #[error("the utterance is longer than the limit of {limit_seconds} s")]
     TooLong {
         /// The limit.
         limit_seconds: f64,
+    },
+    /// More audio than the server takes for one utterance, in bytes of PCM as sent.
+    #[error("the utterance's audio is over the limit of {limit_bytes} bytes")]
+    TooManyBytes {
+        /// The limit.
+        limit_bytes: usize,
     },
     /// The resampler could not be built or failed.
     #[error("resampling {from} Hz to {WHISPER_RATE} Hz failed: {reason}")]
@@ -133,26 +139,43 @@ pub fn resample_to_whisper(samples: &[f32], from: u32) -> Result<Vec<f32>, Audio
 
 /// The audio of one utterance, collected chunk by chunk: mono samples in runs of one rate (a
 /// client may change format between chunks; each chunk says its own).
+///
+/// Two limits hold, whichever comes first: `max_seconds` of audio, and `max_bytes` of PCM as the
+/// client sent it. The seconds bound what whisper is given (at 16 kHz); the bytes bound what the
+/// connection holds whatever rate, width and channel count the client announces (at 384 kHz,
+/// 4-byte samples and 64 channels a minute of audio is 5.9 GB). Decoded to mono `f32`, `max_bytes`
+/// of PCM take at most `4 × max_bytes` (1-byte mono samples; 2 × for 16-bit mono).
 #[derive(Debug)]
 pub struct Utterance {
     runs: Vec<(u32, Vec<f32>)>,
     seconds: f64,
+    bytes: usize,
     max_seconds: f64,
+    max_bytes: usize,
 }
 
 impl Utterance {
-    /// An empty utterance that takes at most `max_seconds` of audio.
-    pub fn new(max_seconds: f64) -> Self {
+    /// An empty utterance that takes at most `max_seconds` of audio and `max_bytes` of PCM.
+    pub fn new(max_seconds: f64, max_bytes: usize) -> Self {
         Utterance {
             runs: Vec::new(),
             seconds: 0.0,
+            bytes: 0,
             max_seconds,
+            max_bytes,
         }
     }
 
-    /// Appends one chunk of PCM in `format`.
+    /// Appends one chunk of PCM in `format`. A chunk that would take the utterance over either
+    /// limit is refused whole (nothing of it is kept).
     pub fn push(&mut self, format: &AudioFormat, bytes: &[u8]) -> Result<(), AudioError> {
         check_format(format)?;
+        let total_bytes = self.bytes.saturating_add(bytes.len());
+        if total_bytes > self.max_bytes {
+            return Err(AudioError::TooManyBytes {
+                limit_bytes: self.max_bytes,
+            });
+        }
         let frames = bytes.len() as u64 / format.bytes_per_frame().max(1);
         let seconds = self.seconds + frames as f64 / f64::from(format.rate);
         if seconds > self.max_seconds {
@@ -169,12 +192,18 @@ impl Utterance {
             }
         }
         self.seconds = seconds;
+        self.bytes = total_bytes;
         Ok(())
     }
 
     /// Seconds of audio received.
     pub fn seconds(&self) -> f64 {
         self.seconds
+    }
+
+    /// Bytes of PCM received.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The whole utterance at 16 kHz.
@@ -267,7 +296,7 @@ mod tests {
 
     #[test]
     fn utterance_collects_runs_and_enforces_the_limit() {
-        let mut u = Utterance::new(1.0);
+        let mut u = Utterance::new(1.0, usize::MAX);
         let half_second_16k = vec![0u8; 16000]; // 8000 frames of 16-bit mono
         u.push(&fmt(16000, 2, 1), &half_second_16k).unwrap();
         let quarter_second_8k = vec![0u8; 4000];
@@ -279,5 +308,31 @@ mod tests {
         ));
         let out = u.into_whisper_input().unwrap();
         assert!((out.len() as i64 - 12000).abs() <= 2, "{}", out.len());
+    }
+
+    #[test]
+    fn the_byte_limit_holds_whatever_the_rate() {
+        // 10 000 bytes: at 384 kHz, 32-bit, 64 channels that is well under the 60 s limit.
+        let mut u = Utterance::new(60.0, 10_000);
+        let wide = fmt(384_000, 4, 64);
+        u.push(&wide, &[0; 4096]).unwrap();
+        u.push(&wide, &[0; 4096]).unwrap();
+        assert_eq!(u.bytes(), 8192);
+        // The next chunk would make 12 288 bytes: refused whole, the utterance unchanged.
+        let err = u.push(&wide, &[0; 4096]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AudioError::TooManyBytes {
+                    limit_bytes: 10_000
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("10000 bytes"), "{err}");
+        assert_eq!(u.bytes(), 8192);
+        // Exactly up to the limit is still taken.
+        u.push(&fmt(16_000, 2, 1), &[0; 1808]).unwrap();
+        assert_eq!(u.bytes(), 10_000);
     }
 }

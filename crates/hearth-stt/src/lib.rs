@@ -5,13 +5,17 @@
 //! - [`audio`]: client PCM of any format to 16 kHz mono `f32`.
 //! - [`recognizer`]: the model, loaded once; greedy, single-segment transcription with a trimmed
 //!   encoder window and an initial prompt.
-//! - [`server`]: Wyoming sessions on stdio or TCP, sharing one recogniser.
+//! - [`server`]: Wyoming sessions on stdio or TCP, sharing one recogniser; on TCP, bounded in
+//!   time, number and audio per connection (its module doc says how).
+//! - [`conns`]: the TCP connections' table (which one to close for a newcomer) and the reader
+//!   that gives up on a silent client.
 //!
 //! The binary (`src/main.rs`) is the command line around these.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod audio;
+pub mod conns;
 pub mod recognizer;
 pub mod server;
 

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use hearth_stt::recognizer::{default_threads, DEFAULT_AUDIO_CTX_MARGIN};
+use hearth_stt::server::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_AUDIO_BYTES, DEFAULT_MAX_AUDIO_SECONDS,
+    DEFAULT_MAX_CONNECTIONS,
+};
 use hearth_stt::{Recognizer, RecognizerConfig, ServeUri, Server, ServerConfig};
 use tracing::{info, warn};
 
@@ -50,13 +54,26 @@ struct Cli {
     #[arg(long, value_name = "FRAMES", default_value_t = DEFAULT_AUDIO_CTX_MARGIN)]
     audio_ctx_margin: usize,
 
-    /// Longest utterance accepted, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    /// Longest utterance accepted, in seconds of audio
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_MAX_AUDIO_SECONDS)]
     max_seconds: f64,
 
-    /// TCP connections served at once (more wait to be accepted)
-    #[arg(long, value_name = "N", default_value_t = 16)]
+    /// Most bytes of PCM accepted for one utterance, whatever its rate, width and channels (the
+    /// default is 65 s of 16 kHz 16-bit mono). The chunk that goes over gets an `audio-too-long`
+    /// error, the utterance is dropped, and a TCP connection is closed. No event may carry more.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_AUDIO_BYTES)]
+    max_audio_bytes: usize,
+
+    /// TCP connections served at once. When all are taken, a new client closes the one idle the
+    /// longest (a `server-busy` error tells it why); if every one is mid-utterance, it waits
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+
+    /// A TCP client that sends nothing for this long (between events or inside one), or reads
+    /// nothing of what it is sent, is closed after a `timeout` error. Waiting for the model does
+    /// not count
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
+    idle_timeout: f64,
 }
 
 fn main() -> ExitCode {
@@ -85,6 +102,22 @@ fn main() -> ExitCode {
         eprintln!("hearth-stt: --max-seconds and --threads must be positive");
         return ExitCode::from(2);
     }
+    if cli.max_audio_bytes == 0 || cli.max_connections == 0 {
+        eprintln!("hearth-stt: --max-audio-bytes and --max-connections must be at least 1");
+        return ExitCode::from(2);
+    }
+    // At most a day: longer is no timeout at all for a server meant to stay up for months.
+    let idle_timeout = match Duration::try_from_secs_f64(cli.idle_timeout) {
+        Ok(d) if !d.is_zero() && d <= Duration::from_secs(86_400) => d,
+        _ => {
+            eprintln!(
+                "hearth-stt: --idle-timeout must be a number of seconds above 0 and at most \
+                 86400 (default {})",
+                DEFAULT_IDLE_TIMEOUT.as_secs()
+            );
+            return ExitCode::from(2);
+        }
+    };
 
     let config = RecognizerConfig {
         threads: cli.threads,
@@ -109,6 +142,8 @@ fn main() -> ExitCode {
         language = %cli.language,
         trim_audio_ctx = !cli.full_audio_ctx,
         prompt = ?cli.prompt,
+        max_audio_bytes = cli.max_audio_bytes,
+        max_seconds = cli.max_seconds,
         "model loaded in {} ms",
         started.elapsed().as_millis()
     );
@@ -116,7 +151,9 @@ fn main() -> ExitCode {
         recognizer,
         ServerConfig {
             max_audio_seconds: cli.max_seconds,
+            max_audio_bytes: cli.max_audio_bytes,
             max_connections: cli.max_connections,
+            idle_timeout,
             ..ServerConfig::default()
         },
     );
@@ -156,7 +193,12 @@ async fn run(
                     .await
                     .with_context(|| format!("cannot listen on tcp://{addr}"))?;
                 let local = listener.local_addr().context("listener address")?;
-                info!("listening on tcp://{local}");
+                let config = server.config();
+                info!(
+                    max_connections = config.max_connections,
+                    idle_timeout_s = config.idle_timeout.as_secs_f64(),
+                    "listening on tcp://{local}"
+                );
                 server.serve_tcp(listener).await.context("accepting")
             }
             (ServeUri::Stdio, Some(out)) => {

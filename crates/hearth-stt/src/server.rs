@@ -11,21 +11,59 @@
 //! mutex, on tokio's blocking pool. On the small boards hearth targets whisper.cpp already uses
 //! every core for one utterance; two at once would each take twice as long, so the first
 //! speaker would wait longer for nothing, and every concurrent utterance would need its own
-//! whisper state (compute buffers). The number of connections is capped, which bounds memory.
+//! whisper state (compute buffers).
+//!
+//! # Bounds on a TCP connection
+//!
+//! The server runs for months next to clients it does not control, so nothing a client does or
+//! fails to do holds memory or a slot for ever ([`ServerConfig`] has the numbers):
+//!
+//! - **Idle timeout.** A read that waits [`ServerConfig::idle_timeout`] without receiving a
+//!   byte ends the connection, whether the client is between events, inside an audio stream,
+//!   or stalled half-way through an event; so does a write the client does not read for as
+//!   long. The client is sent a `timeout` `error` event first (best effort). Time spent
+//!   waiting for the model does not count.
+//! - **Connections.** At most [`ServerConfig::max_connections`] are served at once. When all
+//!   are taken and another client arrives, the one idle the longest (no audio stream open,
+//!   nothing being transcribed for it) is closed for it, with a `server-busy` `error` event;
+//!   failing that, a stream that has sent nothing for [`crate::conns::STALLED_STREAM`]. A
+//!   connection mid-utterance or waiting for its transcript is never closed for a newcomer:
+//!   the newcomer waits until one ends or turns idle. So connections that were opened and
+//!   forgotten (a crashed client, a port scan, a satellite that reconnects without closing)
+//!   cannot keep a client out, not even for the idle timeout, and the speech of someone
+//!   talking now is never dropped for a client that has not said anything yet. Closing idle
+//!   ones only after the idle timeout would keep a newcomer waiting up to that long; refusing
+//!   the newcomer instead would let forgotten connections lock everybody out.
+//! - **Audio.** One utterance takes at most [`ServerConfig::max_audio_bytes`] of PCM as sent,
+//!   whatever rate, width and channel count `audio-start` announces, and at most
+//!   [`ServerConfig::max_audio_seconds`]. The chunk that would go over is refused: the client
+//!   gets an `audio-too-long` `error` event naming the limit, the utterance is dropped, and on
+//!   TCP the connection is closed (the client is still sending audio that nobody will
+//!   transcribe). On stdio (hearth's child, one session for the life of the process) the rest
+//!   of the stream is dropped until `audio-stop` and the session goes on. No event may carry a
+//!   payload over the audio limit (one that announces more gets `bad-stream`, naming the
+//!   limit, and the connection closes without the payload being read), and header lines and
+//!   data blocks are capped at 64 KiB ([`ServerConfig::limits`]): what one connection holds is
+//!   bounded by these.
+//!
+//! Only the TCP listener applies the idle timeout and the connection cap: on stdio the one
+//! client is hearth, which keeps its child's session open between utterances on purpose.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, info, warn};
 use wyoming::{
     AsrModel, AsrProgram, Attribution, AudioChunk, AudioStart, AudioStop, Describe, ErrorEvent,
     Event, EventReader, Eventable, Info, Limits, Ping, Pong, Transcribe, Transcript,
 };
 
-use crate::audio::Utterance;
+use crate::audio::{AudioError, Utterance};
+use crate::conns::{is_idle_timeout, ConnHandle, IdleReader, Phase, Registry};
 use crate::recognizer::{Recognizer, TranscribeError};
 
 /// Error codes sent in `error` events.
@@ -38,33 +76,109 @@ pub mod codes {
     pub const BAD_STREAM: &str = "bad-stream";
     /// `audio-chunk` or `audio-stop` without `audio-start`.
     pub const NOT_STARTED: &str = "audio-not-started";
-    /// Audio in a format that cannot be decoded, or longer than the limit.
+    /// Audio in a format that cannot be decoded.
     pub const BAD_AUDIO: &str = "bad-audio";
+    /// The utterance went over the audio limit (bytes or seconds): it is dropped, and on TCP
+    /// the connection closes.
+    pub const AUDIO_LIMIT: &str = "audio-too-long";
+    /// Nothing received (or nothing read by the client) for the idle timeout: the connection
+    /// closes.
+    pub const TIMEOUT: &str = "timeout";
+    /// Closed to make room for a new client: every slot was taken and this one was idle.
+    pub const BUSY: &str = "server-busy";
     /// A language the model cannot transcribe.
     pub const LANGUAGE: &str = "unsupported-language";
     /// whisper.cpp failed.
     pub const FAILED: &str = "transcription-failed";
 }
 
+/// Default [`ServerConfig::max_audio_bytes`]: 2 MiB, 65 s of 16 kHz 16-bit mono (what hearth and
+/// Wyoming satellites send; 30 s, whisper's window, with room to spare), 21 s of 48 kHz 16-bit
+/// mono, 11 s of 44.1 kHz 16-bit stereo.
+pub const DEFAULT_MAX_AUDIO_BYTES: usize = 2 * 1024 * 1024;
+/// Default [`ServerConfig::max_audio_seconds`].
+pub const DEFAULT_MAX_AUDIO_SECONDS: f64 = 60.0;
+/// Default [`ServerConfig::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16;
+/// Default [`ServerConfig::idle_timeout`]: 30 s. A live client sends audio every 100 ms or so
+/// while it streams and reads its transcript at once; one that keeps a connection open between
+/// utterances probes it more often than this (hearth: every 10 s).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest header line and data block of a client's event: ASR requests are a few hundred
+/// bytes.
+pub const MAX_REQUEST_JSON: usize = 64 * 1024;
+
+/// How long the reason for closing (an `error` event) may take to write.
+const CLOSE_WRITE: Duration = Duration::from_secs(1);
+/// After the audio limit or a stream out of step, what the client still sends is read and
+/// dropped for up to this long (and [`LINGER_BYTES`]) before the socket closes: closing with
+/// unread data would answer with a reset, which can destroy the `error` event on its way to
+/// a client that is still writing.
+const LINGER: Duration = Duration::from_secs(2);
+/// See [`LINGER`].
+const LINGER_BYTES: u64 = 16 * 1024 * 1024;
+/// How often a newcomer waiting for a slot looks again for a connection to close (one may
+/// turn idle, or a stream stall, without anyone being told).
+const RECHECK: Duration = Duration::from_millis(250);
+
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Limits on what one event may bring.
+    /// Limits on what one event may bring. The payload limit in force is the smaller of
+    /// `limits.max_payload` and [`max_audio_bytes`](Self::max_audio_bytes).
     pub limits: Limits,
-    /// Longest utterance accepted, in seconds.
+    /// Longest utterance accepted, in seconds of audio.
     pub max_audio_seconds: f64,
-    /// TCP connections served at once; more wait to be accepted.
+    /// Most PCM bytes accepted for one utterance (as sent, before decoding).
+    pub max_audio_bytes: usize,
+    /// TCP connections served at once; when all are taken, a newcomer closes the one idle the
+    /// longest, or waits (the module doc says which and why).
     pub max_connections: usize,
+    /// A TCP connection that sends nothing (or reads nothing of what is sent to it) for this
+    /// long is closed.
+    pub idle_timeout: Duration,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-            limits: Limits::default(),
-            max_audio_seconds: 60.0,
-            max_connections: 16,
+            limits: Limits {
+                max_header: MAX_REQUEST_JSON,
+                max_data: MAX_REQUEST_JSON,
+                ..Limits::default()
+            },
+            max_audio_seconds: DEFAULT_MAX_AUDIO_SECONDS,
+            max_audio_bytes: DEFAULT_MAX_AUDIO_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
     }
+}
+
+impl ServerConfig {
+    /// The limits the event reader applies: [`limits`](Self::limits) with the payload capped
+    /// at the audio limit (no chunk can be longer than a whole utterance).
+    pub fn reader_limits(&self) -> Limits {
+        Limits {
+            max_payload: self.limits.max_payload.min(self.max_audio_bytes),
+            ..self.limits
+        }
+    }
+}
+
+/// How a session ended, when it ended by the protocol's rules rather than an I/O error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The client closed the stream between events.
+    Closed,
+    /// Nothing received for the idle timeout; `mid_event` if part of an event had come.
+    Idle { mid_event: bool },
+    /// The client did not read what was sent to it for the idle timeout.
+    NotReading,
+    /// Closed to make room for a newcomer.
+    Evicted,
+    /// The utterance went over the audio limit (TCP).
+    AudioLimit,
 }
 
 /// The server: the recogniser, the `info` it describes itself with, and its settings.
@@ -92,38 +206,54 @@ impl Server {
         &self.info
     }
 
-    /// Accepts TCP connections until the listener fails, each served by its own task.
+    /// The settings it serves with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Accepts TCP connections until the listener fails, each served by its own task, at most
+    /// [`ServerConfig::max_connections`] at once (the module doc says what happens at the cap).
     pub async fn serve_tcp(&self, listener: TcpListener) -> std::io::Result<()> {
-        let slots = Arc::new(Semaphore::new(self.config.max_connections.max(1)));
+        let max = self.config.max_connections.max(1);
+        let slots = Arc::new(Semaphore::new(max));
+        let registry = Registry::default();
         loop {
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                return Ok(()); // the semaphore is never closed
-            };
             let (stream, peer) = match listener.accept().await {
                 Ok(conn) => conn,
                 Err(e) if is_transient(&e) => {
                     warn!("accept failed ({e}); retrying");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
                 Err(e) => return Err(e),
             };
+            let slot = match slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) => match make_room(&slots, &registry, max, peer).await {
+                    Some(slot) => slot,
+                    None => return Ok(()), // the semaphore is never closed
+                },
+            };
             let _ = stream.set_nodelay(true);
+            let conn = registry.register(peer);
             let server = self.clone();
             tokio::spawn(async move {
                 let _slot = slot;
                 info!(%peer, "client connected");
-                let (read, write) = stream.into_split();
-                match server.serve_stream(read, write, Some(peer)).await {
-                    Ok(()) => info!(%peer, "client disconnected"),
-                    Err(e) => warn!(%peer, "session ended: {e}"),
-                }
+                let (read, mut write) = stream.into_split();
+                let reader = IdleReader::new(read, server.config.idle_timeout);
+                let ended = server
+                    .session(reader, &mut write, Some(peer), Some(&conn))
+                    .await;
+                drop(conn); // out of the table before the slot is given back
+                log_end(peer, ended, server.config.idle_timeout);
             });
         }
     }
 
-    /// Serves one session on a byte stream (a TCP connection, stdin/stdout) until it ends.
-    /// Returns `Ok` when the peer closes the stream between events.
+    /// Serves one session on a byte stream (stdin/stdout) until it ends, without the idle
+    /// timeout or the connection cap of [`serve_tcp`](Self::serve_tcp). Returns `Ok` when the
+    /// peer closes the stream between events.
     pub async fn serve_stream<R, W>(
         &self,
         reader: R,
@@ -134,27 +264,110 @@ impl Server {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let mut events = EventReader::with_limits(BufReader::new(reader), self.config.limits);
-        let mut session = Session::new(self.config.max_audio_seconds);
+        self.session(reader, &mut writer, peer, None)
+            .await
+            .map(|_| ())
+    }
+
+    /// The session loop. `conn`: a TCP connection's entry in the table (eviction, writes
+    /// bounded by the idle timeout, closing at the audio limit); `None` on stdio.
+    async fn session<R, W>(
+        &self,
+        reader: R,
+        writer: &mut W,
+        peer: Option<SocketAddr>,
+        conn: Option<&ConnHandle>,
+    ) -> Result<End, wyoming::Error>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let tcp = conn.is_some();
+        let write_limit = tcp.then_some(self.config.idle_timeout);
+        let mut events =
+            EventReader::with_limits(BufReader::new(reader), self.config.reader_limits());
+        let mut session = Session::new(
+            self.config.max_audio_seconds,
+            self.config.max_audio_bytes,
+            tcp,
+        );
         loop {
-            let event = match events.read_event().await {
+            let read = tokio::select! {
+                biased;
+                () = evicted(conn) => {
+                    let text = format!(
+                        "closing this connection to make room for a new client: it was idle, \
+                         and all {} connections of this server were taken (hearth-stt \
+                         --max-connections); connect again when there is something to send",
+                        self.config.max_connections
+                    );
+                    close(&mut events, writer, codes::BUSY, text, false).await;
+                    return Ok(End::Evicted);
+                }
+                read = events.read_event() => read,
+            };
+            let event = match read {
                 Ok(Some(event)) => event,
-                Ok(None) => return Ok(()),
+                Ok(None) => return Ok(End::Closed),
                 Err(e) if e.is_recoverable() => {
                     debug!(?peer, "unreadable event: {e}");
-                    send_error(&mut writer, codes::BAD_EVENT, e.to_string()).await?;
-                    continue;
+                    let reply = error_event(codes::BAD_EVENT, e.to_string());
+                    if send(writer, &[reply], write_limit).await? {
+                        continue;
+                    }
+                    return Ok(End::NotReading);
+                }
+                Err(wyoming::Error::Io(e)) if is_idle_timeout(&e) => {
+                    let mid_event = events.is_mid_event();
+                    let text = format!(
+                        "{}: closing the connection (hearth-stt --idle-timeout)",
+                        idle_what(mid_event, self.config.idle_timeout)
+                    );
+                    close(&mut events, writer, codes::TIMEOUT, text, false).await;
+                    return Ok(End::Idle { mid_event });
                 }
                 Err(wyoming::Error::Io(e)) => return Err(e.into()),
+                Err(wyoming::Error::TooLong {
+                    part: wyoming::Part::Payload,
+                    length,
+                    limit,
+                }) if limit == self.config.max_audio_bytes => {
+                    // Out of step like any announced length over the limit (the payload is not
+                    // read), but the limit is the audio limit: say so.
+                    let text = format!(
+                        "an event's payload of {length} bytes is over the limit of {limit} bytes \
+                         of audio per utterance (hearth-stt --max-audio-bytes): send the audio \
+                         in chunks of a fraction of a second; closing the connection"
+                    );
+                    close(&mut events, writer, codes::BAD_STREAM, text, tcp).await;
+                    return Ok(End::AudioLimit);
+                }
                 Err(e) => {
-                    // Best effort: the peer may already be gone.
-                    let _ = send_error(&mut writer, codes::BAD_STREAM, e.to_string()).await;
+                    close(&mut events, writer, codes::BAD_STREAM, e.to_string(), tcp).await;
                     return Err(e);
                 }
             };
+            // Waiting for the model is not idle; anything else keeps the phase it had, but
+            // a connection chosen to make room while this event arrived closes as chosen.
+            let busy = if AudioStop::is(&event) && session.is_receiving() {
+                Phase::Transcribing
+            } else {
+                session.phase()
+            };
+            if conn.is_some_and(|c| !c.set_phase(busy)) {
+                continue; // `evicted` resolves at once
+            }
             let replies = self.handle(&mut session, event).await;
-            for reply in replies {
-                wyoming::write_event(&mut writer, &reply).await?;
+            if !send(writer, &replies, write_limit).await? {
+                return Ok(End::NotReading);
+            }
+            if session.overran && tcp {
+                linger(&mut events, writer).await;
+                return Ok(End::AudioLimit);
+            }
+            session.overran = false;
+            if let Some(c) = conn {
+                c.set_phase(session.phase());
             }
         }
     }
@@ -251,16 +464,153 @@ fn bad_request(e: wyoming::Error) -> (&'static str, String) {
     (codes::BAD_REQUEST, e.to_string())
 }
 
-async fn send_error<W: AsyncWrite + Unpin>(
+fn error_event(code: &str, text: String) -> Event {
+    ErrorEvent {
+        text,
+        code: Some(code.into()),
+    }
+    .to_event()
+}
+
+/// Resolves once a TCP connection has been chosen to make room; never on stdio.
+async fn evicted(conn: Option<&ConnHandle>) {
+    match conn {
+        Some(conn) => conn.evicted().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes `events`. With a limit, `Ok(false)` when the client did not take them in that
+/// time (it reads nothing, and the socket's buffers are full).
+async fn send<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    events: &[Event],
+    limit: Option<Duration>,
+) -> Result<bool, wyoming::Error> {
+    let write_all = async {
+        for event in events {
+            wyoming::write_event(&mut *writer, event).await?;
+        }
+        Ok::<(), wyoming::Error>(())
+    };
+    match limit {
+        _ if events.is_empty() => Ok(true),
+        None => write_all.await.map(|()| true),
+        Some(limit) => match tokio::time::timeout(limit, write_all).await {
+            Ok(written) => written.map(|()| true),
+            Err(_) => Ok(false),
+        },
+    }
+}
+
+/// Ends a session the server chose to end: an `error` event saying why (best effort, within
+/// [`CLOSE_WRITE`]), then our side shut; with `drain`, what the client still sends is read
+/// and dropped for a moment first ([`linger`]).
+async fn close<R, W>(
+    events: &mut EventReader<BufReader<R>>,
     writer: &mut W,
     code: &str,
     text: String,
-) -> Result<(), wyoming::Error> {
-    let event = ErrorEvent {
-        text,
-        code: Some(code.into()),
+    drain: bool,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    debug!(code, "{text}");
+    let reason = error_event(code, text);
+    let _ = tokio::time::timeout(CLOSE_WRITE, wyoming::write_event(&mut *writer, &reason)).await;
+    if drain {
+        linger(events, writer).await;
+    } else {
+        let _ = tokio::time::timeout(CLOSE_WRITE, writer.shutdown()).await;
+    }
+}
+
+/// Shuts our side, then reads and drops what the client still sends, until it closes too or
+/// for [`LINGER`] ([`LINGER_BYTES`] at most), so the last event sent is not lost to a reset.
+async fn linger<R, W>(events: &mut EventReader<BufReader<R>>, writer: &mut W)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let _ = tokio::time::timeout(CLOSE_WRITE, writer.shutdown()).await;
+    let drain = async {
+        let mut sink = vec![0u8; 16 * 1024];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match events.get_mut().read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n as u64),
+            }
+        }
     };
-    wyoming::write_event(writer, &event.to_event()).await
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+/// What an idle timeout found, for the client and the log.
+fn idle_what(mid_event: bool, limit: Duration) -> String {
+    let secs = limit.as_secs_f64();
+    if mid_event {
+        format!("the rest of an event did not come within {secs} s")
+    } else {
+        format!("no data from the client for {secs} s")
+    }
+}
+
+/// Logs the end of a TCP session at the level it deserves: a client's ordinary comings and
+/// goings and the closing of idle connections are not warnings.
+fn log_end(peer: SocketAddr, ended: Result<End, wyoming::Error>, idle: Duration) {
+    match ended {
+        Ok(End::Closed) => info!(%peer, "client disconnected"),
+        Ok(End::Idle { mid_event }) => {
+            debug!(%peer, "{}: connection closed", idle_what(mid_event, idle));
+        }
+        Ok(End::NotReading) => debug!(
+            %peer,
+            "the client read nothing for {} s: connection closed",
+            idle.as_secs_f64()
+        ),
+        Ok(End::Evicted) => debug!(%peer, "connection closed to make room for a new client"),
+        Ok(End::AudioLimit) => {
+            info!(%peer, "connection closed: its utterance went over the audio limit");
+        }
+        Err(e) => warn!(%peer, "session ended: {e}"),
+    }
+}
+
+/// Waits for a slot for a newcomer when all are taken, closing the connection idle the
+/// longest (or a stalled stream) to make one; if there is none, looks again every
+/// [`RECHECK`] until a slot frees. `None` only if the semaphore was closed (it never is).
+async fn make_room(
+    slots: &Arc<Semaphore>,
+    registry: &Registry,
+    max: usize,
+    newcomer: SocketAddr,
+) -> Option<OwnedSemaphorePermit> {
+    let mut told = false;
+    loop {
+        match registry.evict_one(tokio::time::Instant::now()) {
+            Some(e) => info!(
+                peer = %e.peer,
+                %newcomer,
+                quiet_s = format_args!("{:.1}", e.quiet_for.as_secs_f64()),
+                "all {max} connections taken: closing the one {} the longest for a new client",
+                if e.phase == Phase::Idle { "idle" } else { "stalled" }
+            ),
+            None if !told => {
+                told = true;
+                info!(
+                    %newcomer,
+                    "all {max} connections are busy with utterances: the new client waits"
+                );
+            }
+            None => {}
+        }
+        tokio::select! {
+            slot = slots.clone().acquire_owned() => return slot.ok(),
+            () = tokio::time::sleep(RECHECK) => {}
+        }
+    }
 }
 
 /// Accept errors that pass (out of file descriptors, a connection reset before accept).
@@ -342,17 +692,39 @@ struct Session {
     /// The language of the next transcript, from `transcribe`.
     language: Option<String>,
     max_audio_seconds: f64,
+    max_audio_bytes: usize,
+    /// Going over the audio limit closes the connection (TCP); else the rest of the stream
+    /// is dropped until `audio-stop` (stdio). Only the wording of the error depends on it.
+    closes_on_overrun: bool,
+    /// The last chunk went over the audio limit (the caller closes a TCP connection).
+    overran: bool,
 }
 
 type Reply = Result<Vec<Event>, (&'static str, String)>;
 
 impl Session {
-    fn new(max_audio_seconds: f64) -> Self {
+    fn new(max_audio_seconds: f64, max_audio_bytes: usize, closes_on_overrun: bool) -> Self {
         Session {
             stream: Stream::Idle,
             language: None,
             max_audio_seconds,
+            max_audio_bytes,
+            closes_on_overrun,
+            overran: false,
         }
+    }
+
+    /// The phase the accept loop sees between events.
+    fn phase(&self) -> Phase {
+        match self.stream {
+            Stream::Idle => Phase::Idle,
+            Stream::Receiving(_) | Stream::Discarding => Phase::Streaming,
+        }
+    }
+
+    /// True inside a stream whose audio will be transcribed at `audio-stop`.
+    fn is_receiving(&self) -> bool {
+        matches!(self.stream, Stream::Receiving(_))
     }
 
     fn transcribe(&mut self, t: Transcribe) -> Vec<Event> {
@@ -371,7 +743,8 @@ impl Session {
             self.stream = Stream::Discarding;
             return Err((codes::BAD_AUDIO, e.to_string()));
         }
-        self.stream = Stream::Receiving(Utterance::new(self.max_audio_seconds));
+        self.stream =
+            Stream::Receiving(Utterance::new(self.max_audio_seconds, self.max_audio_bytes));
         Ok(vec![])
     }
 
@@ -379,6 +752,11 @@ impl Session {
         match &mut self.stream {
             Stream::Receiving(utterance) => match utterance.push(&chunk.format, &chunk.audio) {
                 Ok(()) => Ok(vec![]),
+                Err(e @ (AudioError::TooManyBytes { .. } | AudioError::TooLong { .. })) => {
+                    self.stream = Stream::Discarding;
+                    self.overran = true;
+                    Err((codes::AUDIO_LIMIT, self.over_limit(&e)))
+                }
                 Err(e) => {
                     self.stream = Stream::Discarding;
                     Err((codes::BAD_AUDIO, e.to_string()))
@@ -395,6 +773,23 @@ impl Session {
                 ))
             }
         }
+    }
+
+    /// The `error` text for an utterance over the limit: which limit, its flag, and what
+    /// happens now.
+    fn over_limit(&self, e: &AudioError) -> String {
+        let flag = match e {
+            AudioError::TooManyBytes { .. } => {
+                "hearth-stt --max-audio-bytes, in bytes of PCM whatever the format"
+            }
+            _ => "hearth-stt --max-seconds",
+        };
+        let then = if self.closes_on_overrun {
+            "closing the connection"
+        } else {
+            "its remaining chunks are ignored until audio-stop"
+        };
+        format!("{e} ({flag}): the utterance is dropped; send shorter utterances; {then}")
     }
 
     fn fail_stream(&mut self) {
@@ -486,7 +881,7 @@ mod tests {
 
     #[test]
     fn session_state_machine() {
-        let mut s = Session::new(10.0);
+        let mut s = Session::new(10.0, usize::MAX, false);
         // Stray chunk: one error, then silence until audio-stop, which ends the stray stream.
         assert_eq!(s.chunk(chunk(16000)).unwrap_err().0, codes::NOT_STARTED);
         assert!(s.chunk(chunk(16000)).unwrap().is_empty());
@@ -523,5 +918,45 @@ mod tests {
         assert_eq!(err.0, codes::BAD_AUDIO);
         assert!(s.chunk(chunk(16000)).unwrap().is_empty());
         assert!(s.stop().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_chunk_over_the_byte_limit_ends_the_utterance_with_an_error() {
+        let start = AudioStart {
+            format: wyoming::AudioFormat::SPEECH,
+            timestamp: None,
+        };
+        // 320-byte chunks against a 1000-byte limit: the fourth goes over.
+        let mut s = Session::new(60.0, 1000, true);
+        s.start(start).unwrap();
+        for _ in 0..3 {
+            s.chunk(chunk(16000)).unwrap();
+            assert!(!s.overran);
+        }
+        assert_eq!(s.phase(), Phase::Streaming);
+        let (code, text) = s.chunk(chunk(16000)).unwrap_err();
+        assert_eq!(code, codes::AUDIO_LIMIT);
+        assert!(s.overran);
+        assert!(
+            text.contains("1000 bytes")
+                && text.contains("--max-audio-bytes")
+                && text.contains("closing the connection"),
+            "{text}"
+        );
+        // Dropped: nothing to transcribe at audio-stop.
+        assert!(s.chunk(chunk(16000)).unwrap().is_empty());
+        assert!(s.stop().unwrap().is_none());
+        assert_eq!(s.phase(), Phase::Idle);
+
+        // On stdio the session goes on; the seconds limit words its own flag.
+        let mut s = Session::new(0.015, usize::MAX, false);
+        s.start(start).unwrap();
+        s.chunk(chunk(16000)).unwrap(); // 10 ms
+        let (code, text) = s.chunk(chunk(16000)).unwrap_err();
+        assert_eq!(code, codes::AUDIO_LIMIT);
+        assert!(
+            text.contains("--max-seconds") && text.contains("ignored until audio-stop"),
+            "{text}"
+        );
     }
 }
