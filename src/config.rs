@@ -375,6 +375,9 @@ pub struct SttSection {
     pub language: Option<String>,
     /// CPU threads for `hearth-stt`.
     pub threads: Option<u32>,
+    /// Seconds one utterance may take in all (sending it, waiting for the transcript, a retry)
+    /// before Stt gives up on it (default [`crate::stt::UTTERANCE_TIMEOUT`]).
+    pub timeout_s: Option<u32>,
 }
 
 /// `[tts]`: the voice.
@@ -626,8 +629,16 @@ fn tts_problem(t: &TtsSection) -> Option<Problem> {
     )
 }
 
-/// `[stt]`: a server address with a port, and not both a server and a model.
+/// `[stt]`: a server address with a port, not both a server and a model, a timeout above 0.
 fn stt_problem(stt: &SttSection) -> Option<Problem> {
+    if stt.timeout_s == Some(0) {
+        return problem(
+            "stt",
+            "timeout_s",
+            "0".into(),
+            "expected a number of seconds above 0",
+        );
+    }
     let s = stt.server.as_ref()?;
     let addr = s.strip_prefix("tcp://").unwrap_or(s);
     let port_ok = addr
@@ -935,6 +946,7 @@ mod tests {
                 "[stt]\nserver = \"tcp://box:10300\"\nmodel = \"/m.bin\"\n",
                 "not both",
             ),
+            ("[stt]\ntimeout_s = 0\n", "[stt] timeout_s = 0"),
             ("[tts]\nlength_scale = 9.0\n", "0.25 to 4.0"),
             ("[listen]\nspeech_threshold = 1.5\n", "a probability"),
             ("[listen]\nwake_cutoff = 1.0\n", "between 0 and 1"),
@@ -953,6 +965,10 @@ mod tests {
         }
         assert!(parse("[stt]\nserver = \"tcp://10.0.0.2:10300\"\n").is_ok());
         assert!(parse("[stt]\nserver = \"box.local:10300\"\n").is_ok());
+        assert_eq!(
+            parse("[stt]\ntimeout_s = 45\n").unwrap().stt.timeout_s,
+            Some(45)
+        );
     }
 
     #[test]

@@ -280,6 +280,16 @@ impl Settings {
         }
     }
 
+    /// How long Stt may take over one utterance: `[stt] timeout_s`, else
+    /// [`crate::stt::UTTERANCE_TIMEOUT`].
+    pub fn stt_timeout(&self) -> std::time::Duration {
+        self.config
+            .stt
+            .timeout_s
+            .map(|s| std::time::Duration::from_secs(u64::from(s)))
+            .unwrap_or(crate::stt::UTTERANCE_TIMEOUT)
+    }
+
     /// Words speech recognition should expect: `--stt-prompt`, else `[stt] prompt`. `None`:
     /// the tools' vocabulary.
     pub fn stt_prompt(&self) -> Option<String> {
@@ -647,6 +657,20 @@ mod tests {
             .files()
             .contains(&PathBuf::from("/models/openwakeword/melspectrogram.onnx")));
         assert!(w.files().contains(&w.library));
+    }
+
+    #[test]
+    fn the_stt_deadline_comes_from_the_file_or_the_default() {
+        let mut config = Config::default();
+        assert_eq!(
+            settings(Flags::default(), config.clone()).stt_timeout(),
+            crate::stt::UTTERANCE_TIMEOUT
+        );
+        config.stt.timeout_s = Some(12);
+        assert_eq!(
+            settings(Flags::default(), config).stt_timeout(),
+            std::time::Duration::from_secs(12)
+        );
     }
 
     #[test]

@@ -17,6 +17,12 @@
 //! its `info` (every Wyoming server answers `describe`; `ping` is optional, and
 //! `wyoming-faster-whisper` ignores it).
 //!
+//! Every wait has a total deadline, never one per event: an utterance gets
+//! [`SttConfig::utterance_timeout`] for everything (sending its audio, waiting for the
+//! transcript, a retry on a fresh connection), and a start or a probe its own limit for the
+//! whole `describe` → `info` exchange. A server that sends `ping`s or other events forever, or
+//! stops reading the audio, costs one utterance its deadline, never the Stt stage.
+//!
 //! A child's stdio is one long session. A TCP server gets one connection per utterance, as
 //! Home Assistant's client does it: Wyoming ASR servers such as `wyoming-faster-whisper` close
 //! the connection after each `transcript`, and a connection held open between utterances
@@ -42,6 +48,15 @@ const CHUNK_SAMPLES: usize = 1024;
 
 /// Lines of the child's stderr kept for error messages.
 const STDERR_TAIL: usize = 12;
+
+/// Default [`SttConfig::utterance_timeout`]: 30 s, fixed rather than scaled with the utterance.
+/// What the recogniser has to do is bounded whatever the length: utterances are at most
+/// `[listen] max_utterance_ms` (15 s by default) and whisper's window at most 30 s, which the
+/// tiny and base models go through in a second or a few on the boards hearth targets
+/// (kitchen.wav in 0.1 s, tiny.en, 2 threads). 30 s leaves room for a child restarted and its
+/// model loaded again within the same utterance, and a person has given up on the reply long
+/// before it passes.
+pub const UTTERANCE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where the recogniser is.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,8 +116,11 @@ pub struct SttConfig {
     pub model_name: Option<String>,
     /// How long a start may take: spawning, loading the model, answering `describe`.
     pub start_timeout: Duration,
-    /// How long the transcript of one utterance may take after `audio-stop`.
-    pub reply_timeout: Duration,
+    /// How long one utterance may take in all: reaching the recogniser, sending the audio,
+    /// waiting for the transcript, and the one retry on a fresh connection (a restarted child)
+    /// when the first was lost. Events that are not the answer (`ping`, a streaming server's
+    /// partial transcripts) do not extend it. `[stt] timeout_s`.
+    pub utterance_timeout: Duration,
     /// Idle health check period (`describe`); `Duration::ZERO` turns it off.
     pub health_every: Duration,
     /// First wait before restarting after a failed start; doubles up to `backoff_max`.
@@ -112,15 +130,15 @@ pub struct SttConfig {
 }
 
 impl SttConfig {
-    /// Defaults for a server: 60 s to start, 30 s per transcript, a probe every 10 s, restart
-    /// backoff 0.2 s doubling to 10 s.
+    /// Defaults for a server: 60 s to start, 30 s per utterance ([`UTTERANCE_TIMEOUT`]), a
+    /// probe every 10 s, restart backoff 0.2 s doubling to 10 s.
     pub fn new(server: SttServer) -> SttConfig {
         SttConfig {
             server,
             language: None,
             model_name: None,
             start_timeout: Duration::from_secs(60),
-            reply_timeout: Duration::from_secs(30),
+            utterance_timeout: UTTERANCE_TIMEOUT,
             health_every: Duration::from_secs(10),
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(10),
@@ -160,8 +178,8 @@ pub enum SttError {
         /// The last lines of the child's stderr, if any (starts with a newline).
         log: String,
     },
-    /// No answer in time.
-    #[error("the speech recogniser {server} did not answer within {secs:.0} s while {during}")]
+    /// No answer in time (starting, or answering a probe).
+    #[error("the speech recogniser {server} did not answer within {} s while {during}", secs_text(*.secs))]
     Timeout {
         /// Which.
         server: String,
@@ -169,6 +187,18 @@ pub enum SttError {
         during: &'static str,
         /// The limit.
         secs: f64,
+    },
+    /// One utterance was not transcribed within [`SttConfig::utterance_timeout`].
+    #[error("the speech recogniser {server} did not transcribe the utterance within {} s ([stt] timeout_s); it was {during}{others}. Check that it is running and not overloaded (its log), try a smaller model, or raise [stt] timeout_s", secs_text(*.secs))]
+    UtteranceTimeout {
+        /// Which.
+        server: String,
+        /// The deadline.
+        secs: f64,
+        /// What the exchange was doing when it passed.
+        during: &'static str,
+        /// The events the server sent that were not the answer, if any (starts with `; `).
+        others: String,
     },
     /// The server's `info` offers no speech recognition.
     #[error("{0} answered `describe` without a speech recognition program: it is not a Wyoming ASR server")]
@@ -199,8 +229,59 @@ impl SttError {
     fn connection_lost(&self) -> bool {
         matches!(
             self,
-            SttError::Lost { .. } | SttError::Timeout { .. } | SttError::Protocol { .. }
+            SttError::Lost { .. }
+                | SttError::Timeout { .. }
+                | SttError::UtteranceTimeout { .. }
+                | SttError::Protocol { .. }
         )
+    }
+}
+
+/// Seconds for a message: `30`, `0.5`.
+fn secs_text(secs: f64) -> String {
+    if secs.fract() == 0.0 {
+        format!("{secs:.0}")
+    } else {
+        format!("{secs:.1}")
+    }
+}
+
+/// How far one utterance's exchange got: what the error says when its deadline passes.
+#[derive(Debug)]
+struct Progress {
+    /// What it was doing.
+    during: &'static str,
+    /// Events received that were not the answer (`ping`, partial transcripts, ...).
+    others: u64,
+    /// The type of the last of them.
+    last_other: Option<String>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Progress {
+            during: "reaching it",
+            others: 0,
+            last_other: None,
+        }
+    }
+
+    fn timeout(&self, server: String, limit: Duration) -> SttError {
+        let others = match &self.last_other {
+            Some(kind) => format!(
+                "; meanwhile it sent {} event{} that {} not the answer (the last: `{kind}`)",
+                self.others,
+                if self.others == 1 { "" } else { "s" },
+                if self.others == 1 { "was" } else { "were" },
+            ),
+            None => String::new(),
+        };
+        SttError::UtteranceTimeout {
+            server,
+            secs: limit.as_secs_f64(),
+            during: self.during,
+            others,
+        }
     }
 }
 
@@ -416,16 +497,36 @@ impl SttState {
         let span = tracing::info_span!("stt", secs = utterance.secs());
         let _enter = span.enter();
         let started = Instant::now();
+        let limit = self.config.utterance_timeout;
+        let deadline = tokio::time::Instant::now() + limit;
         let pcm = utterance.pcm16();
+        let mut progress = Progress::new();
         let mut last = None;
-        // one retry on a fresh connection when the recogniser went away under us
+        // one retry on a fresh connection when the recogniser went away under us; both
+        // attempts (and the restart between them) within the one deadline
         for attempt in 0..2 {
             let config = self.config.clone();
-            let conn = match self.conn().await {
-                Ok(c) => c,
-                Err(e) => return Err(e),
+            progress.during = "reaching it";
+            let attempted = tokio::time::timeout_at(deadline, async {
+                let conn = self.conn().await?;
+                Ok::<_, SttError>(exchange(conn, &config, &pcm, &mut progress).await)
+            })
+            .await;
+            let exchanged = match attempted {
+                Ok(Ok(exchanged)) => exchanged,
+                Ok(Err(start_failed)) => return Err(start_failed),
+                Err(_) => {
+                    let e = progress.timeout(config.server.describe(), limit);
+                    tracing::warn!(error = %e, attempt, "stt: utterance deadline passed; dropping the connection");
+                    // the stream is out of step, and a child may be stuck: start afresh (a
+                    // start cut short by the deadline left nothing to drop)
+                    if self.conn.is_some() {
+                        self.drop_conn().await;
+                    }
+                    return Err(e);
+                }
             };
-            match exchange(conn, &config, &pcm).await {
+            match exchanged {
                 Ok(text) => {
                     self.close_tcp();
                     let stt_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -625,20 +726,11 @@ async fn send(conn: &mut Conn, server: &str, event: &wyoming::Event) -> Result<(
     }
 }
 
-async fn recv(
-    conn: &mut Conn,
-    server: &str,
-    limit: Duration,
-    during: &'static str,
-) -> Result<wyoming::Event, SttError> {
-    match tokio::time::timeout(limit, conn.reader.read_event()).await {
-        Err(_) => Err(SttError::Timeout {
-            server: server.to_string(),
-            during,
-            secs: limit.as_secs_f64(),
-        }),
-        Ok(Ok(Some(event))) => Ok(event),
-        Ok(Ok(None)) => {
+/// The next event. No time limit of its own: every caller bounds its whole exchange.
+async fn recv(conn: &mut Conn, server: &str) -> Result<wyoming::Event, SttError> {
+    match conn.reader.read_event().await {
+        Ok(Some(event)) => Ok(event),
+        Ok(None) => {
             let why = conn.why_gone("end of stream").await;
             Err(SttError::Lost {
                 server: server.to_string(),
@@ -646,7 +738,7 @@ async fn recv(
                 log: conn.log_tail(),
             })
         }
-        Ok(Err(wyoming::Error::Io(e))) => {
+        Err(wyoming::Error::Io(e)) => {
             let why = conn.why_gone(&format!("reading failed: {e}")).await;
             Err(SttError::Lost {
                 server: server.to_string(),
@@ -654,16 +746,23 @@ async fn recv(
                 log: conn.log_tail(),
             })
         }
-        Ok(Err(source)) => Err(SttError::Protocol {
+        Err(source) => Err(SttError::Protocol {
             server: server.to_string(),
             source,
         }),
     }
 }
 
-/// One utterance: transcribe, audio-start, chunks, audio-stop; then wait for the answer.
-async fn exchange(conn: &mut Conn, config: &SttConfig, pcm: &[i16]) -> Result<String, SttError> {
+/// One utterance: transcribe, audio-start, chunks, audio-stop; then wait for the answer. No
+/// time limit of its own: the caller's deadline covers it, and `progress` says where it was.
+async fn exchange(
+    conn: &mut Conn,
+    config: &SttConfig,
+    pcm: &[i16],
+    progress: &mut Progress,
+) -> Result<String, SttError> {
     let server = config.server.describe();
+    progress.during = "sending the audio";
     let format = AudioFormat::SPEECH;
     let ask = Transcribe {
         name: config.model_name.clone(),
@@ -696,8 +795,9 @@ async fn exchange(conn: &mut Conn, config: &SttConfig, pcm: &[i16]) -> Result<St
         timestamp: Some(sent * 1000 / u64::from(format.rate)),
     };
     send(conn, &server, &stop.to_event()).await?;
+    progress.during = "waiting for the transcript";
     loop {
-        let event = recv(conn, &server, config.reply_timeout, "transcribing").await?;
+        let event = recv(conn, &server).await?;
         if Transcript::is(&event) {
             let t = Transcript::from_event(event)
                 .map_err(|source| SttError::Protocol { server, source })?;
@@ -711,28 +811,48 @@ async fn exchange(conn: &mut Conn, config: &SttConfig, pcm: &[i16]) -> Result<St
                 code: e.code,
             });
         }
-        // transcript-start/-chunk (streaming servers): not the answer yet
-        tracing::debug!(kind = %event.kind, "stt: waiting for the transcript");
+        // transcript-start/-chunk (streaming servers), ping: not the answer (logged once: a
+        // server may send them without end, and the deadline deals with that)
+        if progress.others == 0 {
+            tracing::debug!(kind = %event.kind, "stt: not the transcript yet; waiting on");
+        }
+        progress.others += 1;
+        progress.last_other = Some(event.kind);
     }
 }
 
-/// `describe` → `info`, skipping any other event (a late transcript chunk, say).
+/// `describe` → `info` within `limit` in all, skipping any other event (a late transcript
+/// chunk, say): a server that sends other events without end still fails in time.
 async fn describe(
     conn: &mut Conn,
     server: &str,
     limit: Duration,
     during: &'static str,
 ) -> Result<Info, SttError> {
-    send(conn, server, &Describe {}.to_event()).await?;
-    loop {
-        let event = recv(conn, server, limit, during).await?;
-        if Info::is(&event) {
-            return Info::from_event(event).map_err(|source| SttError::Protocol {
-                server: server.to_string(),
-                source,
-            });
+    let exchange = async {
+        send(conn, server, &Describe {}.to_event()).await?;
+        let mut ignored = 0u64;
+        loop {
+            let event = recv(conn, server).await?;
+            if Info::is(&event) {
+                return Info::from_event(event).map_err(|source| SttError::Protocol {
+                    server: server.to_string(),
+                    source,
+                });
+            }
+            if ignored == 0 {
+                tracing::debug!(kind = %event.kind, "stt: ignoring an event before info");
+            }
+            ignored += 1;
         }
-        tracing::debug!(kind = %event.kind, "stt: ignoring an event before info");
+    };
+    match tokio::time::timeout(limit, exchange).await {
+        Ok(answered) => answered,
+        Err(_) => Err(SttError::Timeout {
+            server: server.to_string(),
+            during,
+            secs: limit.as_secs_f64(),
+        }),
     }
 }
 
@@ -803,6 +923,119 @@ mod tests {
             "{e}"
         );
         let _ = std::fs::remove_file(model);
+    }
+
+    /// A fake Wyoming ASR server on loopback that answers nothing but `ping`s: after
+    /// `audio-stop`, or with `from_describe` already instead of the `info` of the handshake,
+    /// one every 5 ms for as long as the connection lasts (20 s at most). Its address.
+    async fn pinging_server(from_describe: bool) -> String {
+        use wyoming::{AsrModel, AsrProgram, Attribution, Ping};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let attribution = Attribution {
+            name: "test".into(),
+            url: "http://localhost".into(),
+        };
+        let info = Info {
+            asr: vec![AsrProgram {
+                name: "pinger".into(),
+                attribution: attribution.clone(),
+                installed: true,
+                description: None,
+                version: None,
+                models: vec![AsrModel {
+                    name: "pings-only".into(),
+                    attribution,
+                    installed: true,
+                    description: None,
+                    version: None,
+                    languages: vec!["en".into()],
+                }],
+                supports_transcript_streaming: false,
+                requires_external_vad: true,
+            }],
+        }
+        .to_event();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let info = info.clone();
+                tokio::spawn(async move {
+                    let (read, mut write) = stream.into_split();
+                    let mut events = EventReader::new(BufReader::new(read));
+                    while let Ok(Some(event)) = events.read_event().await {
+                        if Describe::is(&event) && !from_describe {
+                            let _ = wyoming::write_event(&mut write, &info).await;
+                            continue;
+                        }
+                        if Describe::is(&event) || AudioStop::is(&event) {
+                            let ping = Ping { text: None }.to_event();
+                            let until = Instant::now() + Duration::from_secs(20);
+                            while Instant::now() < until {
+                                if wyoming::write_event(&mut write, &ping).await.is_err() {
+                                    return;
+                                }
+                                tokio::time::sleep(Duration::from_millis(5)).await;
+                            }
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_that_only_pings_costs_an_utterance_its_deadline_not_the_stage() {
+        let addr = pinging_server(false).await;
+        let mut c = SttConfig::new(SttServer::Connect(format!("tcp://{addr}")));
+        c.health_every = Duration::ZERO;
+        c.utterance_timeout = Duration::from_secs(1);
+        let (actor, handle) = Actor::spawn(None, Stt, c).await.unwrap();
+        for _ in 0..2 {
+            let t = Instant::now();
+            let utterance = Utterance::whole(vec![0.0; 8000]);
+            let e = tokio::time::timeout(Duration::from_secs(10), transcribe(&actor, utterance))
+                .await
+                .expect("a server sending pings for ever held the Stt stage")
+                .unwrap_err();
+            let waited = t.elapsed();
+            assert!(
+                waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
+                "{waited:?}"
+            );
+            assert!(matches!(e, SttError::UtteranceTimeout { .. }), "{e:?}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("tcp://{addr}"))
+                    && msg.contains("within 1 s ([stt] timeout_s)")
+                    && msg.contains("waiting for the transcript")
+                    && msg.contains("(the last: `ping`)")
+                    && msg.contains("raise [stt] timeout_s"),
+                "{msg}"
+            );
+        }
+        actor.stop(None);
+        handle.await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_that_answers_describe_with_pings_fails_the_start_in_time() {
+        let addr = pinging_server(true).await;
+        let mut c = SttConfig::new(SttServer::Connect(format!("tcp://{addr}")));
+        c.start_timeout = Duration::from_secs(1);
+        let t = Instant::now();
+        let e = tokio::time::timeout(Duration::from_secs(10), Actor::spawn(None, Stt, c))
+            .await
+            .expect("a server sending pings for ever held the start")
+            .unwrap_err()
+            .to_string();
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(
+            e.contains(&format!("tcp://{addr}"))
+                && e.contains("did not answer within 1 s while starting up"),
+            "{e}"
+        );
     }
 
     #[tokio::test]

@@ -255,6 +255,7 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
         }
     };
     stt.language = settings.config.stt.language.clone();
+    stt.utterance_timeout = settings.stt_timeout();
     let listen = settings.listen()?;
     if let VadKind::Silero { model, .. } = &listen.vad {
         if !model.is_file() {
