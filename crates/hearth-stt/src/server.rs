@@ -84,7 +84,8 @@ pub mod codes {
     /// Nothing received (or nothing read by the client) for the idle timeout: the connection
     /// closes.
     pub const TIMEOUT: &str = "timeout";
-    /// Closed to make room for a new client: every slot was taken and this one was idle.
+    /// Closed to make room for a new client: every slot was taken and this one was idle the
+    /// longest (or stalled inside an audio stream).
     pub const BUSY: &str = "server-busy";
     /// A language the model cannot transcribe.
     pub const LANGUAGE: &str = "unsupported-language";
@@ -296,9 +297,10 @@ impl Server {
                 biased;
                 () = evicted(conn) => {
                     let text = format!(
-                        "closing this connection to make room for a new client: it was idle, \
-                         and all {} connections of this server were taken (hearth-stt \
-                         --max-connections); connect again when there is something to send",
+                        "closing this connection to make room for a new client: it was the \
+                         one idle the longest (or stalled in an audio stream), and all {} \
+                         connections of this server were taken (hearth-stt --max-connections); \
+                         connect again when there is something to send",
                         self.config.max_connections
                     );
                     close(&mut events, writer, codes::BUSY, text, false).await;

@@ -243,3 +243,25 @@ async fn a_client_that_reads_nothing_is_closed_after_the_idle_timeout() {
     fresh.send(&Describe {}.to_event()).await;
     assert_eq!(fresh.expect().await.kind, "info");
 }
+
+#[test]
+fn impossible_bounds_exit_2_naming_the_flag() {
+    for (flag, value) in [
+        ("--idle-timeout", "0"),
+        ("--idle-timeout", "-1"),
+        ("--idle-timeout", "1e9"),
+        ("--max-audio-bytes", "0"),
+        ("--max-connections", "0"),
+    ] {
+        // Checked before the model is loaded: no model needed.
+        let out = std::process::Command::new(common::BIN)
+            .args(["--model", "/nonexistent/ggml-tiny.en.bin", "--uri"])
+            .arg("tcp://127.0.0.1:0")
+            .arg(format!("{flag}={value}"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+    }
+}
