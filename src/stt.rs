@@ -1001,7 +1001,7 @@ mod tests {
                 .unwrap_err();
             let waited = t.elapsed();
             assert!(
-                waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
+                waited >= Duration::from_millis(950) && waited < Duration::from_secs(5),
                 "{waited:?}"
             );
             assert!(matches!(e, SttError::UtteranceTimeout { .. }), "{e:?}");
@@ -1030,7 +1030,7 @@ mod tests {
             .expect("a server sending pings for ever held the start")
             .unwrap_err()
             .to_string();
-        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert!(
             e.contains(&format!("tcp://{addr}"))
                 && e.contains("did not answer within 1 s while starting up"),
