@@ -530,7 +530,8 @@ impl SttState {
                 Ok(text) => {
                     self.close_tcp();
                     let stt_ms = started.elapsed().as_secs_f64() * 1e3;
-                    tracing::info!(stt_ms, text = %text, attempt, "heard");
+                    tracing::info!(stt_ms, chars = text.chars().count(), attempt, "heard");
+                    tracing::info!(target: crate::logs::TRANSCRIPT, %text, "heard");
                     return Ok(Heard {
                         text,
                         endpointed_at: utterance.endpointed_at,
