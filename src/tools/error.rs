@@ -91,6 +91,13 @@ pub enum ToolsError {
         tool: String,
         field: &'static str,
     },
+    /// A template in `exec.argv[0]`: what runs must never depend on a call's values.
+    #[error("{}: tool {tool:?}: exec.argv[0] {program:?} is a template, but the program must be fixed text (a call's values must never choose what runs): write it as a path relative to this manifest's directory (\"./demo-home\" instead of \"{{{{ manifest_dir }}}}/demo-home\"), an absolute path, or a name looked up in PATH, and pass values as later arguments", path.display())]
+    ProgramTemplate {
+        path: PathBuf,
+        tool: String,
+        program: String,
+    },
     /// An argv element that does not compile as a template.
     #[error("{}: tool {tool:?}: exec.argv[{index}] is not a valid template: {message}", path.display())]
     ArgvTemplate {

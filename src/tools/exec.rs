@@ -1,6 +1,9 @@
 //! The `exec` executor: run a program with its argv rendered from the call's arguments.
 //!
-//! Every argv element is a minijinja template rendered against the call's arguments plus
+//! `argv[0]` is the program, fixed when the manifest loads and never a template (a manifest
+//! that templates it fails to load): a bare name is looked up in PATH, an absolute path is
+//! used as written, any other relative path (`./demo-home`) is the manifest directory's.
+//! Every later element is a minijinja template rendered against the call's arguments plus
 //! `manifest_dir` (strict: a missing argument is an error). Each element becomes exactly
 //! one argument; there is no shell, so quotes, `;`, `$(…)` and spaces in argument values
 //! are passed through literally. Arguments come from the model and are only as safe as the
@@ -35,7 +38,7 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16_384;
 /// How to run one `exec` tool (the checked `[tool.exec]` table).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecSpec {
-    /// Templates: the program, then its arguments.
+    /// The program (fixed text, never rendered), then its arguments' templates.
     pub argv: Vec<String>,
     /// Time the program has to finish before its process group is killed.
     pub timeout: Duration,
@@ -103,13 +106,15 @@ pub fn render_argv(tool: &str, spec: &ExecSpec, arguments: &Value) -> Result<Vec
         Value::String(spec.manifest_dir.to_string_lossy().into_owned()),
     );
     let vars = Value::Object(vars);
-    spec.argv
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
+    let Some((program, templates)) = spec.argv.split_first() else {
+        return Err(format!("{tool}: exec.argv is empty"));
+    };
+    std::iter::once(Ok(program.clone()))
+        .chain(templates.iter().enumerate().map(|(i, t)| {
+            let i = i + 1;
             super::render(t, &vars)
                 .map_err(|e| format!("{tool}: cannot build argv[{i}] from `{t}`: {e}"))
-        })
+        }))
         .collect()
 }
 
@@ -123,9 +128,7 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
         return ExecOutput::error(format!("{tool}: exec.argv is empty"));
     };
     if program.trim().is_empty() {
-        return ExecOutput::error(format!(
-            "{tool}: the program (argv[0]) rendered to an empty string"
-        ));
+        return ExecOutput::error(format!("{tool}: the program (argv[0]) is blank"));
     }
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -278,6 +281,19 @@ mod tests {
         let o = run("t", &s, &json!({"room": "living room", "on": true})).await;
         assert_eq!(o.status, ToolStatus::Ok, "{}", o.text);
         assert_eq!(o.text, "living room|on|/opt/tools");
+    }
+
+    #[tokio::test]
+    async fn the_program_is_taken_as_written_never_rendered() {
+        // a spec built in code, not loaded: argv[0] is still not a template
+        let s = spec(&["{{ program }}", "x"]);
+        let o = run("t", &s, &json!({"program": "/bin/echo"})).await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(
+            o.text.starts_with("t: cannot run `{{ program }}`: "),
+            "{}",
+            o.text
+        );
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@
 //! [tool.parameters.properties.on]
 //! type = "boolean"
 //! [tool.exec]                  # exactly one executor table per tool
-//! argv = ["{{ manifest_dir }}/demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
+//! argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 //! timeout_ms = 5000            # default 10000
 //! max_output_bytes = 4096      # default 16384
 //! [[tool.intent]]              # optional: sentences that run the tool with no LLM hop
@@ -53,6 +53,7 @@ use serde_json::{json, Value};
 
 use super::builtin::Builtin;
 use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
+use super::output::values::is_template;
 use super::registry::{Executor, Tool};
 use super::ToolsError;
 use crate::intent::ToolIntents;
@@ -369,7 +370,8 @@ fn check_exec(
             tool: name(),
         });
     }
-    for (index, t) in exec.argv.iter().enumerate() {
+    let program = program_path(&exec.argv[0], check, manifest_dir)?;
+    for (index, t) in exec.argv.iter().enumerate().skip(1) {
         check_template(t, check.properties, &[MANIFEST_DIR_VAR]).map_err(
             |problem| match problem {
                 TemplateProblem::Syntax(message) => ToolsError::ArgvTemplate {
@@ -400,12 +402,46 @@ fn check_exec(
             field: "max_output_bytes",
         });
     }
+    let argv = std::iter::once(program)
+        .chain(exec.argv.into_iter().skip(1))
+        .collect();
     Ok(ExecSpec {
-        argv: exec.argv,
+        argv,
         timeout: Duration::from_millis(exec.timeout_ms),
         max_output_bytes: exec.max_output_bytes,
         manifest_dir: manifest_dir.to_path_buf(),
     })
+}
+
+/// The program of `exec.argv[0]`, fixed at load: never a template; a bare name is looked up
+/// in PATH when the tool runs, any other relative path is the manifest directory's.
+fn program_path(
+    program: &str,
+    check: &super::Check,
+    manifest_dir: &Path,
+) -> Result<String, ToolsError> {
+    if is_template(program) {
+        return Err(ToolsError::ProgramTemplate {
+            path: check.path.to_path_buf(),
+            tool: check.tool.to_string(),
+            program: program.to_string(),
+        });
+    }
+    if program.trim().is_empty() {
+        return Err(check.invalid(
+            "exec.argv[0]",
+            "is blank: give the program to run (a name in PATH, an absolute path, or one relative to this manifest's directory)",
+        ));
+    }
+    let as_path = Path::new(program);
+    if as_path.is_absolute() || !program.contains('/') {
+        return Ok(program.to_string());
+    }
+    let resolved = as_path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .fold(manifest_dir.to_path_buf(), |dir, c| dir.join(c));
+    Ok(resolved.to_string_lossy().into_owned())
 }
 
 pub(crate) enum TemplateProblem {
@@ -460,14 +496,14 @@ enum = ["kitchen", "bedroom"]
 [tool.parameters.properties.on]
 type = "boolean"
 [tool.exec]
-argv = ["{{ manifest_dir }}/demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
+argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 timeout_ms = 5000
 
 [[tool]]
 name = "get_thermostat"
 description = "Get the thermostat setting."
 [tool.exec]
-argv = ["{{ manifest_dir }}/demo-home", "thermostat"]
+argv = ["/usr/bin/thermostat"]
 "#;
 
     fn parse(text: &str) -> Result<Vec<Tool>, ToolsError> {
@@ -514,12 +550,57 @@ argv = ["{{ manifest_dir }}/demo-home", "thermostat"]
         assert_eq!(e.max_output_bytes, DEFAULT_MAX_OUTPUT_BYTES);
         assert_eq!(e.manifest_dir, Path::new("/etc/hearth/tools"));
         assert_eq!(e.argv.len(), 4);
+        // a relative program is the manifest directory's, resolved once at load
+        assert_eq!(e.argv[0], "/etc/hearth/tools/demo-home");
         assert_eq!(tools[1].spec.parameters, no_parameters());
         assert!(tools[1].say.is_none());
         let Executor::Exec(e) = &tools[1].executor else {
             panic!()
         };
         assert_eq!(e.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
+        assert_eq!(e.argv[0], "/usr/bin/thermostat");
+    }
+
+    #[test]
+    fn the_program_is_never_a_template() {
+        for program in [
+            "{{ manifest_dir }}/demo-home",
+            "{{ program }}",
+            "/usr/bin/{% if on %}on{% endif %}",
+            "x{# note #}",
+        ] {
+            let e = err(
+                &one(&format!(
+                    "[tool.parameters]\ntype = \"object\"\nproperties.program.type = \"string\"\nproperties.on.type = \"boolean\"\n[tool.exec]\nargv = [{program:?}, \"x\"]"
+                )),
+                &[
+                    "tool \"t\"",
+                    "exec.argv[0]",
+                    "is a template",
+                    "./demo-home",
+                    "absolute path",
+                    "PATH",
+                ],
+            );
+            assert!(matches!(e, ToolsError::ProgramTemplate { .. }), "{e:?}");
+        }
+        err(
+            &one("[tool.exec]\nargv = [\"  \"]"),
+            &["exec.argv[0]: is blank"],
+        );
+        // a bare name is looked up in PATH; `./` and `../` are the manifest directory's
+        let program = |argv0: &str| {
+            let tools = parse(&one(&format!("[tool.exec]\nargv = [{argv0:?}]"))).unwrap();
+            match &tools[0].executor {
+                Executor::Exec(e) => e.argv[0].clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(program("echo"), "echo");
+        assert_eq!(program("/bin/echo"), "/bin/echo");
+        assert_eq!(program("./bin/x"), "/etc/hearth/tools/bin/x");
+        assert_eq!(program("bin/x"), "/etc/hearth/tools/bin/x");
+        assert_eq!(program("../libexec/x"), "/etc/hearth/tools/../libexec/x");
     }
 
     #[test]
@@ -672,7 +753,9 @@ argv = ["{{ manifest_dir }}/demo-home", "thermostat"]
     fn directory_loads_sorted_and_fails_on_first_bad_file() {
         let d = temp_dir("dir");
         let tool = |n: &str| {
-            format!("[[tool]]\nname = \"{n}\"\ndescription = \"x\"\n[tool.exec]\nargv = [\"{{{{ manifest_dir }}}}/x\"]\n")
+            format!(
+                "[[tool]]\nname = \"{n}\"\ndescription = \"x\"\n[tool.exec]\nargv = [\"./x\"]\n"
+            )
         };
         std::fs::write(d.join("b.toml"), tool("bee")).unwrap();
         std::fs::write(d.join("a.toml"), tool("ant")).unwrap();

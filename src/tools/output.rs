@@ -1,4 +1,7 @@
-//! What a tool call gives back, shared by every executor: its status and its text.
+//! What a tool call gives back, shared by every executor: its status and its text; and the
+//! values a call renders into templates ([`values`]).
+
+pub(crate) mod values;
 
 use serde::Serialize;
 
