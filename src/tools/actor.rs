@@ -359,6 +359,7 @@ mod tests {
                 timeout: Duration::from_secs(10),
                 max_output_bytes: 1024,
                 manifest_dir: "/".into(),
+                allow_leading_dash: Vec::new(),
             }),
         });
         Arc::new(Registry::new(tools).unwrap())

@@ -10,6 +10,17 @@
 //! tool's schema makes them: prefer enums and bounded numbers, and write scripts that treat
 //! every argument as data.
 //!
+//! Each value a template puts into an element (each `{{ … }}` output, `manifest_dir`
+//! included) is checked where it landed before anything runs; a call that breaks a rule is
+//! an `error` naming the element, the value and the fix, and the program does not run:
+//! - a value that begins the element may not begin with `-` (`-rf`, `-3`): the program
+//!   would take it as an option. `allow_leading_dash = [2]` lets the values of the listed
+//!   argv indexes do so (for a program that takes negative numbers as data, say); a `-` the
+//!   manifest writes (`"-v"`, `"--level={{ n }}"`) is never a value's;
+//! - no value may hold a `..` path component (`..`, `../x`, `x/../y`), so
+//!   `"{{ manifest_dir }}/sounds/{{ name }}.wav"` stays in that directory;
+//! - no value may hold a NUL character.
+//!
 //! The program inherits hearth's environment and working directory, gets a null stdin and
 //! its own process group. It has `timeout` to finish: after that the whole group is killed
 //! (so a script's children die with it) and the call is an error. Stdout beyond
@@ -28,6 +39,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::manifest::MANIFEST_DIR_VAR;
+use super::output::values::{self, Place};
 use super::{ExecOutput, ToolStatus};
 
 /// `timeout_ms` when a manifest does not give one.
@@ -46,6 +58,8 @@ pub struct ExecSpec {
     pub max_output_bytes: usize,
     /// The manifest's directory, `{{ manifest_dir }}` in argv templates.
     pub manifest_dir: PathBuf,
+    /// Indexes of the argv elements a value may begin with `-` (`exec.allow_leading_dash`).
+    pub allow_leading_dash: Vec<usize>,
 }
 
 /// Output read from one pipe: the first `cap` bytes and the total length.
@@ -110,12 +124,39 @@ pub fn render_argv(tool: &str, spec: &ExecSpec, arguments: &Value) -> Result<Vec
         return Err(format!("{tool}: exec.argv is empty"));
     };
     std::iter::once(Ok(program.clone()))
-        .chain(templates.iter().enumerate().map(|(i, t)| {
-            let i = i + 1;
-            super::render(t, &vars)
-                .map_err(|e| format!("{tool}: cannot build argv[{i}] from `{t}`: {e}"))
-        }))
+        .chain(
+            templates
+                .iter()
+                .enumerate()
+                .map(|(i, t)| render_element(tool, spec, i + 1, t, &vars)),
+        )
         .collect()
+}
+
+/// Render argv element `index` from its template `t`, and check each value in it where it
+/// landed ([`values::check`]).
+fn render_element(
+    tool: &str,
+    spec: &ExecSpec,
+    index: usize,
+    t: &str,
+    vars: &Value,
+) -> Result<String, String> {
+    let rendered = values::render_marked(t, vars)
+        .map_err(|e| format!("{tool}: cannot build argv[{index}] from `{t}`: {e}"))?;
+    for (range, value) in rendered.values() {
+        let place = Place::Argv {
+            first: range.start == 0,
+            dash_ok: spec.allow_leading_dash.contains(&index),
+        };
+        values::check(place, value).map_err(|refusal| {
+            format!(
+                "{tool}: not run: argv[{index}] `{t}` got {}, which {refusal}",
+                values::quoted(value)
+            )
+        })?;
+    }
+    Ok(rendered.text)
 }
 
 /// Run one call of the tool `tool` (its name is used in messages only).
@@ -262,6 +303,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             manifest_dir: PathBuf::from("/opt/tools"),
+            allow_leading_dash: Vec::new(),
         }
     }
 
@@ -294,6 +336,93 @@ mod tests {
             "{}",
             o.text
         );
+    }
+
+    /// A call that must not run: its error names the argv element and `fragments`.
+    async fn refused(s: &ExecSpec, arguments: Value, fragments: &[&str]) {
+        let o = run("t", s, &arguments).await;
+        assert_eq!(o.status, ToolStatus::Error, "{arguments}: {}", o.text);
+        assert!(o.text.starts_with("t: not run: argv["), "{}", o.text);
+        for f in fragments {
+            assert!(o.text.contains(f), "{f:?} not in {}", o.text);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_value_that_would_start_an_option_is_refused() {
+        let marker =
+            std::env::temp_dir().join(format!("hearth-exec-option-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        // `touch -r FILE` would read FILE's time instead of making the file named
+        let s = spec(&["touch", "{{ x }}", marker.to_str().unwrap()]);
+        refused(
+            &s,
+            json!({"x": "-r/etc/passwd"}),
+            &[
+                "argv[1] `{{ x }}` got \"-r/etc/passwd\"",
+                "would start an option",
+                "exec.allow_leading_dash",
+            ],
+        )
+        .await;
+        assert!(!marker.exists(), "the program must not run");
+        let echo = spec(&[
+            "printf",
+            "%s|",
+            "{{ n }}",
+            "{{ a }}{{ b }}",
+            "a{{ b }}",
+            "-{{ a }}",
+        ]);
+        // a negative number is an option to most programs too
+        refused(
+            &echo,
+            json!({"n": -3, "a": "x", "b": "y"}),
+            &["argv[2]", "\"-3\""],
+        )
+        .await;
+        // an empty value first does not hide the next one
+        refused(&echo, json!({"n": 1, "a": "", "b": "-v"}), &["argv[3]"]).await;
+        // after the manifest's text, or after a dash the manifest wrote, a dash is data
+        let o = run("t", &echo, &json!({"n": 1, "a": "x", "b": "-y"})).await;
+        assert_eq!(o.text, "1|x-y|a-y|-x|", "{}", o.text);
+    }
+
+    #[tokio::test]
+    async fn allow_leading_dash_lets_one_element_start_with_a_value_dash() {
+        let mut s = spec(&["printf", "%s|", "{{ n }}", "{{ m }}"]);
+        s.allow_leading_dash = vec![2];
+        let o = run("t", &s, &json!({"n": -3, "m": 4})).await;
+        assert_eq!((o.status, o.text.as_str()), (ToolStatus::Ok, "-3|4|"));
+        refused(&s, json!({"n": -3, "m": -4}), &["argv[3]"]).await;
+    }
+
+    #[tokio::test]
+    async fn a_value_with_a_parent_component_or_nul_is_refused() {
+        let s = spec(&["printf", "%s", "{{ manifest_dir }}/sounds/{{ x }}.wav"]);
+        for bad in ["../../../etc/shadow", "..", "a/../../b", "a/.."] {
+            refused(&s, json!({ "x": bad }), &["argv[2]", "`..` path component"]).await;
+        }
+        // a whole argument may not climb out either
+        let whole = spec(&["printf", "%s", "{{ x }}"]);
+        refused(&whole, json!({"x": "../secret"}), &["`..` path component"]).await;
+        refused(&whole, json!({"x": "a\u{0}b"}), &["NUL"]).await;
+        // dots that are not a `..` component are fine, and so is the manifest's own `..`
+        for ok in ["...", "a..b", "..a", "v1.2/x"] {
+            let o = run("t", &s, &json!({ "x": ok })).await;
+            assert_eq!(o.text, format!("/opt/tools/sounds/{ok}.wav"), "{}", o.text);
+        }
+        let up = spec(&["printf", "%s", "{{ manifest_dir }}/../{{ x }}"]);
+        let o = run("t", &up, &json!({"x": "y"})).await;
+        assert_eq!(o.text, "/opt/tools/../y");
+    }
+
+    #[tokio::test]
+    async fn a_value_holding_the_value_markers_is_refused() {
+        let s = spec(&["printf", "%s", "{{ x }}"]);
+        let o = run("t", &s, &json!({"x": "a\u{FDD0}-b\u{FDD1}"})).await;
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.text);
+        assert!(o.text.contains("U+FDD0"), "{}", o.text);
     }
 
     #[tokio::test]

@@ -19,6 +19,7 @@
 //! argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 //! timeout_ms = 5000            # default 10000
 //! max_output_bytes = 4096      # default 16384
+//! allow_leading_dash = []      # argv indexes whose value may begin with `-` (default none)
 //! [[tool.intent]]              # optional: sentences that run the tool with no LLM hop
 //! sentences = ["(turn|switch) {on} [the] {room} light[s]"]
 //! args = {}                    # fixed arguments (`{ locked = true }` for "lock …")
@@ -53,7 +54,7 @@ use serde_json::{json, Value};
 
 use super::builtin::Builtin;
 use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
-use super::output::values::is_template;
+use super::output::values::{is_template, literal_problem};
 use super::registry::{Executor, Tool};
 use super::ToolsError;
 use crate::intent::ToolIntents;
@@ -101,6 +102,9 @@ struct ExecTable {
     timeout_ms: u64,
     #[serde(default = "default_max_output_bytes")]
     max_output_bytes: usize,
+    /// argv indexes whose value may begin the element with `-`.
+    #[serde(default)]
+    allow_leading_dash: Vec<usize>,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -164,7 +168,8 @@ pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Tool>, ToolsError> {
 }
 
 /// Parse and check one manifest's text. `path` is the file it came from: errors name it,
-/// and its directory is `manifest_dir` for argv templates.
+/// and its directory (made canonical when it exists) is `manifest_dir` for argv templates
+/// and what a relative program path is resolved against.
 pub fn parse_manifest(text: &str, path: &Path) -> Result<Vec<Tool>, ToolsError> {
     let file: ManifestFile = toml::from_str(text).map_err(|e| ToolsError::Toml {
         path: path.to_path_buf(),
@@ -179,6 +184,9 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Vec<Tool>, ToolsError> 
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // canonical when it exists: `manifest_dir` is a value like any other in argv, and a
+    // `..` in it would be refused (see exec)
+    let manifest_dir = std::fs::canonicalize(&manifest_dir).unwrap_or(manifest_dir);
     let mut tools: Vec<Tool> = Vec::with_capacity(file.tool.len());
     for entry in file.tool {
         let tool = check_entry(entry, path, &manifest_dir)?;
@@ -388,6 +396,12 @@ fn check_exec(
             },
         )?;
     }
+    for (index, t) in exec.argv.iter().enumerate().skip(1) {
+        if let Some(problem) = literal_problem(t) {
+            return Err(check.invalid(format!("exec.argv[{index}]"), problem));
+        }
+    }
+    check_allow_leading_dash(&exec.allow_leading_dash, &exec.argv, check)?;
     if exec.timeout_ms == 0 {
         return Err(ToolsError::ZeroLimit {
             path: p(),
@@ -410,7 +424,47 @@ fn check_exec(
         timeout: Duration::from_millis(exec.timeout_ms),
         max_output_bytes: exec.max_output_bytes,
         manifest_dir: manifest_dir.to_path_buf(),
+        allow_leading_dash: exec.allow_leading_dash,
     })
+}
+
+/// Check `exec.allow_leading_dash`: each index names a templated argument of `argv`.
+fn check_allow_leading_dash(
+    indexes: &[usize],
+    argv: &[String],
+    check: &super::Check,
+) -> Result<(), ToolsError> {
+    let field = "exec.allow_leading_dash";
+    for &index in indexes {
+        match argv.get(index) {
+            _ if index == 0 => {
+                return Err(check.invalid(
+                    field,
+                    "0 is the program, which is never a template: list the indexes of the arguments whose value may begin with `-` (1 is the first argument)",
+                ))
+            }
+            None => {
+                return Err(check.invalid(
+                    field,
+                    format!(
+                        "{index} is past the end (argv has {} elements, the last is {}): list the indexes of the arguments whose value may begin with `-`",
+                        argv.len(),
+                        argv.len() - 1
+                    ),
+                ))
+            }
+            Some(t) if !is_template(t) => {
+                return Err(check.invalid(
+                    field,
+                    format!(
+                        "argv[{index}] ({t:?}) is not a template, so no value can begin it: remove {index}"
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The program of `exec.argv[0]`, fixed at load: never a template; a bare name is looked up
@@ -647,6 +701,44 @@ argv = ["/usr/bin/thermostat"]
     }
 
     #[test]
+    fn allow_leading_dash_names_templated_arguments() {
+        let with = |argv: &str, allow: &str| {
+            format!(
+                "[tool.parameters]\ntype = \"object\"\nproperties.n.type = \"integer\"\n[tool.exec]\nargv = {argv}\nallow_leading_dash = {allow}"
+            )
+        };
+        let tools = parse(&one(&with(r#"["x", "-v", "{{ n }}"]"#, "[2]"))).unwrap();
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!()
+        };
+        assert_eq!(e.allow_leading_dash, [2]);
+        let tools = parse(&one(&with(r#"["x"]"#, "[]"))).unwrap();
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!()
+        };
+        assert!(e.allow_leading_dash.is_empty());
+        err(
+            &one(&with(r#"["x", "{{ n }}"]"#, "[0]")),
+            &["exec.allow_leading_dash", "0 is the program"],
+        );
+        err(
+            &one(&with(r#"["x", "{{ n }}"]"#, "[2]")),
+            &["exec.allow_leading_dash", "2", "argv has 2 elements"],
+        );
+        err(
+            &one(&with(r#"["x", "-v", "{{ n }}"]"#, "[1]")),
+            &[
+                "exec.allow_leading_dash",
+                "argv[1] (\"-v\") is not a template",
+            ],
+        );
+        err(
+            &one(&with(r#"["x", "{{ n }}"]"#, "[-1]")),
+            &["allow_leading_dash"],
+        );
+    }
+
+    #[test]
     fn template_errors() {
         assert!(matches!(
             err(
@@ -747,6 +839,21 @@ argv = ["/usr/bin/thermostat"]
         ));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn an_existing_manifest_directory_is_made_canonical() {
+        let d = temp_dir("canonical");
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        let path = d.join("sub").join("..").join("m.toml");
+        let tools = parse_manifest(&one("[tool.exec]\nargv = [\"./x\"]"), &path).unwrap();
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!()
+        };
+        let canonical = std::fs::canonicalize(&d).unwrap();
+        assert_eq!(e.manifest_dir, canonical);
+        assert_eq!(Path::new(&e.argv[0]), canonical.join("x"));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

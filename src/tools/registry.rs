@@ -495,6 +495,7 @@ mod tests {
                 timeout: Duration::from_secs(10),
                 max_output_bytes: 1024,
                 manifest_dir: PathBuf::from("/"),
+                allow_leading_dash: Vec::new(),
             }),
         }
     }
