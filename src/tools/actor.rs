@@ -360,6 +360,7 @@ mod tests {
                 max_output_bytes: 1024,
                 manifest_dir: "/".into(),
                 allow_leading_dash: Vec::new(),
+                pass_env: Vec::new(),
             }),
         });
         Arc::new(Registry::new(tools).unwrap())

@@ -21,8 +21,11 @@
 //!   `"{{ manifest_dir }}/sounds/{{ name }}.wav"` stays in that directory;
 //! - no value may hold a NUL character.
 //!
-//! The program inherits hearth's environment and working directory, gets a null stdin and
-//! its own process group. It has `timeout` to finish: after that the whole group is killed
+//! The program does not inherit hearth's environment: it gets `PATH`, `HOME`, `LANG`,
+//! `LANGUAGE`, `TZ` and every `LC_*` variable hearth has ([`STANDARD_ENV`]), and those the
+//! manifest names in `pass_env = ["XDG_RUNTIME_DIR"]` (when hearth has them); nothing else
+//! (a token or a password in hearth's environment stays there). It inherits hearth's
+//! working directory, gets a null stdin and its own process group. It has `timeout` to finish: after that the whole group is killed
 //! (so a script's children die with it) and the call is an error. Stdout beyond
 //! `max_output_bytes` is dropped and the result says so.
 //!
@@ -60,6 +63,9 @@ pub struct ExecSpec {
     pub manifest_dir: PathBuf,
     /// Indexes of the argv elements a value may begin with `-` (`exec.allow_leading_dash`).
     pub allow_leading_dash: Vec<usize>,
+    /// Variables of hearth's environment passed on besides the standard ones
+    /// (`exec.pass_env`).
+    pub pass_env: Vec<String>,
 }
 
 /// Output read from one pipe: the first `cap` bytes and the total length.
@@ -173,6 +179,8 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
     }
     let mut cmd = Command::new(program);
     cmd.args(args)
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(name, _)| passed_on(name, &spec.pass_env)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -252,6 +260,21 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
     }
 }
 
+/// The variables of hearth's environment every program gets (with every `LC_*`): where
+/// programs are (`PATH`), the service user's home (`HOME`: scripts find their files under
+/// it, and it is a place, not a secret), and how to write text and times for people
+/// (`LANG`, `LANGUAGE`, `TZ`).
+pub const STANDARD_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
+
+/// Whether hearth's variable `name` is passed on to a program: a standard one
+/// ([`STANDARD_ENV`], `LC_*`) or one the manifest names in `pass_env`.
+fn passed_on(name: &std::ffi::OsStr, pass_env: &[String]) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    STANDARD_ENV.contains(&name) || name.starts_with("LC_") || pass_env.iter().any(|p| p == name)
+}
+
 /// "exited with status 2", "was killed by signal 9".
 fn describe(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
@@ -304,6 +327,7 @@ mod tests {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             manifest_dir: PathBuf::from("/opt/tools"),
             allow_leading_dash: Vec::new(),
+            pass_env: Vec::new(),
         }
     }
 
@@ -423,6 +447,48 @@ mod tests {
         let o = run("t", &s, &json!({"x": "a\u{FDD0}-b\u{FDD1}"})).await;
         assert_eq!(o.status, ToolStatus::Error, "{}", o.text);
         assert!(o.text.contains("U+FDD0"), "{}", o.text);
+    }
+
+    #[tokio::test]
+    async fn the_program_gets_only_the_allowed_environment() {
+        let tag = std::process::id();
+        let secret = format!("HEARTH_EXEC_SECRET_{tag}");
+        let named = format!("HEARTH_EXEC_NAMED_{tag}");
+        std::env::set_var(&secret, "s3cret");
+        std::env::set_var(&named, "passed");
+        std::env::set_var("LC_HEARTH_TEST", "c");
+        let mut s = spec(&["env"]);
+        let vars = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
+                .collect()
+        };
+        let o = run("t", &s, &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.text);
+        let got = vars(&o.text);
+        assert!(!got.contains(&secret), "{got:?}");
+        assert!(!got.contains(&named), "{got:?}");
+        for always in ["PATH", "HOME", "LC_HEARTH_TEST", "TZ"] {
+            if std::env::var_os(always).is_some() {
+                assert!(got.iter().any(|k| k == always), "{always} not in {got:?}");
+            }
+        }
+        assert!(
+            got.iter().all(
+                |k| ["PATH", "HOME", "LANG", "LANGUAGE", "TZ"].contains(&k.as_str())
+                    || k.starts_with("LC_")
+            ),
+            "{got:?}"
+        );
+        // a variable the manifest names is passed on when hearth has it
+        s.pass_env = vec![named.clone(), format!("HEARTH_EXEC_UNSET_{tag}")];
+        let o = run("t", &s, &json!({})).await;
+        assert!(o.text.contains(&format!("{named}=passed")), "{}", o.text);
+        assert!(!o.text.contains(&secret), "{}", o.text);
+        assert!(!o.text.contains("HEARTH_EXEC_UNSET"), "{}", o.text);
+        std::env::remove_var(&secret);
+        std::env::remove_var(&named);
+        std::env::remove_var("LC_HEARTH_TEST");
     }
 
     #[tokio::test]

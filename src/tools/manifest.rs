@@ -20,6 +20,8 @@
 //! timeout_ms = 5000            # default 10000
 //! max_output_bytes = 4096      # default 16384
 //! allow_leading_dash = []      # argv indexes whose value may begin with `-` (default none)
+//! pass_env = ["HEARTH_DEMO_STATE"]  # hearth's variables the program gets besides PATH, HOME,
+//!                                   # LANG, LANGUAGE, TZ and LC_* (default none)
 //! [[tool.intent]]              # optional: sentences that run the tool with no LLM hop
 //! sentences = ["(turn|switch) {on} [the] {room} light[s]"]
 //! args = {}                    # fixed arguments (`{ locked = true }` for "lock …")
@@ -105,6 +107,9 @@ struct ExecTable {
     /// argv indexes whose value may begin the element with `-`.
     #[serde(default)]
     allow_leading_dash: Vec<usize>,
+    /// Variables of hearth's environment the program gets besides the standard ones.
+    #[serde(default)]
+    pass_env: Vec<String>,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -402,6 +407,12 @@ fn check_exec(
         }
     }
     check_allow_leading_dash(&exec.allow_leading_dash, &exec.argv, check)?;
+    if let Some(bad) = exec.pass_env.iter().find(|n| !valid_env_name(n)) {
+        return Err(check.invalid(
+            "exec.pass_env",
+            format!("{bad:?} is not a variable name: name each variable of hearth's environment the program needs, exactly (letters, digits and `_`, not starting with a digit)"),
+        ));
+    }
     if exec.timeout_ms == 0 {
         return Err(ToolsError::ZeroLimit {
             path: p(),
@@ -425,6 +436,7 @@ fn check_exec(
         max_output_bytes: exec.max_output_bytes,
         manifest_dir: manifest_dir.to_path_buf(),
         allow_leading_dash: exec.allow_leading_dash,
+        pass_env: exec.pass_env,
     })
 }
 
@@ -465,6 +477,12 @@ fn check_allow_leading_dash(
         }
     }
     Ok(())
+}
+
+/// A name `pass_env` may list: `[A-Za-z_][A-Za-z0-9_]*`.
+fn valid_env_name(name: &str) -> bool {
+    name.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// The program of `exec.argv[0]`, fixed at load: never a template; a bare name is looked up
@@ -736,6 +754,26 @@ argv = ["/usr/bin/thermostat"]
             &one(&with(r#"["x", "{{ n }}"]"#, "[-1]")),
             &["allow_leading_dash"],
         );
+    }
+
+    #[test]
+    fn pass_env_names_variables() {
+        let tools = parse(&one(
+            "[tool.exec]\nargv = [\"x\"]\npass_env = [\"XDG_RUNTIME_DIR\", \"_A1\"]",
+        ))
+        .unwrap();
+        let Executor::Exec(e) = &tools[0].executor else {
+            panic!()
+        };
+        assert_eq!(e.pass_env, ["XDG_RUNTIME_DIR", "_A1"]);
+        for bad in ["", "A B", "1A", "LC_*", "A=B"] {
+            err(
+                &one(&format!(
+                    "[tool.exec]\nargv = [\"x\"]\npass_env = [{bad:?}]"
+                )),
+                &["exec.pass_env", &format!("{bad:?} is not a variable name")],
+            );
+        }
     }
 
     #[test]

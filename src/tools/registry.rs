@@ -496,6 +496,7 @@ mod tests {
                 max_output_bytes: 1024,
                 manifest_dir: PathBuf::from("/"),
                 allow_leading_dash: Vec::new(),
+                pass_env: Vec::new(),
             }),
         }
     }
