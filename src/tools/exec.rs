@@ -25,9 +25,13 @@
 //! `LANGUAGE`, `TZ` and every `LC_*` variable hearth has ([`STANDARD_ENV`]), and those the
 //! manifest names in `pass_env = ["XDG_RUNTIME_DIR"]` (when hearth has them); nothing else
 //! (a token or a password in hearth's environment stays there). It inherits hearth's
-//! working directory, gets a null stdin and its own process group. It has `timeout` to finish: after that the whole group is killed
-//! (so a script's children die with it) and the call is an error. Stdout beyond
-//! `max_output_bytes` is dropped and the result says so.
+//! working directory, gets a null stdin and its own process group. The call ends when the
+//! program exits, even if a child it left in the background still holds its stdout; then
+//! the whole group is killed, so nothing a tool starts outlives its call (a tool that
+//! starts something long-running hands it to a service manager: `systemd-run --user …`).
+//! The program has `timeout` to exit: after that the group is killed too, and the call is
+//! an error. A call dropped while the program runs (the turn was cancelled) kills the group
+//! as well. Stdout beyond `max_output_bytes` is dropped and the result says so.
 //!
 //! Result: exit status 0 with non-blank stdout is `ok` (stdout trimmed), 0 with blank stdout
 //! is `empty`; a non-zero exit, a signal, a timeout, or a failure to render or start is an
@@ -90,21 +94,22 @@ impl Captured {
     }
 }
 
-/// Read a pipe to its end, keeping the first `cap` bytes (the rest is drained so the
-/// program never blocks on a full pipe).
-async fn read_capped<R: AsyncRead + Unpin>(
+/// Read a pipe to its end into `out`, keeping the first `cap` bytes (the rest is drained so
+/// the program never blocks on a full pipe). What was read stays in `out` if the read is
+/// dropped before the end.
+async fn read_into<R: AsyncRead + Unpin>(
     pipe: Option<R>,
     cap: usize,
-) -> std::io::Result<Captured> {
-    let mut out = Captured::default();
+    out: &mut Captured,
+) -> std::io::Result<()> {
     let Some(mut pipe) = pipe else {
-        return Ok(out);
+        return Ok(());
     };
     let mut buf = [0u8; 8192];
     loop {
         let n = pipe.read(&mut buf).await?;
         if n == 0 {
-            return Ok(out);
+            return Ok(());
         }
         out.total += n;
         let room = cap.saturating_sub(out.kept.len()).min(n);
@@ -192,23 +197,26 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
         Ok(c) => c,
         Err(e) => return ExecOutput::error(format!("{tool}: cannot run `{program}`: {e}")),
     };
-    let pid = child.id();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    // declared after `child`, so dropped first: a dropped call kills the group while the
+    // program is still unreaped
+    let mut group = Group::of(&child);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let cap = spec.max_output_bytes;
-    let finished = tokio::time::timeout(spec.timeout, async {
-        tokio::join!(
-            read_capped(stdout, cap),
-            read_capped(stderr, cap),
-            child.wait()
-        )
-    })
-    .await;
-    let (out, err, status) = match finished {
-        Ok(r) => r,
-        Err(_) => {
-            kill_group(pid);
-            // reap it (kill_on_drop would kill it too, but not wait for it)
+    let (mut out, mut err) = (Captured::default(), Captured::default());
+    let (ended, read) = {
+        let reading = async {
+            let (o, e) = tokio::join!(
+                read_into(stdout, cap, &mut out),
+                read_into(stderr, cap, &mut err)
+            );
+            o.and(e)
+        };
+        watch(&mut group, spec.timeout, reading).await
+    };
+    match ended {
+        Ended::Exited => {}
+        Ended::TimedOut => {
+            // the group is killed; reap the program (kill_on_drop would not wait for it)
             if let Err(e) = child.kill().await {
                 tracing::debug!(error = %e, "killing a timed-out tool");
             }
@@ -217,19 +225,38 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
                 spec.timeout.as_millis()
             ));
         }
-    };
-    let status = match status {
+        Ended::Unknown(e) => {
+            return ExecOutput::error(format!("{tool}: waiting for `{program}` failed: {e}"))
+        }
+    }
+    let status = match child.wait().await {
         Ok(s) => s,
         Err(e) => return ExecOutput::error(format!("{tool}: waiting for `{program}` failed: {e}")),
     };
-    let (out, err) = match (out, err) {
-        (Ok(o), Ok(e)) => (o, e),
-        (Err(e), _) | (_, Err(e)) => {
+    match read {
+        Some(Err(e)) => {
             return ExecOutput::error(format!(
                 "{tool}: cannot read the output of `{program}`: {e}"
             ))
         }
-    };
+        Some(Ok(())) => {}
+        None => tracing::debug!(
+            tool,
+            "a process that left the tool's process group still holds its output; read what came before"
+        ),
+    }
+    result(tool, program, status, &out, &err, cap)
+}
+
+/// The outcome of a program that exited with `status` after writing `out` and `err`.
+fn result(
+    tool: &str,
+    program: &str,
+    status: ExitStatus,
+    out: &Captured,
+    err: &Captured,
+    cap: usize,
+) -> ExecOutput {
     if !status.success() {
         let detail = [err.text(), out.text()]
             .into_iter()
@@ -258,6 +285,135 @@ pub async fn run(tool: &str, spec: &ExecSpec, arguments: &Value) -> ExecOutput {
         status: ToolStatus::Ok,
         text,
     }
+}
+
+/// Time the pipes get to reach their end once the program has exited and its process group
+/// is killed: only a process that left the group (`setsid`) can still hold them then.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// How the wait for a program ended.
+enum Ended {
+    /// It exited (it is not reaped yet).
+    Exited,
+    /// It did not exit within the timeout.
+    TimedOut,
+    /// Waiting failed: whether it runs cannot be known.
+    Unknown(std::io::Error),
+}
+
+/// Read the program's output (`reading`) while waiting, at most `timeout`, for the program
+/// itself to exit: not for its pipes to close, which a child it left in the background may
+/// hold open. Then kill its process group (what it left running dies with it) and give the
+/// pipes [`DRAIN`] to reach their end. The read's result is None when they did not.
+async fn watch(
+    group: &mut Group,
+    timeout: Duration,
+    reading: impl std::future::Future<Output = std::io::Result<()>>,
+) -> (Ended, Option<std::io::Result<()>>) {
+    tokio::pin!(reading);
+    let exited = exited(group.pid);
+    tokio::pin!(exited);
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut read = None;
+    let ended = loop {
+        tokio::select! {
+            r = &mut reading, if read.is_none() => read = Some(r),
+            e = &mut exited => break e,
+            () = &mut deadline => break Ended::TimedOut,
+        }
+    };
+    match ended {
+        Ended::Unknown(_) => group.forget(),
+        Ended::Exited | Ended::TimedOut => group.kill(),
+    }
+    if read.is_none() {
+        read = tokio::time::timeout(DRAIN, &mut reading).await.ok();
+    }
+    (ended, read)
+}
+
+/// Wait, on a blocking thread, until the program `pid` has exited, leaving it unreaped.
+async fn exited(pid: Option<Pid>) -> Ended {
+    let Some(pid) = pid else {
+        return Ended::Unknown(std::io::Error::other("the program has no process id"));
+    };
+    match tokio::task::spawn_blocking(move || wait_exited(pid)).await {
+        Ok(Ok(())) => Ended::Exited,
+        Ok(Err(e)) => Ended::Unknown(e),
+        Err(e) => Ended::Unknown(std::io::Error::other(e)),
+    }
+}
+
+#[cfg(unix)]
+type Pid = libc::pid_t;
+#[cfg(not(unix))]
+type Pid = u32;
+
+/// The program's process group (its id is the program's pid: `process_group(0)`), killed
+/// once: when the program has exited or timed out, or when the call is dropped. Its id
+/// surely names this group only while the program is unreaped, so it is killed before the
+/// program is reaped, and forgotten when that cannot be known.
+struct Group {
+    pid: Option<Pid>,
+}
+
+impl Group {
+    fn of(child: &tokio::process::Child) -> Group {
+        Group {
+            pid: child
+                .id()
+                .and_then(|p| Pid::try_from(p).ok())
+                .filter(|p| *p > 0),
+        }
+    }
+
+    /// Kill every process in the group, once.
+    fn kill(&mut self) {
+        if let Some(pid) = self.pid.take() {
+            kill_group(pid);
+        }
+    }
+
+    /// Never kill the group (its id may no longer be ours).
+    fn forget(&mut self) {
+        self.pid = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Block until the child `pid` has exited, without reaping it (`WNOWAIT`): it stays a
+/// zombie, so its pid, and the process group id equal to it, cannot be reused until
+/// `wait` reaps it.
+#[cfg(unix)]
+fn wait_exited(pid: Pid) -> std::io::Result<()> {
+    let id = libc::id_t::try_from(pid).map_err(std::io::Error::other)?;
+    loop {
+        // SAFETY: siginfo_t is plain old data; all zeroes is a valid value of it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t that outlives the call.
+        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn wait_exited(_pid: Pid) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "exec tools need a Unix system",
+    ))
 }
 
 /// The variables of hearth's environment every program gets (with every `LC_*`): where
@@ -290,29 +446,26 @@ fn describe(status: ExitStatus) -> String {
     format!("failed ({status})")
 }
 
-/// Kill the process group the child leads (its pid is its group id: `process_group(0)`).
+/// Kill the process group `pid` leads (see [`Group`] for when this is safe).
 #[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
-        return;
-    };
+fn kill_group(pid: Pid) {
     if pid <= 0 {
         return;
     }
-    // SAFETY: kill(2) takes no pointers. The child has not been reaped yet (we have not
-    // waited for it successfully), so its pid, and the group id equal to it, still name
-    // the group we created and cannot have been reused.
+    // SAFETY: kill(2) takes no pointers. `Group` calls this only while the program is
+    // unreaped (a zombie at most), so its pid, and the group id equal to it, still name
+    // the group it was started in and cannot have been reused.
     let rc = unsafe { libc::kill(-pid, libc::SIGKILL) };
     if rc != 0 {
         tracing::debug!(
             error = %std::io::Error::last_os_error(),
-            "killing a timed-out tool's process group"
+            "killing a tool's process group"
         );
     }
 }
 
 #[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {}
+fn kill_group(_pid: Pid) {}
 
 #[cfg(test)]
 mod tests {
@@ -601,6 +754,70 @@ mod tests {
             !alive
         });
         assert!(dead, "sleep {pid} survived the timeout");
+    }
+
+    /// A temp file for a script to write its background child's pid to.
+    fn pid_file(tag: &str) -> PathBuf {
+        let f = std::env::temp_dir().join(format!("hearth-exec-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&f);
+        f
+    }
+
+    /// Whether the process whose pid `file` holds is gone (or a zombie) within a second.
+    #[cfg(target_os = "linux")]
+    fn dies_soon(file: &std::path::Path) -> bool {
+        let pid = std::fs::read_to_string(file).unwrap().trim().to_string();
+        let _ = std::fs::remove_file(file);
+        let stat = format!("/proc/{pid}/stat");
+        (0..50).any(|_| {
+            let alive = std::fs::read_to_string(&stat)
+                .map(|s| !s.contains(") Z"))
+                .unwrap_or(false);
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_background_child_holding_stdout_does_not_hold_the_call() {
+        let pids = pid_file("background");
+        // the child inherits stdout and stderr and outlives the script
+        let mut s = sh("echo started; sleep 30 & echo $! > \"$0\"; exit 0");
+        s.argv.push(pids.to_string_lossy().into_owned());
+        s.timeout = Duration::from_secs(5);
+        let t = Instant::now();
+        let o = run("t", &s, &json!({})).await;
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!((o.status, o.text.as_str()), (ToolStatus::Ok, "started"));
+        assert!(dies_soon(&pids), "the background child survived the call");
+
+        // the script's own exit status is the result
+        let mut s = sh("echo bad room >&2; sleep 30 & echo $! > \"$0\"; exit 3");
+        s.argv.push(pids.to_string_lossy().into_owned());
+        s.timeout = Duration::from_secs(5);
+        let o = run("t", &s, &json!({})).await;
+        assert_eq!(o.text, "t: `sh` exited with status 3: bad room");
+        assert!(dies_soon(&pids), "the background child survived the call");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn dropping_the_call_kills_the_whole_process_group() {
+        let pids = pid_file("dropped");
+        let mut s = sh("sleep 30 & echo $! > \"$0\"; wait");
+        s.argv.push(pids.to_string_lossy().into_owned());
+        let args = json!({});
+        let call = run("t", &s, &args);
+        assert!(tokio::time::timeout(Duration::from_millis(500), call)
+            .await
+            .is_err());
+        assert!(
+            dies_soon(&pids),
+            "a dropped call's background child survived"
+        );
     }
 
     #[tokio::test]
