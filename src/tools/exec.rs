@@ -51,8 +51,9 @@ use super::{ExecOutput, ToolStatus};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
-/// `max_output_bytes` when a manifest does not give one.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16_384;
+/// `max_output_bytes` when a manifest does not give one: what the prompt can hold (see
+/// [`super::output::MAX_RESULT_BYTES`], the same bound on every other executor's results).
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = super::output::MAX_RESULT_BYTES;
 
 /// How to run one `exec` tool (the checked `[tool.exec]` table).
 #[derive(Debug, Clone, PartialEq)]
@@ -269,10 +270,7 @@ fn result(
     if out.truncated() {
         return ExecOutput {
             status: ToolStatus::Ok,
-            text: format!(
-                "{text}\n[output cut: {} bytes, only the first {cap} kept]",
-                out.total
-            ),
+            text: format!("{text}\n{}", super::output::cut_note(out.total, cap)),
         };
     }
     if text.is_empty() {
@@ -818,6 +816,19 @@ mod tests {
             dies_soon(&pids),
             "a dropped call's background child survived"
         );
+    }
+
+    #[tokio::test]
+    async fn the_default_output_cap_fits_the_prompt() {
+        let o = run("t", &sh("head -c 16000 /dev/zero | tr '\\0' x"), &json!({})).await;
+        assert_eq!(o.status, ToolStatus::Ok, "{}", o.text);
+        assert!(
+            o.text
+                .ends_with("\n[output cut: 16000 bytes, only the first 2048 kept]"),
+            "{}",
+            &o.text[o.text.len().saturating_sub(80)..]
+        );
+        assert!(o.text.len() < 2048 + 60);
     }
 
     #[tokio::test]

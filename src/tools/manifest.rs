@@ -18,7 +18,7 @@
 //! [tool.exec]                  # exactly one executor table per tool
 //! argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 //! timeout_ms = 5000            # default 10000
-//! max_output_bytes = 4096      # default 16384
+//! max_output_bytes = 4096      # default 2048: what the prompt can hold
 //! allow_leading_dash = []      # argv indexes whose value may begin with `-` (default none)
 //! pass_env = ["HEARTH_DEMO_STATE"]  # hearth's variables the program gets besides PATH, HOME,
 //!                                   # LANG, LANGUAGE, TZ and LC_* (default none)

@@ -32,7 +32,8 @@
 //! Result: without `state_topic`, `published to TOPIC` once the broker has the message
 //! (QoS 1: its PUBACK, QoS 2: its PUBCOMP, QoS 0: once written to the socket). With
 //! `state_topic`, hearth subscribes to it before publishing and the result is the first
-//! message that arrives on it after the publish (trimmed, at most 4096 bytes). Errors name
+//! message that arrives on it after the publish (trimmed, and cut at 2048 bytes with a note
+//! like every result: [`super::output::MAX_RESULT_BYTES`]). Errors name
 //! the tool, the broker and the problem.
 //!
 //! The broker connection ([`MqttBackend`]) is opened on first use and kept: one client, one
@@ -63,8 +64,6 @@ use crate::config::{broker_address, BrokerAddress, MqttSection};
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
-/// The most of a state message a result keeps.
-pub const MAX_STATE_BYTES: usize = 4096;
 /// Keep-alive when `[mqtt] keep_alive_s` is not set.
 pub const DEFAULT_KEEP_ALIVE_S: u64 = 30;
 /// Pause between two failed connection attempts.
@@ -597,21 +596,10 @@ fn default_client_id() -> String {
     }
 }
 
-/// A state message as the result: UTF-8 (lossy), trimmed, at most [`MAX_STATE_BYTES`].
+/// A state message as the result text: UTF-8 (lossy); the result caps it
+/// ([`ExecOutput::done`]).
 fn state_text(payload: &[u8]) -> String {
-    if payload.len() <= MAX_STATE_BYTES {
-        return String::from_utf8_lossy(payload).trim().to_string();
-    }
-    let kept = &payload[..MAX_STATE_BYTES];
-    let kept = match std::str::from_utf8(kept) {
-        Err(e) if e.error_len().is_none() => &kept[..e.valid_up_to()],
-        _ => kept,
-    };
-    format!(
-        "{}\n[state cut: {} bytes, only the first {MAX_STATE_BYTES} kept]",
-        String::from_utf8_lossy(kept).trim(),
-        payload.len()
-    )
+    String::from_utf8_lossy(payload).into_owned()
 }
 
 /// One publish of a call.
@@ -1130,16 +1118,19 @@ mod tests {
     }
 
     #[test]
-    fn state_text_is_trimmed_and_capped() {
-        assert_eq!(state_text(b"  ON\n"), "ON");
-        let big = vec![b'x'; MAX_STATE_BYTES + 10];
-        let t = state_text(&big);
+    fn a_state_is_capped_like_every_result() {
+        let o = ExecOutput::done(state_text(b"  ON\n"));
+        assert_eq!(o.text, "ON");
+        let big = vec![b'x'; super::super::output::MAX_RESULT_BYTES + 10];
+        let o = ExecOutput::done(state_text(&big));
         assert!(
-            t.ends_with(&format!(
-                "[state cut: {} bytes, only the first {MAX_STATE_BYTES} kept]",
-                MAX_STATE_BYTES + 10
+            o.text.ends_with(&format!(
+                "[output cut: {} bytes, only the first {} kept]",
+                big.len(),
+                super::super::output::MAX_RESULT_BYTES
             )),
-            "{t}"
+            "{}",
+            o.text
         );
     }
 

@@ -5,6 +5,36 @@ pub(crate) mod values;
 
 use serde::Serialize;
 
+/// The most of a result's text the model is given: what a D-Bus method, a tool provider or
+/// a device's state answered, or an error message (an `exec` program's output has its own
+/// cap, `max_output_bytes`, [`super::exec::DEFAULT_MAX_OUTPUT_BYTES`] by default).
+///
+/// A result goes into the next hop's prompt and stays in the history after it. hearth's
+/// context holds 4096 tokens by default (`[agent] n_ctx`), 128 of them kept for the answer,
+/// and the demo's tools alone are about 2 KiB of JSON. 2 KiB of text is some 500 to 700
+/// tokens of English or JSON (3 to 4 bytes a token), so a hop's results and a few turns of
+/// history still fit; 16 KiB (4000 tokens and more) did not fit at all, and the turn failed.
+pub const MAX_RESULT_BYTES: usize = 2048;
+
+/// The note a cut text ends with (on a line of its own): how long it was and how much of it
+/// is kept, so the model knows it did not see everything.
+pub(crate) fn cut_note(total: usize, kept: usize) -> String {
+    format!("[output cut: {total} bytes, only the first {kept} kept]")
+}
+
+/// `text` if it is at most `max` bytes long; else its first `max` bytes (a character cut
+/// there dropped whole), trimmed, then [`cut_note`] on a line of its own.
+pub(crate) fn capped(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n{}", text[..end].trim_end(), cut_note(text.len(), max))
+}
+
 /// How a call went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,17 +68,19 @@ pub struct ExecOutput {
 }
 
 impl ExecOutput {
-    /// An `error` outcome; `text` names the tool and the problem.
+    /// An `error` outcome; `text` names the tool and the problem (capped at
+    /// [`MAX_RESULT_BYTES`]).
     pub fn error(text: String) -> Self {
         ExecOutput {
             status: ToolStatus::Error,
-            text,
+            text: capped(text, MAX_RESULT_BYTES),
         }
     }
 
-    /// A finished call's output: `ok` with the trimmed text, `empty` when it is blank.
+    /// A finished call's output: `ok` with the trimmed text (capped at
+    /// [`MAX_RESULT_BYTES`]), `empty` when it is blank.
     pub fn done(text: impl Into<String>) -> Self {
-        let text = text.into().trim().to_string();
+        let text = capped(text.into().trim().to_string(), MAX_RESULT_BYTES);
         ExecOutput {
             status: if text.is_empty() {
                 ToolStatus::Empty
@@ -57,5 +89,38 @@ impl ExecOutput {
             },
             text,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_capped_with_a_note_the_model_reads() {
+        let long = "word ".repeat(1000);
+        let o = ExecOutput::done(long.clone());
+        assert_eq!(o.status, ToolStatus::Ok);
+        assert!(o.text.len() < MAX_RESULT_BYTES + 60, "{}", o.text.len());
+        assert!(
+            o.text.ends_with(&format!(
+                "\n[output cut: {} bytes, only the first {MAX_RESULT_BYTES} kept]",
+                long.trim().len()
+            )),
+            "{}",
+            &o.text[o.text.len() - 80..]
+        );
+        // an error message too: a service's own message can be as long as it likes
+        let o = ExecOutput::error(format!("t: {long}"));
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(o.text.len() < MAX_RESULT_BYTES + 60, "{}", o.text.len());
+        assert!(o.text.contains("[output cut:"), "{}", o.text);
+        // a character at the cut is dropped whole
+        let o = ExecOutput::done("é".repeat(MAX_RESULT_BYTES));
+        assert!(o.text.starts_with(&"é".repeat(MAX_RESULT_BYTES / 2)));
+        assert!(o.text.contains("\n[output cut:"), "{}", o.text);
+        // short ones are as they were
+        assert_eq!(ExecOutput::done("  on \n").text, "on");
+        assert_eq!(ExecOutput::error("t: no".into()).text, "t: no");
     }
 }

@@ -123,6 +123,18 @@ impl Thermostat {
         self.record(Seen::Poke(owned(&value)));
     }
 
+    /// → s, 20000 bytes
+    fn history(&self) -> String {
+        "21.5 °C at noon; ".repeat(1000)
+    }
+
+    /// → a D-Bus error with a long message
+    fn fail_loudly(&self) -> zbus::fdo::Result<String> {
+        Err(zbus::fdo::Error::Failed(
+            "the boiler is offline. ".repeat(1000),
+        ))
+    }
+
     /// → a D-Bus error
     fn fail(&self) -> zbus::fdo::Result<String> {
         Err(zbus::fdo::Error::Failed("the boiler is offline".into()))
@@ -505,6 +517,31 @@ async fn bus_errors_name_the_problem_and_the_fix() {
         &["dbus.method `{{ a }}` rendered to \"Not-A-Method\" is not a method name"],
     );
     assert!(home.seen().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_or_error_is_cut_with_a_note() {
+    let home = Home::start().await;
+    let out = home.run(&spec("History", "", "[]"), json!({})).await;
+    assert_eq!(out.status, ToolStatus::Ok, "{}", out.text);
+    assert!(
+        out.text.starts_with("21.5 °C at noon; 21.5"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.ends_with(&format!(
+            "\n[output cut: {} bytes, only the first 2048 kept]",
+            "21.5 °C at noon;".len() * 1000 + 999
+        )),
+        "{}",
+        out.text
+    );
+    let out = home.run(&spec("FailLoudly", "", "[]"), json!({})).await;
+    assert_eq!(out.status, ToolStatus::Error);
+    assert!(out.text.len() < 2048 + 60, "{}", out.text.len());
+    assert!(out.text.contains("the boiler is offline"), "{}", out.text);
+    assert!(out.text.contains("[output cut: "), "{}", out.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -298,11 +298,11 @@ async fn state_topic_gives_the_devices_answer() {
     assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
     assert!(
         o.result
-            .ends_with("[state cut: 5000 bytes, only the first 4096 kept]"),
+            .ends_with("\n[output cut: 5000 bytes, only the first 2048 kept]"),
         "{}",
         &o.result[o.result.len() - 80..]
     );
-    assert!(o.result.starts_with(&"x".repeat(4096)));
+    assert!(o.result.starts_with(&"x".repeat(2048)));
     device_task.abort();
 }
 
