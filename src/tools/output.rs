@@ -35,6 +35,43 @@ pub(crate) fn capped(text: String, max: usize) -> String {
     format!("{}\n{}", text[..end].trim_end(), cut_note(text.len(), max))
 }
 
+/// The most of a `say` confirmation spoken, in characters: some 20 seconds of speech (a
+/// voice speaks about 15 characters a second), where a confirmation needs one sentence. A
+/// `say` that reads `{{ result }}` can otherwise speak a whole result, for minutes.
+pub const MAX_SAY_CHARS: usize = 300;
+
+/// What a shortened confirmation ends with, so the listener knows there was more.
+pub const SHORTENED: &str = "I shortened that.";
+
+/// A rendered `say` as it is spoken: as it is when it has at most [`MAX_SAY_CHARS`]
+/// characters; else cut after the last sentence that ends within them (when that keeps at
+/// least half), or else at the last word break (`…`), and followed by [`SHORTENED`].
+pub(crate) fn spoken(text: &str) -> String {
+    let Some((end, _)) = text.char_indices().nth(MAX_SAY_CHARS) else {
+        return text.to_string();
+    };
+    tracing::info!(
+        chars = text.chars().count(),
+        kept = MAX_SAY_CHARS,
+        "a spoken confirmation was cut short"
+    );
+    let head = &text[..end];
+    let half = end / 2;
+    let sentence_end = head
+        .match_indices(['.', '!', '?'])
+        .map(|(i, mark)| i + mark.len())
+        .filter(|&i| i >= half && text[i..].starts_with(char::is_whitespace))
+        .last();
+    if let Some(i) = sentence_end {
+        return format!("{} {SHORTENED}", &head[..i]);
+    }
+    let word_end = head
+        .rfind(char::is_whitespace)
+        .filter(|&i| i >= half)
+        .unwrap_or(end);
+    format!("{}… {SHORTENED}", head[..word_end].trim_end())
+}
+
 /// How a call went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,6 +132,28 @@ impl ExecOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_confirmation_is_cut_at_a_sentence_and_says_so() {
+        let sentence = "The kitchen light is on and set to 40.5 percent. ";
+        let long = sentence.repeat(20);
+        let said = spoken(long.trim());
+        assert!(said.chars().count() <= MAX_SAY_CHARS + 30, "{said}");
+        assert!(said.ends_with(&format!("percent. {SHORTENED}")), "{said}");
+        assert!(said.starts_with(sentence), "{said}");
+        // no sentence end in reach: cut at a word, and say so
+        let words = "kitchen ".repeat(100);
+        let said = spoken(words.trim());
+        assert!(said.ends_with(&format!("kitchen… {SHORTENED}")), "{said}");
+        assert!(said.chars().count() <= MAX_SAY_CHARS + 30, "{said}");
+        // one long word: cut inside it
+        let said = spoken(&"x".repeat(1000));
+        assert_eq!(said, format!("{}… {SHORTENED}", "x".repeat(MAX_SAY_CHARS)));
+        // a short one is as it was
+        assert_eq!(spoken("It's 9:05 PM."), "It's 9:05 PM.");
+        let edge = "é".repeat(MAX_SAY_CHARS);
+        assert_eq!(spoken(&edge), edge);
+    }
 
     #[test]
     fn results_are_capped_with_a_note_the_model_reads() {

@@ -276,8 +276,9 @@ impl Registry {
     }
 
     /// The spoken confirmation of a call: the tool's `say` rendered with the arguments and
-    /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it).
-    /// None when the tool has none, or rendering fails (logged as a warning) or is blank.
+    /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it),
+    /// shortened past `output::MAX_SAY_CHARS` (and saying so). None when the tool has none,
+    /// or rendering fails (logged as a warning) or is blank.
     pub fn confirmation(&self, call: &ToolCall, result: &str) -> Option<String> {
         let say = self.get(call.name())?.say.as_deref()?;
         let mut vars = match call.arguments() {
@@ -289,7 +290,7 @@ impl Registry {
         match super::render(say, &serde_json::Value::Object(vars)) {
             Ok(text) => {
                 let text = text.trim();
-                (!text.is_empty()).then(|| text.to_string())
+                (!text.is_empty()).then(|| super::output::spoken(text))
             }
             Err(e) => {
                 tracing::warn!(tool = %call.name(), id = %call.id(), error = %e, "cannot render the spoken confirmation");

@@ -695,3 +695,28 @@ async fn the_query_tools_say_what_they_found() {
         Some(format!("The thermostat is set to {degrees} degrees."))
     );
 }
+
+#[tokio::test]
+async fn a_long_say_is_shortened_and_says_so() {
+    let tools = hearth::tools::parse_manifest(
+        r#"
+[[tool]]
+name = "read_news"
+description = "Read the news."
+say = "{{ result }}"
+[tool.exec]
+argv = ["sh", "-c", "i=0; while [ $i -lt 40 ]; do printf 'Headline %s is here. ' $i; i=$((i+1)); done"]
+"#,
+        Path::new("/etc/hearth/tools/news.toml"),
+    )
+    .unwrap();
+    let r = Registry::new(tools).unwrap();
+    let news = call("read_news", json!({}));
+    let o = r.call(&news).await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    assert!(o.result.len() > 600, "{}", o.result);
+    let said = r.confirmation(&news, &o.result).unwrap();
+    assert!(said.chars().count() < 340, "{said}");
+    assert!(said.starts_with("Headline 0 is here. Headline 1"), "{said}");
+    assert!(said.ends_with("is here. I shortened that."), "{said}");
+}
