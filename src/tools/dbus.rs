@@ -12,9 +12,10 @@
 //! timeout_ms = 5000             # default 5000
 //! ```
 //!
-//! `destination`, `path`, `interface` and `method` are checked as D-Bus names at load time;
-//! one that holds a template (`{{ … }}`) is rendered from the call's arguments and checked
-//! when the call runs. `args` holds one JSON template per top-level type of `signature`
+//! `destination`, `path`, `interface` and `method` are fixed text, checked as D-Bus names at
+//! load time: one that holds a template fails the load (a call's values never choose what
+//! is called; make one tool per method the model may call). `args` holds one JSON template
+//! per top-level type of `signature`
 //! (rendered like [`super::render_json`]: a lone `{{ x }}` keeps x's type), converted to
 //! that type:
 //!
@@ -30,7 +31,9 @@
 //!   array → `av`, object → `a{sv}`.
 //!
 //! A value that does not fit is an error naming the argument, the type and the value, and
-//! the call is not made. `h` (file descriptors) cannot be passed.
+//! the call is not made; so is a string (a dictionary key included) holding a NUL
+//! character, which D-Bus cannot carry (the bus would drop hearth's connection). `h` (file
+//! descriptors) cannot be passed.
 //!
 //! Result: a reply with no values is `empty`; one string is the result text; anything else
 //! is the values as JSON (one value as itself, several as an array). D-Bus errors name the
@@ -47,6 +50,7 @@ use zbus::names::{BusName, InterfaceName, MemberName};
 use zbus::{Array, Dict, ObjectPath, Signature, Structure, Variant};
 
 use super::backends::Backends;
+use super::output::values::{self, is_template, Place};
 use super::Check;
 use super::{ExecOutput, ToolsError};
 
@@ -106,13 +110,13 @@ impl std::fmt::Display for DbusBus {
 pub struct DbusSpec {
     /// The bus to call on.
     pub bus: DbusBus,
-    /// The service's bus name (may be a template).
+    /// The service's bus name.
     pub destination: String,
-    /// The object path (may be a template).
+    /// The object path.
     pub path: String,
-    /// The interface (may be a template).
+    /// The interface.
     pub interface: String,
-    /// The method (may be a template).
+    /// The method.
     pub method: String,
     /// The arguments' signature as written.
     pub signature: String,
@@ -122,11 +126,6 @@ pub struct DbusSpec {
     pub args: Vec<Value>,
     /// Time the service has to answer (connecting included).
     pub timeout: Duration,
-}
-
-/// True when `source` has template syntax (its value depends on the call).
-fn is_template(source: &str) -> bool {
-    source.contains("{{") || source.contains("{%")
 }
 
 /// True when some string of `v` (at any depth) has template syntax.
@@ -238,8 +237,12 @@ impl DbusTable {
             ("dbus.method", NameKind::Member, &self.method),
         ] {
             if is_template(value) {
-                c.template(field, value)?;
-            } else if let Some(problem) = name_problem(kind, value) {
+                return Err(c.invalid(
+                    field,
+                    format!("{value:?} is a template, but what a tool calls must be fixed in the manifest (a call's values must never choose the service, the object, the interface or the method): write the name itself, and make one tool per method the model may call"),
+                ));
+            }
+            if let Some(problem) = name_problem(kind, value) {
                 return Err(c.invalid(field, problem));
             }
         }
@@ -258,6 +261,9 @@ impl DbusTable {
         for (i, (arg, ty)) in self.args.iter().zip(&arg_types).enumerate() {
             let field = format!("dbus.args[{i}]");
             c.json_template(&field, arg)?;
+            if let Some((s, refusal)) = string_refusal(arg) {
+                return Err(c.invalid(field, format!("{} {refusal}", values::quoted(s))));
+            }
             if !has_template(arg) {
                 json_to_variant(ty, arg)
                     .map_err(|e| c.invalid(format!("{field}{}", e.at), e.to_string()))?;
@@ -646,37 +652,27 @@ pub fn error_text(e: &zbus::Error) -> String {
     }
 }
 
-/// Render a name field (when it is a template) and check it.
-fn render_name(field: &str, kind: NameKind, source: &str, args: &Value) -> Result<String, String> {
-    if !is_template(source) {
-        return Ok(source.to_string());
-    }
-    let name = super::render(source, args)
-        .map_err(|e| format!("cannot render {field} `{source}`: {e}"))?;
-    let name = name.trim().to_string();
-    match name_problem(kind, &name) {
-        Some(p) => Err(format!(
-            "{field} `{source}` rendered to {p}: fix the template in the tool's manifest"
-        )),
-        None => Ok(name),
+/// The first string of `v` (a value or a dictionary key, at any depth) that a D-Bus
+/// argument may not carry ([`values::check`] at [`Place::Text`]), with why.
+fn string_refusal(v: &Value) -> Option<(&str, values::Refusal)> {
+    let check = |s: &str| values::check(Place::Text, s).err();
+    match v {
+        Value::String(s) => check(s).map(|r| (s.as_str(), r)),
+        Value::Array(items) => items.iter().find_map(string_refusal),
+        Value::Object(m) => m.iter().find_map(|(k, item)| {
+            check(k)
+                .map(|r| (k.as_str(), r))
+                .or_else(|| string_refusal(item))
+        }),
+        _ => None,
     }
 }
 
-/// Run one call: render the names and arguments, convert the arguments to the signature's
-/// types, call the method on the bus under the timeout, and render the reply.
+/// Run one call: render the arguments, convert them to the signature's types, call the
+/// method on the bus under the timeout, and render the reply.
 pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> ExecOutput {
-    let names = (|| {
-        Ok::<_, String>((
-            render_name("dbus.destination", NameKind::Bus, &spec.destination, args)?,
-            render_name("dbus.path", NameKind::Path, &spec.path, args)?,
-            render_name("dbus.interface", NameKind::Interface, &spec.interface, args)?,
-            render_name("dbus.method", NameKind::Member, &spec.method, args)?,
-        ))
-    })();
-    let (destination, path, interface, method) = match names {
-        Ok(n) => n,
-        Err(e) => return ExecOutput::error(format!("{tool}: {e}")),
-    };
+    let (destination, path, interface, method) =
+        (&spec.destination, &spec.path, &spec.interface, &spec.method);
     let mut fields = Vec::with_capacity(spec.args.len());
     for (i, (template, ty)) in spec.args.iter().zip(&spec.arg_types).enumerate() {
         let value = match super::render_json(template, args) {
@@ -685,6 +681,12 @@ pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> Exe
                 return ExecOutput::error(format!("{tool}: cannot render dbus.args[{i}]: {e}"))
             }
         };
+        if let Some((s, refusal)) = string_refusal(&value) {
+            return ExecOutput::error(format!(
+                "{tool}: not called: dbus.args[{i}] got {}, which {refusal}",
+                values::quoted(s)
+            ));
+        }
         match json_to_variant(ty, &value) {
             Ok(v) => fields.push(v),
             Err(e) => return ExecOutput::error(format!("{tool}: dbus.args[{i}]{}: {e}", e.at)),

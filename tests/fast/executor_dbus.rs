@@ -507,16 +507,16 @@ async fn bus_errors_name_the_problem_and_the_fix() {
     assert_eq!(out.status, ToolStatus::Error, "{}", out.text);
     assert!(out.text.contains("/com/example/Nowhere"), "{}", out.text);
 
-    // templated names are rendered and checked at run time
-    let text = tool("{{ a }}", "", "[]", "");
-    let s = spec_of(&text);
-    let out = home.run(&s, json!({"a": "State"})).await;
-    assert_eq!(out.text, r#"["heat",21.5]"#);
+    // a string argument D-Bus cannot carry is refused before the call
+    let s = spec("SetTarget", "uds", r#"[1, 2.5, "{{ a }}"]"#);
     assert_error(
-        &home.run(&s, json!({"a": "Not-A-Method"})).await,
-        &["dbus.method `{{ a }}` rendered to \"Not-A-Method\" is not a method name"],
+        &home.run(&s, json!({"a": "heat\u{0}cool"})).await,
+        &["dbus.args[2]", "NUL"],
     );
     assert!(home.seen().is_empty());
+    // and the connection is still good
+    let out = home.run(&spec("State", "", "[]"), json!({})).await;
+    assert_eq!(out.text, r#"["heat",21.5]"#);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -678,6 +678,38 @@ fn manifest_mistakes_fail_the_load() {
     load_err(
         &swap("method = \"SetTarget\"", "method = \"Set-Target\""),
         &["dbus.method", "is not a method name"],
+    );
+    // what is called is never chosen by a call's values
+    for (field, from, to) in [
+        (
+            "dbus.destination",
+            format!("destination = \"{NAME}\""),
+            "destination = \"com.example.{{ a }}\"",
+        ),
+        (
+            "dbus.path",
+            format!("path = \"{PATH}\""),
+            "path = \"/com/example/{{ a }}\"",
+        ),
+        (
+            "dbus.interface",
+            format!("interface = \"{IFACE}\""),
+            "interface = \"{% if a %}com.example.Thermostat1{% endif %}\"",
+        ),
+        (
+            "dbus.method",
+            "method = \"SetTarget\"".to_string(),
+            "method = \"{{ a }}\"",
+        ),
+    ] {
+        load_err(
+            &swap(&from, to),
+            &[field, "is a template", "fixed", "one tool per method"],
+        );
+    }
+    load_err(
+        &swap("[1, 2.5, \"x\"]", "[1, 2.5, \"x\\u0000y\"]"),
+        &["dbus.args[2]", "NUL"],
     );
     load_err(
         &swap("signature = \"uds\"", "signature = \"uzs\""),

@@ -107,6 +107,8 @@ pub(crate) enum Place {
     /// element, `dash_ok` when the manifest lets this element begin with a value's `-`
     /// (`exec.allow_leading_dash`).
     Argv { first: bool, dash_ok: bool },
+    /// A string passed on as data (a D-Bus string argument): anything but NUL.
+    Text,
 }
 
 /// Why a value may not stand where it landed; each says what to change.
@@ -142,6 +144,7 @@ pub(crate) fn check(place: Place, value: &str) -> Result<(), Refusal> {
             }
             Ok(())
         }
+        Place::Text => Ok(()),
     }
 }
 
@@ -224,6 +227,14 @@ mod tests {
             assert_eq!(check(later, ok), Ok(()), "{ok}");
         }
         assert_eq!(check(later, "a\0b"), Err(Refusal::Nul));
+    }
+
+    #[test]
+    fn text_values() {
+        for ok in ["-rf", "../x", "a/+/#", "$SYS", ""] {
+            assert_eq!(check(Place::Text, ok), Ok(()), "{ok}");
+        }
+        assert_eq!(check(Place::Text, "a\0"), Err(Refusal::Nul));
     }
 
     #[test]
