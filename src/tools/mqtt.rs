@@ -27,7 +27,11 @@
 //!
 //! Every string of `topic`, `payload` and `state_topic` is a template over the call's
 //! arguments. A JSON payload keeps the type of a lone expression (`"{{ brightness }}"`
-//! sends a number). A topic that renders empty or with a wildcard is an error, never sent.
+//! sends a number). In a topic, each value (each `{{ … }}` output) must stay within one
+//! level: a value holding `/`, `+` or `#` or NUL, or beginning with `$` (the broker's own
+//! `$SYS/…` topics), is an error naming the value and the fix, and nothing is sent; so is
+//! a topic that renders empty. Write the levels in the manifest
+//! (`"zigbee2mqtt/{{ room }}/{{ device }}/set"`), never in a value.
 //!
 //! Result: without `state_topic`, `published to TOPIC` once the broker has the message
 //! (QoS 1: its PUBACK, QoS 2: its PUBCOMP, QoS 0: once written to the socket). With
@@ -57,6 +61,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 
 use super::backends::Backends;
+use super::output::values::{self, Place};
 use super::Check;
 use super::ToolStatus;
 use super::{ExecOutput, ToolsError};
@@ -228,6 +233,9 @@ impl MqttTable {
 /// and has no wildcard in its literal text.
 fn check_topic_template(c: &Check, field: &str, source: &str) -> Result<(), ToolsError> {
     c.template(field, source)?;
+    if let Some(problem) = values::literal_problem(source) {
+        return Err(c.invalid(field, problem));
+    }
     if source.trim().is_empty() {
         return Err(c.invalid(
             field,
@@ -287,6 +295,25 @@ fn check_topic(field: &str, topic: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Render the topic template `source` of `field`: every value in it must stay in its level
+/// ([`values::check`] at [`Place::Topic`]), and the topic must be one MQTT can carry
+/// ([`check_topic`]).
+fn render_topic(field: &str, source: &str, args: &Value) -> Result<String, String> {
+    let rendered = values::render_marked(source, args)
+        .map_err(|e| format!("cannot build {field} from `{source}`: {e}"))?;
+    for (_, value) in rendered.values() {
+        values::check(Place::Topic, value).map_err(|refusal| {
+            format!(
+                "not sent: {field} rendered to {:?}, where the value {} {refusal}",
+                rendered.text,
+                values::quoted(value)
+            )
+        })?;
+    }
+    check_topic(field, &rendered.text)?;
+    Ok(rendered.text)
 }
 
 /// The broker of `[mqtt]`, connected on first use and kept.
@@ -623,24 +650,18 @@ pub async fn run(tool: &str, spec: &MqttSpec, arguments: &Value, b: &Backends) -
         super::render(source, arguments)
             .map_err(|e| format!("{tool}: cannot build {field} from `{source}`: {e}"))
     };
-    let topic = match render("mqtt.topic", &spec.topic) {
+    let topic = match render_topic("mqtt.topic", &spec.topic, arguments) {
         Ok(t) => t,
-        Err(e) => return ExecOutput::error(e),
+        Err(e) => return ExecOutput::error(format!("{tool}: {e}")),
     };
-    if let Err(e) = check_topic("mqtt.topic", &topic) {
-        return ExecOutput::error(format!("{tool}: {e}"));
-    }
     let state_topic = match &spec.state_topic {
         None => None,
-        Some(source) => match render("mqtt.state_topic", source) {
+        Some(source) => match render_topic("mqtt.state_topic", source, arguments) {
             Ok(t) => Some(t),
-            Err(e) => return ExecOutput::error(e),
+            Err(e) => return ExecOutput::error(format!("{tool}: {e}")),
         },
     };
     if let Some(st) = &state_topic {
-        if let Err(e) = check_topic("mqtt.state_topic", st) {
-            return ExecOutput::error(format!("{tool}: {e}"));
-        }
         if *st == topic {
             return ExecOutput::error(format!(
                 "{tool}: mqtt.state_topic rendered to the topic it publishes to ({topic:?}): give the device's state topic in the manifest"
@@ -1101,6 +1122,58 @@ mod tests {
             .to_string();
         assert!(
             e.contains("mqtt.payload.a[0]") && e.contains("`nope`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_topic_value_stays_in_its_level() {
+        let t = "zigbee2mqtt/{{ room }} light/set";
+        let topic =
+            |room: &str| render_topic("mqtt.topic", t, &serde_json::json!({ "room": room }));
+        assert_eq!(
+            topic("living room").unwrap(),
+            "zigbee2mqtt/living room light/set"
+        );
+        for (room, fragment) in [
+            ("kitchen/../lock", "`/`"),
+            ("front door/set", "`/`"),
+            ("+", "wildcard"),
+            ("a#", "wildcard"),
+            ("$SYS", "`$`"),
+            ("a\0", "NUL"),
+        ] {
+            let e = topic(room).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "not sent: mqtt.topic rendered to {:?}",
+                    format!("zigbee2mqtt/{room} light/set")
+                )),
+                "{e}"
+            );
+            assert!(e.contains(fragment), "{fragment:?} not in {e}");
+        }
+        // a value that is the whole topic may not reach the broker's own topics either
+        let e = render_topic(
+            "mqtt.state_topic",
+            "{{ t }}",
+            &serde_json::json!({"t": "$SYS"}),
+        )
+        .unwrap_err();
+        assert!(e.contains("mqtt.state_topic") && e.contains("`$`"), "{e}");
+        // the manifest's own levels are its own
+        assert_eq!(
+            render_topic(
+                "mqtt.topic",
+                "cmnd/{{ plug }}/POWER",
+                &serde_json::json!({"plug": "kettle"})
+            )
+            .unwrap(),
+            "cmnd/kettle/POWER"
+        );
+        let e = render_topic("mqtt.topic", "{{ nope }}/x", &serde_json::json!({})).unwrap_err();
+        assert!(
+            e.starts_with("cannot build mqtt.topic from `{{ nope }}/x`"),
             "{e}"
         );
     }

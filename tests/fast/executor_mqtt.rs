@@ -710,7 +710,7 @@ fn manifest_load_errors_name_the_field_and_the_fix() {
 }
 
 #[tokio::test]
-async fn a_rendered_wildcard_topic_is_never_sent() {
+async fn a_topic_value_outside_its_level_is_never_sent() {
     let broker = Broker::start("wild");
     let r = registry(LIGHT, backends(&section(&broker.url())));
     let mut w = Watcher::start(broker.port, "#", None).await;
@@ -723,11 +723,19 @@ async fn a_rendered_wildcard_topic_is_never_sent() {
     assert_eq!(o.status, ToolStatus::Error);
     assert!(
         o.result
-            .starts_with("light: mqtt.topic rendered to \"zigbee2mqtt/+ light/set\"")
+            .starts_with("light: not sent: mqtt.topic rendered to \"zigbee2mqtt/+ light/set\", where the value \"+\"")
             && o.result.contains("wildcard"),
         "{}",
         o.result
     );
+    // another device's topic, or the broker's own
+    for (room, fragment) in [("front door/set", "`/`"), ("$SYS", "`$`")] {
+        let o = r
+            .call(&call("light", json!({"room": room, "on": true})))
+            .await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(o.result.contains(fragment), "{}", o.result);
+    }
     let raw = r#"
 [[tool]]
 name = "raw"
@@ -749,15 +757,17 @@ topic = "{{ t }}"
         "{}",
         o.result
     );
-    let o = r.call(&call("raw", json!({"t": "a/#"}))).await;
-    assert_eq!(o.status, ToolStatus::Error);
-    assert!(o.result.contains("wildcard"), "{}", o.result);
+    for (t, fragment) in [("a/#", "wildcard"), ("a/b", "`/`"), ("$SYS", "`$`")] {
+        let o = r.call(&call("raw", json!({ "t": t }))).await;
+        assert_eq!(o.status, ToolStatus::Error);
+        assert!(o.result.contains(fragment), "{}", o.result);
+    }
     w.quiet(Duration::from_millis(300)).await;
     // and a good one goes out, with an empty payload when the manifest has none
-    let o = r.call(&call("raw", json!({"t": "a/b"}))).await;
+    let o = r.call(&call("raw", json!({"t": "hall"}))).await;
     assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
     let p = w.next().await;
-    assert_eq!((p.topic.as_str(), p.payload.len()), ("a/b", 0));
+    assert_eq!((p.topic.as_str(), p.payload.len()), ("hall", 0));
 }
 
 fn examples_dir() -> PathBuf {

@@ -107,6 +107,8 @@ pub(crate) enum Place {
     /// element, `dash_ok` when the manifest lets this element begin with a value's `-`
     /// (`exec.allow_leading_dash`).
     Argv { first: bool, dash_ok: bool },
+    /// In an MQTT topic (`mqtt.topic`, `mqtt.state_topic`).
+    Topic,
     /// A string passed on as data (a D-Bus string argument): anything but NUL.
     Text,
 }
@@ -123,13 +125,25 @@ pub(crate) enum Refusal {
     /// A `..` path component.
     #[error("has a `..` path component, which could reach outside the directory the manifest means: narrow the parameter in the tool's schema (an enum or a pattern without `/`)")]
     ParentDir,
+    /// A topic level separator in a topic value.
+    #[error("has `/`, which would make it more than one level of the topic (another device's topic): narrow the parameter in the tool's schema (an enum), and write the levels in the manifest's topic")]
+    TopicLevel,
+    /// An MQTT wildcard in a topic value.
+    #[error("has `{0}`, an MQTT wildcard, which no published topic may hold: narrow the parameter in the tool's schema (an enum)")]
+    TopicWildcard(char),
+    /// A topic value that begins with `$`.
+    #[error("begins with `$`, which the broker keeps for its own topics ($SYS/…): narrow the parameter in the tool's schema (an enum)")]
+    TopicSystem,
 }
 
 /// Whether `value` may stand at `place`: the one rule for every executor's values.
 ///
 /// - everywhere: no NUL;
 /// - [`Place::Argv`]: no `..` path component (`..` alone, or between, before or after a
-///   `/`), and a value that begins the element does not begin with `-` unless `dash_ok`.
+///   `/`), and a value that begins the element does not begin with `-` unless `dash_ok`;
+/// - [`Place::Topic`]: no `/` (a value is at most one level), no `+` or `#` (wildcards),
+///   and no `$` first (the broker's own topics);
+/// - [`Place::Text`]: nothing more.
 pub(crate) fn check(place: Place, value: &str) -> Result<(), Refusal> {
     if value.contains('\0') {
         return Err(Refusal::Nul);
@@ -141,6 +155,18 @@ pub(crate) fn check(place: Place, value: &str) -> Result<(), Refusal> {
             }
             if first && !dash_ok && value.starts_with('-') {
                 return Err(Refusal::Option);
+            }
+            Ok(())
+        }
+        Place::Topic => {
+            if let Some(c) = value.chars().find(|c| matches!(c, '+' | '#')) {
+                return Err(Refusal::TopicWildcard(c));
+            }
+            if value.contains('/') {
+                return Err(Refusal::TopicLevel);
+            }
+            if value.starts_with('$') {
+                return Err(Refusal::TopicSystem);
             }
             Ok(())
         }
@@ -227,6 +253,18 @@ mod tests {
             assert_eq!(check(later, ok), Ok(()), "{ok}");
         }
         assert_eq!(check(later, "a\0b"), Err(Refusal::Nul));
+    }
+
+    #[test]
+    fn topic_values() {
+        for ok in ["kitchen", "living room", "a$", "", "-x", "..", "é"] {
+            assert_eq!(check(Place::Topic, ok), Ok(()), "{ok}");
+        }
+        assert_eq!(check(Place::Topic, "a/b"), Err(Refusal::TopicLevel));
+        assert_eq!(check(Place::Topic, "+"), Err(Refusal::TopicWildcard('+')));
+        assert_eq!(check(Place::Topic, "a/#"), Err(Refusal::TopicWildcard('#')));
+        assert_eq!(check(Place::Topic, "$SYS"), Err(Refusal::TopicSystem));
+        assert_eq!(check(Place::Topic, "x\0"), Err(Refusal::Nul));
     }
 
     #[test]
