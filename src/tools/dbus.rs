@@ -128,16 +128,6 @@ pub struct DbusSpec {
     pub timeout: Duration,
 }
 
-/// True when some string of `v` (at any depth) has template syntax.
-fn has_template(v: &Value) -> bool {
-    match v {
-        Value::String(s) => is_template(s),
-        Value::Array(items) => items.iter().any(has_template),
-        Value::Object(m) => m.values().any(has_template),
-        _ => false,
-    }
-}
-
 /// Which D-Bus name a manifest field holds.
 #[derive(Clone, Copy)]
 enum NameKind {
@@ -264,7 +254,7 @@ impl DbusTable {
             if let Some((s, refusal)) = string_refusal(arg) {
                 return Err(c.invalid(field, format!("{} {refusal}", values::quoted(s))));
             }
-            if !has_template(arg) {
+            if !values::json_has_template(arg) {
                 json_to_variant(ty, arg)
                     .map_err(|e| c.invalid(format!("{field}{}", e.at), e.to_string()))?;
             }

@@ -17,9 +17,21 @@
 //! A service call is `POST /api/services/DOMAIN/SERVICE` with `data` as the JSON body (`{}`
 //! without it); `data` is a JSON template, so `"{{ brightness }}"` sends a number. A state
 //! read is `GET /api/states/ENTITY_ID`. Both send `Authorization: Bearer TOKEN` and
-//! `Content-Type: application/json`. The rendered service must be `domain.service` and every
-//! entity id `domain.object_id` (lowercase letters, digits, `_`), else the call is an error
-//! naming the value and nothing is sent.
+//! `Content-Type: application/json`.
+//!
+//! What a call acts on is checked before anything is sent ([`values::check`] at
+//! [`Place::Ha`]); a value that does not fit is an error naming the field, the value and the
+//! fix, and nothing is sent:
+//! - the rendered service must be `domain.service`, and the state read's entity
+//!   `domain.object_id` (lowercase letters, digits, `_`);
+//! - the targets of service data, `entity_id`, `device_id`, `area_id`, `floor_id` and
+//!   `label_id`, at the top of `data` or in its `target` table, each hold an id or a list of
+//!   ids: entity ids `domain.object_id`, the others `[a-z0-9_]+`; never `all` or `none`,
+//!   which Home Assistant reads as every entity, or none. This holds for the manifest's own
+//!   ids too, when it loads;
+//! - only the manifest chooses which targets there are: `target` must be a table of those
+//!   keys (not a template, which could bring any), and `data` is a table whose keys are
+//!   never templates.
 //!
 //! Result of a service call: `light.turn_on done`, then one `entity: state` line per state
 //! Home Assistant reports changed. Result of a state read: the state with its unit and the
@@ -34,6 +46,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::backends::Backends;
+use super::output::values::{self, HaId, Place};
 use super::Check;
 use super::{ExecOutput, ToolsError};
 use crate::config::HomeAssistantSection;
@@ -116,13 +129,7 @@ impl HaTable {
                 c.template("homeassistant.service", &service)?;
                 check_id_template(c, "homeassistant.service", &service, "light.turn_on")?;
                 if let Some(data) = &self.data {
-                    if !data.is_object() {
-                        return Err(c.invalid(
-                            "homeassistant.data",
-                            "must be a table, e.g. data = { entity_id = \"light.kitchen\" }",
-                        ));
-                    }
-                    c.json_template("homeassistant.data", data)?;
+                    check_data(c, data)?;
                 }
                 HaAction::Service {
                     service,
@@ -154,14 +161,14 @@ fn check_id_template(
     source: &str,
     example: &str,
 ) -> Result<(), ToolsError> {
-    let literal = super::mqtt::literal_text(source);
+    let literal = values::literal_text(source);
     let templated = literal.len() != source.len();
     let bad = if templated {
         literal
             .chars()
             .any(|ch| !(ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_' || ch == '.'))
     } else {
-        !valid_id(source)
+        values::check(Place::Ha(HaId::Entity), source).is_err()
     };
     if bad {
         return Err(c.invalid(
@@ -172,14 +179,117 @@ fn check_id_template(
     Ok(())
 }
 
-/// `domain.name`: two non-empty parts of `[a-z0-9_]` around one dot.
-fn valid_id(s: &str) -> bool {
-    let part = |p: &str| {
-        !p.is_empty()
-            && p.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+/// The keys of service data that choose what a call acts on (at the top of `data` or in its
+/// `target` table), and the id each holds.
+const TARGET_KEYS: [(&str, HaId); 5] = [
+    ("entity_id", HaId::Entity),
+    ("device_id", HaId::Device),
+    ("area_id", HaId::Area),
+    ("floor_id", HaId::Floor),
+    ("label_id", HaId::Label),
+];
+
+/// The id a target key holds; None for any other key.
+fn target_id(key: &str) -> Option<HaId> {
+    TARGET_KEYS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, id)| *id)
+}
+
+/// Every target of service data (rendered or as written): its field, the id it holds and
+/// its value.
+fn targets(data: &Value) -> Vec<(String, HaId, &Value)> {
+    let Value::Object(top) = data else {
+        return Vec::new();
     };
-    matches!(s.split_once('.'), Some((d, n)) if part(d) && part(n))
+    let in_target = match top.get("target") {
+        Some(Value::Object(target)) => Some(("homeassistant.data.target", target)),
+        _ => None,
+    };
+    std::iter::once(("homeassistant.data", top))
+        .chain(in_target)
+        .flat_map(|(prefix, table)| {
+            table.iter().filter_map(move |(key, value)| {
+                target_id(key).map(|id| (format!("{prefix}.{key}"), id, value))
+            })
+        })
+        .collect()
+}
+
+/// A target value that cannot be sent: its field, the value as messages show it, and why.
+struct BadTarget {
+    field: String,
+    shown: String,
+    why: String,
+}
+
+/// Check one target's value, `id` or a list of them, each fit to be `kind`
+/// ([`values::check`] at [`Place::Ha`]).
+fn check_target(field: &str, kind: HaId, value: &Value) -> Result<(), BadTarget> {
+    let items: Vec<(String, &Value)> = match value {
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("{field}[{i}]"), v))
+            .collect(),
+        one => vec![(field.to_string(), one)],
+    };
+    for (field, item) in items {
+        let Some(id) = item.as_str() else {
+            return Err(BadTarget {
+                field,
+                shown: values::quoted(&item.to_string()),
+                why:
+                    "is not an id or a list of ids (strings): make the manifest's template give one"
+                        .into(),
+            });
+        };
+        values::check(Place::Ha(kind), id).map_err(|refusal| BadTarget {
+            field,
+            shown: values::quoted(id),
+            why: refusal.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Load-time check of `data`: a table of templates, whose `target` (if any) is a table of
+/// target keys, and whose targets written without a template are ids that fit.
+fn check_data(c: &Check, data: &Value) -> Result<(), ToolsError> {
+    let Value::Object(table) = data else {
+        return Err(c.invalid(
+            "homeassistant.data",
+            "must be a table, e.g. data = { entity_id = \"light.kitchen\" }",
+        ));
+    };
+    c.json_template("homeassistant.data", data)?;
+    let keys = TARGET_KEYS.map(|(k, _)| k).join(", ");
+    match table.get("target") {
+        None => {}
+        Some(Value::Object(target)) => {
+            if let Some(key) = target.keys().find(|k| target_id(k).is_none()) {
+                return Err(c.invalid(
+                    format!("homeassistant.data.target.{key}"),
+                    format!("is not a target: a target table holds {keys}"),
+                ));
+            }
+        }
+        Some(_) => {
+            return Err(c.invalid(
+                "homeassistant.data.target",
+                format!("must be a table of {keys}, e.g. target = {{ area_id = \"kitchen\" }} (a template could target anything)"),
+            ))
+        }
+    }
+    for (field, kind, value) in targets(data) {
+        if values::json_has_template(value) {
+            continue;
+        }
+        check_target(&field, kind, value)
+            .map_err(|bad| c.invalid(bad.field, format!("{} {}", bad.shown, bad.why)))?;
+    }
+    Ok(())
 }
 
 /// Home Assistant of `[homeassistant]`.
@@ -383,15 +493,6 @@ fn ha_message(body: &str) -> String {
         .unwrap_or_else(|| snippet(body))
 }
 
-/// Every `entity_id` of rendered service data (a string or a list of strings).
-fn entity_ids(data: &Value) -> Vec<&Value> {
-    match data.get("entity_id") {
-        Some(Value::Array(items)) => items.iter().collect(),
-        Some(v) => vec![v],
-        None => Vec::new(),
-    }
-}
-
 /// Run one call: render, check the ids, send, summarise.
 pub async fn run(tool: &str, spec: &HaSpec, arguments: &Value, b: &Backends) -> ExecOutput {
     let Some(ha) = &b.homeassistant else {
@@ -410,11 +511,14 @@ pub async fn run(tool: &str, spec: &HaSpec, arguments: &Value, b: &Backends) -> 
                 Ok(s) => s,
                 Err(e) => return ExecOutput::error(e),
             };
-            let Some((domain, name)) = service.split_once('.').filter(|_| valid_id(&service))
-            else {
+            if let Err(refusal) = values::check(Place::Ha(HaId::Service), &service) {
                 return ExecOutput::error(format!(
-                    "{tool}: homeassistant.service rendered to {service:?}, which is not domain.service (lowercase letters, digits and `_`, e.g. \"light.turn_on\"): check the manifest's template and the values it reads"
+                    "{tool}: not called: homeassistant.service rendered to {}, which {refusal}",
+                    values::quoted(&service)
                 ));
+            }
+            let Some((domain, name)) = service.split_once('.') else {
+                return ExecOutput::error(format!("{tool}: homeassistant.service has no dot"));
             };
             let body = match data {
                 None => Value::Object(Default::default()),
@@ -427,13 +531,11 @@ pub async fn run(tool: &str, spec: &HaSpec, arguments: &Value, b: &Backends) -> 
                     }
                 },
             };
-            for id in entity_ids(&body) {
-                let ok = id
-                    .as_str()
-                    .is_some_and(|s| valid_id(s) || s == "all" || s == "none");
-                if !ok {
+            for (field, kind, value) in targets(&body) {
+                if let Err(bad) = check_target(&field, kind, value) {
                     return ExecOutput::error(format!(
-                        "{tool}: homeassistant.data.entity_id rendered to {id}, which is not an entity id (domain.object_id, lowercase letters, digits and `_`, e.g. \"light.kitchen\"): check the manifest's template and the values it reads"
+                        "{tool}: not called: {} rendered to {}, which {}",
+                        bad.field, bad.shown, bad.why
                     ));
                 }
             }
@@ -470,9 +572,10 @@ pub async fn run(tool: &str, spec: &HaSpec, arguments: &Value, b: &Backends) -> 
                 Ok(s) => s,
                 Err(e) => return ExecOutput::error(e),
             };
-            if !valid_id(&entity_id) {
+            if let Err(refusal) = values::check(Place::Ha(HaId::Entity), &entity_id) {
                 return ExecOutput::error(format!(
-                    "{tool}: homeassistant.state rendered to {entity_id:?}, which is not an entity id (domain.object_id, lowercase letters, digits and `_`, e.g. \"sensor.kitchen_temperature\"): check the manifest's template and the values it reads"
+                    "{tool}: not read: homeassistant.state rendered to {}, which {refusal}",
+                    values::quoted(&entity_id)
                 ));
             }
             let url = format!("{}/api/states/{entity_id}", ha.url);
@@ -588,16 +691,36 @@ mod tests {
     }
 
     #[test]
-    fn ids() {
-        assert!(valid_id("light.turn_on"));
-        assert!(valid_id("sensor.kitchen_temperature_2"));
-        assert!(!valid_id("light"));
-        assert!(!valid_id("light."));
-        assert!(!valid_id(".on"));
-        assert!(!valid_id("Light.on"));
-        assert!(!valid_id("light.turn on"));
-        assert!(!valid_id("a.b.c"));
-        assert!(!valid_id("light./x"));
+    fn targets_are_found_at_the_top_and_in_target() {
+        let data = serde_json::json!({
+            "entity_id": "light.a", "brightness": 3,
+            "target": {"area_id": ["kitchen", "hall"], "device_id": "abc"},
+            "options": {"entity_id": "not.a_target"},
+        });
+        let found: Vec<(String, HaId)> = targets(&data)
+            .into_iter()
+            .map(|(f, id, _)| (f, id))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("homeassistant.data.entity_id".to_string(), HaId::Entity),
+                ("homeassistant.data.target.area_id".to_string(), HaId::Area),
+                (
+                    "homeassistant.data.target.device_id".to_string(),
+                    HaId::Device
+                ),
+            ]
+        );
+        let bad = check_target(
+            "homeassistant.data.target.area_id",
+            HaId::Area,
+            &serde_json::json!(["kitchen", "all"]),
+        )
+        .unwrap_err();
+        assert_eq!(bad.field, "homeassistant.data.target.area_id[1]");
+        assert_eq!(bad.shown, "\"all\"");
+        assert!(bad.why.contains("every entity"), "{}", bad.why);
     }
 
     #[test]

@@ -242,39 +242,13 @@ fn check_topic_template(c: &Check, field: &str, source: &str) -> Result<(), Tool
             "is empty: give the device's topic, e.g. \"zigbee2mqtt/kitchen light/set\"",
         ));
     }
-    if literal_text(source).contains(['+', '#']) {
+    if values::literal_text(source).contains(['+', '#']) {
         return Err(c.invalid(
             field,
             format!("{source:?} has an MQTT wildcard (`+` or `#`): a tool needs one exact topic, e.g. \"zigbee2mqtt/kitchen light/set\""),
         ));
     }
     Ok(())
-}
-
-/// The text of a template outside its `{{ … }}`, `{% … %}` and `{# … #}` blocks.
-pub(crate) fn literal_text(source: &str) -> String {
-    let mut out = String::with_capacity(source.len());
-    let mut rest = source;
-    loop {
-        let next = ["{{", "{%", "{#"]
-            .iter()
-            .filter_map(|open| rest.find(open).map(|i| (i, *open)))
-            .min_by_key(|(i, _)| *i);
-        let Some((i, open)) = next else {
-            out.push_str(rest);
-            return out;
-        };
-        out.push_str(&rest[..i]);
-        let close = match open {
-            "{{" => "}}",
-            "{%" => "%}",
-            _ => "#}",
-        };
-        match rest[i + 2..].find(close) {
-            Some(j) => rest = &rest[i + 2 + j + 2..],
-            None => return out,
-        }
-    }
 }
 
 /// A rendered topic that can be used: not empty, no wildcard, no NUL, not too long.
@@ -1070,16 +1044,6 @@ mod tests {
             tool: "t",
             properties: &props,
         })
-    }
-
-    #[test]
-    fn literal_text_skips_blocks() {
-        assert_eq!(literal_text("a/{{ room }}/b"), "a//b");
-        assert_eq!(
-            literal_text("{{ '#' }}x{% if on %}+{% endif %}{# # #}"),
-            "x+"
-        );
-        assert_eq!(literal_text("plain/#"), "plain/#");
     }
 
     #[test]

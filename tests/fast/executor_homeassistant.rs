@@ -439,7 +439,7 @@ async fn a_bad_rendered_id_is_an_error_and_nothing_is_sent() {
     assert_eq!(o.status, ToolStatus::Error);
     assert!(
         o.result
-            .starts_with("service: homeassistant.service rendered to \"light.turn on\", which is not domain.service"),
+            .starts_with("service: not called: homeassistant.service rendered to \"light.turn on\", which is not domain.service"),
         "{}",
         o.result
     );
@@ -464,6 +464,103 @@ async fn a_bad_rendered_id_is_an_error_and_nothing_is_sent() {
         o.result
     );
     assert!(ha.requests().is_empty(), "{:?}", ha.requests());
+}
+
+const TARGETS: &str = r#"
+[[tool]]
+name = "plug_on"
+description = "Switch one plug on."
+[tool.parameters]
+type = "object"
+required = ["plug"]
+[tool.parameters.properties.plug]
+[tool.homeassistant]
+service = "switch.turn_on"
+data = { entity_id = "{{ plug }}" }
+
+[[tool]]
+name = "room_lights"
+description = "Lights of one area on."
+[tool.parameters]
+type = "object"
+required = ["area"]
+[tool.parameters.properties.area]
+[tool.homeassistant]
+service = "light.turn_on"
+data = { target = { area_id = "{{ area }}" }, brightness_pct = 50 }
+"#;
+
+#[tokio::test]
+async fn a_call_never_targets_every_entity_or_an_id_of_the_wrong_shape() {
+    let ha = FakeHa::home_assistant();
+    let (b, _) = backends(&ha.url(), TOKEN);
+    let r = registry(TARGETS, b);
+    for (plug, fragment) in [
+        (
+            json!("all"),
+            "homeassistant.data.entity_id rendered to \"all\"",
+        ),
+        (
+            json!("none"),
+            "homeassistant.data.entity_id rendered to \"none\"",
+        ),
+        (
+            json!(["switch.kettle", "all"]),
+            "homeassistant.data.entity_id[1] rendered to \"all\"",
+        ),
+        (json!("switch.kettle, lock.front"), "not an entity id"),
+    ] {
+        let o = r.call(&call("plug_on", json!({ "plug": plug }))).await;
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+        assert!(
+            o.result.starts_with("plug_on: not called: "),
+            "{}",
+            o.result
+        );
+        assert!(
+            o.result.contains(fragment),
+            "{fragment:?} not in {}",
+            o.result
+        );
+    }
+    for (area, fragment) in [
+        (
+            json!("all"),
+            "homeassistant.data.target.area_id rendered to \"all\"",
+        ),
+        (json!("kitchen/../x"), "not an area id"),
+        (
+            json!({"entity_id": "switch.kettle"}),
+            "not an id or a list of ids",
+        ),
+        (json!(3), "not an id or a list of ids"),
+    ] {
+        let o = r.call(&call("room_lights", json!({ "area": area }))).await;
+        assert_eq!(o.status, ToolStatus::Error, "{}", o.result);
+        assert!(
+            o.result.contains(fragment),
+            "{fragment:?} not in {}",
+            o.result
+        );
+    }
+    assert!(ha.requests().is_empty(), "{:?}", ha.requests());
+    // what the manifest means still goes through
+    let o = r
+        .call(&call("plug_on", json!({"plug": "switch.kettle"})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    let o = r
+        .call(&call("room_lights", json!({"area": "kitchen"})))
+        .await;
+    assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+    let sent: Vec<Value> = ha.requests().iter().map(|q| q.json()).collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"entity_id": "switch.kettle"}),
+            json!({"target": {"area_id": "kitchen"}, "brightness_pct": 50})
+        ]
+    );
 }
 
 #[tokio::test]
@@ -583,6 +680,46 @@ fn manifest_load_errors() {
     assert!(e.contains("unknown field") && e.contains("url"), "{e}");
     let e = load_error("homeassistant", "state = \"sensor.x\"\ntimeout_ms = 0");
     assert!(e.contains("homeassistant.timeout_ms"), "{e}");
+    // what a service call targets: ids of the right shape, never every entity, and a
+    // target table whose keys the manifest writes
+    for (data, fragments) in [
+        (
+            "{ entity_id = \"all\" }",
+            &["homeassistant.data.entity_id", "\"all\"", "every entity"][..],
+        ),
+        (
+            "{ target = { entity_id = [\"light.a\", \"none\"] } }",
+            &["homeassistant.data.target.entity_id[1]", "\"none\""],
+        ),
+        (
+            "{ area_id = \"Living Room\" }",
+            &["homeassistant.data.area_id", "not an area id"],
+        ),
+        (
+            "{ area_id = 5 }",
+            &["homeassistant.data.area_id", "an id or a list of ids"],
+        ),
+        (
+            "{ target = \"{{ room }}\" }",
+            &["homeassistant.data.target", "must be a table"],
+        ),
+        (
+            "{ target = { entity = \"light.a\" } }",
+            &[
+                "homeassistant.data.target.entity",
+                "not a target",
+                "entity_id",
+            ],
+        ),
+    ] {
+        let e = load_error(
+            "homeassistant",
+            &format!("service = \"light.turn_on\"\ndata = {data}"),
+        );
+        for f in fragments {
+            assert!(e.contains(f), "{f:?} not in {e}");
+        }
+    }
 }
 
 #[tokio::test]

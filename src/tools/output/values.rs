@@ -111,6 +111,39 @@ pub(crate) enum Place {
     Topic,
     /// A string passed on as data (a D-Bus string argument): anything but NUL.
     Text,
+    /// A whole Home Assistant id: a service, or what a service call targets.
+    Ha(HaId),
+}
+
+/// Which Home Assistant id a value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HaId {
+    /// `domain.service` (`homeassistant.service`).
+    Service,
+    /// `domain.object_id` (`homeassistant.state`, `entity_id` in service data).
+    Entity,
+    /// `area_id`: `[a-z0-9_]+`.
+    Area,
+    /// `device_id`: `[a-z0-9_]+` (Home Assistant's are 32 hex digits).
+    Device,
+    /// `floor_id`: `[a-z0-9_]+`.
+    Floor,
+    /// `label_id`: `[a-z0-9_]+`.
+    Label,
+}
+
+impl HaId {
+    /// The id's shape, in words with an example.
+    fn shape(self) -> &'static str {
+        match self {
+            HaId::Service => "domain.service (lowercase letters, digits and `_`, e.g. \"light.turn_on\")",
+            HaId::Entity => "an entity id (domain.object_id, lowercase letters, digits and `_`, e.g. \"light.kitchen\")",
+            HaId::Area => "an area id (lowercase letters, digits and `_`, e.g. \"living_room\")",
+            HaId::Device => "a device id (lowercase letters and digits, as Home Assistant gives it)",
+            HaId::Floor => "a floor id (lowercase letters, digits and `_`, e.g. \"ground_floor\")",
+            HaId::Label => "a label id (lowercase letters, digits and `_`, e.g. \"night_lights\")",
+        }
+    }
 }
 
 /// Why a value may not stand where it landed; each says what to change.
@@ -131,6 +164,12 @@ pub(crate) enum Refusal {
     /// An MQTT wildcard in a topic value.
     #[error("has `{0}`, an MQTT wildcard, which no published topic may hold: narrow the parameter in the tool's schema (an enum)")]
     TopicWildcard(char),
+    /// A Home Assistant id of the wrong shape.
+    #[error("is not {}: check the manifest's template and the values it reads", .0.shape())]
+    HaShape(HaId),
+    /// `all` or `none`, which Home Assistant reads as every entity or none.
+    #[error("would target {every} instead of the ones meant (Home Assistant reads {word:?} so): name them in the manifest, or narrow the parameter in the tool's schema (an enum)", word = .0, every = if *.0 == "all" { "every entity" } else { "no entity" })]
+    HaEveryone(&'static str),
     /// A topic value that begins with `$`.
     #[error("begins with `$`, which the broker keeps for its own topics ($SYS/…): narrow the parameter in the tool's schema (an enum)")]
     TopicSystem,
@@ -143,7 +182,8 @@ pub(crate) enum Refusal {
 ///   `/`), and a value that begins the element does not begin with `-` unless `dash_ok`;
 /// - [`Place::Topic`]: no `/` (a value is at most one level), no `+` or `#` (wildcards),
 ///   and no `$` first (the broker's own topics);
-/// - [`Place::Text`]: nothing more.
+/// - [`Place::Text`]: nothing more;
+/// - [`Place::Ha`]: the whole id has its shape ([`HaId`]), and is never `all` or `none`.
 pub(crate) fn check(place: Place, value: &str) -> Result<(), Refusal> {
     if value.contains('\0') {
         return Err(Refusal::Nul);
@@ -171,6 +211,68 @@ pub(crate) fn check(place: Place, value: &str) -> Result<(), Refusal> {
             Ok(())
         }
         Place::Text => Ok(()),
+        Place::Ha(id) => {
+            if let Some(word) = ["all", "none"].into_iter().find(|w| *w == value) {
+                return Err(Refusal::HaEveryone(word));
+            }
+            let fits = match id {
+                HaId::Service | HaId::Entity => matches!(
+                    value.split_once('.'),
+                    Some((domain, name)) if ha_slug(domain) && ha_slug(name)
+                ),
+                HaId::Area | HaId::Device | HaId::Floor | HaId::Label => ha_slug(value),
+            };
+            if fits {
+                Ok(())
+            } else {
+                Err(Refusal::HaShape(id))
+            }
+        }
+    }
+}
+
+/// One part of a Home Assistant id: `[a-z0-9_]+`.
+fn ha_slug(part: &str) -> bool {
+    !part.is_empty()
+        && part
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The text of a template outside its `{{ … }}`, `{% … %}` and `{# … #}` blocks: what the
+/// manifest wrote, for load-time checks of a template's shape.
+pub(crate) fn literal_text(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    loop {
+        let next = ["{{", "{%", "{#"]
+            .iter()
+            .filter_map(|open| rest.find(open).map(|i| (i, *open)))
+            .min_by_key(|(i, _)| *i);
+        let Some((i, open)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..i]);
+        let close = match open {
+            "{{" => "}}",
+            "{%" => "%}",
+            _ => "#}",
+        };
+        match rest[i + 2..].find(close) {
+            Some(j) => rest = &rest[i + 2 + j + 2..],
+            None => return out,
+        }
+    }
+}
+
+/// True when some string of `v` (at any depth) has template syntax.
+pub(crate) fn json_has_template(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => is_template(s),
+        serde_json::Value::Array(items) => items.iter().any(json_has_template),
+        serde_json::Value::Object(m) => m.values().any(json_has_template),
+        _ => false,
     }
 }
 
@@ -265,6 +367,64 @@ mod tests {
         assert_eq!(check(Place::Topic, "a/#"), Err(Refusal::TopicWildcard('#')));
         assert_eq!(check(Place::Topic, "$SYS"), Err(Refusal::TopicSystem));
         assert_eq!(check(Place::Topic, "x\0"), Err(Refusal::Nul));
+    }
+
+    #[test]
+    fn home_assistant_ids() {
+        let ok = |id, v: &str| assert_eq!(check(Place::Ha(id), v), Ok(()), "{v}");
+        let bad =
+            |id, v: &str| assert_eq!(check(Place::Ha(id), v), Err(Refusal::HaShape(id)), "{v}");
+        ok(HaId::Service, "light.turn_on");
+        ok(HaId::Entity, "sensor.kitchen_temperature_2");
+        for v in [
+            "light",
+            "light.",
+            ".on",
+            "Light.on",
+            "light.turn on",
+            "a.b.c",
+            "light./x",
+            "",
+        ] {
+            bad(HaId::Service, v);
+            bad(HaId::Entity, v);
+        }
+        ok(HaId::Area, "living_room");
+        ok(HaId::Device, "8f14e45fceea167a5a36dedd4bea2543");
+        for v in ["Living Room", "a.b", "a/../b", "kitchen,hall", ""] {
+            bad(HaId::Area, v);
+            bad(HaId::Device, v);
+            bad(HaId::Floor, v);
+            bad(HaId::Label, v);
+        }
+        for id in [
+            HaId::Entity,
+            HaId::Area,
+            HaId::Device,
+            HaId::Floor,
+            HaId::Label,
+        ] {
+            assert_eq!(check(Place::Ha(id), "all"), Err(Refusal::HaEveryone("all")));
+            assert_eq!(
+                check(Place::Ha(id), "none"),
+                Err(Refusal::HaEveryone("none"))
+            );
+        }
+        assert!(Refusal::HaEveryone("all")
+            .to_string()
+            .contains("every entity"));
+    }
+
+    #[test]
+    fn literal_text_skips_blocks() {
+        assert_eq!(literal_text("a/{{ room }}/b"), "a//b");
+        assert_eq!(
+            literal_text("{{ '#' }}x{% if on %}+{% endif %}{# # #}"),
+            "x+"
+        );
+        assert_eq!(literal_text("plain/#"), "plain/#");
+        assert!(json_has_template(&json!({"a": [1, "{{ x }}"]})));
+        assert!(!json_has_template(&json!({"a": [1, "x"]})));
     }
 
     #[test]
