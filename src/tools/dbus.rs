@@ -728,7 +728,7 @@ pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> Exe
             }
             return ExecOutput::error(format!(
                 "{tool}: {}",
-                explain(&e, connecting, bus, &destination, &path, &call_name)
+                explain(&e, connecting, bus, destination, path, &call_name)
             ));
         }
         Ok(Ok(reply)) => reply,

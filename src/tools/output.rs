@@ -58,10 +58,9 @@ pub(crate) fn spoken(text: &str) -> String {
     let head = &text[..end];
     let half = end / 2;
     let sentence_end = head
-        .match_indices(['.', '!', '?'])
+        .rmatch_indices(['.', '!', '?'])
         .map(|(i, mark)| i + mark.len())
-        .filter(|&i| i >= half && text[i..].starts_with(char::is_whitespace))
-        .last();
+        .find(|&i| i >= half && text[i..].starts_with(char::is_whitespace));
     if let Some(i) = sentence_end {
         return format!("{} {SHORTENED}", &head[..i]);
     }
