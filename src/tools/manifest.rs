@@ -17,6 +17,7 @@
 //! type = "boolean"
 //! [tool.exec]                  # exactly one executor table per tool
 //! argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
+//!                              # argv[0]: fixed, never a template; ./x is this file's directory
 //! timeout_ms = 5000            # default 10000
 //! max_output_bytes = 4096      # default 2048: what the prompt can hold
 //! allow_leading_dash = []      # argv indexes whose value may begin with `-` (default none)
@@ -41,9 +42,11 @@
 //!
 //! Everything is checked at load time, and the first problem fails the load with the file,
 //! the tool and the fix: TOML syntax and unknown keys, names (unique across files and the
-//! built-ins), the executor (exactly one, its keys checked by its module), the schema (an object schema that compiles), and every template
-//! (it compiles, and each variable it uses is a declared parameter, or `manifest_dir` in
-//! argv). No file is skipped: a directory load fails on the first bad `*.toml` file.
+//! built-ins), the executor (exactly one, its keys checked by its module: no template where
+//! what is called is named, `exec.argv[0]` and the D-Bus names), the schema (an object
+//! schema that compiles), and every template (it compiles, and each variable it uses is a
+//! declared parameter, or `manifest_dir` in argv). No file is skipped: a directory load
+//! fails on the first bad `*.toml` file.
 //! Hidden files (`.name.toml`) and files not ending in `.toml` are not manifests.
 
 use std::collections::HashMap;
