@@ -118,7 +118,9 @@ async fn read_into<R: AsyncRead + Unpin>(
     }
 }
 
-/// Render the argv templates against the arguments plus `manifest_dir`.
+/// The argv of a call: the program as written (never rendered), then every later element
+/// rendered against the arguments plus `manifest_dir`, each value in it checked where it
+/// landed. An error names the element, the value and the fix.
 pub fn render_argv(tool: &str, spec: &ExecSpec, arguments: &Value) -> Result<Vec<String>, String> {
     let Value::Object(args) = arguments else {
         return Err(format!(

@@ -19,8 +19,8 @@
 //! read is `GET /api/states/ENTITY_ID`. Both send `Authorization: Bearer TOKEN` and
 //! `Content-Type: application/json`.
 //!
-//! What a call acts on is checked before anything is sent ([`values::check`] at
-//! [`Place::Ha`]); a value that does not fit is an error naming the field, the value and the
+//! What a call acts on is checked before anything is sent (`values::check` at
+//! `Place::Ha`); a value that does not fit is an error naming the field, the value and the
 //! fix, and nothing is sent:
 //! - the rendered service must be `domain.service`, and the state read's entity
 //!   `domain.object_id` (lowercase letters, digits, `_`);

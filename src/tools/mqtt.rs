@@ -37,7 +37,7 @@
 //! (QoS 1: its PUBACK, QoS 2: its PUBCOMP, QoS 0: once written to the socket). With
 //! `state_topic`, hearth subscribes to it before publishing and the result is the first
 //! message that arrives on it after the publish (trimmed, and cut at 2048 bytes with a note
-//! like every result: [`super::output::MAX_RESULT_BYTES`]). Errors name
+//! like every result: `output::MAX_RESULT_BYTES`). Errors name
 //! the tool, the broker and the problem.
 //!
 //! The broker connection ([`MqttBackend`]) is opened on first use and kept: one client, one

@@ -105,7 +105,7 @@ pub struct ExecOutput {
 
 impl ExecOutput {
     /// An `error` outcome; `text` names the tool and the problem (capped at
-    /// [`MAX_RESULT_BYTES`]).
+    /// `MAX_RESULT_BYTES`).
     pub fn error(text: String) -> Self {
         ExecOutput {
             status: ToolStatus::Error,
@@ -114,7 +114,7 @@ impl ExecOutput {
     }
 
     /// A finished call's output: `ok` with the trimmed text (capped at
-    /// [`MAX_RESULT_BYTES`]), `empty` when it is blank.
+    /// `MAX_RESULT_BYTES`), `empty` when it is blank.
     pub fn done(text: impl Into<String>) -> Self {
         let text = capped(text.into().trim().to_string(), MAX_RESULT_BYTES);
         ExecOutput {
