@@ -327,7 +327,6 @@ impl Registry {
                 format!("{name}: not run, the call was not validated"),
             ),
         };
-        let result = cap_result(result);
         let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
         match status {
             ToolStatus::Error => {
@@ -401,29 +400,6 @@ fn failed(call: &ToolCall, result: String) -> ToolOutcome {
         result,
         elapsed_ms: 0.0,
     }
-}
-
-/// Characters of a tool's result the model is shown (and a `say` template gets): about 400
-/// tokens, a tenth of the default context. Whatever the executor (a program's output, a
-/// provider's or a D-Bus method's answer), a longer result is cut at a word and says so: a
-/// result that filled the context would fail the turn.
-pub const RESULT_MAX_CHARS: usize = 1500;
-
-/// `result` within [`RESULT_MAX_CHARS`]: cut at the last space before the limit, with how
-/// much was left out.
-fn cap_result(result: String) -> String {
-    let total = result.chars().count();
-    if total <= RESULT_MAX_CHARS {
-        return result;
-    }
-    let end = result
-        .char_indices()
-        .nth(RESULT_MAX_CHARS)
-        .map_or(result.len(), |(i, _)| i);
-    let kept = &result[..end];
-    let kept = kept.rfind(char::is_whitespace).map_or(kept, |i| &kept[..i]);
-    let dropped = total - kept.chars().count();
-    format!("{} … ({dropped} more characters cut)", kept.trim_end())
 }
 
 async fn run(tool: &Tool, arguments: &Value, backends: &Backends) -> (ToolStatus, String) {
@@ -516,53 +492,6 @@ mod tests {
             Some("The {{ room }} is done."),
         ));
         Registry::new(tools).unwrap()
-    }
-
-    /// A provider, a D-Bus method or a program (with a generous max_output_bytes) may answer
-    /// more than the context holds: the model gets at most RESULT_MAX_CHARS, cut at a word.
-    #[tokio::test]
-    async fn a_long_result_is_cut_to_what_the_model_can_read() {
-        let mut tools = Builtin::tools();
-        let mut tool = exec_tool(
-            "chatty",
-            &[
-                "sh",
-                "-c",
-                "yes 'the garden sprinkler ran' | head -c 50000; echo '{{ room }}'",
-            ],
-            None,
-        );
-        if let Executor::Exec(spec) = &mut tool.executor {
-            spec.max_output_bytes = 100_000;
-        }
-        tools.push(tool);
-        let registry = Registry::new(tools).unwrap();
-        let out = registry.call(&call("chatty", json!({"room": "x"}))).await;
-        assert_eq!(out.status, ToolStatus::Ok, "{}", out.result);
-        assert!(
-            out.result.chars().count() <= RESULT_MAX_CHARS + 40,
-            "{}",
-            out.result.len()
-        );
-        assert!(out.result.starts_with("the garden sprinkler ran"));
-        assert!(
-            out.result.ends_with("more characters cut)"),
-            "{}",
-            &out.result[1400..]
-        );
-        // cut between words, never inside one
-        let kept = out.result.split(" … (").next().unwrap();
-        assert!(
-            kept.ends_with("ran")
-                || kept.ends_with("the")
-                || kept.ends_with("garden")
-                || kept.ends_with("sprinkler"),
-            "{kept:?}"
-        );
-        // a short result is untouched
-        assert_eq!(cap_result("It is 7:30.".into()), "It is 7:30.");
-        let exact = "a".repeat(RESULT_MAX_CHARS);
-        assert_eq!(cap_result(exact.clone()), exact);
     }
 
     #[test]
