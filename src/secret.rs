@@ -5,26 +5,23 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Why a secret file is refused: its mode lets other users in. The text names the file, its
-/// mode and the commands that fix it.
+/// Why a secret file is refused: its mode lets other users in. The text (which the caller
+/// puts after the file's name) says the mode and the commands that fix it.
 pub fn check_private(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("{}: cannot read its permissions ({e})", path.display()))?;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read its permissions ({e})"))?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o007 != 0 {
         return Err(format!(
-            "{} has mode {mode:03o}: other users of this machine can {} it; make it readable \
-             by hearth alone: `sudo chown root:hearth {p} && sudo chmod 640 {p}` (or chmod 600 \
+            "has mode {mode:03o}: other users of this machine can {} it; make it readable by \
+             hearth alone: `sudo chown root:hearth {p} && sudo chmod 640 {p}` (or chmod 600 \
              when hearth's user owns it)",
-            path.display(),
             if mode & 0o002 != 0 { "change" } else { "read" },
             p = path.display()
         ));
     }
     if mode & 0o020 != 0 {
         return Err(format!(
-            "{} has mode {mode:03o}: its group can change it; `sudo chmod g-w {}`",
-            path.display(),
+            "has mode {mode:03o}: its group can change it; `sudo chmod g-w {}`",
             path.display()
         ));
     }
@@ -59,6 +56,6 @@ mod tests {
         let p = file_with_mode("group-writable", 0o660);
         assert!(check_private(&p).unwrap_err().contains("g-w"));
         let e = check_private(Path::new("/nonexistent/hearth-token")).unwrap_err();
-        assert!(e.contains("/nonexistent/hearth-token"), "{e}");
+        assert!(e.starts_with("cannot read its permissions"), "{e}");
     }
 }

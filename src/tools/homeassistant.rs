@@ -312,6 +312,30 @@ impl std::fmt::Debug for HaBackend {
     }
 }
 
+/// Whether `url` sends the token over plain `http://` to another machine, where it crosses
+/// the network in clear (a Home Assistant on this machine is fine).
+fn in_clear(url: &str) -> bool {
+    let Some(rest) = url.trim().strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    !(host == "localhost" || host == "::1" || host.starts_with("127."))
+}
+
+/// Said once, at start: see [`in_clear`].
+fn warn_if_in_clear(url: &str) {
+    if in_clear(url) {
+        tracing::warn!(
+            url,
+            "[homeassistant] url is plain http: the access token crosses the network in clear; use https:// (Home Assistant's own TLS, or a reverse proxy in front of it)"
+        );
+    }
+}
+
 impl HaBackend {
     /// From `[homeassistant]`: reads the token file (trimmed) and normalises the URL.
     pub fn new(section: &HomeAssistantSection) -> Result<Self, HaError> {
@@ -319,6 +343,7 @@ impl HaBackend {
         let fix = "create a long-lived access token in your Home Assistant profile (Security tab) and save it in this file, readable by hearth's user";
         let text = std::fs::read_to_string(&section.token_file)
             .map_err(|e| HaError::Token(file.clone(), format!("cannot read it ({e}): {fix}")))?;
+
         let token = text.trim().to_string();
         if token.is_empty() {
             return Err(HaError::Token(file, format!("is empty: {fix}")));
@@ -329,6 +354,9 @@ impl HaBackend {
                 format!("holds more than one word; it must hold only the token: {fix}"),
             ));
         }
+        crate::secret::check_private(&section.token_file)
+            .map_err(|problem| HaError::Token(file.clone(), problem))?;
+        warn_if_in_clear(&section.url);
         Ok(HaBackend {
             url: section.url.trim().trim_end_matches('/').to_string(),
             token_file: section.token_file.clone(),
@@ -786,6 +814,16 @@ mod tests {
     }
 
     #[test]
+    fn a_token_over_plain_http_to_another_machine_is_in_clear() {
+        assert!(in_clear("http://homeassistant.local:8123"));
+        assert!(in_clear("http://192.168.1.5:8123/"));
+        assert!(!in_clear("https://ha.lan:8123"));
+        assert!(!in_clear("http://localhost:8123"));
+        assert!(!in_clear("http://127.0.0.1:8123"));
+        assert!(!in_clear("http://[::1]:8123"));
+    }
+
+    #[test]
     fn token_file_errors_name_the_file() {
         let section = |p: &str| HomeAssistantSection {
             url: "http://ha.lan:8123/".into(),
@@ -804,6 +842,10 @@ mod tests {
         let e = HaBackend::new(&section(&p)).unwrap_err().to_string();
         assert!(e.contains(&p) && e.contains("is empty"), "{e}");
         std::fs::write(&file, " abc.def \n").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         let b = HaBackend::new(&section(&p)).unwrap();
         assert_eq!(b.url, "http://ha.lan:8123");
         assert_eq!(b.token, "abc.def");

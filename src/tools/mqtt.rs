@@ -91,6 +91,9 @@ pub enum MqttError {
         #[source]
         source: std::io::Error,
     },
+    /// `password_file` can be read or changed by users other than hearth.
+    #[error("[mqtt] password_file {}: {problem}", path.display())]
+    PasswordFileOpen { path: PathBuf, problem: String },
     /// `password_file` has no password on its first line.
     #[error("[mqtt] password_file {} is empty: put the broker password on its first line", path.display())]
     EmptyPassword { path: PathBuf },
@@ -334,6 +337,12 @@ impl MqttBackend {
                         path: path.clone(),
                         source,
                     })?;
+                crate::secret::check_private(path).map_err(|problem| {
+                    MqttError::PasswordFileOpen {
+                        path: path.clone(),
+                        problem,
+                    }
+                })?;
                 let line = text.lines().next().unwrap_or("").trim();
                 if line.is_empty() {
                     return Err(MqttError::EmptyPassword { path: path.clone() });
@@ -1198,6 +1207,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("pw");
         std::fs::write(&file, "  secret  \nignored\n").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         let b = MqttBackend::new(&section(Some(file.clone()), Some("u"))).unwrap();
         assert_eq!(b.password.as_deref(), Some("secret"));
         assert!(!format!("{b:?}").contains("secret"));

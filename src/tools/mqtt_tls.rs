@@ -56,6 +56,11 @@ pub fn client_config(
         None => builder.with_no_client_auth(),
         Some((cert, key)) => {
             let chain = certificates(cert, "client_cert_file")?;
+            crate::secret::check_private(key).map_err(|problem| MqttError::TlsFile {
+                key: "client_key_file",
+                path: key.clone(),
+                problem,
+            })?;
             let private = PrivateKeyDer::from_pem_file(key).map_err(|e| MqttError::TlsFile {
                 key: "client_key_file",
                 path: key.clone(),

@@ -20,3 +20,11 @@ pub fn words(s: &str) -> String {
         .filter(|c| c.is_alphanumeric() || c.is_whitespace())
         .collect()
 }
+
+/// Write a secret (a token, a password) as hearth wants it: readable by its owner alone.
+pub fn write_secret(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("writing a secret file");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod 600 on a secret file");
+}

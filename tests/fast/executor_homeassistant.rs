@@ -3,6 +3,7 @@
 //! JSON body; errors for a rejected token, unknown services and entities, a bad request,
 //! a closed port and a server that never answers; manifest errors; the examples.
 
+use crate::common::fixtures::write_secret;
 use crate::common::manifest::*;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -222,7 +223,7 @@ fn serve(
 /// Backends with Home Assistant at `url` and a token file holding `token`.
 fn backends(url: &str, token: &str) -> (Arc<Backends>, PathBuf) {
     let token_file = scratch_dir("ha-token").join("ha-token");
-    std::fs::write(&token_file, format!("  {token}\n")).unwrap();
+    write_secret(&token_file, &format!("  {token}\n"));
     let ha = HaBackend::new(&HomeAssistantSection {
         url: format!("{url}/"),
         token_file: token_file.clone(),
@@ -773,4 +774,28 @@ async fn the_home_assistant_examples_send_what_home_assistant_expects() {
     assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
     assert_eq!(o.result, "21.5 °C (Kitchen temperature)");
     assert_eq!(ha.requests().len(), 4);
+}
+
+/// A token file other users of the machine can read is refused at start, with the fix.
+#[test]
+fn a_token_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let token_file = scratch_dir("ha-open-token").join("ha-token");
+    std::fs::write(&token_file, "abc\n").unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let section = HomeAssistantSection {
+        url: "https://ha.lan:8123".into(),
+        token_file: token_file.clone(),
+    };
+    let e = HaBackend::new(&section).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "[homeassistant] token_file {}: has mode 644",
+            token_file.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("chmod 640"), "{e}");
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(HaBackend::new(&section).is_ok());
 }

@@ -5,6 +5,7 @@
 
 use crate::common::services::*;
 
+use crate::common::fixtures::write_secret;
 use crate::common::manifest::*;
 
 use std::path::{Path, PathBuf};
@@ -395,9 +396,9 @@ async fn authentication_failure_and_success() {
         ),
     );
     let good = dir.join("good");
-    std::fs::write(&good, "s3cret\n").unwrap();
+    write_secret(&good, "s3cret\n");
     let bad = dir.join("bad");
-    std::fs::write(&bad, "wrong\n").unwrap();
+    write_secret(&bad, "wrong\n");
     let with = |user: Option<&str>, file: Option<&PathBuf>| MqttSection {
         username: user.map(str::to_string),
         password_file: file.cloned(),
@@ -496,7 +497,12 @@ impl Pki {
             ("stranger.pem", stranger.pem()),
             ("stranger.key", stranger_key.serialize_pem()),
         ] {
-            std::fs::write(dir.join(name), pem).unwrap();
+            // hearth's own keys are its secrets; the broker's is read by mosquitto
+            if name.ends_with(".key") && name != "server.key" {
+                write_secret(&dir.join(name), &pem);
+            } else {
+                std::fs::write(dir.join(name), pem).unwrap();
+            }
         }
         Pki { dir }
     }
@@ -778,7 +784,7 @@ fn examples_dir() -> PathBuf {
 fn full_backends(mqtt_url: &str) -> Arc<Backends> {
     let dir = scratch_dir("mqtt-ha-token");
     let token_file = dir.join("token");
-    std::fs::write(&token_file, "test-token\n").unwrap();
+    write_secret(&token_file, "test-token\n");
     let ha = HaBackend::new(&HomeAssistantSection {
         url: format!("http://127.0.0.1:{}", free_port()),
         token_file,
@@ -983,5 +989,37 @@ async fn the_connection_comes_back_after_the_broker_restarts() {
     assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
     assert_eq!(o.result, "OFF");
     device_task.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A password file other users can read or change is refused at start, with the fix.
+#[test]
+fn a_password_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("hearth-mqtt-open-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("password");
+    std::fs::write(&file, "s3cret\n").unwrap();
+    let with = |mode: u32| {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        MqttBackend::new(&MqttSection {
+            username: Some("hearth".into()),
+            password_file: Some(file.clone()),
+            ..section("mqtt://127.0.0.1:1883")
+        })
+    };
+    let e = with(0o604).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "[mqtt] password_file {}: has mode 604",
+            file.display()
+        )),
+        "{e}"
+    );
+    assert!(with(0o666)
+        .unwrap_err()
+        .to_string()
+        .contains("can change it"));
+    assert!(with(0o600).is_ok());
     let _ = std::fs::remove_dir_all(&dir);
 }
