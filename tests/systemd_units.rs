@@ -1131,37 +1131,27 @@ fn helper_dbus_peer() {
                 // what hearth broadcasts: Heard (a face-owned signal) and PropertiesChanged
                 let speaker = conn.clone();
                 tokio::spawn(async move {
+                    let path = "/io/hearth/Agent";
+                    let changed: std::collections::HashMap<&str, zbus::Variant> =
+                        [("State", zbus::Variant::from("listening"))].into();
+                    let props = ("io.hearth.Agent1", changed, Vec::<&str>::new());
                     loop {
-                        for (interface, member) in [
-                            ("io.hearth.Agent1", "Heard"),
-                            ("org.freedesktop.DBus.Properties", "PropertiesChanged"),
-                        ] {
-                            let sent = if member == "Heard" {
-                                speaker
-                                    .emit_signal(
-                                        None::<&str>,
-                                        "/io/hearth/Agent",
-                                        interface,
-                                        member,
-                                        &("the room",),
-                                    )
-                                    .await
-                            } else {
-                                let changed: std::collections::HashMap<&str, zbus::Variant> =
-                                    [("State", zbus::Variant::from("listening"))].into();
-                                speaker
-                                    .emit_signal(
-                                        None::<&str>,
-                                        "/io/hearth/Agent",
-                                        interface,
-                                        member,
-                                        &("io.hearth.Agent1", changed, Vec::<&str>::new()),
-                                    )
-                                    .await
-                            };
-                            if sent.is_err() {
-                                return;
-                            }
+                        let heard = speaker.emit_signal(
+                            None::<&str>,
+                            path,
+                            "io.hearth.Agent1",
+                            "Heard",
+                            &("the room",),
+                        );
+                        let state = speaker.emit_signal(
+                            None::<&str>,
+                            path,
+                            "org.freedesktop.DBus.Properties",
+                            "PropertiesChanged",
+                            &props,
+                        );
+                        if heard.await.is_err() || state.await.is_err() {
+                            return;
                         }
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     }

@@ -729,31 +729,17 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn timeout_kills_the_whole_process_group() {
-        let pidfile =
-            std::env::temp_dir().join(format!("hearth-exec-group-{}", std::process::id()));
-        let _ = std::fs::remove_file(&pidfile);
+        let pidfile = pid_file("group");
         let mut s = sh("sleep 30 & echo $! > \"$0\"; wait");
         s.argv.push(pidfile.to_string_lossy().into_owned());
         s.timeout = Duration::from_millis(500);
         let o = run("t", &s, &json!({})).await;
         assert_eq!(o.status, ToolStatus::Error, "{}", o.text);
-        let pid = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .to_string();
-        let _ = std::fs::remove_file(&pidfile);
         // the grandchild is gone (or a zombie waiting for init) soon after
-        let stat = format!("/proc/{pid}/stat");
-        let dead = (0..50).any(|_| {
-            let alive = std::fs::read_to_string(&stat)
-                .map(|s| !s.contains(") Z"))
-                .unwrap_or(false);
-            if alive {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            !alive
-        });
-        assert!(dead, "sleep {pid} survived the timeout");
+        assert!(
+            dies_soon(&pidfile),
+            "the background sleep survived the timeout"
+        );
     }
 
     /// A temp file for a script to write its background child's pid to.
