@@ -546,6 +546,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn floats_read_back_to_the_value_written() {
+        // Each is written in its shortest form, which a parser that rounds approximately
+        // reads back one unit in the last place off (these three did without
+        // serde_json's `float_roundtrip`).
+        let floats: [f64; 3] = [
+            1.0715660391465826e-75,
+            -1.81996730402717e-179,
+            -1.603964615428183e143,
+        ];
+        for f in floats {
+            let event = Event::new("t").with_data(map(json!({ "x": f })));
+            let read = reader(&written(&event).await)
+                .read_event()
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                read.data["x"].as_f64().map(f64::to_bits),
+                Some(f.to_bits()),
+                "{f:e}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn data_in_the_header_and_in_a_block_merge_block_winning() {
         // Data only in the header (how early peers wrote it).
         let only_header = b"{\"type\":\"transcript\",\"data\":{\"text\":\"hi\"}}\n";
