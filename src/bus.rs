@@ -516,8 +516,9 @@ fn caller(header: &Header<'_>) -> String {
         .unwrap_or_else(|| "dbus".to_string())
 }
 
-/// Tool specs from `RegisterTool`'s JSON, checked like a manifest's tools.
-fn parse_specs(spec_json: &str) -> Result<Vec<ToolSpec>, String> {
+/// Tool specs from `RegisterTool`'s JSON, checked like a manifest's tools: what the face
+/// runs on every `spec_json` before the tools actor sees it (public for `fuzz/`).
+pub fn parse_specs(spec_json: &str) -> Result<Vec<ToolSpec>, String> {
     let value: Value = serde_json::from_str(spec_json).map_err(|e| {
         format!("RegisterTool: spec_json is not valid JSON ({e}): give {{\"name\":…,\"description\":…,\"parameters\":{{…JSON Schema…}}}}")
     })?;
