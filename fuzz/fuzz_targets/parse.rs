@@ -11,7 +11,10 @@ use libfuzzer_sys::fuzz_target;
 fn tools() -> &'static ToolSet {
     static T: OnceLock<ToolSet> = OnceLock::new();
     T.get_or_init(|| {
-        ToolSet::from_openai_json(include_str!("../../crates/hearth-toolcall/tests/corpus/tools.json")).expect("tools.json")
+        ToolSet::from_openai_json(include_str!(
+            "../../crates/hearth-toolcall/tests/corpus/tools.json"
+        ))
+        .expect("tools.json")
     })
 }
 
@@ -50,6 +53,12 @@ fuzz_target!(|data: &[u8]| {
     let (evs, out) = sp.finish();
     take(evs);
     assert_eq!(out, one);
-    assert_eq!(streamed, one.reply, "streamed reply differs for {text:?} split at {at}");
-    assert_eq!(calls, one.calls, "streamed calls differ for {text:?} split at {at}");
+    assert_eq!(
+        streamed, one.reply,
+        "streamed reply differs for {text:?} split at {at}"
+    );
+    assert_eq!(
+        calls, one.calls,
+        "streamed calls differ for {text:?} split at {at}"
+    );
 });
