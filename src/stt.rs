@@ -531,7 +531,7 @@ impl SttState {
                     self.close_tcp();
                     let stt_ms = started.elapsed().as_secs_f64() * 1e3;
                     tracing::info!(stt_ms, chars = text.chars().count(), attempt, "heard");
-                    tracing::info!(target: crate::logs::TRANSCRIPT, %text, "heard");
+                    tracing::info!(target: crate::logs::TRANSCRIPT, %text, "what was heard");
                     return Ok(Heard {
                         text,
                         endpointed_at: utterance.endpointed_at,

@@ -487,7 +487,7 @@ impl<'a> Conductor<'a> {
         if let Some(s) = self.speculation.take() {
             let _ = s.go.send(Some(false));
             tracing::info!("the speculative turn is dropped");
-            tracing::info!(target: TRANSCRIPT, request = %s.request, "the speculative turn is dropped");
+            tracing::info!(target: TRANSCRIPT, request = %s.request, "the request of the dropped speculative turn");
         }
     }
 
@@ -504,7 +504,7 @@ impl<'a> Conductor<'a> {
         let agent = self.agent.clone();
         let task = tokio::spawn(async move { agent::ask(&agent, ask).await });
         tracing::info!("a speculative turn starts at the pause");
-        tracing::info!(target: TRANSCRIPT, %request, "a speculative turn starts at the pause");
+        tracing::info!(target: TRANSCRIPT, %request, "the request of the speculative turn");
         self.speculation = Some(Speculation {
             listen_start,
             speech,
@@ -683,7 +683,8 @@ impl<'a> Conductor<'a> {
         if stop::is_stop(&text) {
             // nothing is being said or done between turns: "stop" never reaches the model,
             // and is reported as heard, with no reply
-            tracing::info!(target: TRANSCRIPT, heard = %text, "stop, with nothing to stop");
+            tracing::info!("stop, with nothing to stop");
+            tracing::info!(target: TRANSCRIPT, heard = %text, "the stop phrase heard");
             self.publish(Event::Heard { text: text.clone() });
             self.activity(self.between_turns());
             return Some(VoiceTurn {
@@ -709,7 +710,8 @@ impl<'a> Conductor<'a> {
         }
         self.publish(Event::Heard { text: text.clone() });
         self.activity(Activity::Thinking);
-        let voice_turn = tracing::info_span!("voice_turn", heard = %text);
+        let voice_turn = tracing::info_span!("voice_turn", chars = text.chars().count());
+        tracing::info!(target: TRANSCRIPT, heard = %text, "the request");
         let state = TurnState::new(clock, timings);
         let t = self
             .reply(text, started, state, span, shutdown)

@@ -331,7 +331,7 @@ impl Registry {
         match status {
             ToolStatus::Error => {
                 tracing::warn!(status = status.as_str(), elapsed_ms, "tool call failed");
-                tracing::warn!(target: crate::logs::TRANSCRIPT, %result, "tool call failed");
+                tracing::warn!(target: crate::logs::TRANSCRIPT, %result, "why the tool call failed");
             }
             _ => tracing::info!(
                 status = status.as_str(),

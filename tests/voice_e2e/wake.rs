@@ -137,6 +137,13 @@ fn a_stop_phrase_between_turns_is_answered_with_silence() {
         "{}",
         run.log
     );
+    // at info, the log says what happened, never what was said (that is the transcript
+    // target's, off unless asked for): neither hearth's lines nor hearth-stt's
+    assert!(
+        !run.log.to_lowercase().contains("never mind"),
+        "the words said are in the log:\n{}",
+        run.log
+    );
     assert_eq!(run.turns.len(), 1, "{:?}", run.turns);
     let t = &run.turns[0];
     assert!(t["turn"].is_null(), "the model was asked: {t}");

@@ -248,8 +248,18 @@ async fn shutdown_signal() -> &'static str {
 
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,whisper_rs=warn"));
+    // what was said is logged (target `transcript`) only when RUST_LOG names it: a journal
+    // at info carries no household's speech
+    let spec = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "info,whisper_rs=warn".into());
+    let spec = if spec.contains("transcript") {
+        spec
+    } else {
+        format!("{spec},transcript=off")
+    };
+    let filter = EnvFilter::new(spec);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())

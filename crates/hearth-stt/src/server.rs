@@ -451,9 +451,11 @@ impl Server {
             whisper_ms = t.elapsed.as_millis() as u64,
             retried = t.retried,
             collapsed = t.collapsed,
-            text = %t.text,
+            chars = t.text.chars().count(),
             "transcribed"
         );
+        // the words themselves only when asked for (see `init_logging`)
+        info!(target: "transcript", text = %t.text, "what was transcribed");
         Ok(vec![Transcript {
             text: t.text,
             language: Some(t.language),
