@@ -74,7 +74,8 @@ pub(super) async fn generate(
         }
         match guard.and_then(|g| g.check(s.as_str())) {
             Some(why) => {
-                tracing::warn!(sentence = %s.as_str(), why = why.label(), "sentence held back");
+                tracing::warn!(why = why.label(), "sentence held back");
+                tracing::warn!(target: crate::logs::TRANSCRIPT, sentence = %s.as_str(), "the sentence held back");
                 *held = Some(why);
             }
             None => *spoke |= tx.send(s).is_ok(),
