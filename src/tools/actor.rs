@@ -188,7 +188,6 @@ impl Actor for ToolsActor {
                 state
                     .registered
                     .get_or_insert_with(|| Gauge::new("tools.registered", limits.tools));
-                let registry = &state.registry;
                 let out = limits
                     .check(registry, &owner, &specs)
                     .and_then(|()| register(registry, &owner, specs));
