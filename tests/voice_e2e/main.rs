@@ -461,6 +461,35 @@ fn assert_kitchen_on(turn: &Value, state: &Path) {
     assert_eq!(light.trim(), "on");
 }
 
+/// What a device recorded (16 kHz) says the turn's reply: whisper hears "kitchen" and at
+/// least 60 % of the reply's words. Not every word: tiny.en hears Piper's "light is" through a
+/// PulseAudio monitor as "might as" now and then, and the test is about the sound reaching the
+/// device whole, not about whisper.
+fn assert_speaks_reply(turn: &Value, recorded: Vec<f32>) {
+    let reply = turn["turn"]["reply"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    let heard = transcribe_samples(recorded).to_lowercase();
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (reply_words, heard_words) = (words(&reply), words(&heard));
+    let found = reply_words
+        .iter()
+        .filter(|w| heard_words.contains(w))
+        .count();
+    assert!(
+        heard_words.iter().any(|w| w == "kitchen")
+            && !reply_words.is_empty()
+            && found * 10 >= reply_words.len() * 6,
+        "{heard:?} was heard of the reply {reply:?}"
+    );
+}
+
 /// Signed 16-bit little-endian samples.
 fn s16(bytes: &[u8]) -> Vec<f32> {
     bytes
@@ -544,11 +573,7 @@ pcm.spkfile {{ type file; slave.pcm "null"; file "{outfile}"; format "raw" }}
     let reply = audible(&s16(&out), 22050).to_vec();
     assert!(!reply.is_empty(), "the speaker got no sound");
     let reply16 = hearth::audio::resample::resample(&reply, 22050, 16000).unwrap();
-    let said = transcribe_samples(reply16).to_lowercase();
-    assert!(
-        said.contains("kitchen") && said.contains("light"),
-        "{said:?}"
-    );
+    assert_speaks_reply(&turn, reply16);
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
@@ -629,11 +654,7 @@ fn kitchen_through_pulseaudio_null_sinks() {
     let rec = std::fs::read(&recording).unwrap();
     let reply = audible(&s16(&rec), 16000).to_vec();
     assert!(!reply.is_empty(), "nothing was heard from the speaker");
-    let said = transcribe_samples(reply).to_lowercase();
-    assert!(
-        said.contains("kitchen") && said.contains("light"),
-        "{said:?}"
-    );
+    assert_speaks_reply(&turn, reply);
 }
 
 /// Barge-in through the whole pipeline on paced PulseAudio devices. The user asks for
