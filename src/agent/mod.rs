@@ -725,7 +725,7 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
     let template = ChatTemplate::new(&source, &info.bos_token, &info.eos_token)?;
     let caps = TemplateCaps::probe(&template);
     tracing::info!(?caps, "chat template probed");
-    let parser = args.cfg.preset.parser()?;
+    let parser = reply_parser(&args.cfg.preset, &template)?;
     Ok(Shared {
         parser,
         template,
@@ -743,6 +743,32 @@ async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
         turns: std::sync::atomic::AtomicUsize::new(0),
         warming: Mutex::new(warm::Warming::default()),
     })
+}
+
+/// The preset's parser, told what the chat template says about reasoning: when the turn the
+/// template opens for the model leaves a think block open (DeepSeek-R1's `<think>\n`), the
+/// output begins inside it, whatever the preset says, and that pair joins the preset's own.
+/// Then nothing before the close tag reaches the speech, not even while streaming.
+fn reply_parser(preset: &Preset, template: &ChatTemplate) -> Result<Parser, AgentError> {
+    let opened = template
+        .generation_prompt()
+        .and_then(|g| crate::toolcall::left_open(&g, &crate::toolcall::known_tags()).cloned());
+    let Some(pair) = opened else {
+        return Ok(preset.parser()?);
+    };
+    if preset.start_in_think != Some(true) {
+        tracing::info!(
+            preset = %preset.name,
+            close = %pair.close,
+            "the chat template opens a think block: each reply starts as reasoning until its close tag"
+        );
+    }
+    let mut preset = preset.clone();
+    if !preset.think.contains(&pair) {
+        preset.think.push(pair);
+    }
+    preset.start_in_think = Some(true);
+    Ok(preset.parser()?)
 }
 
 /// The tools as they are now, and their tool set (cached by fingerprint).

@@ -181,6 +181,16 @@ impl ChatTemplate {
         };
         tmpl.render(ctx).map_err(TemplateError::Render)
     }
+
+    /// What the template adds to open the model's turn after a user message: the rendering
+    /// with the generation prompt minus the one without. `None` when the template fails on
+    /// the probe or the one rendering is not the other plus a suffix.
+    pub fn generation_prompt(&self) -> Option<String> {
+        let msgs = [ChatMessage::user("probe")];
+        let with = self.render(&msgs, None, true).ok()?;
+        let without = self.render(&msgs, None, false).ok()?;
+        with.strip_prefix(without.as_str()).map(str::to_string)
+    }
 }
 
 /// What a template can express, learnt by rendering a probe conversation.

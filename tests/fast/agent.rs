@@ -501,6 +501,42 @@ async fn the_first_sentence_is_spoken_before_generation_ends() {
     );
 }
 
+/// A template that opens the reasoning for the model (DeepSeek-R1's distills end the
+/// generation prompt with `<think>\n`) under a preset that knows nothing of thinking: the
+/// output begins inside the block and only its close tag marks the end. Streamed a few
+/// characters at a time, no sentence of the reasoning is spoken, and the answer after the
+/// close tag is.
+#[tokio::test]
+async fn reasoning_the_template_opened_is_never_spoken_while_streaming() {
+    let opens = CHATML.replace(
+        "{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+        "{{- '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}",
+    );
+    assert_ne!(opens, CHATML, "the generation prompt was rewritten");
+    let out = "The user wants a joke. Secret plan: pick the lamp one.\n</think>\n\nWhy did the lamp go out? It was tired.";
+    let r = rig(&[out], "qwen2.5", &opens, |_, s| {
+        s.chunk_chars = 2;
+        s.chunk_delay = Duration::from_millis(1);
+    })
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut request = Ask::new("s", "tell me a joke");
+    request.speak = Some(tx);
+    let turn = hearth::agent::ask(&r.agent, request).await.unwrap();
+    let mut said = Vec::new();
+    while let Ok(s) = rx.try_recv() {
+        said.push(s.into_string());
+    }
+    assert_eq!(
+        said,
+        ["Why did the lamp go out?", "It was tired."],
+        "only the answer is spoken"
+    );
+    assert_eq!(turn.reply, "Why did the lamp go out? It was tired.");
+    let rec = r.recorded.lock().unwrap();
+    assert!(rec[0].prompt.ends_with("<|im_start|>assistant\n<think>\n"));
+}
+
 #[tokio::test]
 async fn a_confirmation_is_spoken_through_the_same_channel() {
     let r = rig(&[KITCHEN_CALL], "qwen2.5", CHATML, |_, _| {}).await;

@@ -23,5 +23,5 @@ pub use detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness}
 pub use parse::{ParseOutput, Parser, ParserError, Rejected, Telemetry, ToolCall};
 pub use registry::{register_detector, registry, DetectorRegistry, RegistryError};
 pub use stream::{StreamEvent, StreamParser};
-pub use think::{known_tags, ThinkTags};
+pub use think::{known_tags, left_open, ThinkTags};
 pub use validate::{ToolSet, ToolSpec, ToolsError, Verdict};

@@ -114,7 +114,9 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
 /// One thing a splitter cannot know in time: that the output began inside a block the
 /// prompt opened. When a stray closing tag arrives, what came before it is dropped and
 /// speech starts over after it, but sentences already emitted were emitted. The parser,
-/// told by the preset (`start_in_think`), holds such text back before it gets here.
+/// told `start_in_think` (by the preset, or by hearth's agent when the chat template's
+/// generation prompt leaves a block open: [`crate::left_open`]), holds such text back
+/// before it gets here.
 #[derive(Debug, Default)]
 pub struct SentenceSplitter {
     raw: String,

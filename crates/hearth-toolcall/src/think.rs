@@ -70,6 +70,19 @@ pub fn known_tags() -> Vec<ThinkTags> {
     v
 }
 
+/// The pair among `tags` whose block `text` leaves open: its open tag's last occurrence has
+/// no close tag after it. Given what a chat template adds for the model's turn, this says
+/// whether the output will begin inside reasoning. Close-only pairs (an empty open tag) are
+/// never found: nothing in the text marks them open.
+pub fn left_open<'a>(text: &str, tags: &'a [ThinkTags]) -> Option<&'a ThinkTags> {
+    tags.iter().find(|t| {
+        !t.open.is_empty()
+            && text
+                .rfind(t.open.as_str())
+                .is_some_and(|at| !text[at + t.open.len()..].contains(t.close.as_str()))
+    })
+}
+
 /// A think block found in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
@@ -220,6 +233,28 @@ impl ThinkMatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_that_ends_inside_a_block_leaves_it_open() {
+        let tags = known_tags();
+        let open = |s: &str| left_open(s, &tags).map(|t| t.close.clone());
+        assert_eq!(
+            open("<|im_start|>assistant\n<think>\n"),
+            Some("</think>".to_string())
+        );
+        assert_eq!(open("<|im_start|>assistant\n"), None);
+        // Qwen3 with thinking off renders an empty, closed block
+        assert_eq!(open("<|im_start|>assistant\n<think>\n\n</think>\n\n"), None);
+        // <thinking> is its own pair, not an open <think>
+        assert_eq!(
+            open("assistant: <thinking>"),
+            Some("</thinking>".to_string())
+        );
+        assert_eq!(
+            open("<|start|>assistant<|channel|>analysis<|message|>"),
+            Some("<|end|>".to_string())
+        );
+    }
 
     fn m() -> ThinkMatcher {
         ThinkMatcher::new(known_tags())
