@@ -109,9 +109,7 @@ fn main() {
                         warm.push(row(&ask(&text.agent, &format!("warm{i}"), kitchen).await));
                     }
                 }
-                text.agent.stop(None);
-                text.engine.stop(None);
-                text.tools.stop(None);
+                text.stop().await;
             }
             report(&format!("{label}, cold"), &cold);
             report(&format!("{label}, cached prefix"), &warm);
@@ -153,5 +151,6 @@ fn main() {
             median(lat.clone()),
             lat.iter().cloned().fold(0.0, f64::max)
         );
+        text.stop().await;
     });
 }

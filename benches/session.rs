@@ -313,6 +313,7 @@ fn typed_session(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String>
             eprintln!("  {:?} → {:?}", case.say, o.reply);
             scored.push(score(case, vec![o]));
         }
+        text.stop().await;
         Ok(scored)
     })
 }

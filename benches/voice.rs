@@ -236,6 +236,7 @@ fn main() {
             .await
             .expect("the pipeline runs");
         sampler.abort();
+        text.stop().await;
         let turns = heard.into_inner().unwrap_or_else(|e| e.into_inner());
         (turns, started)
     });

@@ -171,7 +171,7 @@ impl TextRuntime {
     /// thread included): nothing is left running when the process exits. The running turn
     /// is cancelled first, so no further tool starts; calls already running finish (see
     /// [`crate::tools::STOP_GRACE`]) before the tools' connections close.
-    pub async fn stop(self) {
+    pub async fn stop(&self) {
         let _ = self.agent.cast(AgentMsg::Cancel);
         let actor_wait = Duration::from_secs(5);
         let tools_wait = crate::tools::STOP_GRACE + Duration::from_secs(2);

@@ -54,35 +54,52 @@ fn demo_without_get_light_say(state: &std::path::Path) -> PathBuf {
     dir
 }
 
+static SHARED: OnceLock<Option<Shared>> = OnceLock::new();
+
+/// Stops the shared engine, tools and agent when the test process exits. The static is never
+/// dropped, and without this the engine's worker thread could still be warming the next
+/// prompt while llama.cpp's own statics are destroyed at exit: the process then died of
+/// SIGSEGV after every test had passed (seen once in a full run).
+extern "C" fn stop_at_exit() {
+    if let Some(Some(s)) = SHARED.get() {
+        s.rt.block_on(s.text.stop());
+    }
+}
+
 fn shared() -> Option<&'static Shared> {
-    static S: OnceLock<Option<Shared>> = OnceLock::new();
-    S.get_or_init(|| {
-        let model = common_model::qwen_path()?;
-        let state = std::env::temp_dir().join(format!("hearth-real-{}", std::process::id()));
-        std::fs::create_dir_all(&state).unwrap();
-        // The demo home keeps its state here (read by tools/demo-home, a child process).
-        std::env::set_var("HEARTH_DEMO_STATE", &state);
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
-        opts.tools_dir = Some(demo_without_get_light_say(&state));
-        opts.model = Some(model);
-        // these tests are about the model: the local intents would answer most of them
-        opts.intents = false;
-        let text = rt
-            .block_on(start_text(opts))
-            .expect("engine, tools and agent start");
-        Some(Shared {
-            rt,
-            text,
-            state,
-            lock: tokio::sync::Mutex::new(()),
+    SHARED
+        .get_or_init(|| {
+            let model = common_model::qwen_path()?;
+            let state = std::env::temp_dir().join(format!("hearth-real-{}", std::process::id()));
+            std::fs::create_dir_all(&state).unwrap();
+            // The demo home keeps its state here (read by tools/demo-home, a child process).
+            std::env::set_var("HEARTH_DEMO_STATE", &state);
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
+            opts.tools_dir = Some(demo_without_get_light_say(&state));
+            opts.model = Some(model);
+            // these tests are about the model: the local intents would answer most of them
+            opts.intents = false;
+            let text = rt
+                .block_on(start_text(opts))
+                .expect("engine, tools and agent start");
+            // registered after llama.cpp has initialised, so it runs before its statics go
+            // SAFETY: `stop_at_exit` does not call exit, and a panic in an `extern "C"` fn aborts
+            // rather than unwinding into libc
+            let registered = unsafe { libc::atexit(stop_at_exit) };
+            assert_eq!(registered, 0, "atexit registers the engine's stop");
+            Some(Shared {
+                rt,
+                text,
+                state,
+                lock: tokio::sync::Mutex::new(()),
+            })
         })
-    })
-    .as_ref()
+        .as_ref()
 }
 
 fn ask_with(agent: &ActorRef<AgentMsg>, s: &Shared, session: &str, text: &str) -> Turn {

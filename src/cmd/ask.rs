@@ -97,7 +97,10 @@ async fn one_turn(opts: TextOptions, args: &Args) -> Result<Turn> {
             let _ = out.flush();
         }
     });
-    let turn = hearth::agent::ask(&text.agent, request).await?;
+    let turn = hearth::agent::ask(&text.agent, request).await;
+    // stopped whatever the turn's outcome: the engine's thread ends before the process does
+    text.stop().await;
+    let turn = turn?;
     printer.await.context("printing the reply")?;
     Ok(turn)
 }

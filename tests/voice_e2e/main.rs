@@ -882,6 +882,8 @@ fn a_killed_stage_is_restarted_and_the_next_command_is_answered() {
         )
         .await
         .unwrap();
+        // the engine's thread may be warming the next prompt: stopped before the process ends
+        text.stop().await;
         let turns = turns.into_inner().unwrap();
         assert_eq!(summary.turns, turns.len());
         turns
@@ -1093,9 +1095,11 @@ fn muted_speech_is_not_heard() {
         );
         voice.bus_events = Some(events.clone());
         voice.muted = Arc::new(AtomicBool::new(true));
-        run(text.agent.clone(), voice, |_| {}, std::future::pending())
+        let summary = run(text.agent.clone(), voice, |_| {}, std::future::pending())
             .await
-            .unwrap()
+            .unwrap();
+        text.stop().await;
+        summary
     });
     assert_eq!(turns.turns, 0, "{turns:?}");
     while let Ok(e) = heard.try_recv() {
