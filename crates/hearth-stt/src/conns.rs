@@ -8,9 +8,11 @@
 //!   running for it: it waits for its next event. A connection **streaming** has an
 //!   `audio-start` without its `audio-stop`; one **transcribing** waits for the model.
 //! - When every slot is taken and a client arrives, the connection idle the longest is closed
-//!   for it (with an `error` event saying why). A streaming one is closed only if it has sent
-//!   nothing for [`STALLED_STREAM`]: a client that opened a stream and trickles a few bytes
-//!   now and then. A transcribing one is never closed.
+//!   for it (with an `error` event saying why). A streaming one is closed only if it is
+//!   *stalled*: it has sent nothing for [`STALLED_STREAM`], or its stream has been open longer
+//!   than the registry's longest stream (the audio limit in seconds plus [`STALLED_STREAM`]:
+//!   longer than any utterance the server accepts takes to say, so a client trickling a few
+//!   bytes every few seconds cannot hold a slot for ever). A transcribing one is never closed.
 //! - If none can be closed, the newcomer waits until a slot frees or a connection turns idle.
 
 use std::collections::HashMap;
@@ -48,6 +50,8 @@ struct Entry {
     phase: Phase,
     /// When the phase was last set: after the connection's last event.
     since: Instant,
+    /// When its audio stream opened, while it is streaming.
+    stream_since: Option<Instant>,
     /// Chosen to make room; the session closes at its next look.
     evicted: bool,
     wake: Arc<Notify>,
@@ -60,9 +64,11 @@ struct Table {
 }
 
 /// The TCP connections being served. Cheap to clone (shared).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Registry {
     table: Arc<Mutex<Table>>,
+    /// A stream open longer than this is stalled, however often it sends.
+    longest_stream: Duration,
 }
 
 /// A connection closed to make room for a newcomer.
@@ -77,6 +83,14 @@ pub struct Eviction {
 }
 
 impl Registry {
+    /// An empty registry in which a stream open longer than `longest_stream` is stalled.
+    pub fn new(longest_stream: Duration) -> Self {
+        Registry {
+            table: Arc::default(),
+            longest_stream,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Table> {
         // A panic while holding this lock leaves only plain data behind: carry on with it.
         self.table
@@ -96,6 +110,7 @@ impl Registry {
                 peer,
                 phase: Phase::Idle,
                 since: Instant::now(),
+                stream_since: None,
                 evicted: false,
                 wake: wake.clone(),
             },
@@ -122,15 +137,16 @@ impl Registry {
     /// slot is on its way: one newcomer never closes two connections).
     pub fn evict_one(&self, now: Instant) -> Option<Eviction> {
         let mut table = self.lock();
-        let candidates = table.conns.iter().map(|(&id, e)| {
-            (
-                id,
-                e.phase,
-                now.saturating_duration_since(e.since),
-                e.evicted,
-            )
+        let candidates = table.conns.iter().map(|(&id, e)| Candidate {
+            id,
+            phase: e.phase,
+            quiet: now.saturating_duration_since(e.since),
+            stream_open: e
+                .stream_since
+                .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
+            evicted: e.evicted,
         });
-        let id = pick_victim(candidates)?;
+        let id = pick_victim(candidates, self.longest_stream)?;
         let entry = table.conns.get_mut(&id)?;
         entry.evicted = true;
         entry.wake.notify_one();
@@ -142,19 +158,37 @@ impl Registry {
     }
 }
 
-/// The connection to close for a newcomer among `(id, phase, time in that phase, already
-/// evicted)`: the longest idle; else the longest stalled stream; never one transcribing. `None`
-/// if an earlier eviction is still under way.
-fn pick_victim(conns: impl Iterator<Item = (u64, Phase, Duration, bool)>) -> Option<u64> {
+/// A connection as [`pick_victim`] sees it.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    id: u64,
+    phase: Phase,
+    /// Time in its phase: since its last event.
+    quiet: Duration,
+    /// How long its audio stream has been open (zero when not streaming).
+    stream_open: Duration,
+    /// Already chosen to make room.
+    evicted: bool,
+}
+
+/// The connection to close for a newcomer: the longest idle; else the stalled stream quiet
+/// the longest (stalled: quiet for [`STALLED_STREAM`], or open longer than `longest_stream`);
+/// never one transcribing. `None` if an earlier eviction is still under way.
+fn pick_victim(conns: impl Iterator<Item = Candidate>, longest_stream: Duration) -> Option<u64> {
     let mut idle: Option<(u64, Duration)> = None;
     let mut stalled: Option<(u64, Duration)> = None;
-    for (id, phase, quiet, evicted) in conns {
-        if evicted {
+    for c in conns {
+        let Candidate {
+            id, phase, quiet, ..
+        } = c;
+        if c.evicted {
             return None;
         }
         let slot = match phase {
             Phase::Idle => &mut idle,
-            Phase::Streaming if quiet >= STALLED_STREAM => &mut stalled,
+            Phase::Streaming if quiet >= STALLED_STREAM || c.stream_open > longest_stream => {
+                &mut stalled
+            }
             Phase::Streaming | Phase::Transcribing => continue,
         };
         // Ties go to the older id (the earlier connection).
@@ -180,8 +214,14 @@ impl ConnHandle {
         let mut table = self.registry.lock();
         match table.conns.get_mut(&self.id) {
             Some(entry) if !entry.evicted => {
+                let now = Instant::now();
+                entry.stream_since = match (phase, entry.stream_since) {
+                    (Phase::Streaming, Some(opened)) => Some(opened),
+                    (Phase::Streaming, None) => Some(now),
+                    _ => None,
+                };
                 entry.phase = phase;
-                entry.since = Instant::now();
+                entry.since = now;
                 true
             }
             _ => false,
@@ -293,26 +333,69 @@ mod tests {
 
     const S: Duration = Duration::from_secs(1);
 
+    const LONGEST: Duration = Duration::from_secs(65);
+
+    fn conn(id: u64, phase: Phase, quiet_s: u32) -> Candidate {
+        Candidate {
+            id,
+            phase,
+            quiet: quiet_s * S,
+            stream_open: if phase == Phase::Streaming {
+                quiet_s * S
+            } else {
+                Duration::ZERO
+            },
+            evicted: false,
+        }
+    }
+
+    fn pick(conns: &[Candidate]) -> Option<u64> {
+        pick_victim(conns.iter().copied(), LONGEST)
+    }
+
     #[test]
     fn the_longest_idle_goes_first_then_a_stalled_stream_never_a_transcription() {
-        let idle = |id, s| (id, Phase::Idle, s * S, false);
-        let streaming = |id, s| (id, Phase::Streaming, s * S, false);
-        let transcribing = |id, s| (id, Phase::Transcribing, s * S, false);
+        let idle = |id, s| conn(id, Phase::Idle, s);
+        let streaming = |id, s| conn(id, Phase::Streaming, s);
+        let transcribing = |id, s| conn(id, Phase::Transcribing, s);
         // The longest idle, even when a stream has been quiet longer.
         let conns = [idle(1, 3), idle(2, 9), streaming(3, 60), idle(4, 1)];
-        assert_eq!(pick_victim(conns.into_iter()), Some(2));
+        assert_eq!(pick(&conns), Some(2));
         // No idle one: the stream quiet the longest, if quiet for STALLED_STREAM.
         let conns = [streaming(1, 6), streaming(2, 8), transcribing(3, 600)];
-        assert_eq!(pick_victim(conns.into_iter()), Some(2));
+        assert_eq!(pick(&conns), Some(2));
         // Streams that are alive, and transcriptions: nobody.
         let conns = [streaming(1, 0), streaming(2, 4), transcribing(3, 600)];
-        assert_eq!(pick_victim(conns.into_iter()), None);
+        assert_eq!(pick(&conns), None);
         // Ties: the earlier connection.
         let conns = [idle(7, 2), idle(5, 2), idle(6, 2)];
-        assert_eq!(pick_victim(conns.into_iter()), Some(5));
+        assert_eq!(pick(&conns), Some(5));
         // One already on its way out: wait for it.
-        let conns = [idle(1, 9), (2, Phase::Idle, S, true)];
-        assert_eq!(pick_victim(conns.into_iter()), None);
+        let mut leaving = idle(2, 1);
+        leaving.evicted = true;
+        assert_eq!(pick(&[idle(1, 9), leaving]), None);
+    }
+
+    #[test]
+    fn a_stream_open_longer_than_any_utterance_is_stalled_however_often_it_sends() {
+        // A trickle: a few bytes every 4 s, the stream open for 66 s.
+        let trickle = Candidate {
+            stream_open: LONGEST + S,
+            quiet: 4 * S,
+            ..conn(1, Phase::Streaming, 4)
+        };
+        let talking = Candidate {
+            stream_open: 30 * S,
+            quiet: Duration::ZERO,
+            ..conn(2, Phase::Streaming, 0)
+        };
+        assert_eq!(pick(&[talking, trickle]), Some(1));
+        // at the limit it is still a stream in time
+        let at_limit = Candidate {
+            stream_open: LONGEST,
+            ..trickle
+        };
+        assert_eq!(pick(&[talking, at_limit]), None);
     }
 
     fn addr(port: u16) -> SocketAddr {
@@ -321,7 +404,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn eviction_marks_wakes_and_frees_the_entry() {
-        let registry = Registry::default();
+        let registry = Registry::new(LONGEST);
         let old = registry.register(addr(1));
         tokio::time::advance(S).await;
         let busy = registry.register(addr(2));
@@ -346,6 +429,29 @@ mod tests {
         drop(fresh);
         assert_eq!(registry.evict_one(Instant::now()), None);
         assert!(busy.set_phase(Phase::Idle));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_is_timed_from_its_start_not_its_last_chunk() {
+        let registry = Registry::new(10 * S);
+        let trickle = registry.register(addr(1));
+        for _ in 0..3 {
+            // a chunk every 4 s keeps it from being quiet for STALLED_STREAM
+            assert!(trickle.set_phase(Phase::Streaming));
+            tokio::time::advance(4 * S).await;
+        }
+        let eviction = registry.evict_one(Instant::now()).unwrap();
+        assert_eq!((eviction.peer, eviction.phase), (addr(1), Phase::Streaming));
+        // a new stream on another connection starts its own clock
+        let next = registry.register(addr(2));
+        drop(trickle);
+        assert!(next.set_phase(Phase::Streaming));
+        tokio::time::advance(4 * S).await;
+        assert!(next.set_phase(Phase::Transcribing));
+        assert!(next.set_phase(Phase::Idle));
+        assert!(next.set_phase(Phase::Streaming));
+        tokio::time::advance(4 * S).await;
+        assert_eq!(registry.evict_one(Instant::now()), None);
     }
 
     #[tokio::test(start_paused = true)]

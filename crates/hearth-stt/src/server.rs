@@ -26,8 +26,10 @@
 //! - **Connections.** At most [`ServerConfig::max_connections`] are served at once. When all
 //!   are taken and another client arrives, the one idle the longest (no audio stream open,
 //!   nothing being transcribed for it) is closed for it, with a `server-busy` `error` event;
-//!   failing that, a stream that has sent nothing for [`crate::conns::STALLED_STREAM`]. A
-//!   connection mid-utterance or waiting for its transcript is never closed for a newcomer:
+//!   failing that, a stalled stream: one that has sent nothing for
+//!   [`crate::conns::STALLED_STREAM`], or has been open longer than
+//!   [`ServerConfig::max_audio_seconds`] plus that (a client trickling bytes to keep its
+//!   slot). A connection mid-utterance or waiting for its transcript is never closed for a newcomer:
 //!   the newcomer waits until one ends or turns idle. So connections that were opened and
 //!   forgotten (a crashed client, a port scan, a satellite that reconnects without closing)
 //!   cannot keep a client out, not even for the idle timeout, and the speech of someone
@@ -217,7 +219,11 @@ impl Server {
     pub async fn serve_tcp(&self, listener: TcpListener) -> std::io::Result<()> {
         let max = self.config.max_connections.max(1);
         let slots = Arc::new(Semaphore::new(max));
-        let registry = Registry::default();
+        // A stream open longer than the longest utterance takes to say is stalled.
+        let longest = Duration::try_from_secs_f64(self.config.max_audio_seconds)
+            .unwrap_or(Duration::MAX)
+            .saturating_add(crate::conns::STALLED_STREAM);
+        let registry = Registry::new(longest);
         loop {
             let (stream, peer) = match listener.accept().await {
                 Ok(conn) => conn,

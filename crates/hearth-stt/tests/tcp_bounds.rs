@@ -1,6 +1,7 @@
 //! The bounds on a TCP connection (the server module's doc lists them), on the real binary with
 //! the real tiny.en model: connections left open and idle do not keep a client out, audio over
-//! the byte limit is refused and that connection ends, and a client that sends nothing, stalls
+//! the byte limit is refused and that connection ends, a stream trickled to keep its slot loses
+//! it once open longer than any utterance, and a client that sends nothing, stalls
 //! inside an event or reads nothing is closed after the idle timeout, while the server goes on
 //! serving the others.
 
@@ -81,6 +82,85 @@ async fn sixteen_idle_connections_do_not_keep_a_seventeenth_client_out() {
             .any(|l| l.contains(" INFO ") && l.contains("all 16 connections taken")),
         "{log}"
     );
+}
+
+/// A client that opens a stream and trickles a few bytes every 2 s is never quiet for the
+/// 5 s that make a stream stalled, and used to keep its slot for as long as it liked. Once its
+/// stream has been open longer than the longest utterance accepted (`--max-seconds` 1, plus
+/// 5 s), a newcomer closes it and is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_stream_loses_its_slot_once_longer_than_any_utterance() {
+    let Some(model) = common::model() else { return };
+    let server = TcpServer::start(
+        &model,
+        &[
+            "--max-connections",
+            "1",
+            "--max-seconds",
+            "1",
+            "--idle-timeout",
+            "600",
+        ],
+    );
+    let mut trickle = server.connect().await;
+    let format = AudioFormat::SPEECH;
+    trickle
+        .send(
+            &AudioStart {
+                format,
+                timestamp: None,
+            }
+            .to_event(),
+        )
+        .await;
+    let started = Instant::now();
+    let mut chunks = 0u64;
+    // 64 bytes (2 ms of audio) every 2 s: 8 s, past the 6 s a stream may stay open
+    while started.elapsed() < Duration::from_secs(8) {
+        let chunk = AudioChunk {
+            format,
+            timestamp: Some(chunks * 2),
+            audio: vec![0u8; 64],
+        };
+        trickle.send(&chunk.to_event()).await;
+        chunks += 1;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+
+    // the newcomer asks while the trickle goes on
+    let port = server.port();
+    let newcomer = tokio::spawn(async move {
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let (read, write) = stream.into_split();
+        let mut c = common::Client::new(read, write);
+        c.send(&Describe {}.to_event()).await;
+        tokio::time::timeout(SOON, c.expect()).await
+    });
+    let mut next_chunk = Instant::now() + Duration::from_secs(2);
+    while !newcomer.is_finished() {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        if !newcomer.is_finished() && Instant::now() >= next_chunk {
+            next_chunk += Duration::from_secs(2);
+            let chunk = AudioChunk {
+                format,
+                timestamp: Some(chunks * 2),
+                audio: vec![0u8; 64],
+            };
+            trickle.send(&chunk.to_event()).await;
+            chunks += 1;
+        }
+    }
+    let answer = newcomer.await.unwrap().unwrap_or_else(|_| {
+        panic!(
+            "the newcomer waited {SOON:?} behind a trickling stream:\n{}",
+            server.log()
+        )
+    });
+    assert_eq!(answer.kind, "info");
+    let event = tokio::time::timeout(SOON, trickle.expect()).await.unwrap();
+    assert_eq!(error_code(event), "server-busy");
+    assert!(trickle.recv().await.is_none(), "then closed");
+    server.wait_for_log("closing the one stalled the longest");
 }
 
 /// The limit is in bytes whatever the announced format: 2 MiB (the default) is 10.9 s of
