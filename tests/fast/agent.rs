@@ -519,14 +519,7 @@ async fn reasoning_the_template_opened_is_never_spoken_while_streaming() {
         s.chunk_delay = Duration::from_millis(1);
     })
     .await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut request = Ask::new("s", "tell me a joke");
-    request.speak = Some(tx);
-    let turn = hearth::agent::ask(&r.agent, request).await.unwrap();
-    let mut said = Vec::new();
-    while let Ok(s) = rx.try_recv() {
-        said.push(s.into_string());
-    }
+    let (turn, said) = spoken(&r.agent, "s", "tell me a joke").await;
     assert_eq!(
         said,
         ["Why did the lamp go out?", "It was tired."],

@@ -113,16 +113,20 @@ async fn a_trickling_stream_loses_its_slot_once_longer_than_any_utterance() {
             .to_event(),
         )
         .await;
+    // 64 bytes (2 ms of audio), sent every 2 s
+    let drop_of = |n: u64| {
+        AudioChunk {
+            format,
+            timestamp: Some(n * 2),
+            audio: vec![0u8; 64],
+        }
+        .to_event()
+    };
     let started = Instant::now();
     let mut chunks = 0u64;
-    // 64 bytes (2 ms of audio) every 2 s: 8 s, past the 6 s a stream may stay open
+    // for 8 s, past the 6 s a stream may stay open
     while started.elapsed() < Duration::from_secs(8) {
-        let chunk = AudioChunk {
-            format,
-            timestamp: Some(chunks * 2),
-            audio: vec![0u8; 64],
-        };
-        trickle.send(&chunk.to_event()).await;
+        trickle.send(&drop_of(chunks)).await;
         chunks += 1;
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
@@ -141,12 +145,7 @@ async fn a_trickling_stream_loses_its_slot_once_longer_than_any_utterance() {
         tokio::time::sleep(Duration::from_millis(250)).await;
         if !newcomer.is_finished() && Instant::now() >= next_chunk {
             next_chunk += Duration::from_secs(2);
-            let chunk = AudioChunk {
-                format,
-                timestamp: Some(chunks * 2),
-                audio: vec![0u8; 64],
-            };
-            trickle.send(&chunk.to_event()).await;
+            trickle.send(&drop_of(chunks)).await;
             chunks += 1;
         }
     }
