@@ -65,7 +65,8 @@ struct Cli {
     max_audio_bytes: usize,
 
     /// TCP connections served at once. When all are taken, a new client closes the one idle the
-    /// longest (a `server-busy` error tells it why); if every one is mid-utterance, it waits
+    /// longest (a `server-busy` error tells it why), else a stalled stream (nothing sent for
+    /// 5 s, or open longer than --max-seconds plus 5 s); if every one is mid-utterance, it waits
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
 
