@@ -192,6 +192,9 @@ fn soup() -> impl Strategy<Value = String> {
         "<|\"|>",
         "[THINK]",
         "[/THINK]",
+        "\u{2726} tool_call: ",
+        "get_time for ",
+        "room 'x' ",
     ]);
     prop::collection::vec(frags, 0..24).prop_map(|v| v.concat())
 }

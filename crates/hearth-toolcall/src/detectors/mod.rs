@@ -25,6 +25,7 @@ pub mod harmony;
 pub mod hermes;
 pub mod jamba;
 pub mod json;
+pub mod key_value;
 pub mod kimi_k2;
 pub mod lfm2;
 pub mod llama31_function;
@@ -75,6 +76,7 @@ pub fn builtin() -> Vec<Arc<dyn Detector>> {
         Arc::new(claude_xml::ClaudeXml),
         Arc::new(generic_xml::GenericXml),
         Arc::new(tool_request::ToolRequest),
+        Arc::new(key_value::KeyValue),
         Arc::new(xlam::Xlam),
         Arc::new(pythonic::Pythonic),
         Arc::new(json::Json),

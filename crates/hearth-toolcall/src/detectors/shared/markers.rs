@@ -1,9 +1,9 @@
 //! Small probes on marker text: [`prefix_of`] (a marker cut by the end of a stream) and
 //! [`preview`] (the first characters of some text, for error messages).
 //!
-//! Used by `qwen3_coder`, `glm45`, `generic_xml` and the shared XML and `<tool_call>`
-//! helpers ([`super::tagged_blocks`], [`super::xml_call`], [`super::xml_function`],
-//! [`super::xml_invoke`]).
+//! Used by `qwen3_coder`, `glm45`, `generic_xml`, `key_value` and the shared XML
+//! and `<tool_call>` helpers ([`super::tagged_blocks`], [`super::xml_call`],
+//! [`super::xml_function`], [`super::xml_invoke`]).
 
 /// The first few characters of `s`, for error messages.
 pub(crate) fn preview(s: &str) -> String {

@@ -11,6 +11,7 @@ pub(crate) mod json_finder;
 pub(crate) mod json_object;
 pub(crate) mod markers;
 pub(crate) mod memo_find;
+pub(crate) mod plain_args;
 pub(crate) mod py_calls;
 pub(crate) mod tagged_blocks;
 pub(crate) mod tagged_json;
