@@ -195,6 +195,11 @@ fn soup() -> impl Strategy<Value = String> {
         "\u{2726} tool_call: ",
         "get_time for ",
         "room 'x' ",
+        "<use ",
+        "<use_get_time",
+        " room=\"x\"",
+        ">",
+        "</use>",
     ]);
     prop::collection::vec(frags, 0..24).prop_map(|v| v.concat())
 }

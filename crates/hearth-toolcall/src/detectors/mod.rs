@@ -40,6 +40,7 @@ pub mod qwen3_coder;
 pub mod seed_oss;
 pub(crate) mod shared;
 pub mod tool_request;
+pub mod use_tag;
 pub mod xlam;
 
 /// Every built-in detector, in priority order.
@@ -77,6 +78,7 @@ pub fn builtin() -> Vec<Arc<dyn Detector>> {
         Arc::new(generic_xml::GenericXml),
         Arc::new(tool_request::ToolRequest),
         Arc::new(key_value::KeyValue),
+        Arc::new(use_tag::UseTag),
         Arc::new(xlam::Xlam),
         Arc::new(pythonic::Pythonic),
         Arc::new(json::Json),

@@ -1,7 +1,7 @@
 //! Small probes on marker text: [`prefix_of`] (a marker cut by the end of a stream) and
 //! [`preview`] (the first characters of some text, for error messages).
 //!
-//! Used by `qwen3_coder`, `glm45`, `generic_xml`, `key_value` and the shared XML
+//! Used by `qwen3_coder`, `glm45`, `generic_xml`, `key_value`, `use_tag` and the shared XML
 //! and `<tool_call>` helpers ([`super::tagged_blocks`], [`super::xml_call`],
 //! [`super::xml_function`], [`super::xml_invoke`]).
 

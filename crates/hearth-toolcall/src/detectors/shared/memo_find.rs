@@ -5,7 +5,7 @@
 //! needles).
 //!
 //! Used by `hermes`, `qwen25`, `qwen3_coder`, `glm45`, `minimax_m2`, `claude_xml`,
-//! `generic_xml` and the shared XML and `<tool_call>` helpers; [`Finder`] by
+//! `generic_xml`, `use_tag` and the shared XML and `<tool_call>` helpers; [`Finder`] by
 //! `gemma`, `functiongemma`, `gigachat3`, `jamba` and `nemotron` (through the shared
 //! `call_value` and `tagged_json` helpers) and `key_value`.
 

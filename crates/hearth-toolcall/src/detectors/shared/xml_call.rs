@@ -4,8 +4,9 @@
 //! ([`element_body`]), a run of elements ([`element_run`]) and a wrapper around such a run
 //! ([`wrapped_run`]).
 //!
-//! Used by `qwen3_coder`, `seed_oss`, `minimax_m2`, `claude_xml`, `glm45` and `generic_xml`,
-//! and by the element grammars [`super::xml_function`] and [`super::xml_invoke`].
+//! Used by `qwen3_coder`, `seed_oss`, `minimax_m2`, `claude_xml`, `glm45`, `generic_xml` and
+//! `use_tag` ([`settle`]), and by the element grammars [`super::xml_function`] and
+//! [`super::xml_invoke`].
 
 use serde_json::{Map, Value};
 
