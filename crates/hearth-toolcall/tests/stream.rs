@@ -200,6 +200,8 @@ fn soup() -> impl Strategy<Value = String> {
         " room=\"x\"",
         ">",
         "</use>",
+        "<tool_call>get_time\n",
+        "<room>x</room>",
     ]);
     prop::collection::vec(frags, 0..24).prop_map(|v| v.concat())
 }

@@ -1,6 +1,6 @@
 //! `generic_xml`: prompt-defined XML tool calls that no model family owns.
 //!
-//! Three shapes, all from prompt-injected formats rather than a model's own template:
+//! Four shapes, all from prompt-injected formats rather than a model's own template:
 //!
 //! 1. LLxprt's "generic XML", arguments as child elements:
 //!    `<tool><name>search</name><arguments><query>climate change</query></arguments></tool>`
@@ -10,16 +10,23 @@
 //!    (child elements are accepted here too);
 //! 3. the fail-closed parser note's primary form, a JSON payload:
 //!    `<tool name="search_web">{"query": "..."}</tool>` (an empty payload or `<tool name="x"/>`
-//!    means no arguments).
+//!    means no arguments);
+//! 4. LLxprt's fallback when the inside of `<tool_call>` is not JSON, a name line then child
+//!    elements: `<tool_call>read_file\n<path>/x</path>\n</tool_call>`. The name must end its
+//!    line; GLM-4.5's `name\n<arg_key>…` and its argument-less `name\n</tool_call>` are left
+//!    to `glm45`, and a name followed by anything but a line break and an element is not
+//!    this shape.
 //!
 //! `<parameters>` is accepted in place of `<arguments>`; a missing arguments element means no
 //! arguments. Child-element values are XML-unescaped and typed by the tool's JSON Schema
 //! (nested elements become objects, typed by the nested schema). The payload must be JSON
 //! (an object, or a JSON string holding one): nothing is repaired. Edge cases: whitespace and
-//! newlines between elements; a `<tool_call>` or `<tool>` that does not start with `<name>`
-//! is not this format (hermes, qwen3_coder and glm45 share `<tool_call>`); a duplicate child,
-//! bad JSON or stray text is `Malformed`; an unclosed construct is `Pending` while streaming
-//! and `Malformed` at end of output.
+//! newlines between elements; a `<tool_call>` or `<tool>` that starts with neither `<name>`
+//! nor (for `<tool_call>`) a name line and an element is not this format (hermes, qwen25,
+//! qwen3_coder and glm45 share `<tool_call>`); a duplicate child, bad JSON or stray text is
+//! `Malformed` (in auto mode a malformed `<tool_call>` block is reported by `hermes`, which
+//! claims the same span earlier in the chain); an unclosed construct is `Pending` while
+//! streaming and `Malformed` at end of output.
 
 use serde_json::{Map, Value};
 
@@ -28,6 +35,7 @@ use crate::scan::{self, Scan, MAX_DEPTH};
 
 use super::shared::markers::{prefix_of, preview};
 use super::shared::memo_find::Next;
+use super::shared::plain_args::name_end;
 use super::shared::tagged_blocks::json_reason;
 use super::shared::xml_call::{settle, Step, MAX_NAME};
 use super::shared::xml_invoke::{name_attr, Attr};
@@ -60,7 +68,10 @@ impl Detector for GenericXml {
                 (step, TOOL_CLOSE, 6)
             } else if after.starts_with("_call>") {
                 let region = call_closes.find(start);
-                let step = elements_form(text, ctx, start + 11, CALL_CLOSE, region);
+                let step = match elements_form(text, ctx, start + 11, CALL_CLOSE, region) {
+                    Step::NotOurs => name_line_form(text, ctx, start + 11, region),
+                    step => step,
+                };
                 (step, CALL_CLOSE, 11)
             } else if after.starts_with(|c: char| c.is_ascii_whitespace()) {
                 let region = tool_closes.find(start);
@@ -271,6 +282,63 @@ fn elements_form(
     )
 }
 
+/// Shape 4: `<tool_call>NAME\n<key>value</key>…</tool_call>`. `k` is just after
+/// `<tool_call>`; `region` is the next `</tool_call>`, if any.
+fn name_line_form(
+    text: &str,
+    ctx: &DetectCtx<'_>,
+    k: usize,
+    region: Option<usize>,
+) -> Step<Vec<Candidate>> {
+    let t = &text[..region.map_or(text.len(), |c| c + CALL_CLOSE.len())];
+    let b = t.as_bytes();
+    let open_ended = region.is_none() && !ctx.eof;
+    let ns = scan::skip_ws(t, k);
+    let ne = name_end(t, ns);
+    let name = &t[ns..ne];
+    let eol = ne + t[ne..].len() - t[ne..].trim_start_matches([' ', '\t', '\r']).len();
+    match b.get(eol) {
+        None if open_ended && ne - ns <= MAX_NAME => {
+            return Step::Incomplete(None, "unclosed <tool_call>".into())
+        }
+        Some(b'\n') if scan::is_ident(name) => {}
+        _ => return Step::NotOurs,
+    }
+    let a = scan::skip_ws(t, eol);
+    let rest = &t[a..];
+    // GLM-4.5's pairs and its call without arguments are glm45's
+    if [CALL_CLOSE, "<arg_key>", "<arg_value>"]
+        .iter()
+        .any(|m| rest.starts_with(m))
+    {
+        return Step::NotOurs;
+    }
+    // the first child must be an element tag `<key>`
+    let tag_end = name_end(t, a + 1);
+    match (rest.as_bytes().first(), b.get(tag_end)) {
+        (Some(b'<'), Some(b'>')) if tag_end > a + 1 => {}
+        (None, _) | (Some(b'<'), None) if open_ended && rest.len() <= MAX_NAME => {
+            return Step::Incomplete(Some(name.to_string()), "unclosed <tool_call>".into())
+        }
+        _ => return Step::NotOurs,
+    }
+    let schema = ctx.tools.spec(name).map(|s| &s.parameters);
+    match children(t, a, CALL_CLOSE, schema, 0, region.is_none()) {
+        Ok((m, e)) => Step::Done(
+            vec![Candidate::new(name, Value::Object(m))],
+            e + CALL_CLOSE.len(),
+        ),
+        Err(Child::Incomplete) => {
+            Step::Incomplete(Some(name.to_string()), "unclosed <tool_call>".into())
+        }
+        Err(Child::Bad(reason, at)) => Step::Malformed {
+            name: Some(name.to_string()),
+            reason: format!("{reason} in <tool_call>{name}"),
+            at,
+        },
+    }
+}
+
 enum Child {
     Incomplete,
     Bad(String, usize),
@@ -430,6 +498,46 @@ mod tests {
     }
 
     #[test]
+    fn name_line_with_children() {
+        let t = "Searching.\n<tool_call>search\n<query>a &lt; b</query>\n<limit>3</limit>\n</tool_call>\nok";
+        let out = run(t, true);
+        assert_eq!(out.len(), 1);
+        assert_eq!(&t[out[0].span.end..], "\nok");
+        assert_eq!(
+            calls(&out[0])[0].arguments,
+            json!({"query": "a < b", "limit": 3})
+        );
+        // GLM-4.5's forms, JSON, an argument-less name and a name with text after it
+        for t in [
+            "<tool_call>search\n<arg_key>query</arg_key><arg_value>x</arg_value></tool_call>",
+            "<tool_call>search\n</tool_call>",
+            "<tool_call>search</tool_call>",
+            "<tool_call>search<query>x</query></tool_call>",
+            "<tool_call>search {\"query\": 1}\n<query>x</query></tool_call>",
+            "<tool_call>search\nplease <query>x</query></tool_call>",
+            "<tool_call>search\n<function=x></tool_call>",
+        ] {
+            assert!(run(t, true).is_empty(), "{t}");
+        }
+        let t = "<tool_call>search\n<query>a</query>\n<query>b</query>\n</tool_call>";
+        assert!(reason(&run(t, true)[0]).contains("twice in <tool_call>search"));
+        let t = "<tool_call>search\n<query>a</query>\nnow\n</tool_call>";
+        assert!(reason(&run(t, true)[0]).contains("unexpected text"));
+        for t in [
+            "<tool_call>sea",
+            "<tool_call>search\n",
+            "<tool_call>search\n<qu",
+            "<tool_call>search\n<query>x</query>",
+        ] {
+            assert_eq!(run(t, false), vec![Found::pending(0..t.len())], "{t}");
+        }
+        assert!(run("<tool_call>search\nhello", false).is_empty());
+        assert!(run("<tool_call>search\n<qu", true).is_empty());
+        let t = "<tool_call>search\n<query>x</query>";
+        assert!(reason(&run(t, true)[0]).contains("unclosed <tool_call>"));
+    }
+
+    #[test]
     fn streaming() {
         for t in [
             "<tool>",
@@ -462,5 +570,8 @@ mod tests {
         );
         let _ = run(&"<tool name=\"a\">".repeat(60_000), true);
         let _ = run(&"<tool".repeat(100_000), false);
+        let _ = run(&"<tool_call>a\n<b>".repeat(60_000), true);
+        let _ = run(&"<tool_call>a\n<b>1</b>".repeat(60_000), false);
+        let _ = run(&"<tool_call>a\n".repeat(80_000), false);
     }
 }

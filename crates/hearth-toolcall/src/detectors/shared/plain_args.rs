@@ -1,8 +1,8 @@
 //! Arguments written as plain text rather than JSON or elements: the end of a name run
 //! ([`name_end`]) and one quoted value ([`quoted_at`], [`Quoted`]).
 //!
-//! Used by `key_value` (`key value` pairs, quotes without escapes) and `use_tag`
-//! (`key="value"` attributes, backslash escapes).
+//! Used by `key_value` (`key value` pairs, quotes without escapes), `use_tag`
+//! (`key="value"` attributes, backslash escapes) and `generic_xml` ([`name_end`]).
 
 /// The end of the run of name bytes (`[A-Za-z0-9_.-]`) that starts at `i`.
 pub(crate) fn name_end(text: &str, i: usize) -> usize {
