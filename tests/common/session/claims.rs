@@ -233,9 +233,16 @@ fn state_word(w: &str) -> Option<State> {
     }
 }
 
+/// Words that make what follows an offer or a possibility, not a claim ("you can set the
+/// thermostat to 21 degrees").
+const MODALS: [&str; 6] = ["can", "could", "may", "might", "would", "should"];
+
 /// A number the sentence gives a device at word `i`: "N degrees", "N percent", "set to N",
-/// "at N".
+/// "at N"; not after a modal ("you can set it to 21 degrees" offers, it does not claim).
 fn claimed_number(w: &[String], i: usize) -> Option<f64> {
+    if w[..i].iter().any(|x| MODALS.contains(&x.as_str())) {
+        return None;
+    }
     let n: f64 = w[i].parse().ok()?;
     let next = w.get(i + 1).map(String::as_str);
     let prev = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());

@@ -150,6 +150,7 @@ mod claims {
             "The kitchen light is now off.",
             "The front door is locked.",
             "The thermostat is set to 21 degrees.",
+            "I can confirm the thermostat is at 21 degrees and the kitchen light is on.",
             "I've turned on the kitchen light.",
             "Done.",
             "Okay, turning off the bedroom light.",
@@ -168,6 +169,9 @@ mod claims {
             "You're welcome!",
             "Why did the chicken cross the road? To get to the other side.",
             "I can turn lights on and off, set the thermostat and lock doors.",
+            // the session bench's "What can you do?" once got this: a list of offers
+            "You can turn on the kitchen light, set the thermostat to 21.5 degrees, and lock the front door.",
+            "You could set it to 40 percent.",
             "Sorry, nothing was done. Please say it again.",
             "Sorry, I couldn't finish that.",
             "Would you like me to turn on the kitchen light?",
