@@ -12,11 +12,12 @@
 //!   equal event, and nothing after it.
 #![no_main]
 
-use std::sync::OnceLock;
+#[path = "shared/runtime.rs"]
+mod shared_runtime;
 
 use libfuzzer_sys::fuzz_target;
+use shared_runtime::runtime;
 use tokio::io::{AsyncBufRead, BufReader};
-use tokio::runtime::Runtime;
 use wyoming::{write_event, Event, EventReader, Limits};
 
 /// Small enough that fuzz inputs (4 KiB by default) cross every limit.
@@ -25,15 +26,6 @@ const SMALL: Limits = Limits {
     max_data: 96,
     max_payload: 256,
 };
-
-fn runtime() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a current-thread runtime")
-    })
-}
 
 /// Every result until a clean end or an unrecoverable error; errors as their `Debug` text.
 async fn read_all<R: AsyncBufRead + Unpin>(inner: R, limits: Limits) -> Vec<Result<Event, String>> {

@@ -13,13 +13,14 @@
 //! `floats_read_back_to_the_value_written` in crates/wyoming does).
 #![no_main]
 
-use std::sync::OnceLock;
+#[path = "shared/runtime.rs"]
+mod shared_runtime;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
+use shared_runtime::runtime;
 use tokio::io::{AsyncBufRead, BufReader};
-use tokio::runtime::Runtime;
 use wyoming::{write_event, Error, Event, EventReader, Limits, Part};
 
 /// Deeper values are cut to null (serde_json reads at most 128 levels).
@@ -94,15 +95,6 @@ fn as_read(mut e: Event) -> Event {
         e.payload = None;
     }
     e
-}
-
-fn runtime() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a current-thread runtime")
-    })
 }
 
 async fn written(e: &Event) -> Vec<u8> {
