@@ -466,24 +466,16 @@ fn assert_kitchen_on(turn: &Value, state: &Path) {
 /// PulseAudio monitor as "might as" now and then, and the test is about the sound reaching the
 /// device whole, not about whisper.
 fn assert_speaks_reply(turn: &Value, recorded: Vec<f32>) {
-    let reply = turn["turn"]["reply"]
-        .as_str()
-        .unwrap_or_default()
-        .to_lowercase();
-    let heard = transcribe_samples(recorded).to_lowercase();
-    let words = |t: &str| -> Vec<String> {
-        t.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let (reply_words, heard_words) = (words(&reply), words(&heard));
+    let reply = common::fixtures::words(turn["turn"]["reply"].as_str().unwrap_or_default());
+    let heard = common::fixtures::words(&transcribe_samples(recorded));
+    let reply_words: Vec<&str> = reply.split_whitespace().collect();
+    let heard_words: Vec<&str> = heard.split_whitespace().collect();
     let found = reply_words
         .iter()
         .filter(|w| heard_words.contains(w))
         .count();
     assert!(
-        heard_words.iter().any(|w| w == "kitchen")
+        heard_words.contains(&"kitchen")
             && !reply_words.is_empty()
             && found * 10 >= reply_words.len() * 6,
         "{heard:?} was heard of the reply {reply:?}"
