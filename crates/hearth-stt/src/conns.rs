@@ -177,16 +177,20 @@ struct Candidate {
 fn pick_victim(conns: impl Iterator<Item = Candidate>, longest_stream: Duration) -> Option<u64> {
     let mut idle: Option<(u64, Duration)> = None;
     let mut stalled: Option<(u64, Duration)> = None;
-    for c in conns {
-        let Candidate {
-            id, phase, quiet, ..
-        } = c;
-        if c.evicted {
+    for Candidate {
+        id,
+        phase,
+        quiet,
+        stream_open,
+        evicted,
+    } in conns
+    {
+        if evicted {
             return None;
         }
         let slot = match phase {
             Phase::Idle => &mut idle,
-            Phase::Streaming if quiet >= STALLED_STREAM || c.stream_open > longest_stream => {
+            Phase::Streaming if quiet >= STALLED_STREAM || stream_open > longest_stream => {
                 &mut stalled
             }
             Phase::Streaming | Phase::Transcribing => continue,
