@@ -3,7 +3,7 @@
 //! One `hearth run` (this build's release binary, the default wake word) on a private
 //! PulseAudio server's null sinks, in real time, for `--rounds` (8) rounds: "Okay Nabu." by
 //! espeak-ng (the wake word's model hears it reliably), a quarter of a second, "Tell me a
-//! story." by Piper, played into the room; once the story (a tool's long `say`, about 20 s of
+//! story." by Piper, played into the room; once the story (a tool's long `say`, about 15 s of
 //! hearth's voice; a local intent, or the model's call when whisper mishears the request) is
 //! being spoken, a stop phrase ("Stop.", "Be quiet.", "Never mind.", "Cancel.", in turn;
 //! espeak-ng, at −10 dBFS active level). Nothing echoes between the null sinks, so the
