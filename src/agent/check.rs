@@ -1,6 +1,6 @@
 //! Checks on what the model says in words before it is spoken: a reply must not claim what
-//! no call did, talk about its own tools instead of answering, or repeat an earlier reply
-//! to a different request.
+//! no call did, state a reading no call returned, talk about its own tools instead of
+//! answering, repeat an earlier reply to a different request, or say the request back.
 //!
 //! A small model with a conversation behind it learns the shape of the replies it sees
 //! ("The kitchen light is on.") and starts giving that shape instead of the call: "The
@@ -17,14 +17,26 @@
 //!   locked", "I turned …", "Turning off …";
 //! - or it is a bare "Done." / "All set.".
 //!
+//! A reading (`reading.rs`): a temperature, a time, a date, a level, a number with a unit, a
+//! state of the home ("the bathroom is cold"), a yes or no to a question about the home.
+//! Before any call it is a claim; after calls ([`ReplyCheck::after_calls`]) each number,
+//! time, date and state must be one the turn's results carry.
+//!
 //! Tool talk: a tool's name, or words about functions, tools, APIs, JSON or parameters.
 //! A repeat: the same words (at least four) as an earlier reply of the session whose
 //! request was different.
+//! An echo: the request said back ("Lock the front door." to "lock the front door"): its
+//! words in order, fillers ("okay", "sure", "the") aside, with at most two words more; or
+//! the words of any earlier request of the session. A greeting said back is no echo
+//! ("Good night!").
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::hooks::request_parts;
+use super::reading::{states_reading, Carried};
+use crate::llm::ChatMessage;
 use crate::tools::Registry;
 
 /// Why a reply in words is not spoken as it is.
@@ -41,6 +53,11 @@ pub enum Unfounded {
     /// It calls a tool about something the request (or the turn before it, when the request
     /// points back at it) did not name.
     Unasked,
+    /// It states a reading (a temperature, a time, a date, a level, a state of the home)
+    /// that no call of this turn returned.
+    Reading,
+    /// It says the request, or an earlier one, back instead of answering.
+    Echo,
 }
 
 impl Unfounded {
@@ -52,6 +69,8 @@ impl Unfounded {
             Unfounded::Repeat => "repeated an earlier reply",
             Unfounded::NoAnswer => "said nothing that can be spoken",
             Unfounded::Unasked => "called a tool about something not asked for",
+            Unfounded::Reading => "stated a reading no call returned",
+            Unfounded::Echo => "said the request back",
         }
     }
 }
@@ -191,6 +210,129 @@ pub fn refers_back(request: &str) -> bool {
 /// twice is only polite).
 const REPEAT_MIN_WORDS: usize = 4;
 
+/// Words a reply may add to a request and still only say it back ("Okay, lock the front
+/// door."), and the articles it may drop.
+const ECHO_FILLER: &[&str] = &[
+    "ok",
+    "okay",
+    "sure",
+    "alright",
+    "yes",
+    "yeah",
+    "please",
+    "hey",
+    "so",
+    "well",
+    "oh",
+    "um",
+    "uh",
+    "hmm",
+    "certainly",
+    "now",
+    "the",
+    "a",
+    "an",
+];
+
+/// Words of greetings, thanks and small talk: a request of only these may be said back
+/// ("Good night!" to "good night", "How are you?" to "how are you").
+const SOCIAL: &[&str] = &[
+    "hello",
+    "hi",
+    "hey",
+    "good",
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "thanks",
+    "thank",
+    "you",
+    "bye",
+    "goodbye",
+    "welcome",
+    "cheers",
+    "see",
+    "later",
+    "sleep",
+    "well",
+    "sweet",
+    "dreams",
+    "take",
+    "care",
+    "have",
+    "nice",
+    "day",
+    "weekend",
+    "great",
+    "happy",
+    "birthday",
+    "merry",
+    "christmas",
+    "new",
+    "year",
+    "congratulations",
+    "sorry",
+    "excuse",
+    "me",
+    "i",
+    "love",
+    "too",
+    "same",
+    "to",
+    "and",
+    "your",
+    "how",
+    "are",
+    "is",
+    "it",
+    "doing",
+    "going",
+    "lot",
+    "much",
+    "very",
+];
+
+/// The fewest words (fillers aside) a request has before saying it back is an echo.
+const ECHO_MIN_WORDS: usize = 2;
+
+/// The most words a reply may add around the request and still only say it back ("I will
+/// lock the front door.").
+const ECHO_EXTRA: usize = 2;
+
+/// What the session said before this turn, as the checks need it.
+#[derive(Debug, Clone, Default)]
+pub struct Earlier {
+    /// Each earlier request with the words the assistant last said to it.
+    pub replies: Vec<(String, String)>,
+    /// Every earlier request, in order.
+    pub requests: Vec<String>,
+}
+
+impl Earlier {
+    /// What `history` holds: its user requests (not the loop's own "(system: …)" messages),
+    /// and each with the words the assistant last said to it (calls are not words).
+    pub(super) fn of(history: &[ChatMessage]) -> Earlier {
+        let mut earlier = Earlier::default();
+        let mut request: Option<&str> = None;
+        for m in history {
+            match m.role.as_str() {
+                "user" if !m.content.starts_with("(system:") => {
+                    request = Some(&m.content);
+                    earlier.requests.push(m.content.clone());
+                }
+                "assistant" if m.tool_calls.is_empty() && !m.content.contains("<tool_call>") => {
+                    if let Some(r) = request {
+                        earlier.replies.push((r.to_string(), m.content.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        earlier
+    }
+}
+
 /// What the checks know about the session's tools: built once per tool set.
 #[derive(Debug, Clone, Default)]
 pub struct ReplyCheck {
@@ -239,21 +381,40 @@ impl ReplyCheck {
     }
 
     /// Whether a sentence the model wrote while no call has run in the turn may be spoken:
-    /// `None` when it may, else why not. `request` is the user's words; `earlier` the
-    /// session's earlier (request, reply) pairs.
-    pub fn check(
-        &self,
-        sentence: &str,
-        request: &str,
-        earlier: &[(String, String)],
-    ) -> Option<Unfounded> {
+    /// `None` when it may, else why not. `request` is the user's words; `earlier` what the
+    /// session said before.
+    pub fn check(&self, sentence: &str, request: &str, earlier: &Earlier) -> Option<Unfounded> {
         let w = words(sentence);
         if self.tool_talk(&w) {
             Some(Unfounded::ToolTalk)
         } else if self.claims(&w) {
             Some(Unfounded::Claim)
-        } else if repeats(&w, request, earlier) {
+        } else if states_reading(sentence, request, &self.subjects) {
+            Some(Unfounded::Reading)
+        } else if repeats(&w, request, &earlier.replies) {
             Some(Unfounded::Repeat)
+        } else if echoes(&w, request, &earlier.requests) {
+            Some(Unfounded::Echo)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a sentence the model wrote after the turn's calls may be spoken: `None` when
+    /// it may; [`Unfounded::Reading`] when it says a number, a time, a date or a state of
+    /// the home that nothing in `carried` (the results, the request, the calls' arguments)
+    /// carries; [`Unfounded::Echo`] when it says a request back.
+    pub(super) fn after_calls(
+        &self,
+        sentence: &str,
+        request: &str,
+        earlier: &Earlier,
+        carried: &Carried,
+    ) -> Option<Unfounded> {
+        if carried.lacks(sentence, request, &self.subjects) {
+            Some(Unfounded::Reading)
+        } else if echoes(&words(sentence), request, &earlier.requests) {
+            Some(Unfounded::Echo)
         } else {
             None
         }
@@ -374,6 +535,40 @@ fn repeats(w: &[String], request: &str, earlier: &[(String, String)]) -> bool {
     })
 }
 
+/// The words of `w` that are not fillers: what an echo is compared by.
+fn content(w: &[String]) -> Vec<&str> {
+    w.iter()
+        .map(String::as_str)
+        .filter(|x| !ECHO_FILLER.contains(x))
+        .collect()
+}
+
+/// Whether the sentence `w` says `request` back (its words in order, with at most
+/// [`ECHO_EXTRA`] more; the whole request or one of its parts), or says one of the
+/// `earlier` requests (or parts) back word for word. Requests of greetings and small talk
+/// alone, or of fewer than [`ECHO_MIN_WORDS`] words, may be said back.
+fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
+    let said = content(w);
+    let says_back = |asked: &str, extra: usize| {
+        let asked_words = words(asked);
+        let asked = content(&asked_words);
+        let small_talk = asked.iter().all(|x| SOCIAL.contains(x));
+        asked.len() >= ECHO_MIN_WORDS
+            && !small_talk
+            && said.len() <= asked.len() + extra
+            && said.windows(asked.len()).any(|run| run == asked.as_slice())
+    };
+    let parts = |text: &'_ str| {
+        let mut all = vec![text.to_string()];
+        all.extend(request_parts(text).into_iter().map(str::to_string));
+        all
+    };
+    parts(request).iter().any(|p| says_back(p, ECHO_EXTRA))
+        || earlier
+            .iter()
+            .any(|e| parts(e).iter().any(|p| says_back(p, 0)))
+}
+
 /// The literal words of a `say` template, as runs cut at each `{{ … }}` or `{% … %}`.
 fn literal_runs(template: &str) -> Vec<Vec<String>> {
     let mut runs = Vec::new();
@@ -461,7 +656,7 @@ fn keep_decimal(raw: &str) -> Vec<&str> {
 }
 
 /// A plural's singular, roughly: "lights" → "light" (not "is", "glass").
-fn singular(w: &str) -> &str {
+pub(super) fn singular(w: &str) -> &str {
     match w.strip_suffix('s') {
         Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem,
         _ => w,
@@ -479,7 +674,17 @@ mod tests {
     }
 
     fn check(sentence: &str, request: &str) -> Option<Unfounded> {
-        demo().check(sentence, request, &[])
+        demo().check(sentence, request, &Earlier::default())
+    }
+
+    fn replied(pairs: &[(&str, &str)]) -> Earlier {
+        Earlier {
+            replies: pairs
+                .iter()
+                .map(|(q, a)| (q.to_string(), a.to_string()))
+                .collect(),
+            requests: pairs.iter().map(|(q, _)| q.to_string()).collect(),
+        }
     }
 
     #[test]
@@ -543,10 +748,10 @@ mod tests {
     #[test]
     fn a_reply_repeated_to_a_different_request_is_flagged_and_to_the_same_one_not() {
         let c = demo();
-        let earlier = vec![(
-            "tell me a joke".to_string(),
-            "Why did the chicken cross the road? To get to the other side.".to_string(),
-        )];
+        let earlier = replied(&[(
+            "tell me a joke",
+            "Why did the chicken cross the road? To get to the other side.",
+        )]);
         let joke = "Why did the chicken cross the road?";
         assert_eq!(
             c.check(joke, "how are you", &earlier),
@@ -554,8 +759,133 @@ mod tests {
         );
         assert_eq!(c.check(joke, "Tell me a joke.", &earlier), None);
         // short polite replies may repeat
-        let thanks = vec![("thanks".to_string(), "You're welcome!".to_string())];
+        let thanks = replied(&[("thanks", "You're welcome!")]);
         assert_eq!(c.check("You're welcome!", "thank you", &thanks), None);
+    }
+
+    #[test]
+    fn readings_no_call_returned_are_flagged_and_claims_stay_claims() {
+        for (s, request) in [
+            (
+                "The temperature in the bedroom is 22 degrees Celsius.",
+                "What is the temperature in the bedroom?",
+            ),
+            (
+                "The temperature in the office is 10 degrees Celsius.",
+                "How warm is it in the office?",
+            ),
+            (
+                "The bathroom is currently cold.",
+                "Is it cold in the bathroom right now?",
+            ),
+            (
+                "The current time is 10:00 AM and the temperature in the kitchen is 22 degrees.",
+                "What time is it and how warm is it in the kitchen?",
+            ),
+            ("It's Monday.", "What day is it?"),
+            ("Yes, it is.", "Is the garage door locked?"),
+        ] {
+            assert_eq!(check(s, request), Some(Unfounded::Reading), "{s}");
+        }
+        // a `say` shape or a device state is a claim first
+        assert_eq!(
+            check("The thermostat is set to 22 degrees.", "make it 22"),
+            Some(Unfounded::Claim)
+        );
+        // what can be done is an offer, not a reading
+        assert_eq!(
+            check(
+                "You can turn on the kitchen light, set the thermostat to 21.5 degrees, and lock the front door.",
+                "What can you do?"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_request_said_back_is_an_echo() {
+        for (s, request) in [
+            ("Lock the front door.", "lock the front door."),
+            ("Turn off the hallway light.", "turn off the hallway light"),
+            ("Okay, lock the front door.", "Lock the front door"),
+            ("Sure, I will lock the front door.", "lock the front door"),
+            (
+                "What time is it?",
+                "What time is it and how warm is it in the kitchen?",
+            ),
+            ("Tell me a joke.", "tell me a joke"),
+        ] {
+            assert_eq!(check(s, request), Some(Unfounded::Echo), "{s} / {request}");
+        }
+        // an earlier request of the session said back, word for word
+        let earlier = replied(&[("lock the front door.", "")]);
+        assert_eq!(
+            demo().check("Lock the front door.", "what's the weather like", &earlier),
+            Some(Unfounded::Echo)
+        );
+        assert_eq!(
+            demo().check("Lock the front door.", "lock the front door.", &earlier),
+            Some(Unfounded::Echo)
+        );
+        // greetings said back, and answers that only share words, are not echoes
+        for (s, request) in [
+            ("Good night!", "good night"),
+            ("Hello!", "hello"),
+            ("Thank you!", "thank you"),
+            ("I'm fine. How are you?", "how are you"),
+            ("I love you too!", "I love you"),
+            ("Why did the lamp smile? It was lit.", "tell me a joke"),
+            ("Yes.", "yes"),
+            ("The kitchen is next to the hall.", "where is the kitchen"),
+        ] {
+            assert_eq!(check(s, request), None, "{s} / {request}");
+        }
+        let thanked = replied(&[("thanks a lot", "You're welcome!")]);
+        assert_eq!(demo().check("Thanks a lot!", "bye", &thanked), None);
+    }
+
+    #[test]
+    fn after_calls_only_what_the_results_carry_may_be_said() {
+        let c = demo();
+        let earlier = Earlier::default();
+        let mut read = Carried::default();
+        read.result("thermostat 21 degrees");
+        read.said("What is the thermostat at?");
+        let after = |s: &str| c.after_calls(s, "What is the thermostat at?", &earlier, &read);
+        assert_eq!(after("The thermostat is at 21 degrees."), None);
+        assert_eq!(after("It's twenty-one degrees."), None);
+        assert_eq!(after("You're welcome!"), None);
+        assert_eq!(
+            after("The thermostat is at 22 degrees."),
+            Some(Unfounded::Reading)
+        );
+        assert_eq!(after("It's 10:00 AM."), Some(Unfounded::Reading));
+        assert_eq!(after("What is the thermostat at?"), Some(Unfounded::Echo));
+    }
+
+    #[test]
+    fn earlier_holds_every_request_and_the_words_said_to_each() {
+        let history = vec![
+            ChatMessage::user("turn on the kitchen light"),
+            ChatMessage::assistant(
+                "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {}}\n</tool_call>",
+            ),
+            ChatMessage::user("(system: tool results — ok)"),
+            ChatMessage::user("tell me a joke"),
+            ChatMessage::assistant("Why did the lamp smile? It was lit."),
+        ];
+        let earlier = Earlier::of(&history);
+        assert_eq!(
+            earlier.requests,
+            ["turn on the kitchen light", "tell me a joke"]
+        );
+        assert_eq!(
+            earlier.replies,
+            [(
+                "tell me a joke".to_string(),
+                "Why did the lamp smile? It was lit.".to_string()
+            )]
+        );
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! One hop's generation: the engine's output streamed into the parser chain (rule 1: the
 //! parser sees the raw output), settled reply text sent on sentence by sentence, each
-//! sentence checked first while no call has run in the turn.
+//! sentence checked first: while no call has run in the turn, for claims; after calls, for
+//! what the results do not carry.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::check::Earlier;
 use super::hooks::echo_sentence;
+use super::reading::Carried;
 use super::{AgentError, ReplyCheck, Shared, Unfounded};
 use crate::llm::{EngineError, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
 use crate::speech::{SentenceSplitter, Speakable};
@@ -26,16 +29,30 @@ pub(super) struct Generated {
     pub(super) held: Option<Unfounded>,
 }
 
-/// What a hop's streamed sentences are checked against while no call has run in the turn.
+/// What a hop's streamed sentences are checked against: before any call of the turn, the
+/// claims ([`ReplyCheck::check`]); after calls, what the results carry
+/// ([`ReplyCheck::after_calls`]).
 pub(super) struct Guard<'a> {
     pub(super) check: &'a ReplyCheck,
     pub(super) request: &'a str,
-    pub(super) earlier: &'a [(String, String)],
+    pub(super) earlier: &'a Earlier,
+    /// What the turn's results carry, once a call has run; `None` while none has.
+    pub(super) carried: Option<&'a Carried>,
 }
 
 impl Guard<'_> {
     pub(super) fn check(&self, sentence: &str) -> Option<Unfounded> {
-        self.check.check(sentence, self.request, self.earlier)
+        match self.carried {
+            None => self.check.check(sentence, self.request, self.earlier),
+            Some(carried) => self
+                .check
+                .after_calls(sentence, self.request, self.earlier, carried),
+        }
+    }
+
+    /// No call has run in the turn: a flagged sentence is recovered from by asking again.
+    pub(super) fn before_calls(&self) -> bool {
+        self.carried.is_none()
     }
 }
 
@@ -49,7 +66,7 @@ pub(super) async fn generate(
     tools: &ToolSet,
     speak: Option<&mpsc::UnboundedSender<Speakable>>,
     outcomes: &[ToolOutcome],
-    guard: Option<&Guard<'_>>,
+    guard: &Guard<'_>,
 ) -> Result<Generated, AgentError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     shared
@@ -72,7 +89,7 @@ pub(super) async fn generate(
         if held.is_some() || echo_sentence(s.as_str(), outcomes) {
             return;
         }
-        match guard.and_then(|g| g.check(s.as_str())) {
+        match guard.check(s.as_str()) {
             Some(why) => {
                 tracing::warn!(why = why.label(), "sentence held back");
                 tracing::warn!(target: crate::logs::TRANSCRIPT, sentence = %s.as_str(), "the sentence held back");

@@ -11,7 +11,8 @@
 //!   [`answer_hint`], and the reply built from results [`reply_from_results`];
 //! - invalid arguments for a known tool: [`invalid_arguments`] (re-ask once);
 //! - an echoed tool payload: [`is_echo`], [`echo_sentence`], [`echoed`];
-//! - nothing speakable: [`no_answer`]; words no call founded: [`unfounded`];
+//! - nothing speakable: [`no_answer`]; words no call founded, or that say what no result
+//!   carries: [`unfounded`] (before calls, recover; after them, words from the results);
 //! - the turn's first calls about what was said: [`grounding`], [`ungrounded`];
 //! - the same call again: [`repeated_call`];
 //! - the rest of a multi-part request: [`follow_up`], [`follow_up_done`] ([`clauses`],
@@ -33,6 +34,9 @@ use crate::tools::{ToolOutcome, ToolStatus};
 pub(super) enum Hook {
     /// The hop was flagged for this: recover ([`Recovery::advance`]).
     Recover(Unfounded),
+    /// The words after the turn's calls were flagged for this: answer with words built
+    /// from the results instead ([`reply_from_results`]).
+    FromResults(Unfounded),
     /// Nudge the model to answer (the second time: stop, see [`nudge`]). `what` names what
     /// was caught; `hint` is the message the model is given (none: the hop is generated
     /// again from the same messages, held to words).
@@ -133,7 +137,11 @@ impl Recovery {
             _ => {
                 let words = match why {
                     Unfounded::Claim | Unfounded::Unasked => NOTHING_DONE,
-                    Unfounded::ToolTalk | Unfounded::Repeat | Unfounded::NoAnswer => APOLOGY,
+                    Unfounded::ToolTalk
+                    | Unfounded::Repeat
+                    | Unfounded::NoAnswer
+                    | Unfounded::Reading
+                    | Unfounded::Echo => APOLOGY,
                 };
                 (Step::GiveUp(words), format!("{label}: nothing was done"))
             }
@@ -281,17 +289,21 @@ pub(super) fn no_answer(said: &str, checking: bool) -> Option<Hook> {
     }
 }
 
-/// Words with no call behind them, checked before they count as the answer: the sentence
-/// the stream held back (`held`), else the first of `said` the guard flags. No guard (a
-/// call has run): nothing to check.
-pub(super) fn unfounded(
-    guard: Option<&Guard<'_>>,
-    held: Option<Unfounded>,
-    said: &str,
-) -> Option<Hook> {
-    guard
-        .and_then(|g| held.or_else(|| sentences_of(said).iter().find_map(|s| g.check(s.as_str()))))
-        .map(Hook::Recover)
+/// Words checked before they count as the answer: the sentence the stream held back
+/// (`held`), else the first of `said` the guard flags. Before any call of the turn,
+/// recover (ask again); after calls, answer from the results instead: words that say what
+/// no result carries, or the request back, are never the answer.
+pub(super) fn unfounded(guard: &Guard<'_>, held: Option<Unfounded>, said: &str) -> Option<Hook> {
+    let why = held.or_else(|| {
+        sentences_of(said)
+            .iter()
+            .find_map(|s| guard.check(s.as_str()))
+    })?;
+    Some(if guard.before_calls() {
+        Hook::Recover(why)
+    } else {
+        Hook::FromResults(why)
+    })
 }
 
 /// A reply built from results when the model only echoed them: plain words, no JSON.
@@ -481,6 +493,8 @@ pub fn request_parts(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::check::Earlier;
+    use crate::agent::reading::Carried;
     use crate::preset::ToolChoicePolicy;
     use crate::tools::Registry;
     use serde_json::json;
@@ -706,22 +720,99 @@ mod tests {
     #[test]
     fn words_no_call_founded_are_recovered_from() {
         let check = demo();
+        let earlier = Earlier::default();
         let guard = Guard {
             check: &check,
             request: "Turn on the office light.",
-            earlier: &[],
+            earlier: &earlier,
+            carried: None,
         };
         assert_eq!(
-            unfounded(Some(&guard), None, "Sure. The office light is on."),
+            unfounded(&guard, None, "Sure. The office light is on."),
             Some(Hook::Recover(Unfounded::Claim))
         );
         assert_eq!(
-            unfounded(Some(&guard), Some(Unfounded::ToolTalk), "Hello."),
+            unfounded(&guard, Some(Unfounded::ToolTalk), "Hello."),
             Some(Hook::Recover(Unfounded::ToolTalk)),
             "what the stream held back decides"
         );
-        assert_eq!(unfounded(Some(&guard), None, "It is three o'clock."), None);
-        assert_eq!(unfounded(None, None, "The office light is on."), None);
+        assert_eq!(unfounded(&guard, None, "Good night, sleep well."), None);
+        // a time no call read is a reading, not an answer
+        assert_eq!(
+            unfounded(&guard, None, "It is three o'clock."),
+            Some(Hook::Recover(Unfounded::Reading))
+        );
+        assert_eq!(
+            unfounded(&guard, None, "Okay, turn on the office light."),
+            Some(Hook::Recover(Unfounded::Echo))
+        );
+    }
+
+    fn carried(results: &[&str], request: &str) -> Carried {
+        let mut c = Carried::default();
+        for r in results {
+            c.result(r);
+        }
+        c.said(request);
+        c
+    }
+
+    #[test]
+    fn words_after_calls_that_no_result_carries_are_answered_from_the_results() {
+        let check = demo();
+        let earlier = Earlier::default();
+        let request = "What time is it and how warm is it in the kitchen?";
+        let read = carried(&["10:00 AM", "kitchen 21 degrees"], request);
+        let guard = Guard {
+            check: &check,
+            request,
+            earlier: &earlier,
+            carried: Some(&read),
+        };
+        assert!(!guard.before_calls());
+        assert_eq!(
+            unfounded(
+                &guard,
+                None,
+                "The current time is 10:00 AM and the temperature is 22 degrees."
+            ),
+            Some(Hook::FromResults(Unfounded::Reading))
+        );
+        assert_eq!(
+            unfounded(&guard, None, "What time is it?"),
+            Some(Hook::FromResults(Unfounded::Echo)),
+            "a part of the request said back"
+        );
+        // what the results carry may be said, and so may words that read nothing
+        for fine in [
+            "It's 10:00 AM and 21 degrees in the kitchen.",
+            "It is ten o'clock, and the kitchen is at twenty-one degrees.",
+            "You're welcome!",
+        ] {
+            assert_eq!(unfounded(&guard, None, fine), None, "{fine}");
+        }
+        // a claim after a call is the call's to make: not checked as before one
+        let lit = carried(&["office light on"], "Turn on the office light.");
+        let after = Guard {
+            carried: Some(&lit),
+            request: "Turn on the office light.",
+            ..guard
+        };
+        assert_eq!(unfounded(&after, None, "The office light is on."), None);
+        let thermostat = carried(&["thermostat 21 degrees"], "what is the thermostat at?");
+        let after = Guard {
+            carried: Some(&thermostat),
+            request: "what is the thermostat at?",
+            ..after
+        };
+        assert_eq!(
+            unfounded(&after, None, "The thermostat is at 21 degrees."),
+            None
+        );
+        assert_eq!(
+            unfounded(&after, None, "The thermostat is at 22 degrees."),
+            Some(Hook::FromResults(Unfounded::Reading))
+        );
     }
 
     #[test]

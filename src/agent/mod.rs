@@ -91,11 +91,12 @@ mod generate;
 mod history;
 mod hooks;
 mod intent_turn;
+mod reading;
 mod reply;
 mod turn;
 mod warm;
 
-pub use check::{ReplyCheck, Unfounded};
+pub use check::{Earlier, ReplyCheck, Unfounded};
 pub use history::HistoryMode;
 pub use hooks::{clauses, is_echo, request_parts};
 pub use reply::synthetic_results;

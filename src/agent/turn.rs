@@ -13,9 +13,11 @@ use std::time::Instant;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::check::Earlier;
 use super::generate::{generate, Generated, Guard};
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
 use super::intent_turn::intent_turn;
+use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::{
     remember_turn, render_fitting, reply_check, run_calls, snapshot, AgentError, Ask, CallReport,
@@ -24,7 +26,7 @@ use super::{
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GrammarError, StopReason, ToolChoice, REPLY_LARK};
 use crate::toolcall::ToolSet;
-use crate::tools::{Registry, ToolOutcome};
+use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
 /// How one hop ends.
 pub(super) enum HopOutcome {
@@ -66,8 +68,9 @@ struct TurnCtx<'a> {
     tools_json: Value,
     fingerprint: String,
     check: Arc<ReplyCheck>,
-    /// The session's earlier (request, reply) pairs, for the repeat check.
-    earlier: Vec<(String, String)>,
+    /// What the session said before: its requests and replies, for the repeat and echo
+    /// checks.
+    earlier: Earlier,
     /// What a first call of the turn must be about ([`hooks::grounding`]).
     context: String,
 }
@@ -81,12 +84,14 @@ impl TurnCtx<'_> {
         self.shared.cfg.preset.grammar.is_some()
     }
 
-    /// What the model's words are checked against while no call has run.
-    fn guard(&self) -> Guard<'_> {
+    /// What the model's words are checked against: the claims while no call has run
+    /// (`carried` is `None`), what the results carry after.
+    fn guard<'a>(&'a self, carried: Option<&'a Carried>) -> Guard<'a> {
         Guard {
             check: &self.check,
             request: &self.ask.text,
             earlier: &self.earlier,
+            carried,
         }
     }
 
@@ -134,6 +139,11 @@ struct TurnState {
     nudged: bool,
     /// The latest hop's tool results.
     last_outcomes: Vec<ToolOutcome>,
+    /// What the turn's results (and the request, and the arguments of the calls that
+    /// succeeded) carry: what the model's words after the calls may say.
+    carried: Carried,
+    /// The results no `say` confirmation spoke: what words from the results are built of.
+    unsaid: Vec<ToolOutcome>,
     /// `say` confirmations already sent to `speak`, in order.
     confirmed: Vec<String>,
 }
@@ -160,8 +170,8 @@ pub(super) async fn run_turn(
     }
     let ctx = TurnCtx {
         check: reply_check(shared, &registry, &fingerprint),
-        earlier: earlier_replies(&session.history),
         context: hooks::grounding(&ask.text, &session.history),
+        earlier: Earlier::of(&session.history),
         shared,
         ask: &ask,
         cancel,
@@ -198,8 +208,11 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
     let prompt = st.render(ctx).await?;
     let span = tracing::info_span!("hop", hop = n, choice = %choice_label(&choice));
     async {
-        // while no call has run in the turn, what the model says in words is checked
-        let guard = st.checking().then(|| ctx.guard());
+        // what the model says in words is checked: while no call has run in the turn, for
+        // claims; after calls, against what their results carry
+        let checking = st.checking();
+        let carried = (!checking).then(|| st.carried.clone());
+        let guard = ctx.guard(carried.as_ref());
         let speak = ctx.ask.speak.as_ref();
         let g = generate(
             ctx.shared,
@@ -208,7 +221,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
             &ctx.toolset,
             speak,
             &st.last_outcomes,
-            guard.as_ref(),
+            &guard,
         )
         .await?;
         st.timings.prompt_eval += g.stats.prompt_eval_ms;
@@ -238,9 +251,9 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
         {
             st.apply(ctx, done, &mut report, &g.raw)
         } else if g.parsed.calls.is_empty() {
-            st.words(ctx, n, &g, guard.as_ref(), &mut report)
+            st.words(ctx, n, &g, &guard, &mut report)
         } else {
-            st.calls(ctx, n, &g, guard.is_some(), &mut report).await?
+            st.calls(ctx, n, &g, checking, &mut report).await?
         };
         st.hops.push(report);
         Ok(outcome)
@@ -252,6 +265,8 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
 impl TurnState {
     fn new(ask: &Ask, session: Session) -> Self {
         let Session { history, before } = session;
+        let mut carried = Carried::default();
+        carried.said(&ask.text);
         TurnState {
             history,
             before,
@@ -269,6 +284,8 @@ impl TurnState {
             reasked: false,
             nudged: false,
             last_outcomes: Vec::new(),
+            carried,
+            unsaid: Vec::new(),
             confirmed: Vec::new(),
         }
     }
@@ -298,7 +315,7 @@ impl TurnState {
         ctx: &TurnCtx<'_>,
         n: usize,
         g: &Generated,
-        guard: Option<&Guard<'_>>,
+        guard: &Guard<'_>,
         report: &mut HopReport,
     ) -> HopOutcome {
         let said = speakable(&g.parsed.reply);
@@ -312,7 +329,7 @@ impl TurnState {
             outcomes,
         )
         .or_else(|| hooks::echoed(n, &g.raw, &said, outcomes))
-        .or_else(|| hooks::no_answer(&said, guard.is_some()))
+        .or_else(|| hooks::no_answer(&said, guard.before_calls()))
         .or_else(|| hooks::unfounded(guard, g.held, &said));
         if let Some(hook) = hook {
             return self.apply(ctx, hook, report, &g.raw);
@@ -357,9 +374,14 @@ impl TurnState {
         }
         let outcomes = run_calls(ctx.shared, calls, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
+        for o in outcomes.iter().filter(|o| o.status != ToolStatus::Error) {
+            self.carried.result(&o.result);
+            self.carried.said(&o.arguments.to_string());
+        }
         self.round_trip(ctx, g, &outcomes);
         // spoken confirmations: every call succeeded and has one → no second hop
         let Some(said) = confirmations(&ctx.registry, calls, &outcomes) else {
+            self.unsaid.extend(outcomes.iter().cloned());
             self.last_outcomes = outcomes;
             return Ok(HopOutcome::Continue);
         };
@@ -430,6 +452,17 @@ impl TurnState {
     ) -> HopOutcome {
         match hook {
             Hook::Recover(why) => self.recover(why, ctx.has_grammar(), report),
+            Hook::FromResults(why) => {
+                self.unfounded.get_or_insert(why);
+                report.hook = Some(format!("{}: answered from the results", why.label()));
+                HopOutcome::Reply(if !self.unsaid.is_empty() {
+                    Reply::Said(hooks::reply_from_results(&self.unsaid))
+                } else if !self.confirmed.is_empty() {
+                    Reply::Confirmed
+                } else {
+                    Reply::Said(APOLOGY.to_string())
+                })
+            }
             Hook::Nudge { what, hint } => self.nudge(&what, hint, raw, report),
             Hook::ReAsk { tool, message } => {
                 self.reasked = true;
@@ -572,23 +605,4 @@ fn choice_label(c: &ToolChoice) -> String {
         ToolChoice::Required => "required".into(),
         ToolChoice::Named(n) => format!("tool:{n}"),
     }
-}
-
-/// The session's earlier (request, reply) pairs: each user request with the words the
-/// assistant last said to it.
-fn earlier_replies(history: &[ChatMessage]) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    let mut request: Option<&str> = None;
-    for m in history {
-        match m.role.as_str() {
-            "user" if !m.content.starts_with("(system:") => request = Some(&m.content),
-            "assistant" if m.tool_calls.is_empty() && !m.content.contains("<tool_call>") => {
-                if let Some(r) = request {
-                    pairs.push((r.to_string(), m.content.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
-    pairs
 }
