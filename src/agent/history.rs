@@ -8,15 +8,21 @@
 //! keeps, per turn, the request and the calls in the model's own wire format (or the reply,
 //! for a turn that called nothing). Measured with `cargo bench --bench session` (see the
 //! README's session table).
+//!
+//! No bad turn teaches the next: a reply that failed a check is never kept (the hop loop
+//! keeps only words that passed, and drops what a flagged hop wrote and the hint after it
+//! from the turn's messages), and a turn that answered nothing is not kept at all
+//! ([`answered`]), nor one that gave up.
 
 use std::str::FromStr;
 
 use serde::Deserialize;
 
-use super::CallReport;
+use super::{CallReport, APOLOGY, NOTHING_DONE};
 use crate::llm::python_json;
 use crate::llm::ChatMessage;
 use crate::preset::GrammarShape;
+use crate::tools::ToolStatus;
 
 /// How much of each turn the session keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -84,6 +90,16 @@ impl CallWire<'_> {
     }
 }
 
+/// Whether a finished turn answered anything a later turn may build on: a call that did not
+/// fail, or words that are not an apology ([`APOLOGY`], [`NOTHING_DONE`]). A turn that
+/// answered nothing is not kept: an apology in the history is a reply to copy.
+pub(crate) fn answered(reply: &str, calls: &[CallReport]) -> bool {
+    let did = calls.iter().any(|c| c.status != ToolStatus::Error);
+    let said =
+        !reply.trim().is_empty() && !reply.ends_with(APOLOGY) && !reply.ends_with(NOTHING_DONE);
+    did || said
+}
+
 /// The messages a finished turn adds to the history: `turn` is every message the turn
 /// used (its request first), `calls` the calls that ran, `reply` what was said.
 pub(crate) fn remember(
@@ -111,7 +127,6 @@ pub(crate) fn remember(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ToolStatus;
     use serde_json::json;
 
     fn call(room: &str) -> CallReport {
@@ -197,6 +212,21 @@ mod tests {
             .parse::<HistoryMode>()
             .unwrap_err()
             .contains("\"full\""));
+    }
+
+    #[test]
+    fn a_turn_that_answered_nothing_is_not_worth_keeping() {
+        assert!(answered("Why did the tomato blush?", &[]));
+        assert!(answered(APOLOGY, &[call("kitchen")]), "a call was made");
+        for nothing in [APOLOGY, NOTHING_DONE, "", "  "] {
+            assert!(!answered(nothing, &[]), "{nothing:?}");
+        }
+        let failed = CallReport {
+            status: ToolStatus::Error,
+            ..call("kitchen")
+        };
+        assert!(!answered(APOLOGY, std::slice::from_ref(&failed)));
+        assert!(answered("The light did not answer.", &[failed]));
     }
 
     #[test]

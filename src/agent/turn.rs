@@ -20,8 +20,8 @@ use super::intent_turn::intent_turn;
 use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::{
-    remember_turn, render_fitting, reply_check, run_calls, snapshot, AgentError, Ask, CallReport,
-    Handled, HopReport, ReplyCheck, Session, Shared, Timings, Turn, Unfounded, APOLOGY,
+    history, remember_turn, render_fitting, reply_check, run_calls, snapshot, AgentError, Ask,
+    CallReport, Handled, HopReport, ReplyCheck, Session, Shared, Timings, Turn, Unfounded, APOLOGY,
 };
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GrammarError, StopReason, ToolChoice, REPLY_LARK};
@@ -146,6 +146,9 @@ struct TurnState {
     unsaid: Vec<ToolOutcome>,
     /// `say` confirmations already sent to `speak`, in order.
     confirmed: Vec<String>,
+    /// Indices into `msgs` of what a flagged hop wrote and the hint after it: shown to the
+    /// model in this turn, never kept in the session.
+    unkept: Vec<usize>,
 }
 
 /// One turn: the intent path first, then hops until one ends the turn or `max_hops` runs
@@ -287,6 +290,7 @@ impl TurnState {
             carried,
             unsaid: Vec::new(),
             confirmed: Vec::new(),
+            unkept: Vec::new(),
         }
     }
 
@@ -467,9 +471,8 @@ impl TurnState {
             Hook::ReAsk { tool, message } => {
                 self.reasked = true;
                 report.hook = Some(format!("invalid arguments for {tool}: re-asked once"));
-                self.msgs
-                    .push(ChatMessage::assistant(raw.trim().to_string()));
-                self.msgs.push(ChatMessage::user(message));
+                self.flagged(ChatMessage::assistant(raw.trim().to_string()));
+                self.flagged(ChatMessage::user(message));
                 if ctx.has_grammar() {
                     self.next.tool = Some(tool);
                 }
@@ -486,6 +489,13 @@ impl TurnState {
         }
     }
 
+    /// A message of a flagged hop (what it wrote, the hint after it): the model sees it in
+    /// this turn, the session never keeps it.
+    fn flagged(&mut self, message: ChatMessage) {
+        self.unkept.push(self.msgs.len());
+        self.msgs.push(message);
+    }
+
     /// A flagged hop: ask again (its messages dropped), or give up saying so.
     fn recover(&mut self, why: Unfounded, has_grammar: bool, report: &mut HopReport) -> HopOutcome {
         self.unfounded.get_or_insert(why);
@@ -495,6 +505,7 @@ impl TurnState {
             Step::Retry(choice) => {
                 self.next.retry = Some(choice);
                 self.msgs.truncate(1);
+                self.unkept.retain(|&i| i < 1);
                 HopOutcome::Continue
             }
             Step::GiveUp(words) => HopOutcome::Stop(Stop::GaveUp(words)),
@@ -516,9 +527,8 @@ impl TurnState {
                 self.next.reply = true;
                 report.hook = Some(hook);
                 if let Some(hint) = hint {
-                    self.msgs
-                        .push(ChatMessage::assistant(raw.trim().to_string()));
-                    self.msgs.push(ChatMessage::user(hint));
+                    self.flagged(ChatMessage::assistant(raw.trim().to_string()));
+                    self.flagged(ChatMessage::user(hint));
                 }
                 HopOutcome::Continue
             }
@@ -558,24 +568,26 @@ impl TurnState {
             (false, false, false) => format!("{} {reply}", self.confirmed.join(" ")),
             _ => reply,
         };
-        if !cancelled && !gave_up {
-            let calls: Vec<CallReport> = self
-                .hops
-                .iter()
-                .flat_map(|h| h.calls.iter().cloned())
-                .collect();
+        let calls: Vec<CallReport> = self
+            .hops
+            .iter()
+            .flat_map(|h| h.calls.iter().cloned())
+            .collect();
+        // a turn that gave up, or answered nothing, is not kept: it would teach the next
+        if !cancelled && !gave_up && history::answered(&reply, &calls) {
             let session = Session {
                 history: self.history,
                 before: self.before,
             };
-            remember_turn(
-                ctx.shared,
-                &ctx.ask.session,
-                session,
-                self.msgs,
-                &calls,
-                &reply,
-            );
+            let unkept = &self.unkept;
+            let msgs = self
+                .msgs
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !unkept.contains(i))
+                .map(|(_, m)| m)
+                .collect();
+            remember_turn(ctx.shared, &ctx.ask.session, session, msgs, &calls, &reply);
         }
         if let Some(why) = self.unfounded {
             let count = ctx.shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
