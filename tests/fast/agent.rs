@@ -1289,3 +1289,305 @@ async fn only_the_latest_sessions_are_kept() {
         rec[n - 1].prompt
     );
 }
+
+/// The tools of [`tools_dir`] and a thermometer a household wrote, without `say` or
+/// sentences: `get_temperature` reads "<room> 21 degrees".
+fn climate_dir() -> (PathBuf, PathBuf) {
+    let (dir, log) = tools_dir();
+    std::fs::write(
+        dir.join("climate.toml"),
+        r#"
+[[tool]]
+name = "get_temperature"
+description = "Read the temperature in a room."
+[tool.parameters]
+type = "object"
+required = ["room"]
+additionalProperties = false
+[tool.parameters.properties.room]
+type = "string"
+enum = ["kitchen", "living room"]
+[tool.exec]
+argv = ["sh", "-c", "echo \"$0 21 degrees\"", "{{ room }}"]
+"#,
+    )
+    .unwrap();
+    (dir, log)
+}
+
+const TEMPERATURE_CALL: &str = "<tool_call>\n{\"name\": \"get_temperature\", \"arguments\": {\"room\": \"kitchen\"}}\n</tool_call>";
+
+/// The requests of the session that one bad reply of each kind must not change.
+const AFTER_THE_BAD_TURNS: [&str; 2] = ["any mail?", "thanks"];
+
+#[tokio::test]
+async fn no_bad_reply_is_kept_and_the_turns_after_them_go_as_without_them() {
+    let joke = "Why did the lamp smile? It was lit.";
+    let echo = "Turn on the kitchen light.";
+    let invented = "It is 22 degrees in the kitchen.";
+    let read = "It is 21 degrees in the kitchen.";
+    let fine = "I am fine, thank you.";
+    let after = [MAIL_CALL, "You have three unread mails.", "You're welcome!"];
+    // the model echoes the request once, invents a reading once, copies an earlier reply
+    // once; each time the retry is what a good model would have said at once
+    let mut bad = vec![
+        joke,
+        echo,
+        KITCHEN_CALL,
+        invented,
+        TEMPERATURE_CALL,
+        read,
+        joke,
+        fine,
+    ];
+    bad.extend(after);
+    let mut good = vec![joke, KITCHEN_CALL, TEMPERATURE_CALL, read, fine];
+    good.extend(after);
+    let requests = [
+        "tell me a joke",
+        "turn on the kitchen light",
+        "how warm is it in the kitchen?",
+        "how are you",
+    ];
+
+    let r = rig_in(climate_dir(), &bad, "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let mut caught = Vec::new();
+    for request in requests {
+        let (turn, said) = spoken(&r.agent, "s", request).await;
+        // (the joke is a good answer the first time only)
+        let bad_ones = if request == "tell me a joke" {
+            vec![echo, invented]
+        } else {
+            vec![echo, invented, "Why did the lamp smile?"]
+        };
+        assert!(
+            said.iter().all(|s| !bad_ones.contains(&s.as_str())),
+            "a bad reply was spoken to {request:?}: {said:?}"
+        );
+        caught.push(turn.unfounded);
+    }
+    assert_eq!(
+        caught,
+        [
+            None,
+            Some("said the request back".to_string()),
+            Some("stated a reading no call returned".to_string()),
+            Some("repeated an earlier reply".to_string()),
+        ]
+    );
+    let asked_before = r.recorded.lock().unwrap().len();
+    let mut answers = Vec::new();
+    for request in AFTER_THE_BAD_TURNS {
+        answers.push(ask(&r.agent, request).await.unwrap().reply);
+    }
+
+    let clean = rig_in(climate_dir(), &good, "qwen2.5-coder", CHATML, |_, _| {}).await;
+    for request in requests {
+        let turn = ask(&clean.agent, request).await.unwrap();
+        assert!(turn.unfounded.is_none(), "{turn:?}");
+    }
+    let clean_before = clean.recorded.lock().unwrap().len();
+    let mut clean_answers = Vec::new();
+    for request in AFTER_THE_BAD_TURNS {
+        clean_answers.push(ask(&clean.agent, request).await.unwrap().reply);
+    }
+
+    assert_eq!(answers, ["You have three unread mails.", "You're welcome!"]);
+    assert_eq!(
+        answers, clean_answers,
+        "answered as without the bad replies"
+    );
+    let rec = r.recorded.lock().unwrap();
+    let clean_rec = clean.recorded.lock().unwrap();
+    let later: Vec<&String> = rec[asked_before..].iter().map(|x| &x.prompt).collect();
+    let clean_later: Vec<&String> = clean_rec[clean_before..]
+        .iter()
+        .map(|x| &x.prompt)
+        .collect();
+    assert_eq!(later.len(), 3, "the mail call, its answer, the thanks");
+    assert_eq!(
+        later, clean_later,
+        "the prompts after the bad turns are those of a session without them"
+    );
+    for p in later {
+        assert!(
+            !p.contains(&format!("<|im_start|>assistant\n{echo}")),
+            "{p}"
+        );
+        assert!(!p.contains("22 degrees"), "{p}");
+        assert_eq!(p.matches("It was lit.").count(), 1, "{p}");
+        assert!(
+            !p.contains(&format!(
+                "how are you<|im_end|>\n<|im_start|>assistant\n{joke}"
+            )),
+            "{p}"
+        );
+        assert!(
+            p.contains(&format!(
+                "how are you<|im_end|>\n<|im_start|>assistant\n{fine}"
+            )),
+            "{p}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_reading_no_result_carries_is_answered_from_the_results() {
+    let r = rig_in(
+        climate_dir(),
+        &[
+            TEMPERATURE_CALL,
+            "It is 23 degrees in the kitchen.",
+            "You're welcome!",
+        ],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "how warm is it in the kitchen?").await;
+    assert_eq!(
+        said,
+        ["Kitchen 21 degrees."],
+        "the invention is never spoken"
+    );
+    assert_eq!(turn.reply, "Kitchen 21 degrees.");
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("stated a reading no call returned")
+    );
+    assert_eq!(
+        turn.hops[1].hook.as_deref(),
+        Some("stated a reading no call returned: answered from the results")
+    );
+    ask(&r.agent, "thanks").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    assert!(!rec[2].prompt.contains("23 degrees"), "{}", rec[2].prompt);
+}
+
+#[tokio::test]
+async fn a_time_read_and_a_temperature_invented_are_answered_from_both_results() {
+    let both = format!(
+        "<tool_call>\n{{\"name\": \"get_time\", \"arguments\": {{}}}}\n</tool_call>\n{TEMPERATURE_CALL}"
+    );
+    let r = rig_in(
+        climate_dir(),
+        &[
+            both.as_str(),
+            "The current time is 10:00 AM and the temperature is 22 degrees.",
+        ],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(
+        &r.agent,
+        "What time is it and how warm is it in the kitchen?",
+    )
+    .await
+    .unwrap();
+    let ran: Vec<&str> = turn.hops[0].calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(ran, ["get_time", "get_temperature"]);
+    let time = &turn.hops[0].calls[0].result;
+    assert_eq!(turn.reply, format!("{time}, kitchen 21 degrees."));
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("stated a reading no call returned")
+    );
+}
+
+#[tokio::test]
+async fn what_the_results_carry_is_said_as_the_model_put_it() {
+    let r = rig_in(
+        climate_dir(),
+        &[TEMPERATURE_CALL, "It's twenty-one degrees in the kitchen."],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "how warm is it in the kitchen?").await;
+    assert_eq!(said, ["It's twenty-one degrees in the kitchen."]);
+    assert!(turn.unfounded.is_none());
+}
+
+#[tokio::test]
+async fn a_request_said_back_is_asked_again_and_never_kept() {
+    // "lock the front door." said back, as Qwen2.5-Coder-0.5B did with a second voice; the
+    // retry calls
+    let r = rig(
+        &["Turn on the kitchen light.", KITCHEN_CALL, "Hello!"],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "turn on the kitchen light.").await;
+    assert_eq!(said, ["The kitchen light is on."]);
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some("said the request back: asked again without the history")
+    );
+    ask(&r.agent, "hello").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    assert!(
+        !rec[2]
+            .prompt
+            .contains("<|im_start|>assistant\nTurn on the kitchen light."),
+        "{}",
+        rec[2].prompt
+    );
+}
+
+#[tokio::test]
+async fn a_turn_that_answered_nothing_is_not_kept() {
+    // hops run out with no call: the apology is said, and not kept for the next turn
+    let r = rig(
+        &["{\"a\": 1}", "{\"a\": 1}", "Hello!"],
+        "qwen2.5",
+        CHATML,
+        |cfg, _| cfg.max_hops = 2,
+    )
+    .await;
+    let turn = ask(&r.agent, "do something odd").await.unwrap();
+    assert_eq!(turn.reply, APOLOGY);
+    ask(&r.agent, "hello").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    let last = &rec.last().unwrap().prompt;
+    assert!(!last.contains("do something odd"), "{last}");
+    assert!(!last.contains(APOLOGY), "{last}");
+}
+
+#[tokio::test]
+async fn a_full_history_keeps_no_flagged_words_and_no_hint() {
+    let r = rig(
+        &[
+            MAIL_CALL,
+            "{\"unread\": 3}",
+            "You have three unread mails.",
+            "Bye.",
+        ],
+        "qwen2.5",
+        CHATML,
+        |cfg, _| cfg.history = hearth::agent::HistoryMode::Full,
+    )
+    .await;
+    let turn = ask(&r.agent, "any mail?").await.unwrap();
+    assert_eq!(turn.reply, "You have three unread mails.");
+    assert!(turn.hops[1].hook.as_deref().unwrap().contains("nudged"));
+    {
+        let rec = r.recorded.lock().unwrap();
+        assert!(
+            rec[2].prompt.contains("Do not repeat the tool output"),
+            "the turn saw the hint"
+        );
+    }
+    ask(&r.agent, "bye").await.unwrap();
+    let rec = r.recorded.lock().unwrap();
+    let p = &rec[3].prompt;
+    assert!(p.contains("You have three unread mails."), "{p}");
+    assert!(!p.contains("Do not repeat the tool output"), "{p}");
+    assert!(!p.contains("<|im_start|>assistant\n{\"unread\": 3}"), "{p}");
+}
