@@ -19,7 +19,8 @@
 //! loop (`run_turn`, `hop`, the turn's state); `hooks.rs`, the small-model hooks and the
 //! recovery from flagged hops, each a function returning a decision; `generate.rs`, one
 //! hop's streamed generation; `reply.rs`, what is said; `intent_turn.rs`, the intent path;
-//! `check.rs`, the reply checks; `history.rs`, what a turn leaves in its session.
+//! `check.rs`, the reply checks, with `reading.rs`, what a reply states as a reading and
+//! what results carry; `history.rs`, what a turn leaves in its session.
 //!
 //! The ten rules, and where each lives:
 //! 1. raw-first detection: the parser sees the raw output, think blocks included
@@ -44,19 +45,26 @@
 //! 10. telemetry per hop and call (parse mode, fallback, candidates, schema result, status)
 //!     (the `hop` span and [`HopReport`] in `turn.rs`, the per-call events of `run_calls`).
 //!
-//! **Nothing claimed that was not done.** While no call has run in a turn, every sentence
-//! the model writes is checked before it is spoken ([`ReplyCheck`]): a claim of an action or
-//! a device state, talk about functions or tools, or a reply repeated to a different
-//! request is held back, with everything after it; so is a reply with nothing to speak.
+//! **Nothing claimed that was not done, nothing said that no result carries.** While no
+//! call has run in a turn, every sentence the model writes is checked before it is spoken
+//! ([`ReplyCheck`]): a claim of an action or a device state, a reading (a temperature, a
+//! time, a date, a level, a number with a unit, a state of the home such as "is cold", a
+//! yes or no to a question about the home: `reading.rs`), talk about functions or tools, a
+//! reply repeated to a different request, or the request (or an earlier one) said back is
+//! held back, with everything after it; so is a reply with nothing to speak.
 //! The turn is then asked again without the history that misled the model (held to words
 //! when it had nothing to say); if that is flagged too, held to a tool call, with the
-//! history back for what "it" refers to. The first calls of a turn run only when they are
-//! about what was said ([`ReplyCheck::grounded`]): the request, or the turn before it when
-//! the request points back at it ("turn it off", "and the bedroom too":
-//! [`check::refers_back`]).
+//! history back for what "it" refers to. After calls, the model's words are checked against
+//! what the turn's results carry (with the request and the calls' arguments): a number, a
+//! time, a date or a state of the home that none of them carries, or the request said back,
+//! is never spoken, and the turn answers with words built from the results instead. The
+//! first calls of a turn run only when they are about what was said
+//! ([`ReplyCheck::grounded`]): the request, or the turn before it when the request points
+//! back at it ("turn it off", "and the bedroom too": [`check::refers_back`]).
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
-//! so one bad turn cannot teach the next. The turn reports what was caught (`unfounded`,
-//! and each hop's `hook`).
+//! so one bad turn cannot teach the next; nor is a turn that answered nothing (an apology
+//! and no call done), nor, ever, words that failed a check or what a flagged hop wrote
+//! (`history.rs`). The turn reports what was caught (`unfounded`, and each hop's `hook`).
 //!
 //! A hop whose calls all succeeded and all have a `say` confirmation speaks those at once
 //! and skips the second LLM hop, unless the request asked for more than was called (more
