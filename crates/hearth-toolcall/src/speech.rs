@@ -8,20 +8,32 @@
 //! 2. code: fenced blocks, and inline code that holds markup or data (`speech/code.rs`);
 //! 3. everything before a closing tag whose block never opened: the prompt opened it, so
 //!    the output began inside reasoning (`markup::after_stray_close`);
-//! 4. log lines, stack traces, table rows (`lines::remove_shapes`);
+//! 4. log lines (timestamps, levels, `key=value`, `tool_result:`, `>>>` prompts), stack
+//!    traces, table rows (`lines::remove_shapes`);
 //! 5. elements of any name and case with their content, comments, `<|x_start|>…<|x_end|>`
 //!    and `[X]…[/X]` pairs; only the words inside a few wrappers (`<answer>`, `<b>`) stay
 //!    (`markup::remove_blocks`);
 //! 6. think blocks, tool calls and special tokens of every format hearth knows: the
 //!    parser's reply;
-//! 7. JSON payloads (`code::remove_json`) and any leftover tag or token;
-//! 8. transcript labels: `Thought:`/`Action:`/`Observation:` sections, another role's
-//!    `User:` and all after it; `Assistant:`/`Final Answer:` lose the label
-//!    (`lines::remove_labels`);
+//! 7. JSON payloads (`code::remove_json`) and any leftover tag or token (a lone `[NAME]`
+//!    that names a label or a log level at a sentence's start stays for step 9);
+//! 8. notes to self: `(…)`/`[…]` and `*…*` whose words are one (`(internal: …)`, "note to
+//!    self", "the user wants …", `(I should not mention …)`, `(don't reveal …)`), and
+//!    stage directions of thought starting a sentence (`*thinks about the light*`);
+//!    parentheses of the answer and emphasis stay (`markup::remove_asides`);
+//! 9. transcript labels, at a line's start or a sentence's within one (`Sure. User: …`):
+//!    `Thought:`/`[Reasoning]`/`Action:`/`Observation:` sections, another role's `User:`
+//!    and all after it; `Assistant:`/`Final Answer:`/`[Answer]` lose the label; log output
+//!    starting a sentence (`… DEBUG: rc=0`, `[INFO] …`) with the rest of its line; and
+//!    untagged step-by-step reasoning (`Step 1: …`, "Let's think step by step", "The user
+//!    wants …"), held back until an answer marker (`Final answer:`, `So the answer is:`)
+//!    drops it, or said at the end when none comes (`lines::remove_labels`,
+//!    `speech/steps.rs`);
 //!
-//! and then, sentence by sentence, drops a sentence that holds a URL, a file path or a
-//! table row, and markdown symbols (`speech/words.rs`). What is not known to be speech is not
-//! said: an element that never closes takes the rest of the output with it.
+//! and then, sentence by sentence, drops a sentence that holds a URL, a file path, an
+//! e-mail address, a domain name or a table row, and markdown symbols (`speech/words.rs`).
+//! What is not known to be speech is not said: an element that never closes takes the rest
+//! of the output with it.
 //!
 //! [`SentenceSplitter`] runs the same steps over the output received so far, holding back
 //! whatever the rest could still turn into something else, so a streamed reply is spoken
@@ -30,6 +42,7 @@
 mod code;
 mod lines;
 mod markup;
+mod steps;
 mod turn;
 mod words;
 
@@ -73,7 +86,7 @@ struct Cleaned {
     start: usize,
 }
 
-/// Steps 1 to 8 of the module docs. With `eof == false` (streaming), the text stops where
+/// Steps 1 to 9 of the module docs. With `eof == false` (streaming), the text stops where
 /// what comes next could still change it; each step keeps what it has returned so far as
 /// the prefix of what it returns for more text, except step 3 (`start` moves instead).
 fn clean(raw: &str, eof: bool) -> Cleaned {
@@ -84,6 +97,7 @@ fn clean(raw: &str, eof: bool) -> Cleaned {
     let text = parser().analyze(&text, tool_set(), eof).reply;
     let text = code::remove_json(&text, eof);
     let text = markup::remove_tags(&text, eof);
+    let text = markup::remove_asides(&text, eof);
     let text = lines::remove_labels(&text, eof);
     Cleaned { text, start }
 }
@@ -419,6 +433,23 @@ mod streaming {
             "- ",
             "1. ",
             "…",
+            "[thinking: ",
+            "[Reasoning] ",
+            "[ANSWER] ",
+            "[INFO] ",
+            "(note to self: ",
+            "(the user ",
+            "*",
+            "*thinks ",
+            "Step 1: ",
+            "Let's think step by step",
+            "So the answer is: ",
+            "admin@home.lan",
+            "hearth.local",
+            ">>> ",
+            "tool_result: ",
+            "rc=0 ",
+            "DEBUG: ",
         ]);
         prop::collection::vec(frags, 0..24).prop_map(|v| v.concat())
     }

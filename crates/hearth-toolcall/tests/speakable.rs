@@ -1,6 +1,7 @@
 //! The speakable corpus (tests/corpus/speakable.jsonl): raw model outputs that hide a secret
-//! in something that is not speech (reasoning in tags of any name, comments, ReAct
-//! scratchpads, other turns and roles, tables, logs, stack traces, URLs, code), plus
+//! in something that is not speech (reasoning in tags of any name, brackets or stars,
+//! comments, notes to self, ReAct scratchpads, untagged steps before an answer, other turns
+//! and roles, tables, logs, stack traces, URLs, e-mail addresses and domains, code), plus
 //! ordinary replies that must be spoken unchanged. Every case goes through
 //! `Speakable::sanitize` and, chunk by chunk, through `SentenceSplitter`: neither may ever
 //! say a case's secret.

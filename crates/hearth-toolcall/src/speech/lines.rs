@@ -1,8 +1,9 @@
 //! Lines that are not speech, known by how they start: log lines, stack traces, table rows,
-//! and the labels of a transcript (`User:`, `Thought:`, `Final Answer:`).
+//! and the labels of a transcript (`User:`, `Thought:`, `[Reasoning]`, `Final Answer:`).
 //!
-//! Every rule looks only at the start of a line, so a line is judged as soon as enough of
-//! it has arrived; until then, while streaming, it is held back (`Maybe`).
+//! Every rule looks only at the start of a line, or for labels and log output also at the
+//! start of a sentence inside a line ([`next_segment`]), so it is judged as soon as enough
+//! of it has arrived; until then, while streaming, it is held back (`Maybe`).
 
 /// Whether a line matches a rule: `Maybe` while more of it must arrive to tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +14,8 @@ enum Verdict {
 }
 
 use Verdict::{Maybe, No, Yes};
+
+use super::steps::{self, Seen};
 
 /// `Yes` if any is, else `Maybe` if any is, else `No`.
 fn any(vs: impl IntoIterator<Item = Verdict>) -> Verdict {
@@ -73,7 +76,7 @@ const LEVELS: &[&str] = &[
 
 /// A level that starts a line as loggers print it: `WARN hearth::tts: …`,
 /// `WARNING:root:…`, `DEBUG: …`. "WARNING: the stove is hot." is a warning to the
-/// listener: only the levels no one says aloud (DEBUG, TRACE) count before `: `.
+/// listener: only the levels no one says aloud (DEBUG, TRACE, INFO) count before `: `.
 fn bare_level(t: &str, complete: bool) -> Verdict {
     any(LEVELS.iter().map(|l| {
         let Some(r) = t.strip_prefix(l) else {
@@ -84,7 +87,7 @@ fn bare_level(t: &str, complete: bool) -> Verdict {
             (None, _) | (Some(':'), None) if !complete => Maybe,
             (None, _) | (Some(' '), _) => Yes,
             (Some(':'), Some(c)) if c.is_whitespace() => {
-                if matches!(*l, "DEBUG" | "TRACE") {
+                if matches!(*l, "DEBUG" | "TRACE" | "INFO") {
                     Yes
                 } else {
                     No
@@ -110,23 +113,68 @@ fn syslog_shapes() -> &'static [String] {
     })
 }
 
-/// A log line: an ISO or syslog timestamp, `[LEVEL]` or `[<digits>`, `LEVEL ` or `LEVEL:`,
-/// logfmt keys, or a module path (`hearth::agent: …`).
+/// A log line: an ISO, slashed, syslog or clock timestamp, `[LEVEL]` or `[<digits>`,
+/// `LEVEL ` or `LEVEL:`, a key and `=` or a snake_case key and `:` (`rc=0`,
+/// `tool_result:`), a module path (`hearth::agent: …`), or a REPL or wire prompt (`>>>`,
+/// `<<<`, `==>`).
 fn log_line(t: &str, complete: bool) -> Verdict {
-    let iso = shape(t, "####-##-##~##:##", complete);
+    let stamp = any(["####-##-##~##:##", "####/##/##", "##:##:##"]
+        .iter()
+        .map(|p| shape(t, p, complete)));
     let syslog = any(syslog_shapes().iter().map(|p| shape(t, p, complete)));
     let level = bare_level(t, complete);
-    let logfmt = any(["level=", "lvl=", "time=", "ts=", "msg="]
-        .iter()
-        .map(|k| starts(t, k, complete)));
+    let prompt = any([">>>", "<<<", "==>"].iter().map(|p| starts(t, p, complete)));
     any([
-        iso,
+        stamp,
         syslog,
         level,
-        logfmt,
+        prompt,
+        key_first(t, complete),
         bracketed(t, complete),
         module_path(t, complete),
     ])
+}
+
+/// A first word that is a key, as loggers and tool traces print them: lower case, two or
+/// more chars and `=` and a bare value (`rc=0`; "E=mc²" is speech, `id="r1">` an
+/// attribute), a logfmt key (`msg="…"`), or snake_case and `:` (`tool_result: ok`) unless
+/// it names a transcript label (`final_answer:`).
+fn key_first(t: &str, complete: bool) -> Verdict {
+    const MAX: usize = 64;
+    let run = t
+        .bytes()
+        .take(MAX)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+        .count();
+    if run == t.len() && run < MAX {
+        return if complete { No } else { Maybe };
+    }
+    let word = &t[..run];
+    let first_lower = word.starts_with(|c: char| c.is_ascii_lowercase());
+    match t.as_bytes().get(run) {
+        Some(b'=') => {
+            // `id="r1">` on a line of its own is a tag's attribute, not a log line
+            let logfmt = ["level", "lvl", "time", "ts", "msg"].contains(&word);
+            let quoted = matches!(t.as_bytes().get(run + 1), Some(b'"' | b'\''));
+            let lower = word.bytes().all(|c| !c.is_ascii_uppercase());
+            if logfmt || (first_lower && lower && word.len() >= 2 && !quoted) {
+                Yes
+            } else {
+                No
+            }
+        }
+        Some(b':') => {
+            let snake = word.starts_with(|c: char| c.is_ascii_alphabetic())
+                && word.split('_').filter(|p| !p.is_empty()).count() >= 2
+                && !word.contains('.');
+            if snake && lookup(&normal(word)).is_none() {
+                Yes
+            } else {
+                No
+            }
+        }
+        _ => No,
+    }
 }
 
 /// `[ERROR] …`, `[2026-11-26 …] …`.
@@ -340,6 +388,9 @@ const LABELS: &[(&str, Label)] = &[
     ("analysis", Label::Hide),
     ("internal", Label::Hide),
     ("internal notes", Label::Hide),
+    ("internal note", Label::Hide),
+    ("note to self", Label::Hide),
+    ("notes to self", Label::Hide),
     ("inner monologue", Label::Hide),
     ("internal monologue", Label::Hide),
     ("question", Label::Hide),
@@ -380,8 +431,8 @@ fn lookup(run: &str) -> Option<Label> {
         .map(|(_, k)| *k)
 }
 
-/// The label `line` starts with: `Word:` (maybe in bold or after `#`, `>`), or a heading
-/// that is only a label (`### Assistant`).
+/// The label `line` starts with: `Word:` or `[Word]` (maybe in bold or after `#`, `>`), or
+/// a heading that is only a label (`### Assistant`).
 fn label_at(line: &str, complete: bool) -> Found {
     let b = line.as_bytes();
     let deco = b
@@ -389,14 +440,23 @@ fn label_at(line: &str, complete: bool) -> Found {
         .take_while(|c| matches!(c, b' ' | b'\t' | b'>' | b'*' | b'#'))
         .count();
     let heading = line[..deco].contains('#');
-    let run_len = b[deco..]
+    let bracket = b.get(deco) == Some(&b'[');
+    let start = deco + usize::from(bracket);
+    let run_len = b[start..]
         .iter()
         .take(25)
         .take_while(|c| c.is_ascii_alphabetic() || matches!(c, b' ' | b'_' | b'-'))
         .count();
-    let run = normal(&line[deco..deco + run_len]);
-    let after = line[deco + run_len..].trim_start_matches('*');
-    if let Some(r) = after.strip_prefix(':') {
+    let run = normal(&line[start..start + run_len]);
+    let after = line[start + run_len..].trim_start_matches('*');
+    let text = if bracket {
+        after
+            .strip_prefix(']')
+            .map(|r| r.trim_start_matches('*').strip_prefix(':').unwrap_or(r))
+    } else {
+        after.strip_prefix(':')
+    };
+    if let Some(r) = text {
         let text = r.trim_start_matches(['*', ' ', '\t']);
         return lookup(&run).map_or(Found::Plain, |k| Found::Label(k, line.len() - text.len()));
     }
@@ -408,39 +468,187 @@ fn label_at(line: &str, complete: bool) -> Found {
         return if could { Found::Maybe } else { Found::Plain };
     }
     match lookup(&run) {
-        Some(k) if heading => Found::Label(k, line.len()),
+        Some(k) if heading && !bracket => Found::Label(k, line.len()),
         _ => Found::Plain,
     }
 }
 
-/// Apply transcript labels: an assistant or answer label is dropped and its text kept; a
-/// scratchpad label hides its line and the lines after it up to the next label; another
-/// role's label ends the reply there. Text before any label is speech.
+/// Where the next segment of `line` starts after byte `k`: just past a sentence's end (`.`,
+/// `!`, `?` or `…`, then closing quotes or brackets, then spaces). Labels and log output are
+/// looked for at the start of a line and of each segment.
+pub(super) fn next_segment(line: &str, k: usize) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut i = k;
+    while i < b.len() {
+        let width = sentence_mark(&b[i..]);
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        let mut j = i + width;
+        loop {
+            let w = sentence_mark(&b[j..]).max(closing_mark(&b[j..]));
+            if w == 0 {
+                break;
+            }
+            j += w;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        return Some(j);
+    }
+    None
+}
+
+/// The length of the `.`, `!`, `?` or `…` that `b` starts with (0 if none).
+fn sentence_mark(b: &[u8]) -> usize {
+    match b.first() {
+        Some(b'.' | b'!' | b'?') => 1,
+        _ if b.starts_with("…".as_bytes()) => "…".len(),
+        _ => 0,
+    }
+}
+
+/// The length of the closing quote or bracket that `b` starts with (0 if none).
+fn closing_mark(b: &[u8]) -> usize {
+    match b.first() {
+        Some(b'"' | b'\'' | b')' | b']') => 1,
+        _ => ["”", "’", "»"]
+            .iter()
+            .find(|m| b.starts_with(m.as_bytes()))
+            .map_or(0, |m| m.len()),
+    }
+}
+
+/// Whether text written after `before` starts a segment: `before` is empty or ends (spaces,
+/// `*`, `#` and `>` aside) with a line break or a sentence's end.
+pub(super) fn at_segment_start(before: &str) -> bool {
+    let t = before.trim_end_matches([' ', '\t', '*', '#', '>']);
+    let t = t.trim_end_matches(['"', '\'', ')', ']', '”', '’', '»']);
+    t.is_empty() || t.ends_with(['\n', '.', '!', '?', '…'])
+}
+
+/// Whether a lone `[NAME]` names a transcript label or a log level: at the start of a
+/// segment it is kept for [`remove_labels`] to read (`[REASONING] …`, `[ANSWER] …`,
+/// `[INFO] …`), where a lone token of another name is dropped.
+pub(super) fn kept_bracket_word(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    lookup(&normal(name)).is_some() || LEVELS.contains(&upper.as_str())
+}
+
+/// What a segment starts with, for [`remove_labels`].
+enum Seg {
+    /// Log output: it and the rest of its line are not speech.
+    Log,
+    Label(Label, usize),
+    /// Step-by-step reasoning may start here (`Step 1:`).
+    Steps,
+    /// An answer after step-by-step reasoning (`So the answer is:`): the text starts this
+    /// many bytes on.
+    Answer(usize),
+    Plain,
+    Maybe,
+}
+
+/// Apply transcript labels, at the start of a line or of a sentence within one: an assistant
+/// or answer label is dropped and its text kept; a scratchpad label hides what follows up
+/// to the next label; another role's label ends the reply there. Text before any label is
+/// speech. Log output that starts a sentence inside a line takes the rest of the line.
+///
+/// Step-by-step reasoning (`Step 1: …`, "Let's think step by step.") is held back: when an
+/// answer follows (`Final answer:`, `So the answer is:`), only the answer is said; when none
+/// does, the steps were the answer (a recipe) and are said at the end of the output.
 pub(super) fn remove_labels(s: &str, eof: bool) -> String {
+    let mut out = String::with_capacity(s.len());
     let mut speaking = true;
     let mut ended = false;
-    by_lines(s, eof, |line, complete| {
-        if ended {
-            return Line::Stop;
+    // where in `out` held-back steps start
+    let mut held: Option<usize> = None;
+    let mut rest = s;
+    'lines: while !rest.is_empty() {
+        let (line, newline, next) = match rest.find('\n') {
+            Some(p) => (&rest[..p], true, &rest[p + 1..]),
+            None => (rest, false, ""),
+        };
+        let complete = newline || eof;
+        // `line[from..]` is not yet said or dropped
+        let mut from = 0;
+        let mut k = 0;
+        let mut dropped_whole = false;
+        loop {
+            let seg = &line[k..];
+            let verdict = match log_line(seg.trim_start(), complete) {
+                Yes => Seg::Log,
+                Maybe => Seg::Maybe,
+                No => match label_at(seg, complete) {
+                    Found::Label(l, n) => Seg::Label(l, n),
+                    Found::Maybe => Seg::Maybe,
+                    Found::Plain if speaking && held.is_none() => {
+                        match steps::opener(seg, complete) {
+                            Seen::At(_) => Seg::Steps,
+                            Seen::Maybe => Seg::Maybe,
+                            Seen::No => Seg::Plain,
+                        }
+                    }
+                    Found::Plain if held.is_some() => match steps::answer(seg, complete) {
+                        Seen::At(n) => Seg::Answer(n),
+                        Seen::Maybe => Seg::Maybe,
+                        Seen::No => Seg::Plain,
+                    },
+                    Found::Plain => Seg::Plain,
+                },
+            };
+            if !matches!(verdict, Seg::Plain) {
+                // `from` is past k only when a marker ran over a sentence's end
+                if speaking && from < k {
+                    out.push_str(&line[from..k]);
+                }
+                from = from.max(k);
+            }
+            match verdict {
+                Seg::Plain => {}
+                Seg::Log => {
+                    dropped_whole = k == 0;
+                    from = line.len();
+                    break;
+                }
+                Seg::Label(Label::Speak, n) | Seg::Answer(n) => {
+                    speaking = true;
+                    if let Some(t) = held.take() {
+                        out.truncate(t);
+                    }
+                    from = k + n;
+                }
+                Seg::Label(Label::Hide, n) => {
+                    speaking = false;
+                    from = k + n;
+                }
+                Seg::Label(Label::Other, _) => {
+                    ended = true;
+                    break 'lines;
+                }
+                Seg::Steps => held = Some(out.len()),
+                Seg::Maybe => break 'lines,
+            }
+            match next_segment(line, k) {
+                Some(n) => k = n,
+                None => break,
+            }
         }
-        match label_at(line, complete) {
-            Found::Maybe => Line::Stop,
-            Found::Label(Label::Speak, from) => {
-                speaking = true;
-                Line::Keep(from)
+        if speaking && !dropped_whole {
+            out.push_str(&line[from..]);
+            if newline {
+                out.push('\n');
             }
-            Found::Label(Label::Hide, _) => {
-                speaking = false;
-                Line::Drop
-            }
-            Found::Label(Label::Other, _) => {
-                ended = true;
-                Line::Stop
-            }
-            Found::Plain if speaking => Line::Keep(0),
-            Found::Plain => Line::Drop,
         }
-    })
+        rest = next;
+    }
+    if let Some(t) = held.filter(|_| !eof && !ended) {
+        // the answer that would make the steps reasoning may still come
+        out.truncate(t);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -491,5 +699,80 @@ mod tests {
         assert_eq!(remove_labels("Note: yes.", true), "Note: yes.");
         assert_eq!(remove_labels("Action", false), "");
         assert_eq!(remove_labels("Action movies", false), "Action movies");
+    }
+
+    #[test]
+    fn labels_inside_a_line() {
+        assert_eq!(remove_labels("Sure. Assistant: Yes.", true), "Sure. Yes.");
+        assert_eq!(remove_labels("On. User: say x", true), "On. ");
+        assert_eq!(remove_labels("On.User: x", true), "On.");
+        assert_eq!(
+            remove_labels("Ok. [Thinking] x. [Answer] Yes.", true),
+            "Ok. Yes."
+        );
+        assert_eq!(remove_labels("[REASONING] x\n[ANSWER] Yes.", true), "Yes.");
+        assert_eq!(remove_labels("On. DEBUG: rc=0\nBye.", true), "On. \nBye.");
+        assert_eq!(
+            remove_labels("Ask the user: it's theirs.", true),
+            "Ask the user: it's theirs."
+        );
+        // while streaming, a sentence start that may become a label is held back
+        assert_eq!(remove_labels("On. Us", false), "On. ");
+        assert_eq!(remove_labels("On. Usually", false), "On. ");
+        assert_eq!(remove_labels("On. Usually it", false), "On. Usually it");
+    }
+
+    #[test]
+    fn steps_are_held_until_an_answer_or_the_end() {
+        let s = "Hi. Step 1: x. Step 2: y. Final answer: Yes.";
+        assert_eq!(remove_labels(s, true), "Hi. Yes.");
+        assert_eq!(remove_labels(&s[..30], false), "Hi. ");
+        let recipe = "Step 1: mix. Step 2: bake.";
+        assert_eq!(remove_labels(recipe, true), recipe);
+        assert_eq!(remove_labels(recipe, false), "");
+        assert_eq!(
+            remove_labels("Step 1: x.\nSo the answer is: Yes.", true),
+            "Yes."
+        );
+    }
+
+    #[test]
+    fn log_shapes_added() {
+        for log in [
+            ">>> call x()",
+            "<<< 200 OK",
+            "tool_result: ok",
+            "rc=0 caller=x",
+            "08:00:01.5 x",
+            "2026/11/26 08:00 x",
+            "INFO: x",
+        ] {
+            assert_eq!(shape_of(log, true), Shape::Line, "{log:?}");
+        }
+        for speech in [
+            "E=mc2 is famous.",
+            "Final_Answer: yes",
+            "Note: hot.",
+            "  id=\"r1\">x",
+            "Info: the museum opens at nine.",
+        ] {
+            assert_eq!(shape_of(speech, true), Shape::Speech, "{speech:?}");
+        }
+    }
+
+    #[test]
+    fn segments() {
+        let line = "Hi! \"Ok.\" Then… go.";
+        let mut starts = Vec::new();
+        let mut k = 0;
+        while let Some(n) = next_segment(line, k) {
+            starts.push(&line[n..]);
+            k = n;
+        }
+        assert_eq!(starts, ["\"Ok.\" Then… go.", "Then… go.", "go.", ""]);
+        assert!(at_segment_start("Done. **"));
+        assert!(at_segment_start(""));
+        assert!(at_segment_start("a\n"));
+        assert!(!at_segment_start("I am"));
     }
 }

@@ -5,10 +5,16 @@
 //! [`Kind::Speech`]); every other element wraps something that is not for the listener
 //! (reasoning, a scratchpad, notes, a call), so its content goes with its tags. An element
 //! that never closes takes the rest of the text with it: fail closed.
+//!
+//! Lighter markup wraps notes to self too: `(internal: …)`, `[note to self: …]`,
+//! `*thinks about the light*` ([`remove_asides`]); these are judged by their words, since
+//! parentheses, brackets and stars are also part of ordinary answers.
 
 use std::sync::OnceLock;
 
 use crate::known_tags;
+
+use super::lines;
 
 /// One piece of markup at the start of a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -425,6 +431,7 @@ pub(super) fn remove_blocks(s: &str, eof: bool) -> String {
             Some(Markup::Aside(Some(n))) => Step::Drop(n),
             Some(Markup::Tag(t)) if parser_token(&s[p..], t.len) => Step::Keep(t.len),
             Some(Markup::Tag(t)) => match block_end(s, p, &t, eof) {
+                Some(e) if e == p + t.len && label_word(&t, &out) => Step::Keep(t.len),
                 Some(e) => Step::Drop(e - p),
                 None => return out,
             },
@@ -437,6 +444,13 @@ pub(super) fn remove_blocks(s: &str, eof: bool) -> String {
     }
     out.push_str(&s[i..]);
     out
+}
+
+/// Whether the tag `t`, which wraps nothing here, is a lone `[NAME]` naming a transcript
+/// label or a log level at the start of a segment (after `before`): kept as text for
+/// [`super::lines::remove_labels`] (`[REASONING] …`, `[ANSWER] …`, `[INFO] …`).
+fn label_word(t: &Tag, before: &str) -> bool {
+    t.bracket && !t.close && lines::kept_bracket_word(&t.name) && lines::at_segment_start(before)
 }
 
 /// What [`remove_blocks`] does with the markup at one place.
@@ -477,7 +491,15 @@ pub(super) fn remove_tags(s: &str, eof: bool) -> String {
     while i < s.len() {
         let rest = &s[i..];
         if let Some(len) = tag_len(rest) {
-            out.push(' ');
+            // a lone `[NAME]` that is a label or a log level starting a segment: see
+            // `label_word`
+            let word = rest.starts_with('[') && !rest.starts_with("[/");
+            if word && lines::kept_bracket_word(&rest[1..len - 1]) && lines::at_segment_start(&out)
+            {
+                out.push_str(&rest[..len]);
+            } else {
+                out.push(' ');
+            }
             i += len;
             continue;
         }
@@ -545,6 +567,377 @@ fn tag_len(s: &str) -> Option<usize> {
     None
 }
 
+/// Drop notes to self: a `(…)` or `[…]` whose words are a note to self ([`is_note`]), and
+/// a `*…*` (any number of stars) that is one or, at the start of a sentence, a stage
+/// direction of thought (`*thinks about the light*`). Parentheses that belong to the
+/// answer ("21 degrees (70 Fahrenheit)") and emphasis stay. While streaming, an opening
+/// bracket or star not closed yet holds the text from there.
+pub(super) fn remove_asides(s: &str, eof: bool) -> String {
+    remove_starred_notes(&remove_bracketed_notes(s, eof), eof)
+}
+
+/// Notes to self are judged on at most this many bytes of their content.
+const NOTE_HEAD: usize = 400;
+
+/// `(…)` and `[…]` notes to self. Brackets pair up in one pass (a closer that does not match
+/// the innermost opener is text); a note takes what it encloses with it, and a bracket
+/// that never closes is text, unless what follows it to the end is a note.
+fn remove_bracketed_notes(s: &str, eof: bool) -> String {
+    let b = s.as_bytes();
+    // every opener in order, with its closer once found
+    let mut openers: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => {
+                stack.push(openers.len());
+                openers.push((i, None));
+            }
+            b')' | b']' => {
+                let want = if c == b')' { b'(' } else { b'[' };
+                if let Some(&k) = stack.last() {
+                    if b[openers[k].0] == want {
+                        stack.pop();
+                        openers[k].1 = Some(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let unclosed = stack.first().map(|&k| openers[k].0);
+    let mut out = String::with_capacity(s.len());
+    let mut copied = 0;
+    for &(o, close) in &openers {
+        if o < copied {
+            // inside a note already dropped
+            continue;
+        }
+        if Some(o) == unclosed {
+            break;
+        }
+        let Some(c) = close else { continue };
+        if is_note(&s[o + 1..c]) {
+            out.push_str(&s[copied..o]);
+            out.push(' ');
+            copied = c + 1;
+        }
+    }
+    match unclosed {
+        Some(o) if o >= copied && !eof => out.push_str(&s[copied..o]),
+        Some(o) if o >= copied && is_note(&s[o + 1..]) => out.push_str(&s[copied..o]),
+        _ => out.push_str(&s[copied..]),
+    }
+    out
+}
+
+/// `*…*` notes and stage directions, within a line.
+fn remove_starred_notes(s: &str, eof: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let (line, newline, next) = match rest.find('\n') {
+            Some(p) => (&rest[..p], true, &rest[p + 1..]),
+            None => (rest, false, ""),
+        };
+        let complete = newline || eof;
+        if !starred_line(line, complete, &mut out) {
+            return out;
+        }
+        if newline {
+            out.push('\n');
+        }
+        rest = next;
+    }
+    out
+}
+
+/// [`remove_starred_notes`] for one line, said into `out`; `false` when the rest is held
+/// back (the line is not complete and a span in it may still close).
+fn starred_line(line: &str, complete: bool, out: &mut String) -> bool {
+    let b = line.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'*', &b[i..]).map(|p| i + p) {
+        let stars = b[p..].iter().take_while(|c| **c == b'*').count();
+        let after = p + stars;
+        match line[after..].chars().next() {
+            None if !complete => {
+                out.push_str(&line[copied..p]);
+                return false;
+            }
+            None => break,
+            Some(c) if c.is_whitespace() => {
+                i = after;
+                continue;
+            }
+            Some(_) => {}
+        }
+        // the closer: the next star not after a space
+        let close = memchr::memchr_iter(b'*', &b[after..])
+            .map(|q| after + q)
+            .find(|&q| !b[q - 1].is_ascii_whitespace());
+        let at_start = {
+            let before = &line[copied..p];
+            if before.trim_end_matches([' ', '\t']).is_empty() {
+                lines::at_segment_start(out)
+            } else {
+                lines::at_segment_start(before)
+            }
+        };
+        match close {
+            Some(q) => {
+                let end = q + b[q..].iter().take_while(|c| **c == b'*').count();
+                if starred_note(&line[after..q], at_start) {
+                    out.push_str(&line[copied..p]);
+                    out.push(' ');
+                    copied = end;
+                }
+                i = end;
+            }
+            None if !complete => {
+                out.push_str(&line[copied..p]);
+                return false;
+            }
+            None => {
+                // no star closes it: what follows on the line is its content
+                if starred_note(&line[after..], at_start) {
+                    out.push_str(&line[copied..p]);
+                    copied = line.len();
+                }
+                break;
+            }
+        }
+    }
+    out.push_str(&line[copied..]);
+    true
+}
+
+/// Whether a starred span is a note to self or, at the start of a sentence, a stage
+/// direction of thought. A label in bold (`**Thought:**`) is the labels' to read.
+fn starred_note(content: &str, at_start: bool) -> bool {
+    if content.trim_end().ends_with(':') {
+        return false;
+    }
+    if is_note(content) {
+        return true;
+    }
+    const DOING: &[&str] = &[
+        "thinking",
+        "pondering",
+        "considering",
+        "wondering",
+        "musing",
+        "reflecting",
+        "deliberating",
+        "contemplating",
+        "reasoning",
+    ];
+    let words = words_of(crate::tokens::head(content, NOTE_HEAD));
+    at_start && words.first().is_some_and(|w| DOING.contains(&w.as_str()))
+}
+
+/// Words that mark a note to self when a colon follows them: `(internal: …)`,
+/// `[thinking: …]`, `(Note to self: …)`.
+const NOTE_MARKERS: &[&[&str]] = &[
+    &["internal"],
+    &["internal", "note"],
+    &["internal", "notes"],
+    &["private"],
+    &["private", "note"],
+    &["private", "notes"],
+    &["thinking"],
+    &["thought"],
+    &["thoughts"],
+    &["reasoning"],
+    &["scratchpad"],
+    &["analysis"],
+    &["reflection"],
+    &["aside"],
+    &["hidden"],
+    &["meta"],
+    &["todo"],
+    &["internally"],
+    &["mentally"],
+    &["inner", "monologue"],
+    &["internal", "monologue"],
+];
+
+/// Phrases that make a note to self wherever they start its content, colon or not.
+const TO_SELF: &[&[&str]] = &[
+    &["note", "to", "self"],
+    &["notes", "to", "self"],
+    &["reminder", "to", "self"],
+    &["memo", "to", "self"],
+    &["self", "note"],
+    &["to", "self"],
+    &["to", "myself"],
+];
+
+/// A stage direction of thought, third person: `(thinks about it)`.
+const THINKS: &[&str] = &[
+    "thinks",
+    "ponders",
+    "considers",
+    "wonders",
+    "muses",
+    "reflects",
+    "deliberates",
+    "contemplates",
+];
+
+/// Verbs of telling: what a note to self says not to do.
+const REVEAL: &[&str] = &[
+    "mention",
+    "mentioning",
+    "reveal",
+    "revealing",
+    "disclose",
+    "disclosing",
+    "expose",
+    "leak",
+    "share",
+    "sharing",
+    "repeat",
+    "include",
+    "say",
+    "saying",
+    "tell",
+    "telling",
+];
+
+/// A modal of deliberation after "I": `(I should not mention …)`.
+const MODALS: &[&str] = &[
+    "should",
+    "shouldn't",
+    "must",
+    "mustn't",
+    "need",
+    "needn't",
+    "ought",
+    "supposed",
+    "better",
+];
+
+/// Nouns after "the user" that make it a phrase for the listener ("the user manual").
+const USER_NOUNS: &[&str] = &[
+    "manual",
+    "manuals",
+    "guide",
+    "guides",
+    "account",
+    "accounts",
+    "name",
+    "names",
+    "settings",
+    "setting",
+    "interface",
+    "profile",
+    "profiles",
+    "group",
+    "groups",
+    "id",
+    "data",
+    "list",
+    "menu",
+    "page",
+    "panel",
+    "experience",
+    "agreement",
+];
+
+/// Whether the content of a bracket or starred span is a note to self: a marker and a colon
+/// (`internal: …`, `thinking: …`), "note to self", talk of "the user" in the third person,
+/// "I should not mention …", "don't reveal …", or a stage direction (`thinks …`). A note to
+/// the listener ("note: delivery is extra", "I think") is none of these.
+fn is_note(content: &str) -> bool {
+    let words = words_of(crate::tokens::head(content, NOTE_HEAD));
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let starts = |p: &[&str]| w.len() >= p.len() && w[..p.len()] == *p;
+    let marker = NOTE_MARKERS
+        .iter()
+        .any(|m| starts(m) && colon_after(content, m.len()));
+    let to_self = TO_SELF.iter().any(|p| starts(p));
+    let thinks = w.first().is_some_and(|f| THINKS.contains(f));
+    let reveal = || {
+        w.iter().any(|x| REVEAL.contains(x))
+            || w.windows(2)
+                .any(|p| matches!(p, ["bring", "up"] | ["read", "out"] | ["give", "away"]))
+    };
+    let deliberation = matches!(w.first(), Some(&("i" | "i'm" | "i'd" | "i'll")))
+        && w.iter().take(6).any(|x| MODALS.contains(x))
+        && reveal();
+    let prohibition = (starts(&["don't"])
+        || starts(&["do", "not"])
+        || starts(&["dont"])
+        || starts(&["never"])
+        || starts(&["must", "not"])
+        || starts(&["should", "not"])
+        || starts(&["not", "to"])
+        || starts(&["avoid"]))
+        && w.iter()
+            .take(4)
+            .any(|x| REVEAL.contains(x) && !matches!(*x, "say" | "tell"));
+    marker || to_self || thinks || deliberation || prohibition || about_the_user(&w)
+}
+
+/// Whether the first `n` words of `content` are followed by a colon and more text.
+fn colon_after(content: &str, n: usize) -> bool {
+    let mut rest = content;
+    for _ in 0..n {
+        let t = rest.trim_start_matches(|c: char| !is_word_char(c));
+        rest = t.trim_start_matches(is_word_char);
+    }
+    rest.trim_start_matches([' ', '\t', '*'])
+        .strip_prefix(':')
+        .is_some_and(|r| r.chars().any(char::is_alphanumeric))
+}
+
+/// Talk of the user in the third person: "the user wants …", "the user's …", "user asked".
+fn about_the_user(w: &[&str]) -> bool {
+    const VERBS: &[&str] = &[
+        "wants",
+        "asked",
+        "asks",
+        "said",
+        "says",
+        "is",
+        "may",
+        "might",
+        "will",
+        "would",
+        "seems",
+        "prefers",
+        "needs",
+        "likes",
+        "mentioned",
+        "wanted",
+        "probably",
+    ];
+    w.iter().enumerate().any(|(i, x)| {
+        let next = w.get(i + 1).copied();
+        match *x {
+            "user's" => i > 0 && w[i - 1] == "the",
+            "user" if i > 0 && w[i - 1] == "the" => next.is_none_or(|n| !USER_NOUNS.contains(&n)),
+            "user" if i == 0 => next.is_some_and(|n| VERBS.contains(&n)),
+            _ => false,
+        }
+    })
+}
+
+/// A char of a word: a letter, a digit or an apostrophe.
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\'' || c == '’'
+}
+
+/// The words of `s`, lower case, `’` as `'`.
+fn words_of(s: &str) -> Vec<String> {
+    s.split(|c: char| !is_word_char(c))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase().replace('’', "'"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,6 +994,58 @@ mod tests {
         let lone = remove_blocks("[X1]a[/X1] [OK] b", true);
         assert_eq!(lone.split_whitespace().collect::<Vec<_>>(), ["b"]);
         assert_eq!(remove_blocks("a [OK] b", false), "a ");
+    }
+
+    #[test]
+    fn notes_to_self_go_and_asides_for_the_listener_stay() {
+        let said = |s: &str| {
+            remove_asides(s, true)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        for (raw, want) in [
+            ("On (I should not mention 4417).", "On ."),
+            ("On. (Note: the user may want 5150.)", "On."),
+            ("(internal: x) On.", "On."),
+            ("[I shouldn't reveal x] On.", "On."),
+            ("*thinks about x* On.", "On."),
+            ("Sure! *pondering x* On.", "Sure! On."),
+            ("On. *(note to self: x)*", "On. * *"),
+            ("On (note to self: x", "On"),
+            (
+                "It's 21 degrees (70 Fahrenheit).",
+                "It's 21 degrees (70 Fahrenheit).",
+            ),
+            (
+                "Total 20 (note: delivery is extra).",
+                "Total 20 (note: delivery is extra).",
+            ),
+            (
+                "The user manual (page 12) helps.",
+                "The user manual (page 12) helps.",
+            ),
+            ("I'm **thinking** of pasta.", "I'm **thinking** of pasta."),
+            ("Ok. **Thought:** x", "Ok. **Thought:** x"),
+            ("A (b [internal: x] c) d", "A (b c) d"),
+            ("A (b (the user wants x) c) d", "A d"),
+            ("5 * 3 = 15", "5 * 3 = 15"),
+        ] {
+            assert_eq!(said(raw), want, "{raw:?}");
+        }
+        // while streaming, a bracket or star not closed yet holds the text from there
+        assert_eq!(remove_asides("On (I should", false), "On ");
+        assert_eq!(remove_asides("On. *thinks", false), "On. ");
+        assert_eq!(remove_asides("On. *", false), "On. ");
+    }
+
+    #[test]
+    fn a_lone_label_word_stays_for_the_labels() {
+        assert_eq!(remove_blocks("[REASONING] x", true), "[REASONING] x");
+        assert_eq!(remove_blocks("a [REASONING] x", true), "a   x");
+        assert_eq!(remove_tags("Ok. [INFO] x", true), "Ok. [INFO] x");
+        assert_eq!(remove_tags("a [INFO] x", true), "a   x");
+        assert_eq!(remove_tags("Ok. [OK] x", true), "Ok.   x");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! One sentence as a voice says it: a sentence that holds an address or a table row is not
-//! said at all; markdown symbols go; whitespace becomes single spaces.
+//! One sentence as a voice says it: a sentence that holds an address (URL, file path,
+//! e-mail address, domain name) or a table row is not said at all; markdown symbols go;
+//! whitespace becomes single spaces.
 
 /// The sentence to say, or `None` when nothing of it is words for a listener.
 pub(super) fn polish(sentence: &str) -> Option<String> {
@@ -24,8 +25,9 @@ fn tidy(s: &str) -> String {
     out
 }
 
-/// A URL or a file path: read out, it is noise at best and a secret at worst (a token in a
-/// query string, a user name in a home directory). "24/7", "km/h" and "and/or" are words.
+/// A URL, a file path, an e-mail address or a domain name: read out, it is noise at best and
+/// a secret at worst (a token in a query string, a user name in a home directory, a host
+/// on the home network). "24/7", "km/h", "and/or", "e.g." and "21.5" are words.
 fn is_address(token: &str) -> bool {
     let t = token.trim_matches(|c: char| {
         matches!(
@@ -47,6 +49,68 @@ fn is_address(token: &str) -> bool {
         || rooted
         || ["~/", "./", "../"].iter().any(|p| t.starts_with(p))
         || is_relative_file(t)
+        || is_email(t)
+        || is_domain(t)
+}
+
+/// `admin@home.lan`: a name, `@`, and a host with a letter in it ("3 @ 2 euros" is not one).
+fn is_email(t: &str) -> bool {
+    let Some((name, host)) = t.split_once('@') else {
+        return false;
+    };
+    let name_ok =
+        name.ends_with(|c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
+    let host_ok = host.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && host.chars().any(|c| c.is_ascii_alphabetic());
+    name_ok && host_ok
+}
+
+/// Top-level domains a capitalised name may end in (`Hearth.Local`); any other must be in
+/// lower case (so "Mr.Smith" is not a domain).
+const TLDS: &[&str] = &[
+    "local",
+    "lan",
+    "home",
+    "internal",
+    "arpa",
+    "localdomain",
+    "localhost",
+    "corp",
+    "intranet",
+    "com",
+    "net",
+    "org",
+    "io",
+    "dev",
+    "app",
+    "ai",
+    "info",
+    "biz",
+    "edu",
+    "gov",
+];
+
+/// `hearth.local`, `api.example.com`, `Vendor.com`: two or more dot-separated labels of
+/// letters, digits and `-`, the last (the top-level domain) two or more letters, in lower
+/// case unless it is a known one. "e.g", "p.m", "21.5", "Mr.Smith" and "wait...yes" are not.
+fn is_domain(t: &str) -> bool {
+    let mut labels = t.split('.');
+    let Some(tld) = labels.next_back() else {
+        return false;
+    };
+    let mut count = 1;
+    for label in labels {
+        count += 1;
+        if label.is_empty()
+            || !label
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-')
+        {
+            return false;
+        }
+    }
+    let known = TLDS.iter().any(|k| tld.eq_ignore_ascii_case(k));
+    count >= 2 && tld.len() >= 2 && (tld.bytes().all(|c| c.is_ascii_lowercase()) || known)
 }
 
 /// `src/main.rs`, `docs/setup.md:12`: a path with a slash whose last part has a file
@@ -95,11 +159,33 @@ mod tests {
             "C:\\Users\\x",
             "src/main.rs:12.",
             "(file:///var/x)",
+            "admin@home.lan",
+            "JUNO.ops@family.net.",
+            "api.example.com",
+            "hearth.local,",
+            "Vendor.com",
+            "Hearth.Local",
+            "(support@hearth.dev)",
         ] {
             assert!(is_address(a), "{a:?}");
         }
         for w in [
-            "24/7", "km/h", "and/or", "50/50", "1,250.75", "p.m.", "/", "3/4.",
+            "24/7",
+            "km/h",
+            "and/or",
+            "50/50",
+            "1,250.75",
+            "p.m.",
+            "/",
+            "3/4.",
+            "e.g.",
+            "U.S.",
+            "3.11.2",
+            "Mr.Smith",
+            "wait...yes",
+            "@",
+            "Mon.",
+            "21.5",
         ] {
             assert!(!is_address(w), "{w:?}");
         }
