@@ -101,6 +101,7 @@
 //! step = { temperature = 1 }                # added to the latest set_thermostat's value
 //! ```
 
+mod derive;
 mod follow_up;
 mod normalize;
 mod numbers;
@@ -120,6 +121,7 @@ use normalize::{Piece, Word};
 use slot::{Slot, SlotProblem};
 use template::Token;
 
+pub use derive::Shape;
 pub use follow_up::Before;
 pub use template::MAX_FORMS;
 
@@ -297,6 +299,18 @@ impl ToolIntents {
             }));
         }
         Ok(out)
+    }
+
+    /// These intents and `more`'s (the same tool's) as one set: hand-written and derived
+    /// sentences are matched alike.
+    pub fn and(mut self, more: &ToolIntents) -> ToolIntents {
+        let offset = self.intents.len();
+        self.intents.extend(more.intents.iter().cloned());
+        self.forms.extend(more.forms.iter().map(|f| Form {
+            tokens: f.tokens.clone(),
+            intent: f.intent + offset,
+        }));
+        self
     }
 
     /// The tool these intents call.

@@ -20,6 +20,7 @@ use super::homeassistant::HaSpec;
 use super::manifest;
 use super::mqtt::MqttSpec;
 use super::{ToolStatus, ToolsError};
+use crate::intent::{Shape, ToolIntents};
 use crate::toolcall::{ToolCall, ToolSet, ToolSpec, Verdict};
 
 /// One tool: what the model is shown, the spoken confirmation, and how it runs.
@@ -108,8 +109,11 @@ pub struct Registry {
     fingerprint: String,
     /// What the executors connect to (the broker, Home Assistant, GPIO, D-Bus providers).
     backends: Arc<Backends>,
-    /// Every tool's local intents.
+    /// Every tool's local intents: its own sentences and those its shape implies.
     intents: crate::intent::Intents,
+    /// Each tool's shape ([`Shape::of`]), in registry order: derived intents and the
+    /// confirmation of a tool without `say`.
+    shapes: Vec<Option<Shape>>,
 }
 
 impl Registry {
@@ -122,8 +126,17 @@ impl Registry {
             .enumerate()
             .map(|(i, t)| (t.spec.name.clone(), i))
             .collect();
-        let intents =
-            crate::intent::Intents::new(tools.iter().filter_map(|t| t.intents.clone()).collect());
+        let shapes: Vec<Option<Shape>> = tools
+            .iter()
+            .map(|t| Shape::of(&t.spec.name, &t.spec.description, &t.spec.parameters))
+            .collect();
+        let intents = crate::intent::Intents::new(
+            tools
+                .iter()
+                .zip(&shapes)
+                .filter_map(|(t, shape)| tool_intents(t, shape.as_ref()))
+                .collect(),
+        );
         let mut registry = Registry {
             tools,
             index,
@@ -131,6 +144,7 @@ impl Registry {
             fingerprint: String::new(),
             backends: Arc::new(Backends::none()),
             intents,
+            shapes,
         };
         registry.fingerprint = hex_sha256(registry.openai_tools().to_string().as_bytes());
         Ok(registry)
@@ -150,6 +164,7 @@ impl Registry {
                     fingerprint: hex_sha256(b"[]"),
                     backends: Arc::new(Backends::none()),
                     intents: crate::intent::Intents::default(),
+                    shapes: Vec::new(),
                 }
             }
         }
@@ -277,10 +292,17 @@ impl Registry {
 
     /// The spoken confirmation of a call: the tool's `say` rendered with the arguments and
     /// `result`, the tool's output text (trimmed; a parameter named `result` wins over it),
-    /// shortened past `output::MAX_SAY_CHARS` (and saying so). None when the tool has none,
-    /// or rendering fails (logged as a warning) or is blank.
+    /// shortened past `output::MAX_SAY_CHARS` (and saying so). A tool without `say` is
+    /// confirmed as its shape says ([`Shape::say`]: "The front door is locked.", "The
+    /// bedroom temperature is 21.5 degrees."). None when neither gives a sentence, or
+    /// rendering fails (logged as a warning) or is blank.
     pub fn confirmation(&self, call: &ToolCall, result: &str) -> Option<String> {
-        let say = self.get(call.name())?.say.as_deref()?;
+        let index = *self.index.get(call.name())?;
+        let Some(say) = self.tools[index].say.as_deref() else {
+            let shape = self.shapes.get(index)?.as_ref()?;
+            let said = shape.say(call.arguments(), result)?;
+            return Some(super::output::spoken(&said));
+        };
         let mut vars = match call.arguments() {
             serde_json::Value::Object(m) => m.clone(),
             _ => serde_json::Map::new(),
@@ -421,6 +443,26 @@ async fn run(tool: &Tool, arguments: &Value, backends: &Backends) -> (ToolStatus
         Executor::Provider(spec) => backends.call_provider(name, spec, arguments).await,
     };
     (out.status, out.text)
+}
+
+/// A tool's local intents: its own sentences and those its shape implies. Derived sentences
+/// that do not compile (a shape this module writes wrong) are left out with a warning and the
+/// tool keeps its own.
+fn tool_intents(tool: &Tool, shape: Option<&Shape>) -> Option<Arc<ToolIntents>> {
+    let name = &tool.spec.name;
+    let derived = shape.and_then(|s| {
+        ToolIntents::compile(name, &s.intents(), &tool.spec.parameters)
+            .map_err(|e| {
+                tracing::warn!(tool = %name, error = %e, "the intents derived from the tool's schema do not compile: only its own sentences are used");
+            })
+            .ok()
+    });
+    match (&tool.intents, derived) {
+        (Some(own), Some(d)) => Some(Arc::new((**own).clone().and(&d))),
+        (Some(own), None) => Some(own.clone()),
+        (None, Some(d)) => Some(Arc::new(d)),
+        (None, None) => None,
+    }
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {

@@ -94,7 +94,13 @@ async fn rig(
     template: &str,
     tweak: impl FnOnce(&mut AgentConfig, &mut Script),
 ) -> Rig {
-    rig_in(tools_dir(), outputs, preset, template, tweak).await
+    // the hop loop's tests: every request goes to the model (the tools' shapes would answer
+    // "turn on the kitchen light" with a derived intent); a test may turn intents back on
+    let hop_loop = |cfg: &mut AgentConfig, script: &mut Script| {
+        cfg.intents = false;
+        tweak(cfg, script);
+    };
+    rig_in(tools_dir(), outputs, preset, template, hop_loop).await
 }
 
 async fn rig_in(
@@ -1102,7 +1108,8 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     script.chat_template = Some(CHATML.to_string());
     let (recorded, prefilled) = (script.recorded.clone(), script.prefilled.clone());
     let engine = ScriptedEngine::spawn(script).await.unwrap();
-    let cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
+    let mut cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
+    cfg.intents = false; // the model answers, so its prompts are warmed
     let agent = Agent::spawn(AgentArgs {
         cfg,
         engine,
