@@ -771,7 +771,13 @@ fn reading(result: &str, subject: &str, arguments: &Value, unit: Option<Unit>) -
         .iter()
         .skip_while(|w| own.contains(&w.to_lowercase().trim_end_matches(':').to_string()))
         .collect();
-    if rest.is_empty() || rest.len() > 6 || result.lines().count() > 1 {
+    // one value: a number and its unit, or a state in a word or two; a result of several
+    // readings is for the model (or the result's own words) to say
+    let numbers = rest
+        .iter()
+        .filter(|w| w.trim_end_matches('.').parse::<f64>().is_ok())
+        .count();
+    if rest.is_empty() || rest.len() > 4 || numbers > 1 || result.lines().count() > 1 {
         return None;
     }
     let mut text = rest
@@ -855,10 +861,9 @@ fn name_words(name: &str) -> Vec<String> {
     let mut word = String::new();
     let mut prev_lower = false;
     for c in name.chars() {
-        if c == '_' || c == '-' || c == ' ' || c == '.' || (c.is_uppercase() && prev_lower) {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
+        let cut = matches!(c, '_' | '-' | ' ' | '.') || (c.is_uppercase() && prev_lower);
+        if cut && !word.is_empty() {
+            out.push(std::mem::take(&mut word));
         }
         if c.is_alphanumeric() {
             word.extend(c.to_lowercase());
@@ -1208,6 +1213,8 @@ mod tests {
             say("get_temperature", json!({"room": "office"}), long),
             None
         );
+        let two = "office 21 degrees, humidity 40 percent";
+        assert_eq!(say("get_temperature", json!({"room": "office"}), two), None);
         assert_eq!(
             say("fan", json!({"state": "off"}), "").as_deref(),
             Some("The fan is off.")

@@ -1298,7 +1298,10 @@ async fn only_the_latest_sessions_are_kept() {
 }
 
 /// The tools of [`tools_dir`] and a thermometer a household wrote, without `say` or
-/// sentences: `get_temperature` reads "<room> 21 degrees".
+/// sentences: `get_temperature` reads "<room> 21 degrees, humidity 40 percent". (Its shape
+/// answers "how warm is it in the kitchen?" with a derived intent, so the tests of the model
+/// path turn intents off; a result of two readings is not one its shape can say, so the
+/// model words the answer.)
 fn climate_dir() -> (PathBuf, PathBuf) {
     let (dir, log) = tools_dir();
     std::fs::write(
@@ -1315,7 +1318,7 @@ additionalProperties = false
 type = "string"
 enum = ["kitchen", "living room"]
 [tool.exec]
-argv = ["sh", "-c", "echo \"$0 21 degrees\"", "{{ room }}"]
+argv = ["sh", "-c", "echo \"$0 21 degrees, humidity 40 percent\"", "{{ room }}"]
 "#,
     )
     .unwrap();
@@ -1357,7 +1360,10 @@ async fn no_bad_reply_is_kept_and_the_turns_after_them_go_as_without_them() {
         "how are you",
     ];
 
-    let r = rig_in(climate_dir(), &bad, "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let r = rig_in(climate_dir(), &bad, "qwen2.5-coder", CHATML, |c, _| {
+        c.intents = false
+    })
+    .await;
     let mut caught = Vec::new();
     for request in requests {
         let (turn, said) = spoken(&r.agent, "s", request).await;
@@ -1388,7 +1394,10 @@ async fn no_bad_reply_is_kept_and_the_turns_after_them_go_as_without_them() {
         answers.push(ask(&r.agent, request).await.unwrap().reply);
     }
 
-    let clean = rig_in(climate_dir(), &good, "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let clean = rig_in(climate_dir(), &good, "qwen2.5-coder", CHATML, |c, _| {
+        c.intents = false
+    })
+    .await;
     for request in requests {
         let turn = ask(&clean.agent, request).await.unwrap();
         assert!(turn.unfounded.is_none(), "{turn:?}");
@@ -1449,16 +1458,16 @@ async fn a_reading_no_result_carries_is_answered_from_the_results() {
         ],
         "qwen2.5-coder",
         CHATML,
-        |_, _| {},
+        |c, _| c.intents = false,
     )
     .await;
     let (turn, said) = spoken(&r.agent, "s", "how warm is it in the kitchen?").await;
     assert_eq!(
         said,
-        ["Kitchen 21 degrees."],
+        ["Kitchen 21 degrees, humidity 40 percent."],
         "the invention is never spoken"
     );
-    assert_eq!(turn.reply, "Kitchen 21 degrees.");
+    assert_eq!(turn.reply, "Kitchen 21 degrees, humidity 40 percent.");
     assert_eq!(
         turn.unfounded.as_deref(),
         Some("stated a reading no call returned")
@@ -1485,7 +1494,7 @@ async fn a_time_read_and_a_temperature_invented_are_answered_from_both_results()
         ],
         "qwen2.5-coder",
         CHATML,
-        |_, _| {},
+        |c, _| c.intents = false,
     )
     .await;
     let turn = ask(
@@ -1497,7 +1506,10 @@ async fn a_time_read_and_a_temperature_invented_are_answered_from_both_results()
     let ran: Vec<&str> = turn.hops[0].calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(ran, ["get_time", "get_temperature"]);
     let time = &turn.hops[0].calls[0].result;
-    assert_eq!(turn.reply, format!("{time}, kitchen 21 degrees."));
+    assert_eq!(
+        turn.reply,
+        format!("{time}, kitchen 21 degrees, humidity 40 percent.")
+    );
     assert_eq!(
         turn.unfounded.as_deref(),
         Some("stated a reading no call returned")
@@ -1511,7 +1523,7 @@ async fn what_the_results_carry_is_said_as_the_model_put_it() {
         &[TEMPERATURE_CALL, "It's twenty-one degrees in the kitchen."],
         "qwen2.5-coder",
         CHATML,
-        |_, _| {},
+        |c, _| c.intents = false,
     )
     .await;
     let (turn, said) = spoken(&r.agent, "s", "how warm is it in the kitchen?").await;
