@@ -393,6 +393,34 @@ pub(super) fn ungrounded(
     (applies && !calls.iter().all(grounded)).then_some(Hook::Recover(Unfounded::Unasked))
 }
 
+/// A call with a value nothing said supports ([`ReplyCheck::unsupported`]: "living room
+/// on" for "turn off the kitchen and living room lights", 10 degrees after "22.5") does
+/// not run, whichever hop made it. Before any call has run the turn recovers (asked again
+/// without the history, then held to a call); after, it ends with what did run. `forced`:
+/// the caller named the tool, and its values are the caller's.
+pub(super) fn unsupported_value(
+    check: &ReplyCheck,
+    calls: &[ToolCall],
+    about: &str,
+    before_calls: bool,
+    forced: bool,
+) -> Option<Hook> {
+    if forced {
+        return None;
+    }
+    let (call, value) = calls.iter().find_map(|c| {
+        check
+            .unsupported(c.name(), c.arguments(), about)
+            .map(|u| (c, u))
+    })?;
+    tracing::info!(tool = %call.name(), value = %value, "a call's value is not in the request: not run");
+    Some(if before_calls {
+        Hook::Recover(Unfounded::Unasked)
+    } else {
+        Hook::FromResults(Unfounded::Unasked)
+    })
+}
+
 /// A call's identity for spotting repeats: its name and arguments.
 pub(super) fn call_key(c: &ToolCall) -> String {
     format!("{}{}", c.name(), c.arguments())

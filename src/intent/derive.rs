@@ -70,7 +70,7 @@ const NAME_FILLER: &[&str] = &["control", "state", "status", "value", "setting",
 #[derive(Debug)]
 pub(super) struct Direction {
     /// Parameter names that mean it (a boolean `locked`, `on`, `open`).
-    names: &'static [&'static str],
+    pub(super) names: &'static [&'static str],
     /// Enum values for the one way and the other (`["on", "off"]`, `["lock", "unlock"]`).
     yes_values: &'static [&'static str],
     no_values: &'static [&'static str],
@@ -80,6 +80,22 @@ pub(super) struct Direction {
     /// The state each way leaves the device in, as said ("on", "locked").
     yes_state: &'static str,
     no_state: &'static str,
+}
+
+impl Direction {
+    /// The words that say one way (`yes`) or the other: "on", "lock", "locked", "close".
+    pub(super) fn said_as(&self, yes: bool) -> Vec<&'static str> {
+        let (values, state) = if yes {
+            (self.yes_values, self.yes_state)
+        } else {
+            (self.no_values, self.no_state)
+        };
+        let mut words = values.to_vec();
+        if !words.contains(&state) {
+            words.push(state);
+        }
+        words
+    }
 }
 
 /// The directions a switch can have, the one place their words are written.
@@ -124,8 +140,8 @@ pub(super) const DIRECTIONS: &[Direction] = &[
     },
     Direction {
         names: &["closed", "close", "shut", "is_closed"],
-        yes_values: &[],
-        no_values: &[],
+        yes_values: &["close", "closed", "shut"],
+        no_values: &["open", "opened"],
         yes: &["(close|shut) {S}"],
         no: &["open {S}"],
         yes_state: "closed",

@@ -103,6 +103,7 @@
 
 mod derive;
 mod follow_up;
+mod ground;
 mod normalize;
 mod numbers;
 mod slot;
@@ -123,6 +124,7 @@ use template::Token;
 
 pub use derive::Shape;
 pub use follow_up::Before;
+pub use ground::{unsupported, Unsupported};
 pub use template::MAX_FORMS;
 
 /// The words of `text` as intents compare them: lower case, punctuation gone, apostrophes

@@ -1002,7 +1002,10 @@ async fn a_follow_up_to_the_models_call_or_an_intents_runs_with_no_llm_hop() {
     )
     .await;
     // the model's own call ...
-    let turn = ask(&r.agent, "kitchen, lights, please").await.unwrap();
+    // (words no sentence takes, but which say every value the call has)
+    let turn = ask(&r.agent, "I'd like the kitchen lights on")
+        .await
+        .unwrap();
     assert_eq!(turn.path, hearth::agent::Handled::Llm);
     let asked = r.recorded.lock().unwrap().len();
     // ... is what "it" stands for in the next turn
@@ -1609,4 +1612,50 @@ async fn a_full_history_keeps_no_flagged_words_and_no_hint() {
     assert!(p.contains("You have three unread mails."), "{p}");
     assert!(!p.contains("Do not repeat the tool output"), "{p}");
     assert!(!p.contains("<|im_start|>assistant\n{\"unread\": 3}"), "{p}");
+}
+
+#[tokio::test]
+async fn a_call_with_a_value_nobody_said_never_runs() {
+    // "turn off the kitchen and living room lights" → kitchen off, living room ON, as
+    // Qwen2.5-Coder-0.5B did; asked again without the history, it gets both right
+    let wrong = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": false}}\n</tool_call>\n<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"living room\", \"on\": true}}\n</tool_call>";
+    let right = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": false}}\n</tool_call>\n<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"living room\", \"on\": false}}\n</tool_call>";
+    let r = rig(&[wrong, right], "qwen2.5-coder", CHATML, |_, _| {}).await;
+    let turn = ask(&r.agent, "Turn off the kitchen and living room lights.")
+        .await
+        .unwrap();
+    assert_eq!(
+        executions(&r.log),
+        ["kitchen off", "living room off"],
+        "the call with a value nobody said did not run"
+    );
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("called a tool about something not asked for")
+    );
+    assert_eq!(
+        turn.reply,
+        "The kitchen light is off. The living room light is off."
+    );
+}
+
+#[tokio::test]
+async fn after_a_call_a_second_call_nobody_asked_for_never_runs() {
+    // the mail is read, then the model switches a light no one mentioned: not run, and the
+    // answer is the mail count from the results
+    let r = rig(
+        &[MAIL_CALL, KITCHEN_CALL, "never generated"],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let turn = ask(&r.agent, "how much mail do I have").await.unwrap();
+    assert_eq!(executions(&r.log), ["mail"], "only the mail was read");
+    assert_eq!(turn.reply, "Unread: 3.");
+    assert_eq!(
+        turn.unfounded.as_deref(),
+        Some("called a tool about something not asked for")
+    );
+    assert_eq!(r.recorded.lock().unwrap().len(), 2);
 }

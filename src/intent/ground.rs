@@ -1,0 +1,257 @@
+//! Whether a call's values are what was said: every number, enum value and direction of a
+//! boolean a model put in a call must be in the words it was asked with.
+//!
+//! Qwen2.5-Coder-0.5B, asked "Turn off the kitchen and living room lights.", switched the
+//! living room light **on**; asked "Make sure nobody can get into the back door.", it
+//! unlocked it; asked "Set the thermostat to 22.5 degrees.", it set 22.5 and then 10. Each
+//! value came from nowhere in the request. [`unsupported`] finds such a value, the way a
+//! slot reads a request ([`super::slot`]), so a value a sentence template would take is a
+//! value a call may have:
+//! - a string with an `enum`: one of its values said, exactly or without its spaces or with
+//!   a plural "s" ("livingroom", "lights");
+//! - a number: said in digits or words ("21.5", "twenty one point five", "40%");
+//! - a boolean whose name says a direction ([`super::derive::DIRECTIONS`]: `on`, `locked`,
+//!   `open`, …): a word of that way said ("off" for `on = false`, "unlock" for `locked =
+//!   false`); a boolean named otherwise is not judged;
+//! - any value equal to the parameter's `default`.
+//!
+//! Free text, objects and arrays are not judged here.
+
+use serde_json::Value;
+
+use super::derive::DIRECTIONS;
+use super::normalize::{self, Word};
+use super::slot::{self, Slot};
+
+/// A value of a call that nothing said supports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unsupported {
+    /// The parameter.
+    pub param: String,
+    /// Its value in the call.
+    pub value: Value,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {}", self.param, self.value)
+    }
+}
+
+/// The first value of `arguments` (checked against the tool's `parameters` schema) that
+/// `said` does not support; `None` when every value it can judge is supported.
+pub fn unsupported(parameters: &Value, arguments: &Value, said: &str) -> Option<Unsupported> {
+    let properties = parameters.get("properties").and_then(Value::as_object)?;
+    let words = normalize::words(said);
+    let Value::Object(args) = arguments else {
+        return None;
+    };
+    args.iter()
+        .find(|(param, value)| {
+            properties
+                .get(param.as_str())
+                .is_some_and(|schema| !supported(param, schema, value, &words))
+        })
+        .map(|(param, value)| Unsupported {
+            param: param.clone(),
+            value: value.clone(),
+        })
+}
+
+/// Whether `words` support `value` for the parameter `param` with this `schema`.
+fn supported(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool {
+    if schema.get("default") == Some(value) {
+        return true;
+    }
+    match slot::kind(schema) {
+        Some("boolean") => direction_said(param, value, words),
+        Some("string") if schema.get("enum").is_some() => slot_says(schema, value, words),
+        Some("number" | "integer") => slot_says(schema, value, words),
+        _ => true,
+    }
+}
+
+/// Whether some run of `words` reads as `value` in a slot of this `schema`.
+fn slot_says(schema: &Value, value: &Value, words: &[Word]) -> bool {
+    let Ok(slot) = Slot::new(schema, None) else {
+        return true; // not a slot a request can fill: not judged
+    };
+    let same = |v: &Value| match (v.as_f64(), value.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() < 1e-9,
+        _ => v == value,
+    };
+    (0..words.len()).any(|i| slot.values(&words[i..]).iter().any(|(_, v)| same(v)))
+}
+
+/// Whether a word of the way `value` goes was said, for a boolean whose name has a
+/// direction; a boolean named otherwise is not judged.
+fn direction_said(param: &str, value: &Value, words: &[Word]) -> bool {
+    let name = param.to_lowercase();
+    let Some(d) = DIRECTIONS.iter().find(|d| d.names.contains(&name.as_str())) else {
+        return true;
+    };
+    let Some(yes) = value.as_bool() else {
+        return true;
+    };
+    let way = d.said_as(yes);
+    words.iter().any(|w| way.contains(&w.key.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::unsupported;
+
+    fn light() -> Value {
+        json!({"type": "object", "properties": {
+            "room": {"type": "string", "enum": ["kitchen", "living room", "bedroom"]},
+            "on": {"type": "boolean"}}})
+    }
+
+    fn lock() -> Value {
+        json!({"type": "object", "properties": {
+            "door": {"type": "string", "enum": ["front", "back"]},
+            "locked": {"type": "boolean"}}})
+    }
+
+    fn thermostat() -> Value {
+        json!({"type": "object", "properties": {
+            "temperature": {"type": "number", "minimum": 10, "maximum": 30},
+            "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    fn judged(schema: Value, args: Value, said: &str) -> Option<String> {
+        unsupported(&schema, &args, said).map(|u| u.to_string())
+    }
+
+    #[test]
+    fn values_said_are_supported() {
+        let cases = [
+            (
+                light(),
+                json!({"room": "kitchen", "on": false}),
+                "Turn off the kitchen light.",
+            ),
+            (
+                light(),
+                json!({"room": "living room", "on": true}),
+                "livingroom lights on please",
+            ),
+            (
+                light(),
+                json!({"room": "bedroom", "on": false}),
+                "Switch the bedroom lights off.",
+            ),
+            (
+                lock(),
+                json!({"door": "back", "locked": false}),
+                "Unlock the back door.",
+            ),
+            (
+                lock(),
+                json!({"door": "front", "locked": true}),
+                "lock the front",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 21.5}),
+                "Set the thermostat to 21.5 degrees.",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 22}),
+                "make it twenty-two degrees",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 19, "mode": "heat"}),
+                "19 degrees please",
+            ),
+        ];
+        for (schema, args, said) in cases {
+            assert_eq!(
+                judged(schema, args.clone(), said),
+                None,
+                "{args} for {said:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_from_nowhere_are_not() {
+        let cases = [
+            (
+                light(),
+                json!({"room": "living room", "on": true}),
+                "Turn off the kitchen and living room lights.",
+                "on = true",
+            ),
+            (
+                light(),
+                json!({"room": "bedroom", "on": true}),
+                "Turn on the kitchen light.",
+                "room = \"bedroom\"",
+            ),
+            (
+                lock(),
+                json!({"door": "back", "locked": false}),
+                "Make sure nobody can get into the back door.",
+                "locked = false",
+            ),
+            (
+                lock(),
+                json!({"door": "back", "locked": true}),
+                "Make sure nobody can get into the back door.",
+                "locked = true",
+            ),
+            (
+                lock(),
+                json!({"door": "back", "locked": true}),
+                "unlock the back door.",
+                "locked = true",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 10}),
+                "Set the thermostat to 22.5 degrees.",
+                "temperature = 10",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 22}),
+                "Set the thermostat to 22.5 degrees.",
+                "temperature = 22",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 21}),
+                "It's too dark in the hallway.",
+                "temperature = 21",
+            ),
+            (
+                thermostat(),
+                json!({"temperature": 20, "mode": "eco"}),
+                "set it to 20",
+                "mode = \"eco\"",
+            ),
+        ];
+        for (schema, args, said, why) in cases {
+            assert_eq!(
+                judged(schema, args.clone(), said).as_deref(),
+                Some(why),
+                "{args} for {said:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_judged_is_not() {
+        let free = json!({"type": "object", "properties": {
+            "message": {"type": "string"}, "flag": {"type": "boolean"}}});
+        assert_eq!(
+            judged(free, json!({"message": "hi", "flag": true}), "notify me"),
+            None
+        );
+    }
+}
