@@ -433,8 +433,9 @@ impl Shape {
         if brightness {
             subjects.extend(self.with_noun("(light|lights|lamp|lamps)"));
         }
-        if unit == Some(Unit::Degrees) {
-            subjects.extend(self.with_noun("(heating|heat)"));
+        if self.noun.iter().any(|w| HEATING.contains(&w.as_str())) {
+            // the home's heating goes by any of its names
+            subjects.extend(self.with_noun("(heating|heat|thermostat|temperature)"));
         }
         let value = match unit {
             Some(u) => format!("{{{param}}} {}", u.optional()),
@@ -449,8 +450,9 @@ impl Shape {
             .iter()
             .flat_map(|s| {
                 [
-                    format!("{verbs} {s} (to|at) {value}"),
+                    format!("{verbs} {s} [up|down] (to|at) {value}"),
                     format!("{s} (to|at) {value}"),
+                    format!("(i'd|i would) like {s} (at|on|to) {value}"),
                 ]
             })
             .collect();
@@ -615,6 +617,17 @@ impl Shape {
 const SET_VERBS: &[&str] = &[
     "set", "get", "do", "make", "change", "select", "activate", "run", "play", "start", "apply",
     "switch", "turn", "toggle", "trigger", "control", "adjust", "update",
+];
+
+/// Names of a home's heating: a level tool named by one answers to all of them.
+const HEATING: &[&str] = &[
+    "heating",
+    "heat",
+    "thermostat",
+    "temperature",
+    "climate",
+    "hvac",
+    "heater",
 ];
 
 /// Number parameters whose name says nothing a person would say ("set the value to 5").

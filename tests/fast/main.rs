@@ -8,6 +8,7 @@ mod common;
 mod agent;
 mod audio_files;
 mod cli;
+mod derived_intents;
 mod end_of_turn;
 mod executor_dbus;
 mod executor_gpio;

@@ -205,7 +205,7 @@ argv = ["{}", "light", "{{{{ room }}}}", "on"]
     assert_eq!(
         o.result,
         format!(
-            "loose_light: `{}` exited with status 2: unknown room: garage (kitchen, living room, bedroom, bathroom)",
+            "loose_light: `{}` exited with status 2: unknown room: garage (kitchen, living room, bedroom, bathroom, office)",
             script.display()
         )
     );

@@ -1,0 +1,150 @@
+//! The intents hearth derives from tools that carry no sentences (`src/intent/derive.rs`),
+//! measured on the session sets with no model at all: how many requests they answer, and
+//! that every call they make is the one the request asked for. A derived intent that makes
+//! a wrong call is the worst thing it could do (a door unlocked that should be locked), so
+//! the count of wrong calls must be 0; what they do not answer goes to the model.
+
+#[path = "../common/session/mod.rs"]
+mod session;
+
+use std::path::Path;
+
+use hearth::intent::{Before, IntentCall};
+use hearth::tools::Registry;
+use serde_json::Value;
+use session::claims::Call;
+use session::set::{Case, Kind};
+
+/// The requests a set's derived intents answered, and how many of those were wrong.
+#[derive(Debug, Default)]
+struct Coverage {
+    cases: usize,
+    /// Requests an intent answered with calls (or, for `none`, rightly left to the model).
+    answered: usize,
+    /// Answered with calls other than those expected: must be 0.
+    wrong: Vec<String>,
+}
+
+/// `tools` without their sentences and `say` (a household's tools as written), or as they are.
+fn registry(tools: &Path, bare: bool) -> Registry {
+    let loaded = Registry::load_dir(tools).expect("the tools load");
+    let mut list: Vec<hearth::tools::Tool> = loaded.tools().to_vec();
+    if bare {
+        for t in list
+            .iter_mut()
+            .filter(|t| t.spec.name != "get_time" && t.spec.name != "get_date")
+        {
+            t.intents = None;
+            t.say = None;
+        }
+    }
+    Registry::new(list).expect("the same tools form a registry")
+}
+
+fn coverage(set: &str, registry: &Registry) -> Coverage {
+    let cases = session::set::load(&session::set::set_path(set)).expect("the set loads");
+    let intents = registry.intents();
+    let mut before = Before::default();
+    let mut c = Coverage {
+        cases: cases.len(),
+        ..Coverage::default()
+    };
+    for case in &cases {
+        let found = intents
+            .recognize(&case.say)
+            .or_else(|| intents.follow_up(&case.say, &before));
+        match &found {
+            Some(calls) if right(case, calls) => c.answered += 1,
+            Some(calls) => c.wrong.push(format!("{:?} → {calls:?}", case.say)),
+            None if case.kind == Kind::None => c.answered += 1,
+            None => eprintln!("  not answered: {:?}", case.say),
+        }
+        // the session goes on as if each request had been answered right
+        before.record(found.unwrap_or_else(|| expected(case)));
+    }
+    c
+}
+
+fn right(case: &Case, calls: &[IntentCall]) -> bool {
+    let ran: Vec<Call> = calls
+        .iter()
+        .map(|c| Call {
+            name: c.tool.clone(),
+            arguments: c.arguments.clone(),
+            status: "ok".into(),
+            result: String::new(),
+        })
+        .collect();
+    let refs: Vec<&Call> = ran.iter().collect();
+    session::score::fulfils(&case.expect, &refs)
+}
+
+/// A case's expected calls as calls (a range as its lower bound).
+fn expected(case: &Case) -> Vec<IntentCall> {
+    case.expect
+        .iter()
+        .map(|e| IntentCall {
+            tool: e.name.clone(),
+            arguments: Value::Object(
+                e.arguments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.get("min").cloned().unwrap_or(v.clone())))
+                    .collect(),
+            ),
+        })
+        .collect()
+}
+
+fn checkout(p: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+#[test]
+fn derived_intents_answer_the_demo_evening_on_bare_tools_and_never_wrongly() {
+    let c = coverage("demo", &registry(&checkout("tools"), true));
+    eprintln!(
+        "demo, bare tools: {} of {} answered by derived intents",
+        c.answered, c.cases
+    );
+    assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
+    assert!(c.answered >= 44, "{} of {} answered", c.answered, c.cases);
+}
+
+#[test]
+fn derived_intents_answer_a_households_own_tools_and_never_wrongly() {
+    let c = coverage(
+        "household",
+        &registry(&checkout("tests/session/household"), false),
+    );
+    eprintln!(
+        "household: {} of {} answered by derived intents",
+        c.answered, c.cases
+    );
+    assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
+    assert!(c.answered >= 34, "{} of {} answered", c.answered, c.cases);
+}
+
+#[test]
+fn hand_written_sentences_add_to_the_derived_ones() {
+    let bare = coverage("demo", &registry(&checkout("tools"), true));
+    let declared = coverage("demo", &registry(&checkout("tools"), false));
+    eprintln!(
+        "demo: bare {} of {}, declared {} of {}",
+        bare.answered, bare.cases, declared.answered, declared.cases
+    );
+    assert_eq!(declared.wrong, Vec::<String>::new(), "wrong calls");
+    assert!(declared.answered >= bare.answered);
+}
+
+#[test]
+fn derived_intents_on_requests_they_were_not_fitted_to_are_never_wrong() {
+    let c = coverage(
+        "household-unseen",
+        &registry(&checkout("tests/session/household"), false),
+    );
+    eprintln!(
+        "household, unseen requests: {} of {} answered by derived intents",
+        c.answered, c.cases
+    );
+    assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
+}
