@@ -1,9 +1,9 @@
 //! The agent: the LLM hop loop, as an actor.
 //!
 //! One turn: first the local intents ([`crate::intent`]): a request that a tool's sentence
-//! templates match whole (or, failing that, a follow-up to the calls the session ran before:
+//! templates (its own, and those its shape implies: `intent/derive.rs`) match whole (or, failing that, a follow-up to the calls the session ran before:
 //! "turn it off again", "make it warmer", [`Before`]) runs those calls at once and is
-//! answered with their `say`, with no LLM hop ([`Handled::Intent`]). Otherwise the user's
+//! answered with their confirmations (`say`, else the shape's), with no LLM hop ([`Handled::Intent`]). Otherwise the user's
 //! text joins the session's history; each hop renders the chat template, generates (under a
 //! grammar when the preset's `tool_choice_policy` asks for one), streams the output into the
 //! parser chain, validates what it found, runs the valid calls and feeds the results back,
@@ -60,13 +60,17 @@
 //! is never spoken, and the turn answers with words built from the results instead. The
 //! first calls of a turn run only when they are about what was said
 //! ([`ReplyCheck::grounded`]): the request, or the turn before it when the request points
-//! back at it ("turn it off", "and the bedroom too": [`check::refers_back`]).
+//! back at it ("turn it off", "and the bedroom too": [`check::refers_back`]). No call of
+//! any hop runs with a value nobody said ([`ReplyCheck::unsupported`]: a number, an enum
+//! value, a switch's direction): before any call it is recovered from like a claim, after
+//! calls the turn ends with what ran.
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
 //! so one bad turn cannot teach the next; nor is a turn that answered nothing (an apology
 //! and no call done), nor, ever, words that failed a check or what a flagged hop wrote
 //! (`history.rs`). The turn reports what was caught (`unfounded`, and each hop's `hook`).
 //!
-//! A hop whose calls all succeeded and all have a `say` confirmation speaks those at once
+//! A hop whose calls all succeeded and all have a confirmation (`say`, or their shape's:
+//! "The bedroom temperature is 21.5 degrees.") speaks those at once
 //! and skips the second LLM hop, unless the request asked for more than was called (more
 //! clauses than calls, see [`clauses`]: "what time is it? and switch the light off"): then
 //! a follow-up hop, held to a tool call, may call the next tool; a call already made, or

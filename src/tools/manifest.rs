@@ -31,7 +31,9 @@
 //!
 //! Intents ([`crate::intent`] documents the sentence syntax) are compiled against the
 //! parameters when the manifest loads; a tool with intents must have a `say`, which is
-//! what hearth answers when an intent handled the request.
+//! what hearth answers when an intent handled the request. A tool needs neither: the
+//! registry derives the common sentences from its name, description and parameters, and
+//! confirms it from the same shape (`intent/derive.rs`); written sentences add to those.
 //!
 //! The executor tables are `[tool.exec]`, `[tool.mqtt]`, `[tool.homeassistant]`,
 //! `[tool.gpio]` and `[tool.dbus]`; each module documents its keys ([`super::exec`],
