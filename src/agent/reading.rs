@@ -244,33 +244,6 @@ const MONTHS: &[&str] = &[
 /// Words that make a weekday or a month a date of now: "today is Monday".
 const DATE_WORDS: &[&str] = &["today", "tomorrow", "yesterday", "tonight", "date"];
 
-const UNITS_0_19: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-
-const TENS: [&str; 8] = [
-    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
-
 /// Two numbers are the same when they differ by less than this.
 const SAME: f64 = 1e-6;
 
@@ -390,62 +363,16 @@ fn clock_digits(t: &str) -> Option<(u32, u32)> {
     (m.len() == 2 && hour <= 24 && minute < 60).then_some((hour, minute))
 }
 
-fn unit_word(w: &str) -> Option<u32> {
-    UNITS_0_19.iter().position(|u| *u == w).map(|i| i as u32)
-}
-
-fn tens_word(w: &str) -> Option<u32> {
-    TENS.iter()
-        .position(|t| *t == w)
-        .map(|i| 20 + 10 * i as u32)
-}
-
-/// A number said in words from token `i`: its value and how many tokens it takes ("twenty
-/// two", "a hundred and five", "twenty one point five").
-fn word_number(t: &[String], i: usize) -> Option<(f64, usize)> {
-    let word = |k: usize| t.get(k).map(String::as_str).unwrap_or("");
-    let mut j = i;
-    let mut value = if let Some(tens) = tens_word(word(j)) {
-        j += 1;
-        match unit_word(word(j)).filter(|u| (1..10).contains(u)) {
-            Some(u) => {
-                j += 1;
-                tens + u
-            }
-            None => tens,
-        }
-    } else if word(j) == "a" && word(j + 1) == "hundred" {
-        j += 1;
-        1
-    } else {
-        let u = unit_word(word(j))?;
-        j += 1;
-        u
-    };
-    if word(j) == "hundred" && (1..10).contains(&value) {
-        value *= 100;
-        j += 1;
-        let more = if word(j) == "and" { j + 1 } else { j };
-        if let Some((below, n)) = word_number(t, more).filter(|(x, _)| *x < 100.0) {
-            value += below as u32;
-            j = more + n;
-        }
+/// A number said in words at the start of `t` (as intents read them: "twenty two", "a
+/// hundred and five", "twenty one point five"), and how many tokens it takes; digits are
+/// read by the caller.
+fn words_number(t: &[String]) -> Option<(f64, usize)> {
+    if t.first()
+        .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return None;
     }
-    let mut x = f64::from(value);
-    if word(j) == "point" {
-        let digits: String = t[j + 1..]
-            .iter()
-            .map_while(|w| unit_word(w).filter(|d| *d < 10))
-            .map(|d| d.to_string())
-            .collect();
-        if let Ok(d) = format!("{value}.{digits}").parse::<f64>() {
-            if !digits.is_empty() {
-                x = d;
-                j += 1 + digits.len();
-            }
-        }
-    }
-    Some((x, j - i))
+    crate::intent::number_at(t)
 }
 
 /// Every number in `t`, in order.
@@ -498,7 +425,7 @@ fn numbers(t: &[String]) -> Vec<Found> {
             i = end;
             continue;
         }
-        if let Some((x, n)) = word_number(t, i) {
+        if let Some((x, n)) = words_number(&t[i..]) {
             let end = i + n;
             // "one" alone is mostly a pronoun ("the one in the kitchen")
             let lone_one = w == "one" && n == 1;

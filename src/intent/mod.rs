@@ -125,6 +125,7 @@ use template::Token;
 pub use derive::Shape;
 pub use follow_up::Before;
 pub use ground::{unsupported, Unsupported};
+pub(crate) use numbers::number_at;
 pub use template::MAX_FORMS;
 
 /// The words of `text` as intents compare them: lower case, punctuation gone, apostrophes

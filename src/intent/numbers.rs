@@ -49,6 +49,14 @@ pub(super) fn number<S: AsRef<str>>(words: &[S]) -> Option<f64> {
     whole_number(&words).map(|n| n as f64)
 }
 
+/// The longest run of words at the start of `words` that says a number (as [`number`]
+/// reads it), and how many words it takes.
+pub(crate) fn number_at<S: AsRef<str>>(words: &[S]) -> Option<(f64, usize)> {
+    (1..=words.len().min(MAX_NUMBER_WORDS))
+        .rev()
+        .find_map(|k| number(&words[..k]).map(|x| (x, k)))
+}
+
 /// Digits with at most one decimal point: "21", "21.5" (not "1e5", "inf", ".5").
 fn digits(w: &str) -> Option<f64> {
     let (whole, fraction) = w.split_once('.').unwrap_or((w, "0"));
