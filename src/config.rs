@@ -275,6 +275,8 @@ pub struct AgentSection {
     pub history: Option<crate::agent::HistoryMode>,
     /// Try the tools' local intents (`[[tool.intent]]`) before the model.
     pub intents: Option<bool>,
+    /// No model hop starts once a turn has run this many seconds (default 6).
+    pub turn_budget_s: Option<f64>,
 }
 
 /// `[audio]`: the sound devices.
@@ -733,14 +735,24 @@ fn audio_problem(a: &AudioSection) -> Option<Problem> {
     None
 }
 
-/// `[agent]`: a context that holds at least the tool list.
+/// `[agent]`: a context that holds at least the tool list; a turn budget a hop fits in.
 fn agent_problem(a: &AgentSection) -> Option<Problem> {
-    let n = a.n_ctx.filter(|n| *n < 512)?;
+    if let Some(n) = a.n_ctx.filter(|n| *n < 512) {
+        return problem(
+            "agent",
+            "n_ctx",
+            n.to_string(),
+            "expected at least 512 tokens (the tool list alone takes about 500)",
+        );
+    }
+    let s = a
+        .turn_budget_s
+        .filter(|s| !(s.is_finite() && (0.5..=600.0).contains(s)))?;
     problem(
         "agent",
-        "n_ctx",
-        n.to_string(),
-        "expected at least 512 tokens (the tool list alone takes about 500)",
+        "turn_budget_s",
+        s.to_string(),
+        "expected 0.5 to 600 seconds (6 is the default: one short hop fits in it, a second one only when the first was quick)",
     )
 }
 
@@ -958,6 +970,7 @@ mod tests {
             ("[listen]\nwake = [\"\"]\n", "wake-word names"),
             ("[listen]\nvad = \"neural\"\n", "unknown variant `neural`"),
             ("[agent]\nn_ctx = 100\n", "at least 512"),
+            ("[agent]\nturn_budget_s = 0.0\n", "0.5 to 600 seconds"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),
         ] {
             let msg = parse(text).unwrap_err().to_string();

@@ -543,6 +543,9 @@ impl Settings {
         opts.gpu_layers = agent.gpu_layers.unwrap_or(0);
         opts.history = agent.history.unwrap_or_default();
         opts.intents = agent.intents.unwrap_or(true);
+        if let Some(s) = agent.turn_budget_s {
+            opts.turn_budget = std::time::Duration::from_secs_f64(s);
+        }
         if prompt_cache {
             let model = crate::supervisor::model_path(&opts)?;
             opts.prompt_cache = crate::supervisor::prompt_cache_path(&opts, &model);

@@ -43,6 +43,8 @@ pub struct TextOptions {
     pub history: crate::agent::HistoryMode,
     /// Try the tools' local intents before the model.
     pub intents: bool,
+    /// No model hop starts once a turn has run this long ([`crate::agent::TURN_BUDGET`]).
+    pub turn_budget: std::time::Duration,
     /// Warm the next prompt after each turn and when the tools change (a daemon: yes; one
     /// command and exit: no). The start-up warm-up happens either way.
     pub warm_next: bool,
@@ -63,6 +65,7 @@ impl TextOptions {
             history: crate::agent::HistoryMode::default(),
             warm_next: true,
             intents: true,
+            turn_budget: crate::agent::TURN_BUDGET,
         }
     }
 }
@@ -152,6 +155,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     cfg.events = opts.events.clone();
     cfg.history = opts.history;
     cfg.intents = opts.intents;
+    cfg.turn_budget = opts.turn_budget;
     cfg.warm_next = opts.warm_next;
     let agent = Agent::spawn(AgentArgs {
         cfg,

@@ -119,6 +119,10 @@ use turn::run_turn;
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
 Answer in one short, plain sentence. When the request needs a tool, call it.";
 
+/// How long a turn may run before no further hop starts ([`AgentConfig::turn_budget`];
+/// `[agent] turn_budget_s`).
+pub const TURN_BUDGET: std::time::Duration = std::time::Duration::from_secs(6);
+
 /// What is said when the loop runs out of hops or a hook stops it.
 pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
 
@@ -131,6 +135,10 @@ pub struct AgentConfig {
     pub preset: Preset,
     pub system_prompt: String,
     pub max_hops: usize,
+    /// No hop starts once a turn has run this long: the turn answers with what it has
+    /// (its confirmations, words from its results, or an apology). A turn so bounded holds
+    /// the requests behind it for at most this and the one hop under way.
+    pub turn_budget: std::time::Duration,
     /// Tokens the model may write per hop.
     pub max_tokens: usize,
     /// Where tool calls and replies are published (the D-Bus face's signals).
@@ -151,6 +159,7 @@ impl AgentConfig {
             preset,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
             max_hops: 4,
+            turn_budget: TURN_BUDGET,
             max_tokens: 128,
             events: None,
             history: HistoryMode::default(),

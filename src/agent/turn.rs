@@ -187,6 +187,19 @@ pub(super) async fn run_turn(
     let mut st = TurnState::new(&ask, session);
     let mut outcome = HopOutcome::Continue;
     for n in 0..shared.cfg.max_hops {
+        if n > 0 && t0.elapsed() >= shared.cfg.turn_budget {
+            tracing::info!(
+                hops = n,
+                budget_ms = shared.cfg.turn_budget.as_millis() as u64,
+                "the turn ran out of time: it answers with what it has"
+            );
+            if let Some(last) = st.hops.last_mut() {
+                last.hook
+                    .get_or_insert_with(|| "out of time: answered with what it has".into());
+            }
+            outcome = HopOutcome::Reply(st.answer_so_far());
+            break;
+        }
         outcome = hop(&ctx, &mut st, n).await?;
         if !matches!(outcome, HopOutcome::Continue) {
             break;
@@ -460,13 +473,7 @@ impl TurnState {
             Hook::FromResults(why) => {
                 self.unfounded.get_or_insert(why);
                 report.hook = Some(format!("{}: answered from the results", why.label()));
-                HopOutcome::Reply(if !self.unsaid.is_empty() {
-                    Reply::Said(hooks::reply_from_results(&self.unsaid))
-                } else if !self.confirmed.is_empty() {
-                    Reply::Confirmed
-                } else {
-                    Reply::Said(APOLOGY.to_string())
-                })
+                HopOutcome::Reply(self.answer_so_far())
             }
             Hook::Nudge { what, hint } => self.nudge(&what, hint, raw, report),
             Hook::ReAsk { tool, message } => {
@@ -487,6 +494,18 @@ impl TurnState {
                 report.hook = Some(hook);
                 HopOutcome::Reply(Reply::Confirmed)
             }
+        }
+    }
+
+    /// What the turn can say without another hop: words from the results no confirmation
+    /// spoke, else the confirmations already spoken, else an apology.
+    fn answer_so_far(&self) -> Reply {
+        if !self.unsaid.is_empty() {
+            Reply::Said(hooks::reply_from_results(&self.unsaid))
+        } else if !self.confirmed.is_empty() {
+            Reply::Confirmed
+        } else {
+            Reply::Said(APOLOGY.to_string())
         }
     }
 

@@ -1659,3 +1659,28 @@ async fn after_a_call_a_second_call_nobody_asked_for_never_runs() {
     );
     assert_eq!(r.recorded.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn a_slow_turn_starts_no_hop_past_its_budget_and_answers_with_what_it_has() {
+    // the mail is read (no confirmation: the model words it), but the model is slow: each
+    // chunk takes 30 ms, so the first hop alone outlasts a 100 ms budget
+    let r = rig(
+        &[MAIL_CALL, "You have three unread mails."],
+        "qwen2.5-coder",
+        CHATML,
+        |c, s| {
+            c.turn_budget = Duration::from_millis(100);
+            s.chunk_delay = Duration::from_millis(30);
+        },
+    )
+    .await;
+    let turn = ask(&r.agent, "how much mail do I have").await.unwrap();
+    assert_eq!(executions(&r.log), ["mail"]);
+    assert_eq!(turn.hops.len(), 1, "no second hop past the budget");
+    assert_eq!(turn.reply, "Unread: 3.", "words from the results");
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some("out of time: answered with what it has")
+    );
+    assert_eq!(r.recorded.lock().unwrap().len(), 1);
+}
