@@ -462,9 +462,10 @@ impl Shape {
         let mut out = vec![spec(sentences, [])];
         if let Some(step) = step {
             let (up, down) = if unit == Some(Unit::Degrees) {
+                // "warm"/"cool" too: whisper often drops a last word's "-er"
                 (
-                    "(make it|make it a bit|make it a little) (warmer|hotter)",
-                    "(make it|make it a bit|make it a little) (cooler|colder)",
+                    "(make it|make it a bit|make it a little) (warmer|hotter|warm)",
+                    "(make it|make it a bit|make it a little) (cooler|colder|cool)",
                 )
             } else if brightness {
                 (
@@ -1248,6 +1249,25 @@ mod tests {
             say("fan", json!({"state": "off"}), "").as_deref(),
             Some("The fan is off.")
         );
+    }
+
+    #[test]
+    fn make_it_cool_as_whisper_hears_it_steps_the_heating_down() {
+        let i = intents(&household());
+        let mut before = crate::intent::Before::default();
+        before.record(vec![crate::intent::IntentCall {
+            tool: "set_thermostat".into(),
+            arguments: json!({"temperature": 21}),
+        }]);
+        for (said, to) in [
+            ("Make it cool.", 20),
+            ("make it warm", 22),
+            ("Make it a bit colder.", 20),
+        ] {
+            let calls = i.follow_up(said, &before).unwrap_or_default();
+            let got: Vec<Value> = calls.into_iter().map(|c| c.arguments).collect();
+            assert_eq!(got, vec![json!({"temperature": to})], "{said}");
+        }
     }
 
     #[test]
