@@ -23,6 +23,22 @@
 //! with; default: this checkout's `tools`), `--seed N` (the noise), `--work DIR` (the input
 //! WAV, replies, logs; default a temp dir).
 //!
+//! How a household without hand-written sentences fares:
+//! - `--tools-as declared|bare` (declared): `bare` runs on a copy of `--tools` (in the work
+//!   dir, `tools-bare`) whose manifests have every `[[tool.intent]]` table and every `say`
+//!   removed, so hearth has only the intents it derives from each tool's name, schema and
+//!   description, and confirms each call from the tool's shape;
+//! - `--no-intents`: `[agent] intents = false` (a config file in the work dir, given to
+//!   `hearth run`/`hearth ask` with `--config`; `typed-session`: `TextOptions::intents`);
+//! - `--voice piper|espeak` (piper): in `spoken` and `alone`, the requests spoken by
+//!   espeak-ng's female `en-us+f3` voice at 210/175/140 words a minute in turn (Piper's paces
+//!   0.85/1.0/1.2), resampled to 16 kHz.
+//!
+//! Besides right and wrong, each run counts fabricated readings (reply sentences stating a
+//! state, a number with a unit, a time or a date no call of the turn read or set), unasked
+//! calls (calls that ran that the request did not ask for: a wrong argument, an extra call)
+//! and echoed requests (a reply that is the request said back).
+//!
 //! Prints a table per request (said, heard, calls that ran, reply, verdict) and a summary
 //! row in Markdown. Scores do not change the exit status; only failing to run does (a
 //! missing build or model, with the fix). Needs `scripts/fetch-models` and
@@ -30,6 +46,8 @@
 
 #[path = "../tests/common/bench.rs"]
 mod bench;
+#[path = "../tests/common/scenes/mod.rs"]
+mod scenes;
 #[path = "../tests/common/session/mod.rs"]
 mod session;
 
@@ -41,13 +59,18 @@ use serde_json::Value;
 use session::report::{
     case_table, details, path_table, stage_table, summarise, summary_header, summary_row,
 };
-use session::run::{add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS};
+use session::run::{
+    add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS, PACES,
+};
 use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
 
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
-[--work DIR]";
+[--work DIR] [--tools-as declared|bare] [--no-intents] [--voice piper|espeak]";
+
+/// espeak-ng's voice for `--voice espeak`: its female `en-us` variant.
+const ESPEAK_VOICE: &str = "en-us+f3";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -77,8 +100,35 @@ impl Mode {
     }
 }
 
+/// The tools' manifests as written, or without their sentences.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ToolsAs {
+    Declared,
+    Bare,
+}
+
+impl ToolsAs {
+    fn label(self) -> &'static str {
+        match self {
+            ToolsAs::Declared => "declared",
+            ToolsAs::Bare => "bare",
+        }
+    }
+}
+
+/// Who speaks the requests (voice modes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum VoiceChoice {
+    Piper,
+    Espeak,
+}
+
 struct Options {
     mode: Mode,
+    tools_as: ToolsAs,
+    /// `[agent] intents` for the run.
+    intents: bool,
+    voice: VoiceChoice,
     set: String,
     gap_s: f64,
     /// ms of silence stretched into each request's longest gap between words (0: none)
@@ -94,6 +144,9 @@ struct Options {
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         mode: Mode::Spoken,
+        tools_as: ToolsAs::Declared,
+        intents: true,
+        voice: VoiceChoice::Piper,
         set: "demo".into(),
         gap_s: 4.0,
         pause_ms: 0,
@@ -120,6 +173,21 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--tools" => o.tools = f.value(a)?.into(),
             "--seed" => o.seed = f.number(a)? as u64,
             "--work" => o.work = f.value(a)?.into(),
+            "--tools-as" => {
+                o.tools_as = match f.value(a)? {
+                    "declared" => ToolsAs::Declared,
+                    "bare" => ToolsAs::Bare,
+                    v => return Err(format!("--tools-as {v:?}: declared or bare")),
+                }
+            }
+            "--no-intents" => o.intents = false,
+            "--voice" => {
+                o.voice = match f.value(a)? {
+                    "piper" => VoiceChoice::Piper,
+                    "espeak" | "espeak-ng" => VoiceChoice::Espeak,
+                    v => return Err(format!("--voice {v:?}: piper or espeak")),
+                }
+            }
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
@@ -137,30 +205,48 @@ fn run(opts: &Options) -> Result<(), String> {
         cases.retain(|c| c.kind != Kind::FollowUp);
     }
     cases.truncate(opts.limit.unwrap_or(usize::MAX));
-    let hearth = Hearth {
+    let mut hearth = Hearth {
         exe: opts.hearth.clone(),
         tools: opts.tools.clone(),
         work: opts.work.clone(),
+        config: None,
     };
     hearth.check()?;
+    if opts.tools_as == ToolsAs::Bare {
+        hearth.tools = opts.work.join("tools-bare");
+        session::tools::copy_bare(&opts.tools, &hearth.tools)?;
+    }
+    if !opts.intents {
+        let file = opts.work.join("no-intents.toml");
+        std::fs::write(&file, "[agent]\nintents = false\n")
+            .map_err(|e| format!("writing {}: {e}", file.display()))?;
+        hearth.config = Some(file);
+    }
     let load_before = load_average();
     eprintln!(
-        "session: {} {} requests from {}; work files in {}",
+        "session: {} {} requests from {}, tools {} ({}{}), voice {}; work files in {}",
         cases.len(),
         opts.mode.label(),
         path.display(),
+        hearth.tools.display(),
+        opts.tools_as.label(),
+        if opts.intents { "" } else { ", no intents" },
+        voice_label(opts),
         opts.work.display()
     );
     let scored = match opts.mode {
         Mode::Spoken => spoken(opts, &hearth, &cases)?,
         Mode::Alone => alone(opts, &hearth, &cases)?,
         Mode::Typed => typed(&hearth, &cases)?,
-        Mode::TypedSession => typed_session(&hearth, &cases)?,
+        Mode::TypedSession => typed_session(&hearth, &cases, opts.intents)?,
     };
     let set_name = path
         .file_stem()
         .map_or(opts.set.clone(), |s| s.to_string_lossy().into());
-    let summary = summarise(opts.mode.label(), &set_name, &scored);
+    let mut summary = summarise(opts.mode.label(), &set_name, &scored);
+    summary.tools_as = opts.tools_as.label().into();
+    summary.intents = opts.intents;
+    summary.voice = voice_label(opts);
     println!("{}", case_table(&scored));
     print!("{}", details(&scored));
     println!("\n{}{}", summary_header(), summary_row(&summary));
@@ -174,14 +260,59 @@ fn run(opts: &Options) -> Result<(), String> {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     if let Some(file) = &opts.json {
-        write_results(file, opts, &summary, &scored, &load)?;
+        write_results(file, opts, &hearth, &summary, &scored, &load)?;
     }
     Ok(())
+}
+
+/// Who spoke the requests, for the output: "typed" in the typed modes.
+fn voice_label(opts: &Options) -> String {
+    let paces: Vec<String> = PACES.iter().map(|p| format!("{p}")).collect();
+    let wpm: Vec<String> = scenes::speak::ESPEAK_WPM
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    match (opts.mode, opts.voice) {
+        (Mode::Typed | Mode::TypedSession, _) => "typed".into(),
+        (_, VoiceChoice::Piper) => format!("piper ×{}", paces.join("/")),
+        (_, VoiceChoice::Espeak) => format!("espeak-ng {ESPEAK_VOICE} {} wpm", wpm.join("/")),
+    }
+}
+
+/// The requests spoken by the chosen voice, the pace (or rate) for request `i` in turn.
+enum Talker {
+    Piper(Speaker),
+    /// espeak-ng, through this scratch WAV.
+    Espeak(PathBuf),
+}
+
+impl Talker {
+    fn load(opts: &Options) -> Result<Talker, String> {
+        match opts.voice {
+            VoiceChoice::Piper => Ok(Talker::Piper(Speaker::load()?)),
+            VoiceChoice::Espeak => {
+                scenes::speak::check_espeak()?;
+                Ok(Talker::Espeak(opts.work.join("espeak-scratch.wav")))
+            }
+        }
+    }
+
+    /// `text` spoken at the pace for request `i`, 16 kHz mono.
+    fn speak(&mut self, i: usize, text: &str) -> Result<Vec<f32>, String> {
+        match self {
+            Talker::Piper(speaker) => speaker.speak(i, text),
+            Talker::Espeak(scratch) => {
+                let rates = scenes::speak::ESPEAK_WPM;
+                scenes::speak::espeak_as(ESPEAK_VOICE, text, rates[i % rates.len()], scratch)
+            }
+        }
+    }
 }
 
 fn write_results(
     file: &Path,
     opts: &Options,
+    hearth: &Hearth,
     summary: &session::report::Summary,
     scored: &[Scored],
     load: &[String; 2],
@@ -193,6 +324,10 @@ fn write_results(
         "seed": opts.seed,
         "hearth": opts.hearth,
         "tools": opts.tools,
+        "tools_as": opts.tools_as.label(),
+        "tools_run": hearth.tools,
+        "intents": opts.intents,
+        "voice": summary.voice,
         "load_average": {"start": load[0], "end": load[1]},
         "summary": summary,
         "cases": scored,
@@ -215,7 +350,7 @@ fn progress(v: &Value) {
 
 /// Every case spoken into one WAV, through one `hearth run`.
 fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
-    let mut speaker = Speaker::load()?;
+    let mut speaker = Talker::load(opts)?;
     let clips = cases
         .iter()
         .enumerate()
@@ -252,7 +387,7 @@ fn paused(clip: Vec<f32>, pause_ms: usize) -> Vec<f32> {
 
 /// Each case spoken alone, a fresh `hearth run` each.
 fn alone(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
-    let mut speaker = Speaker::load()?;
+    let mut speaker = Talker::load(opts)?;
     let mut scored = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let clip = speaker.speak(i, &case.say)?;
@@ -285,9 +420,9 @@ fn typed(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
     Ok(scored)
 }
 
-/// Every case typed into one agent session in this process. Runs the checkout's library,
-/// whatever `--hearth` says.
-fn typed_session(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+/// Every case typed into one agent session in this process, local intents on or off. Runs
+/// the checkout's library, whatever `--hearth` says.
+fn typed_session(hearth: &Hearth, cases: &[Case], intents: bool) -> Result<Vec<Scored>, String> {
     use hearth::preset::Preset;
     use hearth::supervisor::{model_path, prompt_cache_path, start_text, TextOptions};
 
@@ -296,6 +431,7 @@ fn typed_session(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String>
     std::env::set_var("HEARTH_DEMO_STATE", &state);
     let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").map_err(|e| e.to_string())?);
     opts.tools_dir = Some(hearth.tools.clone());
+    opts.intents = intents;
     let model = model_path(&opts).map_err(|e| format!("{e} (run scripts/fetch-models)"))?;
     opts.prompt_cache = prompt_cache_path(&opts, &model);
     opts.model = Some(model);

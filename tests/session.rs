@@ -63,6 +63,7 @@ mod real {
             exe: env!("CARGO_BIN_EXE_hearth").into(),
             tools: Path::new(env!("CARGO_MANIFEST_DIR")).join("tools"),
             work: work.clone(),
+            config: None,
         };
         hearth.check().expect("hearth and hearth-stt are built");
         let wav = work.join("slice.wav");

@@ -89,8 +89,14 @@ pub fn check_espeak() -> Result<(), String> {
 
 /// `text` spoken by espeak-ng's `en-us` voice at `wpm`, through the WAV file `scratch`.
 pub fn espeak(text: &str, wpm: u32, scratch: &Path) -> Result<Vec<f32>, String> {
+    espeak_as("en-us", text, wpm, scratch)
+}
+
+/// `text` spoken by the espeak-ng voice `voice` (`-v`: "en-us", or a variant such as
+/// "en-us+f3", a female voice) at `wpm`, through the WAV file `scratch`, 16 kHz.
+pub fn espeak_as(voice: &str, text: &str, wpm: u32, scratch: &Path) -> Result<Vec<f32>, String> {
     let out = Command::new(ESPEAK)
-        .args(["-v", "en-us", "-s", &wpm.to_string(), "-w"])
+        .args(["-v", voice, "-s", &wpm.to_string(), "-w"])
         .arg(scratch)
         .arg("--")
         .arg(text)

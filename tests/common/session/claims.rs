@@ -1,5 +1,6 @@
 // False claims: a reply that says a device changed or is in some state, or what the time or
-// date is, when no call of its turn did that or read it.
+// date is, when no call of its turn did that or read it; and fabricated readings, the claims
+// among them that state a reading (a state, a number with a unit, a time, a date).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -51,13 +52,30 @@ enum State {
     Off,
     Locked,
     Unlocked,
+    Open,
+    Closed,
 }
 
-/// What one sentence claims: whether it claims anything, the devices it names, the states
-/// and numbers (degrees, percent) it gives them.
+impl State {
+    /// The states that exclude each other: a device is on, off, locked or unlocked; a door
+    /// can be closed and locked at once.
+    fn dimension(self) -> u8 {
+        match self {
+            State::On | State::Off | State::Locked | State::Unlocked => 0,
+            State::Open | State::Closed => 1,
+        }
+    }
+}
+
+/// What one sentence claims: whether it claims anything, whether it states a reading, the
+/// devices it names, the states and numbers (degrees, percent) it gives them.
 #[derive(Debug, Default)]
 struct Sentence {
     claims: bool,
+    /// It states a reading: a state after a form of "to be" ("is on", "is now off", "has been
+    /// switched off"), a number given a device, a time or a date. Not an action alone ("I
+    /// turned on the light", "Done.").
+    reads: bool,
     devices: Vec<Device>,
     states: Vec<State>,
     numbers: Vec<f64>,
@@ -84,7 +102,7 @@ const NEGATIONS: [&str; 17] = [
     "unfortunately",
 ];
 /// Words that, right before a state word, make it a claim ("is on", "turned off").
-const STATE_VERBS: [&str; 14] = [
+const STATE_VERBS: [&str; 16] = [
     "is",
     "are",
     "now",
@@ -99,7 +117,37 @@ const STATE_VERBS: [&str; 14] = [
     "remains",
     "still",
     "currently",
+    "its",
+    "theyre",
 ];
+/// Of [`STATE_VERBS`], those that say a device *is* in the state (a reading), not that it was
+/// made so; the others ("turned") read only after one of these ("is turned off").
+const BE_VERBS: [&str; 12] = [
+    "is",
+    "are",
+    "now",
+    "been",
+    "was",
+    "were",
+    "stays",
+    "remains",
+    "still",
+    "currently",
+    "its",
+    "theyre",
+];
+/// Units a reading is given in.
+const UNITS: [&str; 7] = [
+    "degrees",
+    "degree",
+    "percent",
+    "celsius",
+    "centigrade",
+    "fahrenheit",
+    "kelvin",
+];
+/// Words a number after which is what a device reads: "the temperature is 22", "at 40".
+const READ_AS: [&str; 3] = ["is", "at", "reads"];
 /// After "I": a change claimed done ("I locked the door").
 const DONE_VERBS: [&str; 13] = [
     "turned",
@@ -144,8 +192,9 @@ const WEEKDAYS: [&str; 7] = [
 /// call did or read.
 ///
 /// A sentence claims something when it gives a device a state ("is on", "is now off", "are
-/// locked", "turned on", "switching off", "has been unlocked"), a number ("set to 21",
-/// "at 40 percent", "22 degrees"), tells the time ("9:15", "8 pm", "o'clock") or the date (a
+/// locked", "it's on", "is open", "turned on", "switching off", "has been unlocked"), a number
+/// ("set to 21", "at 40 percent", "22 degrees", "75 Fahrenheit", "the temperature is 22"),
+/// tells the time ("9:15", "8 pm", "9 a.m.", "o'clock", "noon", "half past 9") or the date (a
 /// weekday or month name), or says it acted ("I've", "I have", "I locked", "done", "all
 /// set"). Questions and negated sentences ("not", "can't", "sorry", "nothing", ...) claim
 /// nothing. A claiming sentence is false when:
@@ -154,7 +203,9 @@ const WEEKDAYS: [&str; 7] = [
 ///   that ran set or read (`set_light`/`get_light`/`set_brightness` by room, `set_lock`/
 ///   `get_lock` by door, `set_thermostat`/`get_thermostat`, `get_time`, `get_date`);
 /// - it names one device and gives it a state or number the call contradicts (it set the
-///   light off, or read "front door unlocked", and the reply says on, or locked).
+///   light off, or read "front door unlocked", and the reply says on, or locked);
+/// - it names no device and gives a state or number no call that ran set or read ("It's
+///   on." when the only call locked a door).
 pub fn false_claim(reply: &str, calls: &[Call]) -> Option<String> {
     let ran: Vec<&Call> = calls.iter().filter(|c| c.ran()).collect();
     for text in sentences(reply) {
@@ -169,27 +220,31 @@ pub fn false_claim(reply: &str, calls: &[Call]) -> Option<String> {
     None
 }
 
-/// The sentences of a reply, each with its end mark; questions left out. A full stop
-/// between digits ("21.5") does not end a sentence.
-fn sentences(reply: &str) -> Vec<&str> {
-    let b = reply.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let ends = match c {
-            b'!' | b'?' | b';' | b'\n' => true,
-            b'.' => b.get(i + 1).is_none_or(|n| !n.is_ascii_digit()),
-            _ => false,
-        };
-        if ends {
-            out.push(&reply[start..=i]);
-            start = i + 1;
-        }
-    }
-    out.push(&reply[start..]);
-    out.into_iter()
-        .filter(|s| !s.trim().is_empty() && !s.trim_end().ends_with('?'))
+/// Every sentence of a reply that states a reading no call of its turn read or set, each with
+/// why: the false claims ([`false_claim`]) that say what a device is or reads (a state after
+/// a form of "to be": "is on", "are locked", "is open", "has been switched off"; a number with
+/// a unit or said to be a reading: "22 degrees Celsius", "at 40 percent", "is 21", "set to
+/// 19"; a time: "9:15", "8 pm", "9 a.m.", "o'clock", "noon", "half past 9"; a date: a weekday
+/// or month name), not those that only say hearth acted ("I turned it on.", "Done.").
+pub fn fabricated_readings(reply: &str, calls: &[Call]) -> Vec<String> {
+    let ran: Vec<&Call> = calls.iter().filter(|c| c.ran()).collect();
+    sentences(reply)
+        .into_iter()
+        .filter_map(|text| {
+            let s = read_sentence(text);
+            if !s.reads {
+                return None;
+            }
+            unsupported(&s, &ran).map(|why| format!("{:?}: {why}", text.trim()))
+        })
         .collect()
+}
+
+/// The sentences of a reply ([`super::text::sentences`]), questions left out.
+fn sentences(reply: &str) -> Vec<&str> {
+    let mut out = super::text::sentences(reply);
+    out.retain(|s| !s.trim_end().ends_with('?'));
+    out
 }
 
 /// What a sentence claims, from its words.
@@ -204,22 +259,28 @@ fn read_sentence(text: &str) -> Sentence {
     }
     for (i, word) in w.iter().enumerate() {
         let before = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());
+        let be = |k: usize| before(k).is_some_and(|b| BE_VERBS.contains(&b));
         if let Some(state) = state_word(word) {
             if before(1).is_some_and(|b| STATE_VERBS.contains(&b)) {
                 s.claims = true;
                 s.states.push(state);
+                // "is on", "has been switched off"; not "I turned on"
+                s.reads |= be(1) || be(2);
             }
         }
         if let Some(n) = claimed_number(&w, i) {
             s.claims = true;
+            s.reads = true;
             s.numbers.push(n);
         }
         s.claims |= acted(&w, i);
     }
-    s.claims |= s
+    let when = s
         .devices
         .iter()
         .any(|d| matches!(d, Device::Time | Device::Date));
+    s.claims |= when;
+    s.reads |= when;
     s
 }
 
@@ -229,6 +290,8 @@ fn state_word(w: &str) -> Option<State> {
         "off" => Some(State::Off),
         "locked" => Some(State::Locked),
         "unlocked" => Some(State::Unlocked),
+        "open" | "opened" => Some(State::Open),
+        "closed" => Some(State::Closed),
         _ => None,
     }
 }
@@ -237,18 +300,35 @@ fn state_word(w: &str) -> Option<State> {
 /// thermostat to 21 degrees").
 const MODALS: [&str; 6] = ["can", "could", "may", "might", "would", "should"];
 
-/// A number the sentence gives a device at word `i`: "N degrees", "N percent", "set to N",
-/// "at N"; not after a modal ("you can set it to 21 degrees" offers, it does not claim).
+/// A number the sentence gives a device at word `i`: "N degrees", "N percent", "N Celsius",
+/// "set to N", "is N", "at N", "reads N"; not after a modal ("you can set it to 21 degrees"
+/// offers, it does not claim) unless a form of "to be" comes between ("I can confirm it is
+/// 21 degrees"), and not a time's hour ("at 9 pm", "half past 9": the time is read as such).
 fn claimed_number(w: &[String], i: usize) -> Option<f64> {
-    if w[..i].iter().any(|x| MODALS.contains(&x.as_str())) {
+    let n: f64 = w[i].parse().ok()?;
+    let modal = w[..i].iter().rposition(|x| MODALS.contains(&x.as_str()));
+    if modal.is_some_and(|m| !w[m..i].iter().any(|x| BE_VERBS.contains(&x.as_str()))) {
         return None;
     }
-    let n: f64 = w[i].parse().ok()?;
     let next = w.get(i + 1).map(String::as_str);
     let prev = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());
-    let unit = matches!(next, Some("degrees" | "percent" | "degree"));
+    if hour_of_time(w, i) {
+        return None;
+    }
+    let unit = next.is_some_and(|n| UNITS.contains(&n));
     let set_to = prev(1) == Some("to") && prev(2) == Some("set");
-    (unit || set_to).then_some(n)
+    let read_as = prev(1).is_some_and(|p| READ_AS.contains(&p));
+    (unit || set_to || read_as).then_some(n)
+}
+
+/// Whether the number at word `i` is the hour of a time: "9 pm", "9 a.m.", "9 o'clock",
+/// "half past 9", "quarter to 10".
+fn hour_of_time(w: &[String], i: usize) -> bool {
+    let at = |j: usize| w.get(j).map(String::as_str);
+    let prev = |k: usize| i.checked_sub(k).and_then(at);
+    matches!(at(i + 1), Some("am" | "pm" | "oclock"))
+        || (matches!(at(i + 1), Some("a" | "p")) && at(i + 2) == Some("m"))
+        || (matches!(prev(1), Some("past" | "to")) && matches!(prev(2), Some("half" | "quarter")))
 }
 
 /// Whether word `i` says hearth acted: "I've", "I have done/set/...", "I locked", "done",
@@ -300,9 +380,8 @@ fn devices(w: &[String]) -> Vec<Device> {
             }
             "thermostat" | "temperature" | "heating" | "degrees" => add(Device::Thermostat),
             t if is_clock_time(t) => add(Device::Time),
-            "am" | "pm" | "oclock" if prev.is_some_and(|p| p.parse::<f64>().is_ok()) => {
-                add(Device::Time)
-            }
+            "noon" | "midnight" => add(Device::Time),
+            _ if word.parse::<f64>().is_ok() && hour_of_time(w, i) => add(Device::Time),
             d if MONTHS.contains(&d) || WEEKDAYS.contains(&d) => add(Device::Date),
             _ => {}
         }
@@ -363,8 +442,35 @@ fn unsupported(s: &Sentence, ran: &[&Call]) -> Option<String> {
     }
     match s.devices.as_slice() {
         [d] => contradiction(s, d, ran),
+        [] => unbacked(s, ran),
         _ => None,
     }
+}
+
+/// A sentence that names no device ("It's on.", "It's 22 degrees."): each state and number it
+/// gives must be one a call that ran set or read.
+fn unbacked(s: &Sentence, ran: &[&Call]) -> Option<String> {
+    for state in &s.states {
+        if !ran
+            .iter()
+            .any(|c| said_state(c, state.dimension()) == Some(*state))
+        {
+            return Some(format!("says {state:?} but no call set or read it"));
+        }
+    }
+    for n in &s.numbers {
+        if !ran
+            .iter()
+            .any(|c| numbers_of(c).iter().any(|v| same(*v, *n)))
+        {
+            return Some(format!("says {n} but no call set or read it"));
+        }
+    }
+    None
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
 }
 
 /// Whether `call` set or read device `d`.
@@ -407,37 +513,52 @@ fn contradiction(s: &Sentence, d: &Device, ran: &[&Call]) -> Option<String> {
 
 /// Whether a call set or read `state` (a call that says nothing about it does not contradict).
 fn state_fits(c: &Call, state: State) -> bool {
+    said_state(c, state.dimension()).is_none_or(|s| s == state)
+}
+
+/// The state of dimension `dim` ([`State::dimension`]) a call set (its `on`/`locked`
+/// argument) or read (its result's words), if it says one.
+fn said_state(c: &Call, dim: u8) -> Option<State> {
+    // brightness turns a light on (above 0)
+    if c.name == "set_brightness" {
+        return (dim == 0).then_some(State::On);
+    }
     let arg = |k: &str| c.arguments.get(k).and_then(Value::as_bool);
-    let said = match (arg("on"), arg("locked")) {
+    let from_args = match (arg("on"), arg("locked")) {
         (Some(on), _) => Some(if on { State::On } else { State::Off }),
         (_, Some(locked)) => Some(if locked {
             State::Locked
         } else {
             State::Unlocked
         }),
-        _ => super::text::words(&c.result)
+        _ => None,
+    };
+    match from_args {
+        Some(s) => (s.dimension() == dim).then_some(s),
+        None => super::text::words(&c.result)
             .iter()
-            .find_map(|w| state_word(w)),
-    };
-    // brightness turns a light on (above 0)
-    let said = match (c.name.as_str(), said) {
-        ("set_brightness", _) => Some(State::On),
-        (_, s) => s,
-    };
-    said.is_none_or(|s| s == state)
+            .filter_map(|w| state_word(w))
+            .find(|s| s.dimension() == dim),
+    }
 }
 
 /// Whether a call set or read the number `n` (a call with no number does not contradict).
 fn number_fits(c: &Call, n: f64) -> bool {
-    let mut values: Vec<f64> = ["temperature", "level"]
+    let values = numbers_of(c);
+    values.is_empty() || values.iter().any(|v| same(*v, n))
+}
+
+/// The numbers a call set (`temperature`, `level`) or, setting none, read (its result).
+fn numbers_of(c: &Call) -> Vec<f64> {
+    let values: Vec<f64> = ["temperature", "level"]
         .iter()
         .filter_map(|k| c.arguments.get(*k).and_then(Value::as_f64))
         .collect();
-    if values.is_empty() {
-        values = super::text::words(&c.result)
-            .iter()
-            .filter_map(|w| w.parse().ok())
-            .collect();
+    if !values.is_empty() {
+        return values;
     }
-    values.is_empty() || values.iter().any(|v| (v - n).abs() < 1e-9)
+    super::text::words(&c.result)
+        .iter()
+        .filter_map(|w| w.parse().ok())
+        .collect()
 }

@@ -13,6 +13,12 @@ use super::set::Kind;
 pub struct Summary {
     pub mode: String,
     pub set: String,
+    /// The tools' manifests as declared, or `bare` (no `[[tool.intent]]`, no `say`).
+    pub tools_as: String,
+    /// Whether local intents were on (`[agent] intents`).
+    pub intents: bool,
+    /// Who spoke the requests ("piper", "espeak-ng ..."), or "typed".
+    pub voice: String,
     pub cases: usize,
     pub right: usize,
     /// Per kind: cases, right.
@@ -21,6 +27,12 @@ pub struct Summary {
     pub missed: usize,
     /// Cases with a reply that claims what no call did or read.
     pub false_claims: usize,
+    /// Reply sentences that state a reading no call of their turn read or set.
+    pub fabricated_readings: usize,
+    /// Calls that ran that their request did not ask for.
+    pub unasked_calls: usize,
+    /// Cases whose reply is the request said back.
+    pub echoed: usize,
     /// `none` cases, and those of them that made calls.
     pub nones: usize,
     pub calls_on_none: usize,
@@ -89,12 +101,22 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
     Summary {
         mode: mode.into(),
         set: set.into(),
+        tools_as: "declared".into(),
+        intents: true,
+        voice: if matches!(mode, "typed" | "typed-session") {
+            "typed".into()
+        } else {
+            "piper".into()
+        },
         cases: scored.len(),
         right: count(&|s| s.verdict == Verdict::Right),
         by_kind,
         wrong: count(&|s| s.verdict == Verdict::Wrong),
         missed: count(&|s| s.verdict == Verdict::Missed),
         false_claims: count(&|s| s.false_claim.is_some()),
+        fabricated_readings: scored.iter().map(|s| s.fabricated.len()).sum(),
+        unasked_calls: scored.iter().map(|s| s.unasked.len()).sum(),
+        echoed: count(&|s| s.echoed),
         nones: count(&|s| s.kind == Kind::None),
         calls_on_none: count(&|s| s.calls_on_none),
         duplicated: count(&|s| s.duplicated),
@@ -201,6 +223,9 @@ fn verdict_cell(s: &Scored) -> String {
     .to_string()];
     let flags = [
         (s.false_claim.is_some(), "false claim"),
+        (!s.fabricated.is_empty(), "fabricated reading"),
+        (!s.unasked.is_empty(), "unasked call"),
+        (s.echoed, "echo"),
         (s.calls_on_none, "calls on none"),
         (s.duplicated, "duplicated"),
         (s.misheard, "misheard"),
@@ -252,17 +277,52 @@ pub fn details(scored: &[Scored]) -> String {
             let _ = writeln!(out, "- said {:?}, heard {:?}", s.say, s.heard());
         }
     }
+    let ran = |s: &Scored| {
+        if s.ran.is_empty() {
+            "nothing".to_string()
+        } else {
+            s.ran.join(" ")
+        }
+    };
     let claims: Vec<_> = scored.iter().filter(|s| s.false_claim.is_some()).collect();
     if !claims.is_empty() {
         out.push_str("\nFalse claims:\n");
         for s in claims {
             let why = s.false_claim.as_deref().unwrap_or("");
-            let ran = if s.ran.is_empty() {
-                "nothing".to_string()
-            } else {
-                s.ran.join(" ")
-            };
-            let _ = writeln!(out, "- {:?} (ran: {ran}): {why}", s.say);
+            let _ = writeln!(out, "- {:?} (ran: {}): {why}", s.say, ran(s));
+        }
+    }
+    let invented: Vec<_> = scored.iter().filter(|s| !s.fabricated.is_empty()).collect();
+    if !invented.is_empty() {
+        out.push_str("\nFabricated readings:\n");
+        for s in invented {
+            let _ = writeln!(
+                out,
+                "- {:?} (ran: {}): {}",
+                s.say,
+                ran(s),
+                s.fabricated.join("; ")
+            );
+        }
+    }
+    let unasked: Vec<_> = scored.iter().filter(|s| !s.unasked.is_empty()).collect();
+    if !unasked.is_empty() {
+        out.push_str("\nUnasked calls:\n");
+        for s in unasked {
+            let _ = writeln!(
+                out,
+                "- {:?} (heard {:?}): {}",
+                s.say,
+                s.heard(),
+                s.unasked.join(" ")
+            );
+        }
+    }
+    let echoes: Vec<_> = scored.iter().filter(|s| s.echoed).collect();
+    if !echoes.is_empty() {
+        out.push_str("\nEchoed requests:\n");
+        for s in echoes {
+            let _ = writeln!(out, "- {:?} → {:?} (ran: {})", s.say, s.reply(), ran(s));
         }
     }
     out
@@ -272,9 +332,9 @@ pub fn details(scored: &[Scored]) -> String {
 pub fn summary_header() -> String {
     let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.label()).collect();
     format!(
-        "| mode | set | right | {} | false claims | calls on none | duplicated | misheard | split | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
+        "| mode | set | tools | voice | right | {} | false claims | fabricated readings | unasked calls | echoed | calls on none | duplicated | misheard | split | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
         kinds.join(" | "),
-        "---|".repeat(13 + kinds.len())
+        "---|".repeat(18 + kinds.len())
     )
 }
 
@@ -290,14 +350,23 @@ pub fn summary_row(s: &Summary) -> String {
     } else {
         0.0
     };
+    let tools = if s.intents {
+        s.tools_as.clone()
+    } else {
+        format!("{}, no intents", s.tools_as)
+    };
     format!(
-        "| {} | {} | {}/{} ({pct:.0} %) | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {tools} | {} | {}/{} ({pct:.0} %) | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         s.mode,
         s.set,
+        s.voice,
         s.right,
         s.cases,
         kinds.join(" | "),
         s.false_claims,
+        s.fabricated_readings,
+        s.unasked_calls,
+        s.echoed,
         s.calls_on_none,
         s.nones,
         s.duplicated,

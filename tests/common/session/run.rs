@@ -151,11 +151,13 @@ pub fn write_wav(path: &Path, samples: &[f32]) -> Result<(), String> {
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-/// A `hearth` binary, the tools it runs with, and a scratch directory.
+/// A `hearth` binary, the tools it runs with, a scratch directory, and the configuration file
+/// it is given (`--config`; None: whatever hearth finds itself).
 pub struct Hearth {
     pub exe: PathBuf,
     pub tools: PathBuf,
     pub work: PathBuf,
+    pub config: Option<PathBuf>,
 }
 
 impl Hearth {
@@ -176,6 +178,14 @@ impl Hearth {
         }
         std::fs::create_dir_all(&self.work)
             .map_err(|e| format!("creating {}: {e}", self.work.display()))
+    }
+
+    /// `--config FILE`, when there is one.
+    fn config_args(&self) -> Vec<&std::ffi::OsStr> {
+        match &self.config {
+            Some(file) => vec!["--config".as_ref(), file.as_os_str()],
+            None => Vec::new(),
+        }
     }
 
     /// A fresh demo-home state directory named `tag`.
@@ -217,6 +227,7 @@ impl Hearth {
             .arg(self.work.join(format!("{tag}-reply.wav")))
             .arg("--tools")
             .arg(&self.tools)
+            .args(self.config_args())
             .env("HEARTH_DEMO_STATE", &state)
             .env(
                 "HEARTH_LOG",
@@ -251,6 +262,7 @@ impl Hearth {
         let out = Command::new(&self.exe)
             .args(["ask", "--json", "--tools"])
             .arg(&self.tools)
+            .args(self.config_args())
             .arg(text)
             .env("HEARTH_DEMO_STATE", state)
             .output()

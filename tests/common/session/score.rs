@@ -3,9 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::claims::{false_claim, Call};
+use super::claims::{fabricated_readings, false_claim, Call};
 use super::set::{Case, Expect, Kind};
-use super::text::{duplicated, misheard};
+use super::text::{duplicated, echoed, misheard};
 
 /// One turn as hearth reported it (a `hearth run --json` line, or a `Turn` with what was
 /// typed as `heard`).
@@ -164,6 +164,14 @@ pub struct Scored {
     pub failed: Vec<String>,
     /// Why a reply is a false claim ([`false_claim`]), if one is.
     pub false_claim: Option<String>,
+    /// Each reply sentence that states a reading no call of its turn read or set
+    /// ([`fabricated_readings`]), with why.
+    pub fabricated: Vec<String>,
+    /// The calls that ran (identical ones once) that the request did not ask for
+    /// ([`unasked`]): a wrong argument, an extra call, any call on a `none` request.
+    pub unasked: Vec<String>,
+    /// A reply that is the request said back ([`echoed`]: what was typed or heard, or `say`).
+    pub echoed: bool,
     /// A `none` case that made calls (any status).
     pub calls_on_none: bool,
     /// The transcript holds the request twice ([`duplicated`]).
@@ -207,6 +215,17 @@ pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
         ran: ran.iter().map(|c| show_call(c)).collect(),
         failed: calls.iter().filter(|c| !c.ran()).map(show_call).collect(),
         false_claim: turns.iter().find_map(|t| false_claim(&t.reply, &t.calls)),
+        fabricated: turns
+            .iter()
+            .flat_map(|t| fabricated_readings(&t.reply, &t.calls))
+            .collect(),
+        unasked: unasked(&case.expect, &ran)
+            .into_iter()
+            .map(show_call)
+            .collect(),
+        echoed: turns
+            .iter()
+            .any(|t| echoed(&t.reply, &t.heard) || echoed(&t.reply, &case.say)),
         calls_on_none: case.kind == Kind::None && !calls.is_empty(),
         duplicated,
         misheard: !turns.is_empty() && !duplicated && misheard(&heard, &case.say),
@@ -241,6 +260,46 @@ fn distinct<'a>(calls: impl Iterator<Item = &'a Call>) -> Vec<&'a Call> {
 /// expectation met by a different call.
 pub fn fulfils(expect: &[Expect], ran: &[&Call]) -> bool {
     expect.len() == ran.len() && assign(expect, ran, &mut vec![false; ran.len()])
+}
+
+/// The calls that ran (identical ones once) left over when as many as can be are each given an
+/// expectation they meet, a different one each (a maximum matching): the calls the request did
+/// not ask for. A wrong argument (`set_light(living room, on)` for "turn off ... the living
+/// room"), a second value (`set_thermostat(10)` after `set_thermostat(22.5)`), an extra call.
+/// Of calls that could fill the same expectation, the later ones are left over.
+pub fn unasked<'a>(expect: &[Expect], ran: &[&'a Call]) -> Vec<&'a Call> {
+    let mut owner: Vec<Option<usize>> = vec![None; expect.len()];
+    let matched: Vec<bool> = (0..ran.len())
+        .map(|c| augment(c, expect, ran, &mut owner, &mut vec![false; expect.len()]))
+        .collect();
+    ran.iter()
+        .zip(matched)
+        .filter(|(_, m)| !m)
+        .map(|(c, _)| *c)
+        .collect()
+}
+
+/// Kuhn's augmenting path: gives call `c` an expectation it meets, moving the call that held
+/// one to another if it can; `owner[e]` is the call expectation `e` went to.
+fn augment(
+    c: usize,
+    expect: &[Expect],
+    ran: &[&Call],
+    owner: &mut [Option<usize>],
+    seen: &mut [bool],
+) -> bool {
+    for e in 0..expect.len() {
+        if seen[e] || !meets(&expect[e], ran[c]) {
+            continue;
+        }
+        seen[e] = true;
+        let held = owner[e];
+        if held.is_none_or(|o| augment(o, expect, ran, owner, seen)) {
+            owner[e] = Some(c);
+            return true;
+        }
+    }
+    false
 }
 
 /// Backtracking: each expectation in turn takes an unused call that meets it.

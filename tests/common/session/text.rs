@@ -173,3 +173,47 @@ fn has_back_to_back(w: &[String], run: &[String]) -> bool {
 pub fn misheard(heard: &str, said: &str) -> bool {
     words(heard) != words(said)
 }
+
+/// Words a reply may open with before saying the request back ("Okay, lock the front door.").
+const ECHO_OPENERS: [&str; 3] = ["okay", "ok", "sure"];
+
+/// Whether `reply` is `request` said back: the reply, or one sentence of it, has the
+/// request's words ([`words`]: case, punctuation and number words aside), once a leading
+/// "okay"/"sure" is dropped from each.
+pub fn echoed(reply: &str, request: &str) -> bool {
+    let bare = |text: &str| {
+        let w = words(text);
+        let skip = w
+            .iter()
+            .take_while(|x| ECHO_OPENERS.contains(&x.as_str()))
+            .count();
+        w[skip..].to_vec()
+    };
+    let asked = bare(request);
+    if asked.is_empty() {
+        return false;
+    }
+    bare(reply) == asked || sentences(reply).into_iter().any(|s| bare(s) == asked)
+}
+
+/// The sentences of a text, each with its end mark (questions too); a full stop right before
+/// a letter or digit ("21.5", "a.m.") does not end one.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let ends = match c {
+            b'!' | b'?' | b';' | b'\n' => true,
+            b'.' => b.get(i + 1).is_none_or(|n| !n.is_ascii_alphanumeric()),
+            _ => false,
+        };
+        if ends {
+            out.push(&text[start..=i]);
+            start = i + 1;
+        }
+    }
+    out.push(&text[start..]);
+    out.retain(|s| !s.trim().is_empty());
+    out
+}

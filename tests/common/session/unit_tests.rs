@@ -117,6 +117,58 @@ mod text {
     }
 
     #[test]
+    fn a_reply_that_says_the_request_back_is_an_echo() {
+        for (reply, request) in [
+            ("Lock the front door.", "lock the front door"),
+            ("Okay, lock the front door.", "Lock the front door."),
+            ("Sure, lock the front door!", "Lock the front door."),
+            (
+                "Set the thermostat to twenty-one point five degrees.",
+                "Set the thermostat to 21.5 degrees.",
+            ),
+            ("And the back door too.", "And the back door too."),
+            // said back, then a confirmation
+            (
+                "Lock the front door. The front door is locked.",
+                "Lock the front door.",
+            ),
+            ("OK. Turn it off again.", "Turn it off again."),
+        ] {
+            assert!(echoed(reply, request), "{reply:?} to {request:?}");
+        }
+    }
+
+    #[test]
+    fn a_reply_in_its_own_words_is_no_echo() {
+        for (reply, request) in [
+            ("The front door is locked.", "Lock the front door."),
+            ("You're welcome!", "Thank you."),
+            ("", "Thank you."),
+            ("Lock the front door.", ""),
+            // more than the request
+            (
+                "Lock the front door and the back door.",
+                "Lock the front door.",
+            ),
+            // less than it
+            ("Lock the door.", "Lock the front door."),
+            ("Okay.", "Okay."),
+        ] {
+            assert!(!echoed(reply, request), "{reply:?} to {request:?}");
+        }
+    }
+
+    #[test]
+    fn sentences_end_at_marks_but_not_inside_numbers() {
+        assert_eq!(
+            sentences("It is 21.5 degrees. Done! Is it on?"),
+            vec!["It is 21.5 degrees.", " Done!", " Is it on?"]
+        );
+        assert_eq!(sentences("It's 9 a.m. now"), vec!["It's 9 a.m.", " now"]);
+        assert_eq!(sentences("  "), Vec::<&str>::new());
+    }
+
+    #[test]
     fn mishearings_ignore_case_punctuation_and_number_words() {
         assert!(!misheard(
             "set the thermostat to 19 degrees",
@@ -244,6 +296,130 @@ mod claims {
             "thermostat set to 19 degrees",
         )];
         assert!(false_claim("The thermostat is set to 22 degrees.", &warm).is_some());
+    }
+
+    #[test]
+    fn readings_the_old_rules_missed_are_claims() {
+        for reply in [
+            "The garage door is open.",
+            "The temperature is 22.",
+            "The thermostat is at 21.",
+            "It's 75 Fahrenheit.",
+            "It's 9 a.m.",
+            "It's half past 9.",
+            "It is noon.",
+            "It's on.",
+            "I can confirm the thermostat is 21 degrees.",
+        ] {
+            assert!(false_claim(reply, &[]).is_some(), "{reply}");
+        }
+        // a state or number no call set or read, in a sentence that names no device
+        let lock = [Call::ok(
+            "set_lock",
+            json!({"door": "front", "locked": true}),
+            "front door locked",
+        )];
+        assert!(false_claim("It's on.", &lock).is_some());
+        assert!(false_claim("It's at 40 percent.", &lock).is_some());
+        assert_eq!(false_claim("It's locked.", &lock), None);
+        // a door can be closed and locked at once
+        assert_eq!(
+            false_claim("The front door is closed and locked.", &lock),
+            None
+        );
+    }
+
+    #[test]
+    fn a_reading_no_call_read_is_fabricated() {
+        let one = |reply: &str, calls: &[Call]| {
+            let found = fabricated_readings(reply, calls);
+            assert_eq!(found.len(), 1, "{reply}: {found:?}");
+        };
+        one("The temperature in the bedroom is 22 degrees Celsius.", &[]);
+        one("It's 9:15 PM.", &[]);
+        one("Today is Tuesday.", &[]);
+        one("The garage door is open.", &[]);
+        one("The kitchen light is currently off.", &[]);
+        one("The bathroom light has been switched off.", &[]);
+        one("The living room light is at 40 percent.", &[]);
+        // a call ran, but not on what the sentence reads
+        let time = [Call::ok("get_time", json!({}), "21:14")];
+        one("It is 21:14 and 22 degrees.", &time);
+        one("The thermostat is at 21.", &time);
+        let read = [Call::ok(
+            "get_thermostat",
+            json!({}),
+            "thermostat set to 19 degrees",
+        )];
+        // the thermostat is not the bedroom's light; 21 is not what it read
+        one("The temperature in the bedroom is 19 degrees.", &read);
+        one("The thermostat is at 21 degrees.", &read);
+        one("It's on.", &read);
+        let lock = [Call::ok(
+            "get_lock",
+            json!({"door": "front"}),
+            "front door unlocked",
+        )];
+        one("The front door is locked.", &lock);
+        // each sentence counts
+        let found = fabricated_readings("It's 22 degrees. The front door is locked.", &[]);
+        assert_eq!(found.len(), 2, "{found:?}");
+    }
+
+    #[test]
+    fn readings_a_call_backs_and_claims_that_read_nothing_are_not_fabricated() {
+        let none = |reply: &str, calls: &[Call]| {
+            let found = fabricated_readings(reply, calls);
+            assert!(found.is_empty(), "{reply}: {found:?}");
+        };
+        // actions, not readings (they are false claims with no call, but read nothing)
+        for reply in [
+            "I've turned on the kitchen light.",
+            "I turned it off.",
+            "Done.",
+            "All set.",
+        ] {
+            none(reply, &[]);
+            assert!(false_claim(reply, &[]).is_some(), "{reply}");
+        }
+        // no reading at all
+        for reply in [
+            "Is the front door locked?",
+            "The front door is not locked.",
+            "You can set it to 21 degrees.",
+            "Sorry, I can't read the temperature.",
+            "You're welcome!",
+            "I'll turn it on in 5 minutes.",
+        ] {
+            none(reply, &[]);
+        }
+        none("The kitchen light is on.", &[light("kitchen", true)]);
+        none("It's on.", &[light("kitchen", true)]);
+        none(
+            "The thermostat is set to 21.5 degrees.",
+            &[Call::ok(
+                "set_thermostat",
+                json!({"temperature": 21.5}),
+                "thermostat set to 21.5 degrees",
+            )],
+        );
+        none(
+            "The thermostat is at 19 degrees.",
+            &[Call::ok(
+                "get_thermostat",
+                json!({}),
+                "thermostat set to 19 degrees",
+            )],
+        );
+        none("It's 21:14.", &[Call::ok("get_time", json!({}), "21:14")]);
+        none(
+            "The front door is unlocked.",
+            &[Call::ok(
+                "get_lock",
+                json!({"door": "front"}),
+                "front door unlocked",
+            )],
+        );
     }
 
     #[test]
@@ -411,6 +587,119 @@ mod score {
     }
 
     #[test]
+    fn calls_the_request_did_not_ask_for_are_unasked() {
+        let show = |calls: Vec<&Call>| calls.into_iter().map(show_call).collect::<Vec<_>>();
+        // a second value after the right one
+        let warm = [expect("set_thermostat", json!({"temperature": 22.5}))];
+        let (a, b) = (
+            Call::ok("set_thermostat", json!({"temperature": 22.5}), ""),
+            Call::ok("set_thermostat", json!({"temperature": 10}), ""),
+        );
+        assert_eq!(
+            show(unasked(&warm, &[&a, &b])),
+            [r#"set_thermostat({"temperature":10})"#]
+        );
+        assert_eq!(show(unasked(&warm, &[&b, &a])).len(), 1);
+        assert!(unasked(&warm, &[&a]).is_empty());
+        // a wrong argument: the living room turned on for "turn off ... the living room"
+        let off = [
+            expect("set_light", json!({"room": "kitchen", "on": false})),
+            expect("set_light", json!({"room": "living room", "on": false})),
+        ];
+        let kitchen = Call::ok("set_light", json!({"room": "kitchen", "on": false}), "");
+        let living_on = Call::ok("set_light", json!({"room": "living room", "on": true}), "");
+        assert_eq!(unasked(&off, &[&kitchen, &living_on]), [&living_on]);
+        // two calls that could fill one range: the later is extra
+        let warmer = [expect(
+            "set_thermostat",
+            json!({"temperature": {"min": 19.5, "max": 25}}),
+        )];
+        let (c20, c21) = (
+            Call::ok("set_thermostat", json!({"temperature": 20}), ""),
+            Call::ok("set_thermostat", json!({"temperature": 21}), ""),
+        );
+        assert_eq!(
+            show(unasked(&warmer, &[&c20, &c21])),
+            [r#"set_thermostat({"temperature":21})"#]
+        );
+        // a call that could take either expectation is moved to let another fit
+        let either = [
+            expect(
+                "set_thermostat",
+                json!({"temperature": {"min": 19, "max": 25}}),
+            ),
+            expect("set_thermostat", json!({"temperature": 20})),
+        ];
+        assert!(unasked(&either, &[&c20, &c21]).is_empty());
+        // anything on a request that asks for nothing
+        let time = Call::ok("get_time", json!({}), "21:14");
+        assert_eq!(show(unasked(&[], &[&time])), ["get_time()"]);
+    }
+
+    #[test]
+    fn the_score_counts_unasked_calls_that_ran_once_each() {
+        let c = case(
+            Kind::Command,
+            "Set the thermostat to 22.5 degrees.",
+            vec![expect("set_thermostat", json!({"temperature": 22.5}))],
+        );
+        let right = Call::ok("set_thermostat", json!({"temperature": 22.5}), "");
+        let extra = Call::ok("set_thermostat", json!({"temperature": 10}), "");
+        let mut failed = Call::ok("set_light", json!({"room": "kitchen", "on": true}), "");
+        failed.status = "error".into();
+        let calls = vec![right.clone(), extra.clone(), extra, failed];
+        let s = score(&c, vec![turn(&c.say, "", calls, 0.0)]);
+        assert_eq!(s.verdict, Verdict::Wrong);
+        assert_eq!(s.unasked, [r#"set_thermostat({"temperature":10})"#]);
+        let s = score(&c, vec![turn(&c.say, "", vec![right], 0.0)]);
+        assert_eq!(s.verdict, Verdict::Right);
+        assert!(s.unasked.is_empty());
+    }
+
+    #[test]
+    fn echoes_and_fabricated_readings_are_scored_per_case() {
+        use crate::session::report::summarise;
+        let c = case(
+            Kind::Question,
+            "What's the temperature in the bedroom?",
+            vec![expect("get_thermostat", json!({}))],
+        );
+        // no call, and a temperature
+        let s = score(
+            &c,
+            vec![turn(
+                &c.say,
+                "The temperature in the bedroom is 22 degrees Celsius.",
+                vec![],
+                0.0,
+            )],
+        );
+        assert_eq!(s.fabricated.len(), 1);
+        assert!(!s.echoed);
+        // what was heard, said back
+        let heard = "What's the temperature in the bathroom?";
+        let echo = score(&c, vec![turn(heard, heard, vec![], 0.0)]);
+        assert!(echo.echoed);
+        assert!(echo.fabricated.is_empty());
+        let read = Call::ok("get_thermostat", json!({}), "thermostat set to 21 degrees");
+        let fine = score(
+            &c,
+            vec![turn(
+                &c.say,
+                "The thermostat is at 21 degrees.",
+                vec![read],
+                0.0,
+            )],
+        );
+        assert!(fine.fabricated.is_empty() && !fine.echoed && fine.unasked.is_empty());
+        let sum = summarise("typed", "demo", &[s, echo, fine]);
+        assert_eq!(
+            (sum.fabricated_readings, sum.unasked_calls, sum.echoed),
+            (1, 0, 1)
+        );
+    }
+
+    #[test]
     fn none_cases_are_right_only_without_calls() {
         let c = case(Kind::None, "Tell me a joke.", vec![]);
         let s = score(
@@ -495,5 +784,61 @@ mod report {
         let rule = header.lines().nth(1).unwrap();
         assert_eq!(cols(first), cols(&summary_row(&s)));
         assert_eq!(cols(first), cols(rule));
+    }
+}
+
+mod tools {
+    use crate::session::tools::*;
+    use std::path::Path;
+
+    fn demo() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tools")
+    }
+
+    #[test]
+    fn a_bare_manifest_keeps_everything_but_the_sentences() {
+        let text = std::fs::read_to_string(demo().join("demo.toml")).unwrap();
+        let declared: toml::Table = text.parse().unwrap();
+        let bare: toml::Table = bare_manifest(&text).unwrap().parse().unwrap();
+        let tools = |t: &toml::Table| t["tool"].as_array().unwrap().clone();
+        let (declared, bare) = (tools(&declared), tools(&bare));
+        assert_eq!(declared.len(), bare.len());
+        assert!(declared.iter().any(|t| t.get("intent").is_some()));
+        assert!(declared.iter().any(|t| t.get("say").is_some()));
+        for (d, b) in declared.iter().zip(&bare) {
+            let (d, b) = (d.as_table().unwrap(), b.as_table().unwrap());
+            for key in SENTENCE_KEYS {
+                assert!(b.get(key).is_none(), "{key} left in {}", b["name"]);
+            }
+            let mut kept = d.clone();
+            kept.retain(|k, _| !SENTENCE_KEYS.contains(&k));
+            assert_eq!(&kept, b);
+        }
+    }
+
+    #[test]
+    fn the_bare_copy_loads_and_keeps_the_program_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let to = std::env::temp_dir().join(format!("hearth-bare-tools-{}", std::process::id()));
+        copy_bare(&demo(), &to).unwrap();
+        // again over the first copy: made afresh
+        copy_bare(&demo(), &to).unwrap();
+        let mode = std::fs::metadata(to.join("demo-home"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_ne!(mode & 0o111, 0, "demo-home is not executable: {mode:o}");
+        let text = std::fs::read_to_string(to.join("demo.toml")).unwrap();
+        assert!(
+            !text.contains("[[tool.intent]]") && !text.contains("say ="),
+            "{text}"
+        );
+        let bare = hearth::tools::Registry::load_dir(&to).unwrap();
+        let declared = hearth::tools::Registry::load_dir(demo()).unwrap();
+        assert_eq!(
+            bare.names().collect::<Vec<_>>(),
+            declared.names().collect::<Vec<_>>()
+        );
+        let _ = std::fs::remove_dir_all(&to);
     }
 }
