@@ -148,3 +148,35 @@ fn derived_intents_on_requests_they_were_not_fitted_to_are_never_wrong() {
     );
     assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
 }
+
+#[test]
+fn every_shipped_tools_derived_sentences_compile() {
+    let mut files = Vec::new();
+    for dir in ["tools", "tools/examples", "tests/session/household"] {
+        for entry in std::fs::read_dir(checkout(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    let mut shaped = 0;
+    for path in &files {
+        let manifest = std::fs::read_to_string(path).unwrap();
+        for t in hearth::tools::parse_manifest(&manifest, path).unwrap() {
+            let spec = &t.spec;
+            let Some(shape) =
+                hearth::intent::Shape::of(&spec.name, &spec.description, &spec.parameters)
+            else {
+                continue;
+            };
+            shaped += 1;
+            if let Err(e) =
+                hearth::intent::ToolIntents::compile(&spec.name, &shape.intents(), &spec.parameters)
+            {
+                panic!("{}: {}: {e}", path.display(), spec.name);
+            }
+        }
+    }
+    assert!(shaped >= 15, "{shaped} shipped tools have a shape");
+}
