@@ -607,7 +607,17 @@ impl Shape {
                     words.push(name);
                 }
             }
-            _ => words.push(self.noun.join(" ")),
+            _ => {
+                // "bedroom temperature", not "bedroom room temperature"
+                let placed = location.is_some_and(|l| arguments.get(&l.param).is_some());
+                let noun: Vec<&str> = self
+                    .noun
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|w| !(placed && LOCATIONS.contains(w)))
+                    .collect();
+                words.push(noun.join(" "));
+            }
         }
         words.join(" ")
     }
@@ -1242,6 +1252,18 @@ mod tests {
         assert_eq!(
             say("get_temperature", json!({"room": "office"}), long),
             None
+        );
+        let room_temperature = Shape::of(
+            "room_temperature",
+            "Read the temperature in a room.",
+            &json!({"type": "object", "properties": {"room": {"type": "string", "enum": ["bedroom"]}}}),
+        )
+        .expect("a reading");
+        assert_eq!(
+            room_temperature
+                .say(&json!({"room": "bedroom"}), "18.5")
+                .as_deref(),
+            Some("The bedroom temperature is 18.5 degrees.")
         );
         let two = "office 21 degrees, humidity 40 percent";
         assert_eq!(say("get_temperature", json!({"room": "office"}), two), None);
