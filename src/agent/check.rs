@@ -30,13 +30,12 @@
 //! the words of any earlier request of the session. A greeting said back is no echo
 //! ("Good night!").
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
 use super::hooks::request_parts;
 use super::reading::{states_reading, Carried};
-use crate::intent::Unsupported;
 use crate::llm::ChatMessage;
 use crate::tools::Registry;
 
@@ -343,8 +342,6 @@ pub struct ReplyCheck {
     subjects: HashSet<String>,
     /// The tools' names, lower case.
     names: HashSet<String>,
-    /// Each tool's parameters schema, by name: what a call's values are judged by.
-    parameters: HashMap<String, Value>,
 }
 
 impl ReplyCheck {
@@ -352,9 +349,6 @@ impl ReplyCheck {
     pub fn new(registry: &Registry) -> ReplyCheck {
         let mut check = ReplyCheck::default();
         for tool in registry.tools() {
-            check
-                .parameters
-                .insert(tool.spec.name.clone(), tool.spec.parameters.clone());
             let name = tool.spec.name.to_lowercase();
             for noun in name.split(['_', '-']).skip(1) {
                 check.add_subject(noun);
@@ -442,13 +436,6 @@ impl ReplyCheck {
         let about_it = w.iter().any(|x| PRONOUNS.contains(&x.as_str()));
         (about_a_device && asserts_state_or_action(w))
             || (about_it && asserts_state(w, PLAIN_STATES))
-    }
-
-    /// The first value of a call of `tool` that `said` (the request, or with the turn it
-    /// points back at) does not support: a number, an enum value or a boolean's direction
-    /// nobody said ([`crate::intent::unsupported`]). Such a call does not run.
-    pub fn unsupported(&self, tool: &str, arguments: &Value, said: &str) -> Option<Unsupported> {
-        crate::intent::unsupported(self.parameters.get(tool)?, arguments, said)
     }
 
     /// Whether `call` is about something the request mentions: one of its string values

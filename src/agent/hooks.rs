@@ -27,7 +27,7 @@ use super::{ReplyCheck, Unfounded, APOLOGY, NOTHING_DONE};
 use crate::llm::{ChatMessage, ToolChoice};
 use crate::preset::Preset;
 use crate::toolcall::{Rejected, ToolCall};
-use crate::tools::{ToolOutcome, ToolStatus};
+use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
 /// What a hook decided for a hop; the hop loop applies it (`TurnState::apply`).
 #[derive(Debug, Clone, PartialEq)]
@@ -299,11 +299,7 @@ pub(super) fn unfounded(guard: &Guard<'_>, held: Option<Unfounded>, said: &str) 
             .iter()
             .find_map(|s| guard.check(s.as_str()))
     })?;
-    Some(if guard.before_calls() {
-        Hook::Recover(why)
-    } else {
-        Hook::FromResults(why)
-    })
+    Some(flagged(why, guard.before_calls()))
 }
 
 /// A reply built from results when the model only echoed them: plain words, no JSON.
@@ -393,13 +389,14 @@ pub(super) fn ungrounded(
     (applies && !calls.iter().all(grounded)).then_some(Hook::Recover(Unfounded::Unasked))
 }
 
-/// A call with a value nothing said supports ([`ReplyCheck::unsupported`]: "living room
+/// A call with a value nothing said supports ([`crate::intent::unsupported`] against the
+/// tool's schema in `registry`: "living room
 /// on" for "turn off the kitchen and living room lights", 10 degrees after "22.5") does
 /// not run, whichever hop made it. Before any call has run the turn recovers (asked again
 /// without the history, then held to a call); after, it ends with what did run. `forced`:
 /// the caller named the tool, and its values are the caller's.
 pub(super) fn unsupported_value(
-    check: &ReplyCheck,
+    registry: &Registry,
     calls: &[ToolCall],
     about: &str,
     before_calls: bool,
@@ -409,16 +406,21 @@ pub(super) fn unsupported_value(
         return None;
     }
     let (call, value) = calls.iter().find_map(|c| {
-        check
-            .unsupported(c.name(), c.arguments(), about)
-            .map(|u| (c, u))
+        let parameters = &registry.get(c.name())?.spec.parameters;
+        crate::intent::unsupported(parameters, c.arguments(), about).map(|u| (c, u))
     })?;
     tracing::info!(tool = %call.name(), value = %value, "a call's value is not in the request: not run");
-    Some(if before_calls {
-        Hook::Recover(Unfounded::Unasked)
+    Some(flagged(Unfounded::Unasked, before_calls))
+}
+
+/// What a flagged hop leads to: before any call of the turn, recovery (asked again); after
+/// calls, an answer from the results.
+fn flagged(why: Unfounded, before_calls: bool) -> Hook {
+    if before_calls {
+        Hook::Recover(why)
     } else {
-        Hook::FromResults(Unfounded::Unasked)
-    })
+        Hook::FromResults(why)
+    }
 }
 
 /// A call's identity for spotting repeats: its name and arguments.

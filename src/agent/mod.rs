@@ -61,7 +61,7 @@
 //! first calls of a turn run only when they are about what was said
 //! ([`ReplyCheck::grounded`]): the request, or the turn before it when the request points
 //! back at it ("turn it off", "and the bedroom too": [`check::refers_back`]). No call of
-//! any hop runs with a value nobody said ([`ReplyCheck::unsupported`]: a number, an enum
+//! any hop runs with a value nobody said ([`crate::intent::unsupported`]: a number, an enum
 //! value, a switch's direction): before any call it is recovered from like a claim, after
 //! calls the turn ends with what ran.
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,

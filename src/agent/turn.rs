@@ -379,7 +379,7 @@ impl TurnState {
         };
         let forced = ctx.ask.force_tool.is_some();
         let hook = hooks::ungrounded(checking && !forced, &ctx.check, calls, about)
-            .or_else(|| hooks::unsupported_value(&ctx.check, calls, about, checking, forced))
+            .or_else(|| hooks::unsupported_value(&ctx.registry, calls, about, checking, forced))
             .or_else(|| hooks::repeated_call(calls, &self.seen_calls, &self.last_outcomes));
         if let Some(hook) = hook {
             return Ok(self.apply(ctx, hook, report, &g.raw));

@@ -264,32 +264,22 @@ impl Shape {
         {
             noun.pop();
         }
-        let properties = parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let required: Vec<&str> = parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let schema = super::Schema::new(name, parameters);
+        let (properties, required) = (&schema.properties, &schema.required);
         let description = description.to_lowercase();
         let reads = verb.as_deref().is_some_and(|v| READ_VERBS.contains(&v))
             || first_word(&description).is_some_and(|w| READ_DESCRIPTIONS.contains(&w));
 
         let mut places = Vec::new();
         let mut others: Vec<(&String, &Value)> = Vec::new();
-        for (param, schema) in &properties {
+        for (param, schema) in properties {
             let is_enum = string_enum(schema).is_some();
             let acts = is_action_enum(param, schema, properties.len(), verb.as_deref());
             if is_enum && (reads || !acts) {
                 places.push(Place {
                     param: param.clone(),
                     location: LOCATIONS.contains(&param.as_str()),
-                    required: required.contains(&param.as_str()),
+                    required: required.contains(param),
                 });
             } else {
                 others.push((param, schema));
