@@ -125,6 +125,8 @@ fn main() {
                 .cast(EngineMsg::Generate(GenRequest {
                     prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
                     grammar: None,
+                    lazy: None,
+                    halt: Default::default(),
                     max_tokens: 300,
                     stop: vec![],
                     events: tx,

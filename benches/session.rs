@@ -447,11 +447,30 @@ fn typed_session(hearth: &Hearth, cases: &[Case], intents: bool) -> Result<Vec<S
             let turn = ask_spoken(&text.agent, &case.say).await?;
             let o = Observed::from_turn(&case.say, &turn);
             eprintln!("  {:?} → {:?}", case.say, o.reply);
+            print_hops(&turn);
             scored.push(score(case, vec![o]));
         }
         text.stop().await;
         Ok(scored)
     })
+}
+
+/// A turn's hops on stderr when it took more than one or a hook acted: what each wrote
+/// (its start), under which choice, and what was done about it.
+fn print_hops(turn: &Value) {
+    let hops = turn["hops"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if hops.len() < 2 && hops.iter().all(|h| h["hook"].is_null()) {
+        return;
+    }
+    for h in hops {
+        let raw: String = h["raw"].as_str().unwrap_or("").chars().take(70).collect();
+        eprintln!(
+            "      {} {:?} → {}",
+            h["tool_choice"].as_str().unwrap_or("?"),
+            raw,
+            h["hook"].as_str().unwrap_or("-")
+        );
+    }
 }
 
 /// One turn of the session "typed-session", with a `speak` channel as the voice path gives

@@ -118,6 +118,8 @@ async fn four_tokens(engine: &ActorRef<EngineMsg>, prompt: &str) -> hearth::llm:
         .cast(EngineMsg::Generate(hearth::llm::GenRequest {
             prompt: prompt.into(),
             grammar: None,
+            lazy: None,
+            halt: Default::default(),
             max_tokens: 4,
             stop: vec![],
             events: tx,
@@ -253,9 +255,7 @@ fn required_first_hop_always_yields_a_valid_call() {
             assert!(hop0.calls.is_empty(), "{text}: {turn:#?}");
             assert_eq!(
                 hop0.hook.as_deref(),
-                Some(
-                    "called a tool about something not asked for: asked again without the history"
-                ),
+                Some("called a tool about something not asked for: asked again for words"),
                 "{turn:#?}"
             );
             assert!(all_calls(&turn).is_empty(), "{turn:#?}");
@@ -320,6 +320,8 @@ fn cancel_ends_a_generation_promptly() {
             .cast(EngineMsg::Generate(hearth::llm::GenRequest {
                 prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
                 grammar: None,
+                lazy: None,
+                halt: Default::default(),
                 max_tokens: 400,
                 stop: vec![],
                 events: tx,

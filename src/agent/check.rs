@@ -50,6 +50,11 @@ pub enum Unfounded {
     Repeat,
     /// Nothing in it can be spoken (a call to a tool that does not exist, bare JSON).
     NoAnswer,
+    /// It is empty: the model ended its turn at once.
+    Silent,
+    /// It calls a tool that does not exist, named like one that does ("lock" for
+    /// `set_lock`): a call was meant.
+    Misnamed,
     /// It calls a tool about something the request (or the turn before it, when the request
     /// points back at it) did not name.
     Unasked,
@@ -58,6 +63,9 @@ pub enum Unfounded {
     Reading,
     /// It says the request, or an earlier one, back instead of answering.
     Echo,
+    /// It gives an order about the home ("Mark the bathroom light as on.", "Turn the
+    /// living room light off.") instead of carrying it out.
+    Order,
 }
 
 impl Unfounded {
@@ -68,9 +76,12 @@ impl Unfounded {
             Unfounded::ToolTalk => "talked about tools instead of answering",
             Unfounded::Repeat => "repeated an earlier reply",
             Unfounded::NoAnswer => "said nothing that can be spoken",
+            Unfounded::Silent => "wrote nothing",
+            Unfounded::Misnamed => "called a tool that does not exist",
             Unfounded::Unasked => "called a tool about something not asked for",
             Unfounded::Reading => "stated a reading no call returned",
             Unfounded::Echo => "said the request back",
+            Unfounded::Order => "gave an order instead of carrying it out",
         }
     }
 }
@@ -123,6 +134,58 @@ const PLAIN_STATES: &[&str] = &[
 
 /// Words that stand for the device just talked about.
 const PRONOUNS: &[&str] = &["it", "they", "both", "everything", "all"];
+
+/// Parameter names that say nothing of what a tool is about.
+const VAGUE_PARAMETERS: &[&str] = &[
+    "value",
+    "state",
+    "name",
+    "text",
+    "message",
+    "id",
+    "data",
+    "args",
+    "arguments",
+    "payload",
+    "query",
+    "input",
+    "command",
+    "action",
+    "mode",
+    "target",
+    "entity",
+];
+
+/// Verbs an order about the home begins with ([`ReplyCheck::orders`]).
+const ORDER_VERBS: &[&str] = &[
+    "mark",
+    "set",
+    "turn",
+    "switch",
+    "make",
+    "lock",
+    "unlock",
+    "open",
+    "close",
+    "dim",
+    "brighten",
+    "put",
+    "change",
+    "adjust",
+    "toggle",
+    "start",
+    "stop",
+    "raise",
+    "lower",
+    "increase",
+    "decrease",
+    "activate",
+    "deactivate",
+    "enable",
+    "disable",
+    "arm",
+    "disarm",
+];
 
 /// Past forms of actions: "I turned …", "… has been switched …" ("set" only after a
 /// subject or "been": "I set …", "has been set", since "set" is also the present).
@@ -359,6 +422,16 @@ impl ReplyCheck {
                     check.add_subject(&w);
                 }
             });
+            // what a parameter is about ("door", "room"), unless its name says nothing
+            if let Some(props) = tool.spec.parameters["properties"].as_object() {
+                for key in props.keys() {
+                    for w in key.to_lowercase().split(['_', '-']) {
+                        if !VAGUE_PARAMETERS.contains(&w) {
+                            check.add_subject(w);
+                        }
+                    }
+                }
+            }
             if let Some(say) = &tool.say {
                 let runs = literal_runs(say);
                 for w in runs.iter().flatten() {
@@ -395,6 +468,8 @@ impl ReplyCheck {
             Some(Unfounded::Repeat)
         } else if echoes(&w, request, &earlier.requests) {
             Some(Unfounded::Echo)
+        } else if self.orders(&w) {
+            Some(Unfounded::Order)
         } else {
             None
         }
@@ -423,6 +498,18 @@ impl ReplyCheck {
     fn tool_talk(&self, w: &[String]) -> bool {
         w.iter()
             .any(|x| self.names.contains(x) || TOOL_WORDS.contains(&x.as_str()))
+    }
+
+    /// An order about the home: a sentence that begins (after a softener: "please",
+    /// "okay") with a verb of [`ORDER_VERBS`] and names a device, a room or a value of a
+    /// tool.
+    fn orders(&self, w: &[String]) -> bool {
+        let mut rest = w
+            .iter()
+            .skip_while(|x| ECHO_FILLER.contains(&x.as_str()) || x.as_str() == "please");
+        rest.next()
+            .is_some_and(|verb| ORDER_VERBS.contains(&verb.as_str()))
+            && w.iter().any(|x| self.subjects.contains(singular(x)))
     }
 
     fn claims(&self, w: &[String]) -> bool {
@@ -799,6 +886,55 @@ mod tests {
                 "What can you do?"
             ),
             None
+        );
+    }
+
+    #[test]
+    fn an_order_about_the_home_is_not_an_answer() {
+        for s in [
+            "Mark the bathroom light as on.",
+            "Turn the living room light off.",
+            "Please set the thermostat higher.",
+            "Okay, lock the garage door.",
+            "Mark the time as today.",
+        ] {
+            assert_eq!(check(s, "what now"), Some(Unfounded::Order), "{s}");
+        }
+        for s in [
+            "Set a reminder in your calendar.",
+            "Make yourself at home!",
+            "Open your heart.",
+            "I can turn the kitchen light on for you.",
+        ] {
+            assert_eq!(check(s, "what now"), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_tool_with_no_say_is_known_by_its_parameters_too() {
+        // the demo home stripped of every `say`: "door" is only a parameter's name
+        let mut reg =
+            Registry::load_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools"))
+                .expect("the demo tools load");
+        let bare: Vec<_> = reg
+            .tools()
+            .iter()
+            .cloned()
+            .map(|mut t| {
+                t.say = None;
+                t
+            })
+            .collect();
+        reg = Registry::new(bare).expect("the bare tools");
+        let check = ReplyCheck::new(&reg);
+        let none = Earlier::default();
+        assert_eq!(
+            check.check("Lock the door.", "unlock the garage door", &none),
+            Some(Unfounded::Order)
+        );
+        assert_eq!(
+            check.check("The door is locked.", "unlock the garage door", &none),
+            Some(Unfounded::Claim)
         );
     }
 

@@ -3,6 +3,7 @@
 //! sentence checked first: while no call has run in the turn, for claims; after calls, for
 //! what the results do not carry.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -11,10 +12,20 @@ use super::check::Earlier;
 use super::hooks::echo_sentence;
 use super::reading::Carried;
 use super::{AgentError, ReplyCheck, Shared, Unfounded};
-use crate::llm::{EngineError, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
+use crate::llm::{
+    EngineError, EngineMsg, GenEvent, GenRequest, GenStats, LazyGrammar, StopReason, REPLY_LARK,
+};
 use crate::speech::{SentenceSplitter, Speakable};
 use crate::toolcall::{ParseOutput, StreamEvent, ToolSet};
 use crate::tools::ToolOutcome;
+
+/// What a hop's output is held to: a grammar for all of it, or one for the call it may
+/// begin ([`LazyGrammar`]), or neither.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Grammar {
+    pub(super) whole: Option<Arc<str>>,
+    pub(super) lazy: Option<Arc<LazyGrammar>>,
+}
 
 /// What one hop generated.
 pub(super) struct Generated {
@@ -62,21 +73,26 @@ impl Guard<'_> {
 pub(super) async fn generate(
     shared: &Shared,
     prompt: String,
-    grammar: Option<Arc<str>>,
+    grammar: Grammar,
     tools: &ToolSet,
     speak: Option<&mpsc::UnboundedSender<Speakable>>,
     outcomes: &[ToolOutcome],
     guard: &Guard<'_>,
 ) -> Result<Generated, AgentError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
+    // held to words, a hop whose words were held back has nothing more to give
+    let words_only = grammar.whole.as_deref() == Some(REPLY_LARK);
+    let halt = Arc::new(AtomicBool::new(false));
     shared
         .engine
         .cast(EngineMsg::Generate(GenRequest {
             prompt,
-            grammar,
+            grammar: grammar.whole,
+            lazy: grammar.lazy,
             max_tokens: shared.cfg.max_tokens,
             stop: shared.cfg.preset.stop.clone(),
             events: tx,
+            halt: halt.clone(),
         }))
         .map_err(|_| AgentError::Actor("engine"))?;
     let mut stream = shared.parser.stream(tools);
@@ -94,6 +110,9 @@ pub(super) async fn generate(
                 tracing::warn!(why = why.label(), "sentence held back");
                 tracing::warn!(target: crate::logs::TRANSCRIPT, sentence = %s.as_str(), "the sentence held back");
                 *held = Some(why);
+                if words_only {
+                    halt.store(true, Ordering::Relaxed);
+                }
             }
             None => *spoke |= tx.send(s).is_ok(),
         }

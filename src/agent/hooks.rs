@@ -6,7 +6,8 @@
 //! - the next hop's tool choice, with the overrides the hooks ask for: [`NextHop::take`]
 //!   (a recovery retry, a re-asked tool, a follow-up held to a call, "force reply" after a
 //!   nudge);
-//! - recovery from a flagged hop: [`Recovery::advance`] (fresh, then forced, then give up);
+//! - recovery from a flagged hop: [`Recovery::advance`] (one retry that answers what went
+//!   wrong, then give up);
 //! - a nudge to answer, then a stop with words from the results: [`nudge`], its hint
 //!   [`answer_hint`], and the reply built from results [`reply_from_results`];
 //! - invalid arguments for a known tool: [`invalid_arguments`] (re-ask once);
@@ -26,7 +27,7 @@ use super::reply::{sentences_of, speakable};
 use super::{ReplyCheck, Unfounded, APOLOGY, NOTHING_DONE};
 use crate::llm::{ChatMessage, ToolChoice};
 use crate::preset::Preset;
-use crate::toolcall::{Rejected, ToolCall};
+use crate::toolcall::{Rejected, ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
 /// What a hook decided for a hop; the hop loop applies it (`TurnState::apply`).
@@ -90,15 +91,16 @@ impl NextHop {
     }
 }
 
-/// How far a turn has gone to recover from a hop the checks flagged.
+/// How far a turn has gone to recover from a hop the checks flagged: one retry, then the
+/// turn gives up. A retry that would render the same prompt under the same grammar as the
+/// flagged hop is never made: decoding is greedy, so it would write the same words again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Recovery {
     /// Nothing flagged yet.
     None,
-    /// Asked again without the history (a small model copies what it sees there): free to
-    /// answer or call, or held to words when the model had nothing to say.
+    /// Asked again without the history (a small model copies what it sees there).
     Fresh,
-    /// Asked again with the history, held to a tool call.
+    /// Asked again with the history (what "it" and "too" refer to), under a grammar.
     Forced,
 }
 
@@ -111,35 +113,72 @@ pub(super) enum Step {
     GiveUp(&'static str),
 }
 
+/// What the retry after a flagged hop can be: a grammar to hold it to a call, a history to
+/// leave out.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Retry {
+    pub(super) has_grammar: bool,
+    pub(super) has_history: bool,
+}
+
 impl Recovery {
     /// The next step after a hop flagged for `why`, and the hop's `hook` that says which.
-    pub(super) fn advance(&mut self, why: Unfounded, has_grammar: bool) -> (Step, String) {
+    ///
+    /// The one retry answers what went wrong: words that needed a call (a claim, a
+    /// reading, tool talk) and a call to a misnamed tool are held to a call, with the
+    /// history; words copied from the
+    /// history (the request said back, a reply repeated) are asked again without it, else
+    /// held to a call; nothing speakable is held to words, and nothing at all asked again
+    /// without the history (else held to words); a call about something nobody
+    /// said is asked again without the history that misled it, else held to words. A
+    /// second flag, or no retry that differs from the flagged hop, gives up.
+    pub(super) fn advance(&mut self, why: Unfounded, can: Retry) -> (Step, String) {
         let label = why.label();
-        match *self {
-            Recovery::None => {
-                *self = Recovery::Fresh;
-                let choice = match why {
-                    Unfounded::NoAnswer => ToolChoice::Reply,
-                    _ => ToolChoice::Auto,
+        let forced = can
+            .has_grammar
+            .then_some((Recovery::Forced, ToolChoice::Required));
+        let fresh = can
+            .has_history
+            .then_some((Recovery::Fresh, ToolChoice::Auto));
+        let retry = match (*self, why) {
+            (
+                Recovery::None,
+                Unfounded::Claim
+                | Unfounded::Reading
+                | Unfounded::ToolTalk
+                | Unfounded::Misnamed
+                | Unfounded::Order,
+            ) => forced.or(fresh),
+            (Recovery::None, Unfounded::Echo | Unfounded::Repeat) => fresh.or(forced),
+            (Recovery::None, Unfounded::Silent) => {
+                fresh.or(Some((Recovery::Fresh, ToolChoice::Reply)))
+            }
+            (Recovery::None, Unfounded::NoAnswer) => Some((Recovery::Fresh, ToolChoice::Reply)),
+            (Recovery::None, Unfounded::Unasked) => {
+                fresh.or(Some((Recovery::Fresh, ToolChoice::Reply)))
+            }
+            _ => None,
+        };
+        match retry {
+            Some((next, choice)) => {
+                *self = next;
+                let how = match (next, &choice) {
+                    (Recovery::Forced, _) => "asked again for a tool call",
+                    (_, ToolChoice::Reply) => "asked again for words",
+                    _ => "asked again without the history",
                 };
-                (
-                    Step::Retry(choice),
-                    format!("{label}: asked again without the history"),
-                )
+                (Step::Retry(choice), format!("{label}: {how}"))
             }
-            Recovery::Fresh if has_grammar => {
-                *self = Recovery::Forced;
-                (
-                    Step::Retry(ToolChoice::Required),
-                    format!("{label}: asked again for a tool call"),
-                )
-            }
-            _ => {
+            None => {
                 let words = match why {
-                    Unfounded::Claim | Unfounded::Unasked => NOTHING_DONE,
+                    Unfounded::Claim
+                    | Unfounded::Unasked
+                    | Unfounded::Misnamed
+                    | Unfounded::Order => NOTHING_DONE,
                     Unfounded::ToolTalk
                     | Unfounded::Repeat
                     | Unfounded::NoAnswer
+                    | Unfounded::Silent
                     | Unfounded::Reading
                     | Unfounded::Echo => APOLOGY,
                 };
@@ -264,29 +303,67 @@ pub(super) fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
         })
 }
 
-/// A hop after the first whose words only echo a tool payload ([`is_echo`]): nudge.
+/// A hop after calls whose words only echo a tool payload ([`is_echo`]): nudge. (Before
+/// any result there is no payload to echo: JSON then is a call that failed to parse.)
 pub(super) fn echoed(hop: usize, raw: &str, said: &str, outcomes: &[ToolOutcome]) -> Option<Hook> {
-    (hop > 0 && is_echo(raw, said, outcomes)).then(|| Hook::Nudge {
+    (hop > 0 && !outcomes.is_empty() && is_echo(raw, said, outcomes)).then(|| Hook::Nudge {
         what: "echoed the tool payload".to_string(),
         hint: Some(answer_hint("Do not repeat the tool output.", outcomes)),
     })
 }
 
 /// Nothing to say: JSON only, or a call to a tool that does not exist (a small model's way
-/// to tell a joke is `{"name": "Joke", …}`). Before any call (`checking`): recover, asked
-/// again without the history, held to words. After calls: asked again with the results,
-/// held to words; a hint would only be parroted back.
-pub(super) fn no_answer(said: &str, checking: bool) -> Option<Hook> {
+/// to tell a joke is `{"name": "Joke", …}`), or nothing at all. Before any call
+/// (`checking`): recover from `why` ([`unspeakable`]). After calls: asked again with the
+/// results, held to words; a hint would only be parroted back.
+pub(super) fn no_answer(said: &str, checking: bool, why: Unfounded) -> Option<Hook> {
     if !said.is_empty() {
         None
     } else if checking {
-        Some(Hook::Recover(Unfounded::NoAnswer))
+        Some(Hook::Recover(why))
     } else {
         Some(Hook::Nudge {
             what: "nothing speakable".to_string(),
             hint: None,
         })
     }
+}
+
+/// Words a tool's name is made of that say nothing of what it is about.
+const GENERIC_NAME_WORDS: &[&str] = &[
+    "set", "get", "is", "do", "make", "run", "call", "check", "read", "turn", "switch", "toggle",
+    "current", "update", "change", "the", "a", "to", "of", "on", "off",
+];
+
+/// Why a hop's output has nothing to speak: it wrote nothing at all
+/// ([`Unfounded::Silent`]), a call to a misnamed tool ([`Unfounded::Misnamed`], see
+/// [`misnamed`]), or something else unspeakable ([`Unfounded::NoAnswer`]).
+pub(super) fn unspeakable(raw: &str, rejected: &[Rejected], tools: &ToolSet) -> Unfounded {
+    if raw.trim().is_empty() {
+        Unfounded::Silent
+    } else if misnamed(rejected, tools) {
+        Unfounded::Misnamed
+    } else {
+        Unfounded::NoAnswer
+    }
+}
+
+/// Whether a call the parser rejected names a tool that does not exist but shares a word
+/// with one that does (`lock` or `lock_glass_door` for `set_lock`): the model meant a call.
+/// A name like nothing offered (`Joke`) is not.
+pub(super) fn misnamed(rejected: &[Rejected], tools: &ToolSet) -> bool {
+    let words = |name: &str| -> Vec<String> {
+        name.split(|c: char| !c.is_alphanumeric())
+            .map(str::to_lowercase)
+            .filter(|w| !w.is_empty() && !GENERIC_NAME_WORDS.contains(&w.as_str()))
+            .collect()
+    };
+    let known: Vec<String> = tools.names().flat_map(words).collect();
+    rejected
+        .iter()
+        .filter_map(|r| r.name.as_deref())
+        .filter(|n| !tools.contains(n))
+        .any(|n| words(n).iter().any(|w| known.contains(w)))
 }
 
 /// Words checked before they count as the answer: the sentence the stream held back
@@ -359,17 +436,25 @@ pub(super) fn grounding(request: &str, history: &[ChatMessage]) -> String {
     }
 }
 
-/// The last turn of a history, as text: its request and what the assistant wrote (calls
-/// included). A follow-up ("and the bedroom too") is about what it names.
+/// The last turn of a history, as text: its request, the results and what the assistant
+/// said, with the names of the tools it called. A follow-up ("and the bedroom too") is
+/// about what it names. A call the model wrote as text is left out: its keys are not words
+/// anyone said (`"on": false` says "on").
 fn last_turn_text(history: &[ChatMessage]) -> String {
     let start = history
         .iter()
         .rposition(|m| m.role == "user" && !m.content.starts_with("(system:"))
         .unwrap_or(history.len());
+    let written_call = |m: &ChatMessage| {
+        let t = m.content.trim_start();
+        m.role == "assistant" && (t.starts_with('{') || t.starts_with('<') || t.starts_with('['))
+    };
     history[start..]
         .iter()
         .flat_map(|m| {
-            std::iter::once(m.content.as_str())
+            let words = (!written_call(m)).then_some(m.content.as_str());
+            words
+                .into_iter()
                 .chain(m.tool_calls.iter().map(|c| c.function.name.as_str()))
         })
         .collect::<Vec<_>>()
@@ -389,28 +474,36 @@ pub(super) fn ungrounded(
     (applies && !calls.iter().all(grounded)).then_some(Hook::Recover(Unfounded::Unasked))
 }
 
-/// A call with a value nothing said supports ([`crate::intent::unsupported`] against the
-/// tool's schema in `registry`: "living room
-/// on" for "turn off the kitchen and living room lights", 10 degrees after "22.5") does
-/// not run, whichever hop made it. Before any call has run the turn recovers (asked again
-/// without the history, then held to a call); after, it ends with what did run. `forced`:
+/// The calls of a hop that carry a value nothing said supports
+/// ([`crate::intent::unsupported`] against the tool's schema in `registry`: "living room
+/// on" for "turn off the kitchen and living room lights", 10 degrees after "22.5"), by
+/// index. None of them runs, whichever hop made it; the others of the hop do. `forced`:
 /// the caller named the tool, and its values are the caller's.
-pub(super) fn unsupported_value(
+pub(super) fn unsupported_calls(
     registry: &Registry,
     calls: &[ToolCall],
     about: &str,
-    before_calls: bool,
     forced: bool,
-) -> Option<Hook> {
+) -> Vec<usize> {
     if forced {
-        return None;
+        return Vec::new();
     }
-    let (call, value) = calls.iter().find_map(|c| {
-        let parameters = &registry.get(c.name())?.spec.parameters;
-        crate::intent::unsupported(parameters, c.arguments(), about).map(|u| (c, u))
-    })?;
-    tracing::info!(tool = %call.name(), value = %value, "a call's value is not in the request: not run");
-    Some(flagged(Unfounded::Unasked, before_calls))
+    calls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let parameters = &registry.get(c.name())?.spec.parameters;
+            let value = crate::intent::unsupported(parameters, c.arguments(), about)?;
+            tracing::info!(tool = %c.name(), value = %value, "a call's value is not in the request: not run");
+            Some(i)
+        })
+        .collect()
+}
+
+/// Every call of a hop carries a value nothing said supports ([`unsupported_calls`]):
+/// before any call has run the turn recovers, after, it ends with what did run.
+pub(super) fn unsupported_value(all: bool, before_calls: bool) -> Option<Hook> {
+    all.then(|| flagged(Unfounded::Unasked, before_calls))
 }
 
 /// What a flagged hop leads to: before any call of the turn, recovery (asked again); after
@@ -594,29 +687,121 @@ mod tests {
     }
 
     #[test]
-    fn recovery_asks_fresh_then_for_a_call_then_gives_up() {
-        let mut r = Recovery::None;
-        let (step, hook) = r.advance(Unfounded::Claim, true);
-        assert_eq!(step, Step::Retry(ToolChoice::Auto));
+    fn recovery_retries_once_by_what_went_wrong_then_gives_up() {
+        let can = |has_grammar, has_history| Retry {
+            has_grammar,
+            has_history,
+        };
+        let first = |why, c| Recovery::None.advance(why, c);
+        // words that needed a call: held to one, with the history
+        let (step, hook) = first(Unfounded::Claim, can(true, true));
+        assert_eq!(step, Step::Retry(ToolChoice::Required));
         assert_eq!(
             hook,
-            "claimed an action no call carried out: asked again without the history"
+            "claimed an action no call carried out: asked again for a tool call"
         );
-        assert_eq!(r, Recovery::Fresh);
-        let (step, hook) = r.advance(Unfounded::Claim, true);
-        assert_eq!(step, Step::Retry(ToolChoice::Required));
-        assert!(hook.ends_with(": asked again for a tool call"));
-        assert_eq!(r, Recovery::Forced);
-        let (step, hook) = r.advance(Unfounded::Unasked, true);
-        assert_eq!(step, Step::GiveUp(NOTHING_DONE));
-        assert!(hook.ends_with(": nothing was done"));
-
-        // nothing to say: held to words; no grammar: no forced call, the apology
-        let mut r = Recovery::None;
-        let (step, _) = r.advance(Unfounded::NoAnswer, false);
+        for why in [
+            Unfounded::Reading,
+            Unfounded::ToolTalk,
+            Unfounded::Misnamed,
+            Unfounded::Order,
+        ] {
+            assert_eq!(
+                first(why, can(true, false)).0,
+                Step::Retry(ToolChoice::Required)
+            );
+        }
+        // no grammar: asked without the history, or, with none to leave out, given up
+        assert_eq!(
+            first(Unfounded::Claim, can(false, true)).0,
+            Step::Retry(ToolChoice::Auto)
+        );
+        assert_eq!(
+            first(Unfounded::Claim, can(false, false)).0,
+            Step::GiveUp(NOTHING_DONE)
+        );
+        // words copied from the history: asked without it, else held to a call
+        let (step, hook) = first(Unfounded::Echo, can(true, true));
+        assert_eq!(step, Step::Retry(ToolChoice::Auto));
+        assert!(
+            hook.ends_with(": asked again without the history"),
+            "{hook}"
+        );
+        assert_eq!(
+            first(Unfounded::Repeat, can(true, false)).0,
+            Step::Retry(ToolChoice::Required)
+        );
+        // nothing to say: held to words
+        let (step, hook) = first(Unfounded::NoAnswer, can(false, false));
         assert_eq!(step, Step::Retry(ToolChoice::Reply));
-        let (step, _) = r.advance(Unfounded::ToolTalk, false);
-        assert_eq!(step, Step::GiveUp(APOLOGY));
+        assert!(hook.ends_with(": asked again for words"), "{hook}");
+        // nothing at all: asked again without the history, else held to words
+        assert_eq!(
+            first(Unfounded::Silent, can(true, true)).0,
+            Step::Retry(ToolChoice::Auto)
+        );
+        assert_eq!(
+            first(Unfounded::Silent, can(true, false)).0,
+            Step::Retry(ToolChoice::Reply)
+        );
+        // a call nobody asked for: without the history that misled it, else held to words
+        assert_eq!(
+            first(Unfounded::Unasked, can(true, true)).0,
+            Step::Retry(ToolChoice::Auto)
+        );
+        assert_eq!(
+            first(Unfounded::Unasked, can(true, false)).0,
+            Step::Retry(ToolChoice::Reply)
+        );
+
+        // one retry: whatever is flagged next gives up
+        for start in [Unfounded::Claim, Unfounded::Echo, Unfounded::NoAnswer] {
+            let mut r = Recovery::None;
+            r.advance(start, can(true, true));
+            assert_ne!(r, Recovery::None);
+            let (step, hook) = r.advance(Unfounded::Unasked, can(true, true));
+            assert_eq!(step, Step::GiveUp(NOTHING_DONE));
+            assert!(hook.ends_with(": nothing was done"));
+            let (step, _) = r.advance(Unfounded::ToolTalk, can(true, true));
+            assert_eq!(step, Step::GiveUp(APOLOGY));
+        }
+    }
+
+    #[test]
+    fn a_misnamed_tool_is_one_named_like_a_real_one() {
+        let tools = ToolSet::from_openai_value(&serde_json::json!([
+            {"type": "function", "function": {"name": "set_lock", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
+        ]))
+        .unwrap();
+        let rejected = |name: &str| {
+            [Rejected {
+                name: Some(name.to_string()),
+                reason: "unknown tool".into(),
+            }]
+        };
+        assert!(misnamed(&rejected("lock"), &tools));
+        assert!(misnamed(&rejected("lock_glass_door"), &tools));
+        assert!(misnamed(&rejected("time-now"), &tools));
+        assert!(!misnamed(&rejected("Joke"), &tools));
+        assert!(
+            !misnamed(&rejected("set_mood"), &tools),
+            "a verb alone is no likeness"
+        );
+        assert!(
+            !misnamed(&rejected("set_lock"), &tools),
+            "a known tool is not misnamed"
+        );
+        assert!(!misnamed(&[], &tools));
+        assert_eq!(unspeakable(" \n", &[], &tools), Unfounded::Silent);
+        assert_eq!(
+            unspeakable("{\"name\": \"lock\"}", &rejected("lock"), &tools),
+            Unfounded::Misnamed
+        );
+        assert_eq!(
+            unspeakable("{\"name\": \"Joke\"}", &rejected("Joke"), &tools),
+            Unfounded::NoAnswer
+        );
     }
 
     #[test]
@@ -733,13 +918,17 @@ mod tests {
 
     #[test]
     fn nothing_speakable_recovers_before_a_call_and_nudges_after() {
-        assert_eq!(no_answer("Hello.", true), None);
+        assert_eq!(no_answer("Hello.", true, Unfounded::NoAnswer), None);
         assert_eq!(
-            no_answer("", true),
+            no_answer("", true, Unfounded::NoAnswer),
             Some(Hook::Recover(Unfounded::NoAnswer))
         );
         assert_eq!(
-            no_answer("", false),
+            no_answer("", true, Unfounded::Misnamed),
+            Some(Hook::Recover(Unfounded::Misnamed))
+        );
+        assert_eq!(
+            no_answer("", false, Unfounded::Misnamed),
             Some(Hook::Nudge {
                 what: "nothing speakable".into(),
                 hint: None
@@ -900,6 +1089,21 @@ mod tests {
             ungrounded(false, &check, &kitchen, "tell me a joke"),
             None,
             "after a call, or a tool the caller named"
+        );
+
+        // a call the model wrote as text lends its keys to nothing: "on" was not said
+        let written = vec![
+            ChatMessage::user("turn off the bathroom light"),
+            ChatMessage::assistant(
+                "{\"name\": \"set_light\", \"arguments\": {\"room\": \"bathroom\", \"on\": false}}",
+            ),
+            ChatMessage::user("(system: tool results — bathroom light off)"),
+            ChatMessage::assistant("The bathroom light is off."),
+        ];
+        let context = grounding("and the living room too", &written);
+        assert_eq!(
+            context,
+            "and the living room too turn off the bathroom light (system: tool results — bathroom light off) The bathroom light is off."
         );
     }
 

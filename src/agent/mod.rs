@@ -52,9 +52,12 @@
 //! yes or no to a question about the home: `reading.rs`), talk about functions or tools, a
 //! reply repeated to a different request, or the request (or an earlier one) said back is
 //! held back, with everything after it; so is a reply with nothing to speak.
-//! The turn is then asked again without the history that misled the model (held to words
-//! when it had nothing to say); if that is flagged too, held to a tool call, with the
-//! history back for what "it" refers to. After calls, the model's words are checked against
+//! The turn is then asked again once, in the way that answers what went wrong
+//! (`Recovery` in `hooks.rs`): words that needed a call, or a call to a misnamed tool, held to a
+//! call with the history (what "it" refers to); words copied from the history asked for
+//! without it; nothing speakable held to words; nothing at all asked again without the
+//! history; never the same prompt again. A second flag
+//! ends the turn. After calls, the model's words are checked against
 //! what the turn's results carry (with the request and the calls' arguments): a number, a
 //! time, a date or a state of the home that none of them carries, or the request said back,
 //! is never spoken, and the turn answers with words built from the results instead. The
@@ -62,8 +65,9 @@
 //! ([`ReplyCheck::grounded`]): the request, or the turn before it when the request points
 //! back at it ("turn it off", "and the bedroom too": [`check::refers_back`]). No call of
 //! any hop runs with a value nobody said ([`crate::intent::unsupported`]: a number, an enum
-//! value, a switch's direction): before any call it is recovered from like a claim, after
-//! calls the turn ends with what ran.
+//! value, a switch's direction); the other calls of its hop do, and the rest of the request
+//! is asked for in a follow-up hop. When no call of the hop is left: before any call it is
+//! recovered from like a claim, after calls the turn ends with what ran.
 //! When nothing works, the turn says so ([`NOTHING_DONE`]) and is not kept in the history,
 //! so one bad turn cannot teach the next; nor is a turn that answered nothing (an apology
 //! and no call done), nor, ever, words that failed a check or what a flagged hop wrote

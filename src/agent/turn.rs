@@ -14,7 +14,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::check::Earlier;
-use super::generate::{generate, Generated, Guard};
+use super::generate::{generate, Generated, Grammar, Guard};
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
 use super::intent_turn::intent_turn;
 use super::reading::Carried;
@@ -25,7 +25,7 @@ use super::{
 };
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GrammarError, StopReason, ToolChoice, REPLY_LARK};
-use crate::toolcall::ToolSet;
+use crate::toolcall::{ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
 /// How one hop ends.
@@ -95,17 +95,38 @@ impl TurnCtx<'_> {
         }
     }
 
-    /// This hop's grammar for `choice` (rule 8: cached by the tools' fingerprint).
-    fn grammar(&self, choice: &ToolChoice) -> Result<Option<Arc<str>>, AgentError> {
+    /// This hop's grammar for `choice` (rule 8: cached by the tools' fingerprint). A free
+    /// hop before any call of the turn is held to the grammar once it begins a call to a
+    /// known tool (the lazy grammar: the call's structure is forced, its arguments held to
+    /// the schemas); after calls it stays free (a small model echoing a result as JSON
+    /// must not be turned into a call).
+    fn grammar(&self, choice: &ToolChoice, before_calls: bool) -> Result<Grammar, AgentError> {
         let preset = &self.shared.cfg.preset;
+        let whole = |g: Option<Arc<str>>| Grammar {
+            whole: g,
+            lazy: None,
+        };
         Ok(match (choice, &preset.grammar) {
-            (ToolChoice::Auto, _) => None,
-            (ToolChoice::Reply, _) => Some(Arc::from(REPLY_LARK)),
-            (_, Some(shape)) => {
-                self.shared
-                    .grammars
-                    .get(&self.fingerprint, shape, &self.toolset, choice)?
+            (ToolChoice::Auto, Some(shape)) if before_calls && !self.toolset.is_empty() => {
+                let bare = preset.parsers.iter().any(|p| p == "json");
+                Grammar {
+                    whole: None,
+                    lazy: Some(self.shared.grammars.lazy(
+                        &self.fingerprint,
+                        shape,
+                        &self.toolset,
+                        bare,
+                    )?),
+                }
             }
+            (ToolChoice::Auto, _) => Grammar::default(),
+            (ToolChoice::Reply, _) => whole(Some(Arc::from(REPLY_LARK))),
+            (_, Some(shape)) => whole(self.shared.grammars.get(
+                &self.fingerprint,
+                shape,
+                &self.toolset,
+                choice,
+            )?),
             (_, None) => {
                 return Err(GrammarError::NoShape {
                     preset: preset.name.clone(),
@@ -220,7 +241,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
     }
     let preset = &ctx.shared.cfg.preset;
     let (choice, in_follow_up) = st.next.take(preset, n, !st.last_outcomes.is_empty());
-    let grammar = ctx.grammar(&choice)?;
+    let grammar = ctx.grammar(&choice, st.checking())?;
     let prompt = st.render(ctx).await?;
     let span = tracing::info_span!("hop", hop = n, choice = %choice_label(&choice));
     async {
@@ -312,9 +333,8 @@ impl TurnState {
         self.ran_tools.is_empty() && self.confirmed.is_empty()
     }
 
-    /// The prompt for the next hop. The first recovery retry is asked without the history
-    /// that misled it; held to a call, the model cannot answer in words, so the last retry
-    /// has the history back (what "it" and "too" refer to).
+    /// The prompt for the next hop: a recovery retry asked fresh has no history (what misled
+    /// the model); any other hop has it (what "it" and "too" refer to).
     async fn render(&mut self, ctx: &TurnCtx<'_>) -> Result<String, AgentError> {
         let mut none = Vec::new();
         let history = if self.recovery == Recovery::Fresh {
@@ -346,7 +366,10 @@ impl TurnState {
             outcomes,
         )
         .or_else(|| hooks::echoed(n, &g.raw, &said, outcomes))
-        .or_else(|| hooks::no_answer(&said, guard.before_calls()))
+        .or_else(|| {
+            let why = hooks::unspeakable(&g.raw, &g.parsed.rejected, &ctx.toolset);
+            hooks::no_answer(&said, guard.before_calls(), why)
+        })
         .or_else(|| hooks::unfounded(guard, g.held, &said));
         if let Some(hook) = hook {
             return self.apply(ctx, hook, report, &g.raw);
@@ -359,8 +382,9 @@ impl TurnState {
         })
     }
 
-    /// A hop with valid calls: grounded and new, they run (rules 3 and 6/7), and all
-    /// confirmed they are the answer, unless the request asked for more.
+    /// A hop with valid calls: grounded and new, they run (rules 3 and 6/7), all but those
+    /// with a value nobody said; all confirmed, they are the answer, unless the request
+    /// asked for more.
     async fn calls(
         &mut self,
         ctx: &TurnCtx<'_>,
@@ -369,7 +393,6 @@ impl TurnState {
         checking: bool,
         report: &mut HopReport,
     ) -> Result<HopOutcome, AgentError> {
-        let calls = &g.parsed.calls;
         // a retry asked without the history must be about the request itself; a tool the
         // caller named is the caller's choice
         let about = if self.recovery == Recovery::Fresh {
@@ -378,11 +401,29 @@ impl TurnState {
             &ctx.context
         };
         let forced = ctx.ask.force_tool.is_some();
-        let hook = hooks::ungrounded(checking && !forced, &ctx.check, calls, about)
-            .or_else(|| hooks::unsupported_value(&ctx.registry, calls, about, checking, forced))
-            .or_else(|| hooks::repeated_call(calls, &self.seen_calls, &self.last_outcomes));
+        let dropped = hooks::unsupported_calls(&ctx.registry, &g.parsed.calls, about, forced);
+        let calls: Vec<ToolCall> = g
+            .parsed
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !dropped.contains(i))
+            .map(|(_, c)| c.clone())
+            .collect();
+        let hook = hooks::ungrounded(checking && !forced, &ctx.check, &g.parsed.calls, about)
+            .or_else(|| hooks::unsupported_value(calls.is_empty(), checking))
+            .or_else(|| hooks::repeated_call(&calls, &self.seen_calls, &self.last_outcomes));
         if let Some(hook) = hook {
             return Ok(self.apply(ctx, hook, report, &g.raw));
+        }
+        if !dropped.is_empty() {
+            self.unfounded.get_or_insert(Unfounded::Unasked);
+            report.hook = Some(format!(
+                "{}: {} of {} calls not run",
+                Unfounded::Unasked.label(),
+                dropped.len(),
+                g.parsed.calls.len()
+            ));
         }
         self.seen_calls.extend(calls.iter().map(hooks::call_key));
         self.ran_tools
@@ -390,15 +431,15 @@ impl TurnState {
         if ctx.cancelled() || !ctx.ask.go_ahead().await {
             return Ok(HopOutcome::Stop(Stop::Cancelled));
         }
-        let outcomes = run_calls(ctx.shared, calls, &mut self.timings, ctx.t0).await?;
+        let outcomes = run_calls(ctx.shared, &calls, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
         for o in outcomes.iter().filter(|o| o.status != ToolStatus::Error) {
             self.carried.result(&o.result);
             self.carried.said(&o.arguments.to_string());
         }
-        self.round_trip(ctx, g, &outcomes);
+        self.round_trip(ctx, g, &calls, &outcomes);
         // spoken confirmations: every call succeeded and has one → no second hop
-        let Some(said) = confirmations(&ctx.registry, calls, &outcomes) else {
+        let Some(said) = confirmations(&ctx.registry, &calls, &outcomes) else {
             self.unsaid.extend(outcomes.iter().cloned());
             self.last_outcomes = outcomes;
             return Ok(HopOutcome::Continue);
@@ -429,14 +470,20 @@ impl TurnState {
 
     /// The results go back: the template's tool role with ids when it has one and the call
     /// was native markup; otherwise the synthetic user message.
-    fn round_trip(&mut self, ctx: &TurnCtx<'_>, g: &Generated, outcomes: &[ToolOutcome]) {
+    fn round_trip(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        g: &Generated,
+        calls: &[ToolCall],
+        outcomes: &[ToolOutcome],
+    ) {
         let parsed = &g.parsed;
         let structured =
             ctx.shared.cfg.preset.tool_role && ctx.shared.caps.tool_role && parsed.native;
         if structured {
             self.msgs.push(ChatMessage::assistant_calls(
                 parsed.reply.trim().to_string(),
-                parsed.calls.iter().map(|c| {
+                calls.iter().map(|c| {
                     (
                         c.id().to_string(),
                         c.name().to_string(),
@@ -452,8 +499,13 @@ impl TurnState {
                 ));
             }
         } else {
-            self.msgs
-                .push(ChatMessage::assistant(g.raw.trim().to_string()));
+            // what the model wrote, less any call that did not run
+            let wrote = if calls.len() == parsed.calls.len() {
+                g.raw.trim().to_string()
+            } else {
+                written_calls(ctx.shared.cfg.preset.grammar.as_ref(), calls)
+            };
+            self.msgs.push(ChatMessage::assistant(wrote));
             self.msgs
                 .push(ChatMessage::user(synthetic_results(outcomes)));
         }
@@ -519,7 +571,11 @@ impl TurnState {
     /// A flagged hop: ask again (its messages dropped), or give up saying so.
     fn recover(&mut self, why: Unfounded, has_grammar: bool, report: &mut HopReport) -> HopOutcome {
         self.unfounded.get_or_insert(why);
-        let (step, hook) = self.recovery.advance(why, has_grammar);
+        let can = hooks::Retry {
+            has_grammar,
+            has_history: !self.history.is_empty(),
+        };
+        let (step, hook) = self.recovery.advance(why, can);
         report.hook = Some(hook);
         match step {
             Step::Retry(choice) => {
@@ -628,6 +684,21 @@ impl TurnState {
             unfounded: self.unfounded.map(|u| u.label().to_string()),
         }
     }
+}
+
+/// `calls` as the model writes them: in the preset's wire format when it has one, else as
+/// bare JSON objects, one a line.
+fn written_calls(shape: Option<&crate::preset::GrammarShape>, calls: &[ToolCall]) -> String {
+    let each = calls.iter().map(|c| {
+        let key = shape.map_or("arguments", |s| s.arguments_key.as_str());
+        let body = serde_json::json!({ "name": c.name(), key: c.arguments() });
+        match shape {
+            Some(s) => format!("{}{body}{}", s.prefix, s.suffix),
+            None => body.to_string(),
+        }
+    });
+    let sep = shape.map_or("\n", |s| s.separator.as_str());
+    each.collect::<Vec<_>>().join(sep)
 }
 
 fn choice_label(c: &ToolChoice) -> String {

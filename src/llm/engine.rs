@@ -3,12 +3,14 @@
 //! scripted engine ([`super::scripted`]) that replays fixed outputs for the hop loop's unit
 //! tests. Neither knows the agent; the agent knows only these types.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ractor::RpcReplyPort;
 use serde::Serialize;
 use tokio::sync::mpsc;
+
+use super::grammar::LazyGrammar;
 
 /// One generation: a rendered prompt in, text chunks out.
 #[derive(Debug)]
@@ -16,11 +18,16 @@ pub struct GenRequest {
     pub prompt: String,
     /// A Lark grammar (llguidance) the output must follow, or none.
     pub grammar: Option<Arc<str>>,
+    /// With no `grammar`: one the output is held to once it begins a call.
+    pub lazy: Option<Arc<LazyGrammar>>,
     pub max_tokens: usize,
     /// Generation stops before any of these strings (they are not emitted).
     pub stop: Vec<String>,
     /// Where the text chunks and the final [`GenEvent::Done`] go.
     pub events: mpsc::UnboundedSender<GenEvent>,
+    /// Set by the caller when it wants no more of this generation: it stops at the next
+    /// token with [`StopReason::Halted`] (other jobs go on, unlike `Cancel`).
+    pub halt: Arc<AtomicBool>,
 }
 
 /// What streams back from a generation.
@@ -40,6 +47,8 @@ pub enum StopReason {
     StopString,
     MaxTokens,
     Cancelled,
+    /// The caller wanted no more ([`GenRequest::halt`]).
+    Halted,
 }
 
 /// Figures of one generation (they feed `hearth ask --json` and the benchmark).

@@ -80,6 +80,38 @@ pub fn lark_for(
     if names.is_empty() {
         return Err(GrammarError::NoTools);
     }
+    let rules = call_rules(shape, tools, &names);
+    let start = if matches!(choice, ToolChoice::Required) {
+        format!("start: {}", calls("call", &lit(&shape.separator)))
+    } else {
+        "start: call".to_string()
+    };
+    Ok(Some(format!("{start}\n{rules}")))
+}
+
+/// Calls a hop may make at most: a small model held to calls can otherwise write the same
+/// ones over and over until its tokens run out.
+pub const MAX_CALLS_PER_HOP: usize = 3;
+
+/// One to [`MAX_CALLS_PER_HOP`] of `rule`, `sep` between them, as a Lark expression:
+/// `call ("\n" call ("\n" call)?)?`.
+fn calls(rule: &str, sep: &str) -> String {
+    let mut expr = String::new();
+    for _ in 1..MAX_CALLS_PER_HOP {
+        expr = format!(" ({sep} {rule}{expr})?");
+    }
+    format!("{rule}{expr}")
+}
+
+/// A Lark string literal.
+fn lit(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// The rules of a call in `shape`'s wire format to one of `names`: `call` (with the
+/// prefix and suffix) and `body` (the JSON object, its arguments held to the tool's
+/// schema).
+fn call_rules(shape: &GrammarShape, tools: &ToolSet, names: &[&str]) -> String {
     let variants: Vec<Value> = names
         .iter()
         .filter_map(|n| tools.spec(n))
@@ -110,19 +142,80 @@ pub fn lark_for(
             }),
         );
     }
-    let lit = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    let multi = matches!(choice, ToolChoice::Required);
-    let start = if multi {
-        format!("start: call ({} call)*", lit(&shape.separator))
-    } else {
-        "start: call".to_string()
-    };
-    Ok(Some(format!(
-        "{start}\ncall: {} body {}\nbody: %json {}\n",
+    format!(
+        "call: {} body {}\nbody: %json {}\n",
         lit(&shape.prefix),
         lit(&shape.suffix),
         schema
-    )))
+    )
+}
+
+/// A grammar a free hop is held to from the moment its output begins a call to a tool of
+/// the registry: what the model writes first stays its own (words, or a call), but once it
+/// has written `{"name": "` and the start of a known tool's name, the rest of the call
+/// (names, keys, punctuation, the arguments' schema) is the grammar's, its forced tokens
+/// evaluated in batches. A call to a tool that does not exist is never held (it is the
+/// small model's way to answer in words: `{"name": "Joke", …}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LazyGrammar {
+    /// What a call begins with, up to its tool's name: the wire format's
+    /// (`<tool_call>\n{"name": "`) and, when the preset reads bare JSON calls, `{"name": "`.
+    openers: Vec<String>,
+    /// The tools a call may name.
+    names: Vec<String>,
+    /// The Lark grammar of the whole output once held: calls in the wire format, or bare
+    /// JSON calls, one a line.
+    pub grammar: Arc<str>,
+}
+
+impl LazyGrammar {
+    /// The lazy grammar over `tools` in `shape`'s wire format; `bare`: bare JSON calls too.
+    pub fn new(shape: &GrammarShape, tools: &ToolSet, bare: bool) -> Result<Self, GrammarError> {
+        let names: Vec<&str> = tools.names().collect();
+        if names.is_empty() {
+            return Err(GrammarError::NoTools);
+        }
+        let rules = call_rules(shape, tools, &names);
+        let wrapped = calls("call", &lit(&shape.separator));
+        let opener = "{\"name\": \"".to_string();
+        let (start, openers) = if bare {
+            (
+                format!("start: {wrapped} | {}", calls("body", &lit("\n"))),
+                vec![format!("{}{opener}", shape.prefix), opener],
+            )
+        } else {
+            (
+                format!("start: {wrapped}"),
+                vec![format!("{}{opener}", shape.prefix)],
+            )
+        };
+        Ok(LazyGrammar {
+            openers,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            grammar: Arc::from(format!("{start}\n{rules}")),
+        })
+    }
+
+    /// Whether the output so far, `text`, has begun a call the grammar holds:
+    /// `Some(true)`, hold it from now on; `Some(false)`, it never will (words, or a call to
+    /// a tool that does not exist); `None`, not known yet.
+    pub fn begins(&self, text: &str) -> Option<bool> {
+        let mut waiting = false;
+        for opener in &self.openers {
+            match text.strip_prefix(opener.as_str()) {
+                Some("") => waiting = true,
+                Some(typed) => {
+                    let known = match typed.split_once('"') {
+                        Some((name, _)) => self.names.iter().any(|n| n == name),
+                        None => self.names.iter().any(|n| n.starts_with(typed)),
+                    };
+                    return Some(known);
+                }
+                None => waiting |= opener.starts_with(text),
+            }
+        }
+        (!waiting).then_some(false)
+    }
 }
 
 /// Whether llguidance can turn `spec`'s parameter schema into a grammar: a schema the tools'
@@ -179,7 +272,12 @@ fn schema_check_factory() -> Result<&'static llguidance::ParserFactory, String> 
 #[derive(Debug)]
 pub struct GrammarCache {
     map: Mutex<crate::bounded::Lru<GrammarKey, Option<Arc<str>>>>,
+    /// The lazy grammar of the latest tool set ([`GrammarCache::lazy`]).
+    lazy: Mutex<Option<(LazyKey, Arc<LazyGrammar>)>>,
 }
+
+/// (registry fingerprint, wire format, bare JSON calls too).
+type LazyKey = (String, GrammarShape, bool);
 
 /// Grammars a [`GrammarCache`] keeps: a choice per tool and two more, for a few tool sets.
 pub const GRAMMARS_KEPT: usize = 64;
@@ -188,6 +286,7 @@ impl Default for GrammarCache {
     fn default() -> Self {
         GrammarCache {
             map: Mutex::new(crate::bounded::Lru::new("llm.grammars", GRAMMARS_KEPT)),
+            lazy: Mutex::new(None),
         }
     }
 }
@@ -220,6 +319,28 @@ impl GrammarCache {
         let built = lark_for(shape, tools, choice)?.map(Arc::from);
         if let Ok(mut map) = self.map.lock() {
             map.put(key, built.clone());
+        }
+        Ok(built)
+    }
+
+    /// The lazy grammar over `tools` ([`LazyGrammar::new`]), built once per tool set (the
+    /// latest one is kept).
+    pub fn lazy(
+        &self,
+        fingerprint: &str,
+        shape: &GrammarShape,
+        tools: &ToolSet,
+        bare: bool,
+    ) -> Result<Arc<LazyGrammar>, GrammarError> {
+        let key = (fingerprint.to_string(), shape.clone(), bare);
+        if let Ok(held) = self.lazy.lock() {
+            if let Some((_, g)) = held.as_ref().filter(|(k, _)| *k == key) {
+                return Ok(g.clone());
+            }
+        }
+        let built = Arc::new(LazyGrammar::new(shape, tools, bare)?);
+        if let Ok(mut held) = self.lazy.lock() {
+            *held = Some((key, built.clone()));
         }
         Ok(built)
     }
@@ -289,7 +410,10 @@ mod tests {
         let g = lark_for(&qwen(), &tools(), &ToolChoice::Required)
             .unwrap()
             .unwrap();
-        assert!(g.starts_with("start: call (\"\\n\" call)*\n"), "{g}");
+        assert!(
+            g.starts_with("start: call (\"\\n\" call (\"\\n\" call)?)?\n"),
+            "at most three calls: {g}"
+        );
         assert!(
             g.contains("call: \"<tool_call>\\n\" body \"\\n</tool_call>\""),
             "{g}"
@@ -315,6 +439,80 @@ mod tests {
         assert!(lark_for(&qwen(), &tools(), &ToolChoice::Auto)
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_lazy_grammar_holds_a_call_to_a_known_tool_once_it_begins() {
+        let g = LazyGrammar::new(&qwen(), &tools(), true).unwrap();
+        // not known yet: the start of an opener, or the opener alone
+        for text in [
+            "{",
+            "{\"na",
+            "{\"name\": \"",
+            "<tool_",
+            "<tool_call>\n{\"name\": \"",
+        ] {
+            assert_eq!(g.begins(text), None, "{text:?}");
+        }
+        // a known tool's name begun, in either form
+        for text in [
+            "{\"name\": \"set",
+            "{\"name\": \"get_time\"",
+            "<tool_call>\n{\"name\": \"s",
+        ] {
+            assert_eq!(g.begins(text), Some(true), "{text:?}");
+        }
+        // words, another shape, or a tool that does not exist: never held
+        for text in [
+            "Sure",
+            " {",
+            "{\"arguments\"",
+            "{\"name\": \"Joke",
+            "{\"name\": \"set_lights\"",
+            "<tool_call>\n{\"name\": \"x",
+        ] {
+            assert_eq!(g.begins(text), Some(false), "{text:?}");
+        }
+        assert!(
+            g.grammar.starts_with(
+                "start: call (\"\\n\" call (\"\\n\" call)?)? | body (\"\\n\" body (\"\\n\" body)?)?\ncall: \"<tool_call>\\n\" body"
+            ),
+            "{}",
+            g.grammar
+        );
+        // without bare JSON calls only the wire format is held
+        let wrapped = LazyGrammar::new(&qwen(), &tools(), false).unwrap();
+        assert_eq!(wrapped.begins("{\"name\": \"set"), Some(false));
+        assert!(wrapped
+            .grammar
+            .starts_with("start: call (\"\\n\" call (\"\\n\" call)?)?\n"));
+        assert!(matches!(
+            LazyGrammar::new(&qwen(), &ToolSet::empty(), true),
+            Err(GrammarError::NoTools)
+        ));
+    }
+
+    #[test]
+    fn the_lazy_grammar_is_built_once_per_tool_set() {
+        let c = GrammarCache::new();
+        let a = c.lazy("fp1", &qwen(), &tools(), true).unwrap();
+        let b = c.lazy("fp1", &qwen(), &tools(), true).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let other = c.lazy("fp2", &qwen(), &tools(), true).unwrap();
+        assert!(!Arc::ptr_eq(&a, &other));
+    }
+
+    #[cfg(feature = "llm")]
+    #[test]
+    fn the_lazy_grammar_compiles() {
+        let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+        let factory = llguidance::ParserFactory::new_simple(&env).unwrap();
+        let g = LazyGrammar::new(&qwen(), &tools(), true).unwrap();
+        factory
+            .create_parser(llguidance::api::TopLevelGrammar::from_lark(
+                g.grammar.to_string(),
+            ))
+            .unwrap();
     }
 
     #[test]

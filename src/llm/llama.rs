@@ -40,6 +40,7 @@ use super::engine::{
     CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
     StopReason, StopScanner,
 };
+use super::grammar::LazyGrammar;
 
 /// Compiled grammars the worker keeps (llguidance parsers, as many as the agent's grammar
 /// cache may hand it).
@@ -488,29 +489,31 @@ impl Worker<'_> {
         Ok(Matcher::new(Ok(parser)))
     }
 
-    /// One step under a grammar: the tokens it forces (fast-forward, evaluated in one batch),
-    /// else the most likely token the grammar allows.
-    ///
-    /// Forced bytes are tokenized with the model's tokenizer; the last token is held back
-    /// because it might merge with what follows, so the model's own tokenization is kept.
+    /// A matcher for the lazy `grammar` that has consumed what was generated so far
+    /// (`tokens`), or `None` when the grammar does not accept them.
+    fn lazy_matcher(
+        &mut self,
+        grammar: &Arc<str>,
+        tokens: &[LlamaToken],
+    ) -> Result<Option<Matcher>, EngineError> {
+        let mut m = self.grammar_matcher(grammar)?;
+        let ids: Vec<u32> = tokens.iter().map(|t| t.0.cast_unsigned()).collect();
+        let n = m.try_consume_tokens(&ids).map_err(grammar_err)?;
+        Ok((n == ids.len()).then_some(m))
+    }
+
+    /// One step under a grammar: the tokens it forces (fast-forward), else the most likely
+    /// token the grammar allows followed by whatever the grammar forces after it, all
+    /// evaluated in one batch; and how many of them were forced.
     fn grammar_step(
         &self,
         m: &mut Matcher,
         logits_idx: i32,
-    ) -> Result<(Vec<LlamaToken>, bool), EngineError> {
-        let ff = m.compute_ff_bytes();
-        if !ff.is_empty() {
-            let mut toks = self.model.vocab().tokenize(&ff, false, true);
-            toks.pop();
-            toks.truncate(MAX_FORCED);
-            if !toks.is_empty() {
-                let ids: Vec<u32> = toks.iter().map(|t| t.0.cast_unsigned()).collect();
-                let n = m.try_consume_tokens(&ids).map_err(grammar_err)?;
-                toks.truncate(n);
-                if !toks.is_empty() {
-                    return Ok((toks, true));
-                }
-            }
+    ) -> Result<(Vec<LlamaToken>, usize), EngineError> {
+        let forced = self.forced(m)?;
+        if !forced.is_empty() {
+            let n = forced.len();
+            return Ok((forced, n));
         }
         let mask = m.compute_mask().map_err(grammar_err)?;
         let logits = self.ctx.get_logits_ith(logits_idx);
@@ -527,10 +530,36 @@ impl Worker<'_> {
             ));
         };
         let token = LlamaToken(i32::try_from(best).unwrap_or(i32::MAX));
-        if !self.model.vocab().is_eog(token) {
-            m.consume_token(best as u32).map_err(grammar_err)?;
+        if self.model.vocab().is_eog(token) {
+            return Ok((vec![token], 0));
         }
-        Ok((vec![token], false))
+        m.consume_token(best as u32).map_err(grammar_err)?;
+        let mut next = vec![token];
+        if !m.is_stopped() {
+            next.extend(self.forced(m)?);
+        }
+        let n = next.len() - 1;
+        Ok((next, n))
+    }
+
+    /// The tokens the grammar forces next, consumed. Forced bytes are tokenized with the
+    /// model's tokenizer; the last token is held back because it might merge with what
+    /// follows, so the model's own tokenization is kept.
+    fn forced(&self, m: &mut Matcher) -> Result<Vec<LlamaToken>, EngineError> {
+        let ff = m.compute_ff_bytes();
+        if ff.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut toks = self.model.vocab().tokenize(&ff, false, true);
+        toks.pop();
+        toks.truncate(MAX_FORCED);
+        if toks.is_empty() {
+            return Ok(toks);
+        }
+        let ids: Vec<u32> = toks.iter().map(|t| t.0.cast_unsigned()).collect();
+        let n = m.try_consume_tokens(&ids).map_err(grammar_err)?;
+        toks.truncate(n);
+        Ok(toks)
     }
 
     /// Evaluates `prompt` into sequence 0 (after what it shares with the cache) and stops:
@@ -695,6 +724,7 @@ impl Worker<'_> {
             Some(g) => Some(self.grammar_matcher(g)?),
             None => None,
         };
+        let mut lazy = LazyStart::new(req.lazy.clone().filter(|_| matcher.is_none()));
         let mut sampler = LlamaSampler::greedy();
         let Some(mut batch) = self.evaluate(id, &tokens, &mut stats, t0)? else {
             stats.stop = Some(StopReason::Cancelled);
@@ -712,12 +742,26 @@ impl Worker<'_> {
                 reason = StopReason::Cancelled;
                 break;
             }
+            if req.halt.load(std::sync::atomic::Ordering::Relaxed) {
+                reason = StopReason::Halted;
+                break;
+            }
             let ts = Instant::now();
-            let (next, forced) = match matcher.as_mut() {
+            let (mut next, mut forced) = match matcher.as_mut() {
                 Some(m) => self.grammar_step(m, logits_idx)?,
-                None => (vec![sampler.sample(&self.ctx, logits_idx)], false),
+                None => (vec![sampler.sample(&self.ctx, logits_idx)], 0),
             };
             sample_s += ts.elapsed().as_secs_f64();
+            if tracing::enabled!(tracing::Level::TRACE) {
+                let pieces: Vec<String> = next
+                    .iter()
+                    .map(|&t| {
+                        String::from_utf8_lossy(&self.model.vocab().token_to_piece(t, true, None))
+                            .into_owned()
+                    })
+                    .collect();
+                tracing::trace!(ms = ms(t_gen), forced, ?pieces, "step");
+            }
             if stats.generated_tokens == 0 {
                 stats.first_token_ms = ms(t0);
             }
@@ -725,10 +769,28 @@ impl Worker<'_> {
                 reason = StopReason::EndOfTurn;
                 break;
             }
-            stats.generated_tokens += next.len();
-            if forced {
-                stats.forced_tokens += next.len();
+            if let Some(grammar) = lazy.push(self.model, &next) {
+                // the output has begun a call: held to the grammar from here on
+                match self.lazy_matcher(&grammar, lazy.tokens()) {
+                    Ok(Some(mut m)) => {
+                        if !m.is_stopped() {
+                            let more = self.forced(&mut m)?;
+                            forced += more.len();
+                            next.extend(more);
+                        }
+                        stats.grammar = true;
+                        matcher = Some(m);
+                    }
+                    Ok(None) => {
+                        tracing::debug!("the call as begun does not fit the grammar: left free");
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the lazy grammar failed: the call is left free")
+                    }
+                }
             }
+            stats.generated_tokens += next.len();
+            stats.forced_tokens += forced;
             for &t in &next {
                 pending.extend(self.model.vocab().token_to_piece(t, true, None));
             }
@@ -774,6 +836,44 @@ impl Worker<'_> {
         stats.stop = Some(reason);
         tracing::debug!(?stats, "generation done");
         Ok(stats)
+    }
+}
+
+/// Watches a free generation for the start of a call a [`LazyGrammar`] holds.
+struct LazyStart {
+    grammar: Option<Arc<LazyGrammar>>,
+    /// The output so far, and its tokens, while it is not known whether it begins a call.
+    text: String,
+    tokens: Vec<LlamaToken>,
+}
+
+impl LazyStart {
+    fn new(grammar: Option<Arc<LazyGrammar>>) -> Self {
+        LazyStart {
+            grammar,
+            text: String::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// Adds the step's tokens; the grammar's text when the output has just begun a call it
+    /// holds (once: after that, and once the output is known not to, it watches no more).
+    fn push(&mut self, model: &LlamaModel, next: &[LlamaToken]) -> Option<Arc<str>> {
+        let grammar = self.grammar.as_ref()?;
+        self.tokens.extend_from_slice(next);
+        for &t in next {
+            self.text.push_str(&String::from_utf8_lossy(
+                &model.vocab().token_to_piece(t, true, None),
+            ));
+        }
+        let begun = grammar.begins(&self.text)?;
+        let held = begun.then(|| grammar.grammar.clone());
+        self.grammar = None;
+        held
+    }
+
+    fn tokens(&self) -> &[LlamaToken] {
+        &self.tokens
     }
 }
 

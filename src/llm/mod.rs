@@ -10,5 +10,5 @@ mod template;
 
 pub use crate::preset::GrammarShape;
 pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
-pub use grammar::{check_schema, GrammarCache, GrammarError, ToolChoice, REPLY_LARK};
+pub use grammar::{check_schema, GrammarCache, GrammarError, LazyGrammar, ToolChoice, REPLY_LARK};
 pub use template::{python_json, ChatMessage, ChatTemplate, TemplateCaps, TemplateError};

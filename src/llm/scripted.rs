@@ -18,6 +18,8 @@ use super::engine::{
 pub struct Recorded {
     pub prompt: String,
     pub grammar: Option<String>,
+    /// The lazy grammar's text, when the hop had one (the scripted outputs never follow it).
+    pub lazy: Option<String>,
 }
 
 /// Arguments of the scripted engine.
@@ -98,6 +100,7 @@ impl Actor for ScriptedEngine {
                         r.push(Recorded {
                             prompt: req.prompt.clone(),
                             grammar: req.grammar.as_deref().map(str::to_string),
+                            lazy: req.lazy.as_ref().map(|l| l.grammar.to_string()),
                         });
                     }
                 }
@@ -121,6 +124,10 @@ impl Actor for ScriptedEngine {
                     for piece in chars.chunks(chunk) {
                         if cancel.is_cancelled(id) {
                             reason = StopReason::Cancelled;
+                            break;
+                        }
+                        if req.halt.load(std::sync::atomic::Ordering::Relaxed) {
+                            reason = StopReason::Halted;
                             break;
                         }
                         let _ = req.events.send(GenEvent::Text(piece.iter().collect()));
