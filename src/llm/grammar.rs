@@ -163,8 +163,9 @@ pub struct LazyGrammar {
     openers: Vec<String>,
     /// The tools a call may name.
     names: Vec<String>,
-    /// The Lark grammar of the whole output once held: calls in the wire format, or bare
-    /// JSON calls, one a line.
+    /// The Lark grammar of the whole output once held: calls in the wire format, or one
+    /// bare JSON call (the parser runs no two loose candidates: the rest of a request is
+    /// a follow-up hop's).
     pub grammar: Arc<str>,
 }
 
@@ -180,7 +181,7 @@ impl LazyGrammar {
         let opener = "{\"name\": \"".to_string();
         let (start, openers) = if bare {
             (
-                format!("start: {wrapped} | {}", calls("body", &lit("\n"))),
+                format!("start: {wrapped} | body"),
                 vec![format!("{}{opener}", shape.prefix), opener],
             )
         } else {
@@ -475,7 +476,7 @@ mod tests {
         }
         assert!(
             g.grammar.starts_with(
-                "start: call (\"\\n\" call (\"\\n\" call)?)? | body (\"\\n\" body (\"\\n\" body)?)?\ncall: \"<tool_call>\\n\" body"
+                "start: call (\"\\n\" call (\"\\n\" call)?)? | body\ncall: \"<tool_call>\\n\" body"
             ),
             "{}",
             g.grammar

@@ -38,6 +38,9 @@ impl Call {
 enum Device {
     /// A room's light (any word before "light": "office" too, which no tool knows).
     Light(String),
+    /// A room named without "light" after it: whatever a call on it set or read ("the
+    /// bedroom temperature", "turn on the kitchen and the bedroom light").
+    Room(String),
     /// A door by its name ("front", "back", "garage", or any other word before "door").
     Door(String),
     Thermostat,
@@ -200,8 +203,8 @@ const WEEKDAYS: [&str; 7] = [
 /// nothing. A claiming sentence is false when:
 /// - no call ran in the turn at all;
 /// - it names a device (a room's light, a door, the thermostat, the time or date) that no call
-///   that ran set or read (`set_light`/`get_light`/`set_brightness` by room, `set_lock`/
-///   `get_lock` by door, `set_thermostat`/`get_thermostat`, `get_time`, `get_date`);
+///   that ran set or read (a call naming the room or the door in an argument; a tool whose
+///   name says thermostat, heating or temperature, time or date: [`touches`]);
 /// - it names one device and gives it a state or number the call contradicts (it set the
 ///   light off, or read "front door unlocked", and the reply says on, or locked);
 /// - it names no device and gives a state or number no call that ran set or read ("It's
@@ -364,8 +367,10 @@ fn devices(w: &[String]) -> Vec<Device> {
         let next = w.get(i + 1).map(String::as_str);
         let prev = i.checked_sub(1).map(|j| w[j].as_str());
         match word.as_str() {
-            r if ROOMS.contains(&r) => add(Device::Light(r.to_string())),
-            "living" if next == Some("room") => add(Device::Light("living room".into())),
+            r if ROOMS.contains(&r) => add(room(r, next)),
+            "living" if next == Some("room") => {
+                add(room("living room", w.get(i + 2).map(String::as_str)))
+            }
             "light" | "lights" | "lamp" => {
                 if let Some(p) =
                     prev.filter(|p| !is_filler(p) && !ROOMS.contains(p) && *p != "room")
@@ -387,6 +392,15 @@ fn devices(w: &[String]) -> Vec<Device> {
         }
     }
     out
+}
+
+/// A room named in a sentence: its light when "light" follows, else the room.
+fn room(name: &str, next: Option<&str>) -> Device {
+    if matches!(next, Some("light" | "lights" | "lamp")) {
+        Device::Light(name.to_string())
+    } else {
+        Device::Room(name.to_string())
+    }
 }
 
 /// Words before "light"/"door" that do not name one.
@@ -473,24 +487,34 @@ fn same(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
-/// Whether `call` set or read device `d`.
+/// Whether `call` set or read device `d`, by what the call names, whatever the tool's own
+/// name: a room's light or a door by a string argument that names it; the thermostat, the
+/// time and the date by a word of the tool's name ([`name_says`]).
 fn touches(call: &Call, d: &Device) -> bool {
-    let arg = |k: &str| call.arguments.get(k).and_then(Value::as_str);
+    let names = |what: &str| {
+        call.arguments
+            .as_object()
+            .is_some_and(|m| m.values().any(|v| v.as_str() == Some(what)))
+    };
     match d {
-        Device::Light(room) => {
-            matches!(
-                call.name.as_str(),
-                "set_light" | "get_light" | "set_brightness"
-            ) && arg("room") == Some(room.as_str())
-        }
-        Device::Door(door) => {
-            matches!(call.name.as_str(), "set_lock" | "get_lock")
-                && arg("door") == Some(door.as_str())
-        }
-        Device::Thermostat => matches!(call.name.as_str(), "set_thermostat" | "get_thermostat"),
-        Device::Time => call.name == "get_time",
-        Device::Date => matches!(call.name.as_str(), "get_date" | "get_time"),
+        Device::Light(room) => names(room) && !name_says(call, HEATING),
+        Device::Room(room) => names(room),
+        Device::Door(door) => names(door),
+        Device::Thermostat => name_says(call, HEATING),
+        Device::Time => name_says(call, &["time", "clock"]),
+        Device::Date => name_says(call, &["date", "time", "day"]),
     }
+}
+
+/// Words of a tool's name that make it the thermostat's.
+const HEATING: &[&str] = &["thermostat", "heating", "heat", "temperature", "climate"];
+
+/// Whether a word of the call's tool name (cut at `_` and `-`) is one of `words`.
+fn name_says(call: &Call, words: &[&str]) -> bool {
+    call.name
+        .to_lowercase()
+        .split(['_', '-'])
+        .any(|w| words.contains(&w))
 }
 
 /// The sentence gives its one device a state or number that every call on it contradicts.
@@ -516,23 +540,27 @@ fn state_fits(c: &Call, state: State) -> bool {
     said_state(c, state.dimension()).is_none_or(|s| s == state)
 }
 
-/// The state of dimension `dim` ([`State::dimension`]) a call set (its `on`/`locked`
-/// argument) or read (its result's words), if it says one.
+/// The state of dimension `dim` ([`State::dimension`]) a call set or read, if it says one:
+/// a level set turns a light on; a boolean argument is locked/unlocked when its name or the
+/// tool's is about a lock, else on/off; a string argument that is a state word ("lock",
+/// "off"); else the words of its result.
 fn said_state(c: &Call, dim: u8) -> Option<State> {
-    // brightness turns a light on (above 0)
-    if c.name == "set_brightness" {
+    if name_says(c, &["brightness", "dim", "level"]) {
         return (dim == 0).then_some(State::On);
     }
-    let arg = |k: &str| c.arguments.get(k).and_then(Value::as_bool);
-    let from_args = match (arg("on"), arg("locked")) {
-        (Some(on), _) => Some(if on { State::On } else { State::Off }),
-        (_, Some(locked)) => Some(if locked {
-            State::Locked
-        } else {
-            State::Unlocked
-        }),
+    let lockish = |key: &str| key.contains("lock") || c.name.contains("lock");
+    let args = c.arguments.as_object();
+    let from_args = args.into_iter().flatten().find_map(|(k, v)| match v {
+        Value::Bool(b) if lockish(k) => Some(if *b { State::Locked } else { State::Unlocked }),
+        Value::Bool(b) => Some(if *b { State::On } else { State::Off }),
+        Value::String(s) => match s.as_str() {
+            "lock" => Some(State::Locked),
+            "unlock" => Some(State::Unlocked),
+            "close" => Some(State::Closed),
+            other => state_word(other),
+        },
         _ => None,
-    };
+    });
     match from_args {
         Some(s) => (s.dimension() == dim).then_some(s),
         None => super::text::words(&c.result)
@@ -548,11 +576,14 @@ fn number_fits(c: &Call, n: f64) -> bool {
     values.is_empty() || values.iter().any(|v| same(*v, n))
 }
 
-/// The numbers a call set (`temperature`, `level`) or, setting none, read (its result).
+/// The numbers a call set (its numeric arguments) or, setting none, read (its result).
 fn numbers_of(c: &Call) -> Vec<f64> {
-    let values: Vec<f64> = ["temperature", "level"]
-        .iter()
-        .filter_map(|k| c.arguments.get(*k).and_then(Value::as_f64))
+    let values: Vec<f64> = c
+        .arguments
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, v)| v.as_f64())
         .collect();
     if !values.is_empty() {
         return values;

@@ -238,6 +238,52 @@ mod claims {
     }
 
     #[test]
+    fn a_household_s_own_tools_are_read_by_what_their_calls_name() {
+        // the household set's tools: their own names and parameters
+        let on = Call::ok(
+            "switch_light",
+            json!({"room": "kitchen", "power": true}),
+            "kitchen light on",
+        );
+        assert_eq!(
+            false_claim("Okay, the kitchen light is on.", &[on.clone()]),
+            None
+        );
+        assert!(false_claim("The kitchen light is off.", &[on.clone()]).is_some());
+        assert!(false_claim("The bedroom light is on.", &[on]).is_some());
+        let locked = Call::ok(
+            "door_lock",
+            json!({"door": "back", "action": "lock"}),
+            "back door locked",
+        );
+        assert_eq!(
+            false_claim("The back door is locked.", &[locked.clone()]),
+            None
+        );
+        assert!(false_claim("The back door is unlocked.", &[locked]).is_some());
+        let read = Call::ok(
+            "room_temperature",
+            json!({"room": "bedroom"}),
+            "21.5 degrees",
+        );
+        assert_eq!(
+            false_claim("The bedroom temperature is 21.5 degrees.", &[read.clone()]),
+            None
+        );
+        assert!(false_claim("It is 23 degrees.", &[read.clone()]).is_some());
+        assert!(
+            false_claim("The bedroom light is on.", &[read]).is_some(),
+            "a reading of the room is not its light"
+        );
+        let heat = Call::ok("heating", json!({"target": 20}), "heating set to 20");
+        assert_eq!(
+            false_claim("Heating set to 20 degrees.", &[heat.clone()]),
+            None
+        );
+        assert!(false_claim("The thermostat is set to 22 degrees.", &[heat]).is_some());
+    }
+
+    #[test]
     fn a_confirmation_of_the_call_that_ran_is_true() {
         let calls = [light("kitchen", true)];
         assert_eq!(false_claim("The kitchen light is on.", &calls), None);
