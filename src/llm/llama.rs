@@ -858,13 +858,21 @@ impl LazyStart {
 
     /// Adds the step's tokens; the grammar's text when the output has just begun a call it
     /// holds (once: after that, and once the output is known not to, it watches no more).
+    /// Control tokens and blanks before the output's first word are not watched (a small
+    /// model may open a call with `<|im_start|>\n` instead of its call tag): the grammar
+    /// starts after them.
     fn push(&mut self, model: &LlamaModel, next: &[LlamaToken]) -> Option<Arc<str>> {
         let grammar = self.grammar.as_ref()?;
-        self.tokens.extend_from_slice(next);
         for &t in next {
-            self.text.push_str(&String::from_utf8_lossy(
-                &model.vocab().token_to_piece(t, true, None),
-            ));
+            let text = model.vocab().token_to_piece(t, false, None);
+            if self.tokens.is_empty() && text.trim_ascii().is_empty() {
+                continue;
+            }
+            self.tokens.push(t);
+            self.text.push_str(&String::from_utf8_lossy(&text));
+        }
+        if self.tokens.is_empty() {
+            return None;
         }
         let begun = grammar.begins(&self.text)?;
         let held = begun.then(|| grammar.grammar.clone());
