@@ -98,6 +98,8 @@ fn main() {
                 // Cold: a fresh engine, nothing in the KV cache.
                 let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
                 opts.preset.tool_choice_policy = policy;
+                // the model's hop is measured: the demo tools' intents would answer first
+                opts.intents = false;
                 opts.tools_dir = Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tools")));
                 let text = start_text(opts).await.expect("start (run scripts/fetch-models first)");
                 cold.push(row(&ask(&text.agent, "cold", kitchen).await));

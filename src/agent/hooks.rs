@@ -125,13 +125,13 @@ impl Recovery {
     /// The next step after a hop flagged for `why`, and the hop's `hook` that says which.
     ///
     /// The one retry answers what went wrong: words that needed a call (a claim, a
-    /// reading, tool talk) and a call to a misnamed tool are held to a call, with the
-    /// history; words copied from the
-    /// history (the request said back, a reply repeated) are asked again without it, else
-    /// held to a call; nothing speakable is held to words, and nothing at all asked again
-    /// without the history (else held to words); a call about something nobody
-    /// said is asked again without the history that misled it, else held to words. A
-    /// second flag, or no retry that differs from the flagged hop, gives up.
+    /// reading, tool talk, an order) and a call to a misnamed tool are held to a call, with
+    /// the history; words copied from the history (the request said back, a reply
+    /// repeated) are asked again without it, else held to a call; nothing speakable is held
+    /// to words; nothing at all is asked again without the history, else held to words; a
+    /// call about something nobody said is asked for in words, without the history that
+    /// misled it (asked for a call again, a small model makes the same guess or another).
+    /// A second flag, or no retry that differs from the flagged hop, gives up.
     pub(super) fn advance(&mut self, why: Unfounded, can: Retry) -> (Step, String) {
         let label = why.label();
         let forced = can
@@ -154,9 +154,7 @@ impl Recovery {
                 fresh.or(Some((Recovery::Fresh, ToolChoice::Reply)))
             }
             (Recovery::None, Unfounded::NoAnswer) => Some((Recovery::Fresh, ToolChoice::Reply)),
-            (Recovery::None, Unfounded::Unasked) => {
-                fresh.or(Some((Recovery::Fresh, ToolChoice::Reply)))
-            }
+            (Recovery::None, Unfounded::Unasked) => Some((Recovery::Fresh, ToolChoice::Reply)),
             _ => None,
         };
         match retry {
@@ -744,15 +742,15 @@ mod tests {
             first(Unfounded::Silent, can(true, false)).0,
             Step::Retry(ToolChoice::Reply)
         );
-        // a call nobody asked for: without the history that misled it, else held to words
-        assert_eq!(
-            first(Unfounded::Unasked, can(true, true)).0,
-            Step::Retry(ToolChoice::Auto)
-        );
-        assert_eq!(
-            first(Unfounded::Unasked, can(true, false)).0,
-            Step::Retry(ToolChoice::Reply)
-        );
+        // a call nobody asked for: asked for words, without the history that misled it
+        for c in [can(true, true), can(true, false)] {
+            let mut r = Recovery::None;
+            assert_eq!(
+                r.advance(Unfounded::Unasked, c).0,
+                Step::Retry(ToolChoice::Reply)
+            );
+            assert_eq!(r, Recovery::Fresh);
+        }
 
         // one retry: whatever is flagged next gives up
         for start in [Unfounded::Claim, Unfounded::Echo, Unfounded::NoAnswer] {

@@ -107,18 +107,10 @@ impl TurnCtx<'_> {
             lazy: None,
         };
         Ok(match (choice, &preset.grammar) {
-            (ToolChoice::Auto, Some(shape)) if before_calls && !self.toolset.is_empty() => {
-                let bare = preset.parsers.iter().any(|p| p == "json");
-                Grammar {
-                    whole: None,
-                    lazy: Some(self.shared.grammars.lazy(
-                        &self.fingerprint,
-                        shape,
-                        &self.toolset,
-                        bare,
-                    )?),
-                }
-            }
+            (ToolChoice::Auto, _) if before_calls => Grammar {
+                whole: None,
+                lazy: lazy_grammar(self.shared, &self.fingerprint, &self.toolset)?,
+            },
             (ToolChoice::Auto, _) => Grammar::default(),
             (ToolChoice::Reply, _) => whole(Some(Arc::from(REPLY_LARK))),
             (_, Some(shape)) => whole(self.shared.grammars.get(
@@ -136,6 +128,27 @@ impl TurnCtx<'_> {
             }
         })
     }
+}
+
+/// The lazy grammar of a free hop over `toolset` ([`crate::llm::LazyGrammar`]), when the
+/// preset has a wire format and there are tools; bare JSON calls too when the preset reads
+/// them.
+pub(super) fn lazy_grammar(
+    shared: &Shared,
+    fingerprint: &str,
+    toolset: &ToolSet,
+) -> Result<Option<Arc<crate::llm::LazyGrammar>>, AgentError> {
+    let preset = &shared.cfg.preset;
+    let Some(shape) = preset.grammar.as_ref().filter(|_| !toolset.is_empty()) else {
+        return Ok(None);
+    };
+    let bare = preset.parsers.iter().any(|p| p == "json");
+    Ok(Some(shared.grammars.lazy(
+        fingerprint,
+        shape,
+        toolset,
+        bare,
+    )?))
 }
 
 /// What a turn changes from hop to hop.

@@ -2,6 +2,9 @@
 //! turn will begin with (the system prompt, the tools and the session's history, up to where
 //! the request goes), so that a turn evaluates only its own words.
 //!
+//! With it, the lazy grammar of the tool set is compiled ahead (`EngineMsg::Compile`): the
+//! first call a model writes is held to it at once, not after the tokenizer's trie is built.
+//!
 //! Warmed at start, before the agent answers anything (the first command after start is as
 //! fast as the tenth); after every turn, for its session (the history as the next prompt
 //! renders it: the model's call as the template writes it back, not as it was generated);
@@ -79,7 +82,14 @@ pub(super) async fn warm(
     shared: &Shared,
     session: Option<&str>,
 ) -> Result<Option<GenStats>, AgentError> {
-    let (registry, _) = snapshot(shared).await?;
+    let (registry, toolset) = snapshot(shared).await?;
+    // the grammar a turn's first hop is held to once it begins a call, compiled ahead
+    if let Some(lazy) = super::turn::lazy_grammar(shared, &registry.fingerprint(), &toolset)? {
+        shared
+            .engine
+            .cast(EngineMsg::Compile(lazy.grammar.clone()))
+            .map_err(|_| AgentError::Actor("engine"))?;
+    }
     let history = session
         .map(|id| shared.peek_session(id, |s| s.history.clone()))
         .unwrap_or_default();

@@ -187,6 +187,7 @@ enum Job {
         reply: ractor::RpcReplyPort<Result<GenStats, EngineError>>,
     },
     Count(String, ractor::RpcReplyPort<usize>),
+    Compile(Arc<str>),
 }
 
 /// The engine actor's state: the queue to the worker, the cancel watermark and the worker.
@@ -303,6 +304,9 @@ impl Actor for LlamaEngine {
             EngineMsg::CountTokens(text, reply) => {
                 let _ = state.jobs.send(Job::Count(text, reply));
             }
+            EngineMsg::Compile(grammar) => {
+                let _ = state.jobs.send(Job::Compile(grammar));
+            }
             EngineMsg::Info(reply) => {
                 let _ = reply.send(state.info.clone());
             }
@@ -407,6 +411,14 @@ fn worker(
             Job::Count(text, reply) => {
                 let _ = reply.send(w.tokenize(&text).len());
             }
+            Job::Compile(grammar) => {
+                let t = Instant::now();
+                match w.compile(&grammar) {
+                    Ok(true) => tracing::debug!(ms = ms(t), "grammar compiled ahead"),
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(error = %e, "the grammar compiled ahead failed"),
+                }
+            }
             Job::Generate { id, req } => {
                 let events = req.events.clone();
                 let span = tracing::info_span!("generate", id);
@@ -460,6 +472,14 @@ impl Worker<'_> {
 
     fn cancelled(&self, id: u64) -> bool {
         self.cancel.is_cancelled(id)
+    }
+
+    /// Compiles `grammar` into the parsers kept, unless it is there already (`Ok(false)`).
+    fn compile(&mut self, grammar: &Arc<str>) -> Result<bool, EngineError> {
+        if self.parsers.contains(grammar) {
+            return Ok(false);
+        }
+        self.grammar_matcher(grammar).map(|_| true)
     }
 
     fn grammar_matcher(&mut self, grammar: &Arc<str>) -> Result<Matcher, EngineError> {

@@ -38,6 +38,8 @@ pub struct Script {
     pub recorded: Arc<Mutex<Vec<Recorded>>>,
     /// Every prompt prefilled ([`EngineMsg::Prefill`]), in order.
     pub prefilled: Arc<Mutex<Vec<String>>>,
+    /// Every grammar compiled ahead ([`EngineMsg::Compile`]), in order.
+    pub compiled: Arc<Mutex<Vec<String>>>,
     /// Start the outputs again when they run out (a soak test's endless turns).
     pub repeat: bool,
     /// Record requests and prefills (off for a soak test: the records would grow).
@@ -54,6 +56,7 @@ impl Script {
             n_ctx: 4096,
             recorded: Arc::new(Mutex::new(Vec::new())),
             prefilled: Arc::new(Mutex::new(Vec::new())),
+            compiled: Arc::new(Mutex::new(Vec::new())),
             repeat: false,
             record: true,
         }
@@ -154,6 +157,11 @@ impl Actor for ScriptedEngine {
                 }));
             }
             EngineMsg::Cancel => state.cancel.cancel_all(),
+            EngineMsg::Compile(grammar) => {
+                if let Ok(mut c) = state.script.compiled.lock() {
+                    c.push(grammar.to_string());
+                }
+            }
             EngineMsg::CountTokens(text, reply) => {
                 let _ = reply.send(text.len() / 4);
             }

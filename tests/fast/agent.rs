@@ -1108,6 +1108,7 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     let mut script = Script::new([KITCHEN_CALL, "Three unread."]);
     script.chat_template = Some(CHATML.to_string());
     let (recorded, prefilled) = (script.recorded.clone(), script.prefilled.clone());
+    let compiled = script.compiled.clone();
     let engine = ScriptedEngine::spawn(script).await.unwrap();
     let mut cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
     cfg.intents = false; // the model answers, so its prompts are warmed
@@ -1127,6 +1128,12 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
         "{}",
         at_start[0]
     );
+    // with it, the grammar a call is held to once begun is compiled ahead
+    {
+        let compiled = compiled.lock().unwrap();
+        assert_eq!(compiled.len(), 1, "{compiled:?}");
+        assert!(compiled[0].contains("set_light") && compiled[0].contains("<tool_call>"));
+    }
     ask(&agent, "turn on the kitchen light").await.unwrap();
     let first = recorded.lock().unwrap()[0].prompt.clone();
     assert_eq!(
