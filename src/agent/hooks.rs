@@ -167,22 +167,42 @@ impl Recovery {
                 };
                 (Step::Retry(choice), format!("{label}: {how}"))
             }
-            None => {
-                let words = match why {
-                    Unfounded::Claim
-                    | Unfounded::Unasked
-                    | Unfounded::Misnamed
-                    | Unfounded::Order => NOTHING_DONE,
-                    Unfounded::ToolTalk
-                    | Unfounded::Repeat
-                    | Unfounded::NoAnswer
-                    | Unfounded::Silent
-                    | Unfounded::Reading
-                    | Unfounded::Echo => APOLOGY,
-                };
-                (Step::GiveUp(words), format!("{label}: nothing was done"))
-            }
+            None => (
+                Step::GiveUp(give_up_words(why)),
+                format!("{label}: nothing was done"),
+            ),
         }
+    }
+}
+
+/// What a hop is asked with, as a hash of its prompt and its grammars: two hops with the
+/// same key write the same (decoding is greedy).
+pub(super) fn hop_key(prompt: &str, grammar: &super::generate::Grammar) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    prompt.hash(&mut h);
+    grammar.whole.hash(&mut h);
+    grammar
+        .lazy
+        .as_ref()
+        .map(|l| l.grammar.clone())
+        .hash(&mut h);
+    h.finish()
+}
+
+/// What a turn that gives up after `why` says: that nothing was done when a call was
+/// wanted, else an apology.
+pub(super) fn give_up_words(why: Unfounded) -> &'static str {
+    match why {
+        Unfounded::Claim | Unfounded::Unasked | Unfounded::Misnamed | Unfounded::Order => {
+            NOTHING_DONE
+        }
+        Unfounded::ToolTalk
+        | Unfounded::Repeat
+        | Unfounded::NoAnswer
+        | Unfounded::Silent
+        | Unfounded::Reading
+        | Unfounded::Echo => APOLOGY,
     }
 }
 

@@ -460,6 +460,9 @@ fn offered(t: &[String], at: usize) -> bool {
         .is_some_and(|m| !t[m + 1..at].iter().any(|w| BE.contains(&w.as_str())))
 }
 
+/// Words a request that asks for something begins with.
+const ASKING: &[&str] = &["what", "how", "which", "when", "is", "are", "does", "do"];
+
 fn is_question(sentence: &str) -> bool {
     sentence.trim_end().ends_with('?')
 }
@@ -516,6 +519,17 @@ pub(super) fn states_reading(sentence: &str, request: &str, subjects: &HashSet<S
     if yes_no_about_home(&t, &asked, subjects) {
         return true;
     }
+    // a bare number given as what is asked for: "What's the fan set to?" "It is 3."
+    let asks_a_value = (is_question(request)
+        || asked.first().is_some_and(|w| ASKING.contains(&w.as_str())))
+        && numbers(&asked).is_empty();
+    let value_asked_for = |t: &[String], at: usize| {
+        let before = |k: usize| at.checked_sub(k).and_then(|i| t.get(i)).map(String::as_str);
+        asks_a_value
+            && (before(1).is_some_and(|w| BE.contains(&w))
+                || (matches!(before(1), Some("at" | "to"))
+                    && before(2).is_some_and(|w| BE.contains(&w))))
+    };
     if is_question(sentence) {
         return false;
     }
@@ -533,7 +547,7 @@ pub(super) fn states_reading(sentence: &str, request: &str, subjects: &HashSet<S
             READING_WORDS.contains(&w.as_str())
                 && t[r + 1..f.at].iter().any(|b| BE.contains(&b.as_str()))
         });
-        matches!(f.num, Num::Time { .. }) || unit || of_reading
+        matches!(f.num, Num::Time { .. }) || unit || of_reading || value_asked_for(&t, f.at)
     });
     measured
         || said_clock_word(&t)
@@ -863,8 +877,25 @@ mod tests {
             ("Yes, I do.", "do you like music?"),
             ("Have a nice Monday!", "bye"),
             ("Sure, maybe later.", "is it late"),
+            ("2 plus 2 is 4.", "what is 2 plus 2?"),
+            ("It is 3 of them.", "tell me a story"),
         ] {
             assert!(!reading(sentence, request), "{sentence} / {request}");
+        }
+    }
+
+    #[test]
+    fn a_bare_number_given_as_what_was_asked_for_is_a_reading() {
+        // a misheard question ("What's the thermostat set to?"), answered with a number
+        for (sentence, request) in [
+            (
+                "The verma stats set to is 100.",
+                "What's the verma stats set to?",
+            ),
+            ("It is at 5.", "what level is the fan at"),
+            ("The fan speed is 3.", "How fast is the fan?"),
+        ] {
+            assert!(reading(sentence, request), "{sentence} / {request}");
         }
     }
 

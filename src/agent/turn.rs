@@ -183,6 +183,10 @@ struct TurnState {
     /// Indices into `msgs` of what a flagged hop wrote and the hint after it: shown to the
     /// model in this turn, never kept in the session.
     unkept: Vec<usize>,
+    /// The latest hop's prompt and grammar ([`hooks::hop_key`]), and, after a recovery
+    /// asked for a retry, those of the hop it recovers from.
+    asked: Option<u64>,
+    retrying_from: Option<u64>,
 }
 
 /// One turn: the intent path first, then hops until one ends the turn or `max_hops` runs
@@ -256,6 +260,19 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
     let (choice, in_follow_up) = st.next.take(preset, n, !st.last_outcomes.is_empty());
     let grammar = ctx.grammar(&choice, st.checking())?;
     let prompt = st.render(ctx).await?;
+    // decoding is greedy: a retry asked exactly as the flagged hop would write it again
+    let asked = hooks::hop_key(&prompt, &grammar);
+    if let Some(why) = st.unfounded.filter(|_| st.retrying_from == Some(asked)) {
+        tracing::info!("the retry would be the flagged hop again: given up");
+        if let Some(last) = st.hops.last_mut() {
+            last.hook = Some(format!(
+                "{}: the retry would be the same: nothing was done",
+                why.label()
+            ));
+        }
+        return Ok(HopOutcome::Stop(Stop::GaveUp(hooks::give_up_words(why))));
+    }
+    st.asked = Some(asked);
     let span = tracing::info_span!("hop", hop = n, choice = %choice_label(&choice));
     async {
         // what the model says in words is checked: while no call has run in the turn, for
@@ -338,6 +355,8 @@ impl TurnState {
             unsaid: Vec::new(),
             confirmed: Vec::new(),
             unkept: Vec::new(),
+            asked: None,
+            retrying_from: None,
         }
     }
 
@@ -592,6 +611,7 @@ impl TurnState {
         report.hook = Some(hook);
         match step {
             Step::Retry(choice) => {
+                self.retrying_from = self.asked;
                 self.next.retry = Some(choice);
                 self.msgs.truncate(1);
                 self.unkept.retain(|&i| i < 1);

@@ -1741,3 +1741,26 @@ async fn a_words_only_hop_stops_at_the_first_sentence_held_back() {
         words.stats.generated_tokens
     );
 }
+
+#[tokio::test]
+async fn a_retry_that_would_be_the_flagged_hop_again_is_not_made() {
+    // every hop held to a call, no history: the retry of a claim would be asked exactly as
+    // the hop that claimed, and would write the same
+    let r = rig(
+        &["The kitchen light is on.", KITCHEN_CALL],
+        "qwen2.5-coder",
+        CHATML,
+        |cfg, _| cfg.preset.tool_choice_policy = hearth::preset::ToolChoicePolicy::RequiredAlways,
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "turn on the kitchen light").await;
+    assert_eq!(said, [hearth::agent::NOTHING_DONE]);
+    assert!(executions(&r.log).is_empty());
+    assert_eq!(r.recorded.lock().unwrap().len(), 1, "one generation only");
+    assert_eq!(
+        turn.hops[0].hook.as_deref(),
+        Some(
+            "claimed an action no call carried out: the retry would be the same: nothing was done"
+        )
+    );
+}
