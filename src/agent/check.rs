@@ -640,10 +640,17 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
         let asked_words = words(asked);
         let asked = content(&asked_words);
         let small_talk = asked.iter().all(|x| SOCIAL.contains(x));
-        asked.len() >= ECHO_MIN_WORDS
-            && !small_talk
-            && said.len() <= asked.len() + extra
-            && said.windows(asked.len()).any(|run| run == asked.as_slice())
+        if asked.len() < ECHO_MIN_WORDS || small_talk {
+            return false;
+        }
+        let whole = said.len() <= asked.len() + extra
+            && said.windows(asked.len()).any(|run| run == asked.as_slice());
+        // the request less a word at one end: "The former staff to hunting the breeze." to
+        // "Since the former staff to hunting the breeze."
+        let clipped = said.len() >= ECHO_MIN_WORDS
+            && said.len() + 1 == asked.len()
+            && (asked.starts_with(&said) || asked.ends_with(&said));
+        whole || clipped
     };
     let parts = |text: &'_ str| {
         let mut all = vec![text.to_string()];
@@ -950,6 +957,10 @@ mod tests {
                 "What time is it and how warm is it in the kitchen?",
             ),
             ("Tell me a joke.", "tell me a joke"),
+            (
+                "The former staff to hunting the breeze.",
+                "Since the former staff to hunting the breeze.",
+            ),
         ] {
             assert_eq!(check(s, request), Some(Unfounded::Echo), "{s} / {request}");
         }
