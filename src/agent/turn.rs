@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use super::check::Earlier;
 use super::generate::{generate, Generated, Grammar, Guard};
+use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
 use super::intent_turn::intent_turn;
 use super::reading::Carried;
@@ -24,7 +25,7 @@ use super::{
     CallReport, Handled, HopReport, ReplyCheck, Session, Shared, Timings, Turn, Unfounded, APOLOGY,
 };
 use crate::intent::Before;
-use crate::llm::{ChatMessage, GrammarError, StopReason, ToolChoice, REPLY_LARK};
+use crate::llm::{ChatMessage, GrammarError, GrammarShape, StopReason, ToolChoice, REPLY_LARK};
 use crate::toolcall::{ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
@@ -531,13 +532,22 @@ impl TurnState {
                 ));
             }
         } else {
-            // what the model wrote, less any call that did not run
+            // what the model wrote, less any call that did not run (then the calls that
+            // ran, in its wire format, else as bare JSON, one a line)
             let wrote = if calls.len() == parsed.calls.len() {
-                g.raw.trim().to_string()
+                ChatMessage::assistant(g.raw.trim().to_string())
             } else {
-                written_calls(ctx.shared.cfg.preset.grammar.as_ref(), calls)
+                let bare = GrammarShape {
+                    prefix: String::new(),
+                    suffix: String::new(),
+                    separator: "\n".into(),
+                    arguments_key: "arguments".into(),
+                };
+                let shape = ctx.shared.cfg.preset.grammar.as_ref().unwrap_or(&bare);
+                let ran: Vec<CallReport> = outcomes.iter().map(CallReport::from).collect();
+                CallWire::Markup(shape).message(&ran)
             };
-            self.msgs.push(ChatMessage::assistant(wrote));
+            self.msgs.push(wrote);
             self.msgs
                 .push(ChatMessage::user(synthetic_results(outcomes)));
         }
@@ -717,21 +727,6 @@ impl TurnState {
             unfounded: self.unfounded.map(|u| u.label().to_string()),
         }
     }
-}
-
-/// `calls` as the model writes them: in the preset's wire format when it has one, else as
-/// bare JSON objects, one a line.
-fn written_calls(shape: Option<&crate::preset::GrammarShape>, calls: &[ToolCall]) -> String {
-    let each = calls.iter().map(|c| {
-        let key = shape.map_or("arguments", |s| s.arguments_key.as_str());
-        let body = serde_json::json!({ "name": c.name(), key: c.arguments() });
-        match shape {
-            Some(s) => format!("{}{body}{}", s.prefix, s.suffix),
-            None => body.to_string(),
-        }
-    });
-    let sep = shape.map_or("\n", |s| s.separator.as_str());
-    each.collect::<Vec<_>>().join(sep)
 }
 
 fn choice_label(c: &ToolChoice) -> String {

@@ -104,27 +104,8 @@ const NEGATIONS: [&str; 17] = [
     "sorry",
     "unfortunately",
 ];
-/// Words that, right before a state word, make it a claim ("is on", "turned off").
-const STATE_VERBS: [&str; 16] = [
-    "is",
-    "are",
-    "now",
-    "been",
-    "was",
-    "were",
-    "turned",
-    "switched",
-    "turning",
-    "switching",
-    "stays",
-    "remains",
-    "still",
-    "currently",
-    "its",
-    "theyre",
-];
-/// Of [`STATE_VERBS`], those that say a device *is* in the state (a reading), not that it was
-/// made so; the others ("turned") read only after one of these ("is turned off").
+/// Words that, right before a state word, say a device *is* in the state (a reading: "is
+/// on", "are locked"), not that it was made so.
 const BE_VERBS: [&str; 12] = [
     "is",
     "are",
@@ -139,6 +120,9 @@ const BE_VERBS: [&str; 12] = [
     "its",
     "theyre",
 ];
+/// Words that, right before a state word, say it was made so ("turned off"): a claim, and a
+/// reading only after one of [`BE_VERBS`] ("is turned off").
+const MADE_VERBS: [&str; 4] = ["turned", "switched", "turning", "switching"];
 /// Units a reading is given in.
 const UNITS: [&str; 7] = [
     "degrees",
@@ -264,7 +248,7 @@ fn read_sentence(text: &str) -> Sentence {
         let before = |k: usize| i.checked_sub(k).map(|j| w[j].as_str());
         let be = |k: usize| before(k).is_some_and(|b| BE_VERBS.contains(&b));
         if let Some(state) = state_word(word) {
-            if before(1).is_some_and(|b| STATE_VERBS.contains(&b)) {
+            if before(1).is_some_and(|b| BE_VERBS.contains(&b) || MADE_VERBS.contains(&b)) {
                 s.claims = true;
                 s.states.push(state);
                 // "is on", "has been switched off"; not "I turned on"

@@ -267,16 +267,9 @@ pub fn case_table(scored: &[Scored]) -> String {
     out
 }
 
-/// What was misheard and which replies were false claims, as lists.
+/// What was misheard, and which replies were false claims, fabricated readings, unasked
+/// calls or echoes, as lists (a list with nothing in it is left out).
 pub fn details(scored: &[Scored]) -> String {
-    let mut out = String::new();
-    let misheard: Vec<_> = scored.iter().filter(|s| s.misheard).collect();
-    if !misheard.is_empty() {
-        out.push_str("\nMisheard:\n");
-        for s in misheard {
-            let _ = writeln!(out, "- said {:?}, heard {:?}", s.say, s.heard());
-        }
-    }
     let ran = |s: &Scored| {
         if s.ran.is_empty() {
             "nothing".to_string()
@@ -284,47 +277,42 @@ pub fn details(scored: &[Scored]) -> String {
             s.ran.join(" ")
         }
     };
-    let claims: Vec<_> = scored.iter().filter(|s| s.false_claim.is_some()).collect();
-    if !claims.is_empty() {
-        out.push_str("\nFalse claims:\n");
-        for s in claims {
-            let why = s.false_claim.as_deref().unwrap_or("");
-            let _ = writeln!(out, "- {:?} (ran: {}): {why}", s.say, ran(s));
+    let mut out = String::new();
+    let mut section = |title: &str, line: &dyn Fn(&Scored) -> Option<String>| {
+        let lines: Vec<String> = scored.iter().filter_map(line).collect();
+        if !lines.is_empty() {
+            let _ = writeln!(out, "\n{title}:");
+            for l in lines {
+                let _ = writeln!(out, "- {l}");
+            }
         }
-    }
-    let invented: Vec<_> = scored.iter().filter(|s| !s.fabricated.is_empty()).collect();
-    if !invented.is_empty() {
-        out.push_str("\nFabricated readings:\n");
-        for s in invented {
-            let _ = writeln!(
-                out,
-                "- {:?} (ran: {}): {}",
-                s.say,
-                ran(s),
-                s.fabricated.join("; ")
-            );
-        }
-    }
-    let unasked: Vec<_> = scored.iter().filter(|s| !s.unasked.is_empty()).collect();
-    if !unasked.is_empty() {
-        out.push_str("\nUnasked calls:\n");
-        for s in unasked {
-            let _ = writeln!(
-                out,
-                "- {:?} (heard {:?}): {}",
+    };
+    section("Misheard", &|s| {
+        s.misheard
+            .then(|| format!("said {:?}, heard {:?}", s.say, s.heard()))
+    });
+    section("False claims", &|s| {
+        let why = s.false_claim.as_deref()?;
+        Some(format!("{:?} (ran: {}): {why}", s.say, ran(s)))
+    });
+    section("Fabricated readings", &|s| {
+        (!s.fabricated.is_empty())
+            .then(|| format!("{:?} (ran: {}): {}", s.say, ran(s), s.fabricated.join("; ")))
+    });
+    section("Unasked calls", &|s| {
+        (!s.unasked.is_empty()).then(|| {
+            format!(
+                "{:?} (heard {:?}): {}",
                 s.say,
                 s.heard(),
                 s.unasked.join(" ")
-            );
-        }
-    }
-    let echoes: Vec<_> = scored.iter().filter(|s| s.echoed).collect();
-    if !echoes.is_empty() {
-        out.push_str("\nEchoed requests:\n");
-        for s in echoes {
-            let _ = writeln!(out, "- {:?} → {:?} (ran: {})", s.say, s.reply(), ran(s));
-        }
-    }
+            )
+        })
+    });
+    section("Echoed requests", &|s| {
+        s.echoed
+            .then(|| format!("{:?} → {:?} (ran: {})", s.say, s.reply(), ran(s)))
+    });
     out
 }
 
