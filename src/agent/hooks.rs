@@ -371,9 +371,9 @@ pub(super) fn unspeakable(raw: &str, rejected: &[Rejected], tools: &ToolSet) -> 
 /// A name like nothing offered (`Joke`) is not.
 pub(super) fn misnamed(rejected: &[Rejected], tools: &ToolSet) -> bool {
     let words = |name: &str| -> Vec<String> {
-        name.split(|c: char| !c.is_alphanumeric())
-            .map(str::to_lowercase)
-            .filter(|w| !w.is_empty() && !GENERIC_NAME_WORDS.contains(&w.as_str()))
+        crate::intent::name_words(name)
+            .into_iter()
+            .filter(|w| !GENERIC_NAME_WORDS.contains(&w.as_str()))
             .collect()
     };
     let known: Vec<String> = tools.names().flat_map(words).collect();
@@ -801,6 +801,10 @@ mod tests {
         assert!(misnamed(&rejected("lock"), &tools));
         assert!(misnamed(&rejected("lock_glass_door"), &tools));
         assert!(misnamed(&rejected("time-now"), &tools));
+        assert!(
+            misnamed(&rejected("currentTime"), &tools),
+            "camel case is two words"
+        );
         assert!(!misnamed(&rejected("Joke"), &tools));
         assert!(
             !misnamed(&rejected("set_mood"), &tools),

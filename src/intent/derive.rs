@@ -885,8 +885,9 @@ fn string_enum(schema: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-/// A name's words: split at `_`, `-`, spaces and lower-to-upper case changes.
-fn name_words(name: &str) -> Vec<String> {
+/// A name's words, lower case: split at `_`, `-`, `.`, spaces and lower-to-upper case
+/// changes (`set_light`, `currentTime`).
+pub fn name_words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut prev_lower = false;

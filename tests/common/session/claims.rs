@@ -493,12 +493,11 @@ fn touches(call: &Call, d: &Device) -> bool {
 /// Words of a tool's name that make it the thermostat's.
 const HEATING: &[&str] = &["thermostat", "heating", "heat", "temperature", "climate"];
 
-/// Whether a word of the call's tool name (cut at `_` and `-`) is one of `words`.
+/// Whether a word of the call's tool name ([`hearth::intent::name_words`]) is one of `words`.
 fn name_says(call: &Call, words: &[&str]) -> bool {
-    call.name
-        .to_lowercase()
-        .split(['_', '-'])
-        .any(|w| words.contains(&w))
+    hearth::intent::name_words(&call.name)
+        .iter()
+        .any(|w| words.contains(&w.as_str()))
 }
 
 /// The sentence gives its one device a state or number that every call on it contradicts.
