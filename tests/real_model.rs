@@ -391,6 +391,51 @@ fn a_prompt_cache_file_carries_the_warmed_prefix_and_no_request() {
 }
 
 #[test]
+fn retries_without_the_conversation_leave_it_cached() {
+    // A long session, then two retries asked without it that share more with each other
+    // than with it (the warm-up after a flagged turn found 1583 of 2377 tokens gone: the
+    // second retry had been evaluated over the conversation).
+    let Some(s) = shared() else { return };
+    let model = common_model::qwen_path().unwrap();
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
+        cfg.n_ctx = 2048;
+        let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
+        let system = "<|im_start|>system\nYou are hearth.<|im_end|>\n";
+        let mut conversation = system.to_string();
+        for room in ["kitchen", "hallway", "bedroom", "office", "garage", "porch"] {
+            conversation.push_str(&format!(
+                "<|im_start|>user\nTurn on the {room} light.<|im_end|>\n\
+                 <|im_start|>assistant\nThe {room} light is on.<|im_end|>\n"
+            ));
+        }
+        let prefill = |text: String| {
+            let engine = engine.clone();
+            async move {
+                ractor::call!(engine, EngineMsg::Prefill, text)
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        let whole = prefill(conversation.clone()).await;
+        let retry = |words: &str| format!("{system}<|im_start|>user\n{words}<|im_end|>\n");
+        let first = prefill(retry("Lock the front door.")).await;
+        let second = prefill(retry("Lock the back door.")).await;
+        assert!(
+            second.cached_tokens > first.cached_tokens,
+            "{first:?} {second:?}"
+        );
+        let again = prefill(conversation).await;
+        assert_eq!(
+            again.evaluated_tokens, 1,
+            "the conversation is still cached: {again:?} (first {whole:?})"
+        );
+        engine.stop(None);
+    });
+}
+
+#[test]
 fn a_daemon_writes_its_prompt_cache_after_the_warm_up_only() {
     let Some(s) = shared() else { return };
     let model = common_model::qwen_path().unwrap();
