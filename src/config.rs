@@ -277,6 +277,9 @@ pub struct AgentSection {
     pub intents: Option<bool>,
     /// No model hop starts once a turn has run this many seconds (default 6).
     pub turn_budget_s: Option<f64>,
+    /// A conversation's history is cut back (oldest turns first, by half of this) once it
+    /// holds more than this many tokens (default 1024).
+    pub history_tokens: Option<usize>,
 }
 
 /// `[audio]`: the sound devices.
@@ -745,6 +748,14 @@ fn agent_problem(a: &AgentSection) -> Option<Problem> {
             "expected at least 512 tokens (the tool list alone takes about 500)",
         );
     }
+    if let Some(n) = a.history_tokens.filter(|n| *n < 64) {
+        return problem(
+            "agent",
+            "history_tokens",
+            n.to_string(),
+            "expected at least 64 tokens (one turn takes about 40; `history = \"none\"` keeps none)",
+        );
+    }
     let s = a
         .turn_budget_s
         .filter(|s| !(s.is_finite() && (0.5..=600.0).contains(s)))?;
@@ -971,6 +982,7 @@ mod tests {
             ("[listen]\nvad = \"neural\"\n", "unknown variant `neural`"),
             ("[agent]\nn_ctx = 100\n", "at least 512"),
             ("[agent]\nturn_budget_s = 0.0\n", "0.5 to 600 seconds"),
+            ("[agent]\nhistory_tokens = 10\n", "at least 64 tokens"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),
         ] {
             let msg = parse(text).unwrap_err().to_string();

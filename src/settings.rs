@@ -543,6 +543,9 @@ impl Settings {
         opts.gpu_layers = agent.gpu_layers.unwrap_or(0);
         opts.history = agent.history.unwrap_or_default();
         opts.intents = agent.intents.unwrap_or(true);
+        if let Some(n) = agent.history_tokens {
+            opts.history_tokens = n;
+        }
         if let Some(s) = agent.turn_budget_s {
             opts.turn_budget = std::time::Duration::from_secs_f64(s);
         }

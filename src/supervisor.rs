@@ -48,6 +48,9 @@ pub struct TextOptions {
     /// Warm the next prompt after each turn and when the tools change (a daemon: yes; one
     /// command and exit: no). The start-up warm-up happens either way.
     pub warm_next: bool,
+    /// History tokens a session keeps before its oldest turns are cut
+    /// ([`crate::agent::HISTORY_TOKENS`]).
+    pub history_tokens: usize,
 }
 
 impl TextOptions {
@@ -66,6 +69,7 @@ impl TextOptions {
             warm_next: true,
             intents: true,
             turn_budget: crate::agent::TURN_BUDGET,
+            history_tokens: crate::agent::HISTORY_TOKENS,
         }
     }
 }
@@ -157,6 +161,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     cfg.intents = opts.intents;
     cfg.turn_budget = opts.turn_budget;
     cfg.warm_next = opts.warm_next;
+    cfg.history_tokens = opts.history_tokens;
     let agent = Agent::spawn(AgentArgs {
         cfg,
         engine: engine.clone(),

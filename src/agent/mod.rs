@@ -127,6 +127,12 @@ Answer in one short, plain sentence. When the request needs a tool, call it.";
 /// `[agent] turn_budget_s`).
 pub const TURN_BUDGET: std::time::Duration = std::time::Duration::from_secs(6);
 
+/// Tokens of history a session keeps before the oldest turns are cut
+/// ([`AgentConfig::history_tokens`]). The system prompt and tools come to ~800 tokens with
+/// the demo home; generation slows as the context grows (a 40-token warm-up took ~0.7 s at
+/// 830 tokens of context and ~1.3 s at 2,000, on 2 cores).
+pub const HISTORY_TOKENS: usize = 1024;
+
 /// What is said when the loop runs out of hops or a hook stops it.
 pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
 
@@ -155,6 +161,11 @@ pub struct AgentConfig {
     /// Warm the next prompt after each turn and when the tools change (`agent/warm.rs`); the
     /// start-up warm-up happens either way.
     pub warm_next: bool,
+    /// A session's history is cut back, oldest turns first, once it holds more than this
+    /// many tokens (`[agent] history_tokens`; [`HISTORY_TOKENS`]): by half of it, in the
+    /// warm-up after a turn, and only once the cut prompt is evaluated. Without `warm_next`
+    /// only the context bounds it (a turn drops what does not fit).
+    pub history_tokens: usize,
 }
 
 impl AgentConfig {
@@ -169,6 +180,7 @@ impl AgentConfig {
             history: HistoryMode::default(),
             intents: true,
             warm_next: true,
+            history_tokens: HISTORY_TOKENS,
         }
     }
 }
@@ -365,6 +377,18 @@ impl Shared {
         self.sessions().put(id.to_string(), session);
     }
 
+    /// `f` of `id`'s session, changed in place (nothing when it is unknown), without marking
+    /// it used.
+    fn change_session<T: Default>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> T {
+        let mut sessions = self.sessions();
+        let Some(mut session) = sessions.peek(id).cloned() else {
+            return T::default();
+        };
+        let out = f(&mut session);
+        sessions.put(id.to_string(), session);
+        out
+    }
+
     fn forget_session(&self, id: &str) {
         self.sessions().pop(id);
     }
@@ -378,6 +402,9 @@ struct Session {
     /// The calls earlier turns ran, for follow-ups the intents resolve ("turn it off
     /// again", "make it warmer").
     before: Before,
+    /// The cut of the history the warm-up is evaluating: where the kept part begins, and
+    /// the message there (the cut is stale once another is there).
+    cutting: Option<(usize, ChatMessage)>,
 }
 
 /// Conversations the agent keeps (voice conversations, D-Bus and CLI sessions alike); a new
@@ -502,6 +529,11 @@ impl AgentState {
             drop_when_refused(hold, cancel.clone(), done.clone(), shared.engine.clone());
         }
         shared.turns.fetch_add(1, Ordering::SeqCst);
+        // a warm-up under way gives way: what it evaluated stays cached, the rest is the
+        // turn's to evaluate (or, for a history being cut back, the next warm-up's)
+        if warm::under_way(&shared) {
+            let _ = shared.engine.cast(EngineMsg::Cancel);
+        }
         let span = tracing::info_span!("turn", session = %ask.session);
         let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
         let task = tokio::spawn(

@@ -157,6 +157,8 @@ struct TurnState {
     /// The session's history (trimmed oldest-first when the prompt would not fit).
     history: Vec<ChatMessage>,
     before: Before,
+    /// The warm-up's cut under way, kept for the session as it was.
+    cutting: Option<(usize, ChatMessage)>,
     /// This turn's messages, the request first.
     msgs: Vec<ChatMessage>,
     hops: Vec<HopReport>,
@@ -332,12 +334,17 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
 
 impl TurnState {
     fn new(ask: &Ask, session: Session) -> Self {
-        let Session { history, before } = session;
+        let Session {
+            history,
+            before,
+            cutting,
+        } = session;
         let mut carried = Carried::default();
         carried.said(&ask.text);
         TurnState {
             history,
             before,
+            cutting,
             msgs: vec![ChatMessage::user(ask.text.clone())],
             hops: Vec::new(),
             timings: Timings::default(),
@@ -697,6 +704,7 @@ impl TurnState {
             let session = Session {
                 history: self.history,
                 before: self.before,
+                cutting: self.cutting,
             };
             let unkept = &self.unkept;
             let msgs = self

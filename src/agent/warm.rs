@@ -9,10 +9,14 @@
 //! fast as the tenth); after every turn, for its session (the history as the next prompt
 //! renders it: the model's call as the template writes it back, not as it was generated);
 //! and when the tool set changes (a provider registered or left), for the latest session.
+//! A history over `[agent] history_tokens` is cut back here ([`cut_back`]): the shorter
+//! prompt goes to the cache's spare sequence, and the session keeps the cut only when it is
+//! evaluated whole; until then its turns find the whole history still cached, and the next
+//! warm-up takes the evaluation up where the last one stopped.
 //! Those after start run on a task of their own, one at a time: one asked for while another
-//! runs replaces any still waiting (only the latest matters), and none starts while a turn
-//! runs (its end asks again), so a burst of turns never leaves a queue of prefills in front
-//! of the next request.
+//! runs replaces any still waiting (only the latest matters), none starts while a turn runs
+//! (its end asks again), and a turn that starts cancels the one under way ([`under_way`]),
+//! so a request never waits behind a prefill.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -21,7 +25,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::{snapshot, AgentError, Shared};
-use crate::llm::{ChatMessage, EngineMsg, GenStats};
+use crate::llm::{ChatMessage, EngineMsg, GenStats, StopReason};
 
 /// Stands for the request while the next prompt is rendered; the prefix is what comes
 /// before it. (Invisible separators around a name no request holds.)
@@ -63,6 +67,15 @@ pub(super) fn in_background(shared: &Arc<Shared>, session: Option<String>) {
     );
 }
 
+/// Whether a warm-up task runs (a turn starting cancels its prefill).
+pub(super) fn under_way(shared: &Shared) -> bool {
+    shared
+        .warming
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .running
+}
+
 /// The warm-up asked for since the last one, or `None` (and the task ends) when there is none.
 fn next_wanted(shared: &Shared) -> Option<Option<String>> {
     let mut w = shared
@@ -93,23 +106,103 @@ pub(super) async fn warm(
     let history = session
         .map(|id| shared.peek_session(id, |s| s.history.clone()))
         .unwrap_or_default();
-    let Some(prefix) = next_prefix(shared, history, &registry.openai_tools())? else {
+    let tools = registry.openai_tools();
+    let cut = match session {
+        Some(id) => cut_back(shared, id, &history, &tools).await?,
+        None => None,
+    };
+    let Some(prefix) = next_prefix(shared, history[cut.unwrap_or(0)..].to_vec(), &tools)? else {
         return Ok(None);
     };
-    let tokens = ractor::call!(shared.engine, EngineMsg::CountTokens, prefix.clone())
-        .map_err(|_| AgentError::Actor("engine"))?;
+    let tokens = count(shared, &prefix).await?;
     if tokens + shared.cfg.max_tokens > shared.n_ctx {
+        return Ok(None);
+    }
+    if shared.turns.load(Ordering::SeqCst) > 0 {
+        // a turn began meanwhile: its prompt goes first
         return Ok(None);
     }
     let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)
         .map_err(|_| AgentError::Actor("engine"))??;
+    let finished = stats.stop != Some(StopReason::Cancelled);
     tracing::info!(
         tokens = stats.prompt_tokens,
         evaluated = stats.evaluated_tokens,
         ms = format!("{:.0}", stats.prompt_eval_ms),
+        finished,
         "next prompt warmed"
     );
+    if let (Some(n), Some(id), true) = (cut, session, finished) {
+        let done = shared.change_session(id, |s| {
+            // only the history this cut was worked out on (no turn added meanwhile)
+            let same = s.history == history;
+            if same {
+                s.history.drain(..n);
+                s.cutting = None;
+            }
+            same
+        });
+        if done {
+            tracing::info!(dropped = n, kept = history.len() - n, "history cut back");
+        }
+    }
     Ok(Some(stats))
+}
+
+/// Where `session`'s `history` is cut back, once it holds more than `[agent]
+/// history_tokens`: the cut under way while what it keeps is within the bound (a warm-up
+/// cancelled part-way by a request is taken up where it stopped: the prompt is the same),
+/// else the fewest oldest turns that leave at most half the bound (whole turns, from a
+/// request on). `None`: the history is within bounds.
+async fn cut_back(
+    shared: &Shared,
+    session: &str,
+    history: &[ChatMessage],
+    tools: &Value,
+) -> Result<Option<usize>, AgentError> {
+    let bound = shared.cfg.history_tokens;
+    let base = match next_prefix(shared, Vec::new(), tools)? {
+        Some(p) => count(shared, &p).await?,
+        None => return Ok(None),
+    };
+    // the history's tokens from message `at` on
+    let from = |at: usize| async move {
+        match next_prefix(shared, history[at..].to_vec(), tools)? {
+            Some(p) => count(shared, &p)
+                .await
+                .map(|n| Some(n.saturating_sub(base))),
+            None => Ok(None),
+        }
+    };
+    if from(0).await?.is_none_or(|n| n <= bound) {
+        return Ok(None);
+    }
+    let under_way = shared.peek_session(session, |s| s.cutting.clone());
+    if let Some((at, first)) = under_way {
+        if history.get(at) == Some(&first) && from(at).await?.is_some_and(|n| n <= bound) {
+            return Ok(Some(at));
+        }
+    }
+    let starts: Vec<usize> = (1..history.len())
+        .filter(|&i| history[i].role == "user")
+        .collect();
+    let mut cut = starts.last().copied();
+    for &at in &starts {
+        if from(at).await?.is_some_and(|n| n <= bound / 2) {
+            cut = Some(at);
+            break;
+        }
+    }
+    if let Some(at) = cut {
+        let first = history[at].clone();
+        shared.change_session(session, |s| s.cutting = Some((at, first)));
+    }
+    Ok(cut)
+}
+
+async fn count(shared: &Shared, text: &str) -> Result<usize, AgentError> {
+    ractor::call!(shared.engine, EngineMsg::CountTokens, text.to_string())
+        .map_err(|_| AgentError::Actor("engine"))
 }
 
 /// The rendered prompt of a turn after `history`, up to where its request goes.

@@ -44,6 +44,9 @@ pub struct Script {
     pub repeat: bool,
     /// Record requests and prefills (off for a soak test: the records would grow).
     pub record: bool,
+    /// How long a prefill takes; one cancelled meanwhile ends `Cancelled`, as the real
+    /// engine's does between prompt chunks.
+    pub prefill_delay: Duration,
 }
 
 impl Script {
@@ -59,6 +62,7 @@ impl Script {
             compiled: Arc::new(Mutex::new(Vec::new())),
             repeat: false,
             record: true,
+            prefill_delay: Duration::ZERO,
         }
     }
 }
@@ -144,17 +148,26 @@ impl Actor for ScriptedEngine {
                 });
             }
             EngineMsg::Prefill(prompt, reply) => {
+                let id = state.cancel.issue();
                 let prompt_tokens = prompt.len() / 4;
                 if state.script.record {
                     if let Ok(mut r) = state.script.prefilled.lock() {
                         r.push(prompt);
                     }
                 }
-                let _ = reply.send(Ok(GenStats {
-                    prompt_tokens,
-                    evaluated_tokens: prompt_tokens,
-                    ..GenStats::default()
-                }));
+                let (cancel, delay) = (state.cancel.clone(), state.script.prefill_delay);
+                tokio::spawn(async move {
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    let stop = cancel.is_cancelled(id).then_some(StopReason::Cancelled);
+                    let _ = reply.send(Ok(GenStats {
+                        prompt_tokens,
+                        evaluated_tokens: prompt_tokens,
+                        stop,
+                        ..GenStats::default()
+                    }));
+                });
             }
             EngineMsg::Cancel => state.cancel.cancel_all(),
             EngineMsg::Compile(grammar) => {

@@ -1181,6 +1181,71 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     assert!(changed[n].contains("open_blinds"), "{}", changed[n]);
 }
 
+#[tokio::test]
+async fn a_long_history_is_cut_between_turns_once_the_cut_prompt_is_warm() {
+    let (dir, _log) = tools_dir();
+    let registry = Registry::load_dir(&dir).unwrap();
+    let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
+        .await
+        .unwrap();
+    let mut script = Script::new([KITCHEN_CALL]);
+    script.repeat = true;
+    script.chat_template = Some(CHATML.to_string());
+    // a warm-up takes a while: a request said at once cancels it
+    script.prefill_delay = Duration::from_millis(300);
+    let (recorded, prefilled) = (script.recorded.clone(), script.prefilled.clone());
+    let engine = ScriptedEngine::spawn(script).await.unwrap();
+    let mut cfg = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap());
+    cfg.intents = false;
+    cfg.history_tokens = 64; // the scripted engine counts 4 characters a token
+    let agent = Agent::spawn(AgentArgs { cfg, engine, tools })
+        .await
+        .unwrap();
+    let request = |n: usize| format!("turn on the kitchen light, take {n}");
+    let last_prompt = || recorded.lock().unwrap().last().unwrap().prompt.clone();
+    // one request after another: each warm-up is cancelled by the next turn, so the
+    // history is never cut under a turn (which would evaluate it all again)
+    for n in 1..=4 {
+        let turn = ask(&agent, &request(n)).await.unwrap();
+        assert_eq!(turn.reply, "The kitchen light is on.");
+    }
+    let prompt = last_prompt();
+    for n in 1..=3 {
+        assert!(prompt.contains(&request(n)), "take {n} kept:\n{prompt}");
+    }
+    // a pause: the warm-up after the fourth turn finishes, and the history is cut to it
+    let mut cut = String::new();
+    for _ in 0..100 {
+        cut = prefilled
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        if cut.contains(&request(4)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    ask(&agent, &request(5)).await.unwrap();
+    let prompt = last_prompt();
+    assert!(
+        prompt.starts_with(cut.as_str()),
+        "the turn begins with the cut prompt as warmed:\n{prompt}\n---\n{cut}"
+    );
+    assert!(
+        !prompt.contains(&request(1)),
+        "the oldest turn is cut:\n{prompt}"
+    );
+    assert!(
+        prompt.contains(&request(4)),
+        "the latest is kept:\n{prompt}"
+    );
+    let kept = &cut[cut.find("take").unwrap()..];
+    assert!(kept.len() / 4 <= 64, "within the bound: {kept}");
+}
+
 /// A held (speculative) request: the model writes, but its call waits for the decision.
 async fn held(
     agent: &ActorRef<AgentMsg>,
