@@ -12,8 +12,8 @@
 //! - a yes or no to a question about the home: "Is the front door locked?" "Yes.".
 //!
 //! A number after a modal is an offer, not a reading ("you can set it to 21 degrees"),
-//! unless a form of "to be" comes between ("I can confirm it is 21 degrees"); a question
-//! states nothing.
+//! unless a form of "to be" comes between ("I can confirm it is 21 degrees") or it is a time
+//! of day ("You can call me at 10:00 AM."); a question states nothing.
 //!
 //! Before any call of the turn, a sentence that states a reading is a claim
 //! ([`states_reading`]). After calls, what the reply says must be what the turn's results
@@ -134,7 +134,11 @@ const STATES: &[&str] = &[
     "stuffy",
     "comfortable",
     "dark",
+    "darker",
     "bright",
+    "brighter",
+    "dim",
+    "dimmer",
     "sunny",
     "rainy",
     "cloudy",
@@ -451,13 +455,15 @@ fn numbers(t: &[String]) -> Vec<Found> {
     out
 }
 
-/// Whether the number at `at` is offered rather than stated: a modal before it with no
-/// form of "to be" between ("you can set it to 21 degrees").
-fn offered(t: &[String], at: usize) -> bool {
-    t[..at]
-        .iter()
-        .rposition(|w| MODALS.contains(&w.as_str()))
-        .is_some_and(|m| !t[m + 1..at].iter().any(|w| BE.contains(&w.as_str())))
+/// Whether the number `f` is offered rather than stated: a modal before it with no form of
+/// "to be" between ("you can set it to 21 degrees"). A time of day is never offered: "You can
+/// call me at 10:00 AM." to "What time is it?" is a reading.
+fn offered(t: &[String], f: &Found) -> bool {
+    !matches!(f.num, Num::Time { .. })
+        && t[..f.at]
+            .iter()
+            .rposition(|w| MODALS.contains(&w.as_str()))
+            .is_some_and(|m| !t[m + 1..f.at].iter().any(|w| BE.contains(&w.as_str())))
 }
 
 /// Words a request that asks for something begins with.
@@ -534,7 +540,7 @@ pub(super) fn states_reading(sentence: &str, request: &str, subjects: &HashSet<S
         return false;
     }
     let measured = numbers(&t).into_iter().any(|f| {
-        if offered(&t, f.at) {
+        if offered(&t, &f) {
             return false;
         }
         let unit = t[f.end..]
@@ -707,7 +713,7 @@ impl Carried {
             return false;
         }
         let number_lacking = numbers(&t).into_iter().any(|f| {
-            !offered(&t, f.at)
+            !offered(&t, &f)
                 && match f.num {
                     Num::Value(v) => !v.iter().any(|x| self.has_value(*x)),
                     Num::Time { hour, minute, pm } => !self.has_time(hour, minute, pm),
@@ -849,6 +855,14 @@ mod tests {
                 "thermostat?",
             ),
             ("It's 21,5 °C inside.", "how warm is it"),
+            // a time is never an offer (espeak-ng session, 2026-11-27, heard "What time is
+            // it to help?")
+            ("You can call me at 10:00 AM.", "What time is it to help?"),
+            ("I can tell you it's 7 PM.", "what time is it"),
+            (
+                "The light in the kitchen is dimmer than the light in the living room.",
+                "is the mag more light.",
+            ),
         ] {
             assert!(reading(sentence, request), "{sentence} / {request}");
         }
