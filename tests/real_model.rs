@@ -146,6 +146,10 @@ fn kitchen_light_runs_set_light_once_and_says_so() {
     assert_eq!(calls[0].name, "set_light");
     assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": true}));
     assert_eq!(calls[0].status, ToolStatus::Ok, "{turn:#?}");
+    // the call's opener (`{"name": "` here, bare: `{"`, `name`, `":`, ` "`) was drafted
+    // after its first token and found to be the model's own choice: evaluated in one batch
+    let stats = &turn.hops[0].stats;
+    assert!(stats.drafted_tokens >= 3, "{stats:?}");
     let reply = turn.reply.to_lowercase();
     assert!(
         reply.contains("kitchen") && reply.contains("on"),

@@ -64,6 +64,9 @@ pub struct GenStats {
     /// Of those, the tokens the grammar forced (evaluated in one batch, not chosen by the
     /// model: names, keys, punctuation of a call).
     pub forced_tokens: usize,
+    /// Of those, the tokens of a call's opener drafted and found to be the model's own
+    /// choices (evaluated in one batch with the token before them).
+    pub drafted_tokens: usize,
     pub prompt_eval_ms: f64,
     /// From the request to the first sampled token.
     pub first_token_ms: f64,

@@ -197,6 +197,13 @@ impl LazyGrammar {
         })
     }
 
+    /// What a call begins with, up to its tool's name (`<tool_call>\n{"name": "`, and
+    /// `{"name": "` when bare calls are read): the engine drafts the one the output begins
+    /// with once it has its first token.
+    pub fn openers(&self) -> impl Iterator<Item = &str> {
+        self.openers.iter().map(String::as_str)
+    }
+
     /// Whether the output so far, `text`, has begun a call the grammar holds:
     /// `Some(true)`, hold it from now on; `Some(false)`, it never will (words, or a call to
     /// a tool that does not exist); `None`, not known yet.

@@ -18,6 +18,11 @@
 //!
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
+//!
+//! **Draft.** A free hop whose output begins with the first token of a call's opener
+//! (`{"name": "`) has the rest of it evaluated in one batch with that token; each drafted
+//! token stands if it is the one the model chooses there, the rest leave the cache. The
+//! output is the same as token by token; three or four decodes become one.
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -697,6 +702,38 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// The most likely token at batch index `idx` (what the greedy sampler would choose).
+    fn argmax(&self, idx: i32) -> LlamaToken {
+        let best = self
+            .ctx
+            .get_logits_ith(idx)
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map_or(0, |(i, _)| i);
+        LlamaToken(i32::try_from(best).unwrap_or(i32::MAX))
+    }
+
+    /// Keeps the first `keep` tokens of the active slot (the rest of a draft the model did
+    /// not choose leaves the cache).
+    fn trim_active(&mut self, keep: usize) -> Result<(), EngineError> {
+        let slot = &mut self.slots[self.active];
+        if keep >= slot.tokens.len() {
+            return Ok(());
+        }
+        let seq = u32::try_from(slot.seq).ok();
+        let ok = self
+            .ctx
+            .clear_kv_cache_seq(seq, u32::try_from(keep).ok(), None)
+            .map_err(|e| llama_err("trimming a draft from the KV cache")(e.to_string()))?;
+        if ok {
+            self.slots[self.active].tokens.truncate(keep);
+            Ok(())
+        } else {
+            self.forget(self.active)
+        }
+    }
+
     /// Empties a slot's sequence.
     fn forget(&mut self, slot: usize) -> Result<(), EngineError> {
         let seq = u32::try_from(self.slots[slot].seq).ok();
@@ -747,7 +784,7 @@ impl Worker<'_> {
         };
         let mut lazy = LazyStart::new(req.lazy.clone().filter(|_| matcher.is_none()));
         let mut sampler = LlamaSampler::greedy();
-        let Some(mut batch) = self.evaluate(id, &tokens, &mut stats, t0)? else {
+        let Some(batch) = self.evaluate(id, &tokens, &mut stats, t0)? else {
             stats.stop = Some(StopReason::Cancelled);
             return Ok(stats);
         };
@@ -756,6 +793,17 @@ impl Worker<'_> {
         let mut stop = StopScanner::new(req.stop.clone());
         let mut pending: Vec<u8> = Vec::new();
         let mut logits_idx = batch.n_tokens() - 1;
+        let mut batch = LlamaBatch::new(GEN_BATCH, 1);
+        // the openers of a call, one drafted once the output begins with its first token
+        let mut drafts: Vec<Vec<LlamaToken>> = req
+            .lazy
+            .iter()
+            .filter(|_| matcher.is_none())
+            .flat_map(|l| l.openers())
+            .map(|o| self.tokenize(o))
+            .filter(|d| (2..=MAX_DRAFT).contains(&d.len()))
+            .collect();
+        let mut ahead = Ahead::default();
         let mut reason = StopReason::MaxTokens;
         let mut sample_s = 0.0;
         while stats.generated_tokens < req.max_tokens {
@@ -768,9 +816,12 @@ impl Worker<'_> {
                 break;
             }
             let ts = Instant::now();
-            let (mut next, mut forced) = match matcher.as_mut() {
-                Some(m) => self.grammar_step(m, logits_idx)?,
-                None => (vec![sampler.sample(&self.ctx, logits_idx)], 0),
+            let from_draft = ahead.tokens.pop_front();
+            let (mut next, mut forced) = match (from_draft, matcher.as_mut()) {
+                // the model's own choice, verified when the draft was evaluated
+                (Some(t), _) => (vec![t], 0),
+                (None, Some(m)) => self.grammar_step(m, logits_idx)?,
+                (None, None) => (vec![sampler.sample(&self.ctx, logits_idx)], 0),
             };
             sample_s += ts.elapsed().as_secs_f64();
             if tracing::enabled!(tracing::Level::TRACE) {
@@ -831,19 +882,55 @@ impl Worker<'_> {
                 reason = StopReason::EndOfTurn;
                 break;
             }
+            // a drafted token is in the cache already, its logits in the last batch
+            let fresh = &next[usize::from(from_draft.is_some())..];
+            if fresh.is_empty() {
+                logits_idx = ahead.logits;
+                ahead.logits += 1;
+                continue;
+            }
+            if from_draft.is_some() {
+                // the grammar took over inside the draft: the rest of it is not the output
+                let keep = self.slots[self.active].tokens.len() - ahead.tokens.len();
+                self.trim_active(keep)?;
+                ahead.tokens.clear();
+            }
+            let drafted = std::mem::take(&mut drafts)
+                .into_iter()
+                .find(|d| matcher.is_none() && next[..] == d[..1])
+                .map(|d| d[1..].to_vec())
+                .unwrap_or_default();
             batch.clear();
             let (seq, held) = (
                 self.slots[self.active].seq,
                 self.slots[self.active].tokens.len(),
             );
-            for (i, &t) in next.iter().enumerate() {
+            let evaluated: Vec<LlamaToken> = fresh.iter().chain(&drafted).copied().collect();
+            for (i, &t) in evaluated.iter().enumerate() {
+                let logits = i + 1 >= fresh.len();
                 batch
-                    .add(t, to_pos(held + i)?, &[seq], i + 1 == next.len())
+                    .add(t, to_pos(held + i)?, &[seq], logits)
                     .map_err(|e| llama_err("filling a batch")(e.to_string()))?;
             }
             self.decode(&mut batch, "generating")?;
-            self.slots[self.active].tokens.extend_from_slice(&next);
-            logits_idx = batch.n_tokens() - 1;
+            self.slots[self.active].tokens.extend_from_slice(&evaluated);
+            logits_idx = i32::try_from(fresh.len()).unwrap_or(i32::MAX) - 1;
+            if !drafted.is_empty() {
+                // the draft stands as far as each of its tokens is the one the model chose
+                let kept = drafted
+                    .iter()
+                    .enumerate()
+                    .take_while(|&(j, t)| self.argmax(logits_idx + j as i32) == *t)
+                    .count();
+                let keep = self.slots[self.active].tokens.len() - (drafted.len() - kept);
+                self.trim_active(keep)?;
+                tracing::trace!(drafted = drafted.len(), kept, "the call's opener drafted");
+                stats.drafted_tokens += kept;
+                ahead = Ahead {
+                    tokens: drafted[..kept].iter().copied().collect(),
+                    logits: logits_idx + 1,
+                };
+            }
         }
         if reason != StopReason::StopString {
             let mut tail = stop.finish();
@@ -961,6 +1048,21 @@ fn grammar_err(e: impl std::fmt::Display) -> EngineError {
 
 /// At most this many forced tokens are evaluated in one batch.
 const MAX_FORCED: usize = 64;
+
+/// At most this many tokens of a call's opener are drafted.
+const MAX_DRAFT: usize = 16;
+
+/// The batch a generation step is evaluated in: the sampled token and what the grammar
+/// forces after it, or a drafted opener.
+const GEN_BATCH: usize = 1 + MAX_FORCED + MAX_DRAFT;
+
+/// Drafted tokens the model was found to choose, evaluated already, not yet output.
+#[derive(Default)]
+struct Ahead {
+    tokens: std::collections::VecDeque<LlamaToken>,
+    /// The batch index of the logits after the first of them.
+    logits: i32,
+}
 
 fn to_pos(p: usize) -> Result<i32, EngineError> {
     i32::try_from(p).map_err(|_| EngineError::Llama {
