@@ -5,7 +5,8 @@
 //! files; `llm` holds the chat templates, grammars and engines (llama.cpp behind the `llm`
 //! feature); `tools` the tool registry and executors; `agent` the hop loop; `supervisor`
 //! the wiring; `voice` the values that cross the voice pipeline's stages; `events` the
-//! stream the D-Bus face (`bus`) and telemetry follow; `wake` the wake-word detector
+//! stream the D-Bus face (`bus`) and telemetry follow; `cpu` the model giving way to speech
+//! synthesis on a shared machine; `wake` the wake-word detector
 //! (microWakeWord models on TensorFlow Lite, not wired into the pipeline yet).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -18,6 +19,7 @@ pub mod audio;
 pub mod bounded;
 pub mod bus;
 pub mod config;
+pub mod cpu;
 pub mod doctor;
 pub mod events;
 pub mod intent;

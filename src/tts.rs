@@ -707,7 +707,11 @@ mod engine {
                     synth_ms: 0.0,
                 });
             }
-            let said = voice.synthesize(text)?;
+            // the model waits meanwhile: this sentence is what the listener hears next
+            let said = {
+                let _first = crate::cpu::speaking();
+                voice.synthesize(text)?
+            };
             if text.chars().count() <= RECENT_CHARS && !said.pcm.samples.is_empty() {
                 self.0.put(text.to_string(), said.pcm.clone());
             }

@@ -744,13 +744,19 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Decodes `batch` into the active slot. When the cache has no cell left for it, the
-    /// other slots are emptied (the active one keeps its prefix) and it is tried once more.
+    /// Decodes `batch` into the active slot, once no speech is being synthesised
+    /// ([`crate::cpu::give_way`]). When the cache has no cell left for it, the other slots
+    /// are emptied (the active one keeps its prefix) and it is tried once more.
     fn decode(
         &mut self,
         batch: &mut LlamaBatch<'_>,
         stage: &'static str,
     ) -> Result<(), EngineError> {
+        // speech being synthesised goes first (two cores: `crate::cpu`)
+        let waited = crate::cpu::give_way();
+        if waited >= std::time::Duration::from_millis(1) {
+            tracing::trace!(ms = waited.as_secs_f64() * 1e3, "gave way to speech");
+        }
         match self.ctx.decode(batch) {
             Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
                 tracing::debug!("the KV cache is full: the other sequences are emptied");
