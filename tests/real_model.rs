@@ -396,9 +396,13 @@ fn a_prompt_cache_file_carries_the_warmed_prefix_and_no_request() {
 
 #[test]
 fn retries_without_the_conversation_leave_it_cached() {
-    // A long session, then two retries asked without it that share more with each other
-    // than with it (the warm-up after a flagged turn found 1583 of 2377 tokens gone: the
-    // second retry had been evaluated over the conversation).
+    // The engine's prompts as a long voice session makes them: the conversation, a retry
+    // asked without it, the conversation again (the next turn), a second retry that shares
+    // more with the first than with the conversation; then the history cut back (the
+    // conversation goes on in the other sequence, the longer one before the cut left stale)
+    // and a third retry. After each retry the conversation must still be cached: once, the
+    // warm-up after a retry found 1583 of 2377 tokens gone and took 19.8 s, and once, after
+    // a cut, a retry took the place of the shorter, live conversation (5.5 s).
     let Some(s) = shared() else { return };
     let model = common_model::qwen_path().unwrap();
     s.rt.block_on(async {
@@ -406,14 +410,6 @@ fn retries_without_the_conversation_leave_it_cached() {
         let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
         cfg.n_ctx = 2048;
         let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
-        let system = "<|im_start|>system\nYou are hearth.<|im_end|>\n";
-        let mut conversation = system.to_string();
-        for room in ["kitchen", "hallway", "bedroom", "office", "garage", "porch"] {
-            conversation.push_str(&format!(
-                "<|im_start|>user\nTurn on the {room} light.<|im_end|>\n\
-                 <|im_start|>assistant\nThe {room} light is on.<|im_end|>\n"
-            ));
-        }
         let prefill = |text: String| {
             let engine = engine.clone();
             async move {
@@ -422,19 +418,48 @@ fn retries_without_the_conversation_leave_it_cached() {
                     .unwrap()
             }
         };
-        let whole = prefill(conversation.clone()).await;
+        let system = "<|im_start|>system\nYou are hearth.<|im_end|>\n";
+        let turns = |rooms: &[&str]| {
+            let mut text = system.to_string();
+            for room in rooms {
+                text.push_str(&format!(
+                    "<|im_start|>user\nTurn on the {room} light.<|im_end|>\n\
+                     <|im_start|>assistant\nThe {room} light is on.<|im_end|>\n"
+                ));
+            }
+            text
+        };
         let retry = |words: &str| format!("{system}<|im_start|>user\n{words}<|im_end|>\n");
-        let first = prefill(retry("Lock the front door.")).await;
-        let second = prefill(retry("Lock the back door.")).await;
+        let rooms = ["kitchen", "hallway", "bedroom", "office", "garage", "porch"];
+        let cached_after = |conversation: String, words: &'static str| {
+            let prefill = prefill.clone();
+            async move {
+                let retried = prefill(retry(words)).await;
+                let again = prefill(conversation).await;
+                assert_eq!(
+                    again.evaluated_tokens, 1,
+                    "the conversation is still cached after {words:?}: {again:?} ({retried:?})"
+                );
+            }
+        };
+        let conversation = turns(&rooms);
+        prefill(conversation.clone()).await;
+        cached_after(conversation.clone(), "Lock the front door.").await;
+        cached_after(conversation.clone(), "Lock the back door.").await;
+        // the history cut back to its last two turns, evaluated beside the conversation
+        let cut = turns(&rooms[4..]);
+        let warmed = prefill(cut.clone()).await;
+        assert!(warmed.cached_tokens > 0, "{warmed:?}");
+        let next = prefill(turns(&rooms[4..]) + "<|im_start|>user\nHi.<|im_end|>\n").await;
         assert!(
-            second.cached_tokens > first.cached_tokens,
-            "{first:?} {second:?}"
+            next.evaluated_tokens < 20,
+            "the cut conversation goes on: {next:?}"
         );
-        let again = prefill(conversation).await;
-        assert_eq!(
-            again.evaluated_tokens, 1,
-            "the conversation is still cached: {again:?} (first {whole:?})"
-        );
+        cached_after(
+            cut + "<|im_start|>user\nHi.<|im_end|>\n",
+            "Lock the garage door.",
+        )
+        .await;
         engine.stop(None);
     });
 }

@@ -9,12 +9,12 @@
 //! **Prefix cache.** The worker remembers which tokens its KV cache holds, in
 //! [`SEQUENCES`] sequences of one unified cache. A new prompt is compared token by token
 //! with each; only the tokens after the longest common prefix are evaluated, so the system
-//! prompt, the tool list and the earlier turns are not evaluated again. A prompt goes to the
-//! sequence it costs least (the fewest cached tokens dropped): one that continues the
-//! conversation is evaluated there; one that departs from it part-way (a retry asked without
-//! the conversation, a history cut back by the warm-up) goes to the other sequence, from a
-//! copy of the shared prefix (cells shared, nothing evaluated), so the conversation is still
-//! there for the prompt after it.
+//! prompt, the tool list and the earlier turns are not evaluated again. A prompt that
+//! continues what a sequence holds is evaluated there; one that departs from it part-way (a
+//! retry asked without the conversation, a history cut back by the warm-up) goes to the
+//! least recently used sequence, from a copy of the shared prefix (cells shared, nothing
+//! evaluated). A turn's first hop always continues the conversation, so that is never the
+//! least recently used when a retry comes, and it is still there for the prompt after it.
 //!
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
@@ -1020,12 +1020,13 @@ struct Placement {
     common: usize,
 }
 
-/// Where `prompt` goes, given the tokens each slot holds and when each was last used: into
-/// the slot whose loss is least (the tokens it holds beyond its prefix shared with the
-/// prompt; then the one sharing most, then the least recently used), from the longest shared
-/// prefix any slot holds (copied over when another slot holds it). A retry asked without the
-/// conversation so lands in the spare slot however much it shares with an earlier retry
-/// there, and the conversation stays cached for the prompt after it.
+/// Where `prompt` goes, given the tokens each slot holds and when each was last used: the
+/// slot sharing its longest prefix with it, if the prompt continues all that slot holds (or
+/// departs from it only at its last token); otherwise the least recently used slot, from a
+/// copy of that prefix (in place when it is that slot). Every turn's first hop continues the
+/// conversation, so a retry asked without it, or a history being cut back, overwrites the
+/// other slot (an earlier retry, a stale history) and never the conversation, however much
+/// the new prompt shares with the other slot or however long that is.
 fn place(held: &[&[LlamaToken]], used: &[u64], prompt: &[LlamaToken]) -> Placement {
     let shared = |h: &[LlamaToken]| {
         h.iter()
@@ -1034,17 +1035,30 @@ fn place(held: &[&[LlamaToken]], used: &[u64], prompt: &[LlamaToken]) -> Placeme
             .count()
             .min(prompt.len().saturating_sub(1))
     };
-    let loss = |i: usize| held[i].len() - shared(held[i]);
-    let target = (0..held.len())
-        .min_by_key(|&i| (loss(i), std::cmp::Reverse(shared(held[i])), used[i]))
+    let best = (0..held.len())
+        .max_by_key(|&i| (shared(held[i]), used[i], std::cmp::Reverse(i)))
         .unwrap_or(0);
-    let source = (0..held.len())
-        .max_by_key(|&i| (shared(held[i]), i == target, used[i], std::cmp::Reverse(i)))
-        .unwrap_or(target);
+    let common = shared(held[best]);
+    if held[best].len() <= common + 1 {
+        return Placement {
+            target: best,
+            source: best,
+            common,
+        };
+    }
+    let target = (0..held.len())
+        .min_by_key(|&i| (used[i], i))
+        .unwrap_or(best);
+    // of the slots sharing as much, the target itself: nothing is copied
+    let source = if shared(held[target]) == common {
+        target
+    } else {
+        best
+    };
     Placement {
         target,
         source,
-        common: shared(held[source]),
+        common,
     }
 }
 
@@ -1155,28 +1169,38 @@ mod tests {
 
     #[test]
     fn a_retry_never_evicts_the_conversation_for_an_earlier_retry() {
-        // system prompt 1 2; the conversation 3 4 5 6 in slot 0; an earlier retry 7 8 in
-        // slot 1, used last
+        // system prompt 1 2; an earlier retry 7 8 in slot 1; the conversation 3 4 5 6 in
+        // slot 0, used since by the turn's first hop
         let (conversation, retry) = (toks(&[1, 2, 3, 4, 5, 6]), toks(&[1, 2, 7, 8]));
         // a new retry shares more with the earlier one (1 2 7) than with the conversation:
         // the earlier retry is trimmed, the conversation kept
-        let placed = place(&[&conversation, &retry], &[1, 2], &toks(&[1, 2, 7, 9]));
-        assert_eq!(placed, at(1, 1, 3));
-        // even when the conversation was used last
         let placed = place(&[&conversation, &retry], &[2, 1], &toks(&[1, 2, 7, 9]));
         assert_eq!(placed, at(1, 1, 3));
     }
 
     #[test]
-    fn of_equal_losses_the_least_recently_used_slot_is_overwritten() {
+    fn a_retry_never_evicts_the_conversation_for_a_longer_stale_history() {
+        // the history was cut: the conversation goes on in slot 1 (1 2 5 6), and slot 0
+        // still holds the longer history from before the cut
+        let (stale, conversation) = (toks(&[1, 2, 3, 4, 5, 6, 7, 8]), toks(&[1, 2, 5, 6]));
+        let placed = place(&[&stale, &conversation], &[1, 2], &toks(&[1, 2, 9]));
+        assert_eq!(placed, at(0, 0, 2));
+        // and a prompt that goes on from the conversation stays there
+        let placed = place(&[&stale, &conversation], &[1, 2], &toks(&[1, 2, 5, 6, 9]));
+        assert_eq!(placed, at(1, 1, 4));
+    }
+
+    #[test]
+    fn a_history_cut_back_goes_beside_the_conversation() {
+        // the conversation 1 2 3 4 5 6 in slot 0 (used last), an old retry in slot 1; the
+        // warm-up evaluates the history cut back to its last turn: 1 2 5 6
+        let (conversation, retry) = (toks(&[1, 2, 3, 4, 5, 6]), toks(&[1, 2, 7]));
+        let placed = place(&[&conversation, &retry], &[2, 1], &toks(&[1, 2, 5, 6]));
+        assert_eq!(placed, at(1, 1, 2));
+        // two slots sharing as much: the least recently used is trimmed in place
         let (a, b) = (toks(&[1, 2, 3, 3]), toks(&[1, 2, 4, 4]));
-        // both would lose 2 tokens and share 1 2: a, used first, is trimmed in place
         let placed = place(&[&a, &b], &[1, 2], &toks(&[1, 2, 5]));
         assert_eq!(placed, at(0, 0, 2));
-        // c would lose 3 (5 6 7), b 2: b goes, from a copy of c's longer prefix
-        let c = toks(&[1, 2, 3, 4, 5, 6, 7]);
-        let placed = place(&[&c, &b], &[1, 2], &toks(&[1, 2, 3, 4, 9]));
-        assert_eq!(placed, at(1, 0, 4));
     }
 
     #[test]
