@@ -431,16 +431,13 @@ fn retries_without_the_conversation_leave_it_cached() {
         };
         let retry = |words: &str| format!("{system}<|im_start|>user\n{words}<|im_end|>\n");
         let rooms = ["kitchen", "hallway", "bedroom", "office", "garage", "porch"];
-        let cached_after = |conversation: String, words: &'static str| {
-            let prefill = prefill.clone();
-            async move {
-                let retried = prefill(retry(words)).await;
-                let again = prefill(conversation).await;
-                assert_eq!(
-                    again.evaluated_tokens, 1,
-                    "the conversation is still cached after {words:?}: {again:?} ({retried:?})"
-                );
-            }
+        let cached_after = |conversation: String, words: &'static str| async move {
+            let retried = prefill(retry(words)).await;
+            let again = prefill(conversation).await;
+            assert_eq!(
+                again.evaluated_tokens, 1,
+                "the conversation is still cached after {words:?}: {again:?} ({retried:?})"
+            );
         };
         let conversation = turns(&rooms);
         prefill(conversation.clone()).await;
