@@ -28,6 +28,9 @@ enum Command {
     Parse(cmd::parse::Args),
     /// List the tool-call parsers (wire-format detectors).
     Parsers,
+    /// The house's phrase set: what the tools' local intents understand (counts, the forms
+    /// with their slots' words, a sample).
+    Phrases(cmd::phrases::Args),
     /// List the built-in model presets.
     Presets,
     /// Model files: download, locate, verify, list.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Parse(args) => cmd::parse::run(args),
         Command::Parsers => cmd::parse::list_parsers(),
+        Command::Phrases(args) => cmd::phrases::run(args),
         Command::Presets => cmd::models::list_presets(),
         Command::Models { command } => cmd::models::run(command),
         Command::Doctor(args) => cmd::doctor::run(args),

@@ -6,6 +6,7 @@ pub mod ask;
 pub mod doctor;
 pub mod models;
 pub mod parse;
+pub mod phrases;
 #[cfg(feature = "tts")]
 pub mod run;
 

@@ -106,6 +106,7 @@ mod follow_up;
 mod ground;
 mod normalize;
 mod numbers;
+mod phrases;
 mod slot;
 mod template;
 
@@ -126,6 +127,8 @@ pub use derive::{name_words, Shape};
 pub use follow_up::Before;
 pub use ground::{unsupported, Unsupported};
 pub(crate) use numbers::number_at;
+pub use phrases::{Count, Part, PhraseForm, PhraseSet};
+pub use slot::{Vocabulary, MAX_NUMBERS};
 pub use template::MAX_FORMS;
 
 /// The words of `text` as intents compare them: lower case, punctuation gone, apostrophes
@@ -319,6 +322,30 @@ impl ToolIntents {
     /// The tool these intents call.
     pub fn tool(&self) -> &str {
         &self.tool
+    }
+
+    /// Every sentence form of these intents, its slots as what they take.
+    fn phrase_forms(&self) -> impl Iterator<Item = PhraseForm> + '_ {
+        self.forms.iter().map(|form| {
+            let slots = &self.intents[form.intent].slots;
+            let parts = form
+                .tokens
+                .iter()
+                .map(|t| match t {
+                    Token::Word(w) => Part::Word(w.clone()),
+                    Token::Slot(param) => Part::Slot {
+                        param: param.clone(),
+                        takes: slots
+                            .get(param)
+                            .map_or(Vocabulary::Words, slot::Slot::vocabulary),
+                    },
+                })
+                .collect();
+            PhraseForm {
+                source: self.tool.clone(),
+                parts,
+            }
+        })
     }
 
     /// Add every distinct call a form makes of all of `words` to `found`, stopping once it
@@ -650,6 +677,11 @@ impl Intents {
     /// The intents of these tools.
     pub fn new(tools: Vec<Arc<ToolIntents>>) -> Intents {
         Intents { tools }
+    }
+
+    /// The house's phrase set: every sentence form of every tool's intents.
+    pub fn phrases(&self) -> PhraseSet {
+        PhraseSet::new(self.tools.iter().flat_map(|t| t.phrase_forms()).collect())
     }
 
     /// True when no tool has intents.

@@ -18,6 +18,26 @@ struct Phrase {
     value: Value,
 }
 
+/// What a slot takes, listed for a recogniser: the house's words for it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Vocabulary {
+    /// One of these phrases (an enum's values and synonyms, a boolean's words).
+    Phrases(Vec<String>),
+    /// One of these numbers (in digits or words), or one of the phrases.
+    Numbers {
+        numbers: Vec<f64>,
+        phrases: Vec<String>,
+    },
+    /// Any number (the schema bounds it on no side, or allows more than
+    /// [`MAX_NUMBERS`]), or one of the phrases.
+    AnyNumber { phrases: Vec<String> },
+    /// Any words (a string without an enum).
+    Words,
+}
+
+/// The most numbers a slot's vocabulary lists one by one.
+pub const MAX_NUMBERS: usize = 1001;
+
 /// What a slot takes besides its phrases.
 #[derive(Debug, Clone)]
 enum Open {
@@ -106,6 +126,25 @@ impl Slot {
             longest,
             open,
         })
+    }
+
+    /// What it takes, as a recogniser's vocabulary ([`Vocabulary`]).
+    pub(super) fn vocabulary(&self) -> Vocabulary {
+        let mut phrases: Vec<String> = Vec::new();
+        for p in &self.phrases {
+            let said = p.words.join(" ");
+            if !phrases.contains(&said) {
+                phrases.push(said);
+            }
+        }
+        match &self.open {
+            Open::Closed => Vocabulary::Phrases(phrases),
+            Open::Words => Vocabulary::Words,
+            Open::Number(accepts) => match accepts.values() {
+                Some(numbers) => Vocabulary::Numbers { numbers, phrases },
+                None => Vocabulary::AnyNumber { phrases },
+            },
+        }
     }
 
     /// Whether it takes any words (a string without an enum).
@@ -229,6 +268,27 @@ struct Accepts {
 }
 
 impl Accepts {
+    /// The numbers it accepts one by one, when they are few enough: an `enum`'s, else
+    /// whole numbers (and halves, for a `number`) between both bounds.
+    fn values(&self) -> Option<Vec<f64>> {
+        if let Some(listed) = &self.one_of {
+            return Some(listed.iter().copied().filter(|x| self.number(*x)).collect());
+        }
+        let (low, high) = (self.min?.0, self.max?.0);
+        let step = if self.integer { 1.0 } else { 0.5 };
+        let first = (low / step).ceil() * step;
+        let steps = ((high - first) / step).floor();
+        if !(0.0..MAX_NUMBERS as f64).contains(&steps) {
+            return None;
+        }
+        Some(
+            (0..=steps as usize)
+                .map(|i| first + i as f64 * step)
+                .filter(|x| self.number(*x))
+                .collect(),
+        )
+    }
+
     fn new(schema: &Value) -> Accepts {
         Accepts {
             integer: kind(schema) == Some("integer"),

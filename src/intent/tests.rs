@@ -1022,3 +1022,113 @@ fn step_errors_name_the_tool_the_intent_and_the_fix() {
     );
     says(&e, "make it warmer", "also in `args`");
 }
+
+/// The phrase set of the lights and the thermostat, with a hand-written sentence each.
+fn house_phrases() -> PhraseSet {
+    let light = ToolIntents::compile(
+        "set_light",
+        &[with_slots(
+            spec(&["turn {on} [the] {room} light"]),
+            "room",
+            json!({"lounge": "living room"}),
+        )],
+        &lights(),
+    )
+    .unwrap();
+    let heat = ToolIntents::compile(
+        "set_thermostat",
+        &[spec(&["set the thermostat to {temperature} degrees"])],
+        &thermostat(),
+    )
+    .unwrap();
+    Intents::new(vec![Arc::new(light), Arc::new(heat)]).phrases()
+}
+
+#[test]
+fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
+    let set = house_phrases();
+    let forms: Vec<String> = set.forms().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        forms,
+        [
+            "turn {on: on | off} the {room: lounge | kitchen | living room | bedroom | bathroom} light",
+            "turn {on: on | off} {room: lounge | kitchen | living room | bedroom | bathroom} light",
+            "set the thermostat to {temperature: 10–30} degrees",
+        ]
+    );
+    assert_eq!(set.forms()[0].source, "set_light");
+    // 2 × 5 sentences per light form; 10 to 30 in halves is 41 temperatures
+    assert_eq!(
+        set.count(),
+        Count {
+            sentences: 10 + 10 + 41,
+            open_forms: 0
+        }
+    );
+}
+
+#[test]
+fn a_sample_is_made_of_the_house_phrases_and_the_same_seed_draws_it_again() {
+    let set = house_phrases();
+    let intents_say = |s: &str| {
+        let light = ToolIntents::compile(
+            "set_light",
+            &[with_slots(
+                spec(&["turn {on} [the] {room} light"]),
+                "room",
+                json!({"lounge": "living room"}),
+            )],
+            &lights(),
+        )
+        .unwrap();
+        let heat = ToolIntents::compile(
+            "set_thermostat",
+            &[spec(&["set the thermostat to {temperature} degrees"])],
+            &thermostat(),
+        )
+        .unwrap();
+        Intents::new(vec![Arc::new(light), Arc::new(heat)]).recognize(s)
+    };
+    let drawn = set.sample(40, 7);
+    assert_eq!(drawn.len(), 40);
+    for (source, sentence) in &drawn {
+        let calls = intents_say(sentence).unwrap_or_else(|| panic!("{sentence:?} is understood"));
+        assert_eq!(calls[0].tool, *source, "{sentence}");
+    }
+    assert_eq!(drawn, set.sample(40, 7));
+    assert_ne!(drawn, set.sample(40, 8));
+}
+
+#[test]
+fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
+    let note = ToolIntents::compile(
+        "notify",
+        &[with_args(
+            spec(&["remind me to {body}"]),
+            json!({"title": "Reminder"}),
+        )],
+        &notify(),
+    )
+    .unwrap();
+    let volume = ToolIntents::compile(
+        "set_volume",
+        &[spec(&["volume {level}"])],
+        &json!({"type": "object", "required": ["level"], "properties": {
+            "level": {"type": "integer", "minimum": 0}}}),
+    )
+    .unwrap();
+    let set = Intents::new(vec![Arc::new(note), Arc::new(volume)]).phrases();
+    assert_eq!(
+        set.count(),
+        Count {
+            sentences: 0,
+            open_forms: 2
+        }
+    );
+    let forms: Vec<String> = set.forms().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        forms,
+        ["remind me to {body: …}", "volume {level: any number}"]
+    );
+    assert!(set.sample(3, 1).iter().all(|(_, s)| !s.is_empty()));
+}

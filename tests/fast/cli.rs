@@ -139,3 +139,46 @@ fn explicit_parser_chain_and_preset() {
     );
     assert_eq!(json_lines(&out)[0]["calls"][0]["name"], "get_time");
 }
+
+#[test]
+fn phrases_counts_the_house_and_draws_from_it() {
+    let config = std::env::temp_dir().join(format!("hearth-phrases-{}.toml", std::process::id()));
+    std::fs::write(&config, "").unwrap();
+    let tools = format!("{}/tools", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        "phrases",
+        "--config",
+        config.to_str().unwrap(),
+        "--tools",
+        &tools,
+        "--sample",
+        "20",
+        "--seed",
+        "5",
+    ];
+    let out = hearth(&args, b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (counts, sample) = text.split_once("\n\n").expect("counts, then the sample");
+    // a line per tool with intents, the stop words, and the whole
+    let tools: Vec<&str> = counts
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(t, _)| t))
+        .collect();
+    for tool in ["set_light", "set_lock", "set_thermostat", "stop", "in all"] {
+        assert!(tools.contains(&tool), "{tool} in {counts}");
+    }
+    let drawn: Vec<(&str, &str)> = sample.lines().filter_map(|l| l.split_once('\t')).collect();
+    assert_eq!(drawn.len(), 20, "{sample}");
+    assert!(drawn
+        .iter()
+        .all(|(t, s)| tools.contains(t) && !s.is_empty()));
+    // the same seed draws the same sentences
+    let again = hearth(&args, b"");
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), text);
+    let _ = std::fs::remove_file(&config);
+}

@@ -1,0 +1,83 @@
+//! `hearth phrases`: the house's phrase set, what the loaded tools' local intents
+//! understand: how many sentences, the forms with their slots' words, or a sample.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use hearth::settings::{Flags, Settings};
+use hearth::tools::{Backends, Registry};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The configuration file (default: $HEARTH_CONFIG, else hearth.toml in
+    /// $CONFIGURATION_DIRECTORY, ~/.config/hearth or /etc/hearth, if there is one).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Directory of tool manifests (*.toml). Default: $HEARTH_TOOLS, else ./tools if present.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// Print every sentence form, its slots as the words they take.
+    #[arg(long)]
+    forms: bool,
+    /// Print N sentences drawn from the set, each with its tool.
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
+    /// The draw's seed: the same seed draws the same sentences.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// The counts per tool and in all; the forms and a sample when asked for.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let settings = Settings::discover(Flags {
+        config: args.config.clone(),
+        tools: args.tools.clone(),
+        ..Flags::default()
+    })?;
+    let backends = Arc::new(Backends::from_config(&settings.config)?);
+    let registry = match settings.tools_dir() {
+        Some(dir) => Registry::load(&dir, backends)
+            .with_context(|| format!("loading the tools in {}", dir.display()))?,
+        None => Registry::builtins().with_backends(backends)?,
+    };
+    let set = registry.intents().phrases();
+    #[cfg(feature = "tts")]
+    let set = set.and_fixed("stop", hearth::pipeline::stop::STOP_PHRASES);
+    let mut out = std::io::stdout().lock();
+    let mut tools: Vec<&str> = set.forms().iter().map(|f| f.source.as_str()).collect();
+    tools.dedup();
+    for tool in tools {
+        let forms: Vec<_> = set.forms().iter().filter(|f| f.source == tool).collect();
+        let counted: u128 = forms.iter().filter_map(|f| f.sentences()).sum();
+        let open = forms.iter().filter(|f| f.sentences().is_none()).count();
+        write!(out, "{tool}: {} forms, {counted} sentences", forms.len())?;
+        if open > 0 {
+            write!(out, " (and {open} forms that take any words or number)")?;
+        }
+        writeln!(out)?;
+    }
+    let all = set.count();
+    writeln!(
+        out,
+        "in all: {} forms, {} sentences, {} forms open",
+        set.forms().len(),
+        all.sentences,
+        all.open_forms
+    )?;
+    if args.forms {
+        writeln!(out)?;
+        for form in set.forms() {
+            writeln!(out, "{}\t{form}", form.source)?;
+        }
+    }
+    if let Some(n) = args.sample {
+        writeln!(out)?;
+        for (tool, sentence) in set.sample(n, args.seed) {
+            writeln!(out, "{tool}\t{sentence}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

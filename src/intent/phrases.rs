@@ -1,0 +1,218 @@
+//! The house's phrase set: every request the local intents answer, as sentence forms whose
+//! slots keep their vocabulary unexpanded (five rooms and a hundred levels stay 5 + 101
+//! entries of a form, not 505 sentences). It is what a recogniser held to what the house
+//! understands decodes against, and what `hearth phrases` prints and samples.
+//!
+//! Built from the loaded tools' intents (their own sentences and those their schemas imply),
+//! so it follows the tools: a registry rebuilt when a provider registers has a new one; the
+//! stop words join it as fixed phrases. Not in it yet: the follow-ups ("and the bedroom
+//! too", "turn it off again"), which are parts of these forms said after a turn. A number
+//! slot lists the parameter's own range in every form, also where the form names another
+//! unit ("… 22 f" is drawn, though 22 °F is below a 10–30 °C thermostat's range).
+
+use std::fmt;
+
+use super::slot::Vocabulary;
+
+/// One part of a sentence form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// A word said as it is.
+    Word(String),
+    /// A slot: a value of the tool's parameter `param`, said as `takes` lists.
+    Slot { param: String, takes: Vocabulary },
+}
+
+/// One sentence form: its words and slots, and where it comes from (a tool's name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhraseForm {
+    pub source: String,
+    pub parts: Vec<Part>,
+}
+
+/// How many sentences a set or a form stands for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    /// Sentences of the forms whose slots are all listed (a number slot: each number once,
+    /// in digits).
+    pub sentences: u128,
+    /// Forms with a slot that takes any words or any number: not counted in `sentences`.
+    pub open_forms: usize,
+}
+
+/// The phrase set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PhraseSet {
+    forms: Vec<PhraseForm>,
+}
+
+impl PhraseSet {
+    pub fn new(forms: Vec<PhraseForm>) -> PhraseSet {
+        PhraseSet { forms }
+    }
+
+    /// These and `phrases`, each a form of fixed words from `source` (the stop words).
+    pub fn and_fixed(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
+        self.forms.extend(phrases.iter().map(|p| {
+            PhraseForm {
+                source: source.to_string(),
+                parts: p
+                    .split_whitespace()
+                    .map(|w| Part::Word(w.to_string()))
+                    .collect(),
+            }
+        }));
+        self
+    }
+
+    /// Its forms, tool by tool in the registry's order.
+    pub fn forms(&self) -> &[PhraseForm] {
+        &self.forms
+    }
+
+    /// How many sentences it stands for.
+    pub fn count(&self) -> Count {
+        self.forms.iter().fold(Count::default(), |mut c, f| {
+            match f.sentences() {
+                Some(n) => c.sentences = c.sentences.saturating_add(n),
+                None => c.open_forms += 1,
+            }
+            c
+        })
+    }
+
+    /// `n` sentences drawn from it (a form at random, then each slot's value at random),
+    /// with their forms' sources; the same `seed` draws the same sentences. A slot that
+    /// takes any words is said as `…`.
+    pub fn sample(&self, n: usize, seed: u64) -> Vec<(&str, String)> {
+        let mut rng = XorShift::new(seed);
+        if self.forms.is_empty() {
+            return Vec::new();
+        }
+        (0..n)
+            .map(|_| {
+                let form = &self.forms[rng.below(self.forms.len())];
+                (form.source.as_str(), form.say(&mut rng))
+            })
+            .collect()
+    }
+}
+
+impl PhraseForm {
+    /// The sentences it stands for, or `None` when a slot takes any words or any number.
+    pub fn sentences(&self) -> Option<u128> {
+        self.parts.iter().try_fold(1u128, |n, p| {
+            let k = match p {
+                Part::Word(_) => 1,
+                Part::Slot { takes, .. } => match takes {
+                    Vocabulary::Phrases(p) => p.len(),
+                    Vocabulary::Numbers { numbers, phrases } => numbers.len() + phrases.len(),
+                    Vocabulary::AnyNumber { .. } | Vocabulary::Words => return None,
+                },
+            };
+            Some(n.saturating_mul(k as u128))
+        })
+    }
+
+    /// One sentence of the form, its slots' values drawn from `rng`.
+    fn say(&self, rng: &mut XorShift) -> String {
+        let words: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Word(w) => w.clone(),
+                Part::Slot { takes, .. } => match takes {
+                    Vocabulary::Phrases(p) => pick(p, rng).unwrap_or_default(),
+                    Vocabulary::Numbers { numbers, phrases } => {
+                        let k = rng.below(numbers.len() + phrases.len());
+                        match numbers.get(k) {
+                            Some(x) => number(*x),
+                            None => phrases[k - numbers.len()].clone(),
+                        }
+                    }
+                    Vocabulary::AnyNumber { .. } => number(rng.below(101) as f64),
+                    Vocabulary::Words => "…".to_string(),
+                },
+            })
+            .collect();
+        words.join(" ")
+    }
+}
+
+/// The form with each slot as what it takes: `turn on the {room: kitchen | living room}
+/// light`, `{level: 0–100}`, `{name: …}`.
+impl fmt::Display for PhraseForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.parts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            match p {
+                Part::Word(w) => f.write_str(w)?,
+                Part::Slot { param, takes } => {
+                    let listed = match takes {
+                        Vocabulary::Phrases(p) => p.join(" | "),
+                        Vocabulary::Numbers { numbers, phrases } => {
+                            let range = match (numbers.first(), numbers.last()) {
+                                (Some(a), Some(b)) if numbers.len() > 2 => {
+                                    format!("{}–{}", number(*a), number(*b))
+                                }
+                                _ => numbers
+                                    .iter()
+                                    .map(|x| number(*x))
+                                    .collect::<Vec<_>>()
+                                    .join(" | "),
+                            };
+                            std::iter::once(range)
+                                .chain(phrases.iter().cloned())
+                                .collect::<Vec<_>>()
+                                .join(" | ")
+                        }
+                        Vocabulary::AnyNumber { phrases } => std::iter::once("any number".into())
+                            .chain(phrases.iter().cloned())
+                            .collect::<Vec<String>>()
+                            .join(" | "),
+                        Vocabulary::Words => "…".into(),
+                    };
+                    write!(f, "{{{param}: {listed}}}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn pick(items: &[String], rng: &mut XorShift) -> Option<String> {
+    (!items.is_empty()).then(|| items[rng.below(items.len())].clone())
+}
+
+/// A number as a transcript writes it: "21", "21.5".
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A small deterministic generator for samples (xorshift64*): the same seed, the same draw.
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> XorShift {
+        XorShift(seed.max(1))
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        if n == 0 {
+            0
+        } else {
+            (x % n as u64) as usize
+        }
+    }
+}
