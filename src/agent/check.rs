@@ -622,6 +622,19 @@ fn repeats(w: &[String], request: &str, earlier: &[(String, String)]) -> bool {
     })
 }
 
+/// Whether `text` is greetings, thanks and small talk alone ("Good night.", "How are
+/// you?"): a request that may be said back ("Good night!"), by the model and in the
+/// session bench's scoring alike.
+pub fn small_talk(text: &str) -> bool {
+    let w = words(text);
+    let asked = content(&w);
+    !asked.is_empty() && all_social(&asked)
+}
+
+fn all_social(words: &[&str]) -> bool {
+    words.iter().all(|x| SOCIAL.contains(x))
+}
+
 /// The words of `w` that are not fillers: what an echo is compared by.
 fn content(w: &[String]) -> Vec<&str> {
     w.iter()
@@ -639,8 +652,7 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
     let says_back = |asked: &str, extra: usize| {
         let asked_words = words(asked);
         let asked = content(&asked_words);
-        let small_talk = asked.iter().all(|x| SOCIAL.contains(x));
-        if asked.len() < ECHO_MIN_WORDS || small_talk {
+        if asked.len() < ECHO_MIN_WORDS || all_social(&asked) {
             return false;
         }
         let whole = said.len() <= asked.len() + extra

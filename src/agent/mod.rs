@@ -112,7 +112,7 @@ mod reply;
 mod turn;
 mod warm;
 
-pub use check::{Earlier, ReplyCheck, Unfounded};
+pub use check::{small_talk, Earlier, ReplyCheck, Unfounded};
 pub use history::HistoryMode;
 pub use hooks::{clauses, is_echo, request_parts};
 pub use reply::synthetic_results;

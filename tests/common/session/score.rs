@@ -170,7 +170,8 @@ pub struct Scored {
     /// The calls that ran (identical ones once) that the request did not ask for
     /// ([`unasked`]): a wrong argument, an extra call, any call on a `none` request.
     pub unasked: Vec<String>,
-    /// A reply that is the request said back ([`echoed`]: what was typed or heard, or `say`).
+    /// A reply that is the request said back ([`echoed`]: what was typed or heard, or `say`),
+    /// unless the request is small talk ([`hearth::agent::small_talk`]).
     pub echoed: bool,
     /// A `none` case that made calls (any status).
     pub calls_on_none: bool,
@@ -223,9 +224,11 @@ pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
             .into_iter()
             .map(show_call)
             .collect(),
-        echoed: turns
-            .iter()
-            .any(|t| echoed(&t.reply, &t.heard) || echoed(&t.reply, &case.say)),
+        // a greeting answered in kind ("Good night!") is a reply, not the request said back
+        echoed: !hearth::agent::small_talk(&case.say)
+            && turns
+                .iter()
+                .any(|t| echoed(&t.reply, &t.heard) || echoed(&t.reply, &case.say)),
         calls_on_none: case.kind == Kind::None && !calls.is_empty(),
         duplicated,
         misheard: !turns.is_empty() && !duplicated && misheard(&heard, &case.say),

@@ -746,6 +746,11 @@ mod score {
             (sum.fabricated_readings, sum.unasked_calls, sum.echoed),
             (1, 0, 1)
         );
+        // a greeting answered in kind is no echo; a joke asked back is
+        let night = case(Kind::None, "Good night.", vec![]);
+        assert!(!score(&night, vec![turn(&night.say, "Good night!", vec![], 0.0)]).echoed);
+        let joke = case(Kind::None, "Tell me a joke.", vec![]);
+        assert!(score(&joke, vec![turn(&joke.say, "Tell me a joke.", vec![], 0.0)]).echoed);
     }
 
     #[test]
