@@ -416,7 +416,13 @@ impl ReplyCheck {
             for noun in name.split(['_', '-']).skip(1) {
                 check.add_subject(noun);
             }
-            check.names.insert(name);
+            if is_identifier(&tool.spec.name) {
+                check.names.insert(name);
+            } else {
+                // a tool named with a plain word ("heating") is what it is about: saying the
+                // word is no talk of tools ("I can turn the heating up.")
+                check.add_subject(&name);
+            }
             enum_strings(&tool.spec.parameters, &mut |s| {
                 for w in words(s) {
                     check.add_subject(&w);
@@ -495,6 +501,8 @@ impl ReplyCheck {
         }
     }
 
+    /// A sentence that names a tool by its identifier ("set_light") or talks of functions,
+    /// tools, JSON.
     fn tool_talk(&self, w: &[String]) -> bool {
         w.iter()
             .any(|x| self.names.contains(x) || TOOL_WORDS.contains(&x.as_str()))
@@ -620,6 +628,17 @@ fn repeats(w: &[String], request: &str, earlier: &[(String, String)]) -> bool {
             .unwrap_or_default();
         (said == w || first == w) && words(req) != asked
     })
+}
+
+/// Whether a tool's name reads as an identifier, not a word a person says: it holds `_`,
+/// `-` or a digit, or a capital after a small letter ("setLight").
+fn is_identifier(name: &str) -> bool {
+    name.contains(['_', '-'])
+        || name.chars().any(|c| c.is_ascii_digit())
+        || name
+            .chars()
+            .zip(name.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase())
 }
 
 /// Whether `text` is greetings, thanks and small talk alone ("Good night.", "How are
@@ -833,6 +852,38 @@ mod tests {
         ] {
             assert_eq!(check(s, "hello"), None, "{s}");
         }
+    }
+
+    #[test]
+    fn a_tool_named_with_a_plain_word_is_a_subject_not_tool_talk() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/session/household");
+        let c = ReplyCheck::new(&Registry::load_dir(dir).expect("the household's tools load"));
+        let none = Earlier::default();
+        // "heating" is the household's thermostat tool: naming it is no talk of tools
+        assert_eq!(
+            c.check(
+                "I can turn the heating up or down.",
+                "What can you do?",
+                &none
+            ),
+            None
+        );
+        // its identifiers still are, and so is the word "tool"
+        for s in ["Use door_lock for that.", "I have a tool for the heating."] {
+            assert_eq!(
+                c.check(s, "What can you do?", &none),
+                Some(Unfounded::ToolTalk),
+                "{s}"
+            );
+        }
+        // and a claim about it is a claim
+        assert_eq!(
+            c.check("The heating is on.", "Is it warm?", &none),
+            Some(Unfounded::Claim)
+        );
+        assert!(
+            is_identifier("set_light") && is_identifier("setLight") && !is_identifier("heating")
+        );
     }
 
     #[test]
