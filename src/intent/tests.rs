@@ -1023,8 +1023,8 @@ fn step_errors_name_the_tool_the_intent_and_the_fix() {
     says(&e, "make it warmer", "also in `args`");
 }
 
-/// The phrase set of the lights and the thermostat, with a hand-written sentence each.
-fn house_phrases() -> PhraseSet {
+/// The lights and the thermostat, with a hand-written sentence each.
+fn house() -> Intents {
     let light = ToolIntents::compile(
         "set_light",
         &[with_slots(
@@ -1041,7 +1041,11 @@ fn house_phrases() -> PhraseSet {
         &thermostat(),
     )
     .unwrap();
-    Intents::new(vec![Arc::new(light), Arc::new(heat)]).phrases()
+    Intents::new(vec![Arc::new(light), Arc::new(heat)])
+}
+
+fn house_phrases() -> PhraseSet {
+    house().phrases()
 }
 
 #[test]
@@ -1070,29 +1074,13 @@ fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
 #[test]
 fn a_sample_is_made_of_the_house_phrases_and_the_same_seed_draws_it_again() {
     let set = house_phrases();
-    let intents_say = |s: &str| {
-        let light = ToolIntents::compile(
-            "set_light",
-            &[with_slots(
-                spec(&["turn {on} [the] {room} light"]),
-                "room",
-                json!({"lounge": "living room"}),
-            )],
-            &lights(),
-        )
-        .unwrap();
-        let heat = ToolIntents::compile(
-            "set_thermostat",
-            &[spec(&["set the thermostat to {temperature} degrees"])],
-            &thermostat(),
-        )
-        .unwrap();
-        Intents::new(vec![Arc::new(light), Arc::new(heat)]).recognize(s)
-    };
+    let intents = house();
     let drawn = set.sample(40, 7);
     assert_eq!(drawn.len(), 40);
     for (source, sentence) in &drawn {
-        let calls = intents_say(sentence).unwrap_or_else(|| panic!("{sentence:?} is understood"));
+        let calls = intents
+            .recognize(sentence)
+            .unwrap_or_else(|| panic!("{sentence:?} is understood"));
         assert_eq!(calls[0].tool, *source, "{sentence}");
     }
     assert_eq!(drawn, set.sample(40, 7));
