@@ -501,6 +501,12 @@ impl ReplyCheck {
         }
     }
 
+    /// Whether `text`, even unfinished, talks of tools: a sentence with it would be held
+    /// back whatever came after, so a words-only hop need not finish it.
+    pub(super) fn talks_of_tools(&self, text: &str) -> bool {
+        self.tool_talk(&words(text))
+    }
+
     /// A sentence that names a tool by its identifier ("set_light") or talks of functions,
     /// tools, JSON.
     fn tool_talk(&self, w: &[String]) -> bool {

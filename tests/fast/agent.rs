@@ -1829,3 +1829,24 @@ async fn a_retry_that_would_be_the_flagged_hop_again_is_not_made() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_words_only_hop_stops_once_a_sentence_talks_of_tools() {
+    // nothing speakable, then, held to words, a run-on sentence about the tools that never
+    // ends: it stops at "set_light", not at the token limit
+    let tail = format!("You can use set_light {}", "and more ".repeat(200));
+    let r = rig(&["{\"a\": 1}", tail.as_str()], "qwen2.5", CHATML, |_, s| {
+        s.chunk_delay = Duration::from_millis(1);
+    })
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "turn on the kitchen light").await;
+    assert_eq!(said, [hearth::agent::APOLOGY]);
+    let words = &turn.hops[1];
+    assert_eq!(words.tool_choice, "reply");
+    assert_eq!(words.stats.stop, Some(hearth::llm::StopReason::Halted));
+    assert!(
+        words.stats.generated_tokens < 40,
+        "halted at the tool's name: {} chunks",
+        words.stats.generated_tokens
+    );
+}
