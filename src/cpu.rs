@@ -4,8 +4,12 @@
 //! once, and a reply's first sentence then takes about three times as long to synthesise
 //! (a 13-character "You're welcome!" in 223–296 ms beside the model, 52–80 ms alone, in the
 //! spoken session's logs) while the model writes sentences nobody hears yet. So while a
-//! sentence is being synthesised ([`speaking`]), the model's engine waits before each of its
-//! steps ([`give_way`]): the rest of the reply is written while the first plays.
+//! reply's first sentence is being synthesised ([`speaking`]; Tts holds it for a sentence
+//! that comes after a quiet second), the model's engine waits before each of its steps
+//! ([`give_way`]): the rest of the reply is written while the first plays. The later
+//! sentences are synthesised beside the model, while audio plays: holding the model back
+//! for them too moved its work into the playback, where the echo canceller's capture fell
+//! behind on the debug-built end-to-end tests.
 //!
 //! One process-wide fact, like the CPU itself: the voice holds it, the engine reads it.
 //! A wait is bounded ([`GIVE_WAY_MAX`]), so a synthesis that hangs slows the model, never

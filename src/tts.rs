@@ -403,7 +403,7 @@ mod engine {
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{mpsc as std_mpsc, Arc, Mutex, OnceLock};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use piper_rs::{ModelConfig, Piper};
     use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -684,6 +684,10 @@ mod engine {
         }
     }
 
+    /// A sentence that comes this long after the last one was done begins a reply (the
+    /// model gives way to its synthesis: `crate::cpu`).
+    const REPLY_GAP: Duration = Duration::from_secs(1);
+
     /// Sentences kept once spoken ([`Recent`]).
     const RECENT_SENTENCES: usize = 32;
     /// Longer sentences are not kept: a confirmation is short, a chat reply rarely repeats.
@@ -700,16 +704,23 @@ mod engine {
         }
 
         /// `text` spoken: from the sentences kept, else synthesised (and kept if short).
-        fn speak(&mut self, voice: &mut Voice, text: &str) -> Result<Synthesis, TtsError> {
+        /// `first`: the first sentence of a reply, which the model gives way to.
+        fn speak(
+            &mut self,
+            voice: &mut Voice,
+            text: &str,
+            first: bool,
+        ) -> Result<Synthesis, TtsError> {
             if let Some(pcm) = self.0.get(text) {
                 return Ok(Synthesis {
                     pcm: pcm.clone(),
                     synth_ms: 0.0,
                 });
             }
-            // the model waits meanwhile: this sentence is what the listener hears next
+            // the first sentence is what the listener waits for: the model waits meanwhile
+            // (the rest are synthesised while it plays, beside the model, as before)
             let said = {
-                let _first = crate::cpu::speaking();
+                let _first = first.then(crate::cpu::speaking);
                 voice.synthesize(text)?
             };
             if text.chars().count() <= RECENT_CHARS && !said.pcm.samples.is_empty() {
@@ -728,6 +739,8 @@ mod engine {
         events: UnboundedSender<TtsEvent>,
     ) {
         let mut recent = Recent::new();
+        // when the last sentence was done: one after a quiet spell begins a reply
+        let mut last_done: Option<Instant> = None;
         while let Ok(job) = jobs.recv() {
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!(index = job.index, "cancelled sentence dropped");
@@ -743,7 +756,9 @@ mod engine {
                 rtf = tracing::field::Empty,
             );
             let _enter = span.enter();
-            let result = recent.speak(&mut voice, job.text.as_str());
+            let first = last_done.is_none_or(|t| t.elapsed() >= REPLY_GAP);
+            let result = recent.speak(&mut voice, job.text.as_str(), first);
+            last_done = Some(Instant::now());
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!("cancelled while synthesising: audio discarded");
                 continue;
