@@ -852,6 +852,12 @@ async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<ToolSet>), Agen
     Ok((reg, set))
 }
 
+/// The tokens `text` comes to in the engine's tokenizer.
+async fn count_tokens(shared: &Shared, text: &str) -> Result<usize, AgentError> {
+    ractor::call!(shared.engine, EngineMsg::CountTokens, text.to_string())
+        .map_err(|_| AgentError::Actor("engine"))
+}
+
 /// Render the prompt, dropping the oldest history messages until it fits the context.
 async fn render_fitting(
     shared: &Shared,
@@ -865,8 +871,7 @@ async fn render_fitting(
         msgs.extend(history.iter().cloned());
         msgs.extend(turn.iter().cloned());
         let prompt = shared.template.render(&msgs, Some(tools), true)?;
-        let tokens = ractor::call!(shared.engine, EngineMsg::CountTokens, prompt.clone())
-            .map_err(|_| AgentError::Actor("engine"))?;
+        let tokens = count_tokens(shared, &prompt).await?;
         if tokens + shared.cfg.max_tokens <= shared.n_ctx {
             return Ok(prompt);
         }

@@ -107,14 +107,17 @@ pub(super) async fn warm(
         .map(|id| shared.peek_session(id, |s| s.history.clone()))
         .unwrap_or_default();
     let tools = registry.openai_tools();
-    let cut = match session {
-        Some(id) => cut_back(shared, id, &history, &tools).await?,
-        None => None,
-    };
-    let Some(prefix) = next_prefix(shared, history[cut.unwrap_or(0)..].to_vec(), &tools)? else {
+    let Some(whole) = prefix_of(shared, &history, &tools).await? else {
         return Ok(None);
     };
-    let tokens = count(shared, &prefix).await?;
+    let cut = match session {
+        Some(id) => cut_back(shared, id, &history, &tools, whole.1).await?,
+        None => None,
+    };
+    let (cut, (prefix, tokens)) = match cut {
+        Some((at, kept)) => (Some(at), kept),
+        None => (None, whole),
+    };
     if tokens + shared.cfg.max_tokens > shared.n_ctx {
         return Ok(None);
     }
@@ -150,59 +153,75 @@ pub(super) async fn warm(
 }
 
 /// Where `session`'s `history` is cut back, once it holds more than `[agent]
-/// history_tokens`: the cut under way while what it keeps is within the bound (a warm-up
-/// cancelled part-way by a request is taken up where it stopped: the prompt is the same),
-/// else the fewest oldest turns that leave at most half the bound (whole turns, from a
-/// request on). `None`: the history is within bounds.
+/// history_tokens` (`whole`: the tokens of the prompt with all of it), and the prompt that
+/// cut leaves with its tokens: the cut under way while what it keeps is within the bound
+/// (a warm-up cancelled part-way by a request is taken up where it stopped: the prompt is
+/// the same), else the fewest oldest turns that leave at most half the bound (whole turns,
+/// from a request on). `None`: the history is within bounds.
 async fn cut_back(
     shared: &Shared,
     session: &str,
     history: &[ChatMessage],
     tools: &Value,
-) -> Result<Option<usize>, AgentError> {
+    whole: usize,
+) -> Result<Option<(usize, (String, usize))>, AgentError> {
     let bound = shared.cfg.history_tokens;
-    let base = match next_prefix(shared, Vec::new(), tools)? {
-        Some(p) => count(shared, &p).await?,
-        None => return Ok(None),
+    let Some((_, base)) = prefix_of(shared, &[], tools).await? else {
+        return Ok(None);
     };
-    // the history's tokens from message `at` on
-    let from = |at: usize| async move {
-        match next_prefix(shared, history[at..].to_vec(), tools)? {
-            Some(p) => count(shared, &p)
-                .await
-                .map(|n| Some(n.saturating_sub(base))),
-            None => Ok(None),
-        }
-    };
-    if from(0).await?.is_none_or(|n| n <= bound) {
+    if whole.saturating_sub(base) <= bound {
         return Ok(None);
     }
+    // the prompt with the history from message `at` on, if that history is within `limit`
+    let within = |at: usize, limit: usize| async move {
+        let kept = prefix_of(shared, &history[at..], tools).await?;
+        Ok::<_, AgentError>(kept.filter(|(_, n)| n.saturating_sub(base) <= limit))
+    };
     let under_way = shared.peek_session(session, |s| s.cutting.clone());
     if let Some((at, first)) = under_way {
-        if history.get(at) == Some(&first) && from(at).await?.is_some_and(|n| n <= bound) {
-            return Ok(Some(at));
+        if history.get(at) == Some(&first) {
+            if let Some(kept) = within(at, bound).await? {
+                return Ok(Some((at, kept)));
+            }
         }
     }
     let starts: Vec<usize> = (1..history.len())
         .filter(|&i| history[i].role == "user")
         .collect();
-    let mut cut = starts.last().copied();
+    let mut cut = None;
     for &at in &starts {
-        if from(at).await?.is_some_and(|n| n <= bound / 2) {
-            cut = Some(at);
+        if let Some(kept) = within(at, bound / 2).await? {
+            cut = Some((at, kept));
             break;
         }
     }
-    if let Some(at) = cut {
-        let first = history[at].clone();
-        shared.change_session(session, |s| s.cutting = Some((at, first)));
+    // no whole turns leave so little: all but the last turn go
+    if cut.is_none() {
+        if let Some(&at) = starts.last() {
+            cut = within(at, usize::MAX).await?.map(|kept| (at, kept));
+        }
+    }
+    if let Some((at, _)) = &cut {
+        let first = history[*at].clone();
+        shared.change_session(session, |s| s.cutting = Some((*at, first)));
     }
     Ok(cut)
 }
 
-async fn count(shared: &Shared, text: &str) -> Result<usize, AgentError> {
-    ractor::call!(shared.engine, EngineMsg::CountTokens, text.to_string())
-        .map_err(|_| AgentError::Actor("engine"))
+/// The prompt text a turn after `history` begins with, and its tokens; `None` when the
+/// template does not render the request's text as it is given.
+async fn prefix_of(
+    shared: &Shared,
+    history: &[ChatMessage],
+    tools: &Value,
+) -> Result<Option<(String, usize)>, AgentError> {
+    match next_prefix(shared, history.to_vec(), tools)? {
+        Some(p) => {
+            let n = super::count_tokens(shared, &p).await?;
+            Ok(Some((p, n)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// The rendered prompt of a turn after `history`, up to where its request goes.

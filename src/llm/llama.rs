@@ -668,22 +668,9 @@ impl Worker<'_> {
     /// tail beyond them removed, or (another slot holding them) the target emptied and the
     /// prefix copied in from `at.source`.
     fn reuse(&mut self, at: Placement) -> Result<(), EngineError> {
-        let trim = llama_err("trimming the KV cache");
         let target_seq = self.slots[at.target].seq;
-        let seq = u32::try_from(target_seq).ok();
         if at.source == at.target {
-            if at.common < self.slots[at.target].tokens.len() {
-                let ok = self
-                    .ctx
-                    .clear_kv_cache_seq(seq, u32::try_from(at.common).ok(), None)
-                    .map_err(|e| trim(e.to_string()))?;
-                if ok {
-                    self.slots[at.target].tokens.truncate(at.common);
-                } else {
-                    self.forget(at.target)?;
-                }
-            }
-            return Ok(());
+            return self.trim(at.target, at.common);
         }
         self.forget(at.target)?;
         if at.common > 0 {
@@ -714,23 +701,23 @@ impl Worker<'_> {
         LlamaToken(i32::try_from(best).unwrap_or(i32::MAX))
     }
 
-    /// Keeps the first `keep` tokens of the active slot (the rest of a draft the model did
-    /// not choose leaves the cache).
-    fn trim_active(&mut self, keep: usize) -> Result<(), EngineError> {
-        let slot = &mut self.slots[self.active];
-        if keep >= slot.tokens.len() {
+    /// Keeps the first `keep` tokens of `slot` (what a prompt does not share, or the rest of
+    /// a draft the model did not choose, leaves the cache); emptied when llama.cpp cannot
+    /// cut the sequence there.
+    fn trim(&mut self, slot: usize, keep: usize) -> Result<(), EngineError> {
+        if keep >= self.slots[slot].tokens.len() {
             return Ok(());
         }
-        let seq = u32::try_from(slot.seq).ok();
+        let seq = u32::try_from(self.slots[slot].seq).ok();
         let ok = self
             .ctx
             .clear_kv_cache_seq(seq, u32::try_from(keep).ok(), None)
-            .map_err(|e| llama_err("trimming a draft from the KV cache")(e.to_string()))?;
+            .map_err(|e| llama_err("trimming the KV cache")(e.to_string()))?;
         if ok {
-            self.slots[self.active].tokens.truncate(keep);
+            self.slots[slot].tokens.truncate(keep);
             Ok(())
         } else {
-            self.forget(self.active)
+            self.forget(slot)
         }
     }
 
@@ -898,7 +885,7 @@ impl Worker<'_> {
             if from_draft.is_some() {
                 // the grammar took over inside the draft: the rest of it is not the output
                 let keep = self.slots[self.active].tokens.len() - ahead.tokens.len();
-                self.trim_active(keep)?;
+                self.trim(self.active, keep)?;
                 ahead.tokens.clear();
             }
             let drafted = std::mem::take(&mut drafts)
@@ -929,7 +916,7 @@ impl Worker<'_> {
                     .take_while(|&(j, t)| self.argmax(logits_idx + j as i32) == *t)
                     .count();
                 let keep = self.slots[self.active].tokens.len() - (drafted.len() - kept);
-                self.trim_active(keep)?;
+                self.trim(self.active, keep)?;
                 tracing::trace!(drafted = drafted.len(), kept, "the call's opener drafted");
                 stats.drafted_tokens += kept;
                 ahead = Ahead {
