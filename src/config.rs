@@ -376,6 +376,9 @@ pub struct SttSection {
     pub server: Option<String>,
     /// Words to expect (whisper's initial prompt); default: the tools' vocabulary.
     pub prompt: Option<String>,
+    /// Hold transcripts to the house's phrase set where the audio supports it (default
+    /// true; a server that does not take phrase sets gives open transcripts either way).
+    pub phrases: Option<bool>,
     /// Language asked for (`en`).
     pub language: Option<String>,
     /// CPU threads for `hearth-stt`.

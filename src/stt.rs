@@ -41,6 +41,7 @@ use wyoming::{
     Info, Transcribe, Transcript,
 };
 
+use crate::tools::{Registry, ToolsMsg};
 use crate::voice::{Heard, Utterance};
 
 /// Samples per `audio-chunk` (64 ms at 16 kHz).
@@ -127,6 +128,80 @@ pub struct SttConfig {
     pub backoff_min: Duration,
     /// Longest wait between restarts.
     pub backoff_max: Duration,
+    /// Where the house's phrase set comes from, for a server that holds transcripts to it
+    /// (hearth-stt); `None`: open transcripts only.
+    pub phrases: Option<PhraseSource>,
+}
+
+/// The house's phrase set's makings: the tools (their intents; followed as they change),
+/// fixed phrases (the stop words) and the phrases that may lead a request (the wake words).
+#[derive(Debug, Clone)]
+pub struct PhraseSource {
+    pub tools: ActorRef<ToolsMsg>,
+    pub fixed: &'static [&'static str],
+    pub lead: Vec<String>,
+}
+
+/// The largest phrase set sent (its JSON): hearth-stt's default limit on an event's payload
+/// (`--max-audio-bytes`); a bigger event would end the connection. The demo home's is 0.6 MB.
+pub const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
+
+impl PhraseSource {
+    /// The set for `registry`.
+    fn phrases(&self, registry: &Registry) -> Result<SttPhrases, SttError> {
+        let set = registry.intents().phrases().and_fixed("stop", self.fixed);
+        let phrases = SttPhrases::of(&set, self.lead.clone())?;
+        if phrases.grammar.len() > MAX_PHRASES_BYTES {
+            return Err(SttError::Actor(format!(
+                "the house's phrase set is {} bytes as JSON, over the {MAX_PHRASES_BYTES} a \
+                 recogniser takes in one event ({} forms): fewer sentences per tool, or \
+                 `[stt] phrases = false`",
+                phrases.grammar.len(),
+                phrases.forms
+            )));
+        }
+        Ok(phrases)
+    }
+
+    /// The set for `registry`, or `None` (said in the log: transcripts are then open ones).
+    fn phrases_or_warn(&self, registry: &Registry) -> Option<Arc<SttPhrases>> {
+        match self.phrases(registry) {
+            Ok(p) => {
+                tracing::info!(id = %p.id, forms = p.forms, bytes = p.grammar.len(), "the house's phrase set");
+                Some(Arc::new(p))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no phrase set: transcripts are open ones");
+                None
+            }
+        }
+    }
+}
+
+/// The house's phrase set as it goes to the recogniser.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SttPhrases {
+    /// Its id (the grammar's contents').
+    pub id: String,
+    /// The grammar as JSON.
+    pub grammar: Vec<u8>,
+    /// Its sentence forms.
+    pub forms: usize,
+}
+
+impl SttPhrases {
+    /// The set, with `lead` (the wake words) allowed before a request.
+    pub fn of(set: &crate::intent::PhraseSet, lead: Vec<String>) -> Result<SttPhrases, SttError> {
+        let mut grammar = set.grammar();
+        grammar.lead = lead;
+        let json = serde_json::to_vec(&grammar)
+            .map_err(|e| SttError::Actor(format!("the phrase set could not be written: {e}")))?;
+        Ok(SttPhrases {
+            id: grammar.id(),
+            grammar: json,
+            forms: grammar.forms.len(),
+        })
+    }
 }
 
 impl SttConfig {
@@ -142,6 +217,7 @@ impl SttConfig {
             health_every: Duration::from_secs(10),
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(10),
+            phrases: None,
         }
     }
 }
@@ -303,17 +379,39 @@ pub struct SttHealth {
 
 /// Messages to the [`Stt`] actor.
 pub enum SttMsg {
-    /// Transcribe one utterance.
-    Transcribe(Utterance, RpcReplyPort<Result<Heard, SttError>>),
+    /// Transcribe one utterance, held to the house's phrase set or not.
+    Transcribe(Utterance, Hold, RpcReplyPort<Result<Heard, SttError>>),
     /// Probe the server now (restarting it if needed) and report.
     Health(RpcReplyPort<Result<SttHealth, SttError>>),
     /// Timer: the idle health check.
     Tick,
+    /// The tools changed: the house's phrase set is made again.
+    ToolsChanged(Arc<Registry>),
 }
 
-/// Transcribe one utterance through the actor.
+/// Whether a transcript is held to the house's phrase set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// A request: held to the set where the audio supports it (when there is a set).
+    House,
+    /// Open only: speech over a reply, checked for "stop" (the phrase pass's time is not
+    /// spent on hearth's own echo).
+    Open,
+}
+
+/// Transcribe one request through the actor.
 pub async fn transcribe(stt: &ActorRef<SttMsg>, utterance: Utterance) -> Result<Heard, SttError> {
-    ractor::call!(stt, SttMsg::Transcribe, utterance).map_err(|e| SttError::Actor(e.to_string()))?
+    transcribe_as(stt, utterance, Hold::House).await
+}
+
+/// Transcribe one utterance through the actor, held as `hold` says.
+pub async fn transcribe_as(
+    stt: &ActorRef<SttMsg>,
+    utterance: Utterance,
+    hold: Hold,
+) -> Result<Heard, SttError> {
+    ractor::call!(stt, SttMsg::Transcribe, utterance, hold)
+        .map_err(|e| SttError::Actor(e.to_string()))?
 }
 
 /// Ask the actor for a health report.
@@ -329,6 +427,8 @@ pub struct Stt;
 pub struct SttState {
     config: SttConfig,
     conn: Option<Conn>,
+    /// The house's phrase set as it stands.
+    phrases: Option<Arc<SttPhrases>>,
     /// The last connection was lost (not closed as planned): the next start is a restart.
     lost: bool,
     restarts: u32,
@@ -347,6 +447,10 @@ struct Conn {
     /// The task reading the child's stderr (done at the pipe's end).
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     models: Vec<String>,
+    /// The server takes phrase sets (hearth-stt's `info` says so).
+    takes_phrases: bool,
+    /// The phrase set this connection's server has loaded (its id), or refused.
+    phrases: Option<(String, bool)>,
 }
 
 impl Conn {
@@ -395,9 +499,22 @@ impl Actor for Stt {
         if !config.health_every.is_zero() {
             myself.send_interval(config.health_every, || SttMsg::Tick);
         }
+        let mut phrases = None;
+        if let Some(source) = &config.phrases {
+            match ractor::call!(source.tools, ToolsMsg::Snapshot) {
+                Ok(registry) => phrases = source.phrases_or_warn(&registry),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the tools actor did not answer: no phrase set until the tools change")
+                }
+            }
+            let _ = source.tools.cast(ToolsMsg::Subscribe(Box::new(move |port| {
+                port.subscribe(myself, |r| Some(SttMsg::ToolsChanged(r)));
+            })));
+        }
         let mut state = SttState {
             config,
             conn: Some(conn),
+            phrases,
             lost: false,
             restarts: 0,
             failed_starts: 0,
@@ -414,8 +531,8 @@ impl Actor for Stt {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            SttMsg::Transcribe(utterance, reply) => {
-                let result = state.transcribe(&utterance).await;
+            SttMsg::Transcribe(utterance, hold, reply) => {
+                let result = state.transcribe(&utterance, hold).await;
                 if reply.send(result).is_err() {
                     tracing::warn!("transcript dropped: the caller is gone");
                 }
@@ -429,6 +546,7 @@ impl Actor for Stt {
                     tracing::warn!(error = %e, "stt health check failed; will retry");
                 }
             }
+            SttMsg::ToolsChanged(registry) => state.follow(&registry),
         }
         Ok(())
     }
@@ -493,7 +611,14 @@ impl SttState {
         }
     }
 
-    async fn transcribe(&mut self, utterance: &Utterance) -> Result<Heard, SttError> {
+    /// Makes the phrase set again for the tools as they now are.
+    fn follow(&mut self, registry: &Registry) {
+        if let Some(source) = &self.config.phrases {
+            self.phrases = source.phrases_or_warn(registry);
+        }
+    }
+
+    async fn transcribe(&mut self, utterance: &Utterance, hold: Hold) -> Result<Heard, SttError> {
         let span = tracing::info_span!("stt", secs = utterance.secs());
         let _enter = span.enter();
         let started = Instant::now();
@@ -506,10 +631,15 @@ impl SttState {
         // attempts (and the restart between them) within the one deadline
         for attempt in 0..2 {
             let config = self.config.clone();
+            let phrases = self.phrases.clone().filter(|_| hold == Hold::House);
             progress.during = "reaching it";
             let attempted = tokio::time::timeout_at(deadline, async {
                 let conn = self.conn().await?;
-                Ok::<_, SttError>(exchange(conn, &config, &pcm, &mut progress).await)
+                let ask = Ask {
+                    config: &config,
+                    phrases: phrases.as_deref(),
+                };
+                Ok::<_, SttError>(exchange(conn, ask, &pcm, &mut progress).await)
             })
             .await;
             let exchanged = match attempted {
@@ -527,15 +657,25 @@ impl SttState {
                 }
             };
             match exchanged {
-                Ok(text) => {
+                Ok(transcript) => {
                     self.close_tcp();
                     let stt_ms = started.elapsed().as_secs_f64() * 1e3;
-                    tracing::info!(stt_ms, chars = text.chars().count(), attempt, "heard");
-                    tracing::info!(target: crate::logs::TRANSCRIPT, %text, "what was heard");
+                    let text = transcript.text.trim().to_string();
+                    let pass = transcript.phrase_pass;
+                    tracing::info!(
+                        stt_ms,
+                        chars = text.chars().count(),
+                        attempt,
+                        phrase_taken = pass.as_ref().map(|p| p.taken),
+                        phrase_ms = pass.as_ref().map(|p| p.ms),
+                        "heard"
+                    );
+                    tracing::info!(target: crate::logs::TRANSCRIPT, %text, open = pass.as_ref().map(|p| p.open.as_str()), "what was heard");
                     return Ok(Heard {
                         text,
                         endpointed_at: utterance.endpointed_at,
                         stt_ms,
+                        phrase_pass: pass,
                     });
                 }
                 Err(e) if e.connection_lost() => {
@@ -652,6 +792,8 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
                 stderr: tail,
                 stderr_task: Some(stderr_task),
                 models: Vec::new(),
+                takes_phrases: false,
+                phrases: None,
             }
         }
         SttServer::Connect(addr) => {
@@ -678,6 +820,8 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
                 stderr: Arc::new(Mutex::new(VecDeque::new())),
                 stderr_task: None,
                 models: Vec::new(),
+                takes_phrases: false,
+                phrases: None,
             }
         }
     };
@@ -690,6 +834,7 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
         .iter()
         .flat_map(|p| p.models.iter().map(|m| m.name.clone()))
         .collect();
+    conn.takes_phrases = info.asr.iter().any(|p| p.supports_phrases);
     Ok(conn)
 }
 
@@ -758,16 +903,24 @@ async fn recv(conn: &mut Conn, server: &str) -> Result<wyoming::Event, SttError>
 /// time limit of its own: the caller's deadline covers it, and `progress` says where it was.
 async fn exchange(
     conn: &mut Conn,
-    config: &SttConfig,
+    Ask { config, phrases }: Ask<'_>,
     pcm: &[i16],
     progress: &mut Progress,
-) -> Result<String, SttError> {
+) -> Result<Transcript, SttError> {
     let server = config.server.describe();
+    let phrases = match phrases {
+        Some(p) if conn.takes_phrases => {
+            progress.during = "loading the phrase set";
+            load_phrases(conn, &server, p).await?
+        }
+        _ => None,
+    };
     progress.during = "sending the audio";
     let format = AudioFormat::SPEECH;
     let ask = Transcribe {
         name: config.model_name.clone(),
         language: config.language.clone(),
+        phrases,
     };
     send(conn, &server, &ask.to_event()).await?;
     send(
@@ -800,9 +953,8 @@ async fn exchange(
     loop {
         let event = recv(conn, &server).await?;
         if Transcript::is(&event) {
-            let t = Transcript::from_event(event)
-                .map_err(|source| SttError::Protocol { server, source })?;
-            return Ok(t.text.trim().to_string());
+            return Transcript::from_event(event)
+                .map_err(|source| SttError::Protocol { server, source });
         }
         if ErrorEvent::is(&event) {
             let e = ErrorEvent::from_event(event)
@@ -819,6 +971,55 @@ async fn exchange(
         }
         progress.others += 1;
         progress.last_other = Some(event.kind);
+    }
+}
+
+/// What one utterance is asked with.
+struct Ask<'a> {
+    config: &'a SttConfig,
+    phrases: Option<&'a SttPhrases>,
+}
+
+/// Sends the phrase set unless this connection's server has it (or refused it); the id to
+/// name in `transcribe`, or `None` when the server refused it (said in the log, once per
+/// set and connection: the transcripts are then open ones).
+async fn load_phrases(
+    conn: &mut Conn,
+    server: &str,
+    phrases: &SttPhrases,
+) -> Result<Option<String>, SttError> {
+    match &conn.phrases {
+        Some((id, loaded)) if *id == phrases.id => return Ok(loaded.then(|| id.clone())),
+        _ => {}
+    }
+    let event = wyoming::Phrases {
+        id: phrases.id.clone(),
+        grammar: phrases.grammar.clone(),
+    };
+    send(conn, server, &event.to_event()).await?;
+    loop {
+        let event = recv(conn, server).await?;
+        if wyoming::PhrasesLoaded::is(&event) {
+            tracing::debug!(id = %phrases.id, forms = phrases.forms, "the recogniser holds the phrase set");
+            conn.phrases = Some((phrases.id.clone(), true));
+            return Ok(Some(phrases.id.clone()));
+        }
+        if ErrorEvent::is(&event) {
+            let e = ErrorEvent::from_event(event).map_err(|source| SttError::Protocol {
+                server: server.to_string(),
+                source,
+            })?;
+            tracing::warn!(
+                id = %phrases.id,
+                code = e.code.as_deref().unwrap_or(""),
+                "the recogniser refused the house's phrase set: {}; transcripts stay open \
+                 ones (check that hearth and hearth-stt are the same version)",
+                e.text
+            );
+            conn.phrases = Some((phrases.id.clone(), false));
+            return Ok(None);
+        }
+        tracing::debug!(kind = %event.kind, "stt: not the phrase set's answer; waiting on");
     }
 }
 
@@ -954,6 +1155,7 @@ mod tests {
                 }],
                 supports_transcript_streaming: false,
                 requires_external_vad: true,
+                supports_phrases: false,
             }],
         }
         .to_event();

@@ -108,6 +108,8 @@ pub struct Heard {
     pub endpointed_at: Instant,
     /// Time spent in speech recognition, ms.
     pub stt_ms: f64,
+    /// How the recogniser held the transcript to the house's phrase set, when it did.
+    pub phrase_pass: Option<wyoming::PhrasePass>,
 }
 
 /// A chunk of synthesised speech: mono 16-bit PCM at the voice's own rate.

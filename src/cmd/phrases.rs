@@ -25,6 +25,9 @@ pub struct Args {
     /// Print N sentences drawn from the set, each with its tool.
     #[arg(long, value_name = "N")]
     sample: Option<usize>,
+    /// Print the set as the grammar hearth sends its recogniser (JSON), and nothing else.
+    #[arg(long, conflicts_with_all = ["forms", "sample"])]
+    grammar: bool,
     /// The draw's seed: the same seed draws the same sentences.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -47,6 +50,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     #[cfg(feature = "tts")]
     let set = set.and_fixed("stop", hearth::pipeline::stop::STOP_PHRASES);
     let mut out = std::io::stdout().lock();
+    if args.grammar {
+        serde_json::to_writer(&mut out, &set.grammar())?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut tools: Vec<&str> = set.forms().iter().map(|f| f.source.as_str()).collect();
     tools.dedup();
     for tool in tools {

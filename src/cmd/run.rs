@@ -127,6 +127,8 @@ struct VoiceParts {
     tts: TtsConfig,
     listen: ListenConfig,
     wake: Option<WakeConfig>,
+    /// `[stt] phrases`.
+    phrases: bool,
     earcon: Option<hearth::voice::Pcm>,
     follow_up: Duration,
     conversation_idle: Duration,
@@ -283,6 +285,7 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
         output,
         stt,
         stt_prompt: settings.stt_prompt(),
+        phrases: settings.config.stt.phrases.unwrap_or(true),
         tts,
         listen,
         wake,
@@ -321,6 +324,7 @@ async fn serve_voice(
     let (served, dog) = serve_and_watch(&text, face, true).await?;
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
+    hold_to_the_house_phrases(&text, &mut voice)?;
     let options = VoiceOptions {
         input: voice.input,
         output: voice.output,
@@ -371,6 +375,25 @@ fn follow_readiness() -> tokio::sync::mpsc::UnboundedSender<StageEvent> {
         }
     });
     stage_tx
+}
+
+/// The recogniser holds transcripts to the house's phrase set (`[stt] phrases`, on unless
+/// `false`): made from the tools' intents and the stop words, with the wake words allowed
+/// before a request, and made again as the tools change (see [`hearth::stt::PhraseSource`]).
+fn hold_to_the_house_phrases(text: &TextRuntime, voice: &mut VoiceParts) -> Result<()> {
+    if !voice.phrases {
+        return Ok(());
+    }
+    let lead = match &voice.wake {
+        Some(w) => w.phrases()?,
+        None => Vec::new(),
+    };
+    voice.stt.phrases = Some(hearth::stt::PhraseSource {
+        tools: text.tools.clone(),
+        fixed: hearth::pipeline::stop::STOP_PHRASES,
+        lead,
+    });
+    Ok(())
 }
 
 /// A `hearth-stt` child gets whisper's initial prompt: `--stt-prompt` / `[stt] prompt`, else

@@ -104,7 +104,6 @@
 mod derive;
 mod follow_up;
 mod ground;
-mod normalize;
 mod numbers;
 mod phrases;
 mod slot;
@@ -116,6 +115,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use hearth_phrases::normalize;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use hearth_phrases::Grammar;
+
 use super::slot::Vocabulary;
 
 /// One part of a sentence form.
@@ -79,6 +81,66 @@ impl PhraseSet {
             }
             c
         })
+    }
+
+    /// Its wire form for a recogniser: each distinct slot vocabulary one list, shared by the
+    /// forms that use it. A slot that takes any number or one of some words is two forms.
+    pub fn grammar(&self) -> Grammar {
+        let mut lists: Vec<Vec<String>> = Vec::new();
+        let mut list_of = |values: Vec<String>| -> String {
+            let i = match lists.iter().position(|l| *l == values) {
+                Some(i) => i,
+                None => {
+                    lists.push(values);
+                    lists.len() - 1
+                }
+            };
+            format!("{{{i}}}")
+        };
+        let mut forms = Vec::new();
+        for form in &self.forms {
+            // each part's ways of being written; a form is written once per combination
+            let mut written = vec![String::new()];
+            for part in &form.parts {
+                let ways: Vec<String> = match part {
+                    Part::Word(w) => vec![w.clone()],
+                    Part::Slot { takes, .. } => match takes {
+                        Vocabulary::Phrases(p) if p.is_empty() => Vec::new(),
+                        Vocabulary::Phrases(p) => vec![list_of(p.clone())],
+                        Vocabulary::Numbers { numbers, phrases } => {
+                            let values: Vec<String> = numbers
+                                .iter()
+                                .map(|x| number(*x))
+                                .chain(phrases.iter().cloned())
+                                .collect();
+                            if values.is_empty() {
+                                Vec::new()
+                            } else {
+                                vec![list_of(values)]
+                            }
+                        }
+                        Vocabulary::AnyNumber { phrases } if phrases.is_empty() => {
+                            vec!["{number}".into()]
+                        }
+                        Vocabulary::AnyNumber { phrases } => {
+                            vec!["{number}".into(), list_of(phrases.clone())]
+                        }
+                        Vocabulary::Words => vec!["{words}".into()],
+                    },
+                };
+                written = written
+                    .iter()
+                    .flat_map(|w| ways.iter().map(move |x| format!("{w} {x}")))
+                    .collect();
+            }
+            forms.extend(written.into_iter().map(|w| w.trim().to_string()));
+        }
+        forms.dedup();
+        Grammar {
+            lists,
+            forms,
+            lead: Vec::new(),
+        }
     }
 
     /// `n` sentences drawn from it (a form at random, then each slot's value at random),

@@ -1120,3 +1120,61 @@ fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
     );
     assert!(set.sample(3, 1).iter().all(|(_, s)| !s.is_empty()));
 }
+
+#[test]
+fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
+    let set = house_phrases();
+    let grammar = set.grammar();
+    // the light forms share their two vocabularies; the thermostat's numbers are a third
+    assert_eq!(grammar.lists.len(), 3, "{grammar:?}");
+    assert_eq!(
+        grammar.forms[0], "turn {0} the {1} light",
+        "{:?}",
+        grammar.forms
+    );
+    let matcher = hearth_phrases::Matcher::new(&grammar).unwrap();
+    for (_, sentence) in set.sample(200, 3) {
+        assert!(matcher.accepts(&sentence), "{sentence}");
+    }
+    for said in [
+        "Turn on the kitchen light.",
+        "Please set the thermostat to 21.5 degrees, thanks",
+        "turn off the bedroom light and turn on the lounge light",
+    ] {
+        assert!(matcher.accepts(said), "{said}");
+        assert!(house().recognize(said).is_some(), "{said}");
+    }
+    for said in [
+        "Is the kitchen light on?",
+        "Should I turn on the kitchen light?",
+        "set the thermostat to 35 degrees",
+        "turn on the garage light",
+    ] {
+        assert!(!matcher.accepts(said), "{said}");
+    }
+    // any words and any number, and a number slot that also takes words
+    let note = ToolIntents::compile(
+        "notify",
+        &[with_args(
+            spec(&["remind me to {body}"]),
+            json!({"title": "Reminder"}),
+        )],
+        &notify(),
+    )
+    .unwrap();
+    let volume = ToolIntents::compile(
+        "set_volume",
+        &[spec(&["volume {level}"])],
+        &json!({"type": "object", "required": ["level"], "properties": {
+            "level": {"type": "integer", "minimum": 0}}}),
+    )
+    .unwrap();
+    let grammar = Intents::new(vec![Arc::new(note), Arc::new(volume)])
+        .phrases()
+        .grammar();
+    assert_eq!(grammar.forms, ["remind me to {words}", "volume {number}"]);
+    let matcher = hearth_phrases::Matcher::new(&grammar).unwrap();
+    assert!(matcher.accepts("Remind me to call Anna."));
+    assert!(matcher.accepts("volume 7"));
+    assert!(!matcher.accepts("volume seven"));
+}

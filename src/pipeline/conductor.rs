@@ -34,7 +34,7 @@ use crate::audio::PlaybackMsg;
 use crate::events::{Activity, Event, Events};
 use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
-use crate::stt::SttError;
+use crate::stt::{Hold, SttError};
 use crate::supervisor::StageEvent;
 use crate::tts::{TtsEvent, TtsMsg};
 use crate::voice::{Heard, ListenEvent, Utterance, WakeWord, SAMPLE_RATE};
@@ -268,7 +268,7 @@ impl<'a> Conductor<'a> {
         StopCheck {
             speech: (u.start, u.speech_end),
             speech_ended,
-            task: tokio::spawn(async move { transcribe(&stt, u).await }),
+            task: tokio::spawn(async move { transcribe(&stt, u, Hold::Open).await }),
         }
     }
 
@@ -448,7 +448,7 @@ impl<'a> Conductor<'a> {
         let speech = (u.start, u.speech_end);
         let (stt, agent, session) = (self.stages.stt.clone(), self.agent.clone(), self.session());
         let task = tokio::spawn(async move {
-            let heard = transcribe(&stt, u).await?;
+            let heard = transcribe(&stt, u, Hold::House).await?;
             let request = request_text(&heard.text, wake_word.as_deref()).to_string();
             let intent = !request.is_empty()
                 && !stop::is_stop(&request)
@@ -631,7 +631,7 @@ impl<'a> Conductor<'a> {
         };
         match early {
             Some(h) => Ok(h.heard),
-            None => transcribe(&self.stages.stt, u).await,
+            None => transcribe(&self.stages.stt, u, Hold::House).await,
         }
     }
 
@@ -665,6 +665,7 @@ impl<'a> Conductor<'a> {
                 self.drop_speculation();
                 return Some(VoiceTurn {
                     heard: String::new(),
+                    phrase_pass: None,
                     turn: None,
                     error: Some(e.to_string()),
                     interrupted: false,
@@ -689,6 +690,7 @@ impl<'a> Conductor<'a> {
             self.activity(self.between_turns());
             return Some(VoiceTurn {
                 heard: text,
+                phrase_pass: heard.phrase_pass,
                 turn: None,
                 error: None,
                 interrupted: false,
@@ -713,10 +715,11 @@ impl<'a> Conductor<'a> {
         let voice_turn = tracing::info_span!("voice_turn", chars = text.chars().count());
         tracing::info!(target: TRANSCRIPT, heard = %text, "the request");
         let state = TurnState::new(clock, timings);
-        let t = self
+        let mut t = self
             .reply(text, started, state, span, shutdown)
             .instrument(voice_turn)
             .await;
+        t.phrase_pass = heard.phrase_pass;
         self.last_turn_end = Some(Instant::now());
         self.settings.attention.on_reply_done(Instant::now());
         tracing::info!(timings = ?t.timings_ms, "turn done");

@@ -128,6 +128,10 @@ pub struct TurnTimings {
 pub struct VoiceTurn {
     /// What was heard.
     pub heard: String,
+    /// The recogniser's phrase pass (both texts, both log-likelihoods, which was taken), when
+    /// it held the transcript to the house's phrase set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phrase_pass: Option<wyoming::PhrasePass>,
     /// The agent's turn (reply, hops, calls).
     pub turn: Option<Turn>,
     /// Why the turn failed, if it did.

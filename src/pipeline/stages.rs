@@ -161,9 +161,13 @@ pub(super) fn stage_event(
 }
 
 /// Transcribe on whichever Stt is running (waiting for one that is restarting).
-pub(super) async fn transcribe(stt: &Live<SttMsg>, u: Utterance) -> Result<Heard, SttError> {
+pub(super) async fn transcribe(
+    stt: &Live<SttMsg>,
+    u: Utterance,
+    hold: stt::Hold,
+) -> Result<Heard, SttError> {
     match stt.up().await {
-        Some(r) => stt::transcribe(&r, u).await,
+        Some(r) => stt::transcribe_as(&r, u, hold).await,
         None => Err(SttError::Actor(
             "the speech recognition stage is down and did not come back".into(),
         )),

@@ -235,6 +235,7 @@ impl TurnState {
             .map(|(first, lead)| first + lead);
         VoiceTurn {
             heard,
+            phrase_pass: None,
             turn,
             error,
             interrupted: self.interrupted,

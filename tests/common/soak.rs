@@ -175,6 +175,7 @@ async fn stand_in_recogniser(listener: tokio::net::TcpListener) {
                         wyoming::Transcript {
                             text: hear(&pcm).to_string(),
                             language: None,
+                            phrase_pass: None,
                         }
                         .to_event(),
                     ),
@@ -212,6 +213,7 @@ fn info() -> wyoming::Info {
             }],
             supports_transcript_streaming: false,
             requires_external_vad: true,
+            supports_phrases: false,
         }],
     }
 }

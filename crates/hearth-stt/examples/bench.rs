@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p hearth-stt --example bench -- [--model PATH] [--audio-dir DIR]
 //!     [--runs N] [--threads N] [--margins 0,32,64,...] [--prompt TEXT] [--pad-ms BEFORE,AFTER]
-//!     [FILE.wav ...]
+//!     [--phrases GRAMMAR.json] [--trimmed-only] [FILE.wav ...]
 //! ```
 //!
 //! Defaults: `$HEARTH_WHISPER_MODEL` or `../shared/models/ggml-tiny.en.bin`,
@@ -12,7 +12,10 @@
 //! the default margin, no initial prompt, no padding (`--pad-ms 320,256` adds the silence
 //! `hearth run` puts around a command: its pre-roll, and the pause after which it starts
 //! recognising). Each row: the file, the window (frames), the median and fastest whisper
-//! time, the time to decode and resample the WAV, and the text. No assertions: figures only.
+//! time, the time to decode and resample the WAV, and the text. With `--phrases` (a grammar as
+//! `hearth phrases --grammar` prints it), each row also shows the phrase pass: the set's
+//! likeliest request, both log-likelihoods, the decoder steps and the pass's own time.
+//! No assertions: figures only.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,6 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut files = Vec::new();
     let mut prompt = None;
     let mut pad = (0usize, 0usize);
+    let mut phrases = None;
+    let mut full = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
@@ -51,11 +56,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .collect::<Result<_, _>>()?
             }
             "--prompt" => prompt = Some(value()?),
+            "--phrases" => {
+                let path = value()?;
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                let grammar: hearth_phrases::Grammar = serde_json::from_str(&text)?;
+                phrases = Some(hearth_phrases::Matcher::new(&grammar)?);
+            }
             "--pad-ms" => {
                 let v = value()?;
                 let (a, b) = v.split_once(',').ok_or("--pad-ms BEFORE,AFTER")?;
                 pad = (a.parse()?, b.parse()?);
             }
+            "--trimmed-only" => full = false,
             "--bench" => {} // passed by `cargo bench`-style runners
             file => files.push(file.to_string()),
         }
@@ -77,7 +89,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for margin in &margins {
         recognizers.push((format!("trimmed +{margin}"), true, *margin));
     }
-    recognizers.push(("full 30 s".to_string(), false, 0));
+    if full {
+        recognizers.push(("full 30 s".to_string(), false, 0));
+    }
 
     println!(
         "model {} · {threads} threads · {runs} runs after a warm-up",
@@ -105,11 +119,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ..RecognizerConfig::default()
                 },
             )?;
-            let warm = recognizer.transcribe(&samples, None)?;
+            let warm = recognizer.transcribe(&samples, None, phrases.as_ref())?;
             let mut times: Vec<Duration> = Vec::new();
+            let mut pass_times: Vec<Duration> = Vec::new();
             for _ in 0..runs {
-                times.push(recognizer.transcribe(&samples, None)?.elapsed);
+                let t = recognizer.transcribe(&samples, None, phrases.as_ref())?;
+                times.push(t.elapsed);
+                pass_times.extend(t.phrase.map(|p| p.elapsed));
             }
+            pass_times.sort();
             times.sort();
             let median = times.get(times.len() / 2).copied().unwrap_or(warm.elapsed);
             let min = times.first().copied().unwrap_or(warm.elapsed);
@@ -124,6 +142,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 prep.as_secs_f64() * 1e3,
                 warm.text,
             );
+            if let Some(p) = &warm.phrase {
+                println!(
+                    "{:<12} phrase pass: {} {:?} (open {:.2}, phrase {:.2}), {} steps, median {:.0} ms; open: {:?}",
+                    "",
+                    if p.taken { "took" } else { "left" },
+                    p.phrase.as_deref().unwrap_or("-"),
+                    p.open_logprob,
+                    p.phrase_logprob,
+                    p.steps,
+                    pass_times
+                        .get(pass_times.len() / 2)
+                        .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                    p.open,
+                );
+            }
             if warm.collapsed {
                 println!("{:<12} (the trimmed window's transcript looped from its first word: kept once)", "");
             }

@@ -16,6 +16,7 @@
 
 pub mod audio;
 pub mod conns;
+pub mod phrase_pass;
 pub mod recognizer;
 pub mod server;
 

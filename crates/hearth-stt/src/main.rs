@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Parser;
-use hearth_stt::recognizer::{default_threads, DEFAULT_AUDIO_CTX_MARGIN};
+use hearth_stt::recognizer::{
+    default_threads, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_PHRASE_BEAM, DEFAULT_PHRASE_BUDGET,
+    DEFAULT_PHRASE_MARGIN,
+};
 use hearth_stt::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_AUDIO_BYTES, DEFAULT_MAX_AUDIO_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
@@ -53,6 +56,19 @@ struct Cli {
     /// Encoder frames (50 per second) added to the utterance's when trimming the window
     #[arg(long, value_name = "FRAMES", default_value_t = DEFAULT_AUDIO_CTX_MARGIN)]
     audio_ctx_margin: usize,
+
+    /// How much less likely than the open transcript (nats of log-likelihood) the phrase
+    /// set's likeliest request may be and still be taken, when a client names a phrase set
+    #[arg(long, value_name = "NATS", default_value_t = DEFAULT_PHRASE_MARGIN)]
+    phrase_margin: f32,
+
+    /// Decoder calls the phrase pass may make per utterance
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PHRASE_BUDGET)]
+    phrase_budget: usize,
+
+    /// Sequences the phrase pass's beam holds
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PHRASE_BEAM)]
+    phrase_beam: usize,
 
     /// Longest utterance accepted, in seconds of audio
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_MAX_AUDIO_SECONDS)]
@@ -126,6 +142,9 @@ fn main() -> ExitCode {
         prompt: cli.prompt.clone().filter(|p| !p.trim().is_empty()),
         trim_audio_ctx: !cli.full_audio_ctx,
         audio_ctx_margin: cli.audio_ctx_margin,
+        phrase_margin: cli.phrase_margin,
+        phrase_budget: cli.phrase_budget,
+        phrase_beam: cli.phrase_beam,
     };
     let started = Instant::now();
     let recognizer = match Recognizer::load(&cli.model, config) {

@@ -43,13 +43,30 @@ use whisper_rs::{
     WhisperState,
 };
 
+use hearth_phrases::Matcher;
+
 use crate::audio::WHISPER_RATE;
+use crate::phrase_pass::{self, Vocab};
 
 /// Encoder frames per second of audio (1500 for whisper's 30 s window).
 pub const AUDIO_CTX_PER_SECOND: usize = 50;
 
 /// Default encoder frames added to the utterance's own when trimming `audio_ctx` (5.12 s).
 pub const DEFAULT_AUDIO_CTX_MARGIN: usize = 256;
+
+/// Default [`RecognizerConfig::phrase_margin`], in nats. Measured on 157 espeak-ng clips (two
+/// voices; the demo home's requests, sentences drawn from its phrase set, and 10 questions
+/// and remarks that sound like commands): the closest a question came to being taken as a
+/// command was 2.03 nats ("Can I unlock the back door?" → "Can you lock the back door?"), and
+/// 13 of the 17 phrases taken at 1.5 were what was said, the other 4 the same request in
+/// other words ("lights" for "light").
+pub const DEFAULT_PHRASE_MARGIN: f32 = 1.5;
+
+/// Default [`RecognizerConfig::phrase_budget`]: decoder steps per utterance.
+pub const DEFAULT_PHRASE_BUDGET: usize = 40;
+
+/// Default [`RecognizerConfig::phrase_beam`].
+pub const DEFAULT_PHRASE_BEAM: usize = 2;
 
 /// The first four bytes of a whisper.cpp ggml model ("ggml" as a little-endian u32).
 const GGML_MAGIC: [u8; 4] = *b"lmgg";
@@ -130,6 +147,13 @@ pub struct RecognizerConfig {
     pub trim_audio_ctx: bool,
     /// Encoder frames added to the utterance's own when trimming (50 per second).
     pub audio_ctx_margin: usize,
+    /// How much less likely (in nats of log-likelihood) than the open transcript the phrase
+    /// set's likeliest request may be and still be taken (see [`crate::phrase_pass`]).
+    pub phrase_margin: f32,
+    /// Decoder steps the phrase pass may take per utterance.
+    pub phrase_budget: usize,
+    /// Sequences the phrase pass's beam holds.
+    pub phrase_beam: usize,
 }
 
 impl Default for RecognizerConfig {
@@ -140,6 +164,9 @@ impl Default for RecognizerConfig {
             prompt: None,
             trim_audio_ctx: true,
             audio_ctx_margin: DEFAULT_AUDIO_CTX_MARGIN,
+            phrase_margin: DEFAULT_PHRASE_MARGIN,
+            phrase_budget: DEFAULT_PHRASE_BUDGET,
+            phrase_beam: DEFAULT_PHRASE_BEAM,
         }
     }
 }
@@ -171,6 +198,29 @@ pub struct Transcription {
     /// True if decoding ran to the token cap, the transcript was one phrase repeated from its
     /// start, and it was cut to that phrase (see [`repeated_phrase`]).
     pub collapsed: bool,
+    /// The phrase pass, when the request named a phrase set.
+    pub phrase: Option<PhrasePass>,
+}
+
+/// What the phrase pass found (see [`crate::phrase_pass`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhrasePass {
+    /// The open decode's transcript.
+    pub open: String,
+    /// The set's likeliest request, if the search found one; the open transcript itself when
+    /// it is a request of the set.
+    pub phrase: Option<String>,
+    /// The open transcript's log-likelihood (nats; 0 when it was not scored).
+    pub open_logprob: f32,
+    /// The phrase's (nats).
+    pub phrase_logprob: f32,
+    /// Whether the transcript is the phrase: the open one was in the set, or the phrase was
+    /// at most the margin less likely.
+    pub taken: bool,
+    /// Decoder steps taken.
+    pub steps: usize,
+    /// Time the pass took.
+    pub elapsed: Duration,
 }
 
 /// A loaded whisper model with its working state.
@@ -184,6 +234,7 @@ pub struct Recognizer {
     model_type: String,
     multilingual: bool,
     model_audio_ctx: usize,
+    vocab: Vocab,
 }
 
 impl std::fmt::Debug for Recognizer {
@@ -244,6 +295,7 @@ impl Recognizer {
             .map(|s| s.into_owned())
             .unwrap_or_else(|_| "unknown".into());
         let model_audio_ctx = usize::try_from(context.model_n_audio_ctx()).unwrap_or(1500);
+        let vocab = vocab_of(&context);
         let recognizer = Recognizer {
             _context: context,
             state,
@@ -252,6 +304,7 @@ impl Recognizer {
             model_type,
             multilingual,
             model_audio_ctx,
+            vocab,
         };
         recognizer.resolve_language(None).map_err(|e| match e {
             TranscribeError::Language { language, problem } => {
@@ -344,11 +397,14 @@ impl Recognizer {
         )
     }
 
-    /// Transcribes 16 kHz mono audio in `language` (or the default).
+    /// Transcribes 16 kHz mono audio in `language` (or the default); with `phrases`, the
+    /// transcript is the set's likeliest request when the audio supports it about as well as
+    /// the open transcript (within the margin), else the open transcript.
     pub fn transcribe(
         &mut self,
         samples: &[f32],
         language: Option<&str>,
+        phrases: Option<&Matcher>,
     ) -> Result<Transcription, TranscribeError> {
         let language = self.resolve_language(language)?;
         let audio_seconds = samples.len() as f64 / f64::from(WHISPER_RATE);
@@ -363,17 +419,25 @@ impl Recognizer {
                 elapsed: Duration::ZERO,
                 retried: false,
                 collapsed: false,
+                phrase: None,
             });
         }
 
         let max_tokens = max_tokens_for(audio_seconds);
         let start = Instant::now();
-        let (mut text, mut n_tokens) = self.run(samples, &language, audio_ctx, max_tokens)?;
+        let (mut text, mut tokens, mut open_logprob) =
+            self.run(samples, &language, audio_ctx, max_tokens)?;
         let mut used_ctx = audio_ctx;
         let mut retried = false;
         let mut collapsed = false;
         loop {
-            match next_step(&text, n_tokens, max_tokens, used_ctx, self.model_audio_ctx) {
+            match next_step(
+                &text,
+                tokens.len(),
+                max_tokens,
+                used_ctx,
+                self.model_audio_ctx,
+            ) {
                 Step::Keep => break,
                 Step::Collapse(phrase) => {
                     tracing::debug!(looped = %text, %phrase, "the transcript is one phrase over and over to the token cap: keeping it once");
@@ -388,11 +452,20 @@ impl Recognizer {
                         "the transcript looks like a repetition loop ({text:?}); decoding again \
                          with a wider window"
                     );
-                    (text, n_tokens) = self.run(samples, &language, wider, max_tokens)?;
+                    (text, tokens, open_logprob) =
+                        self.run(samples, &language, wider, max_tokens)?;
                     used_ctx = wider;
                     retried = true;
                 }
             }
+        }
+        // a transcript cut to its phrase is no longer what the tokens say
+        let phrase = match phrases {
+            Some(m) if !collapsed => Some(self.phrase_pass(m, &language, &text, open_logprob)?),
+            _ => None,
+        };
+        if let Some(p) = phrase.as_ref().filter(|p| p.taken) {
+            text = p.phrase.clone().unwrap_or(text);
         }
         Ok(Transcription {
             text,
@@ -402,17 +475,101 @@ impl Recognizer {
             elapsed: start.elapsed(),
             retried,
             collapsed,
+            phrase,
         })
     }
 
-    /// One whisper.cpp run: the trimmed text and the number of tokens decoded.
+    /// The phrase pass over the last decode's encoder output (see [`crate::phrase_pass`]).
+    fn phrase_pass(
+        &mut self,
+        matcher: &Matcher,
+        language: &str,
+        open: &str,
+        open_logprob: f32,
+    ) -> Result<PhrasePass, TranscribeError> {
+        let start = Instant::now();
+        if matcher.accepts(open) {
+            return Ok(PhrasePass {
+                open: open.into(),
+                phrase: Some(open.into()),
+                open_logprob: 0.0,
+                phrase_logprob: 0.0,
+                taken: true,
+                steps: 0,
+                elapsed: start.elapsed(),
+            });
+        }
+        let prompt = self.decoder_prompt(language)?;
+        let threads = self.config.threads.max(1);
+        let mut decoder = Primed::new(&mut self.state, prompt, threads, self.vocab.eot)?;
+        let floor = open_logprob - self.config.phrase_margin;
+        let bounds = phrase_pass::Bounds {
+            width: self.config.phrase_beam,
+            budget: self.config.phrase_budget,
+            floor,
+        };
+        let found = phrase_pass::search(&mut decoder, &self.vocab, matcher, bounds)?;
+        let steps = decoder.calls;
+        let phrase_logprob = found.as_ref().map_or(f32::NEG_INFINITY, |f| f.logprob);
+        let taken = phrase_logprob >= floor;
+        tracing::debug!(
+            open,
+            phrase = found.as_ref().map(|f| f.text.as_str()),
+            open_logprob,
+            phrase_logprob,
+            taken,
+            steps,
+            "phrase pass"
+        );
+        Ok(PhrasePass {
+            open: open.into(),
+            phrase: found.map(|f| f.text),
+            open_logprob,
+            phrase_logprob,
+            taken,
+            steps,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// The tokens whisper.cpp puts before a transcript: the initial prompt after the
+    /// previous-text marker, start of transcript, language and task on a multilingual model,
+    /// no timestamps.
+    fn decoder_prompt(&self, language: &str) -> Result<Vec<i32>, TranscribeError> {
+        let ctx = &self._context;
+        let mut prompt = Vec::new();
+        if let Some(p) = self.config.prompt.as_deref() {
+            let text = closed_prompt(p);
+            let mut words = ctx.tokenize(&text, text.len() + 8)?;
+            // whisper.cpp keeps at most half the text context of it, the latest tokens
+            let keep = usize::try_from(ctx.n_text_ctx() / 2)
+                .unwrap_or(224)
+                .saturating_sub(1);
+            if words.len() > keep {
+                words.drain(..words.len() - keep);
+            }
+            prompt.push(ctx.token_prev());
+            prompt.extend(words);
+        }
+        prompt.push(ctx.token_sot());
+        if self.multilingual {
+            let id = whisper_rs::get_lang_id(language).unwrap_or(0);
+            prompt.push(ctx.token_lang(id));
+            prompt.push(ctx.token_transcribe());
+        }
+        prompt.push(ctx.token_not());
+        Ok(prompt)
+    }
+
+    /// One whisper.cpp run: the trimmed text, its text tokens, and their log-likelihood as
+    /// the decoder gave it (each token's log-probability after whisper.cpp's suppressions).
     fn run(
         &mut self,
         samples: &[f32],
         language: &str,
         audio_ctx: usize,
         max_tokens: i32,
-    ) -> Result<(String, usize), TranscribeError> {
+    ) -> Result<(String, Vec<i32>, f32), TranscribeError> {
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_n_threads(i32::try_from(self.config.threads).unwrap_or(4));
         params.set_language(Some(language));
@@ -438,15 +595,130 @@ impl Recognizer {
 
         self.state.full(params, samples)?;
         let mut text = String::new();
-        let mut n_tokens = 0;
+        let mut tokens = Vec::new();
+        let mut logprob = 0.0;
         for segment in self.state.as_iter() {
             text.push_str(&segment.to_str_lossy()?);
-            n_tokens += usize::try_from(segment.n_tokens()).unwrap_or(0);
+            for t in (0..segment.n_tokens()).filter_map(|i| segment.get_token(i)) {
+                let data = t.token_data();
+                if data.id < self.vocab.eot {
+                    tokens.push(data.id);
+                    logprob += data.plog;
+                }
+            }
         }
         let text = text.trim().to_string();
-        tracing::debug!(audio_ctx, n_tokens, max_tokens, %text, "whisper decoded");
-        Ok((text, n_tokens))
+        tracing::debug!(audio_ctx, n_tokens = tokens.len(), max_tokens, logprob, %text, "whisper decoded");
+        Ok((text, tokens, logprob))
     }
+}
+
+/// The text tokens' texts (bytes a token does not complete as UTF-8 read lossily: such a
+/// token carries `\u{fffd}` and the phrase pass never writes it).
+fn vocab_of(context: &WhisperContext) -> Vocab {
+    let eot = context.token_eot();
+    let texts = (0..eot)
+        .map(|id| {
+            context
+                .token_to_bytes(id)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    Vocab { texts, eot }
+}
+
+/// whisper's decoder over the encoder output of the last run, primed with the prompt: the
+/// tokens asked about last stay in its cache, so the next question pays only for the tokens
+/// where it differs. whisper.cpp hands back the logits of a call's first row only, so a
+/// question that differs in more than its last token takes two calls.
+struct Primed<'a> {
+    state: &'a mut WhisperState,
+    prompt: usize,
+    held: Vec<i32>,
+    threads: usize,
+    eot: usize,
+    root: Vec<f32>,
+    out: Vec<f32>,
+    /// Decoder calls made.
+    calls: usize,
+}
+
+impl<'a> Primed<'a> {
+    fn new(
+        state: &'a mut WhisperState,
+        prompt: Vec<i32>,
+        threads: usize,
+        eot: i32,
+    ) -> Result<Self, WhisperError> {
+        let mut primed = Primed {
+            state,
+            prompt: 0,
+            held: Vec::new(),
+            threads,
+            eot: usize::try_from(eot).unwrap_or(0),
+            root: Vec::new(),
+            out: Vec::new(),
+            calls: 0,
+        };
+        primed.feed(&prompt, 0)?;
+        primed.prompt = prompt.len();
+        primed.root = primed.out.clone();
+        Ok(primed)
+    }
+
+    /// Decodes `tokens` at `n_past` and keeps the log-probabilities after the last.
+    fn feed(&mut self, tokens: &[i32], n_past: usize) -> Result<(), WhisperError> {
+        let Some((last, before)) = tokens.split_last() else {
+            return Ok(());
+        };
+        if !before.is_empty() {
+            self.state.decode(before, n_past, self.threads)?;
+            self.calls += 1;
+        }
+        self.state.decode(
+            std::slice::from_ref(last),
+            n_past + before.len(),
+            self.threads,
+        )?;
+        self.calls += 1;
+        let logits = self.state.get_logits()?;
+        // text tokens and the end of text, as whisper.cpp's decoder weighs them
+        log_softmax(&logits[..(self.eot + 1).min(logits.len())], &mut self.out);
+        Ok(())
+    }
+}
+
+impl phrase_pass::Decoder for Primed<'_> {
+    type Error = WhisperError;
+
+    fn logprobs(&mut self, tokens: &[i32]) -> Result<&[f32], WhisperError> {
+        if tokens.is_empty() {
+            return Ok(&self.root);
+        }
+        let common = self
+            .held
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        self.feed(&tokens[common..], self.prompt + common)?;
+        self.held = tokens.to_vec();
+        Ok(&self.out)
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+}
+
+fn log_softmax(logits: &[f32], out: &mut Vec<f32>) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f32 = logits.iter().map(|&l| (l - max).exp()).sum();
+    let log_sum = max + sum.ln();
+    out.clear();
+    out.extend(logits.iter().map(|&l| l - log_sum));
 }
 
 /// The initial prompt as whisper is given it: ended as a sentence (a `.` added unless it ends

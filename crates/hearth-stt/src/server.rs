@@ -61,12 +61,14 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tracing::{debug, info, warn};
 use wyoming::{
     AsrModel, AsrProgram, Attribution, AudioChunk, AudioStart, AudioStop, Describe, ErrorEvent,
-    Event, EventReader, Eventable, Info, Limits, Ping, Pong, Transcribe, Transcript,
+    Event, EventReader, Eventable, Info, Limits, PhrasePass, Phrases, PhrasesLoaded, Ping, Pong,
+    Transcribe, Transcript,
 };
 
 use crate::audio::{AudioError, Utterance};
 use crate::conns::{is_idle_timeout, ConnHandle, IdleReader, Phase, Registry};
 use crate::recognizer::{Recognizer, TranscribeError};
+use hearth_phrases::{Grammar, Matcher};
 
 /// Error codes sent in `error` events.
 pub mod codes {
@@ -93,7 +95,15 @@ pub mod codes {
     pub const LANGUAGE: &str = "unsupported-language";
     /// whisper.cpp failed.
     pub const FAILED: &str = "transcription-failed";
+    /// A `phrases` event whose set cannot be used (not JSON of a grammar, a bad form, an id
+    /// that is not its contents').
+    pub const BAD_PHRASES: &str = "bad-phrases";
+    /// `transcribe` names a phrase set the server does not hold: send it with `phrases`.
+    pub const UNKNOWN_PHRASES: &str = "unknown-phrases";
 }
+
+/// Phrase sets a server holds at once (clients' sets by id; the oldest goes first).
+pub const MAX_PHRASE_SETS: usize = 4;
 
 /// Default [`ServerConfig::max_audio_bytes`]: 2 MiB, 65 s of 16 kHz 16-bit mono (what hearth and
 /// Wyoming satellites send; 30 s, whisper's window, with room to spare), 21 s of 48 kHz 16-bit
@@ -191,7 +201,12 @@ pub struct Server {
     recognizer: Arc<Mutex<Recognizer>>,
     info: Arc<Info>,
     config: ServerConfig,
+    /// Phrase sets by id, the latest loaded last.
+    phrases: Arc<std::sync::Mutex<PhraseSets>>,
 }
+
+/// The phrase sets a server holds, by id, the latest loaded last.
+type PhraseSets = Vec<(String, Arc<Matcher>)>;
 
 impl Server {
     /// A server around a loaded recogniser.
@@ -201,7 +216,68 @@ impl Server {
             recognizer: Arc::new(Mutex::new(recognizer)),
             info,
             config,
+            phrases: Arc::default(),
         }
+    }
+
+    /// Loads a phrase set for later requests to name; answers with its id and size.
+    fn load_phrases(&self, p: Phrases) -> Reply {
+        // a client on a connection per utterance sends its set each time: parsed once
+        if let Ok(held) = self.phrase_set(&p.id) {
+            return Ok(vec![PhrasesLoaded {
+                id: p.id,
+                forms: held.forms(),
+            }
+            .to_event()]);
+        }
+        let bad = |why: String| (codes::BAD_PHRASES, format!("phrase set {}: {why}", p.id));
+        let grammar: Grammar = serde_json::from_slice(&p.grammar).map_err(|e| {
+            bad(format!(
+                "the payload is not a phrase grammar ({e}); send JSON with `lists` and `forms`"
+            ))
+        })?;
+        let id = grammar.id();
+        if id != p.id {
+            return Err(bad(format!(
+                "the id is not its contents' ({id}); send the id the grammar's contents give"
+            )));
+        }
+        let matcher = Matcher::new(&grammar).map_err(|e| bad(e.to_string()))?;
+        let mut sets = self
+            .phrases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sets.retain(|(held, _)| *held != id);
+        if sets.len() >= MAX_PHRASE_SETS {
+            sets.remove(0);
+        }
+        sets.push((id.clone(), Arc::new(matcher)));
+        info!(id, forms = grammar.forms.len(), "phrase set loaded");
+        Ok(vec![PhrasesLoaded {
+            id,
+            forms: grammar.forms.len(),
+        }
+        .to_event()])
+    }
+
+    /// The phrase set `id` names, if held.
+    fn phrase_set(&self, id: &str) -> Result<Arc<Matcher>, (&'static str, String)> {
+        let sets = self
+            .phrases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sets.iter()
+            .find(|(held, _)| held == id)
+            .map(|(_, m)| m.clone())
+            .ok_or_else(|| {
+                (
+                    codes::UNKNOWN_PHRASES,
+                    format!(
+                        "phrase set {id} is not loaded (the server holds the last \
+                         {MAX_PHRASE_SETS}): send it with a `phrases` event, then transcribe again"
+                    ),
+                )
+            })
     }
 
     /// What `describe` answers.
@@ -391,6 +467,9 @@ impl Server {
             Transcribe::TYPE => Transcribe::from_event(event)
                 .map(|t| session.transcribe(t))
                 .map_err(bad_request),
+            Phrases::TYPE => Phrases::from_event(event)
+                .map_err(bad_request)
+                .and_then(|p| self.load_phrases(p)),
             AudioStart::TYPE => match AudioStart::from_event(event) {
                 Ok(start) => session.start(start),
                 Err(e) => {
@@ -406,7 +485,7 @@ impl Server {
                 }
             },
             AudioStop::TYPE => match session.stop() {
-                Ok(Some((utterance, language))) => self.transcribe(utterance, language).await,
+                Ok(Some((utterance, request))) => self.transcribe(utterance, request).await,
                 Ok(None) => Ok(vec![]),
                 Err(e) => Err(e),
             },
@@ -432,16 +511,21 @@ impl Server {
     async fn transcribe(
         &self,
         utterance: Utterance,
-        language: Option<String>,
+        request: Transcribe,
     ) -> Result<Vec<Event>, (&'static str, String)> {
         let seconds = utterance.seconds();
+        let phrases = match &request.phrases {
+            Some(id) => Some(self.phrase_set(id)?),
+            None => None,
+        };
+        let language = request.language;
         let mut recognizer = self.recognizer.clone().lock_owned().await;
         let job = tokio::task::spawn_blocking(move || {
             let samples = utterance
                 .into_whisper_input()
                 .map_err(|e| (codes::BAD_AUDIO, e.to_string()))?;
             recognizer
-                .transcribe(&samples, language.as_deref())
+                .transcribe(&samples, language.as_deref(), phrases.as_deref())
                 .map_err(|e| match e {
                     TranscribeError::Language { .. } => (codes::LANGUAGE, e.to_string()),
                     TranscribeError::Whisper(_) => (codes::FAILED, e.to_string()),
@@ -458,6 +542,8 @@ impl Server {
             retried = t.retried,
             collapsed = t.collapsed,
             chars = t.text.chars().count(),
+            phrase_ms = t.phrase.as_ref().map(|p| p.elapsed.as_millis() as u64),
+            phrase_taken = t.phrase.as_ref().map(|p| p.taken),
             "transcribed"
         );
         // the words themselves only when asked for (see `init_logging`)
@@ -465,6 +551,15 @@ impl Server {
         Ok(vec![Transcript {
             text: t.text,
             language: Some(t.language),
+            phrase_pass: t.phrase.map(|p| PhrasePass {
+                open: p.open,
+                phrase: p.phrase,
+                open_logprob: p.open_logprob,
+                phrase_logprob: p.phrase_logprob.is_finite().then_some(p.phrase_logprob),
+                taken: p.taken,
+                steps: p.steps,
+                ms: p.elapsed.as_secs_f64() * 1e3,
+            }),
         }
         .to_event()])
     }
@@ -679,6 +774,7 @@ pub fn describe(recognizer: &Recognizer) -> Info {
             }],
             supports_transcript_streaming: false,
             requires_external_vad: true,
+            supports_phrases: true,
         }],
     }
 }
@@ -699,8 +795,8 @@ enum Stream {
 #[derive(Debug)]
 struct Session {
     stream: Stream,
-    /// The language of the next transcript, from `transcribe`.
-    language: Option<String>,
+    /// The next transcript's request (language, phrase set), from `transcribe`.
+    request: Transcribe,
     max_audio_seconds: f64,
     max_audio_bytes: usize,
     /// Going over the audio limit closes the connection (TCP); else the rest of the stream
@@ -716,7 +812,7 @@ impl Session {
     fn new(max_audio_seconds: f64, max_audio_bytes: usize, closes_on_overrun: bool) -> Self {
         Session {
             stream: Stream::Idle,
-            language: None,
+            request: Transcribe::default(),
             max_audio_seconds,
             max_audio_bytes,
             closes_on_overrun,
@@ -741,7 +837,7 @@ impl Session {
         if let Some(name) = &t.name {
             debug!("transcribe asks for model `{name}`; this server has one model");
         }
-        self.language = t.language;
+        self.request = t;
         vec![]
     }
 
@@ -808,11 +904,13 @@ impl Session {
 
     /// Ends the stream: the utterance and its language to transcribe, if there is one.
     #[allow(clippy::type_complexity)]
-    fn stop(&mut self) -> Result<Option<(Utterance, Option<String>)>, (&'static str, String)> {
+    fn stop(&mut self) -> Result<Option<(Utterance, Transcribe)>, (&'static str, String)> {
         match std::mem::replace(&mut self.stream, Stream::Idle) {
-            Stream::Receiving(utterance) => Ok(Some((utterance, self.language.take()))),
+            Stream::Receiving(utterance) => {
+                Ok(Some((utterance, std::mem::take(&mut self.request))))
+            }
             Stream::Discarding => {
-                self.language = None;
+                self.request = Transcribe::default();
                 Ok(None)
             }
             Stream::Idle => Err((codes::NOT_STARTED, "audio-stop without audio-start".into())),
@@ -902,6 +1000,7 @@ mod tests {
         s.transcribe(Transcribe {
             name: None,
             language: Some("en".into()),
+            phrases: Some("0123456789abcdef".into()),
         });
         s.start(AudioStart {
             format: wyoming::AudioFormat::SPEECH,
@@ -910,10 +1009,11 @@ mod tests {
         .unwrap();
         s.chunk(chunk(16000)).unwrap();
         s.chunk(chunk(22050)).unwrap();
-        let (u, lang) = s.stop().unwrap().unwrap();
-        assert_eq!(lang.as_deref(), Some("en"));
+        let (u, request) = s.stop().unwrap().unwrap();
+        assert_eq!(request.language.as_deref(), Some("en"));
+        assert_eq!(request.phrases.as_deref(), Some("0123456789abcdef"));
         assert!(u.seconds() > 0.0);
-        assert!(s.language.is_none());
+        assert_eq!(s.request, Transcribe::default());
         // A bad format at audio-start.
         let err = s
             .start(AudioStart {

@@ -150,6 +150,7 @@ async fn tcp_bad_input_gets_error_events_and_the_connection_keeps_working() {
             &Transcribe {
                 name: None,
                 language: Some("de".into()),
+                phrases: None,
             }
             .to_event(),
         )
@@ -327,4 +328,90 @@ fn unusable_model_and_bad_arguments_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("tcp://HOST:PORT"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A phrase set sent once, then named by `transcribe`: a transcript in the set is taken as it
+/// is (no decoder step); one outside it is weighed against the set's likeliest request and
+/// kept when that is far less likely; sets that cannot be used, or are not held, are errors
+/// that name the fix, and the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phrase_set_holds_transcripts_to_the_house_where_the_audio_supports_it() {
+    let Some((model, [kitchen])) = common::fixtures(["kitchen.wav"]) else {
+        return;
+    };
+    let server = TcpServer::start(&model, &[]);
+    let mut client = server.connect().await;
+    let (format, pcm) = common::read_wav(&kitchen);
+    let set = |forms: &[&str]| hearth_phrases::Grammar {
+        lists: vec![vec!["kitchen".into(), "bedroom".into()]],
+        forms: forms.iter().map(|f| f.to_string()).collect(),
+        lead: vec![],
+    };
+    let load = |g: &hearth_phrases::Grammar| wyoming::Phrases {
+        id: g.id(),
+        grammar: serde_json::to_vec(g).unwrap(),
+    };
+    let ask = |id: &str| Transcribe {
+        name: None,
+        language: Some("en".into()),
+        phrases: Some(id.into()),
+    };
+    let pass_of = |event: wyoming::Event| {
+        assert_eq!(event.kind, "transcript", "{event:?}");
+        let t = wyoming::Transcript::from_event(event).unwrap();
+        (
+            t.text.clone(),
+            t.phrase_pass.expect("the phrase pass is reported"),
+        )
+    };
+
+    let house = set(&["turn on the {0} light", "turn off the {0} light"]);
+    client.send(&load(&house).to_event()).await;
+    let loaded = wyoming::PhrasesLoaded::from_event(client.expect().await).unwrap();
+    assert_eq!((loaded.id.as_str(), loaded.forms), (house.id().as_str(), 2));
+    client.send_request(ask(&house.id()), format, &pcm).await;
+    let (text, pass) = pass_of(client.expect().await);
+    assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
+    assert!(pass.taken && pass.steps == 0, "{pass:?}");
+    assert_eq!(pass.open, text);
+
+    // a set that does not hold what was said: the open transcript stands
+    let lamps = set(&["turn on the {0} lamp", "open the {0} door"]);
+    client.send(&load(&lamps).to_event()).await;
+    assert_eq!(client.expect().await.kind, "phrases-loaded");
+    client.send_request(ask(&lamps.id()), format, &pcm).await;
+    let (text, pass) = pass_of(client.expect().await);
+    assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
+    assert!(!pass.taken && pass.steps > 0, "{pass:?}");
+    assert_eq!(pass.open, text);
+    if let (Some(phrase), Some(lp)) = (&pass.phrase, pass.phrase_logprob) {
+        assert!(
+            phrase.to_lowercase().contains("lamp") || phrase.contains("door"),
+            "{phrase}"
+        );
+        assert!(lp < pass.open_logprob, "{pass:?}");
+    }
+
+    // not JSON; an id that is not the contents'; a set not held
+    client
+        .send(
+            &wyoming::Phrases {
+                id: "x".into(),
+                grammar: b"turn on the light".to_vec(),
+            }
+            .to_event(),
+        )
+        .await;
+    assert_eq!(error_code(client.expect().await), "bad-phrases");
+    let mut wrong = load(&house);
+    wrong.id = "0000000000000000".into();
+    client.send(&wrong.to_event()).await;
+    assert_eq!(error_code(client.expect().await), "bad-phrases");
+    client
+        .send_request(ask("ffffffffffffffff"), format, &pcm)
+        .await;
+    assert_eq!(error_code(client.expect().await), "unknown-phrases");
+    // and the connection still transcribes
+    let text = transcript_text(client.transcribe_wav(&kitchen).await);
+    assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
 }

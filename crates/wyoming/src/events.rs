@@ -145,6 +145,9 @@ pub struct AsrProgram {
     /// True if the client must detect the end of speech itself (send `audio-stop`).
     #[serde(default = "default_true")]
     pub requires_external_vad: bool,
+    /// hearth's extension: true if it takes [`Phrases`] and `transcribe`'s `phrases`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub supports_phrases: bool,
 }
 
 fn default_true() -> bool {
@@ -170,8 +173,59 @@ pub struct Transcribe {
     /// Language of the speech (such as `en`); the server's default if `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// hearth's extension: the id of a phrase set (sent before with [`Phrases`]) to hold the
+    /// transcript to where the audio supports it; other servers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrases: Option<String>,
 }
 data_event!(Transcribe, "transcribe");
+
+/// `phrases` (hearth's extension): a phrase set for later `transcribe` requests to name by
+/// `id`. The payload is the set as JSON (hearth-phrases' `Grammar`); a server answers with
+/// [`PhrasesLoaded`], or an `error` if it cannot use the set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrases {
+    /// The set's id.
+    pub id: String,
+    /// The set as JSON.
+    pub grammar: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PhrasesData {
+    id: String,
+}
+
+impl Eventable for Phrases {
+    const TYPE: &'static str = "phrases";
+
+    fn to_event(&self) -> Event {
+        Event::new(Self::TYPE)
+            .with_data(to_data(&PhrasesData {
+                id: self.id.clone(),
+            }))
+            .with_payload(self.grammar.clone())
+    }
+
+    fn from_event(event: Event) -> Result<Self, Error> {
+        check_type(&event, Self::TYPE)?;
+        let data: PhrasesData = from_data(Self::TYPE, event.data)?;
+        Ok(Phrases {
+            id: data.id,
+            grammar: event.payload.unwrap_or_default(),
+        })
+    }
+}
+
+/// `phrases-loaded` (hearth's extension): the answer to [`Phrases`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhrasesLoaded {
+    /// The set's id.
+    pub id: String,
+    /// Its sentence forms.
+    pub forms: usize,
+}
+data_event!(PhrasesLoaded, "phrases-loaded");
 
 /// The format of PCM audio: what `audio-start` and every `audio-chunk` carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -264,15 +318,39 @@ impl Eventable for AudioChunk {
 }
 
 /// `transcript`: the text recognised in an audio stream.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Transcript {
     /// The recognised text.
     pub text: String,
     /// The language of the text, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// hearth's extension: how the phrase pass went, when the request named a phrase set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrase_pass: Option<PhrasePass>,
 }
 data_event!(Transcript, "transcript");
+
+/// How the phrase pass went (in [`Transcript`]): both texts, both log-likelihoods, which won.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhrasePass {
+    /// The open decode's transcript.
+    pub open: String,
+    /// The set's likeliest request, if one was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrase: Option<String>,
+    /// The open transcript's log-likelihood (nats).
+    pub open_logprob: f32,
+    /// The phrase's (nats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrase_logprob: Option<f32>,
+    /// Whether the transcript is the phrase.
+    pub taken: bool,
+    /// Decoder steps the pass took.
+    pub steps: usize,
+    /// Milliseconds the pass took.
+    pub ms: f64,
+}
 
 /// `error`: a request failed. (Named `ErrorEvent` to keep it apart from the codec's [`Error`].)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -336,6 +414,7 @@ mod tests {
         let t = Transcribe {
             name: None,
             language: Some("en".into()),
+            phrases: None,
         };
         assert_eq!(data(&t.to_event()), json!({"language": "en"}));
         assert_eq!(Transcribe::from_event(t.to_event()).unwrap(), t);
@@ -355,6 +434,57 @@ mod tests {
             Pong::from_event(Pong::default().to_event()).unwrap(),
             Pong::default()
         );
+    }
+
+    #[test]
+    fn the_phrase_extension_round_trips_and_is_absent_when_unused() {
+        let set = Phrases {
+            id: "2e963e09bc93c86a".into(),
+            grammar: br#"{"lists":[],"forms":["stop"]}"#.to_vec(),
+        };
+        let event = set.to_event();
+        assert_eq!(data(&event), json!({"id": "2e963e09bc93c86a"}));
+        assert_eq!(event.payload.as_deref(), Some(&set.grammar[..]));
+        assert_eq!(Phrases::from_event(event).unwrap(), set);
+        let loaded = PhrasesLoaded {
+            id: set.id.clone(),
+            forms: 1,
+        };
+        assert_eq!(
+            PhrasesLoaded::from_event(loaded.to_event()).unwrap(),
+            loaded
+        );
+        let t = Transcribe {
+            name: None,
+            language: None,
+            phrases: Some(set.id.clone()),
+        };
+        assert_eq!(data(&t.to_event()), json!({"phrases": "2e963e09bc93c86a"}));
+        let heard = Transcript {
+            text: "is the back door locked.".into(),
+            language: None,
+            phrase_pass: Some(PhrasePass {
+                open: "is the Mac door locked.".into(),
+                phrase: Some("is the back door locked.".into()),
+                open_logprob: -3.5,
+                phrase_logprob: Some(-4.25),
+                taken: true,
+                steps: 22,
+                ms: 104.5,
+            }),
+        };
+        assert_eq!(Transcript::from_event(heard.to_event()).unwrap(), heard);
+        // a reference transcript (no extension) reads, and ours without it writes none
+        let plain = Transcript {
+            text: "hi".into(),
+            language: None,
+            phrase_pass: None,
+        };
+        assert_eq!(data(&plain.to_event()), json!({"text": "hi"}));
+        // an id that is not a string is bad data
+        let mut event = Event::new("phrases");
+        event.data.insert("id".into(), json!(7));
+        assert!(Phrases::from_event(event).is_err());
     }
 
     #[test]
@@ -388,6 +518,7 @@ mod tests {
         assert_eq!(info.asr[0].models[0].languages, ["en"]);
         assert_eq!(info.asr[0].models[0].version, None);
         assert!(info.asr[0].requires_external_vad);
+        assert!(!info.asr[0].supports_phrases);
         // And what we write has every field the reference requires.
         let written = data(&info.to_event());
         for field in [

@@ -43,5 +43,6 @@ pub use error::{Error, Part};
 pub use event::Event;
 pub use events::{
     AsrModel, AsrProgram, Attribution, AudioChunk, AudioFormat, AudioStart, AudioStop, Describe,
-    ErrorEvent, Eventable, Info, Ping, Pong, Transcribe, Transcript,
+    ErrorEvent, Eventable, Info, PhrasePass, Phrases, PhrasesLoaded, Ping, Pong, Transcribe,
+    Transcript,
 };

@@ -287,6 +287,28 @@ pub fn details(scored: &[Scored]) -> String {
             }
         }
     };
+    section(
+        "Phrase pass (the open transcript was not a request of the house's set)",
+        &|s| {
+            let lines: Vec<String> = s
+                .turns
+                .iter()
+                .filter_map(|t| t.phrase_search())
+                .map(|(open, phrase, below, taken)| {
+                    let found = match (phrase, below) {
+                        (Some(p), Some(b)) => format!("{p:?} {b:.2} nats below"),
+                        _ => "nothing within the margin".into(),
+                    };
+                    let outcome = if taken { "taken" } else { "left" };
+                    format!(
+                        "said {:?}, whisper wrote {open:?}, the set's {found}: {outcome}",
+                        s.say
+                    )
+                })
+                .collect();
+            (!lines.is_empty()).then(|| lines.join("; "))
+        },
+    );
     section("Misheard", &|s| {
         s.misheard
             .then(|| format!("said {:?}, heard {:?}", s.say, s.heard()))

@@ -32,6 +32,8 @@ pub struct Observed {
     pub end_s: Option<f64>,
     pub interrupted: bool,
     pub error: Option<String>,
+    /// The recogniser's phrase pass (`phrase_pass` of a voice turn), when it ran.
+    pub phrase_pass: Option<Value>,
 }
 
 impl Observed {
@@ -56,6 +58,7 @@ impl Observed {
         o.interrupted = v["interrupted"].as_bool().unwrap_or(false);
         o.error = v["error"].as_str().map(str::to_string);
         o.path = o.path.or_else(|| v["path"].as_str().map(str::to_string));
+        o.phrase_pass = v.get("phrase_pass").filter(|p| !p.is_null()).cloned();
         o
     }
 
@@ -74,7 +77,24 @@ impl Observed {
             end_s: None,
             interrupted: false,
             error: None,
+            phrase_pass: None,
         }
+    }
+
+    /// The phrase pass's search, when it ran (the open transcript was not in the set): the
+    /// open transcript, the phrase found, how far below the open one it was (nats), taken.
+    pub fn phrase_search(&self) -> Option<(String, Option<String>, Option<f64>, bool)> {
+        let p = self.phrase_pass.as_ref()?;
+        if p["steps"].as_u64().unwrap_or(0) == 0 {
+            return None;
+        }
+        let open = p["open"].as_str().unwrap_or("").to_string();
+        let phrase = p["phrase"].as_str().map(str::to_string);
+        let below = p["phrase_logprob"]
+            .as_f64()
+            .zip(p["open_logprob"].as_f64())
+            .map(|(ph, op)| op - ph);
+        Some((open, phrase, below, p["taken"].as_bool().unwrap_or(false)))
     }
 }
 

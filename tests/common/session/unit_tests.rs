@@ -517,6 +517,7 @@ mod score {
             end_s: Some(at + 1.5),
             interrupted: false,
             error: None,
+            phrase_pass: None,
         }
     }
 
@@ -810,6 +811,18 @@ mod score {
         );
         assert_eq!(o.after_endpoint_ms, Some(212.5));
         assert_eq!(o.total_ms, Some(250.0));
+        assert_eq!(o.phrase_search(), None);
+        // a turn whose transcript the recogniser's phrase pass searched for
+        let mut v = v;
+        v["phrase_pass"] = json!({"open": "is the Mac door locked.", "phrase": "is the back door locked.",
+            "open_logprob": -3.0, "phrase_logprob": -3.75, "taken": true, "steps": 20, "ms": 80.0});
+        let (open, phrase, below, taken) = Observed::from_voice(&v).phrase_search().unwrap();
+        assert_eq!(open, "is the Mac door locked.");
+        assert_eq!(phrase.as_deref(), Some("is the back door locked."));
+        assert_eq!((below, taken), (Some(0.75), true));
+        // one in the set already took no search
+        v["phrase_pass"]["steps"] = json!(0);
+        assert_eq!(Observed::from_voice(&v).phrase_search(), None);
     }
 }
 

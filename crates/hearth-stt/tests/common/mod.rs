@@ -274,14 +274,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Client<R, W> {
 
     /// Sends `transcribe`, `audio-start`, the PCM in 100 ms chunks, `audio-stop`.
     pub async fn send_utterance(&mut self, format: AudioFormat, pcm: &[u8]) {
-        self.send(
-            &Transcribe {
-                name: None,
-                language: Some("en".into()),
-            }
-            .to_event(),
-        )
-        .await;
+        let ask = Transcribe {
+            name: None,
+            language: Some("en".into()),
+            phrases: None,
+        };
+        self.send_request(ask, format, pcm).await;
+    }
+
+    /// [`Self::send_utterance`] with `ask` as its `transcribe`.
+    pub async fn send_request(&mut self, ask: Transcribe, format: AudioFormat, pcm: &[u8]) {
+        self.send(&ask.to_event()).await;
         self.send(
             &AudioStart {
                 format,

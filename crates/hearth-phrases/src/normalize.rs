@@ -3,7 +3,7 @@
 
 /// Words that carry no command at the start of a request ("please turn on …", "can you
 /// lock …"); any run of them may be left out.
-pub(super) const SKIP_LEADING: &[&[&str]] = &[
+pub const SKIP_LEADING: &[&[&str]] = &[
     &["please"],
     &["hey"],
     &["okay"],
@@ -17,7 +17,7 @@ pub(super) const SKIP_LEADING: &[&[&str]] = &[
 ];
 
 /// Words that carry no command at the end of a request ("… please", "… for me").
-pub(super) const SKIP_TRAILING: &[&[&str]] = &[
+pub const SKIP_TRAILING: &[&[&str]] = &[
     &["please"],
     &["thanks"],
     &["thank", "you"],
@@ -27,12 +27,12 @@ pub(super) const SKIP_TRAILING: &[&[&str]] = &[
 ];
 
 /// Words where one command ends and the next may begin ("… and lock the door").
-pub(super) const JOINERS: &[&str] = &["and", "then", "also"];
+pub const JOINERS: &[&str] = &["and", "then", "also"];
 
 /// A word of a request: `key` is what templates compare (lower case), `said` the word as the
 /// transcript wrote it (what a free-text slot keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Word {
+pub struct Word {
     pub key: String,
     pub said: String,
 }
@@ -46,7 +46,7 @@ impl AsRef<str> for Word {
 /// A piece of a normalised request: a word, or a break where the text had `,` `.` `?` `!`
 /// `;` or `:` (where two commands may meet).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Piece {
+pub enum Piece {
     Word(Word),
     Break,
 }
@@ -54,7 +54,7 @@ pub(super) enum Piece {
 /// `text` as words and breaks: lower-case keys, punctuation removed (a `.` or `:` between
 /// digits stays: "21.5", "7:30"), hyphens split words, "°"/"°C"/"°F" read as "degrees" and
 /// "%" as "percent", apostrophes inside words kept ("it's", also when written `’`).
-pub(super) fn pieces(text: &str) -> Vec<Piece> {
+pub fn pieces(text: &str) -> Vec<Piece> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Splitter::default();
     let mut i = 0;
@@ -90,7 +90,7 @@ pub(super) fn pieces(text: &str) -> Vec<Piece> {
 }
 
 /// The words of `text`, breaks left out.
-pub(super) fn words(text: &str) -> Vec<Word> {
+pub fn words(text: &str) -> Vec<Word> {
     pieces(text)
         .into_iter()
         .filter_map(|p| match p {
@@ -101,7 +101,7 @@ pub(super) fn words(text: &str) -> Vec<Word> {
 }
 
 /// The word keys of `text` (how a template's words are compared).
-pub(super) fn keys(text: &str) -> Vec<String> {
+pub fn keys(text: &str) -> Vec<String> {
     words(text).into_iter().map(|w| w.key).collect()
 }
 
@@ -156,13 +156,13 @@ impl Splitter {
 }
 
 /// Whether `word` joins two commands.
-pub(super) fn is_joiner(word: &str) -> bool {
+pub fn is_joiner(word: &str) -> bool {
     JOINERS.contains(&word)
 }
 
 /// The ways `words` may be read with words that carry no command left out of its ends,
 /// fewest words first (the whole of `words` last).
-pub(super) fn trimmings(words: &[Word]) -> Vec<&[Word]> {
+pub fn trimmings(words: &[Word]) -> Vec<&[Word]> {
     let mut starts = vec![0];
     let mut s = 0;
     while let Some(skip) = SKIP_LEADING.iter().find(|k| starts_with(&words[s..], k)) {
@@ -186,7 +186,7 @@ pub(super) fn trimmings(words: &[Word]) -> Vec<&[Word]> {
 }
 
 /// Whether `words` are only words that carry no command ("thank you").
-pub(super) fn only_skip_words(words: &[Word]) -> bool {
+pub fn only_skip_words(words: &[Word]) -> bool {
     let mut rest = words;
     while let Some(k) = SKIP_LEADING
         .iter()

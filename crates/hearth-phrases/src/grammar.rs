@@ -1,0 +1,196 @@
+//! The phrase set's wire form.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// A phrase set: sentence forms whose slots refer to lists of values.
+///
+/// A form is its words separated by spaces; a slot is written `{N}` (any value of `lists[N]`),
+/// `{number}` (any number, in digits) or `{words}` (one or more words of any kind). Words are
+/// compared as [`crate::normalize::keys`] gives them, so "Living-room" in a form is "living
+/// room". A list's values are phrases of one or more words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grammar {
+    /// Slot vocabularies.
+    pub lists: Vec<Vec<String>>,
+    /// Sentence forms.
+    pub forms: Vec<String>,
+    /// Phrases that may come before a request besides the words that carry no command (the
+    /// wake words: "Hey Jarvis, turn on …" said in one breath).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lead: Vec<String>,
+}
+
+/// A slot of a form as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    List(u32),
+    Number,
+    Words,
+}
+
+/// One item of a form: a word or a slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Item {
+    Word(String),
+    Slot(Slot),
+}
+
+/// Why a grammar cannot be used. Each message names the form and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrammarError {
+    /// A slot names a list the grammar does not have.
+    #[error("phrase form {form:?}: slot {{{slot}}} names no list (the grammar has {lists}); number lists from 0, or write {{number}} or {{words}}")]
+    NoSuchList {
+        form: String,
+        slot: String,
+        lists: usize,
+    },
+    /// A `{…}` that is neither a list number nor `number` or `words`.
+    #[error("phrase form {form:?}: `{slot}` is not a slot; write {{N}} for list N, {{number}} or {{words}}")]
+    BadSlot { form: String, slot: String },
+    /// A form or a list value with no words.
+    #[error("phrase form {form:?}: it has no words; leave it out")]
+    Empty { form: String },
+    /// A list with no values.
+    #[error("phrase list {list}: it has no values; give it one or more, or leave out the forms that use it")]
+    EmptyList { list: usize },
+}
+
+impl Grammar {
+    /// A short id of its contents (hex of a sha256): the same set, the same id.
+    pub fn id(&self) -> String {
+        let mut hash = Sha256::new();
+        for list in &self.lists {
+            for value in list {
+                hash.update(value.as_bytes());
+                hash.update([0]);
+            }
+            hash.update([1]);
+        }
+        hash.update([2]);
+        for form in &self.forms {
+            hash.update(form.as_bytes());
+            hash.update([0]);
+        }
+        hash.update([3]);
+        for lead in &self.lead {
+            hash.update(lead.as_bytes());
+            hash.update([0]);
+        }
+        hash.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// A form's items.
+    pub(crate) fn items(&self, form: &str) -> Result<Vec<Item>, GrammarError> {
+        let mut items = Vec::new();
+        for token in form.split_whitespace() {
+            match token.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                Some("number") => items.push(Item::Slot(Slot::Number)),
+                Some("words") => items.push(Item::Slot(Slot::Words)),
+                Some(n) => {
+                    let bad = || GrammarError::BadSlot {
+                        form: form.into(),
+                        slot: token.into(),
+                    };
+                    let list: u32 = n.parse().map_err(|_| bad())?;
+                    if list as usize >= self.lists.len() {
+                        return Err(GrammarError::NoSuchList {
+                            form: form.into(),
+                            slot: n.into(),
+                            lists: self.lists.len(),
+                        });
+                    }
+                    items.push(Item::Slot(Slot::List(list)));
+                }
+                None if token.contains(['{', '}']) => {
+                    return Err(GrammarError::BadSlot {
+                        form: form.into(),
+                        slot: token.into(),
+                    })
+                }
+                None => items.extend(crate::normalize::keys(token).into_iter().map(Item::Word)),
+            }
+        }
+        if items.is_empty() {
+            return Err(GrammarError::Empty { form: form.into() });
+        }
+        Ok(items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grammar(forms: &[&str]) -> Grammar {
+        Grammar {
+            lists: vec![vec!["kitchen".into(), "living room".into()]],
+            forms: forms.iter().map(|f| f.to_string()).collect(),
+            lead: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn forms_read_as_words_and_slots() {
+        let g = grammar(&[]);
+        assert_eq!(
+            g.items("Turn on the {0} light-bulb {number} {words}")
+                .unwrap(),
+            [
+                Item::Word("turn".into()),
+                Item::Word("on".into()),
+                Item::Word("the".into()),
+                Item::Slot(Slot::List(0)),
+                Item::Word("light".into()),
+                Item::Word("bulb".into()),
+                Item::Slot(Slot::Number),
+                Item::Slot(Slot::Words),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_forms_name_the_form_and_the_fix() {
+        let g = grammar(&[]);
+        let e = g.items("turn on {3}").unwrap_err().to_string();
+        assert!(
+            e.contains("\"turn on {3}\"") && e.contains("names no list"),
+            "{e}"
+        );
+        let e = g.items("turn on {room}").unwrap_err().to_string();
+        assert!(e.contains("`{room}` is not a slot"), "{e}");
+        let e = g.items("turn on {0").unwrap_err().to_string();
+        assert!(e.contains("is not a slot"), "{e}");
+        let e = g.items(" ?! ").unwrap_err().to_string();
+        assert!(e.contains("no words"), "{e}");
+    }
+
+    #[test]
+    fn the_id_follows_the_contents() {
+        let a = grammar(&["turn on the {0} light"]);
+        let mut b = a.clone();
+        assert_eq!(a.id(), b.id());
+        assert_eq!(a.id().len(), 16);
+        b.forms.push("lock the door".into());
+        assert_ne!(a.id(), b.id());
+        let mut c = a.clone();
+        c.lead.push("hey jarvis".into());
+        assert_ne!(a.id(), c.id());
+        // a value moved from one list to the next is another set
+        let c = Grammar {
+            lists: vec![vec!["a".into()], vec!["b".into()]],
+            ..Grammar::default()
+        };
+        let d = Grammar {
+            lists: vec![vec!["a".into(), "b".into()], vec![]],
+            ..Grammar::default()
+        };
+        assert_ne!(c.id(), d.id());
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<Grammar>(&json).unwrap(), a);
+    }
+}
