@@ -121,6 +121,9 @@ pub enum FaceError {
     ToolFailed(String),
     /// The agent failed (the model, a template); the message names the fix.
     Failed(String),
+    /// A call that waits for a person's yes (its tool's `confirm`), asked by a caller that
+    /// is not trusted to skip it.
+    NeedsConfirmation(String),
 }
 
 /// What the face needs from the rest of hearth.
@@ -137,6 +140,8 @@ pub struct FaceOptions {
     pub listen: Option<Arc<tokio::sync::Notify>>,
     /// What `RegisterTool` callers may add to everyone's prompt.
     pub provider_limits: ProviderLimits,
+    /// Users whose `CallTool` runs calls that otherwise wait for a yes (`[bus] trusted_uids`).
+    pub trusted_uids: Vec<u32>,
 }
 
 /// The served face: the connection and the tasks that follow the events and the bus.
@@ -209,6 +214,7 @@ pub async fn serve(
         listen: opts.listen,
         preset: opts.preset,
         provider_limits: opts.provider_limits,
+        trusted_uids: opts.trusted_uids,
         next_call: AtomicU64::new(0),
     };
     let bus = opts.bus.clone();
@@ -282,6 +288,7 @@ struct AgentFace {
     listen: Option<Arc<tokio::sync::Notify>>,
     preset: String,
     provider_limits: ProviderLimits,
+    trusted_uids: Vec<u32>,
     /// Ids for `CallTool` calls.
     next_call: AtomicU64,
 }
@@ -329,7 +336,13 @@ impl AgentFace {
     /// Run one tool with JSON arguments, checked like a model's call (the allowlist, then
     /// the tool's JSON Schema; nothing runs otherwise). Returns
     /// `{"status":"ok"|"empty","result":"…"}`.
-    async fn call_tool(&self, name: String, arguments_json: String) -> Result<String, FaceError> {
+    async fn call_tool(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+        name: String,
+        arguments_json: String,
+    ) -> Result<String, FaceError> {
         let arguments: Value = serde_json::from_str(&arguments_json).map_err(|e| {
             FaceError::InvalidArguments(format!(
                 "CallTool {name}: arguments_json is not valid JSON ({e}): give a JSON object, e.g. '{{\"room\":\"kitchen\"}}' ('{{}}' for none)"
@@ -364,6 +377,10 @@ impl AgentFace {
                 )))
             }
         };
+        if let Some(question) = registry.question(&call) {
+            self.may_skip_the_yes(&header, connection, &name, &question)
+                .await?;
+        }
         let outcomes = ractor::call!(self.tools, |reply| ToolsMsg::CallAll {
             calls: vec![call],
             reply
@@ -496,6 +513,41 @@ impl AgentFace {
 }
 
 impl AgentFace {
+    /// `CallTool` of a call that waits for a person's yes: only a caller whose uid is in
+    /// `[bus] trusted_uids` runs it; anyone else is told to `Ask` (hearth asks the person).
+    async fn may_skip_the_yes(
+        &self,
+        header: &Header<'_>,
+        connection: &Connection,
+        name: &str,
+        question: &str,
+    ) -> Result<(), FaceError> {
+        let uid = match header.sender() {
+            Some(sender) if !self.trusted_uids.is_empty() => {
+                let proxy = zbus::fdo::DBusProxy::new(connection).await?;
+                proxy
+                    .get_connection_unix_user(sender.clone().into())
+                    .await
+                    .ok()
+            }
+            _ => None,
+        };
+        if uid.is_some_and(|u| self.trusted_uids.contains(&u)) {
+            tracing::info!(
+                tool = name,
+                uid,
+                "a trusted caller runs a call that waits for a yes"
+            );
+            return Ok(());
+        }
+        Err(FaceError::NeedsConfirmation(format!(
+            "CallTool {name}: this call waits for a person's yes (the tool's `confirm`; hearth \
+             would ask {question:?}): use Ask, which asks the person first, or list the \
+             caller's uid{} in [bus] trusted_uids",
+            uid.map(|u| format!(" ({u})")).unwrap_or_default()
+        )))
+    }
+
     /// Publish a change of what hearth is doing (the event stream updates `State`).
     fn set_activity(&self, activity: Activity) {
         crate::events::publish(Some(&self.events), Event::Activity { activity });

@@ -228,6 +228,9 @@ pub struct BusSection {
     pub description_max_chars: Option<usize>,
     /// Bytes of a registered tool's parameter schema, as compact JSON (default 4096).
     pub schema_max_bytes: Option<usize>,
+    /// Users (uids) whose `CallTool` may run a call that otherwise waits for a person's yes
+    /// (a tool's `confirm`); default none.
+    pub trusted_uids: Vec<u32>,
 }
 
 /// Which message bus.

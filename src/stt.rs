@@ -134,7 +134,8 @@ pub struct SttConfig {
 }
 
 /// The house's phrase set's makings: the tools (their intents; followed as they change),
-/// fixed phrases (the stop words) and the phrases that may lead a request (the wake words).
+/// fixed phrases (the stop words), the answers to a question (yes, no) and the phrases that
+/// may lead a request (the wake words).
 #[derive(Debug, Clone)]
 pub struct PhraseSource {
     pub tools: ActorRef<ToolsMsg>,
@@ -149,7 +150,11 @@ pub const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
 impl PhraseSource {
     /// The set for `registry`.
     fn phrases(&self, registry: &Registry) -> Result<SttPhrases, SttError> {
-        let set = registry.intents().phrases().and_fixed("stop", self.fixed);
+        let set = registry
+            .intents()
+            .phrases()
+            .and_fixed("stop", self.fixed)
+            .and_fixed("answer", crate::agent::confirm::ANSWERS);
         let phrases = SttPhrases::of(&set, self.lead.clone())?;
         if phrases.grammar.len() > MAX_PHRASES_BYTES {
             return Err(SttError::Actor(format!(

@@ -705,3 +705,86 @@ fn ask_publishes_through_the_configured_broker() {
     assert!(err.contains("[mqtt] url"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const GARAGE_TOOL: &str = r#"
+[[tool]]
+name = "set_garage"
+description = "Open or close the garage door."
+say = "The garage door is {{ 'open' if open else 'closed' }}."
+[tool.confirm]
+when = { open = true }
+ask = "Open the garage door?"
+[tool.parameters]
+type = "object"
+required = ["open"]
+additionalProperties = false
+[tool.parameters.properties.open]
+type = "boolean"
+[tool.exec]
+argv = ["sh", "-c", "echo \"$0\" >> '{dir}/garage.out'; echo done", "{{ 'open' if open else 'closed' }}"]
+[[tool.intent]]
+sentences = ["open the garage [door]"]
+args = { open = true }
+[[tool.intent]]
+sentences = ["close the garage [door]"]
+args = { open = false }
+"#;
+
+/// A call that waits for a person's yes: a program's CallTool is refused (it is not a
+/// trusted user), its Ask gets the question, and only its yes runs the call; the other
+/// direction runs at once either way.
+#[test]
+fn a_call_that_waits_for_a_yes_is_asked_about_over_the_bus_too() {
+    let Some(model) = qwen_path() else { return };
+    let _one = serial();
+    let bus = PrivateBus::start();
+    let broker = Broker::start("garage");
+    let mut daemon = Daemon::start_with(
+        "garage",
+        &bus,
+        &broker,
+        &model,
+        None,
+        &[("garage.toml", GARAGE_TOOL)],
+    );
+    daemon.wait_ready();
+    let out = daemon.dir().join("garage.out");
+    let (ok, _, err) = gcall(&bus, "CallTool", &["set_garage", r#"{"open":true}"#]);
+    assert!(!ok, "CallTool opened the garage");
+    assert!(
+        err.contains("io.hearth.Error.NeedsConfirmation")
+            && err.contains("Open the garage door?")
+            && err.contains("trusted_uids"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing ran");
+    let (ok, _, err) = gcall(&bus, "CallTool", &["set_garage", r#"{"open":false}"#]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "closed\n");
+
+    // a program's conversation is its connection: both Asks on one
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (asked, done) = rt.block_on(async {
+        let conn = zbus::connection::Builder::address(bus.address.as_str())
+            .build()
+            .await
+            .unwrap();
+        let ask = |text: &'static str| {
+            let conn = conn.clone();
+            async move {
+                let reply = conn
+                    .call_method(Some(AGENT[0]), AGENT[1], Some(AGENT[2]), "Ask", &(text,))
+                    .await
+                    .unwrap_or_else(|e| panic!("Ask {text:?}: {e}"));
+                reply.body().deserialize::<String>().unwrap()
+            }
+        };
+        let asked = ask("Open the garage door.").await;
+        let nothing_yet = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(nothing_yet, "closed\n", "the question ran nothing");
+        (asked, ask("Yes.").await)
+    });
+    assert_eq!(asked, "Open the garage door?", "{}", daemon.log());
+    assert_eq!(done, "The garage door is open.");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "closed\nopen\n");
+}

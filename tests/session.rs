@@ -30,7 +30,8 @@ mod real {
     use super::session::score::{score_all, Observed};
     use super::session::set::{load, set_path};
 
-    /// At least this many of the slice's 11 requests must run exactly their tools. Before the
+    /// At least this many of the slice's 12 requests (11 before the unlock asked for a yes)
+    /// must run exactly their tools. Before the
     /// continuous-session fixes (HEAD d427697, release builds): 3 and 5 of 11. After them
     /// (HEAD 1158ef2, the debug build CI runs): 9 of 11; the two wrong were misheard by
     /// whisper tiny.en ("Unlock the front door." as "Mop the front door.", "And the bedroom

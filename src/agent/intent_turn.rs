@@ -7,8 +7,8 @@ use std::time::Instant;
 use super::hooks::reply_from_results;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::{
-    call_wire, remember_turn, run_calls, AgentError, Ask, CallReport, Handled, HopReport, Session,
-    Shared, Timings, Turn,
+    call_wire, confirm, remember_turn, run_calls, AgentError, Ask, CallReport, Handled, HopReport,
+    Session, Shared, Timings, Turn,
 };
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GenStats};
@@ -25,51 +25,173 @@ pub(super) async fn intent_turn(
     ask: &Ask,
     session: Session,
 ) -> Result<Option<Turn>, AgentError> {
-    let t0 = Instant::now();
     let Some((calls, parse_mode)) = intent_calls(registry, toolset, &ask.text, &session.before)
     else {
         return Ok(None);
     };
+    act(
+        shared,
+        registry,
+        ask,
+        session,
+        &calls,
+        parse_mode,
+        Confirmed::No,
+    )
+    .await
+    .map(Some)
+}
+
+/// Whether calls already have their yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Confirmed {
+    /// They run only if no tool's `confirm` holds them; held ones are asked about.
+    No,
+    /// They are the held calls a yes answered: they run.
+    Yes,
+    /// A no answered the question: nothing runs, and that is said.
+    Declined,
+}
+
+/// Runs `calls` (those a tool's `confirm` holds wait for a yes, unless `confirmed`) and
+/// answers with their confirmations and the question for the held ones; keeps the turn and
+/// the held calls in the session.
+pub(super) async fn act(
+    shared: &Shared,
+    registry: &Registry,
+    ask: &Ask,
+    mut session: Session,
+    calls: &[ToolCall],
+    how: &str,
+    confirmed: Confirmed,
+) -> Result<Turn, AgentError> {
+    let t0 = Instant::now();
     let mut timings = Timings::default();
     if !ask.go_ahead().await {
-        return Ok(Some(Turn::cancelled(Handled::Intent, timings)));
+        return Ok(Turn::cancelled(Handled::Intent, timings));
     }
-    let outcomes = run_calls(shared, &calls, &mut timings, t0).await?;
-    let reply = match confirmations(registry, &calls, &outcomes) {
-        Some(said) => speakable(&said.join(" ")),
-        None => reply_from_results(&outcomes),
+    let (now, held) = match confirmed {
+        _ if ask.confirmed && confirmed == Confirmed::No => (calls.to_vec(), Vec::new()),
+        Confirmed::Yes => (calls.to_vec(), Vec::new()),
+        Confirmed::No => confirm::split(registry, calls),
+        Confirmed::Declined => (Vec::new(), Vec::new()),
     };
+    let outcomes = if now.is_empty() {
+        Vec::new()
+    } else {
+        run_calls(shared, &now, &mut timings, t0).await?
+    };
+    let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {
+        (true, _) if confirmed == Confirmed::Declined => confirm::DECLINED.to_string(),
+        (true, _) => String::new(),
+        (false, Some(said)) => speakable(&said.join(" ")),
+        (false, None) => reply_from_results(&outcomes),
+    };
+    let mut hook = None;
+    if !held.is_empty() {
+        let pending = confirm::hold(held);
+        hook = Some(format!(
+            "waiting for a yes: {}",
+            pending
+                .calls
+                .iter()
+                .map(|c| format!("{}({})", c.name(), c.arguments()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        reply = [reply.as_str(), pending.question.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        session.pending = Some(pending);
+    }
     if let Some(tx) = &ask.speak {
         send_sentences(tx, &reply);
     }
     let reports: Vec<CallReport> = outcomes.iter().map(CallReport::from).collect();
     let mut turn_msgs = vec![ChatMessage::user(ask.text.clone())];
-    turn_msgs.push(call_wire(shared).message(&reports));
-    turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
+    if !reports.is_empty() {
+        turn_msgs.push(call_wire(shared).message(&reports));
+        turn_msgs.push(ChatMessage::user(synthetic_results(&outcomes)));
+    }
     turn_msgs.push(ChatMessage::assistant(reply.clone()));
     remember_turn(shared, &ask.session, session, turn_msgs, &reports, &reply);
     timings.total = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Some(Turn {
+    Ok(Turn {
         path: Handled::Intent,
         reply,
         hops: vec![HopReport {
             raw: String::new(),
             calls: reports,
             telemetry: Telemetry {
-                parse_mode: parse_mode.into(),
+                parse_mode: how.into(),
                 fallback_used: false,
                 candidate_count: calls.len(),
                 schema_validation: "pass".into(),
             },
             rejected: Vec::new(),
             tool_choice: "intent".into(),
-            hook: None,
+            hook,
             stats: GenStats::default(),
         }],
         timings_ms: timings,
         cancelled: false,
         unfounded: None,
-    }))
+    })
+}
+
+/// A request in a session whose last turn asked for a yes: a yes runs the held calls, a no
+/// is answered; anything else, or a question asked too long ago, drops them (`None`: the
+/// request is handled as any other, in the session as it now is).
+pub(super) async fn answer_question(
+    shared: &Shared,
+    registry: &Registry,
+    ask: &Ask,
+    session: &mut Session,
+) -> Result<Option<Turn>, AgentError> {
+    let Some(pending) = session.pending.take() else {
+        return Ok(None);
+    };
+    match confirm::answer(&pending, &ask.text) {
+        confirm::Answer::Yes => {
+            tracing::info!(question = %pending.question, "a yes: the held calls run");
+            let turn = act(
+                shared,
+                registry,
+                ask,
+                session.clone(),
+                &pending.calls,
+                "confirmed",
+                Confirmed::Yes,
+            )
+            .await?;
+            Ok(Some(turn))
+        }
+        confirm::Answer::No => {
+            tracing::info!(question = %pending.question, "a no: nothing was done");
+            let turn = act(
+                shared,
+                registry,
+                ask,
+                session.clone(),
+                &[],
+                "declined",
+                Confirmed::Declined,
+            )
+            .await?;
+            Ok(Some(turn))
+        }
+        confirm::Answer::Other => {
+            tracing::info!(question = %pending.question, "not an answer: the held calls are dropped");
+            // dropped for good, also when this turn keeps nothing
+            if ask.hold.is_none() {
+                shared.change_session(&ask.session, |s| s.pending = None);
+            }
+            Ok(None)
+        }
+    }
 }
 
 /// The calls a local intent makes of `text` (a sentence template's whole match, else a

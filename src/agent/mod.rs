@@ -103,6 +103,7 @@ use crate::toolcall::{Parser, Telemetry, ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
 mod check;
+pub mod confirm;
 mod generate;
 mod history;
 mod hooks;
@@ -200,6 +201,9 @@ pub struct Ask {
     pub deadline: Instant,
     /// A speculative request ([`Ask::held`]): the decision whether it stands.
     pub hold: Option<tokio::sync::watch::Receiver<Option<bool>>>,
+    /// The asker said yes beforehand (`hearth ask --yes`): calls a tool's `confirm` holds
+    /// run at once.
+    pub confirmed: bool,
 }
 
 /// The agent's one message enum.
@@ -405,6 +409,8 @@ struct Session {
     /// The cut of the history the warm-up is evaluating: where the kept part begins, and
     /// the message there (the cut is stale once another is there).
     cutting: Option<(usize, ChatMessage)>,
+    /// Calls waiting for a yes to the question the last turn asked ([`confirm`]).
+    pending: Option<confirm::Pending>,
 }
 
 /// Conversations the agent keeps (voice conversations, D-Bus and CLI sessions alike); a new
@@ -652,6 +658,7 @@ impl Ask {
             speak: None,
             deadline: Instant::now(),
             hold: None,
+            confirmed: false,
         }
     }
 

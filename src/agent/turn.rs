@@ -17,7 +17,7 @@ use super::check::Earlier;
 use super::generate::{generate, Generated, Grammar, Guard};
 use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
-use super::intent_turn::intent_turn;
+use super::intent_turn::{answer_question, intent_turn};
 use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::{
@@ -159,6 +159,8 @@ struct TurnState {
     before: Before,
     /// The warm-up's cut under way, kept for the session as it was.
     cutting: Option<(usize, ChatMessage)>,
+    /// Calls this turn holds for a yes (a tool's `confirm`), kept in the session.
+    pending: Option<super::confirm::Pending>,
     /// This turn's messages, the request first.
     msgs: Vec<ChatMessage>,
     hops: Vec<HopReport>,
@@ -206,7 +208,10 @@ pub(super) async fn run_turn(
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
-    let session = shared.session(&ask.session);
+    let mut session = shared.session(&ask.session);
+    if let Some(turn) = answer_question(shared, &registry, &ask, &mut session).await? {
+        return Ok(turn);
+    }
     if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
             return Ok(turn);
@@ -338,6 +343,7 @@ impl TurnState {
             history,
             before,
             cutting,
+            pending: _,
         } = session;
         let mut carried = Carried::default();
         carried.said(&ask.text);
@@ -345,6 +351,7 @@ impl TurnState {
             history,
             before,
             cutting,
+            pending: None,
             msgs: vec![ChatMessage::user(ask.text.clone())],
             hops: Vec::new(),
             timings: Timings::default(),
@@ -471,6 +478,14 @@ impl TurnState {
         if ctx.cancelled() || !ctx.ask.go_ahead().await {
             return Ok(HopOutcome::Stop(Stop::Cancelled));
         }
+        let (calls, held) = if ctx.ask.confirmed {
+            (calls, Vec::new())
+        } else {
+            super::confirm::split(&ctx.registry, &calls)
+        };
+        if !held.is_empty() {
+            return self.ask_first(ctx, calls, held, report).await;
+        }
         let outcomes = run_calls(ctx.shared, &calls, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
         for o in outcomes.iter().filter(|o| o.status != ToolStatus::Error) {
@@ -506,6 +521,42 @@ impl TurnState {
             }
             None => Ok(HopOutcome::Reply(Reply::Confirmed)),
         }
+    }
+
+    /// A hop with calls a tool's `confirm` holds: the others run, and the turn ends with
+    /// their confirmations and the question; the session keeps the held calls for a yes.
+    async fn ask_first(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        now: Vec<ToolCall>,
+        held: Vec<(ToolCall, String)>,
+        report: &mut HopReport,
+    ) -> Result<HopOutcome, AgentError> {
+        let outcomes = if now.is_empty() {
+            Vec::new()
+        } else {
+            run_calls(ctx.shared, &now, &mut self.timings, ctx.t0).await?
+        };
+        report.calls = outcomes.iter().map(CallReport::from).collect();
+        let pending = super::confirm::hold(held);
+        report.hook = Some(format!(
+            "waiting for a yes: {}",
+            pending
+                .calls
+                .iter()
+                .map(|c| format!("{}({})", c.name(), c.arguments()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        let mut said = confirmations(&ctx.registry, &now, &outcomes).unwrap_or_default();
+        said.push(pending.question.clone());
+        let text = speakable(&said.join(" "));
+        if let Some(tx) = &ctx.ask.speak {
+            send_sentences(tx, &text);
+        }
+        self.confirmed.push(text);
+        self.pending = Some(pending);
+        Ok(HopOutcome::Reply(Reply::Confirmed))
     }
 
     /// The results go back: the template's tool role with ids when it has one and the call
@@ -705,6 +756,7 @@ impl TurnState {
                 history: self.history,
                 before: self.before,
                 cutting: self.cutting,
+                pending: self.pending,
             };
             let unkept = &self.unkept;
             let msgs = self

@@ -41,6 +41,10 @@ pub struct Args {
     /// Context length in tokens (default: the config's, else 4096).
     #[arg(long)]
     n_ctx: Option<u32>,
+    /// Say yes beforehand: a call its tool's `confirm` holds (unlocking a door) runs at once
+    /// instead of being asked about (one `hearth ask` cannot be answered).
+    #[arg(long)]
+    yes: bool,
     /// Do not keep the KV cache on disk between runs (every run evaluates the whole prompt).
     #[arg(long)]
     no_prompt_cache: bool,
@@ -84,6 +88,7 @@ async fn one_turn(opts: TextOptions, args: &Args) -> Result<Turn> {
     let text = start_text(opts).await?;
     let mut request = Ask::new("cli", args.text.clone());
     request.force_tool = args.tool.clone();
+    request.confirmed = args.yes;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     if !args.json {
         request.speak = Some(tx);

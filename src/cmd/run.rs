@@ -115,6 +115,8 @@ struct FaceSetup {
     listen: Option<Arc<tokio::sync::Notify>>,
     /// `[bus]`'s bounds on tools registered over D-Bus.
     provider_limits: hearth::tools::ProviderLimits,
+    /// `[bus] trusted_uids`.
+    trusted_uids: Vec<u32>,
 }
 
 /// Everything the voice stages need, resolved and checked.
@@ -164,6 +166,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         events,
         listen: (!args.no_audio).then(|| Arc::new(tokio::sync::Notify::new())),
         provider_limits: settings.provider_limits(),
+        trusted_uids: settings.config.bus.trusted_uids.clone(),
     };
     let rt = super::runtime()?;
     if args.no_audio {
@@ -478,6 +481,7 @@ async fn serve_and_watch(
                 muted: face.muted,
                 listen: face.listen,
                 provider_limits: face.provider_limits,
+                trusted_uids: face.trusted_uids.clone(),
             };
             let served =
                 hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)

@@ -322,6 +322,7 @@ fn register(
             spec,
             say: None,
             intents: None,
+            confirm: None,
             executor: Executor::Provider(ProviderSpec {
                 owner: owner.to_string(),
                 timeout: super::backends::PROVIDER_TIMEOUT,
@@ -351,6 +352,7 @@ mod tests {
             },
             say: None,
             intents: None,
+            confirm: None,
             executor: Executor::Exec(ExecSpec {
                 argv: ["sh", "-c", "sleep \"$0\"; echo \"slept $0\"", "{{ s }}"]
                     .map(String::from)

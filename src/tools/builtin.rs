@@ -61,6 +61,7 @@ impl Builtin {
             },
             say: Some(self.say().to_string()),
             intents: self.intents(),
+            confirm: None,
             executor: Executor::Builtin(self),
         }
     }

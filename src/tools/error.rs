@@ -153,6 +153,13 @@ pub enum ToolsError {
     /// `[[tool.intent]]` on a tool without `say`.
     #[error("{}: tool {tool:?} has [[tool.intent]] but no `say`: a command an intent handles is answered with the tool's `say` (which may read {{{{ result }}}}); add one", path.display())]
     IntentWithoutSay { path: PathBuf, tool: String },
+    /// A `confirm` that cannot be used.
+    #[error("{}: tool {tool:?}: `confirm` {problem}; write `confirm = true` (every call waits for a yes) or `[tool.confirm]` with `when = {{ parameter = value }}` (the calls that do) and, if you like, `ask = \"Unlock the {{{{ door }}}} door?\"`", path.display())]
+    Confirm {
+        path: PathBuf,
+        tool: String,
+        problem: String,
+    },
     /// Building a registry from tools that do not form a valid tool set.
     #[error(transparent)]
     ToolSet(#[from] crate::toolcall::ToolsError),

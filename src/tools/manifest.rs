@@ -62,7 +62,7 @@ use serde_json::{json, Value};
 use super::builtin::Builtin;
 use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
 use super::output::values::{is_template, literal_problem};
-use super::registry::{Executor, Tool};
+use super::registry::{Confirm, Executor, Tool};
 use super::ToolsError;
 use crate::intent::ToolIntents;
 use crate::toolcall::{ToolSet, ToolSpec};
@@ -89,6 +89,9 @@ struct Entry {
     /// Sentence templates that run the tool directly (`[[tool.intent]]`).
     #[serde(default)]
     intent: Vec<crate::intent::IntentSpec>,
+    /// `confirm = true`, or `[tool.confirm]` with `when` and `ask`: calls that wait for a yes.
+    #[serde(default)]
+    confirm: Option<Value>,
     #[serde(default)]
     exec: Option<ExecTable>,
     #[serde(default)]
@@ -350,6 +353,16 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
             })?,
         )),
     };
+    let confirm = match &entry.confirm {
+        None => None,
+        Some(c) => read_confirm(c, &spec.parameters, &properties).map_err(|problem| {
+            ToolsError::Confirm {
+                path: p(),
+                tool: name.clone(),
+                problem,
+            }
+        })?,
+    };
     let executor = match table {
         Table::Exec(t) => Executor::Exec(check_exec(t, &check, manifest_dir)?),
         Table::Mqtt(t) => Executor::Mqtt(t.check(&check)?),
@@ -361,8 +374,86 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
         spec,
         say: entry.say,
         intents,
+        confirm,
         executor,
     })
+}
+
+/// A tool's `confirm`: `true`/`false`, or a table of `when` (argument values, each valid
+/// for its parameter) and `ask` (a template over the arguments). The problem, if any, in
+/// words for [`ToolsError::Confirm`].
+fn read_confirm(
+    value: &Value,
+    schema: &Value,
+    properties: &[String],
+) -> Result<Option<Confirm>, String> {
+    let table = match value {
+        Value::Bool(false) => return Ok(None),
+        Value::Bool(true) => {
+            return Ok(Some(Confirm {
+                when: serde_json::Map::new(),
+                ask: None,
+            }))
+        }
+        Value::Object(t) => t,
+        other => {
+            return Err(format!(
+                "is {}, not true, false or a table",
+                crate::toolcall::scan::type_name(other)
+            ))
+        }
+    };
+    if let Some(k) = table.keys().find(|k| *k != "when" && *k != "ask") {
+        return Err(format!(
+            "has an unknown key {k:?}: it takes `when` and `ask`"
+        ));
+    }
+    let when = match table.get("when") {
+        None => serde_json::Map::new(),
+        Some(Value::Object(w)) => w.clone(),
+        Some(other) => {
+            return Err(format!(
+                "`when` is {}, not a table of argument values",
+                crate::toolcall::scan::type_name(other)
+            ))
+        }
+    };
+    for (k, v) in &when {
+        if !properties.contains(k) {
+            return Err(format!(
+                "`when` names {k:?}, which is not a parameter (the parameters: {})",
+                properties.join(", ")
+            ));
+        }
+        let property = &schema["properties"][k];
+        let one = ToolSpec {
+            name: "confirm".into(),
+            description: String::new(),
+            parameters: json!({"type": "object", "properties": {k.as_str(): property}}),
+        };
+        let valid = ToolSet::new(vec![one]).is_ok_and(|set| {
+            set.check("confirm", &json!({k.as_str(): v})) == crate::toolcall::Verdict::Valid
+        });
+        if !valid || v.is_object() || v.is_array() {
+            return Err(format!(
+                "`when` gives {k:?} the value {v}, which the parameter's schema does not take"
+            ));
+        }
+    }
+    let ask = match table.get("ask") {
+        None => None,
+        Some(Value::String(a)) if !a.trim().is_empty() => {
+            check_template(a, properties, &[]).map_err(|problem| match problem {
+                TemplateProblem::Syntax(message) => format!("`ask` is not a template: {message}"),
+                TemplateProblem::Unknown(var) => {
+                    format!("`ask` reads {var:?}, which is not a parameter")
+                }
+            })?;
+            Some(a.clone())
+        }
+        Some(_) => return Err("`ask` is not a question: give it as text".into()),
+    };
+    Ok(Some(Confirm { when, ask }))
 }
 
 /// The one executor table a tool has.
@@ -636,6 +727,59 @@ argv = ["/usr/bin/thermostat"]
         };
         assert_eq!(e.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
         assert_eq!(e.argv[0], "/usr/bin/thermostat");
+    }
+
+    #[test]
+    fn confirm_names_the_calls_that_wait_for_a_yes_and_bad_ones_say_why() {
+        let with =
+            |confirm: &str| LIGHT.replacen("[tool.exec]", &format!("{confirm}\n[tool.exec]"), 1);
+        let tools = parse(&with(
+            "[tool.confirm]\nwhen = { on = false }\nask = \"Turn off the {{ room }} light?\"",
+        ))
+        .unwrap();
+        let c = tools[0].confirm.as_ref().unwrap();
+        assert!(c.applies(&json!({"room": "kitchen", "on": false})));
+        assert!(!c.applies(&json!({"room": "kitchen", "on": true})));
+        assert!(tools[1].confirm.is_none());
+        let every = parse(&LIGHT.replacen("say =", "confirm = true\nsay =", 1)).unwrap();
+        assert!(every[0]
+            .confirm
+            .as_ref()
+            .unwrap()
+            .applies(&json!({"room": "bedroom", "on": true})));
+        let none = parse(&LIGHT.replacen("say =", "confirm = false\nsay =", 1)).unwrap();
+        assert!(none[0].confirm.is_none());
+        for (confirm, fragment) in [
+            (
+                "[tool.confirm]\nwhen = { dimmed = true }",
+                "names \"dimmed\", which is not a parameter",
+            ),
+            (
+                "[tool.confirm]\nwhen = { on = \"off\" }",
+                "the value \"off\", which the parameter's schema does not take",
+            ),
+            (
+                "[tool.confirm]\nwhen = { room = \"garage\" }",
+                "the value \"garage\"",
+            ),
+            (
+                "[tool.confirm]\nask = \"Turn off the {{ lamp }}?\"",
+                "`ask` reads \"lamp\"",
+            ),
+            (
+                "[tool.confirm]\nwhen = { on = false }\nplease = true",
+                "unknown key \"please\"",
+            ),
+        ] {
+            err(
+                &with(confirm),
+                &["\"set_light\"", "`confirm`", fragment, "confirm = true"],
+            );
+        }
+        err(
+            &LIGHT.replacen("say =", "confirm = \"yes\"\nsay =", 1),
+            &["is a string, not true, false or a table"],
+        );
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub use error::ToolsError;
 pub use exec::ExecSpec;
 pub use manifest::{load_dir, no_parameters, parse_manifest, valid_name};
 pub use output::{ExecOutput, ToolStatus, MAX_SAY_CHARS};
-pub use registry::{Executor, Registry, Tool, ToolOutcome};
+pub use registry::{Confirm, Executor, Registry, Tool, ToolOutcome};
 
 /// The variable a `say` template reads the tool's output text from (`It's {{ result }}.`).
 pub const RESULT_VAR: &str = "result";

@@ -32,8 +32,33 @@ pub struct Tool {
     pub say: Option<String>,
     /// Sentence templates that run the tool with no LLM hop (`[[tool.intent]]`).
     pub intents: Option<Arc<crate::intent::ToolIntents>>,
+    /// Calls that run only on a yes (`confirm` in the manifest).
+    pub confirm: Option<Confirm>,
     /// How a call runs.
     pub executor: Executor,
+}
+
+/// Which of a tool's calls wait for a yes, and what hearth asks (`confirm` in a manifest:
+/// unlocking a door, opening the garage).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    /// Argument values a call must have to wait for a yes (all of them; none: every call).
+    pub when: serde_json::Map<String, serde_json::Value>,
+    /// The question (a template over the arguments); `None`: made from the tool's `say`.
+    pub ask: Option<String>,
+}
+
+impl Confirm {
+    /// Whether `arguments` are a call that waits for a yes.
+    pub fn applies(&self, arguments: &serde_json::Value) -> bool {
+        self.when.iter().all(|(k, want)| {
+            let have = arguments.get(k);
+            match (have.and_then(|v| v.as_f64()), want.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => have == Some(want),
+            }
+        })
+    }
 }
 
 /// How a tool's calls run.
@@ -321,6 +346,39 @@ impl Registry {
         }
     }
 
+    /// The question hearth asks before `call` runs, when its tool's `confirm` applies to it:
+    /// the tool's `ask`, else its confirmation as a question ("Say yes to confirm: the
+    /// front door is unlocked."); `None`: it runs at once.
+    pub fn question(&self, call: &ToolCall) -> Option<String> {
+        let index = *self.index.get(call.name())?;
+        let confirm = self.tools[index].confirm.as_ref()?;
+        if !confirm.applies(call.arguments()) {
+            return None;
+        }
+        let asked = confirm.ask.as_deref().and_then(|ask| {
+            super::render(ask, call.arguments())
+                .map_err(|e| tracing::warn!(tool = %call.name(), error = %e, "cannot render the confirmation question"))
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+        });
+        Some(super::output::spoken(&asked.unwrap_or_else(
+            || match self.confirmation(call, "") {
+                Some(said) => {
+                    let said = said.trim_end_matches(['.', '!']);
+                    let mut chars = said.chars();
+                    let first = chars.next().map(|c| c.to_lowercase().collect::<String>());
+                    format!(
+                        "Say yes to confirm: {}{}.",
+                        first.unwrap_or_default(),
+                        chars.as_str()
+                    )
+                }
+                None => format!("Say yes to confirm {}.", call.name().replace('_', " ")),
+            },
+        )))
+    }
+
     /// Run one call. The call is checked against the tool set first (fail closed: an
     /// invalid call is an `error` outcome and never runs). Runs in a `tool_call` span.
     pub async fn call(&self, call: &ToolCall) -> ToolOutcome {
@@ -509,6 +567,7 @@ mod tests {
             },
             say: say.map(str::to_string),
             intents: None,
+            confirm: None,
             executor: Executor::Exec(ExecSpec {
                 argv: argv.iter().map(|s| s.to_string()).collect(),
                 timeout: Duration::from_secs(10),

@@ -78,6 +78,12 @@ impl Daemon {
         }
     }
 
+    /// Its scratch directory (`{dir}` in its manifests).
+    #[allow(dead_code)] // not every test binary that shares this module uses it
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// What hearth logged.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -381,6 +381,7 @@ pub async fn soak(
             muted: Default::default(),
             listen: None,
             provider_limits: ProviderLimits::default(),
+            trusted_uids: Vec::new(),
         },
         agent.clone(),
         tools.clone(),

@@ -45,11 +45,26 @@ fn coverage(set: &str, registry: &Registry) -> Coverage {
     let cases = session::set::load(&session::set::set_path(set)).expect("the set loads");
     let intents = registry.intents();
     let mut before = Before::default();
+    // a yes answers the agent's question (not an intent), and the request it answers asks
+    // for its call too (which the agent holds for that yes)
     let mut c = Coverage {
-        cases: cases.len(),
+        cases: cases.iter().filter(|c| c.kind != Kind::Confirm).count(),
         ..Coverage::default()
     };
-    for case in &cases {
+    let mut asked: Vec<Case> = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if case.kind == Kind::Confirm {
+            continue;
+        }
+        let mut case = case.clone();
+        if case.kind == Kind::Asks {
+            if let Some(yes) = cases.get(i + 1).filter(|n| n.kind == Kind::Confirm) {
+                case.expect.extend(yes.expect.iter().cloned());
+            }
+        }
+        asked.push(case);
+    }
+    for case in &asked {
         let found = intents
             .recognize(&case.say)
             .or_else(|| intents.follow_up(&case.say, &before));

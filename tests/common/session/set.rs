@@ -21,16 +21,23 @@ pub enum Kind {
     Question,
     /// Must call nothing.
     None,
+    /// Asks for a call its tool's `confirm` holds (unlocking a door): that call waits for a
+    /// yes, hearth asks back; `expect` lists what runs at once (often nothing).
+    Asks,
+    /// A yes to the question the turn before asked: runs the held call.
+    Confirm,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Command,
         Kind::Paraphrase,
         Kind::Two,
         Kind::FollowUp,
         Kind::Question,
         Kind::None,
+        Kind::Asks,
+        Kind::Confirm,
     ];
 
     pub fn label(self) -> &'static str {
@@ -41,6 +48,8 @@ impl Kind {
             Kind::FollowUp => "follow_up",
             Kind::Question => "question",
             Kind::None => "none",
+            Kind::Asks => "asks",
+            Kind::Confirm => "confirm",
         }
     }
 }
@@ -112,7 +121,8 @@ pub fn check(case: &Case) -> Result<(), String> {
         (Kind::None, 0) => Ok(()),
         (Kind::None, _) => Err("a `none` case expects no calls".into()),
         (Kind::Two, n) if n < 2 => Err("a `two` case expects at least two calls".into()),
-        (_, 0) => Err("only `none` cases expect no calls".into()),
+        (Kind::Asks, _) => Ok(()),
+        (_, 0) => Err("only `none` and `asks` cases expect no calls".into()),
         _ => Ok(()),
     }
 }

@@ -1,0 +1,196 @@
+//! Calls that wait for a yes: a tool's `confirm` (unlocking a door, opening the garage) holds
+//! a call that matches it, whoever asked (voice, D-Bus `Ask`, `hearth ask`) and whichever
+//! path chose it (an intent or the model). The turn asks the tool's question instead
+//! ("Unlock the front door?") and the session keeps the held calls ([`Pending`]); the next
+//! request in that session runs them only if it is a yes said within [`WINDOW`]. A no is
+//! answered and drops them; anything else drops them too and is handled as a request of its
+//! own, so a held call never runs later on a yes meant for something else.
+
+use std::time::{Duration, Instant};
+
+use hearth_phrases::normalize;
+
+use crate::toolcall::ToolCall;
+use crate::tools::Registry;
+
+/// How long a question waits for its yes.
+pub const WINDOW: Duration = Duration::from_secs(30);
+
+/// Calls a session holds until a yes.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    pub calls: Vec<ToolCall>,
+    /// What was asked.
+    pub question: String,
+    pub asked: Instant,
+}
+
+/// What a request says to a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    Yes,
+    No,
+    /// Not an answer (another request), or the question is older than [`WINDOW`].
+    Other,
+}
+
+/// Words that begin a yes ("yes", "yes please", "sure, go ahead").
+const YES: &[&str] = &[
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "sure",
+    "confirm",
+    "confirmed",
+    "correct",
+    "affirmative",
+    "ok",
+    "okay",
+];
+/// Whole answers that are a yes without one of those words.
+const YES_PHRASES: &[&str] = &["do it", "go ahead", "please do", "that's right"];
+/// Words that make any answer a no.
+const NO: &[&str] = &[
+    "no", "nope", "don't", "dont", "not", "cancel", "never", "stop", "wait",
+];
+
+/// How `text` answers `pending` now.
+pub(super) fn answer(pending: &Pending, text: &str) -> Answer {
+    if pending.asked.elapsed() > WINDOW {
+        return Answer::Other;
+    }
+    read(text)
+}
+
+/// `text` as an answer: a no when any word says no; a yes when it begins with a yes word
+/// or is a yes phrase, and is short (a yes that goes on to ask for something else is that
+/// request, not the answer).
+fn read(text: &str) -> Answer {
+    let words = normalize::keys(text);
+    if words.is_empty() {
+        return Answer::Other;
+    }
+    if words.iter().any(|w| NO.contains(&w.as_str())) {
+        return if words.len() <= 4 {
+            Answer::No
+        } else {
+            Answer::Other
+        };
+    }
+    let joined = words.join(" ");
+    let yes = YES.contains(&words[0].as_str()) || YES_PHRASES.iter().any(|p| joined.starts_with(p));
+    if yes && words.len() <= 5 {
+        Answer::Yes
+    } else {
+        Answer::Other
+    }
+}
+
+/// `calls` parted into those that run now and those that wait for a yes, with the question
+/// asked for each.
+pub(super) fn split(
+    registry: &Registry,
+    calls: &[ToolCall],
+) -> (Vec<ToolCall>, Vec<(ToolCall, String)>) {
+    let mut now = Vec::new();
+    let mut held = Vec::new();
+    for c in calls {
+        match registry.question(c) {
+            Some(q) => held.push((c.clone(), q)),
+            None => now.push(c.clone()),
+        }
+    }
+    (now, held)
+}
+
+/// The held calls as the session keeps them, and the question that asks for them all.
+pub(super) fn hold(held: Vec<(ToolCall, String)>) -> Pending {
+    let question = held
+        .iter()
+        .map(|(_, q)| q.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    tracing::info!(
+        calls = ?held.iter().map(|(c, _)| c.name()).collect::<Vec<_>>(),
+        %question,
+        "calls wait for a yes"
+    );
+    Pending {
+        calls: held.into_iter().map(|(c, _)| c).collect(),
+        question,
+        asked: Instant::now(),
+    }
+}
+
+/// Answers to a question, as the recogniser's phrase set holds them (so a yes is heard as
+/// one, and nothing is forced into a request when one is said).
+pub const ANSWERS: &[&str] = &[
+    "yes", "yeah", "yep", "sure", "go ahead", "do it", "confirm", "no", "nope", "cancel", "don't",
+];
+
+/// What is said to a no.
+pub const DECLINED: &str = "Okay, I left it as it is.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_yes_is_short_and_has_no_no_in_it() {
+        for yes in [
+            "Yes.",
+            "Yes please",
+            "yeah, do it",
+            "Sure, go ahead.",
+            "Go ahead",
+            "Do it.",
+            "OK.",
+            "Confirm",
+        ] {
+            assert_eq!(read(yes), Answer::Yes, "{yes}");
+        }
+        for no in [
+            "No.",
+            "No, don't.",
+            "Don't.",
+            "Cancel",
+            "Never mind.",
+            "Not now",
+            "wait",
+        ] {
+            assert_eq!(read(no), Answer::No, "{no}");
+        }
+        for other in [
+            "Turn on the kitchen light.",
+            "What time is it?",
+            "yes and also turn on the kitchen light please",
+            "I don't know what you mean by that at all",
+            "",
+            "Unlock it.",
+        ] {
+            assert_eq!(read(other), Answer::Other, "{other}");
+        }
+    }
+
+    #[test]
+    fn every_answer_the_recogniser_expects_reads_as_an_answer() {
+        for a in ANSWERS {
+            assert_ne!(read(a), Answer::Other, "{a}");
+        }
+    }
+
+    #[test]
+    fn a_question_unanswered_for_the_window_is_gone() {
+        let mut p = Pending {
+            calls: Vec::new(),
+            question: "Unlock the front door?".into(),
+            asked: Instant::now(),
+        };
+        assert_eq!(answer(&p, "yes"), Answer::Yes);
+        if let Some(long_ago) = Instant::now().checked_sub(WINDOW + Duration::from_secs(1)) {
+            p.asked = long_ago;
+            assert_eq!(answer(&p, "yes"), Answer::Other);
+        }
+    }
+}
