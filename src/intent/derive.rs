@@ -98,6 +98,37 @@ impl Direction {
     }
 }
 
+/// Words that say which way a level goes.
+const LEVEL_WAYS: &[&str] = &[
+    "dim", "dimmer", "brighten", "brighter", "darker", "up", "down", "warmer", "cooler", "colder",
+    "hotter", "raise", "lower", "increase", "decrease",
+];
+
+/// The words that decide which way a request goes: each direction's own words (those of one
+/// way's sentences and not the other's: "lock"/"unlock", "on"/"off", "open"/"close"), the
+/// values and states that say it, and the level words ("dim", "warmer"). A recogniser held
+/// to the house's phrases never writes one that was not heard ([`super::PhraseSet::grammar`]).
+pub fn direction_words() -> Vec<&'static str> {
+    let words_of = |templates: &[&'static str]| -> Vec<&'static str> {
+        templates
+            .iter()
+            .flat_map(|t| t.split(|c: char| !c.is_ascii_alphabetic()))
+            .filter(|w| !w.is_empty() && *w != "S")
+            .collect()
+    };
+    let mut out: Vec<&'static str> = LEVEL_WAYS.to_vec();
+    for d in DIRECTIONS {
+        let (yes, no) = (words_of(d.yes), words_of(d.no));
+        out.extend(yes.iter().filter(|w| !no.contains(w)));
+        out.extend(no.iter().filter(|w| !yes.contains(w)));
+        out.extend(d.said_as(true));
+        out.extend(d.said_as(false));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The directions a switch can have, the one place their words are written.
 pub(super) const DIRECTIONS: &[Direction] = &[
     Direction {

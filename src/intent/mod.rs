@@ -123,7 +123,7 @@ use normalize::{Piece, Word};
 use slot::{Slot, SlotProblem};
 use template::Token;
 
-pub use derive::{name_words, Shape};
+pub use derive::{direction_words, name_words, Shape};
 pub use follow_up::Before;
 pub use ground::{unsupported, Unsupported};
 pub(crate) use numbers::number_at;

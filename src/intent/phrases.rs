@@ -139,7 +139,11 @@ impl PhraseSet {
         Grammar {
             lists,
             forms,
-            lead: Vec::new(),
+            guarded: super::derive::direction_words()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            ..Grammar::default()
         }
     }
 

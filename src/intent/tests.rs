@@ -1122,6 +1122,21 @@ fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
 }
 
 #[test]
+fn the_words_that_decide_a_requests_way_are_guarded_and_the_shared_verbs_are_not() {
+    let words = super::direction_words();
+    for w in [
+        "on", "off", "lock", "unlock", "open", "close", "locked", "unlocked", "dim", "warmer",
+    ] {
+        assert!(words.contains(&w), "{w} in {words:?}");
+    }
+    for w in ["turn", "switch", "put", "the", "s"] {
+        assert!(!words.contains(&w), "{w} in {words:?}");
+    }
+    let grammar = house_phrases().grammar();
+    assert_eq!(grammar.guarded.len(), words.len());
+}
+
+#[test]
 fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
     let set = house_phrases();
     let grammar = set.grammar();

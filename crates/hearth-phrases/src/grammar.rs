@@ -19,6 +19,11 @@ pub struct Grammar {
     /// wake words: "Hey Jarvis, turn on …" said in one breath).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lead: Vec<String>,
+    /// Words that decide which way a request goes ("lock", "unlock", "on", "off", "dim"): a
+    /// recogniser held to the set never writes one the open transcript does not have
+    /// ([`crate::Matcher::introduces`]; numbers are held so too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guarded: Vec<String>,
 }
 
 /// A slot of a form as written.
@@ -78,6 +83,11 @@ impl Grammar {
             hash.update(lead.as_bytes());
             hash.update([0]);
         }
+        hash.update([4]);
+        for word in &self.guarded {
+            hash.update(word.as_bytes());
+            hash.update([0]);
+        }
         hash.finalize()[..8]
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -130,7 +140,7 @@ mod tests {
         Grammar {
             lists: vec![vec!["kitchen".into(), "living room".into()]],
             forms: forms.iter().map(|f| f.to_string()).collect(),
-            lead: Vec::new(),
+            ..Grammar::default()
         }
     }
 
@@ -180,6 +190,9 @@ mod tests {
         let mut c = a.clone();
         c.lead.push("hey jarvis".into());
         assert_ne!(a.id(), c.id());
+        let mut d = a.clone();
+        d.guarded.push("unlock".into());
+        assert_ne!(a.id(), d.id());
         // a value moved from one list to the next is another set
         let c = Grammar {
             lists: vec![vec!["a".into()], vec!["b".into()]],

@@ -16,6 +16,8 @@ use crate::normalize::{self, JOINERS, SKIP_LEADING, SKIP_TRAILING};
 pub struct Matcher {
     /// Sentence forms compiled.
     n_forms: usize,
+    /// The grammar's guarded words, as keys.
+    guarded: std::collections::BTreeSet<String>,
     forms: Trie,
     lists: Vec<Trie>,
     lead: Trie,
@@ -154,6 +156,11 @@ impl Matcher {
             lead.insert(words.into_iter().map(Item::Word));
         }
         Ok(Matcher {
+            guarded: grammar
+                .guarded
+                .iter()
+                .flat_map(|w| normalize::keys(w))
+                .collect(),
             n_forms: grammar.forms.len(),
             forms,
             lists,
@@ -216,6 +223,18 @@ impl Matcher {
     /// Whether the words so far are a whole request of the set (or several joined).
     pub fn is_complete(&self, state: &State) -> bool {
         state.at.contains(&Pos::Trail(ROOT))
+    }
+
+    /// The first word of `phrase` that decides a request's way (a guarded word, or a number)
+    /// and that `open` does not have: a phrase that would change what was asked for rather
+    /// than how it was heard ("Mott the garage door" → "Lock the garage door"). `None`:
+    /// the phrase only mends words around those.
+    pub fn introduces(&self, open: &str, phrase: &str) -> Option<String> {
+        let had = normalize::keys(open);
+        normalize::keys(phrase)
+            .into_iter()
+            .filter(|w| self.guarded.contains(w) || is_number(w))
+            .find(|w| !had.contains(w))
     }
 
     /// Whether `text` as a whole is a request of the set.
@@ -361,6 +380,7 @@ mod tests {
                 "stop".into(),
             ],
             lead: vec!["Hey Jarvis".into(), "okay nabu".into()],
+            guarded: vec!["lock".into(), "unlock".into(), "on".into(), "off".into()],
         })
         .unwrap()
     }
@@ -400,6 +420,34 @@ mod tests {
         ] {
             assert!(!m.accepts(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_phrase_may_mend_the_words_around_a_request_but_never_choose_its_way() {
+        let m = house();
+        assert_eq!(
+            m.introduces("is the Mac door locked", "lock the front door"),
+            Some("lock".into())
+        );
+        assert_eq!(
+            m.introduces("Mott the front door", "Lock the front door."),
+            Some("lock".into())
+        );
+        assert_eq!(
+            m.introduces("Turn on the kitten light", "turn on the kitchen light"),
+            None
+        );
+        assert_eq!(
+            m.introduces(
+                "set a timer for fifteen minutes",
+                "set a timer for 15 minutes"
+            ),
+            Some("15".into())
+        );
+        assert_eq!(
+            m.introduces("set a timer for 15 minute", "set a timer for 15 minutes"),
+            None
+        );
     }
 
     #[test]

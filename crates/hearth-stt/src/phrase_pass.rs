@@ -279,7 +279,7 @@ mod tests {
         Matcher::new(&Grammar {
             lists: vec![],
             forms: vec!["lock the door".into(), "unlock the door".into()],
-            lead: vec![],
+            ..Grammar::default()
         })
         .unwrap()
     }

@@ -345,7 +345,7 @@ async fn a_phrase_set_holds_transcripts_to_the_house_where_the_audio_supports_it
     let set = |forms: &[&str]| hearth_phrases::Grammar {
         lists: vec![vec!["kitchen".into(), "bedroom".into()]],
         forms: forms.iter().map(|f| f.to_string()).collect(),
-        lead: vec![],
+        ..Default::default()
     };
     let load = |g: &hearth_phrases::Grammar| wyoming::Phrases {
         id: g.id(),
