@@ -25,6 +25,18 @@ pub(super) struct Pending {
     pub asked: Instant,
 }
 
+impl Pending {
+    /// The hop report's note: the calls that wait.
+    pub fn hook(&self) -> String {
+        let calls: Vec<String> = self
+            .calls
+            .iter()
+            .map(|c| format!("{}({})", c.name(), c.arguments()))
+            .collect();
+        format!("waiting for a yes: {}", calls.join(" "))
+    }
+}
+
 /// What a request says to a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Answer {

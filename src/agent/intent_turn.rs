@@ -70,8 +70,12 @@ pub(super) async fn act(
     if !ask.go_ahead().await {
         return Ok(Turn::cancelled(Handled::Intent, timings));
     }
+    // a yes said beforehand (`hearth ask --yes`) is a yes
+    let confirmed = match confirmed {
+        Confirmed::No if ask.confirmed => Confirmed::Yes,
+        c => c,
+    };
     let (now, held) = match confirmed {
-        _ if ask.confirmed && confirmed == Confirmed::No => (calls.to_vec(), Vec::new()),
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
         Confirmed::No => confirm::split(registry, calls),
         Confirmed::Declined => (Vec::new(), Vec::new()),
@@ -90,15 +94,7 @@ pub(super) async fn act(
     let mut hook = None;
     if !held.is_empty() {
         let pending = confirm::hold(held);
-        hook = Some(format!(
-            "waiting for a yes: {}",
-            pending
-                .calls
-                .iter()
-                .map(|c| format!("{}({})", c.name(), c.arguments()))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
+        hook = Some(pending.hook());
         reply = [reply.as_str(), pending.question.as_str()]
             .iter()
             .filter(|s| !s.is_empty())

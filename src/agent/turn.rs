@@ -539,15 +539,7 @@ impl TurnState {
         };
         report.calls = outcomes.iter().map(CallReport::from).collect();
         let pending = super::confirm::hold(held);
-        report.hook = Some(format!(
-            "waiting for a yes: {}",
-            pending
-                .calls
-                .iter()
-                .map(|c| format!("{}({})", c.name(), c.arguments()))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
+        report.hook = Some(pending.hook());
         let mut said = confirmations(&ctx.registry, &now, &outcomes).unwrap_or_default();
         said.push(pending.question.clone());
         let text = speakable(&said.join(" "));
