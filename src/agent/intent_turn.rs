@@ -150,34 +150,14 @@ pub(super) async fn answer_question(
     let Some(pending) = session.pending.take() else {
         return Ok(None);
     };
-    match confirm::answer(&pending, &ask.text) {
+    let (calls, how, confirmed) = match confirm::answer(&pending, &ask.text) {
         confirm::Answer::Yes => {
             tracing::info!(question = %pending.question, "a yes: the held calls run");
-            let turn = act(
-                shared,
-                registry,
-                ask,
-                session.clone(),
-                &pending.calls,
-                "confirmed",
-                Confirmed::Yes,
-            )
-            .await?;
-            Ok(Some(turn))
+            (&pending.calls[..], "confirmed", Confirmed::Yes)
         }
         confirm::Answer::No => {
             tracing::info!(question = %pending.question, "a no: nothing was done");
-            let turn = act(
-                shared,
-                registry,
-                ask,
-                session.clone(),
-                &[],
-                "declined",
-                Confirmed::Declined,
-            )
-            .await?;
-            Ok(Some(turn))
+            (&[][..], "declined", Confirmed::Declined)
         }
         confirm::Answer::Other => {
             tracing::info!(question = %pending.question, "not an answer: the held calls are dropped");
@@ -185,9 +165,20 @@ pub(super) async fn answer_question(
             if ask.hold.is_none() {
                 shared.change_session(&ask.session, |s| s.pending = None);
             }
-            Ok(None)
+            return Ok(None);
         }
-    }
+    };
+    let turn = act(
+        shared,
+        registry,
+        ask,
+        session.clone(),
+        calls,
+        how,
+        confirmed,
+    )
+    .await?;
+    Ok(Some(turn))
 }
 
 /// The calls a local intent makes of `text` (a sentence template's whole match, else a

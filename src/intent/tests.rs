@@ -1087,8 +1087,8 @@ fn a_sample_is_made_of_the_house_phrases_and_the_same_seed_draws_it_again() {
     assert_ne!(drawn, set.sample(40, 8));
 }
 
-#[test]
-fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
+/// A reminder whose slot takes any words and a volume whose level is any number.
+fn open_slots() -> Intents {
     let note = ToolIntents::compile(
         "notify",
         &[with_args(
@@ -1105,7 +1105,12 @@ fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
             "level": {"type": "integer", "minimum": 0}}}),
     )
     .unwrap();
-    let set = Intents::new(vec![Arc::new(note), Arc::new(volume)]).phrases();
+    Intents::new(vec![Arc::new(note), Arc::new(volume)])
+}
+
+#[test]
+fn a_slot_that_takes_any_words_or_any_number_leaves_its_form_uncounted() {
+    let set = open_slots().phrases();
     assert_eq!(
         set.count(),
         Count {
@@ -1167,26 +1172,8 @@ fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
     ] {
         assert!(!matcher.accepts(said), "{said}");
     }
-    // any words and any number, and a number slot that also takes words
-    let note = ToolIntents::compile(
-        "notify",
-        &[with_args(
-            spec(&["remind me to {body}"]),
-            json!({"title": "Reminder"}),
-        )],
-        &notify(),
-    )
-    .unwrap();
-    let volume = ToolIntents::compile(
-        "set_volume",
-        &[spec(&["volume {level}"])],
-        &json!({"type": "object", "required": ["level"], "properties": {
-            "level": {"type": "integer", "minimum": 0}}}),
-    )
-    .unwrap();
-    let grammar = Intents::new(vec![Arc::new(note), Arc::new(volume)])
-        .phrases()
-        .grammar();
+    // a slot of any words and one of any number
+    let grammar = open_slots().phrases().grammar();
     assert_eq!(grammar.forms, ["remind me to {words}", "volume {number}"]);
     let matcher = hearth_phrases::Matcher::new(&grammar).unwrap();
     assert!(matcher.accepts("Remind me to call Anna."));
