@@ -31,6 +31,7 @@ pub mod onnx;
 pub mod pipeline;
 pub mod secret;
 pub mod settings;
+pub mod speech_models;
 pub mod stt;
 pub mod supervisor;
 pub mod systemd;

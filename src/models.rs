@@ -1,8 +1,9 @@
 //! Model files: where they live ([`model_dir`]), finding and verifying them ([`locate`],
 //! [`verify`], [`status`]) and downloading them ([`pull`]).
 //!
-//! A model file is named by a preset's `[model]` section ([`ModelSource`]: file name, URL,
-//! sha256). It lives in the model directory under that file name. Hashing a 500 MB file
+//! A model file is named by a preset's `[model]` section or by a speech model of the
+//! catalogue ([`crate::speech_models`], `whisper:NAME`); either gives a [`ModelSource`]: file
+//! name, URL, sha256. It lives in the model directory under that file name. Hashing a 500 MB file
 //! takes seconds, so a successful check writes a stamp `<file>.sha256` holding the hex
 //! digest (the same stamp `scripts/fetch-models` writes); a stamp that matches the expected
 //! digest and is newer than the file counts as verified, anything else is hashed again.
@@ -630,8 +631,12 @@ fn hash_and_compare(path: &Path, expected: &str, file: &str) -> Result<(), Model
     Ok(())
 }
 
-/// How to get a model file, for error messages.
+/// How to get a model file, for error messages: the `hearth models pull` that fetches it
+/// (a speech model's `whisper:NAME`, else the preset that names it).
 fn how_to_get(file: &str) -> String {
+    if let Some(m) = crate::speech_models::by_file(Path::new(file)) {
+        return format!("run `hearth models pull {}`", m.full_name());
+    }
     let preset = Preset::builtins().ok().and_then(|all| {
         all.into_iter()
             .find(|p| p.model.as_ref().is_some_and(|m| m.file == file))
@@ -800,6 +805,8 @@ mod tests {
         let fix = how_to_get("someone-elses.gguf");
         assert!(fix.contains("hearth models pull <preset>"), "{fix}");
         assert!(!fix.contains("fetch-models"), "{fix}");
+        let fix = how_to_get("ggml-small.en-q5_1.bin");
+        assert_eq!(fix, "run `hearth models pull whisper:small.en-q5_1`");
     }
 
     #[test]

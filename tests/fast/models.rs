@@ -710,3 +710,136 @@ fn cli_errors_and_list() {
     assert!(plain.contains("no model file"), "{plain}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cli_speech_models_by_name() {
+    let dir = temp_dir("cli-speech");
+    let env = [("HEARTH_MODEL_DIR", dir.as_path())];
+
+    // an unknown name is an error listing the names there are
+    let out = hearth(&["models", "pull", "whisper:large-v9"], &env);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("whisper:large-v9")
+            && err.contains("whisper:base.en")
+            && err.contains("whisper:small.en-q8_0"),
+        "{err}"
+    );
+
+    // missing: exit 1, and the advice is the pull command for that very name
+    let out = hearth(&["models", "path", "whisper:base.en-q5_1"], &env);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("ggml-base.en-q5_1.bin")
+            && err.contains("hearth models pull whisper:base.en-q5_1"),
+        "{err}"
+    );
+
+    // pull downloads the catalogue's file name from the URL given and checks the catalogue's
+    // sha256: bytes that are not whisper.cpp's file are refused and deleted
+    let server = Server::start(model_bytes(SIZE, 21), Behaviour::default());
+    let url = server.url("mirror/ggml-tiny.en.bin");
+    let out = hearth(&["models", "pull", "whisper:tiny.en", "--url", &url], &env);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("sha256 mismatch")
+            && err.contains("921e4cf8686fdd993dcd081a5da5b6c365bfde1162e72b08d75ac75289920b1f"),
+        "{err}"
+    );
+    assert_eq!(server.requests()[0].path, "/mirror/ggml-tiny.en.bin");
+    assert!(!dir.join("ggml-tiny.en.bin").exists());
+    assert!(!dir.join("ggml-tiny.en.bin.part").exists());
+
+    // verify hashes whatever is under the name and says it is not the expected file
+    std::fs::write(dir.join("ggml-small.en.bin"), b"not a model").unwrap();
+    let out = hearth(&["models", "verify", "whisper:small.en"], &env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
+
+    // list: every speech model by its full name, file and state
+    let out = hearth(&["models", "list"], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for m in hearth::speech_models::catalogue().unwrap() {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("whisper:{} ", m.name)))
+            .unwrap_or_else(|| panic!("whisper:{}: {text}", m.name));
+        assert!(line.contains(&m.file), "{line}");
+    }
+    let small = text
+        .lines()
+        .find(|l| l.starts_with("whisper:small.en "))
+        .unwrap();
+    assert!(small.contains("present (not verified yet)"), "{small}");
+    let base = text
+        .lines()
+        .find(|l| l.starts_with("whisper:base.en "))
+        .unwrap();
+    assert!(
+        base.contains("missing") && base.contains("148 MB"),
+        "{base}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn doctor_names_the_speech_model_pull() {
+    let dir = temp_dir("doctor-speech");
+    let env = [("HEARTH_MODEL_DIR", dir.as_path())];
+    let whisper_findings = |model: &str| {
+        let config = dir.join("hearth.toml");
+        std::fs::write(
+            &config,
+            format!("[stt]\nmodel = \"{model}\"\n[bus]\nbus = \"none\"\n"),
+        )
+        .unwrap();
+        let out = hearth(
+            &["doctor", "--json", "--config", config.to_str().unwrap()],
+            &env,
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["area"] == "whisper" && f["level"] == "fail")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // a catalogue name whose file is missing: the fix is its pull command
+    let failed = whisper_findings("whisper:base.en-q5_1");
+    assert!(
+        failed.iter().any(|f| f["what"]
+            .as_str()
+            .unwrap()
+            .contains("ggml-base.en-q5_1.bin")
+            && f["fix"]
+                .as_str()
+                .unwrap()
+                .contains("hearth models pull whisper:base.en-q5_1")),
+        "{failed:#?}"
+    );
+    // the same for the entry's file name
+    let failed = whisper_findings("ggml-small.en.bin");
+    assert!(
+        failed.iter().any(|f| f["fix"]
+            .as_str()
+            .unwrap()
+            .contains("hearth models pull whisper:small.en")),
+        "{failed:#?}"
+    );
+    // an unknown name is a failure that lists the names
+    let failed = whisper_findings("whisper:nope");
+    assert!(
+        failed
+            .iter()
+            .any(|f| f["what"].as_str().unwrap().contains("whisper:tiny.en")),
+        "{failed:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
