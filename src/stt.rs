@@ -231,7 +231,7 @@ impl SttConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum SttError {
     /// The whisper model to hand to `hearth-stt` does not exist.
-    #[error("the speech recognition model {0} does not exist: point [stt] model (or --stt-model) at a whisper.cpp ggml file such as ggml-tiny.en.bin")]
+    #[error("the speech recognition model {} does not exist: {}, or point [stt] model (or --stt-model) at a whisper.cpp ggml file such as ggml-tiny.en.bin", .0.display(), crate::speech_models::how_to_get(.0))]
     ModelMissing(PathBuf),
     /// `hearth-stt` could not be started.
     #[error("cannot start the speech recogniser {program}: {source}. Build it with `cargo build --release -p hearth-stt` (it installs beside `hearth`), or set [stt] program")]
@@ -1115,6 +1115,7 @@ mod tests {
             e.contains("/nonexistent/ggml-tiny.en.bin") && e.contains("[stt] model"),
             "{e}"
         );
+        assert!(e.contains("`hearth models pull whisper:tiny.en`"), "{e}");
 
         let model = std::env::temp_dir().join(format!("hearth-stt-model-{}", std::process::id()));
         std::fs::write(&model, b"x").unwrap();
