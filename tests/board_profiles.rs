@@ -123,16 +123,22 @@ fn each_profile_parses_and_sets_what_a_board_must() {
             );
         }
 
-        // a whisper model by bare file name; no Wyoming server in a profile
+        // an English whisper model by bare file name, one `hearth models pull whisper:NAME`
+        // fetches and checks; no Wyoming server in a profile
         let stt = c
             .stt
             .model
             .as_deref()
             .unwrap_or_else(|| panic!("{ctx}: [stt] model"));
         let stt_name = stt.to_string_lossy();
+        assert!(is_bare(stt), "{ctx}: [stt] model {stt_name}");
+        let entry = hearth::speech_models::by_file(stt).unwrap_or_else(|| {
+            panic!("{ctx}: [stt] model {stt_name} is not in models/whisper.toml")
+        });
+        assert!(entry.name.contains(".en"), "{ctx}: [stt] model {stt_name}");
         assert!(
-            is_bare(stt) && stt_name.starts_with("ggml-") && stt_name.ends_with(".en.bin"),
-            "{ctx}: [stt] model {stt_name}"
+            text_of(name).contains(&format!("hearth models pull {}", entry.full_name())),
+            "{ctx}: say how to fetch {stt_name}"
         );
         assert!(c.stt.server.is_none(), "{ctx}: [stt] server");
 
@@ -183,8 +189,12 @@ fn whisper_models_follow_the_boards_speed() {
             .unwrap_or_default()
     };
     assert_eq!(model("pi4"), "ggml-tiny.en.bin");
-    assert_eq!(model("pi5"), "ggml-base.en.bin");
+    assert_eq!(model("pi5"), "ggml-base.en-q8_0.bin");
     assert_eq!(model("jetson-orin-nano"), "ggml-base.en.bin");
+}
+
+fn text_of(name: &str) -> String {
+    load(name).0
 }
 
 #[test]

@@ -1334,9 +1334,12 @@ fn the_install_dry_run_names_every_destination() {
     assert!(stdout.contains("/etc/systemd/system/hearth.service.d/board.conf"));
     assert!(!stdout
         .contains("install 0644 root:root /etc/systemd/system/hearth.service.d/jetson-cuda.conf"));
-    // the board's whisper model (hardware/pi5.toml), downloaded as user hearth
+    // the board's whisper model (hardware/pi5.toml) by its catalogue name, pulled (and its
+    // sha256 checked) as user hearth
     assert!(
-        stdout.contains("ggml-base.en.bin") || stderr.contains("ggml-base.en.bin is present"),
+        stdout.contains(
+            "run runuser -u hearth -- /usr/local/bin/hearth models pull whisper:base.en-q8_0 --dir /var/cache/hearth/models"
+        ),
         "{stdout}"
     );
     assert!(
