@@ -142,31 +142,43 @@ impl Speaker {
             } => {
                 if self.piper.as_ref().map(|(v, _)| *v) != Some(voice) {
                     self.piper = None; // one loaded voice at a time
-                    let fix = |e: hearth::tts::TtsError| {
-                        format!("{e} (run scripts/setup and scripts/fetch-models)")
-                    };
-                    let mut config = hearth::tts::TtsConfig::default_voice().map_err(fix)?;
-                    config.length_scale = Some(length_scale);
-                    config.noise_scale = Some(noise_scale);
-                    self.piper = Some((voice, hearth::tts::Voice::load(&config).map_err(fix)?));
+                    self.piper = Some((voice, piper_voice(length_scale, Some(noise_scale))?));
                 }
                 let Some((_, piper)) = self.piper.as_mut() else {
                     return Err("the Piper voice did not load".into());
                 };
-                let said = piper
-                    .synthesize(text)
-                    .map_err(|e| format!("speaking {text:?}: {e}"))?;
-                let pcm: Vec<f32> = said
-                    .pcm
-                    .samples
-                    .iter()
-                    .map(|&s| hearth::voice::i16_to_f32(s))
-                    .collect();
-                hearth::audio::resample::resample(&pcm, said.pcm.rate, RATE)
-                    .map_err(|e| e.to_string())
+                piper_say(piper, text)
             }
         }
     }
+}
+
+/// The Piper voice (`TtsConfig::default_voice`) loaded at `length_scale` and `noise_scale`
+/// (`None`: the voice's own).
+pub fn piper_voice(
+    length_scale: f32,
+    noise_scale: Option<f32>,
+) -> Result<hearth::tts::Voice, String> {
+    let fix =
+        |e: hearth::tts::TtsError| format!("{e} (run scripts/setup and scripts/fetch-models)");
+    let mut config = hearth::tts::TtsConfig::default_voice().map_err(fix)?;
+    config.length_scale = Some(length_scale);
+    config.noise_scale = noise_scale;
+    hearth::tts::Voice::load(&config).map_err(fix)
+}
+
+/// `text` spoken by a loaded Piper voice, 16 kHz.
+pub fn piper_say(piper: &mut hearth::tts::Voice, text: &str) -> Result<Vec<f32>, String> {
+    let said = piper
+        .synthesize(text)
+        .map_err(|e| format!("speaking {text:?}: {e}"))?;
+    let pcm: Vec<f32> = said
+        .pcm
+        .samples
+        .iter()
+        .map(|&s| hearth::voice::i16_to_f32(s))
+        .collect();
+    hearth::audio::resample::resample(&pcm, said.pcm.rate, RATE).map_err(|e| e.to_string())
 }
 
 impl Drop for Speaker {

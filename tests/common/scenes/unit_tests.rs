@@ -284,3 +284,146 @@ fn the_talk_holds_no_wake_word() {
     assert!(!contains_phrase("Mister Jarvis", "hey jarvis"));
     assert!(!contains_phrase("Alexandra", "alexa"));
 }
+
+// --- voices and room ---
+
+use super::scenes::room::{keep_level, parse_snr, set_active_level, Room, REVERB, SPEECH_DBFS};
+use super::scenes::voices::{cast, espeak_has, flite_has, pitch_effect, Engine, CAST};
+
+#[test]
+fn every_voice_is_found_by_its_name_and_a_wrong_name_lists_them() {
+    for c in &CAST {
+        assert_eq!(cast(c.name).unwrap(), c);
+        assert_eq!(CAST.iter().filter(|o| o.name == c.name).count(), 1);
+    }
+    assert_eq!(CAST[0].name, "piper", "the default comes first");
+    assert_eq!(cast("espeak-ng").unwrap().name, "espeak");
+    let e = cast("espeak-gb").unwrap_err();
+    assert!(e.contains("\"espeak-gb\"") && e.contains("espeak-gb-m, espeak-caribbean-f"));
+}
+
+#[test]
+fn the_cast_has_both_sexes_and_several_accents() {
+    let female = CAST.iter().filter(|c| c.who.contains("female")).count();
+    let male = CAST
+        .iter()
+        .filter(|c| c.who.contains(" male") || c.who.starts_with("male"))
+        .count();
+    assert!(female >= 3 && male >= 3, "{female} women, {male} men");
+    let mut accents: Vec<&str> = CAST
+        .iter()
+        .filter_map(|c| c.who.rsplit(", ").next())
+        .map(|a| a.split(' ').next().unwrap_or(a))
+        .collect();
+    accents.sort();
+    accents.dedup();
+    assert_eq!(accents, ["British", "Caribbean", "Scottish", "US"]);
+}
+
+#[test]
+fn a_voice_says_what_it_is_and_which_sox_effect_it_takes() {
+    let low = cast("piper-low").unwrap();
+    assert_eq!(
+        low.label(),
+        "piper-low (deep male, US: piper ×0.95/1.1/1.3 n1, sox pitch -300 cents)"
+    );
+    assert_eq!(low.effect(), Some(vec!["pitch".to_string(), "-300".into()]));
+    assert_eq!(pitch_effect(400), ["pitch", "400"]);
+    let piper = cast("piper").unwrap();
+    assert_eq!(piper.label(), "piper (male, US: piper ×0.85/1/1.2)");
+    assert_eq!(piper.effect(), None);
+    assert_eq!(
+        cast("espeak-gb-m").unwrap().label(),
+        "espeak-gb-m (male, British: espeak-ng en-gb+m3 210/175/140 wpm)"
+    );
+    assert!(matches!(
+        cast("flite-scottish-m").unwrap().engine,
+        Engine::Flite { voice: "awb", .. }
+    ));
+}
+
+const ESPEAK_VOICES: &str = "\
+Pty Language       Age/Gender VoiceName          File                 Other Languages
+ 2  en-gb           --/M      English_(Great_Britain) gmw/en               (en 2)
+ 5  en-029          --/M      English_(Caribbean) gmw/en-029           (en 10)
+ 2  en-us           --/M      English_(America)  gmw/en-US            (en 3)
+";
+const ESPEAK_VARIANTS: &str = "\
+Pty Language       Age/Gender VoiceName          File                 Other Languages
+ 5  variant         --/F      female2            !v/f2
+ 5  variant         --/M      male3              !v/m3
+ 5  variant         --/M      Mr serious         !v/Mr serious
+";
+
+#[test]
+fn an_espeak_voice_needs_its_language_and_its_variant_listed() {
+    let has = |v| espeak_has(ESPEAK_VOICES, ESPEAK_VARIANTS, v);
+    assert!(has("en-gb+m3") && has("en-029+f2") && has("en-us"));
+    assert!(!has("en-gb-scotland+m3"), "a language not listed");
+    assert!(!has("en-gb+f9"), "a variant not listed");
+    assert!(!has("Language"), "the header is no voice");
+    assert!(!has("en-gb+m"), "a variant's whole name");
+}
+
+#[test]
+fn a_flite_voice_must_be_listed() {
+    let listing = "Voices available: kal awb_time kal16 awb rms slt \n";
+    assert!(flite_has(listing, "slt") && flite_has(listing, "awb"));
+    assert!(!flite_has(listing, "aw") && !flite_has(listing, "Voices"));
+    assert!(!flite_has("", "slt"));
+}
+
+#[test]
+fn the_snr_is_a_number_of_db_in_range() {
+    assert_eq!(parse_snr("20"), Ok(20.0));
+    assert_eq!(parse_snr("-5"), Ok(-5.0));
+    assert_eq!(parse_snr("7.5"), Ok(7.5));
+    for bad in ["", "ten", "80", "-11", "nan", "inf"] {
+        assert!(parse_snr(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_room_says_what_is_in_it_and_its_noise_is_the_snr_under_the_speech() {
+    assert_eq!(Room::default().label(), "quiet");
+    assert_eq!(Room::default().effect(), None);
+    assert_eq!(Room::default().bed(100, 1), None);
+    let noisy = Room {
+        snr_db: Some(20.0),
+        reverb: false,
+    };
+    assert_eq!(noisy.label(), "room noise at 20 dB SNR");
+    assert_eq!(noisy.noise_dbfs(), Some(SPEECH_DBFS - 20.0));
+    let bed = noisy.bed(RATE as usize * 5, 3).unwrap();
+    assert_eq!(bed.len(), RATE as usize * 5);
+    assert!((to_db(rms(&bed)) - (SPEECH_DBFS - 20.0)).abs() < 0.01);
+    assert_eq!(noisy.bed(1000, 3), noisy.bed(1000, 3), "seeded");
+    let both = Room {
+        snr_db: Some(10.0),
+        reverb: true,
+    };
+    assert_eq!(both.label(), "room noise at 10 dB SNR, reverb");
+    let effect = both.effect().unwrap();
+    assert_eq!(effect, REVERB);
+    assert_eq!(effect[3], "reverb");
+}
+
+#[test]
+fn levels_are_set_and_kept_on_the_active_frames() {
+    let speech = syllables();
+    let mut clip = speech.clone();
+    set_active_level(&mut clip, SPEECH_DBFS);
+    assert!((to_db(active_level(&clip).unwrap()) - SPEECH_DBFS).abs() < 0.01);
+    // an effect that made it 12 dB quieter and longer is brought back to the level it had
+    let mut after: Vec<f32> = speech.iter().map(|s| s * 0.25).collect();
+    after.resize(after.len() + 8000, 0.0);
+    keep_level(&speech, &mut after);
+    let (was, is) = (
+        active_level(&speech).unwrap(),
+        active_level(&after).unwrap(),
+    );
+    assert!((to_db(is) - to_db(was)).abs() < 0.01);
+    let mut silent = vec![0.0f32; 100];
+    set_active_level(&mut silent, -20.0);
+    assert!(silent.iter().all(|&s| s == 0.0));
+}
