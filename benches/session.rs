@@ -30,9 +30,22 @@
 //!   description, and confirms each call from the tool's shape;
 //! - `--no-intents`: `[agent] intents = false` (a config file in the work dir, given to
 //!   `hearth run`/`hearth ask` with `--config`; `typed-session`: `TextOptions::intents`);
-//! - `--voice piper|espeak` (piper): in `spoken` and `alone`, the requests spoken by
-//!   espeak-ng's female `en-us+f3` voice at 210/175/140 words a minute in turn (Piper's paces
-//!   0.85/1.0/1.2), resampled to 16 kHz.
+//!
+//! Who speaks, and where (`spoken` and `alone`; `tests/common/scenes/voices.rs` and `room.rs`):
+//! - `--voice NAME` (piper): one of the scenes' speakers, each at three paces in turn:
+//!   `piper` (Piper's en_US-joe-medium, a man, ×0.85/1.0/1.2), `piper-low` (the same a minor
+//!   third down with sox `pitch -300`, noise scale 1.0, ×0.95/1.1/1.3), `piper-high` (sox
+//!   `pitch 400`, noise scale 0.333, ×0.8/0.9/1.05), `espeak` (espeak-ng `en-us+f3`, a
+//!   woman, 210/175/140 wpm), `espeak-gb-m` (`en-gb+m3`, a British man),
+//!   `espeak-caribbean-f` (`en-029+f2`, a Caribbean woman), `flite-us-f` (flite's `slt`, a
+//!   US woman), `flite-scottish-m` (flite's `awb`, a Scottish man; flite ×0.85/1.0/1.2);
+//! - `--snr DB`: the speech at -26 dBFS active level over seeded room noise (brown noise with
+//!   pink 3 dB under it) DB below that, instead of over the -50 dBFS white floor;
+//! - `--reverb`: each request through sox `pad 0 0.5 reverb 50 50 50 100 10` (a living room,
+//!   the dry sound kept) before the mixing, at the level it had.
+//!
+//! A voice or a program that is missing (espeak-ng, flite, sox) fails the run with the
+//! install command before anything is spoken.
 //!
 //! Besides right and wrong, each run counts fabricated readings (reply sentences stating a
 //! state, a number with a unit, a time or a date no call of the turn read or set), unasked
@@ -55,22 +68,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use scenes::room::{self, Room};
+use scenes::talk::{self, Talker};
+use scenes::voices::{self, Cast};
 use serde_json::Value;
 use session::report::{
     case_table, details, path_table, stage_table, summarise, summary_header, summary_row,
 };
-use session::run::{
-    add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS, PACES,
-};
+use session::run::{add_noise, load_average, timeline, write_wav, Hearth, NOISE_DBFS};
 use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
 
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
-[--work DIR] [--tools-as declared|bare] [--no-intents] [--voice piper|espeak]";
-
-/// espeak-ng's voice for `--voice espeak`: its female `en-us` variant.
-const ESPEAK_VOICE: &str = "en-us+f3";
+[--work DIR] [--tools-as declared|bare] [--no-intents] [--voice NAME] [--snr DB] [--reverb]";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -116,19 +127,15 @@ impl ToolsAs {
     }
 }
 
-/// Who speaks the requests (voice modes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum VoiceChoice {
-    Piper,
-    Espeak,
-}
-
 struct Options {
     mode: Mode,
     tools_as: ToolsAs,
     /// `[agent] intents` for the run.
     intents: bool,
-    voice: VoiceChoice,
+    /// Who speaks the requests (voice modes).
+    voice: &'static Cast,
+    /// Where they are heard (voice modes).
+    room: Room,
     set: String,
     gap_s: f64,
     /// ms of silence stretched into each request's longest gap between words (0: none)
@@ -146,7 +153,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         mode: Mode::Spoken,
         tools_as: ToolsAs::Declared,
         intents: true,
-        voice: VoiceChoice::Piper,
+        voice: &voices::CAST[0],
+        room: Room::default(),
         set: "demo".into(),
         gap_s: 4.0,
         pause_ms: 0,
@@ -182,12 +190,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--no-intents" => o.intents = false,
             "--voice" => {
-                o.voice = match f.value(a)? {
-                    "piper" => VoiceChoice::Piper,
-                    "espeak" | "espeak-ng" => VoiceChoice::Espeak,
-                    v => return Err(format!("--voice {v:?}: piper or espeak")),
-                }
+                o.voice = voices::cast(f.value(a)?).map_err(|e| format!("--voice: {e}"))?
             }
+            "--snr" => o.room.snr_db = Some(room::parse_snr(f.value(a)?)?),
+            "--reverb" => o.room.reverb = true,
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
@@ -265,47 +271,49 @@ fn run(opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// Who spoke the requests, for the output: "typed" in the typed modes.
+/// Who spoke the requests and where, for the output: "typed" in the typed modes.
 fn voice_label(opts: &Options) -> String {
-    let paces: Vec<String> = PACES.iter().map(|p| format!("{p}")).collect();
-    let wpm: Vec<String> = scenes::speak::ESPEAK_WPM
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
-    match (opts.mode, opts.voice) {
-        (Mode::Typed | Mode::TypedSession, _) => "typed".into(),
-        (_, VoiceChoice::Piper) => format!("piper ×{}", paces.join("/")),
-        (_, VoiceChoice::Espeak) => format!("espeak-ng {ESPEAK_VOICE} {} wpm", wpm.join("/")),
+    match opts.mode {
+        Mode::Typed | Mode::TypedSession => "typed".into(),
+        Mode::Spoken | Mode::Alone => {
+            let floor = format!("white noise at {NOISE_DBFS} dBFS");
+            let room = match (opts.room.snr_db, opts.room.reverb) {
+                (Some(_), _) => opts.room.label(),
+                (None, true) => format!("{floor}, reverb"),
+                (None, false) => floor,
+            };
+            format!("{}, {room}", opts.voice.label())
+        }
     }
 }
 
-/// The requests spoken by the chosen voice, the pace (or rate) for request `i` in turn.
-enum Talker {
-    Piper(Speaker),
-    /// espeak-ng, through this scratch WAV.
-    Espeak(PathBuf),
+/// The voice and the room, checked, before anything is spoken.
+fn talker(opts: &Options) -> Result<Talker, String> {
+    talk::check_room(&opts.room)?;
+    Talker::load(opts.voice, &opts.work.join("voice"))
 }
 
-impl Talker {
-    fn load(opts: &Options) -> Result<Talker, String> {
-        match opts.voice {
-            VoiceChoice::Piper => Ok(Talker::Piper(Speaker::load()?)),
-            VoiceChoice::Espeak => {
-                scenes::speak::check_espeak()?;
-                Ok(Talker::Espeak(opts.work.join("espeak-scratch.wav")))
-            }
-        }
+/// Request `i` spoken by the voice, in the room's reverberation, at the level it is mixed at
+/// (the voice's own level over the white floor; [`room::SPEECH_DBFS`] in room noise).
+fn utterance(
+    opts: &Options,
+    speaker: &mut Talker,
+    i: usize,
+    text: &str,
+) -> Result<Vec<f32>, String> {
+    let clip = speaker.speak(i, text)?;
+    let mut clip = talk::in_room(&opts.room, clip, &opts.work.join("voice"))?;
+    if opts.room.snr_db.is_some() {
+        room::set_active_level(&mut clip, room::SPEECH_DBFS);
     }
+    Ok(clip)
+}
 
-    /// `text` spoken at the pace for request `i`, 16 kHz mono.
-    fn speak(&mut self, i: usize, text: &str) -> Result<Vec<f32>, String> {
-        match self {
-            Talker::Piper(speaker) => speaker.speak(i, text),
-            Talker::Espeak(scratch) => {
-                let rates = scenes::speak::ESPEAK_WPM;
-                scenes::speak::espeak_as(ESPEAK_VOICE, text, rates[i % rates.len()], scratch)
-            }
-        }
+/// The room's noise under the whole input: room noise at `--snr`, or the white floor.
+fn add_room_noise(opts: &Options, samples: &mut [f32], seed: u64) {
+    match opts.room.bed(samples.len(), seed) {
+        Some(bed) => samples.iter_mut().zip(bed).for_each(|(s, n)| *s += n),
+        None => add_noise(samples, NOISE_DBFS, seed),
     }
 }
 
@@ -328,6 +336,9 @@ fn write_results(
         "tools_run": hearth.tools,
         "intents": opts.intents,
         "voice": summary.voice,
+        "voice_name": opts.voice.name,
+        "room": {"snr_db": opts.room.snr_db, "reverb": opts.room.reverb,
+                 "reverb_effect": room::REVERB.join(" ")},
         "load_average": {"start": load[0], "end": load[1]},
         "summary": summary,
         "cases": scored,
@@ -350,15 +361,15 @@ fn progress(v: &Value) {
 
 /// Every case spoken into one WAV, through one `hearth run`.
 fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
-    let mut speaker = Talker::load(opts)?;
+    let mut speaker = talker(opts)?;
     let clips = cases
         .iter()
         .enumerate()
-        .map(|(i, c)| speaker.speak(i, &c.say))
+        .map(|(i, c)| utterance(opts, &mut speaker, i, &c.say))
         .map(|clip| clip.map(|c| paused(c, opts.pause_ms)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut input = timeline(&clips, LEAD_S, opts.gap_s, TAIL_S);
-    add_noise(&mut input.samples, NOISE_DBFS, opts.seed);
+    add_room_noise(opts, &mut input.samples, opts.seed);
     let wav = opts.work.join("spoken-input.wav");
     write_wav(&wav, &input.samples)?;
     eprintln!(
@@ -387,12 +398,12 @@ fn paused(clip: Vec<f32>, pause_ms: usize) -> Vec<f32> {
 
 /// Each case spoken alone, a fresh `hearth run` each.
 fn alone(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
-    let mut speaker = Talker::load(opts)?;
+    let mut speaker = talker(opts)?;
     let mut scored = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        let clip = speaker.speak(i, &case.say)?;
+        let clip = utterance(opts, &mut speaker, i, &case.say)?;
         let mut input = timeline(&[clip], LEAD_S, TAIL_S, 0.0);
-        add_noise(&mut input.samples, NOISE_DBFS, opts.seed + i as u64);
+        add_room_noise(opts, &mut input.samples, opts.seed + i as u64);
         let wav = opts.work.join(format!("alone-{i}.wav"));
         write_wav(&wav, &input.samples)?;
         let limit = Duration::from_secs_f64(input.secs() + 300.0);
