@@ -41,13 +41,20 @@
 //! DIR` (synthesised clips are kept there and reused, so a second run hears the same audio;
 //! default `<target>/tmp/wake-bench`), `--fresh` (synthesise every clip again: Piper's
 //! variation comes from ONNX Runtime's unseeded random generator, so the figures move a
-//! little).
+//! little), `--heard` (the transcript check: each detection of its own wake word in the miss
+//! scene, and each activation in the false-activation stream, recognised by `hearth-stt` from
+//! 1.5 s before it to the end of what was said, with whisper's prompt as `hearth run` gives it,
+//! the wake words and the demo home's words, and kept only when the transcript has the wake
+//! word, as the conductor decides: `benches/wake/heard.rs`; needs `cargo build --release -p
+//! hearth-stt`), `--heard-plain` (the same with the wake words left out of the prompt).
 //!
 //! Prints Markdown tables. Figures do not change the exit status; failing to run does (a
 //! missing model, espeak-ng or voice, with the fix).
 
 #[path = "../tests/common/bench.rs"]
 mod bench;
+#[path = "wake/heard.rs"]
+mod heard;
 #[path = "../tests/common/scenes/mod.rs"]
 mod scenes;
 
@@ -67,7 +74,7 @@ use serde_json::{json, Value};
 const USAGE: &str =
     "usage: cargo bench --bench wake -- [--engine micro|oww] [--wake NAME[,NAME]] [--limit N] \
 [--ns none|low|moderate|high|very_high] [--minutes M] [--scenes misses,false] [--seed N] \
-[--json FILE] [--work DIR] [--fresh]";
+[--heard|--heard-plain] [--json FILE] [--work DIR] [--fresh]";
 
 /// Every microWakeWord model in the pymicro-wakeword 2.5.0 wheel.
 const WAKE_WORDS: [&str; 4] = ["okay_nabu", "alexa", "hey_jarvis", "hey_mycroft"];
@@ -86,6 +93,9 @@ const SPEECH_DBFS: f64 = -26.0;
 const LEAD_S: f64 = 1.5;
 const TAIL_S: f64 = 1.0;
 const AFTER_S: f64 = 0.5;
+/// What the transcript check hears after an utterance's speech ends (Listen's hangover keeps
+/// at least this much).
+const SAID_TAIL_S: f64 = 0.3;
 /// The cutoffs of the "near activations" in scene 2: how close the talk came to waking a model
 /// (their own cutoffs are 0.85 to 0.97).
 const NEAR_CUTOFFS: [f64; 4] = [0.5, 0.6, 0.7, 0.8];
@@ -145,6 +155,10 @@ struct Options {
     json: Option<PathBuf>,
     work: PathBuf,
     fresh: bool,
+    /// Each detection's transcript checked for the wake word, as the conductor does.
+    heard: bool,
+    /// ... with whisper's prompt left without the wake words (`hearth run` puts them in).
+    heard_plain: bool,
     /// WebRTC noise suppression in front of the detector at this level, as `hearth run`
     /// does (`None`: the detector hears the mix as it is).
     ns: Option<sonora_ns::config::SuppressionLevel>,
@@ -162,6 +176,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         json: None,
         work: Path::new(env!("CARGO_TARGET_TMPDIR")).join("wake-bench"),
         fresh: false,
+        heard: false,
+        heard_plain: false,
         ns: Some(hearth::wake::denoise::LEVEL),
     };
     let mut f = bench::Flags::new(args);
@@ -199,6 +215,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--json" => o.json = Some(f.value(a)?.into()),
             "--work" => o.work = f.value(a)?.into(),
             "--fresh" => o.fresh = true,
+            "--heard" => o.heard = true,
+            "--heard-plain" => {
+                o.heard = true;
+                o.heard_plain = true;
+            }
             "--ns" => {
                 use sonora_ns::config::SuppressionLevel as L;
                 o.ns = match f.value(a)? {
@@ -355,6 +376,21 @@ fn run(opts: &Options) -> Result<(), String> {
             .map_or("not used".into(), |l| l.path().display().to_string()),
         opts.work.display()
     );
+    let ears = match opts.heard {
+        true => {
+            let phrases: Vec<String> = match opts.heard_plain {
+                true => Vec::new(),
+                false => models.iter().map(|m| m.phrase.clone()).collect(),
+            };
+            let ears = heard::Ears::start(&phrases)?;
+            eprintln!(
+                "wake: each detection's transcript checked (hearth-stt, {} words of prompt)",
+                ears.prompt_words
+            );
+            Some(ears)
+        }
+        false => None,
+    };
     let mut speaker = Speaker::new(&opts.work)?;
     let mut cache = ClipCache::new(&opts.work.join("clips"), opts.fresh);
     let mut report = serde_json::Map::new();
@@ -363,8 +399,11 @@ fn run(opts: &Options) -> Result<(), String> {
 
     if opts.misses {
         let t = Instant::now();
-        let trials = miss_scene(opts, &mut models, &mut speaker, &mut cache)?;
+        let trials = miss_scene(opts, &mut models, &mut speaker, &mut cache, ears.as_ref())?;
         println!("{}", miss_tables(&models, &trials, opts.limit));
+        if ears.is_some() {
+            println!("{}", heard::heard_miss_table(&models, &trials));
+        }
         println!("{}", cutoff_table(&models, &trials, &near_cutoffs));
         eprintln!("wake: miss scene took {:.0} s", t.elapsed().as_secs_f64());
         report.insert("misses".into(), misses_json(&models, &trials));
@@ -383,7 +422,6 @@ fn run(opts: &Options) -> Result<(), String> {
                 .map(|_| denoise_cost(&stream, level))
                 .min_by(|a, b| a.mean_us.total_cmp(&b.mean_us))
         });
-        drop(stream);
         // each model over the whole stream: at its own cutoff (the figures), then at the eager
         // cutoffs (how close the talk came); every pass does the same work, so the quickest
         // gives the cost (the least disturbed by whatever else the machine runs)
@@ -428,6 +466,14 @@ fn run(opts: &Options) -> Result<(), String> {
             Engine::Oww => None,
         };
         println!("{}", false_tables(&models, &heard, &parts, pcm.len()));
+        if let Some(ears) = &ears {
+            let checked = heard::check_activations(ears, &models, &heard, &stream, &parts)?;
+            println!(
+                "{}",
+                heard::heard_false_table(&models, &heard, &checked, &parts, pcm.len())
+            );
+        }
+        drop(stream);
         println!(
             "{}",
             near_table(&models, &heard, &near, &parts, pcm.len(), &near_cutoffs)
@@ -592,6 +638,8 @@ struct Trial {
     /// Detections in the noise before the utterance.
     early: usize,
     clipped: usize,
+    /// The transcript check of its detection (`--heard`, own wake word only).
+    checked: Option<heard::Checked>,
 }
 
 fn miss_scene(
@@ -599,6 +647,7 @@ fn miss_scene(
     models: &mut [Model],
     speaker: &mut Speaker,
     cache: &mut ClipCache,
+    ears: Option<&heard::Ears>,
 ) -> Result<Vec<Trial>, String> {
     let commands = text::lines(text::COMMANDS);
     // (model, utterance) → (voice, text)
@@ -649,6 +698,16 @@ fn miss_scene(
                     let window =
                         mix.speech.start as u64..(mix.speech.end + samples(AFTER_S)) as u64;
                     let (found, peak) = detect(&mut models[model].detector, &pcm, &window)?;
+                    let hit = found.iter().find(|d| window.contains(&d.at_sample));
+                    let checked = match (ears, hit) {
+                        (Some(ears), Some(d)) if model == said => Some(ears.check(
+                            &mix.samples,
+                            d.at_sample as usize,
+                            mix.speech.end + samples(SAID_TAIL_S),
+                            &models[model].phrase,
+                        )?),
+                        _ => None,
+                    };
                     trials.push(Trial {
                         model,
                         said,
@@ -656,10 +715,8 @@ fn miss_scene(
                         voice: *voice,
                         text: words.clone(),
                         condition,
-                        hit_s: found
-                            .iter()
-                            .find(|d| window.contains(&d.at_sample))
-                            .map(|d| secs((d.at_sample - window.start) as usize)),
+                        hit_s: hit.map(|d| secs((d.at_sample - window.start) as usize)),
+                        checked,
                         early: found.iter().filter(|d| d.at_sample < window.start).count(),
                         peak,
                         clipped: mix.clipped(),

@@ -323,6 +323,7 @@ pub struct ListenSection {
     pub hangover_ms: Option<u32>,
     pub early_ms: Option<u32>,
     pub intent_end_ms: Option<u32>,
+    pub phrase_end_ms: Option<u32>,
     pub min_speech_ms: Option<u32>,
     pub max_utterance_ms: Option<u32>,
     pub barge_in_ms: Option<u32>,

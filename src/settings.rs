@@ -393,6 +393,7 @@ impl Settings {
         set_u(&mut c.hangover_ms, l.hangover_ms);
         set_u(&mut c.early_ms, l.early_ms);
         set_u(&mut c.intent_end_ms, l.intent_end_ms);
+        set_u(&mut c.phrase_end_ms, l.phrase_end_ms);
         set_u(&mut c.min_speech_ms, l.min_speech_ms);
         set_u(&mut c.max_utterance_ms, l.max_utterance_ms);
         // With wake words on, speech over a reply stops nothing by itself (only the wake word

@@ -183,8 +183,9 @@ impl PhraseSource {
     }
 }
 
-/// The house's phrase set as it goes to the recogniser.
-#[derive(Debug, Clone, PartialEq)]
+/// The house's phrase set as it goes to the recogniser, and followed here (whether a
+/// transcript is a whole request that no longer one continues).
+#[derive(Debug, Clone)]
 pub struct SttPhrases {
     /// Its id (the grammar's contents').
     pub id: String,
@@ -192,6 +193,7 @@ pub struct SttPhrases {
     pub grammar: Vec<u8>,
     /// Its sentence forms.
     pub forms: usize,
+    matcher: hearth_phrases::Matcher,
 }
 
 impl SttPhrases {
@@ -201,11 +203,19 @@ impl SttPhrases {
         grammar.lead = lead;
         let json = serde_json::to_vec(&grammar)
             .map_err(|e| SttError::Actor(format!("the phrase set could not be written: {e}")))?;
+        let matcher = hearth_phrases::Matcher::new(&grammar)
+            .map_err(|e| SttError::Actor(format!("the phrase set cannot be followed: {e}")))?;
         Ok(SttPhrases {
             id: grammar.id(),
             grammar: json,
             forms: grammar.forms.len(),
+            matcher,
         })
+    }
+
+    /// Whether `text` is a whole request of the set that no longer request of it continues.
+    pub fn ends(&self, text: &str) -> bool {
+        self.matcher.ends(text)
     }
 }
 
@@ -676,11 +686,13 @@ impl SttState {
                         "heard"
                     );
                     tracing::info!(target: crate::logs::TRANSCRIPT, %text, open = pass.as_ref().map(|p| p.open.as_str()), "what was heard");
+                    let ends_request = phrases.as_ref().is_some_and(|p| p.ends(&text));
                     return Ok(Heard {
                         text,
                         endpointed_at: utterance.endpointed_at,
                         stt_ms,
                         phrase_pass: pass,
+                        ends_request,
                     });
                 }
                 Err(e) if e.connection_lost() => {

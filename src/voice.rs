@@ -110,6 +110,9 @@ pub struct Heard {
     pub stt_ms: f64,
     /// How the recogniser held the transcript to the house's phrase set, when it did.
     pub phrase_pass: Option<wyoming::PhrasePass>,
+    /// The transcript is a whole request of the house's phrase set that no longer request of
+    /// it continues (held to the set only; a short pause after it may end its turn).
+    pub ends_request: bool,
 }
 
 /// A chunk of synthesised speech: mono 16-bit PCM at the voice's own rate.

@@ -61,6 +61,10 @@ const STOP_PAUSE_MS: u32 = 128;
 /// the wake word or "stop", and a short "stop" must start an utterance (128 ms).
 pub const WAKE_BARGE_IN_MS: u32 = 128;
 
+/// The default [`ListenConfig::phrase_end_ms`]: a whole house request that no longer one
+/// continues ends its turn as soon as it is recognised at the pause.
+pub const PHRASE_END_MS: u32 = 256;
+
 /// While hearth speaks: the longest gap (under the raised gate) inside one run of the
 /// user's speech.
 const BARGE_GAP_MS: u32 = 160;
@@ -125,6 +129,10 @@ pub struct ListenConfig {
     /// Silence after a request a local intent answers (recognised at the pause) that ends its
     /// turn, before the hangover. Not below `hangover_ms`: the hangover ends every turn.
     pub intent_end_ms: u32,
+    /// The same for a request that is a whole request of the house's phrase set that no
+    /// longer request of it continues ("lock the front door", not "set the thermostat to
+    /// 20", which "degrees" may follow). Not below `intent_end_ms`: as that.
+    pub phrase_end_ms: u32,
     /// Speech shorter than this is a noise, not an utterance (dropped, logged).
     pub min_speech_ms: u32,
     /// An utterance is cut here even if the speaker goes on.
@@ -152,6 +160,7 @@ impl Default for ListenConfig {
             hangover_ms: 640,
             early_ms: 256,
             intent_end_ms: 576,
+            phrase_end_ms: PHRASE_END_MS,
             min_speech_ms: 200,
             max_utterance_ms: 15_000,
             barge_in_ms: 288,

@@ -7,8 +7,10 @@
 //! - it holds a wake word: the request is what follows it. The detector fires a little after
 //!   the word has ended, so the audio is recognised from [`WAKE_REACH`] before that (anything
 //!   said earlier is dropped) and the wake word is taken off the transcript
-//!   ([`crate::wake::strip_wake_word`]): it never reaches the model. A wake word said alone
-//!   opens a window of [`REQUEST_WINDOW`] for the request that follows;
+//!   ([`crate::wake::after_wake_word`]): it never reaches the model, and an utterance whose
+//!   transcript does not have it was no request after all (the detector fired on a word
+//!   that sounds like it). A wake word said alone opens a window of [`REQUEST_WINDOW`] for
+//!   the request that follows, closed again when its transcript lacks it;
 //! - it starts inside an open window: after a wake word said alone, after `Listen()` (a button,
 //!   another program), or after a reply has finished playing (the follow-up window).
 //!
@@ -45,6 +47,10 @@ pub enum Admit {
     /// The request follows the wake word: recognise the samples from the input-clock index
     /// `from` on, and take the wake word off the transcript.
     After { from: u64, wake_word: String },
+    /// The wake word said alone: the window for the request that follows is open. Its
+    /// transcript (the samples from `from` on) should be checked for the wake word: without
+    /// it, [`Attention::forget`] closes the window again.
+    Alone { from: u64, wake_word: String },
     /// Not a request; why, for the log.
     Drop(&'static str),
 }
@@ -146,13 +152,14 @@ impl Attention {
         if let Some((end, wake_word)) = &self.woken {
             let end = *end;
             if u.start <= end && end <= u.speech_end {
+                let (from, wake_word) = (
+                    end.saturating_sub(WAKE_REACH).max(u.start),
+                    wake_word.clone(),
+                );
                 return if u.speech_end - end < MIN_REQUEST_SAMPLES {
-                    Admit::Drop("the wake word alone: waiting for the request")
+                    Admit::Alone { from, wake_word }
                 } else {
-                    Admit::After {
-                        from: end.saturating_sub(WAKE_REACH).max(u.start),
-                        wake_word: wake_word.clone(),
-                    }
+                    Admit::After { from, wake_word }
                 };
             }
         }
@@ -160,6 +167,13 @@ impl Attention {
             Some(w) if w.holds(u.wall_time(u.start)) => Admit::Whole,
             _ => Admit::Drop("not addressed to hearth (no wake word)"),
         }
+    }
+
+    /// The wake word was not one after all (its transcript lacks it): the window it opened
+    /// closes, and hearth waits for the wake word again.
+    pub fn forget(&mut self) {
+        self.woken = None;
+        self.window = None;
     }
 
     /// Whether `u` is a request; a request uses up the wake word and the window it was in.
@@ -171,7 +185,7 @@ impl Attention {
                 self.window = None;
             }
             // the wake word alone: its window stays open for the request
-            Admit::Drop(_) => {
+            Admit::Alone { .. } | Admit::Drop(_) => {
                 if self
                     .woken
                     .as_ref()
@@ -268,7 +282,7 @@ mod tests {
         a.on_wake(&wake_word(6.0, now));
         let from_start = utterance(5.2, 7.0, now + Duration::from_secs(1), Duration::ZERO);
         assert!(matches!(
-            a.judge(&from_start),
+            a.admit(&from_start),
             Admit::After { from: 83_200, .. }
         ));
         // used up: the next utterance needs the wake word again
@@ -283,11 +297,24 @@ mod tests {
         a.on_wake(&wake_word(1.7, t0));
         // "okay nabu" … (a pause) … "turn on the kitchen light"
         let alone = utterance(1.0, 1.75, t0 + Duration::from_millis(700), Duration::ZERO);
-        assert!(matches!(a.admit(&alone), Admit::Drop(_)));
+        assert!(matches!(a.admit(&alone), Admit::Alone { from: 16_000, .. }));
         assert!(a.window_closes().is_some());
         let request = utterance(3.0, 4.5, t0 + Duration::from_secs(3), Duration::ZERO);
         assert_eq!(a.admit(&request), Admit::Whole);
         assert_eq!(a.window_closes(), None);
+    }
+
+    #[test]
+    fn a_wake_word_its_transcript_lacks_closes_its_window() {
+        let t0 = Instant::now();
+        let mut a = Attention::new(true, Duration::ZERO);
+        a.on_wake(&wake_word(1.7, t0));
+        let alone = utterance(1.0, 1.75, t0 + Duration::from_millis(700), Duration::ZERO);
+        assert!(matches!(a.admit(&alone), Admit::Alone { .. }));
+        a.forget();
+        assert_eq!(a.window_closes(), None);
+        let talk = utterance(3.0, 4.5, t0 + Duration::from_secs(3), Duration::ZERO);
+        assert!(matches!(a.admit(&talk), Admit::Drop(_)));
     }
 
     #[test]

@@ -60,7 +60,8 @@ struct Early {
     /// The recognition under way, then what it heard.
     state: EarlyState,
     /// When a local intent answers what was heard: when the turn ends if speech does not go
-    /// on (`Settings::intent_end` of silence).
+    /// on (`Settings::intent_end` of silence, or `Settings::phrase_end` after a whole house
+    /// request that no longer one continues).
     ends_at: Option<Instant>,
 }
 
@@ -109,6 +110,13 @@ struct Started {
     asked_at: Instant,
 }
 
+/// A wake word said alone, its transcript being checked for it (until the check says so,
+/// the window it opened stands).
+struct WakeCheck {
+    wake_word: String,
+    task: JoinHandle<Result<Heard, SttError>>,
+}
+
 /// An utterance heard, before it is judged.
 #[derive(Clone)]
 enum Incoming {
@@ -126,6 +134,10 @@ pub(super) struct Settings {
     /// Silence after a request a local intent answers that ends its turn (`None`: the
     /// hangover ends every turn).
     pub(super) intent_end: Option<Duration>,
+    /// The same after a request that is a whole request of the house's phrase set that no
+    /// longer request of it continues (`Heard::ends_request`): shorter (`None`: as
+    /// `intent_end`).
+    pub(super) phrase_end: Option<Duration>,
     /// Where the supervisor's reports are copied (readiness for systemd, tests).
     pub(super) events: Option<mpsc::UnboundedSender<StageEvent>>,
     /// A turn this long after the previous one starts a new conversation.
@@ -156,6 +168,7 @@ pub(super) struct Conductor<'a> {
     last_turn_end: Option<Instant>,
     early: Option<Early>,
     speculation: Option<Speculation>,
+    wake_check: Option<WakeCheck>,
     /// a turn ended at a pause: Listen's utterance `start` and the `speech_end` answered, so
     /// the utterance that follows the hangover is not answered twice
     ended_at_pause: Option<(u64, u64)>,
@@ -185,6 +198,7 @@ impl<'a> Conductor<'a> {
             last_turn_end: None,
             early: None,
             speculation: None,
+            wake_check: None,
             ended_at_pause: None,
             ended: false,
             listen_open: true,
@@ -261,6 +275,69 @@ impl<'a> Conductor<'a> {
         true
     }
 
+    /// The detector woke hearth but the transcript does not have the wake word ("Hey,
+    /// Travis, …" for "Hey Jarvis"): not a request. Nothing is said or run; hearth is back
+    /// to waiting for the wake word.
+    fn not_the_wake_word(&mut self, heard: &str, wake_word: &str) {
+        tracing::info!(%wake_word, "the transcript does not have the wake word: not a request");
+        tracing::info!(target: TRANSCRIPT, %heard, "what woke hearth instead of the wake word");
+        self.drop_speculation();
+        self.activity(self.between_turns());
+    }
+
+    /// Recognise `u`, a wake word said alone, to see whether its transcript has it.
+    fn check_wake_word(&mut self, u: Utterance, wake_word: String) {
+        let stt = self.stages.stt.clone();
+        let task = tokio::spawn(async move { transcribe(&stt, u, Hold::Open).await });
+        if let Some(old) = self.wake_check.replace(WakeCheck { wake_word, task }) {
+            old.task.abort();
+        }
+    }
+
+    /// The check of a wake word said alone has ended: true when its transcript has it (or
+    /// could not be had: the window stands, as it did before the check); else the window
+    /// closes.
+    fn on_wake_checked(
+        &mut self,
+        r: Result<Result<Heard, SttError>, tokio::task::JoinError>,
+    ) -> bool {
+        let Some(check) = self.wake_check.take() else {
+            return true;
+        };
+        let heard = match r {
+            Ok(Ok(h)) => h.text,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the wake word said alone could not be checked");
+                return true;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the check of a wake word said alone ended early");
+                return true;
+            }
+        };
+        if request_text(&heard, Some(&check.wake_word)).is_some() {
+            return true;
+        }
+        self.settings.attention.forget();
+        self.not_the_wake_word(&heard, &check.wake_word);
+        false
+    }
+
+    /// A request that came in the window of a wake word said alone stands only once that
+    /// wake word's transcript has it; a request with its own wake word drops the check.
+    async fn wake_word_stands(&mut self, own_wake_word: bool) -> bool {
+        let Some(check) = self.wake_check.as_mut() else {
+            return true;
+        };
+        if own_wake_word {
+            check.task.abort();
+            self.wake_check = None;
+            return true;
+        }
+        let r = (&mut check.task).await;
+        self.on_wake_checked(r)
+    }
+
     /// Recognise `u` (speech during a reply) to see whether it is "stop".
     fn check_for_stop(&self, u: Utterance) -> StopCheck {
         let speech_ended = u.wall_time(u.speech_end);
@@ -310,6 +387,11 @@ impl<'a> Conductor<'a> {
                 utterance: attention::after(&u, from),
                 wake_word: Some(wake_word),
             }),
+            Admit::Alone { from, wake_word } => {
+                tracing::info!("the wake word alone: waiting for the request");
+                self.check_wake_word(attention::after(&u, from), wake_word);
+                None
+            }
             Admit::Drop(why) => {
                 tracing::info!(
                     start_s = on_input_clock(u.start),
@@ -388,6 +470,9 @@ impl<'a> Conductor<'a> {
                         None => self.listen_open = false,
                     }
                 }
+                checked = wake_checked(&mut self.wake_check) => {
+                    self.on_wake_checked(checked);
+                }
                 Some(w) = next_wake(&mut self.out.wake) => {
                     if self.on_wake(w) {
                         self.acknowledge();
@@ -442,14 +527,17 @@ impl<'a> Conductor<'a> {
                     Some(wake_word),
                     Incoming::Heard(paused),
                 ),
-                Admit::Drop(_) => return,
+                Admit::Alone { .. } | Admit::Drop(_) => return,
             },
         };
         let speech = (u.start, u.speech_end);
         let (stt, agent, session) = (self.stages.stt.clone(), self.agent.clone(), self.session());
         let task = tokio::spawn(async move {
             let heard = transcribe(&stt, u, Hold::House).await?;
-            let request = request_text(&heard.text, wake_word.as_deref()).to_string();
+            // no wake word in it: no request to answer early (the turn drops it)
+            let request = request_text(&heard.text, wake_word.as_deref())
+                .unwrap_or_default()
+                .to_string();
             let intent = !request.is_empty()
                 && !stop::is_stop(&request)
                 && agent::would_use_intent(&agent, &session, &request)
@@ -542,6 +630,7 @@ impl<'a> Conductor<'a> {
         let muted = self.muted();
         let early = self.early.as_mut()?;
         let intent = heard.as_ref().is_some_and(|h| h.intent);
+        let ends_request = heard.as_ref().is_some_and(|h| h.heard.ends_request);
         let request = heard
             .as_ref()
             .map(|h| h.request.clone())
@@ -550,7 +639,11 @@ impl<'a> Conductor<'a> {
         if muted {
             return None;
         }
-        let Some(intent_end) = self.settings.intent_end.filter(|_| intent) else {
+        let wait = match ends_request {
+            true => self.settings.phrase_end.or(self.settings.intent_end),
+            false => self.settings.intent_end,
+        };
+        let Some(intent_end) = wait.filter(|_| intent) else {
             let (listen_start, speech) = (early.listen_start, early.speech);
             if let Some(request) = request {
                 self.speculate(listen_start, speech, request);
@@ -652,6 +745,10 @@ impl<'a> Conductor<'a> {
         let endpoint = clock.since_speech(Instant::now());
         let span = (on_input_clock(u.start), on_input_clock(u.speech_end));
         let speech = (u.start, u.speech_end);
+        if !self.wake_word_stands(wake_word.is_some()).await {
+            self.drop_early();
+            return None;
+        }
         let heard = self.recognise(u).await;
         let mut timings = TurnTimings {
             endpoint,
@@ -679,7 +776,11 @@ impl<'a> Conductor<'a> {
             }
         };
         timings.stt = heard.stt_ms;
-        let text = request_text(&heard.text, wake_word.as_deref()).to_string();
+        let Some(text) = request_text(&heard.text, wake_word.as_deref()) else {
+            self.not_the_wake_word(&heard.text, wake_word.as_deref().unwrap_or_default());
+            return None;
+        };
+        let text = text.to_string();
         let started = self.speculation_for(speech, &text);
         if stop::is_stop(&text) {
             // nothing is being said or done between turns: "stop" never reaches the model,
@@ -951,6 +1052,16 @@ async fn stop_checked(
     }
 }
 
+/// The transcript of a wake word said alone (never, when none is being checked).
+async fn wake_checked(
+    check: &mut Option<WakeCheck>,
+) -> Result<Result<Heard, SttError>, tokio::task::JoinError> {
+    match check {
+        Some(c) => (&mut c.task).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The early recognition's result, once (never, when none is running).
 async fn early_heard(early: &mut Option<Early>) -> Option<EarlyHeard> {
     match early {
@@ -980,11 +1091,12 @@ fn early_result(
     }
 }
 
-/// The request in a transcript: what follows the wake word, if it began with one.
-fn request_text<'t>(heard: &'t str, wake_word: Option<&str>) -> &'t str {
+/// The request in a transcript: what follows the wake word, if one woke hearth; `None` when
+/// the transcript does not have that wake word (the detector fired on something else).
+fn request_text<'t>(heard: &'t str, wake_word: Option<&str>) -> Option<&'t str> {
     match wake_word {
-        Some(w) => crate::wake::strip_wake_word(heard, w),
-        None => heard,
+        Some(w) => crate::wake::after_wake_word(heard, w),
+        None => Some(heard),
     }
 }
 

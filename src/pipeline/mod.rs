@@ -24,7 +24,9 @@
 //! then ends with nothing more said, that transcript is used and the hangover has hidden
 //! the recognition time. When that transcript is a request a local intent answers (the
 //! agent is asked, [`crate::agent::would_use_intent`]), the turn ends after
-//! `[listen] intent_end_ms` of silence, without the rest of the hangover; any other request
+//! `[listen] intent_end_ms` of silence, without the rest of the hangover (after
+//! `[listen] phrase_end_ms`, sooner, when it is a whole request of the house's phrase set
+//! that no longer one continues: [`crate::voice::Heard::ends_request`]); any other request
 //! is asked at once, held ([`crate::agent::Ask::held`]), and stands only if the utterance
 //! ends with the same words. Speech that resumes first (Listen's `Resumed`) drops both;
 //! speech that resumes after a turn ended at its pause is the rest of the same request,
@@ -200,11 +202,15 @@ pub async fn run(
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let intent_end = (listen.early_ms > 0 && listen.intent_end_ms < listen.hangover_ms)
         .then(|| Duration::from_millis(u64::from(listen.intent_end_ms)));
+    let phrase_end = intent_end
+        .filter(|_| listen.phrase_end_ms < listen.intent_end_ms)
+        .map(|_| Duration::from_millis(u64::from(listen.phrase_end_ms)));
     let (stages, outputs) =
         stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;
     let settings = conductor::Settings {
         once,
         intent_end,
+        phrase_end,
         events,
         conversation_idle,
         bus_events,

@@ -225,6 +225,25 @@ impl Matcher {
         state.at.contains(&Pos::Trail(ROOT))
     }
 
+    /// Whether a word may still come that makes a longer request of the set ("turn on the
+    /// kitchen light" → "… to half"; a number's slot, an any-words slot, words before a
+    /// request). What may follow a whole request without changing it (the skip words after
+    /// one, "and" and another request) does not count.
+    pub fn may_grow(&self, state: &State) -> bool {
+        state.at.iter().any(|&p| match p {
+            Pos::Lead(_) | Pos::InWords { .. } | Pos::InList { .. } => true,
+            Pos::Form(n) => self.forms.has_next(n),
+            Pos::Trail(_) => false,
+        })
+    }
+
+    /// Whether `text` as a whole is a request of the set that no longer request of it
+    /// continues: a short pause after it may end the turn.
+    pub fn ends(&self, text: &str) -> bool {
+        let state = self.feed_all(&self.start(), &normalize::keys(text));
+        self.is_complete(&state) && !self.may_grow(&state)
+    }
+
     /// The first word of `phrase` that decides a request's way (a guarded word, or a number)
     /// and that `open` does not have: a phrase that would change what was asked for rather
     /// than how it was heard ("Mott the garage door" → "Lock the garage door"). `None`:
@@ -383,6 +402,46 @@ mod tests {
             guarded: vec!["lock".into(), "unlock".into(), "on".into(), "off".into()],
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_request_ends_when_no_longer_one_continues_it() {
+        let m = Matcher::new(&Grammar {
+            lists: vec![vec!["kitchen".into(), "hall".into()]],
+            forms: vec![
+                "turn on the {0} light".into(),
+                "turn on the {0} light to {number} percent".into(),
+                "set the thermostat to {number}".into(),
+                "set the thermostat to {number} degrees".into(),
+                "lock the front door".into(),
+                "stop".into(),
+            ],
+            lead: vec!["Hey Jarvis".into()],
+            guarded: vec![],
+        })
+        .unwrap();
+        for ends in [
+            "Set the thermostat to 20 degrees.",
+            "Turn on the kitchen light to 50 percent, please.",
+            "Hey Jarvis, lock the front door.",
+            "Lock the front door and set the thermostat to 20 degrees",
+            "Stop.",
+        ] {
+            assert!(m.ends(ends), "{ends}");
+        }
+        for may_grow in [
+            // whole, but a longer request begins with it
+            "Turn on the kitchen light.",
+            "Set the thermostat to 20.",
+            // not yet whole
+            "Set the thermostat to",
+            "Lock the front door and",
+            "Hey Jarvis",
+            // no request of the set
+            "What time is it?",
+        ] {
+            assert!(!m.ends(may_grow), "{may_grow}");
+        }
     }
 
     #[test]
