@@ -267,6 +267,7 @@ fn models(opts: &Options) -> Result<Models, String> {
         models: vec![dir.join(format!("{WAKE}.tflite"))],
         cutoff: None,
         denoise: true,
+        check_transcript: false,
     };
     wake.check().map_err(|e| e.to_string())?;
     let silero = dir.join("silero_vad.onnx");

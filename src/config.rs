@@ -340,6 +340,9 @@ pub struct ListenSection {
     /// Noise suppression in front of the wake-word detectors (default on; it helps okay_nabu
     /// in noise, hurts hey_jarvis: README).
     pub wake_denoise: Option<bool>,
+    /// A wake detection stands only when whisper's transcript has the wake word too (default
+    /// off: with tiny.en it dropped more real wake words than near misses; README).
+    pub wake_check: Option<bool>,
     /// The sound when a wake word or `Listen()` is heard: `"chime"` (default), `"none"`, or
     /// a WAV file of at most 2 s.
     pub earcon: Option<String>,

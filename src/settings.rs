@@ -485,6 +485,7 @@ impl Settings {
             models,
             cutoff: self.config.listen.wake_cutoff,
             denoise: self.config.listen.wake_denoise.unwrap_or(true),
+            check_transcript: self.config.listen.wake_check.unwrap_or(false),
         }))
     }
 

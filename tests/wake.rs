@@ -129,6 +129,7 @@ fn a_configured_cutoff_replaces_the_models_own() {
         models: vec![dir.join("alexa.tflite"), dir.join("okay_nabu.tflite")],
         cutoff,
         denoise: true,
+        check_transcript: false,
     };
     let own: Vec<f32> = config(None)
         .load()
@@ -337,6 +338,7 @@ fn a_config_mixes_the_engines() {
         models,
         cutoff,
         denoise: true,
+        check_transcript: false,
     };
     let both = config(
         vec![dir.join("okay_nabu.tflite"), oww.join("alexa.onnx")],

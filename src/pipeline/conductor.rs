@@ -138,6 +138,8 @@ pub(super) struct Settings {
     /// longer request of it continues (`Heard::ends_request`): shorter (`None`: as
     /// `intent_end`).
     pub(super) phrase_end: Option<Duration>,
+    /// A wake word stands only when the transcript has it too (`[listen] wake_check`).
+    pub(super) wake_check: bool,
     /// Where the supervisor's reports are copied (readiness for systemd, tests).
     pub(super) events: Option<mpsc::UnboundedSender<StageEvent>>,
     /// A turn this long after the previous one starts a new conversation.
@@ -315,7 +317,7 @@ impl<'a> Conductor<'a> {
                 return true;
             }
         };
-        if request_text(&heard, Some(&check.wake_word)).is_some() {
+        if crate::wake::after_wake_word(&heard, &check.wake_word).is_some() {
             return true;
         }
         self.settings.attention.forget();
@@ -389,7 +391,9 @@ impl<'a> Conductor<'a> {
             }),
             Admit::Alone { from, wake_word } => {
                 tracing::info!("the wake word alone: waiting for the request");
-                self.check_wake_word(attention::after(&u, from), wake_word);
+                if self.settings.wake_check {
+                    self.check_wake_word(attention::after(&u, from), wake_word);
+                }
                 None
             }
             Admit::Drop(why) => {
@@ -532,10 +536,11 @@ impl<'a> Conductor<'a> {
         };
         let speech = (u.start, u.speech_end);
         let (stt, agent, session) = (self.stages.stt.clone(), self.agent.clone(), self.session());
+        let check = self.settings.wake_check;
         let task = tokio::spawn(async move {
             let heard = transcribe(&stt, u, Hold::House).await?;
             // no wake word in it: no request to answer early (the turn drops it)
-            let request = request_text(&heard.text, wake_word.as_deref())
+            let request = request_text(&heard.text, wake_word.as_deref(), check)
                 .unwrap_or_default()
                 .to_string();
             let intent = !request.is_empty()
@@ -776,7 +781,8 @@ impl<'a> Conductor<'a> {
             }
         };
         timings.stt = heard.stt_ms;
-        let Some(text) = request_text(&heard.text, wake_word.as_deref()) else {
+        let Some(text) = request_text(&heard.text, wake_word.as_deref(), self.settings.wake_check)
+        else {
             self.not_the_wake_word(&heard.text, wake_word.as_deref().unwrap_or_default());
             return None;
         };
@@ -1091,11 +1097,15 @@ fn early_result(
     }
 }
 
-/// The request in a transcript: what follows the wake word, if one woke hearth; `None` when
-/// the transcript does not have that wake word (the detector fired on something else).
-fn request_text<'t>(heard: &'t str, wake_word: Option<&str>) -> Option<&'t str> {
+/// The request in a transcript: what follows the wake word, if one woke hearth. When the
+/// transcript does not have that wake word (the detector fired on something else, or whisper
+/// spelled it beyond recognition): `None` with `check` (`[listen] wake_check`), else all of it.
+fn request_text<'t>(heard: &'t str, wake_word: Option<&str>, check: bool) -> Option<&'t str> {
     match wake_word {
-        Some(w) => crate::wake::after_wake_word(heard, w),
+        Some(w) => match crate::wake::after_wake_word(heard, w) {
+            None if !check => Some(heard),
+            found => found,
+        },
         None => Some(heard),
     }
 }

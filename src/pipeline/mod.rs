@@ -200,6 +200,7 @@ pub async fn run(
         echo_cancel,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
+    let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
     let intent_end = (listen.early_ms > 0 && listen.intent_end_ms < listen.hangover_ms)
         .then(|| Duration::from_millis(u64::from(listen.intent_end_ms)));
     let phrase_end = intent_end
@@ -211,6 +212,7 @@ pub async fn run(
         once,
         intent_end,
         phrase_end,
+        wake_check,
         events,
         conversation_idle,
         bus_events,

@@ -32,6 +32,9 @@ pub struct WakeConfig {
     pub cutoff: Option<f32>,
     /// Noise suppression in front of the detectors ([`super::denoise`]).
     pub denoise: bool,
+    /// A detection stands only when whisper's transcript has the wake word too
+    /// ([`super::after_wake_word`]; `[listen] wake_check`, off by default: README).
+    pub check_transcript: bool,
 }
 
 /// Whether `model` is an openWakeWord classifier (by its extension).

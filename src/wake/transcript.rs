@@ -3,9 +3,10 @@
 //! word, and cutting there would cut the request's first word), so the transcript begins
 //! with the wake word as the recogniser spelled it ("Okay, Nabu.", "OK Naboo,"): it is
 //! removed here, so it never reaches the model. A transcript that does not begin with it
-//! is a second opinion against the detector: the detector fired on something that only
-//! sounds like it ("Hey, Travis, can you pass me the salt?" for "Hey Jarvis"), and the
-//! utterance is not a request.
+//! is a second opinion against the detector (`[listen] wake_check`): the detector may have
+//! fired on something that only sounds like it ("Hey, Travis, can you pass me the salt?" for
+//! "Hey Jarvis"), or whisper may have spelled the wake word beyond recognition ("Okay, now
+//! we turn on…"); the wake bench's `--heard` measures both.
 
 /// Words of the transcript before the wake word's last word may be found in, beyond the
 /// phrase's own words (talk just before the wake word, a stammer).
