@@ -125,6 +125,13 @@ pub struct Pcm {
 }
 
 impl Pcm {
+    /// The samples as floats in [-1, 1), resampled to `rate` Hz (a voice's 22,050 Hz for
+    /// whisper's 16,000).
+    pub fn f32_at(&self, rate: u32) -> Result<Vec<f32>, crate::audio::AudioError> {
+        let pcm: Vec<f32> = self.samples.iter().map(|&s| i16_to_f32(s)).collect();
+        crate::audio::resample::resample(&pcm, self.rate, rate)
+    }
+
     /// Length in seconds.
     pub fn secs(&self) -> f64 {
         if self.rate == 0 {

@@ -172,13 +172,7 @@ pub fn piper_say(piper: &mut hearth::tts::Voice, text: &str) -> Result<Vec<f32>,
     let said = piper
         .synthesize(text)
         .map_err(|e| format!("speaking {text:?}: {e}"))?;
-    let pcm: Vec<f32> = said
-        .pcm
-        .samples
-        .iter()
-        .map(|&s| hearth::voice::i16_to_f32(s))
-        .collect();
-    hearth::audio::resample::resample(&pcm, said.pcm.rate, RATE).map_err(|e| e.to_string())
+    said.pcm.f32_at(RATE).map_err(|e| e.to_string())
 }
 
 impl Drop for Speaker {

@@ -42,13 +42,7 @@ impl Speaker {
         let said = self.voices[i % n]
             .synthesize(text)
             .map_err(|e| format!("speaking {text:?}: {e}"))?;
-        let pcm: Vec<f32> = said
-            .pcm
-            .samples
-            .iter()
-            .map(|&s| f32::from(s) / 32768.0)
-            .collect();
-        hearth::audio::resample::resample(&pcm, said.pcm.rate, RATE).map_err(|e| e.to_string())
+        said.pcm.f32_at(RATE).map_err(|e| e.to_string())
     }
 }
 
