@@ -92,7 +92,8 @@ impl Ears {
         let most = at + (MOST_AFTER_S * 16_000.0) as usize;
         let to = said_end.clamp(at, most).min(samples.len());
         let heard = self.hear(&samples[from..to])?;
-        let kept = hearth::wake::after_wake_word(&heard, phrase).is_some();
+        let kept = hearth::wake::after_wake_word(&heard, phrase, hearth::wake::WakeMatch::Strict)
+            .is_some();
         Ok(Checked { heard, kept })
     }
 

@@ -38,6 +38,7 @@ use crate::stt::{Hold, SttError};
 use crate::supervisor::StageEvent;
 use crate::tts::{TtsEvent, TtsMsg};
 use crate::voice::{Heard, ListenEvent, Utterance, WakeWord, SAMPLE_RATE};
+use crate::wake::WakeMatch;
 
 /// An utterance addressed to hearth: the audio to recognise, and the wake word it begins
 /// with (to be taken off the transcript), if any.
@@ -317,7 +318,7 @@ impl<'a> Conductor<'a> {
                 return true;
             }
         };
-        if crate::wake::after_wake_word(&heard, &check.wake_word).is_some() {
+        if crate::wake::after_wake_word(&heard, &check.wake_word, WakeMatch::Strict).is_some() {
             return true;
         }
         self.settings.attention.forget();
@@ -1101,12 +1102,12 @@ fn early_result(
 /// transcript does not have that wake word (the detector fired on something else, or whisper
 /// spelled it beyond recognition): `None` with `check` (`[listen] wake_check`), else all of it.
 fn request_text<'t>(heard: &'t str, wake_word: Option<&str>, check: bool) -> Option<&'t str> {
-    match wake_word {
-        Some(w) => match crate::wake::after_wake_word(heard, w) {
-            None if !check => Some(heard),
-            found => found,
-        },
-        None => Some(heard),
+    let Some(w) = wake_word else {
+        return Some(heard);
+    };
+    match check {
+        true => crate::wake::after_wake_word(heard, w, WakeMatch::Strict),
+        false => Some(crate::wake::after_wake_word(heard, w, WakeMatch::Loose).unwrap_or(heard)),
     }
 }
 

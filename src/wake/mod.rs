@@ -43,7 +43,7 @@ pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
 pub use oww::{OpenWakeWord, OwwSettings};
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};
 pub use tflite::{Interpreter, Library, LIBRARY_NAME};
-pub use transcript::after_wake_word;
+pub use transcript::{after_wake_word, WakeMatch};
 
 /// What went wrong loading or running a wake-word model. Each names the file and the fix.
 #[derive(Debug, thiserror::Error)]
