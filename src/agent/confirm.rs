@@ -100,11 +100,15 @@ fn read(text: &str) -> Answer {
 }
 
 /// `calls` parted into those that run now and those that wait for a yes, with the question
-/// asked for each.
+/// asked for each; all run now when the yes was given beforehand (`hearth ask --yes`).
 pub(super) fn split(
     registry: &Registry,
     calls: &[ToolCall],
+    yes_given: bool,
 ) -> (Vec<ToolCall>, Vec<(ToolCall, String)>) {
+    if yes_given {
+        return (calls.to_vec(), Vec::new());
+    }
     let mut now = Vec::new();
     let mut held = Vec::new();
     for c in calls {

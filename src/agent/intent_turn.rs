@@ -70,21 +70,12 @@ pub(super) async fn act(
     if !ask.go_ahead().await {
         return Ok(Turn::cancelled(Handled::Intent, timings));
     }
-    // a yes said beforehand (`hearth ask --yes`) is a yes
-    let confirmed = match confirmed {
-        Confirmed::No if ask.confirmed => Confirmed::Yes,
-        c => c,
-    };
     let (now, held) = match confirmed {
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
-        Confirmed::No => confirm::split(registry, calls),
+        Confirmed::No => confirm::split(registry, calls, ask.confirmed),
         Confirmed::Declined => (Vec::new(), Vec::new()),
     };
-    let outcomes = if now.is_empty() {
-        Vec::new()
-    } else {
-        run_calls(shared, &now, &mut timings, t0).await?
-    };
+    let outcomes = run_calls(shared, &now, &mut timings, t0).await?;
     let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {
         (true, _) if confirmed == Confirmed::Declined => confirm::DECLINED.to_string(),
         (true, _) => String::new(),

@@ -909,13 +909,17 @@ impl From<&ToolOutcome> for CallReport {
     }
 }
 
-/// Run a hop's calls (in parallel, results in call order), time them and publish each.
+/// Run a hop's calls (in parallel, results in call order), time them and publish each; no
+/// calls (all held for a yes, or declined): nothing is asked of the tools, nothing timed.
 async fn run_calls(
     shared: &Shared,
     calls: &[ToolCall],
     timings: &mut Timings,
     t0: Instant,
 ) -> Result<Vec<ToolOutcome>, AgentError> {
+    if calls.is_empty() {
+        return Ok(Vec::new());
+    }
     let t_tools = Instant::now();
     let outcomes = ractor::call!(shared.tools, |r| ToolsMsg::CallAll {
         calls: calls.to_vec(),

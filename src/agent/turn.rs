@@ -478,11 +478,7 @@ impl TurnState {
         if ctx.cancelled() || !ctx.ask.go_ahead().await {
             return Ok(HopOutcome::Stop(Stop::Cancelled));
         }
-        let (calls, held) = if ctx.ask.confirmed {
-            (calls, Vec::new())
-        } else {
-            super::confirm::split(&ctx.registry, &calls)
-        };
+        let (calls, held) = super::confirm::split(&ctx.registry, &calls, ctx.ask.confirmed);
         if !held.is_empty() {
             return self.ask_first(ctx, calls, held, report).await;
         }
@@ -532,11 +528,7 @@ impl TurnState {
         held: Vec<(ToolCall, String)>,
         report: &mut HopReport,
     ) -> Result<HopOutcome, AgentError> {
-        let outcomes = if now.is_empty() {
-            Vec::new()
-        } else {
-            run_calls(ctx.shared, &now, &mut self.timings, ctx.t0).await?
-        };
+        let outcomes = run_calls(ctx.shared, &now, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
         let pending = super::confirm::hold(held);
         report.hook = Some(pending.hook());

@@ -19,13 +19,14 @@ fn fix(program: &str) -> String {
     format!("install it with scripts/setup (apt-get install -y {program})")
 }
 
-/// What `program args` prints (stdout, then stderr), or why it did not run.
-fn ask(program: &str, args: &[&str]) -> Result<String, String> {
+/// What `program args` prints (stdout, then stderr), or why it did not run or failed.
+fn ask<S: AsRef<std::ffi::OsStr>>(program: &str, args: &[S]) -> Result<String, String> {
     let out = Command::new(program)
         .args(args)
         .output()
         .map_err(|e| format!("cannot run {program} ({e}): {}", fix(program)))?;
     if !out.status.success() {
+        let args: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
         return Err(format!(
             "{program} {} failed ({}): {}; {}",
             args.join(" "),
@@ -88,20 +89,9 @@ pub fn check_room(room: &Room) -> Result<(), String> {
 pub fn sox(clip: &[f32], effects: &[String], dir: &Path) -> Result<Vec<f32>, String> {
     let (from, to) = (dir.join("sox-in.wav"), dir.join("sox-out.wav"));
     write_f32_wav(&from, clip)?;
-    let out = Command::new(SOX)
-        .arg(&from)
-        .arg(&to)
-        .args(effects)
-        .output()
-        .map_err(|e| format!("cannot run {SOX} ({e}): {}", fix(SOX)))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{SOX} {} failed ({}): {}",
-            effects.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    let mut args = vec![from.into_os_string(), to.clone().into_os_string()];
+    args.extend(effects.iter().map(Into::into));
+    ask(SOX, &args)?;
     let mut samples = read_16k(&to, SOX)?;
     keep_level(clip, &mut samples);
     Ok(samples)
@@ -117,22 +107,18 @@ fn read_16k(path: &Path, program: &str) -> Result<Vec<f32>, String> {
 /// `text` spoken by flite's voice `voice` at duration stretch `stretch`, through the WAV file
 /// `scratch`, 16 kHz.
 pub fn flite(voice: &str, text: &str, stretch: f32, scratch: &Path) -> Result<Vec<f32>, String> {
-    let out = Command::new(FLITE)
-        .args(["-voice", voice, "--setf"])
-        .arg(format!("duration_stretch={stretch}"))
-        .arg("-t")
-        .arg(text)
-        .arg("-o")
-        .arg(scratch)
-        .output()
-        .map_err(|e| format!("cannot run {FLITE} ({e}): {}", fix(FLITE)))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{FLITE} failed on {text:?} ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    let stretch = format!("duration_stretch={stretch}");
+    let args: [&std::ffi::OsStr; 8] = [
+        "-voice".as_ref(),
+        voice.as_ref(),
+        "--setf".as_ref(),
+        stretch.as_ref(),
+        "-t".as_ref(),
+        text.as_ref(),
+        "-o".as_ref(),
+        scratch.as_os_str(),
+    ];
+    ask(FLITE, &args)?;
     read_16k(scratch, FLITE)
 }
 
