@@ -382,7 +382,7 @@ fn run(opts: &Options) -> Result<(), String> {
                 true => Vec::new(),
                 false => models.iter().map(|m| m.phrase.clone()).collect(),
             };
-            let ears = heard::Ears::start(&phrases)?;
+            let ears = scenes::ears::Ears::start(&phrases, false)?;
             eprintln!(
                 "wake: each detection's transcript checked (hearth-stt, {} words of prompt)",
                 ears.prompt_words
@@ -647,7 +647,7 @@ fn miss_scene(
     models: &mut [Model],
     speaker: &mut Speaker,
     cache: &mut ClipCache,
-    ears: Option<&heard::Ears>,
+    ears: Option<&scenes::ears::Ears>,
 ) -> Result<Vec<Trial>, String> {
     let commands = text::lines(text::COMMANDS);
     // (model, utterance) → (voice, text)
@@ -700,7 +700,8 @@ fn miss_scene(
                     let (found, peak) = detect(&mut models[model].detector, &pcm, &window)?;
                     let hit = found.iter().find(|d| window.contains(&d.at_sample));
                     let checked = match (ears, hit) {
-                        (Some(ears), Some(d)) if model == said => Some(ears.check(
+                        (Some(ears), Some(d)) if model == said => Some(heard::check(
+                            ears,
                             &mix.samples,
                             d.at_sample as usize,
                             mix.speech.end + samples(SAID_TAIL_S),

@@ -41,6 +41,7 @@ use wyoming::{
     Info, Transcribe, Transcript,
 };
 
+use crate::intent::PhraseSet;
 use crate::tools::{Registry, ToolsMsg};
 use crate::voice::{Heard, Utterance};
 
@@ -143,6 +144,17 @@ pub struct PhraseSource {
     pub lead: Vec<String>,
 }
 
+/// The house's phrase set as a recogniser is sent it: the tools' intents and follow-ups,
+/// the `stop` words, the answers to a question (yes, no: guarded, so that the phrase pass
+/// never makes a yes of what whisper heard as something else).
+pub fn house_phrases(registry: &Registry, stop: &[&str]) -> PhraseSet {
+    registry
+        .intents()
+        .phrases()
+        .and_fixed("stop", stop)
+        .and_guarded("answer", crate::agent::confirm::ANSWERS)
+}
+
 /// The largest phrase set sent (its JSON): hearth-stt's default limit on an event's payload
 /// (`--max-audio-bytes`); a bigger event would end the connection. The demo home's is 0.6 MB.
 pub const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
@@ -150,11 +162,7 @@ pub const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
 impl PhraseSource {
     /// The set for `registry`.
     fn phrases(&self, registry: &Registry) -> Result<SttPhrases, SttError> {
-        let set = registry
-            .intents()
-            .phrases()
-            .and_fixed("stop", self.fixed)
-            .and_fixed("answer", crate::agent::confirm::ANSWERS);
+        let set = house_phrases(registry, self.fixed);
         let phrases = SttPhrases::of(&set, self.lead.clone())?;
         if phrases.grammar.len() > MAX_PHRASES_BYTES {
             return Err(SttError::Actor(format!(
@@ -198,7 +206,7 @@ pub struct SttPhrases {
 
 impl SttPhrases {
     /// The set, with `lead` (the wake words) allowed before a request.
-    pub fn of(set: &crate::intent::PhraseSet, lead: Vec<String>) -> Result<SttPhrases, SttError> {
+    pub fn of(set: &PhraseSet, lead: Vec<String>) -> Result<SttPhrases, SttError> {
         let mut grammar = set.grammar();
         grammar.lead = lead;
         let json = serde_json::to_vec(&grammar)

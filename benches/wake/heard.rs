@@ -6,12 +6,10 @@
 //! a request (the conductor drops it). Recognised open, without the house's phrase set: the
 //! phrase pass only ever writes a request of the house, never a wake word the audio lacks.
 
-use std::path::{Path, PathBuf};
-
 use hearth::pipeline::attention::WAKE_REACH;
-use hearth::stt::{Hold, Stt, SttConfig, SttMsg, SttServer};
-use hearth::voice::Utterance;
-use ractor::{Actor, ActorRef};
+use hearth::stt::Hold;
+
+use crate::scenes::ears::Ears;
 
 /// The most audio after the detection a check hears (an utterance Listen would cut).
 const MOST_AFTER_S: f64 = 8.0;
@@ -25,91 +23,22 @@ pub struct Checked {
     pub kept: bool,
 }
 
-/// A running `hearth-stt` behind hearth's Stt actor.
-pub struct Ears {
-    rt: tokio::runtime::Runtime,
-    stt: ActorRef<SttMsg>,
-    /// Words in whisper's prompt.
-    pub prompt_words: usize,
-}
-
-impl Ears {
-    /// `hearth-stt` beside this build's `hearth`, on tiny.en from the model directory, told
-    /// to expect `wake_phrases` (as `hearth run` does; empty: not told) and the words of the
-    /// checkout's tools.
-    pub fn start(wake_phrases: &[String]) -> Result<Ears, String> {
-        let program = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
-        if !program.is_file() {
-            return Err(format!(
-                "{} is not built: cargo build --release -p hearth-stt",
-                program.display()
-            ));
-        }
-        let model = hearth::models::model_dir()
-            .map_err(|e| e.to_string())?
-            .join("ggml-tiny.en.bin");
-        if !model.is_file() {
-            return Err(format!(
-                "{} is missing: run scripts/fetch-models",
-                model.display()
-            ));
-        }
-        let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools");
-        let registry = hearth::tools::Registry::load_dir(&tools)
-            .map_err(|e| format!("the tools in {}: {e}", tools.display()))?;
-        let mut words = wake_phrases.to_vec();
-        words.extend(registry.vocabulary());
-        let config = SttConfig::new(SttServer::Spawn {
-            program,
-            model,
-            args: vec!["--prompt".into(), words.join(", ")],
-        });
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .map_err(|e| format!("a runtime for the recogniser: {e}"))?;
-        let (stt, _) = rt
-            .block_on(Actor::spawn(None, Stt, config))
-            .map_err(|e| format!("starting hearth-stt: {e}"))?;
-        Ok(Ears {
-            rt,
-            stt,
-            prompt_words: words.len(),
-        })
-    }
-
-    /// The check of a detection that ended at `at` in `samples` (16 kHz), of what was said
-    /// up to `said_end` (at most [`MOST_AFTER_S`] after it), for `phrase`.
-    pub fn check(
-        &self,
-        samples: &[f32],
-        at: usize,
-        said_end: usize,
-        phrase: &str,
-    ) -> Result<Checked, String> {
-        let from = at.saturating_sub(WAKE_REACH as usize);
-        let most = at + (MOST_AFTER_S * 16_000.0) as usize;
-        let to = said_end.clamp(at, most).min(samples.len());
-        let heard = self.hear(&samples[from..to])?;
-        let kept = hearth::wake::after_wake_word(&heard, phrase, hearth::wake::WakeMatch::Strict)
-            .is_some();
-        Ok(Checked { heard, kept })
-    }
-
-    fn hear(&self, samples: &[f32]) -> Result<String, String> {
-        let u = Utterance::whole(samples.to_vec());
-        self.rt
-            .block_on(hearth::stt::transcribe_as(&self.stt, u, Hold::Open))
-            .map(|h| h.text)
-            .map_err(|e| format!("recognising a detection: {e}"))
-    }
-}
-
-impl Drop for Ears {
-    fn drop(&mut self) {
-        self.stt.stop(None);
-    }
+/// The check of a detection that ended at `at` in `samples` (16 kHz), of what was said up to
+/// `said_end` (at most [`MOST_AFTER_S`] after it), for `phrase`.
+pub fn check(
+    ears: &Ears,
+    samples: &[f32],
+    at: usize,
+    said_end: usize,
+    phrase: &str,
+) -> Result<Checked, String> {
+    let from = at.saturating_sub(WAKE_REACH as usize);
+    let most = at + (MOST_AFTER_S * 16_000.0) as usize;
+    let to = said_end.clamp(at, most).min(samples.len());
+    let heard = ears.hear(&samples[from..to], Hold::Open)?.text;
+    let kept =
+        hearth::wake::after_wake_word(&heard, phrase, hearth::wake::WakeMatch::Strict).is_some();
+    Ok(Checked { heard, kept })
 }
 
 /// Each model's activations on the false-activation stream, checked: what was said up to
@@ -134,7 +63,7 @@ pub fn check_activations(
                 .map(|d| {
                     let at = d.at_sample as usize;
                     let next = starts.iter().copied().filter(|&s| s > at).min();
-                    ears.check(stream, at, next.unwrap_or(stream.len()), &m.phrase)
+                    check(ears, stream, at, next.unwrap_or(stream.len()), &m.phrase)
                 })
                 .collect()
         })

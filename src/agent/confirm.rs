@@ -39,7 +39,7 @@ impl Pending {
 
 /// What a request says to a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Answer {
+pub enum Answer {
     Yes,
     No,
     /// Not an answer (another request), or the question is older than [`WINDOW`].
@@ -62,6 +62,25 @@ const YES: &[&str] = &[
 ];
 /// Whole answers that are a yes without one of those words.
 const YES_PHRASES: &[&str] = &["do it", "go ahead", "please do", "that's right"];
+/// Words that may follow a yes in the same answer ("yes, please", "sure, go ahead, thanks");
+/// any other word there, unless the question has it ("yes, unlock it"), makes it no answer
+/// ("Yes, today." is what whisper wrote for "Yesterday.").
+const WITH_A_YES: &[&str] = &[
+    "please",
+    "thanks",
+    "thank",
+    "you",
+    "do",
+    "it",
+    "go",
+    "ahead",
+    "that's",
+    "right",
+    "of",
+    "course",
+    "absolutely",
+    "definitely",
+];
 /// Words that make any answer a no.
 const NO: &[&str] = &[
     "no", "nope", "don't", "dont", "not", "cancel", "never", "stop", "wait",
@@ -72,13 +91,15 @@ pub(super) fn answer(pending: &Pending, text: &str) -> Answer {
     if pending.asked.elapsed() > WINDOW {
         return Answer::Other;
     }
-    read(text)
+    read(&pending.question, text)
 }
 
-/// `text` as an answer: a no when any word says no; a yes when it begins with a yes word
-/// or is a yes phrase, and is short (a yes that goes on to ask for something else is that
-/// request, not the answer).
-fn read(text: &str) -> Answer {
+/// `text` as an answer to `question`: a no when any word says no (and it is short); a yes
+/// when it begins with a yes word or is a yes phrase, is short, and says nothing else: each
+/// word after the yes goes with one ([`WITH_A_YES`]) or is the question's ("yes, unlock
+/// it"). A yes that goes on to ask for something else is that request, not the answer.
+/// Public for the answers bench.
+pub fn read(question: &str, text: &str) -> Answer {
     let words = normalize::keys(text);
     if words.is_empty() {
         return Answer::Other;
@@ -90,9 +111,13 @@ fn read(text: &str) -> Answer {
             Answer::Other
         };
     }
+    let asked = normalize::keys(question);
+    let goes_with_a_yes = |w: &String| {
+        YES.contains(&w.as_str()) || WITH_A_YES.contains(&w.as_str()) || asked.contains(w)
+    };
     let joined = words.join(" ");
     let yes = YES.contains(&words[0].as_str()) || YES_PHRASES.iter().any(|p| joined.starts_with(p));
-    if yes && words.len() <= 5 {
+    if yes && words.len() <= 8 && words.iter().all(goes_with_a_yes) {
         Answer::Yes
     } else {
         Answer::Other
@@ -152,8 +177,10 @@ pub const DECLINED: &str = "Okay, I left it as it is.";
 mod tests {
     use super::*;
 
+    const ASKED: &str = "Unlock the front door?";
+
     #[test]
-    fn a_yes_is_short_and_has_no_no_in_it() {
+    fn a_yes_is_short_says_nothing_else_and_has_no_no_in_it() {
         for yes in [
             "Yes.",
             "Yes please",
@@ -163,8 +190,11 @@ mod tests {
             "Do it.",
             "OK.",
             "Confirm",
+            "Yes, unlock it.",
+            "yes please unlock the front door",
+            "Sure, thank you.",
         ] {
-            assert_eq!(read(yes), Answer::Yes, "{yes}");
+            assert_eq!(read(ASKED, yes), Answer::Yes, "{yes}");
         }
         for no in [
             "No.",
@@ -175,7 +205,7 @@ mod tests {
             "Not now",
             "wait",
         ] {
-            assert_eq!(read(no), Answer::No, "{no}");
+            assert_eq!(read(ASKED, no), Answer::No, "{no}");
         }
         for other in [
             "Turn on the kitchen light.",
@@ -184,15 +214,19 @@ mod tests {
             "I don't know what you mean by that at all",
             "",
             "Unlock it.",
+            // what whisper wrote for "Yesterday." in room noise: a yes word, then others
+            "Yes, today.",
+            "Yes, the date.",
+            "yes, lock the back door",
         ] {
-            assert_eq!(read(other), Answer::Other, "{other}");
+            assert_eq!(read(ASKED, other), Answer::Other, "{other}");
         }
     }
 
     #[test]
     fn every_answer_the_recogniser_expects_reads_as_an_answer() {
         for a in ANSWERS {
-            assert_ne!(read(a), Answer::Other, "{a}");
+            assert_ne!(read(ASKED, a), Answer::Other, "{a}");
         }
     }
 

@@ -46,22 +46,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("loading the tools in {}", dir.display()))?,
         None => Registry::builtins().with_backends(backends)?,
     };
-    let set = registry.intents().phrases();
     #[cfg(feature = "tts")]
-    let set = set.and_fixed("stop", hearth::pipeline::stop::STOP_PHRASES);
+    let stop = hearth::pipeline::stop::STOP_PHRASES;
+    #[cfg(not(feature = "tts"))]
+    let stop: &[&str] = &[];
+    let set = hearth::stt::house_phrases(&registry, stop);
     let mut out = std::io::stdout().lock();
     if args.grammar {
         serde_json::to_writer(&mut out, &set.grammar())?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut tools: Vec<&str> = set.forms().iter().map(|f| f.source.as_str()).collect();
+    let mut tools: Vec<(&str, bool)> = set
+        .forms()
+        .iter()
+        .map(|f| (f.source.as_str(), f.follow_up))
+        .collect();
+    tools.sort_by_key(|&(_, follow_up)| follow_up); // stable: each kind in the tools' order
     tools.dedup();
-    for tool in tools {
-        let forms: Vec<_> = set.forms().iter().filter(|f| f.source == tool).collect();
+    for (tool, follow_up) in tools {
+        let forms: Vec<_> = set
+            .forms()
+            .iter()
+            .filter(|f| f.source == tool && f.follow_up == follow_up)
+            .collect();
         let counted: u128 = forms.iter().filter_map(|f| f.sentences()).sum();
         let open = forms.iter().filter(|f| f.sentences().is_none()).count();
-        write!(out, "{tool}: {} forms, {counted} sentences", forms.len())?;
+        let kind = if follow_up { " follow-ups" } else { "" };
+        write!(
+            out,
+            "{tool}{kind}: {} forms, {counted} sentences",
+            forms.len()
+        )?;
         if open > 0 {
             write!(out, " (and {open} forms that take any words or number)")?;
         }
@@ -78,7 +94,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.forms {
         writeln!(out)?;
         for form in set.forms() {
-            writeln!(out, "{}\t{form}", form.source)?;
+            let kind = if form.follow_up { " (follow-up)" } else { "" };
+            writeln!(out, "{}{kind}\t{form}", form.source)?;
         }
     }
     if let Some(n) = args.sample {

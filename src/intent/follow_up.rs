@@ -25,12 +25,14 @@
 //! the kitchen and the bedroom lights", then "turn it off") it is not guessed, and the model
 //! answers.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Number, Value};
 
 use super::normalize::{self, Word};
-use super::slot;
+use super::slot::{self, Vocabulary};
 use super::template::Token;
-use super::{match_form, Binding, IntentCall, Intents, ToolIntents, MAX_WORDS};
+use super::{match_form, Binding, IntentCall, Intents, PhraseForm, ToolIntents, MAX_WORDS};
 
 /// Words before a request that mark it as a follow-up.
 const BEFORE: &[&[&str]] = &[&["and"], &["also"], &["what", "about"], &["how", "about"]];
@@ -40,6 +42,18 @@ const AFTER: &[&[&str]] = &[&["too"], &["as", "well"], &["also"]];
 
 /// Words that stand for what the turn before was about.
 const PRONOUNS: &[&str] = &["it", "them"];
+
+/// The longest part of a template a follow-up in the phrase set says again or says "it"
+/// for: a slot and a word or two around it ("the back door", "the bedroom light"). The
+/// follow-ups the intents understand may be longer (and may name numbers); with every such
+/// part, the demo home's set would grow twentyfold, past what one event may carry.
+const SAID_PART: usize = 3;
+
+/// The longest request with "it" in the phrase set, in words ("set it to 60 percent",
+/// "turn it off"): a template's every wording with "it" would be 20,000 forms for the demo
+/// home's lights alone ("adjust it down at 62"), and the longer ones are not how a household
+/// refers back.
+const SAID_WITH_IT: usize = 5;
 
 /// What a session did before a request: what follow-ups refer to. Bounded: one turn's
 /// calls and one call per tool.
@@ -191,6 +205,66 @@ impl Intents {
 }
 
 impl ToolIntents {
+    /// The follow-ups these intents answer, as forms of the phrase set (what a recogniser
+    /// held to the house's words may hear after a turn): each short part of a template
+    /// whose slots name things (a room, a door: listed values, not numbers or on/off),
+    /// marked ("and the back door too", "what about the bedroom light"), and each template
+    /// with "it" or "them" for such a part ("turn it off"). A relative intent's templates
+    /// ("make it warmer") are forms of the set already. Each form once.
+    pub(super) fn follow_up_forms(&self) -> Vec<PhraseForm> {
+        let mut seen: HashSet<Vec<Token>> = HashSet::new();
+        let mut out = Vec::new();
+        let mut add = |intent: usize, tokens: Vec<Token>| {
+            if !seen.contains(&tokens) {
+                out.push(self.phrase_form(intent, &tokens, true));
+                seen.insert(tokens);
+            }
+        };
+        let things = self.thing_slots();
+        for form in &self.forms {
+            if !self.intents[form.intent].step.is_empty() {
+                continue;
+            }
+            let spans = spans(&form.tokens, |name| things[form.intent].contains(name));
+            for (i, j) in spans
+                .into_iter()
+                .filter(|&(i, j)| names(&form.tokens, i, j))
+            {
+                let part = &form.tokens[i..j];
+                for marked in marked_forms(part) {
+                    add(form.intent, marked);
+                }
+                if form.tokens.len() - (j - i) + 1 > SAID_WITH_IT {
+                    continue;
+                }
+                for pronoun in PRONOUNS {
+                    let mut tokens = form.tokens[..i].to_vec();
+                    tokens.push(Token::Word(pronoun.to_string()));
+                    tokens.extend_from_slice(&form.tokens[j..]);
+                    add(form.intent, tokens);
+                }
+            }
+        }
+        out
+    }
+
+    /// Per intent, its slots that name things: listed values none of which decides a way
+    /// (a room, a door; not a number, not on/off).
+    fn thing_slots(&self) -> Vec<HashSet<&str>> {
+        let directions = super::direction_words();
+        let names_a_thing = |slot: &slot::Slot| {
+            matches!(slot.vocabulary(), Vocabulary::Phrases(p)
+                if !p.iter().any(|w| directions.contains(&w.as_str())))
+        };
+        self.intents
+            .iter()
+            .map(|intent| {
+                let slots = intent.slots.iter().filter(|(_, slot)| names_a_thing(slot));
+                slots.map(|(name, _)| name.as_str()).collect()
+            })
+            .collect()
+    }
+
     /// `call` with `step` added to its values; `None` when one is missing or the sum is not
     /// one the schema accepts.
     fn step(&self, mut call: IntentCall, step: &Map<String, Value>) -> Option<IntentCall> {
@@ -270,6 +344,40 @@ fn unmarked(words: &[Word]) -> (&[Word], bool) {
         marked = true;
     }
     (rest, marked)
+}
+
+/// Whether `tokens[i..j]` is said as a thing is named: its slot with the "the" before it, a
+/// word after it or not ("the back door", "the bedroom"), at most [`SAID_PART`] tokens; not
+/// a verb's part ("turn the bedroom") nor a name without its "the" ("the it").
+fn names(tokens: &[Token], i: usize, j: usize) -> bool {
+    let slot = |t: Option<&Token>| matches!(t, Some(Token::Slot(_)));
+    let the = |t: Option<&Token>| matches!(t, Some(Token::Word(w)) if w == "the");
+    let part = &tokens[i..j];
+    let starts = (slot(part.first()) && !(i > 0 && the(tokens.get(i - 1))))
+        || (the(part.first()) && slot(part.get(1)));
+    let ends = slot(part.last()) || (part.len() >= 2 && slot(part.get(part.len() - 2)));
+    part.len() <= SAID_PART && starts && ends
+}
+
+/// `part` with the words that mark a follow-up: each word before it, each word after it,
+/// and "and … too" / "and … as well", the ways a household says one.
+fn marked_forms(part: &[Token]) -> Vec<Vec<Token>> {
+    let words = |w: &[&str]| {
+        w.iter()
+            .map(|w| Token::Word(w.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let around = |before: &[&str], after: &[&str]| {
+        let mut tokens = words(before);
+        tokens.extend_from_slice(part);
+        tokens.extend(words(after));
+        tokens
+    };
+    let mut out: Vec<Vec<Token>> = BEFORE.iter().map(|b| around(b, &[])).collect();
+    out.extend(AFTER.iter().map(|a| around(&[], a)));
+    out.push(around(&["and"], &["too"]));
+    out.push(around(&["and"], &["as", "well"]));
+    out
 }
 
 /// The spans `(start, end)` of `tokens` that hold at least one slot, all of them `closed`.

@@ -326,26 +326,31 @@ impl ToolIntents {
 
     /// Every sentence form of these intents, its slots as what they take.
     fn phrase_forms(&self) -> impl Iterator<Item = PhraseForm> + '_ {
-        self.forms.iter().map(|form| {
-            let slots = &self.intents[form.intent].slots;
-            let parts = form
-                .tokens
-                .iter()
-                .map(|t| match t {
-                    Token::Word(w) => Part::Word(w.clone()),
-                    Token::Slot(param) => Part::Slot {
-                        param: param.clone(),
-                        takes: slots
-                            .get(param)
-                            .map_or(Vocabulary::Words, slot::Slot::vocabulary),
-                    },
-                })
-                .collect();
-            PhraseForm {
-                source: self.tool.clone(),
-                parts,
-            }
-        })
+        self.forms
+            .iter()
+            .map(|form| self.phrase_form(form.intent, &form.tokens, false))
+    }
+
+    /// `tokens` (of intent `intent`) as a form of the phrase set.
+    fn phrase_form(&self, intent: usize, tokens: &[Token], follow_up: bool) -> PhraseForm {
+        let slots = &self.intents[intent].slots;
+        let parts = tokens
+            .iter()
+            .map(|t| match t {
+                Token::Word(w) => Part::Word(w.clone()),
+                Token::Slot(param) => Part::Slot {
+                    param: param.clone(),
+                    takes: slots
+                        .get(param)
+                        .map_or(Vocabulary::Words, slot::Slot::vocabulary),
+                },
+            })
+            .collect();
+        PhraseForm {
+            source: self.tool.clone(),
+            parts,
+            follow_up,
+        }
     }
 
     /// Add every distinct call a form makes of all of `words` to `found`, stopping once it
@@ -679,9 +684,12 @@ impl Intents {
         Intents { tools }
     }
 
-    /// The house's phrase set: every sentence form of every tool's intents.
+    /// The house's phrase set: every sentence form of every tool's intents, then the
+    /// follow-ups they answer after a turn ("and the bedroom too", "turn it off").
     pub fn phrases(&self) -> PhraseSet {
-        PhraseSet::new(self.tools.iter().flat_map(|t| t.phrase_forms()).collect())
+        let requests = self.tools.iter().flat_map(|t| t.phrase_forms());
+        let follow_ups = self.tools.iter().flat_map(|t| t.follow_up_forms());
+        PhraseSet::new(requests.chain(follow_ups).collect())
     }
 
     /// True when no tool has intents.

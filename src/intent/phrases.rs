@@ -5,8 +5,8 @@
 //!
 //! Built from the loaded tools' intents (their own sentences and those their schemas imply),
 //! so it follows the tools: a registry rebuilt when a provider registers has a new one; the
-//! stop words join it as fixed phrases. Not in it yet: the follow-ups ("and the bedroom
-//! too", "turn it off again"), which are parts of these forms said after a turn. A number
+//! stop words join it as fixed phrases. The follow-ups ("and the bedroom too", "turn it off
+//! again": parts of these forms said after a turn) are forms of it too, marked. A number
 //! slot lists the parameter's own range in every form, also where the form names another
 //! unit ("… 22 f" is drawn, though 22 °F is below a 10–30 °C thermostat's range).
 
@@ -25,11 +25,13 @@ pub enum Part {
     Slot { param: String, takes: Vocabulary },
 }
 
-/// One sentence form: its words and slots, and where it comes from (a tool's name).
+/// One sentence form: its words and slots, where it comes from (a tool's name), and whether
+/// it is a follow-up (understood only after a turn whose calls it refers to).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhraseForm {
     pub source: String,
     pub parts: Vec<Part>,
+    pub follow_up: bool,
 }
 
 /// How many sentences a set or a form stands for.
@@ -46,11 +48,26 @@ pub struct Count {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PhraseSet {
     forms: Vec<PhraseForm>,
+    /// Sources of fixed phrases whose words decide which way something goes, besides the
+    /// intents' way-deciding words (the answers' "yes" and "no").
+    guarded: Vec<String>,
 }
 
 impl PhraseSet {
     pub fn new(forms: Vec<PhraseForm>) -> PhraseSet {
-        PhraseSet { forms }
+        PhraseSet {
+            forms,
+            guarded: Vec::new(),
+        }
+    }
+
+    /// These and `phrases`, each a form of fixed words from `source`, their words guarded
+    /// where no other form has them: a recogniser held to the set never writes one the open
+    /// transcript lacks (the answers to a question: "Guess so." heard "S-S-O." is not made a
+    /// "yes"; "do it" keeps its "do" guarded, not the "it" of "turn it off").
+    pub fn and_guarded(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
+        self.guarded.push(source.to_string());
+        self.and_fixed(source, phrases)
     }
 
     /// These and `phrases`, each a form of fixed words from `source` (the stop words).
@@ -62,6 +79,7 @@ impl PhraseSet {
                     .split_whitespace()
                     .map(|w| Part::Word(w.to_string()))
                     .collect(),
+                follow_up: false,
             }
         }));
         self
@@ -142,22 +160,49 @@ impl PhraseSet {
             guarded: super::derive::direction_words()
                 .into_iter()
                 .map(String::from)
+                .chain(self.own_guarded())
                 .collect(),
             ..Grammar::default()
         }
     }
 
-    /// `n` sentences drawn from it (a form at random, then each slot's value at random),
-    /// with their forms' sources; the same `seed` draws the same sentences. A slot that
-    /// takes any words is said as `…`.
+    /// The words of [`PhraseSet::and_guarded`]'s phrases that no other form has.
+    fn own_guarded(&self) -> Vec<String> {
+        let (guarded, others): (Vec<&PhraseForm>, Vec<&PhraseForm>) = self
+            .forms
+            .iter()
+            .partition(|f| self.guarded.contains(&f.source));
+        let words_of = |forms: Vec<&PhraseForm>| -> Vec<String> {
+            let words = forms.into_iter().flat_map(|f| f.parts.iter());
+            words
+                .filter_map(|p| match p {
+                    Part::Word(w) => Some(w.clone()),
+                    Part::Slot { .. } => None,
+                })
+                .collect()
+        };
+        let elsewhere: std::collections::HashSet<String> = words_of(others).into_iter().collect();
+        let mut out: Vec<String> = Vec::new();
+        for w in words_of(guarded) {
+            if !elsewhere.contains(&w) && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    /// `n` requests drawn from it (a form at random, then each slot's value at random;
+    /// follow-ups left out, as they need a turn before them), with their forms' sources;
+    /// the same `seed` draws the same sentences. A slot that takes any words is said as `…`.
     pub fn sample(&self, n: usize, seed: u64) -> Vec<(&str, String)> {
         let mut rng = XorShift::new(seed);
-        if self.forms.is_empty() {
+        let requests: Vec<&PhraseForm> = self.forms.iter().filter(|f| !f.follow_up).collect();
+        if requests.is_empty() {
             return Vec::new();
         }
         (0..n)
             .map(|_| {
-                let form = &self.forms[rng.below(self.forms.len())];
+                let form = requests[rng.below(requests.len())];
                 (form.source.as_str(), form.say(&mut rng))
             })
             .collect()

@@ -1051,7 +1051,12 @@ fn house_phrases() -> PhraseSet {
 #[test]
 fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
     let set = house_phrases();
-    let forms: Vec<String> = set.forms().iter().map(ToString::to_string).collect();
+    let forms: Vec<String> = set
+        .forms()
+        .iter()
+        .filter(|f| !f.follow_up)
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(
         forms,
         [
@@ -1062,13 +1067,75 @@ fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
     );
     assert_eq!(set.forms()[0].source, "set_light");
     // 2 × 5 sentences per light form; 10 to 30 in halves is 41 temperatures
+    let requests = PhraseSet::new(
+        set.forms()
+            .iter()
+            .filter(|f| !f.follow_up)
+            .cloned()
+            .collect(),
+    );
     assert_eq!(
-        set.count(),
+        requests.count(),
         Count {
             sentences: 10 + 10 + 41,
             open_forms: 0
         }
     );
+}
+
+#[test]
+fn the_phrase_set_holds_the_follow_ups_the_intents_understand_after_a_turn() {
+    let set = house_phrases();
+    let follow_ups: Vec<String> = set
+        .forms()
+        .iter()
+        .filter(|f| f.follow_up)
+        .map(ToString::to_string)
+        .collect();
+    let rooms = "{room: lounge | kitchen | living room | bedroom | bathroom}";
+    for form in [
+        format!("and the {rooms} too"),
+        format!("what about the {rooms} light"),
+        format!("{rooms} light as well"),
+        "turn {on: on | off} it".to_string(),
+        "turn {on: on | off} them".to_string(),
+    ] {
+        assert!(follow_ups.contains(&form), "{form} in {follow_ups:#?}");
+    }
+    // a number is not a thing one says "it" for or adds "too" to; "the" stays with its
+    // name; a verb is not part of a name
+    for form in &follow_ups {
+        assert!(!form.contains("temperature"), "{form}");
+        assert!(
+            !form.contains("the it") && !form.contains("about turn"),
+            "{form}"
+        );
+    }
+    let matcher = hearth_phrases::Matcher::new(&set.grammar()).unwrap();
+    let before = {
+        let mut b = Before::default();
+        b.record(vec![IntentCall {
+            tool: "set_light".into(),
+            arguments: json!({"room": "kitchen", "on": true}),
+        }]);
+        b
+    };
+    for said in [
+        "And the bedroom too.",
+        "what about the bathroom light?",
+        "Turn off them again.", // in the template's order: "turn {on} the {room} light"
+        "and the lounge light as well",
+    ] {
+        assert!(matcher.accepts(said), "{said}");
+        assert!(house().follow_up(said, &before).is_some(), "{said}");
+    }
+    for said in ["and 21 degrees too", "and the garage too", "turn it"] {
+        assert!(!matcher.accepts(said), "{said}");
+    }
+    // a sample draws requests only: a follow-up means nothing without its turn
+    for (_, sentence) in set.sample(100, 5) {
+        assert!(house().recognize(&sentence).is_some(), "{sentence}");
+    }
 }
 
 #[test]
@@ -1139,6 +1206,22 @@ fn the_words_that_decide_a_requests_way_are_guarded_and_the_shared_verbs_are_not
     }
     let grammar = house_phrases().grammar();
     assert_eq!(grammar.guarded.len(), words.len());
+}
+
+#[test]
+fn the_answers_words_are_guarded_unless_a_request_has_them_too() {
+    let grammar = house_phrases()
+        .and_guarded("answer", &["yes", "go ahead", "turn it", "no"])
+        .grammar();
+    for w in ["yes", "go", "ahead", "no"] {
+        assert!(grammar.guarded.iter().any(|g| g == w), "{w}");
+    }
+    // words of the lights' forms and their follow-ups ("turn it on"): guarding them would
+    // keep the pass from mending those
+    for w in ["turn", "it"] {
+        assert!(!grammar.guarded.iter().any(|g| g == w), "{w}");
+    }
+    assert!(grammar.forms.iter().any(|f| f == "go ahead"));
 }
 
 #[test]

@@ -5,9 +5,12 @@
 // The benches' named speakers (`voices`: Piper, pitch-shifted Piper, espeak-ng and flite
 // voices of both sexes and several accents) and the room (`room`: room noise at an SNR,
 // reverberation), spoken and reverberated by `talk` (feature `tts`; sox, espeak-ng, flite).
-// Their unit tests (`unit_tests.rs`) run in tests/wake.rs.
+// `ears` (feature `tts`): hearth-stt behind hearth's Stt actor, hearing a scene as `hearth run`
+// does. Their unit tests (`unit_tests.rs`) run in tests/wake.rs.
 #![allow(dead_code)]
 
+#[cfg(feature = "tts")]
+pub mod ears;
 pub mod mix;
 pub mod noise;
 pub mod room;
