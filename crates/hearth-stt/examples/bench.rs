@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p hearth-stt --example bench -- [--model PATH] [--audio-dir DIR]
 //!     [--runs N] [--threads N] [--margins 0,32,64,...] [--prompt TEXT] [--pad-ms BEFORE,AFTER]
-//!     [--phrases GRAMMAR.json] [--trimmed-only] [FILE.wav ...]
+//!     [--phrases GRAMMAR.json] [--phrase-margin NATS] [--trimmed-only] [FILE.wav ...]
 //! ```
 //!
 //! Defaults: `$HEARTH_WHISPER_MODEL` or `../shared/models/ggml-tiny.en.bin`,
@@ -14,7 +14,9 @@
 //! recognising). Each row: the file, the window (frames), the median and fastest whisper
 //! time, the time to decode and resample the WAV, and the text. With `--phrases` (a grammar as
 //! `hearth phrases --grammar` prints it), each row also shows the phrase pass: the set's
-//! likeliest request, both log-likelihoods, the decoder steps and the pass's own time.
+//! likeliest request, both log-likelihoods, the decoder steps and the pass's own time
+//! (`--phrase-margin`: how far below the open transcript it may be, 1.5 nats by default; a
+//! large one shows how likely a phrase the pass would drop is).
 //! No assertions: figures only.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut prompt = None;
     let mut pad = (0usize, 0usize);
     let mut phrases = None;
+    let mut phrase_margin = hearth_stt::recognizer::DEFAULT_PHRASE_MARGIN;
     let mut full = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -62,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let grammar: hearth_phrases::Grammar = serde_json::from_str(&text)?;
                 phrases = Some(hearth_phrases::Matcher::new(&grammar)?);
             }
+            "--phrase-margin" => phrase_margin = value()?.parse()?,
             "--pad-ms" => {
                 let v = value()?;
                 let (a, b) = v.split_once(',').ok_or("--pad-ms BEFORE,AFTER")?;
@@ -116,6 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     trim_audio_ctx: *trim,
                     audio_ctx_margin: *margin,
                     prompt: prompt.clone(),
+                    phrase_margin,
                     ..RecognizerConfig::default()
                 },
             )?;
