@@ -10,6 +10,7 @@
 //! slot lists the parameter's own range in every form, also where the form names another
 //! unit ("… 22 f" is drawn, though 22 °F is below a 10–30 °C thermostat's range).
 
+use std::collections::HashSet;
 use std::fmt;
 
 use hearth_phrases::Grammar;
@@ -168,24 +169,17 @@ impl PhraseSet {
 
     /// The words of [`PhraseSet::and_guarded`]'s phrases that no other form has.
     fn own_guarded(&self) -> Vec<String> {
-        let (guarded, others): (Vec<&PhraseForm>, Vec<&PhraseForm>) = self
-            .forms
-            .iter()
-            .partition(|f| self.guarded.contains(&f.source));
-        let words_of = |forms: Vec<&PhraseForm>| -> Vec<String> {
-            let words = forms.into_iter().flat_map(|f| f.parts.iter());
-            words
-                .filter_map(|p| match p {
-                    Part::Word(w) => Some(w.clone()),
-                    Part::Slot { .. } => None,
-                })
-                .collect()
-        };
-        let elsewhere: std::collections::HashSet<String> = words_of(others).into_iter().collect();
+        let guarded = |f: &&PhraseForm| self.guarded.contains(&f.source);
+        let forms = self.forms.iter();
+        let elsewhere: HashSet<&str> = forms
+            .clone()
+            .filter(|f| !guarded(f))
+            .flat_map(PhraseForm::words)
+            .collect();
         let mut out: Vec<String> = Vec::new();
-        for w in words_of(guarded) {
-            if !elsewhere.contains(&w) && !out.contains(&w) {
-                out.push(w);
+        for w in forms.filter(guarded).flat_map(PhraseForm::words) {
+            if !elsewhere.contains(w) && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
             }
         }
         out
@@ -210,6 +204,14 @@ impl PhraseSet {
 }
 
 impl PhraseForm {
+    /// Its fixed words (not its slots).
+    fn words(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Word(w) => Some(w.as_str()),
+            Part::Slot { .. } => None,
+        })
+    }
+
     /// The sentences it stands for, or `None` when a slot takes any words or any number.
     pub fn sentences(&self) -> Option<u128> {
         self.parts.iter().try_fold(1u128, |n, p| {

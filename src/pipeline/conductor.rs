@@ -318,7 +318,7 @@ impl<'a> Conductor<'a> {
                 return true;
             }
         };
-        if crate::wake::after_wake_word(&heard, &check.wake_word, WakeMatch::Strict).is_some() {
+        if request_text(&heard, Some(&check.wake_word), true).is_some() {
             return true;
         }
         self.settings.attention.forget();
