@@ -504,6 +504,7 @@ impl RenderLink {
             ring: None,
             resampler: None,
             fresh: false,
+            counted: 0,
             chunk: Vec::new(),
             out: Vec::new(),
         }
@@ -568,11 +569,23 @@ pub struct RenderFeed {
     resampler: Option<StreamResampler>,
     /// The ring was just connected: its backlog goes at the first drain.
     fresh: bool,
+    /// The link's dropped samples already accounted for: those of a new tap before its first
+    /// drain (the output opens before capture starts, and that backlog goes anyway) and
+    /// those [`RenderFeed::newly_dropped`] has reported.
+    counted: u64,
     chunk: Vec<f32>,
     out: Vec<f32>,
 }
 
 impl RenderFeed {
+    /// Samples the tap dropped since the last call because the capture side fell behind.
+    pub fn newly_dropped(&mut self) -> u64 {
+        let dropped = self.link.dropped();
+        let new = dropped.saturating_sub(self.counted);
+        self.counted = dropped;
+        new
+    }
+
     /// Everything played since the last call, into `aec`.
     pub fn drain_into(&mut self, aec: &mut EchoCanceller) {
         if let Ok(mut next) = self.link.next.try_lock() {
@@ -601,6 +614,7 @@ impl RenderFeed {
                 stale.commit_all();
             }
             n = ring.slots();
+            self.counted = self.link.dropped();
         }
         if n == 0 {
             return;
@@ -629,7 +643,6 @@ pub struct EchoFilter {
     feed: RenderFeed,
     last_log: Instant,
     last_debug: Instant,
-    dropped_logged: u64,
 }
 
 impl EchoFilter {
@@ -640,7 +653,6 @@ impl EchoFilter {
             feed: link.feed(),
             last_log: Instant::now(),
             last_debug: Instant::now(),
-            dropped_logged: 0,
         }
     }
 
@@ -701,13 +713,12 @@ impl EchoFilter {
                     "echo cancellation"
                 );
             }
-            let dropped = self.feed.link.dropped();
-            if dropped > self.dropped_logged {
+            let dropped = self.feed.newly_dropped();
+            if dropped > 0 {
                 tracing::warn!(
-                    samples = dropped - self.dropped_logged,
+                    samples = dropped,
                     "echo cancellation: render reference dropped (the capture side fell behind)"
                 );
-                self.dropped_logged = dropped;
             }
         }
         out
@@ -1046,11 +1057,17 @@ pub(crate) mod tests {
         let mut aec = EchoCanceller::new();
         feed.drain_into(&mut aec);
         assert_eq!(aec.render.len(), 0);
+        // (what the tap dropped before it is not the capture side falling behind)
+        assert_eq!(feed.newly_dropped(), 0);
         // ... and then takes what is played, resampled to 16 kHz
         tap.push(&[0.25; 1500]);
         feed.drain_into(&mut aec);
         assert!(aec.render.len() > 8_000, "{}", aec.render.len());
         assert!(aec.render.len() <= RENDER_BACKLOG);
+        // a capture side that falls behind by more than the tap holds: the rest is reported once
+        tap.push(&[0.25; 2500]);
+        assert_eq!(feed.newly_dropped(), 500);
+        assert_eq!(feed.newly_dropped(), 0);
     }
 
     #[test]

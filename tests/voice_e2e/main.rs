@@ -209,15 +209,19 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
             "{k}: {t}"
         );
     }
-    // the reply is real speech that says so: "The kitchen light is on." (Piper's voice varies
-    // from one synthesis to the next, and tiny.en has heard its "light is" as "might as")
+    // the reply is real speech that says so: "The kitchen light is on." Piper's voice varies
+    // from one synthesis to the next, and tiny.en has heard its "light is" as "might as" and
+    // its "kitchen" as "picatin": two of the three words that say what happened are enough
     // no wake word here (`--wake none`): nothing to acknowledge
     assert!(!wake::begins_with_the_chime(&run.reply_wav));
     let said = common::fixtures::words(&transcribe(&run.reply_wav));
-    assert!(
-        said.contains("kitchen") && (said.contains("light") || said.ends_with(" on")),
-        "{said:?}"
-    );
+    eprintln!("the reply was heard as {said:?}");
+    let heard: Vec<&str> = said.split_whitespace().collect();
+    let told = ["kitchen", "light", "on"]
+        .iter()
+        .filter(|w| heard.contains(w))
+        .count();
+    assert!(told >= 2, "{said:?}");
 }
 
 /// The same command with speech recognised by a third-party Wyoming ASR server
@@ -461,10 +465,10 @@ fn assert_kitchen_on(turn: &Value, state: &Path) {
     assert_eq!(light.trim(), "on");
 }
 
-/// What a device recorded (16 kHz) says the turn's reply: whisper hears "kitchen" and at
-/// least 60 % of the reply's words. Not every word: tiny.en hears Piper's "light is" through a
-/// PulseAudio monitor as "might as" now and then, and the test is about the sound reaching the
-/// device whole, not about whisper.
+/// What a device recorded (16 kHz) says the turn's reply: whisper hears at least 60 % of the
+/// reply's words. Not every word: tiny.en hears Piper's "light is" through a PulseAudio
+/// monitor as "might as" now and then, and one take in a few of "the kitchen" as "pic etch
+/// and"; the test is about the sound reaching the device whole, not about whisper.
 fn assert_speaks_reply(turn: &Value, recorded: Vec<f32>) {
     let reply = common::fixtures::words(turn["turn"]["reply"].as_str().unwrap_or_default());
     let heard = common::fixtures::words(&transcribe_samples(recorded));
@@ -475,9 +479,7 @@ fn assert_speaks_reply(turn: &Value, recorded: Vec<f32>) {
         .filter(|w| heard_words.contains(w))
         .count();
     assert!(
-        heard_words.contains(&"kitchen")
-            && !reply_words.is_empty()
-            && found * 10 >= reply_words.len() * 6,
+        !reply_words.is_empty() && found * 10 >= reply_words.len() * 6,
         "{heard:?} was heard of the reply {reply:?}"
     );
 }
