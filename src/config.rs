@@ -275,7 +275,7 @@ pub struct AgentSection {
     /// A conversation is forgotten after this many seconds without a turn.
     pub conversation_idle_s: Option<u64>,
     /// What each turn leaves in the conversation's history (`calls`, `full`, `none`).
-    pub history: Option<crate::agent::HistoryMode>,
+    pub history: Option<HistoryMode>,
     /// Try the tools' local intents (`[[tool.intent]]`) before the model.
     pub intents: Option<bool>,
     /// No model hop starts once a turn has run this many seconds (default 6).
@@ -878,6 +878,36 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
         .count()
         + 1;
     (line, col)
+}
+
+/// `[llm] history`: how much of each turn the agent's session keeps (what each mode keeps and
+/// why: `agent::history`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryMode {
+    /// The request, then the calls as the model writes them, or the reply when nothing was
+    /// called.
+    #[default]
+    Calls,
+    /// Every message of the turn: calls, results, confirmations, hints.
+    Full,
+    /// Nothing: every turn starts afresh.
+    None,
+}
+
+impl std::str::FromStr for HistoryMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "calls" => Ok(HistoryMode::Calls),
+            "full" => Ok(HistoryMode::Full),
+            "none" => Ok(HistoryMode::None),
+            _ => Err(format!(
+                "unknown history mode {s:?}: use \"calls\", \"full\" or \"none\""
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,44 +14,13 @@
 //! from the turn's messages), and a turn that answered nothing is not kept at all
 //! ([`answered`]), nor one that gave up.
 
-use std::str::FromStr;
-
-use serde::Deserialize;
-
 use super::{CallReport, APOLOGY, NOTHING_DONE};
 use crate::llm::python_json;
 use crate::llm::ChatMessage;
 use crate::preset::GrammarShape;
 use crate::tools::ToolStatus;
 
-/// How much of each turn the session keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum HistoryMode {
-    /// The request, then the calls as the model writes them, or the reply when nothing was
-    /// called.
-    #[default]
-    Calls,
-    /// Every message of the turn: calls, results, confirmations, hints.
-    Full,
-    /// Nothing: every turn starts afresh.
-    None,
-}
-
-impl FromStr for HistoryMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "calls" => Ok(HistoryMode::Calls),
-            "full" => Ok(HistoryMode::Full),
-            "none" => Ok(HistoryMode::None),
-            _ => Err(format!(
-                "unknown history mode {s:?}: use \"calls\", \"full\" or \"none\""
-            )),
-        }
-    }
-}
+pub use crate::config::HistoryMode;
 
 /// How calls are written on an assistant message.
 pub(crate) enum CallWire<'a> {

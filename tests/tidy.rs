@@ -1,0 +1,253 @@
+//! The rules ARCHITECTURE.md states, kept by a test (as rust-analyzer's `tidy` keeps its own):
+//! leaf modules import nothing above them, the workspace's crates stand without the `hearth`
+//! crate, no source file passes the line budget, and the code map names what exists and
+//! misses nothing. Each failure names the file and the fix.
+
+use std::path::{Path, PathBuf};
+
+/// The repository's root.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "target") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A file's lines that are code: comments (`//`, `///`, `//!`) left out, and what string
+/// literals on a line hold blanked (`"hearth::agent: x"` in a test is no import).
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, String)> + '_ {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, without_strings(l)))
+}
+
+/// `line` with the inside of each `"…"` literal removed.
+fn without_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let (mut inside, mut escaped) = (false, false);
+    for c in line.chars() {
+        if inside {
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    inside = false;
+                    out.push(c);
+                }
+                _ => escaped = false,
+            }
+        } else {
+            if c == '"' {
+                inside = true;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `src/NAME.rs` or the files of `src/NAME/`.
+fn module_files(name: &str) -> Vec<PathBuf> {
+    let file = root().join("src").join(format!("{name}.rs"));
+    let dir = root().join("src").join(name);
+    let mut files = Vec::new();
+    if file.is_file() {
+        files.push(file);
+    }
+    if dir.is_dir() {
+        files.extend(rust_files(&dir));
+    }
+    assert!(
+        !files.is_empty(),
+        "the leaf module {name} is gone: take it out of LEAVES in tests/tidy.rs"
+    );
+    files
+}
+
+/// The modules everything else builds on: they import only each other (and the parser
+/// crate `lib.rs` re-exports as `preset`, `speech`, `toolcall`).
+const LEAVES: [&str; 8] = [
+    "bounded",
+    "config",
+    "cpu",
+    "logs",
+    "models",
+    "onnx",
+    "secret",
+    "speech_models",
+];
+const REEXPORTED_CRATES: [&str; 3] = ["preset", "speech", "toolcall"];
+
+#[test]
+fn leaf_modules_import_nothing_above_them() {
+    let mut upward = Vec::new();
+    for leaf in LEAVES {
+        for file in module_files(leaf) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in code_lines(&text) {
+                for (at, _) in line.match_indices("crate::") {
+                    let name: String = line[at + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !LEAVES.contains(&name.as_str())
+                        && !REEXPORTED_CRATES.contains(&name.as_str())
+                    {
+                        upward.push(format!(
+                            "{}:{n}: crate::{name} ({})",
+                            file.strip_prefix(root()).unwrap().display(),
+                            line.trim()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "a leaf module imports from a module above it; move what it needs down into a leaf \
+         (as `config::HistoryMode` was), or pass it in:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn the_workspace_crates_stand_without_hearth() {
+    let crates = root().join("crates");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let dir = entry.unwrap().path();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        if manifest
+            .lines()
+            .any(|l| l.trim_start().starts_with("hearth ") || l.trim_start().starts_with("hearth="))
+        {
+            found.push(format!("{}/Cargo.toml depends on hearth", dir.display()));
+        }
+        for file in rust_files(&dir) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in code_lines(&text) {
+                if line.contains("hearth::") {
+                    found.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a crate under crates/ uses the hearth crate; what it needs belongs in a crate \
+         below it:\n{}",
+        found.join("\n")
+    );
+}
+
+/// No source file is longer than this. The largest today are about 1,300 lines; the budget
+/// comes down as they are split (issue #26), never up.
+const MAX_LINES: usize = 1_400;
+/// Tests and benches: one scene or table per function, so longer files (the largest today
+/// about 1,950 lines).
+const MAX_TEST_LINES: usize = 2_000;
+
+#[test]
+fn no_source_file_passes_the_line_budget() {
+    let mut long = Vec::new();
+    for (dir, budget) in [
+        ("src", MAX_LINES),
+        ("crates", MAX_LINES),
+        ("examples", MAX_LINES),
+        ("tests", MAX_TEST_LINES),
+        ("benches", MAX_TEST_LINES),
+    ] {
+        for file in rust_files(&root().join(dir)) {
+            let n = std::fs::read_to_string(&file).unwrap().lines().count();
+            // a crate's own tests/ are tests too
+            let is_test = file.components().any(|c| c.as_os_str() == "tests");
+            if n > if is_test { MAX_TEST_LINES } else { budget } {
+                long.push(format!(
+                    "{}: {n} lines",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "past the budget ({MAX_LINES} lines, {MAX_TEST_LINES} for tests and benches): split \
+         by what each part holds:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The paths the code map's headings name (`### \`src/agent/\`, \`src/bus.rs\``).
+fn code_map_paths() -> Vec<String> {
+    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let map = doc
+        .split_once("\n## Code map\n")
+        .expect("ARCHITECTURE.md has a \"## Code map\" section")
+        .1;
+    let map = map.split("\n## ").next().unwrap_or(map);
+    let mut paths = Vec::new();
+    for heading in map.lines().filter(|l| l.starts_with("### ")) {
+        paths.extend(heading.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    paths
+}
+
+#[test]
+fn the_code_map_names_what_exists() {
+    let missing: Vec<String> = code_map_paths()
+        .into_iter()
+        .filter(|p| !root().join(p).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map names paths that do not exist; correct its headings: {missing:?}"
+    );
+}
+
+#[test]
+fn the_code_map_misses_no_module_crate_or_directory() {
+    let paths = code_map_paths();
+    let covered = |p: &str| {
+        paths
+            .iter()
+            .any(|m| m == p || (m.ends_with('/') && p.starts_with(m.as_str())))
+    };
+    let mut wanted = Vec::new();
+    for entry in std::fs::read_dir(root().join("src")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            wanted.push(format!("src/{name}/"));
+        } else if name.ends_with(".rs") && name != "lib.rs" {
+            wanted.push(format!("src/{name}"));
+        }
+    }
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        wanted.push(format!("crates/{name}/"));
+    }
+    let unnamed: Vec<String> = wanted.into_iter().filter(|p| !covered(p)).collect();
+    assert!(
+        unnamed.is_empty(),
+        "ARCHITECTURE.md's code map misses these; give each a place under a `### ` heading: \
+         {unnamed:?}"
+    );
+}
