@@ -582,6 +582,130 @@ mod tests {
         Settings::with_env(flags, config, None, env_with_models)
     }
 
+    #[cfg(feature = "tts")] // the accessors `resolved` reads
+    /// Keys `config/hearth.toml` shows with an example value, not the default (the default
+    /// depends on the machine or on another key, or there is none): `section.key`.
+    const EXAMPLES: [&str; 18] = [
+        "agent.model",
+        "agent.tools",
+        "agent.threads",
+        "listen.smart_turn_model",
+        "listen.barge_in_ms", // 288 without wake words, 128 with them (the file says both)
+        "listen.wake_cutoff", // each model's own: 0.85 is okay_nabu's
+        "stt.model",
+        "stt.server",
+        "stt.prompt",
+        "stt.threads",
+        "tts.voice",
+        "tts.onnxruntime",
+        "tts.espeak_data",
+        "tts.length_scale", // the voice's own, from its .onnx.json
+        "bus.bus",
+        "bus.trusted_uids",
+        "gpio.chip",
+        "audio.echo_cancel",
+    ];
+
+    #[cfg(feature = "tts")]
+    /// `config/hearth.toml` with every key it shows in a comment (`# key = value`) set,
+    /// but those of [`EXAMPLES`] and of sections it shows commented out (`# [mqtt]`).
+    fn documented_defaults() -> (String, Vec<String>) {
+        let text = include_str!("../config/hearth.toml");
+        let (mut out, mut keys) = (String::new(), Vec::new());
+        let mut section = String::new();
+        for line in text.lines() {
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = name.to_string();
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            let optional = line
+                .strip_prefix("# [")
+                .and_then(|l| l.strip_suffix(']'))
+                .is_some_and(is_key);
+            if optional {
+                section = String::new(); // an optional section: its keys are examples
+                continue;
+            }
+            let shown = line
+                .strip_prefix("# ")
+                .filter(|l| l.split_once(" = ").is_some_and(|(k, _)| is_key(k)));
+            let key = match shown
+                .or(Some(line).filter(|l| l.split_once(" = ").is_some_and(|(k, _)| is_key(k))))
+            {
+                Some(l) => l,
+                None => continue,
+            };
+            let name = key.split_once(" = ").map_or("", |(k, _)| k);
+            let full = format!("{section}.{name}");
+            if section.is_empty() || EXAMPLES.contains(&full.as_str()) {
+                continue;
+            }
+            keys.push(full);
+            out.push_str(key);
+            out.push('\n');
+        }
+        (out, keys)
+    }
+
+    #[cfg(feature = "tts")]
+    fn is_key(k: &str) -> bool {
+        !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    }
+
+    #[cfg(feature = "tts")]
+    /// What hearth makes of a configuration, every resolved setting that has a default.
+    fn resolved(s: &Settings) -> Vec<String> {
+        let preset = s.preset().unwrap();
+        let mut text = s.text_options(preset, false).unwrap();
+        text.model = None; // located in the model directory, which the test does not have
+        vec![
+            format!("preset: {:?}", s.preset_name()),
+            format!("text: {text:?}"),
+            format!("conversation_idle: {:?}", s.conversation_idle()),
+            // no device named is the default device; no buffer, the default buffer
+            format!(
+                "devices: {} {} {}",
+                s.mic().unwrap_or("default"),
+                s.speaker().unwrap_or("default"),
+                s.device(None).buffer_ms()
+            ),
+            format!("listen: {:?}", s.listen().map_err(|e| e.to_string())),
+            format!("wake: {:?}", s.wake().map_err(|e| e.to_string())),
+            format!("follow_up: {:?}", s.follow_up()),
+            format!(
+                "earcon: {:?}",
+                s.earcon().map(|e| e.is_some()).map_err(|e| e.to_string())
+            ),
+            format!(
+                "stt: {:?} {:?}",
+                s.stt().map_err(|e| e.to_string()),
+                s.stt_timeout()
+            ),
+            format!("voice: {:?}", s.voice().map_err(|e| e.to_string())),
+            format!("providers: {:?}", s.provider_limits()),
+        ]
+    }
+
+    #[cfg(feature = "tts")]
+    #[test]
+    fn the_documented_defaults_are_the_code_s() {
+        let (text, keys) = documented_defaults();
+        assert!(keys.len() >= 35, "only {} keys read: {keys:?}", keys.len());
+        let documented: Config = toml::from_str(&text)
+            .unwrap_or_else(|e| panic!("config/hearth.toml's defaults do not parse: {e}\n{text}"));
+        let shown = resolved(&settings(Flags::default(), documented));
+        let code = resolved(&settings(Flags::default(), Config::default()));
+        for (shown, code) in shown.iter().zip(&code) {
+            assert_eq!(
+                shown, code,
+                "config/hearth.toml shows a default the code does not have (keys read: {keys:?}); \
+                 correct the file, or list the key in EXAMPLES if its value is an example"
+            );
+        }
+    }
+
     #[cfg(feature = "tts")]
     #[test]
     fn the_hangover_ends_a_turn_unless_the_file_asks_for_smart_turn() {

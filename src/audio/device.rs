@@ -30,7 +30,16 @@ pub struct DeviceSpec {
     pub buffer_ms: Option<u32>,
 }
 
+/// The device buffer asked for by default, ms (one callback's worth).
+pub const DEFAULT_BUFFER_MS: u32 = 20;
+
 impl DeviceSpec {
+    /// The device buffer per callback to ask for, ms: [`DeviceSpec::buffer_ms`], else
+    /// [`DEFAULT_BUFFER_MS`].
+    pub fn buffer_ms(&self) -> u32 {
+        self.buffer_ms.unwrap_or(DEFAULT_BUFFER_MS)
+    }
+
     /// The default device of the default host.
     pub fn default_device() -> Self {
         Self::default()
@@ -190,9 +199,6 @@ mod imp {
 
     /// How long `build_*_stream` may take before the device counts as unavailable.
     const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-    /// The device buffer asked for by default (one callback's worth).
-    const BUFFER_MS: u32 = 20;
 
     /// Sample formats the callbacks convert.
     const FORMATS: [SampleFormat; 8] = [
@@ -489,8 +495,7 @@ mod imp {
         let capacity = ((config.sample_rate() as f32 * ring_secs) as usize).max(4096) * channels;
         let (producer, consumer) = rtrb::RingBuffer::new(capacity);
         let mut stream_config = config.config();
-        stream_config.buffer_size =
-            buffer_size(&config, spec.buffer_ms.unwrap_or(BUFFER_MS) as f32 / 1000.0);
+        stream_config.buffer_size = buffer_size(&config, spec.buffer_ms() as f32 / 1000.0);
         let err = error_callback(id.clone());
         macro_rules! build {
             ($t:ty) => {
@@ -522,8 +527,7 @@ mod imp {
         let (producer, consumer) = rtrb::RingBuffer::new(capacity);
         let renderer = make(consumer, config.sample_rate());
         let mut stream_config = config.config();
-        stream_config.buffer_size =
-            buffer_size(&config, spec.buffer_ms.unwrap_or(BUFFER_MS) as f32 / 1000.0);
+        stream_config.buffer_size = buffer_size(&config, spec.buffer_ms() as f32 / 1000.0);
         let err = error_callback(id.clone());
         macro_rules! build {
             ($t:ty) => {
