@@ -37,7 +37,7 @@ use crate::speech::Speakable;
 use crate::stt::{Hold, SttError};
 use crate::supervisor::StageEvent;
 use crate::tts::{TtsEvent, TtsMsg};
-use crate::voice::{Heard, ListenEvent, Utterance, WakeWord, SAMPLE_RATE};
+use crate::voice::{Heard, ListenEvent, PlaybackEvent, Utterance, WakeWord, SAMPLE_RATE};
 use crate::wake::WakeMatch;
 
 /// An utterance addressed to hearth: the audio to recognise, and the wake word it begins
@@ -102,6 +102,13 @@ struct Speculation {
     /// The turn, its sentences held until it stands.
     started: Started,
 }
+
+/// What hearth says when utterances heard during a long turn were dropped unanswered (too
+/// many, or too old by the time their turn could come): the person is told, not left waiting.
+const MISSED: &str = "Sorry, I missed that.";
+
+/// How long a notice may take to be synthesised and played before the conductor goes on.
+const NOTICE_WAIT: Duration = Duration::from_secs(10);
 
 /// A turn already asked (a speculation that stood, or one asked at the endpoint): its task,
 /// where its sentences come, and when it was asked.
@@ -428,7 +435,13 @@ impl<'a> Conductor<'a> {
             if self.drain_wake() {
                 self.acknowledge();
             }
-            if let Some(u) = self.pending.pop(Instant::now()) {
+            let next = self.pending.pop(Instant::now());
+            let missed = self.pending.take_missed();
+            if missed > 0 && !self.muted() {
+                tracing::info!(missed, "utterances were dropped unanswered: saying so");
+                self.notice(MISSED, shutdown).await;
+            }
+            if let Some(u) = next {
                 if self.muted() {
                     tracing::debug!("muted: an utterance heard during the turn is dropped");
                     continue;
@@ -509,6 +522,51 @@ impl<'a> Conductor<'a> {
                     }
                 }
                 _ = shutdown.as_mut(), if !self.stopping => self.stopping = true,
+            }
+        }
+    }
+
+    /// Says `text` between turns (no turn: nothing is asked, nothing runs) and waits until it
+    /// has played, or [`NOTICE_WAIT`] has passed, so that none of its events reach the next
+    /// turn.
+    async fn notice(&mut self, text: &str, shutdown: &mut Shutdown<'_>) {
+        let Some(sentence) = Speakable::sanitize(text) else {
+            return;
+        };
+        self.stages.tts.send("tts", TtsMsg::Speak(sentence)).await;
+        let deadline = tokio::time::sleep(NOTICE_WAIT);
+        tokio::pin!(deadline);
+        let mut synthesised = false;
+        loop {
+            tokio::select! {
+                e = self.out.tts.recv(), if !synthesised => match e {
+                    Some(TtsEvent::Audio(pcm)) => {
+                        self.stages.playback.send("playback", PlaybackMsg::Play(pcm)).await;
+                    }
+                    Some(TtsEvent::SentenceDone { .. }) => {
+                        synthesised = true;
+                        self.stages.playback.send("playback", PlaybackMsg::EndOfReply).await;
+                    }
+                    Some(TtsEvent::Failed { error, .. }) => {
+                        tracing::warn!(error = %error, "a notice could not be spoken");
+                        return;
+                    }
+                    None => return,
+                },
+                // (a Stopped before the notice was all sent is the last turn's)
+                Some(e) = self.out.playback.recv() => {
+                    if synthesised && matches!(e, PlaybackEvent::Stopped { .. }) {
+                        return;
+                    }
+                }
+                () = &mut deadline => {
+                    tracing::warn!(?NOTICE_WAIT, "a notice did not finish playing in time");
+                    return;
+                }
+                _ = shutdown.as_mut(), if !self.stopping => {
+                    self.stopping = true;
+                    return;
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Utterances heard while a turn runs, answered after it: a short queue, bounded in length
 //! and in age. Someone who says three things while hearth is busy wants the last of them
-//! answered, and soon; a request heard half a minute ago is no longer one.
+//! answered, and soon; a request heard half a minute ago is no longer one. What is dropped
+//! is counted, so that the person is told ([`Pending::take_missed`]), never left waiting.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -17,6 +18,8 @@ pub const PENDING_MAX_AGE: Duration = Duration::from_secs(20);
 pub(super) struct Pending<T> {
     queue: VecDeque<(Instant, T)>,
     gauge: Gauge,
+    /// Utterances dropped since the last [`Pending::take_missed`].
+    missed: usize,
 }
 
 impl<T> Default for Pending<T> {
@@ -24,6 +27,7 @@ impl<T> Default for Pending<T> {
         Pending {
             queue: VecDeque::with_capacity(PENDING_KEPT),
             gauge: Gauge::new("pipeline.pending", PENDING_KEPT),
+            missed: 0,
         }
     }
 }
@@ -33,6 +37,7 @@ impl<T> Pending<T> {
     pub(super) fn push(&mut self, at: Instant, item: T) {
         if self.queue.len() >= PENDING_KEPT {
             self.queue.pop_front();
+            self.missed += 1;
             tracing::info!(
                 kept = PENDING_KEPT,
                 "more was said during the turn than is kept: the oldest utterance is dropped"
@@ -51,12 +56,18 @@ impl<T> Pending<T> {
             if age <= PENDING_MAX_AGE {
                 return Some(item);
             }
+            self.missed += 1;
             tracing::info!(
                 age_s = age.as_secs_f32(),
                 "an utterance heard during a long turn is too old to answer: dropped"
             );
         }
         None
+    }
+
+    /// How many utterances were dropped (too many, or too old) since the last call.
+    pub(super) fn take_missed(&mut self) -> usize {
+        std::mem::take(&mut self.missed)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -83,6 +94,9 @@ mod tests {
         let answered: Vec<i32> = std::iter::from_fn(|| p.pop(t0)).collect();
         assert_eq!(answered, [7, 8, 9]);
         assert!(p.is_empty());
+        // the seven dropped are counted once
+        assert_eq!(p.take_missed(), 7);
+        assert_eq!(p.take_missed(), 0);
     }
 
     #[test]
@@ -94,7 +108,9 @@ mod tests {
         p.push(t0 + Duration::from_secs(25), "just now");
         let now = t0 + Duration::from_secs(26);
         assert_eq!(p.pop(now), Some("a while ago"));
+        assert_eq!(p.take_missed(), 1, "long ago");
         assert_eq!(p.pop(now + PENDING_MAX_AGE), None, "1 s past the limit");
         assert!(p.is_empty());
+        assert_eq!(p.take_missed(), 1, "just now, too late");
     }
 }
