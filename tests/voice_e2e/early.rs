@@ -10,7 +10,7 @@ use super::*;
 /// random take of "Set the thermostat" as "Set the firm a stat" now and then), its silence
 /// after the last word trimmed off (so that a pause after it is the pause asked for; its
 /// onset is kept whole), at 16 kHz.
-fn said(models: &Path, text: &str) -> Vec<f32> {
+pub(super) fn said(models: &Path, text: &str) -> Vec<f32> {
     let config = hearth::tts::TtsConfig {
         noise_scale: Some(0.0),
         noise_w: Some(0.0),
@@ -39,7 +39,7 @@ fn recorded(name: &str) -> Vec<f32> {
 
 /// Each clip after its ms of silence, two seconds of silence after, as a 16 kHz WAV in
 /// `dir`.
-fn scene(dir: &Path, parts: Vec<(usize, Vec<f32>)>) -> PathBuf {
+pub(super) fn scene(dir: &Path, parts: Vec<(usize, Vec<f32>)>) -> PathBuf {
     let second = vec![0.0f32; 16_000];
     let mut samples = Vec::new();
     for (silence_ms, clip) in parts {

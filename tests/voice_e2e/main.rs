@@ -23,6 +23,7 @@ mod aec;
 #[path = "../common/mod.rs"]
 mod common;
 mod early;
+mod missed;
 mod wake;
 use common::peer::*;
 use common::pulse::Pulse;
@@ -78,6 +79,12 @@ fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]
     } else {
         &["--wake", "none"]
     };
+    // the demo home, unless a test brings its own tools
+    let tools: &[&str] = if extra.contains(&"--tools") {
+        &[]
+    } else {
+        &["--tools", concat!(env!("CARGO_MANIFEST_DIR"), "/tools")]
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
         .args(["run", "--once", "--json"])
         .args(wake)
@@ -86,8 +93,7 @@ fn hearth_run_env(fixture: &str, tag: &str, extra: &[&str], env: &[(&str, &str)]
         .arg(shared().join("audio").join(fixture))
         .arg("--output")
         .arg(&reply_wav)
-        .arg("--tools")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools"))
+        .args(tools)
         .args(extra)
         .env("HEARTH_DEMO_STATE", &state)
         .env("HEARTH_LOG", "hearth=info")

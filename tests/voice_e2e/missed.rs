@@ -1,0 +1,90 @@
+//! What is said while hearth is busy and cannot all be answered: the person is told, end to
+//! end through `hearth run --realtime`. Four requests said during a ten-second tool call are
+//! one more than the conductor keeps; the three latest are answered after the call, and before
+//! them hearth says "Sorry, I missed that." for the one it dropped.
+
+use super::early::{said, scene};
+use super::*;
+
+/// The demo home's tools and `take_nap`, a local intent whose call takes ten seconds.
+fn tools_with_a_nap(dir: &Path) -> PathBuf {
+    let tools = dir.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for f in ["demo.toml", "demo-home"] {
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
+            tools.join(f),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        tools.join("nap.toml"),
+        r#"[[tool]]
+name = "take_nap"
+description = "Rest for ten seconds."
+say = "I had a nap."
+[tool.parameters]
+type = "object"
+properties = {}
+additionalProperties = false
+[tool.exec]
+argv = ["/bin/sleep", "10"]
+timeout_ms = 15000
+[[tool.intent]]
+sentences = ["take a nap"]
+"#,
+    )
+    .unwrap();
+    tools
+}
+
+#[test]
+fn requests_dropped_while_busy_are_owned_up_to() {
+    let Some(models) = ready() else { return };
+    let _one = serial();
+    let dir = scratch("missed");
+    let tools = tools_with_a_nap(&dir);
+    let time = said(&models, "What time is it?");
+    let wav = scene(
+        &dir,
+        vec![
+            (1000, said(&models, "Take a nap.")),
+            // said during the nap: one more than the conductor keeps
+            (1500, time.clone()),
+            (1500, time.clone()),
+            (1500, time.clone()),
+            (1500, time),
+        ],
+    );
+    let run = hearth_run_with(
+        wav.to_str().unwrap(),
+        "missed-run",
+        &["--realtime", "--tools", tools.to_str().unwrap()],
+    );
+    let names: Vec<String> = run
+        .turns
+        .iter()
+        .map(|t| calls(t).first().map(|c| c.0.clone()).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        ["take_nap", "get_time", "get_time", "get_time"],
+        "the nap, then the three latest requests: {:?}",
+        run.turns
+    );
+    assert!(
+        run.log
+            .contains("utterances were dropped unanswered: saying so missed=1"),
+        "{}",
+        run.log
+    );
+    // and it was said, between the nap's reply and the first answer after it
+    let heard = common::fixtures::words(&transcribe(&run.reply_wav));
+    eprintln!("the replies were heard as {heard:?}");
+    let nap = heard.find("nap");
+    let missed = heard.find("missed");
+    assert!(
+        nap.is_some() && missed.is_some() && nap < missed,
+        "{heard:?}"
+    );
+}
