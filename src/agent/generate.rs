@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::check::Earlier;
-use super::hooks::echo_sentence;
 use super::reading::Carried;
+use super::reply::echo_sentence;
 use super::{AgentError, ReplyCheck, Shared, Unfounded};
 use crate::llm::{
     EngineError, EngineMsg, GenEvent, GenRequest, GenStats, LazyGrammar, StopReason, REPLY_LARK,

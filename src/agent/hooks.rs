@@ -11,7 +11,8 @@
 //! - a nudge to answer, then a stop with words from the results: [`nudge`], its hint
 //!   [`answer_hint`], and the reply built from results [`reply_from_results`];
 //! - invalid arguments for a known tool: [`invalid_arguments`] (re-ask once);
-//! - an echoed tool payload: [`is_echo`], [`echo_sentence`], [`echoed`];
+//! - an echoed tool payload: [`is_echo`], [`echoed`] (a streamed sentence that echoes one is
+//!   held back as it is generated: `reply::echo_sentence`);
 //! - nothing speakable: [`no_answer`]; words no call founded, or that say what no result
 //!   carries: [`unfounded`] (before calls, recover; after them, words from the results);
 //! - the turn's first calls about what was said: [`grounding`], [`ungrounded`];
@@ -306,19 +307,6 @@ pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
         || outcomes
             .iter()
             .any(|o| o.result.len() > 12 && t.trim_matches('"') == o.result.trim())
-}
-
-/// A streamed sentence that only parrots the loop's own messages or a tool result: it is
-/// held back (the hooks decide what to say instead).
-pub(super) fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
-    let t = sentence.trim();
-    t.contains("(system:")
-        || t.contains("tool results —")
-        || outcomes.iter().any(|o| {
-            o.result.len() > 12
-                && t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
-                    == o.result.trim()
-        })
 }
 
 /// A hop after calls whose words only echo a tool payload ([`is_echo`]): nudge. (Before
@@ -926,6 +914,7 @@ mod tests {
         assert!(is_echo("```json\n{}\n```", "", &[]));
         assert!(!is_echo("It is sunny.", "It is sunny.", &results));
 
+        use crate::agent::reply::echo_sentence;
         assert!(echo_sentence("(system: tool results — x)", &[]));
         assert!(echo_sentence("sunny and 21 degrees.", &results));
         assert!(!echo_sentence("It is sunny today.", &results));

@@ -65,3 +65,16 @@ pub(super) fn confirmations(
         .collect();
     said.filter(|v| !v.is_empty())
 }
+
+/// A streamed sentence that only parrots the loop's own messages or a tool result: it is
+/// held back (the hooks decide what to say instead).
+pub(super) fn echo_sentence(sentence: &str, outcomes: &[ToolOutcome]) -> bool {
+    let t = sentence.trim();
+    t.contains("(system:")
+        || t.contains("tool results —")
+        || outcomes.iter().any(|o| {
+            o.result.len() > 12
+                && t.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
+                    == o.result.trim()
+        })
+}
