@@ -34,8 +34,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::hooks::request_parts;
 use super::reading::{states_reading, Carried};
+use super::words::{request_parts, singular};
 use crate::llm::ChatMessage;
 use crate::tools::Registry;
 
@@ -784,14 +784,6 @@ fn keep_decimal(raw: &str) -> Vec<&str> {
     parts.push(&raw[from..]);
     parts.retain(|p| !p.is_empty());
     parts
-}
-
-/// A plural's singular, roughly: "lights" → "light" (not "is", "glass").
-pub(super) fn singular(w: &str) -> &str {
-    match w.strip_suffix('s') {
-        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem,
-        _ => w,
-    }
 }
 
 #[cfg(test)]

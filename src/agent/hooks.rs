@@ -17,14 +17,15 @@
 //!   carries: [`unfounded`] (before calls, recover; after them, words from the results);
 //! - the turn's first calls about what was said: [`grounding`], [`ungrounded`];
 //! - the same call again: [`repeated_call`];
-//! - the rest of a multi-part request: [`follow_up`], [`follow_up_done`] ([`clauses`],
-//!   [`request_parts`]).
+//! - the rest of a multi-part request: [`follow_up`], [`follow_up_done`] (the request's
+//!   parts: `words::request_parts`).
 
 use serde_json::Value;
 
 use super::check::refers_back;
 use super::generate::Guard;
 use super::reply::{sentences_of, speakable};
+use super::words::request_parts;
 use super::{ReplyCheck, Unfounded, APOLOGY, NOTHING_DONE};
 use crate::llm::{ChatMessage, ToolChoice};
 use crate::preset::Preset;
@@ -547,7 +548,7 @@ pub(super) fn repeated_call(
 }
 
 /// After a hop whose calls were all confirmed: when the request asked for more than the
-/// `made` calls ([`clauses`]) and a hop is left (`hop_left`) under a preset with a grammar,
+/// `made` calls (`words::clauses`) and a hop is left (`hop_left`) under a preset with a grammar,
 /// the rest of the request as the user's next words (a small model answers the last
 /// message), for a follow-up hop held to a tool call.
 pub(super) fn follow_up(
@@ -571,52 +572,6 @@ pub(super) fn follow_up_done(
     (in_follow_up && calls.iter().all(|c| seen.contains(&call_key(c)))).then(|| Hook::Done {
         hook: "follow-up called nothing new: done".to_string(),
     })
-}
-
-/// How many things a request asks for, roughly: the number of [`request_parts`]. A hop
-/// that called fewer tools than this gets a follow-up hop.
-pub fn clauses(text: &str) -> usize {
-    request_parts(text).len()
-}
-
-/// The parts of a request, roughly: its sentences, each cut at "and" or "then" between two
-/// words ("What time is it? Please switch off the lights." → "What time is it", "Please
-/// switch off the lights"; "turn on the kitchen and the bedroom light" → "turn on the
-/// kitchen", "the bedroom light"). Trimmed substrings; parts without a letter or digit are
-/// left out.
-pub fn request_parts(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    for sentence in text.split(['.', '?', '!', ';']) {
-        // words with their byte ranges in the sentence
-        let mut words: Vec<(usize, usize)> = Vec::new();
-        let mut start = None;
-        for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
-            let in_word = c.is_alphanumeric() || c == '\'';
-            match (in_word, start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    words.push((s, i));
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        let mut from = 0;
-        for (n, &(a, b)) in words.iter().enumerate() {
-            let w = &sentence[a..b];
-            let joins = w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("then");
-            if joins && n > 0 && n + 1 < words.len() {
-                parts.push(&sentence[from..a]);
-                from = b;
-            }
-        }
-        parts.push(&sentence[from..]);
-    }
-    parts
-        .into_iter()
-        .map(|p| p.trim_matches(|c: char| c.is_whitespace() || c == ','))
-        .filter(|p| p.chars().any(char::is_alphanumeric))
-        .collect()
 }
 
 #[cfg(test)]
@@ -1135,7 +1090,7 @@ mod tests {
     #[test]
     fn the_rest_of_a_multi_part_request_gets_a_follow_up() {
         let asked = "What time is it? Switch off the kitchen light.";
-        assert_eq!(clauses(asked), 2);
+        assert_eq!(crate::agent::words::clauses(asked), 2);
         assert_eq!(
             request_parts(asked),
             ["What time is it", "Switch off the kitchen light"]

@@ -112,11 +112,13 @@ mod reading;
 mod reply;
 mod turn;
 mod warm;
+mod words;
 
 pub use check::{small_talk, Earlier, ReplyCheck, Unfounded};
 pub use history::HistoryMode;
-pub use hooks::{clauses, is_echo, request_parts};
+pub use hooks::is_echo;
 pub use reply::synthetic_results;
+pub use words::{clauses, request_parts};
 
 use turn::run_turn;
 

@@ -475,7 +475,7 @@ fn is_question(sentence: &str) -> bool {
 
 /// A word, singular ("lights" → "light").
 fn one(w: &str) -> &str {
-    super::check::singular(w)
+    super::words::singular(w)
 }
 
 /// Whether a word names the home or one of its tools (`subjects`).

@@ -506,7 +506,7 @@ impl TurnState {
         match hooks::follow_up(&ctx.ask.text, made, hop_left, ctx.has_grammar()) {
             Some(rest) => {
                 tracing::info!(
-                    clauses = hooks::clauses(&ctx.ask.text),
+                    clauses = super::words::clauses(&ctx.ask.text),
                     calls = made,
                     "the request asked for more: a follow-up hop"
                 );
