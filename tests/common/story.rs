@@ -15,8 +15,9 @@ pub const STORY: &str = "Once upon a time a small dragon lived above the kitchen
 // then last a few seconds, too short for what the tests do over it.
 const _: () = assert!(STORY.len() <= hearth::tools::MAX_SAY_CHARS);
 
-/// The tools directory `dir/tools`: the demo home's manifest and program, and `read_story`.
-pub fn tools_with_a_story(dir: &Path) -> Result<PathBuf, String> {
+/// The tools directory `dir/tools`: the demo home's manifest and program, and one more
+/// manifest, `name`.toml, holding `manifest`.
+pub fn demo_tools_and(dir: &Path, name: &str, manifest: &str) -> Result<PathBuf, String> {
     let tools = dir.join("tools");
     std::fs::create_dir_all(&tools).map_err(|e| format!("creating {}: {e}", tools.display()))?;
     for f in ["demo.toml", "demo-home"] {
@@ -26,6 +27,13 @@ pub fn tools_with_a_story(dir: &Path) -> Result<PathBuf, String> {
         )
         .map_err(|e| format!("copying tools/{f}: {e}"))?;
     }
+    let path = tools.join(format!("{name}.toml"));
+    std::fs::write(&path, manifest).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(tools)
+}
+
+/// The tools directory `dir/tools`: the demo home's manifest and program, and `read_story`.
+pub fn tools_with_a_story(dir: &Path) -> Result<PathBuf, String> {
     let manifest = format!(
         r#"[[tool]]
 name = "read_story"
@@ -43,7 +51,5 @@ max_output_bytes = 4096
 sentences = ["(read|tell) me (the|this|a) story"]
 "#
     );
-    let path = tools.join("story.toml");
-    std::fs::write(&path, manifest).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    Ok(tools)
+    demo_tools_and(dir, "story", &manifest)
 }

@@ -6,20 +6,8 @@
 use super::early::{said, scene};
 use super::*;
 
-/// The demo home's tools and `take_nap`, a local intent whose call takes ten seconds.
-fn tools_with_a_nap(dir: &Path) -> PathBuf {
-    let tools = dir.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    for f in ["demo.toml", "demo-home"] {
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
-            tools.join(f),
-        )
-        .unwrap();
-    }
-    std::fs::write(
-        tools.join("nap.toml"),
-        r#"[[tool]]
+/// `take_nap`: a local intent whose call takes ten seconds.
+const NAP: &str = r#"[[tool]]
 name = "take_nap"
 description = "Rest for ten seconds."
 say = "I had a nap."
@@ -32,18 +20,14 @@ argv = ["/bin/sleep", "10"]
 timeout_ms = 15000
 [[tool.intent]]
 sentences = ["take a nap"]
-"#,
-    )
-    .unwrap();
-    tools
-}
+"#;
 
 #[test]
 fn requests_dropped_while_busy_are_owned_up_to() {
     let Some(models) = ready() else { return };
     let _one = serial();
     let dir = scratch("missed");
-    let tools = tools_with_a_nap(&dir);
+    let tools = common::story::demo_tools_and(&dir, "nap", NAP).unwrap();
     let time = said(&models, "What time is it?");
     let wav = scene(
         &dir,
