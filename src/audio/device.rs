@@ -4,7 +4,7 @@
 //! The callbacks never block and never allocate: the input callback converts samples to `f32`
 //! into a preallocated [`rtrb`] ring (whole frames only; what does not fit is counted in
 //! `dropped`), the output callback pulls from one through the playback
-//! [`Renderer`](super::playback::Renderer). Both are built with the `audio` feature only;
+//! [`Render`] (Playback's `Renderer`). Both are built with the `audio` feature only;
 //! without it opening a device is [`AudioError::NoDeviceSupport`].
 
 /// The cpal host names a device name may start with ("alsa:default").
@@ -28,6 +28,13 @@ pub struct DeviceSpec {
     /// survives a loaded machine without underruns, but a stop then takes up to twice as long
     /// to be heard.
     pub buffer_ms: Option<u32>,
+}
+
+/// What an output stream plays: at each callback, `frames` frames, `put(i, sample)` for
+/// each (Playback's `Renderer`). Called in the audio callback: it never blocks and never
+/// allocates.
+pub(crate) trait Render: Send + 'static {
+    fn render(&mut self, frames: usize, put: impl FnMut(usize, f32));
 }
 
 /// The device buffer asked for by default, ms (one callback's worth).
@@ -104,8 +111,7 @@ pub(crate) use stub::{open_input, open_output};
 
 #[cfg(not(feature = "audio"))]
 mod stub {
-    use super::{DeviceSpec, StreamInfo};
-    use crate::audio::playback::Renderer;
+    use super::{DeviceSpec, Render, StreamInfo};
     use crate::audio::AudioError;
     use std::sync::atomic::AtomicU64;
     use std::sync::Arc;
@@ -127,10 +133,10 @@ mod stub {
         Err(AudioError::NoDeviceSupport)
     }
 
-    pub(crate) fn open_output(
+    pub(crate) fn open_output<R: Render>(
         _spec: &DeviceSpec,
         _ring_secs: f32,
-        _make: impl FnOnce(rtrb::Consumer<f32>, u32) -> Renderer,
+        _make: impl FnOnce(rtrb::Consumer<f32>, u32) -> R,
     ) -> Result<(Stream, rtrb::Producer<f32>, StreamInfo), AudioError> {
         Err(AudioError::NoDeviceSupport)
     }
@@ -150,8 +156,7 @@ mod imp {
     use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
     use cpal::{FromSample, SampleFormat, SizedSample, SupportedStreamConfig};
 
-    use super::{DeviceSpec, StreamInfo};
-    use crate::audio::playback::Renderer;
+    use super::{DeviceSpec, Render, StreamInfo};
     use crate::audio::AudioError;
 
     use cpal::Stream;
@@ -459,7 +464,7 @@ mod imp {
     }
 
     fn output_callback<T>(
-        mut renderer: Renderer,
+        mut renderer: impl Render,
         channels: usize,
     ) -> impl FnMut(&mut [T], &cpal::OutputCallbackInfo) + Send + 'static
     where
@@ -514,10 +519,10 @@ mod imp {
 
     /// Opens an output stream (mono samples from the ring go to every channel) and starts it.
     /// `make` builds the callback's renderer from the ring's consumer end and the rate.
-    pub(crate) fn open_output(
+    pub(crate) fn open_output<R: Render>(
         spec: &DeviceSpec,
         ring_secs: f32,
-        make: impl FnOnce(rtrb::Consumer<f32>, u32) -> Renderer,
+        make: impl FnOnce(rtrb::Consumer<f32>, u32) -> R,
     ) -> Result<(Stream, rtrb::Producer<f32>, StreamInfo), AudioError> {
         let (device, id) = find(spec, false)?;
         let config = choose_config(&device, false, spec, &id)?;

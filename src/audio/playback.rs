@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::aec::{RenderLink, RenderTap};
-use super::device::{self, DeviceSpec};
+use super::device::{self, DeviceSpec, Render};
 use super::resample::{self, StreamResampler};
 use super::wav::WavSink;
 use super::AudioError;
@@ -173,8 +173,18 @@ impl Renderer {
         }
     }
 
+    /// Takes up to `max` samples into `out` (no padding): for the WAV writer.
+    fn take(&mut self, max: usize, out: &mut Vec<f32>) {
+        out.clear();
+        self.flush_if_asked();
+        let n = self.ring.slots().min(max);
+        self.render(n, |_, s| out.push(s));
+    }
+}
+
+impl Render for Renderer {
     /// Fills `frames` output frames: `put(i, sample)` for each, silence where the ring is dry.
-    pub(crate) fn render(&mut self, frames: usize, mut put: impl FnMut(usize, f32)) {
+    fn render(&mut self, frames: usize, mut put: impl FnMut(usize, f32)) {
         self.flush_if_asked();
         let n = self.ring.slots().min(frames);
         let mut sum = 0.0f32;
@@ -201,14 +211,6 @@ impl Renderer {
             let rms = (sum / n as f32).sqrt();
             self.shared.level.store(rms.to_bits(), Ordering::Relaxed);
         }
-    }
-
-    /// Takes up to `max` samples into `out` (no padding): for the WAV writer.
-    fn take(&mut self, max: usize, out: &mut Vec<f32>) {
-        out.clear();
-        self.flush_if_asked();
-        let n = self.ring.slots().min(max);
-        self.render(n, |_, s| out.push(s));
     }
 }
 
