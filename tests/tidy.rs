@@ -135,10 +135,13 @@ fn the_workspace_crates_stand_without_hearth() {
     for entry in std::fs::read_dir(&crates).unwrap() {
         let dir = entry.unwrap().path();
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-        if manifest
-            .lines()
-            .any(|l| l.trim_start().starts_with("hearth ") || l.trim_start().starts_with("hearth="))
-        {
+        let depends = manifest.lines().any(|l| {
+            let l = l.trim_start();
+            ["hearth ", "hearth=", "hearth."]
+                .iter()
+                .any(|p| l.starts_with(p))
+        });
+        if depends {
             found.push(format!("{}/Cargo.toml depends on hearth", dir.display()));
         }
         for file in rust_files(&dir) {
