@@ -1048,15 +1048,19 @@ fn house_phrases() -> PhraseSet {
     house().phrases()
 }
 
+/// The set's requests (`follow_up` false) or its follow-ups, each as it prints.
+fn printed(set: &PhraseSet, follow_up: bool) -> Vec<String> {
+    set.forms()
+        .iter()
+        .filter(|f| f.follow_up == follow_up)
+        .map(ToString::to_string)
+        .collect()
+}
+
 #[test]
 fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
     let set = house_phrases();
-    let forms: Vec<String> = set
-        .forms()
-        .iter()
-        .filter(|f| !f.follow_up)
-        .map(ToString::to_string)
-        .collect();
+    let forms = printed(&set, false);
     assert_eq!(
         forms,
         [
@@ -1086,12 +1090,7 @@ fn the_phrase_set_keeps_each_form_with_its_slots_vocabulary() {
 #[test]
 fn the_phrase_set_holds_the_follow_ups_the_intents_understand_after_a_turn() {
     let set = house_phrases();
-    let follow_ups: Vec<String> = set
-        .forms()
-        .iter()
-        .filter(|f| f.follow_up)
-        .map(ToString::to_string)
-        .collect();
+    let follow_ups = printed(&set, true);
     let rooms = "{room: lounge | kitchen | living room | bedroom | bathroom}";
     for form in [
         format!("and the {rooms} too"),
