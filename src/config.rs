@@ -913,7 +913,63 @@ impl std::str::FromStr for HistoryMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use std::collections::{BTreeSet, HashMap};
+
+    /// The keys of `[section]` as the code reads them: the list serde gives with an unknown
+    /// key's error.
+    fn keys_of(section: &str) -> BTreeSet<String> {
+        let text = match section {
+            "" => "not_a_key = 0\n".to_string(),
+            _ => format!("[{section}]\nnot_a_key = 0\n"),
+        };
+        let e = toml::from_str::<Config>(&text).expect_err("an unknown key is an error");
+        let e = e.to_string();
+        let (_, expected) = e
+            .split_once("expected one of ")
+            .or_else(|| e.split_once("expected "))
+            .unwrap_or_else(|| panic!("[{section}]: no list of keys in {e}"));
+        expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The README's key list: a line `- `[section]`: `key`, `key` (a note), …` per section.
+    fn readme_keys() -> Vec<(String, BTreeSet<String>)> {
+        let readme = include_str!("../README.md");
+        readme
+            .lines()
+            .filter_map(|l| l.strip_prefix("- `["))
+            .filter_map(|l| l.split_once("]`: "))
+            .map(|(section, keys)| {
+                let keys = keys
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+                    .map(str::to_string)
+                    .collect();
+                (section.to_string(), keys)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_lists_every_key_the_code_reads_and_no_other() {
+        let listed = readme_keys();
+        let sections: BTreeSet<String> = listed.iter().map(|(s, _)| s.clone()).collect();
+        assert_eq!(sections, keys_of(""), "README.md's sections of hearth.toml");
+        assert!(keys_of("gpio").contains("chip"), "the key list is read");
+        for (section, keys) in listed {
+            assert_eq!(
+                keys,
+                keys_of(&section),
+                "README.md's keys of [{section}] differ from the code's"
+            );
+        }
+    }
 
     #[test]
     fn broker_addresses() {
