@@ -46,7 +46,7 @@ use std::time::Instant;
 use hearth::audio::aec::{EchoFilter, RenderLink};
 use hearth::audio::listen::{self, Endpointer, ListenConfig};
 use hearth::audio::silero::Silero;
-use hearth::voice::{Frame, ListenEvent, PlaybackEvent, FRAME_SAMPLES, SAMPLE_RATE};
+use hearth::voice::{Frame, ListenEvent, PlaybackEvent, ReplyId, FRAME_SAMPLES, SAMPLE_RATE};
 use hearth::wake::{denoise, Denoiser, Detector, WakeConfig};
 use scenes::mix::{active_level, from_db, rms, set_level, RATE};
 use scenes::noise::{self, seed_of, Rng};
@@ -416,10 +416,15 @@ fn pass(
         }
         let now_playing = spans.get(span).is_some_and(|s| s.start < end);
         if now_playing != playing {
+            let reply = ReplyId::fresh();
             let e = if now_playing {
-                PlaybackEvent::Started { at: Instant::now() }
+                PlaybackEvent::Started {
+                    reply,
+                    at: Instant::now(),
+                }
             } else {
                 PlaybackEvent::Stopped {
+                    reply,
                     at: Instant::now(),
                     interrupted: false,
                 }

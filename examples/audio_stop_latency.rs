@@ -22,7 +22,7 @@ use hearth::audio::{
     Capture, CaptureArgs, CaptureMsg, CaptureSource, DeviceSpec, Playback, PlaybackArgs,
     PlaybackMsg, PlaybackSink,
 };
-use hearth::voice::{Captured, Pcm, PlaybackEvent};
+use hearth::voice::{Captured, Pcm, PlaybackEvent, ReplyId};
 use ractor::Actor;
 use tokio::sync::mpsc;
 
@@ -104,11 +104,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let (mut stopped_ms, mut ack_ms, mut heard_ms) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs {
-        playback.cast(PlaybackMsg::Play(Pcm {
-            samples: tone.clone().into(),
-            rate: 22050,
-        }))?;
-        playback.cast(PlaybackMsg::EndOfReply)?;
+        let rid = ReplyId::fresh();
+        playback.cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone.clone().into(),
+                rate: 22050,
+            },
+        })?;
+        playback.cast(PlaybackMsg::EndOfReply { reply: rid })?;
         while !matches!(rx.recv().await, Some(PlaybackEvent::Started { .. }) | None) {}
         tokio::time::sleep(Duration::from_millis(300)).await;
         let stop_at = Instant::now();

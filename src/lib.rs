@@ -6,8 +6,9 @@
 //! feature); `tools` the tool registry and executors; `agent` the hop loop; `supervisor`
 //! the wiring; `voice` the values that cross the voice pipeline's stages; `events` the
 //! stream the D-Bus face (`bus`) and telemetry follow; `cpu` the model giving way to speech
-//! synthesis on a shared machine; `wake` the wake-word detector
-//! (microWakeWord models on TensorFlow Lite, not wired into the pipeline yet).
+//! synthesis on a shared machine; `wake` the wake-word detectors (microWakeWord models on
+//! TensorFlow Lite); `pipeline` the voice turns. Modules no binary, test or bench needs are
+//! private to the crate.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -19,7 +20,8 @@ pub mod audio;
 pub mod bounded;
 pub mod bus;
 pub mod config;
-pub mod cpu;
+#[cfg(any(feature = "llm", feature = "tts"))]
+mod cpu;
 pub mod doctor;
 pub mod events;
 pub mod intent;
@@ -29,7 +31,7 @@ pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
-pub mod secret;
+mod secret;
 pub mod settings;
 pub mod speech_models;
 pub mod stt;

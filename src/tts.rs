@@ -5,7 +5,7 @@
 //! ```
 //!
 //! The actor takes only [`Speakable`] text (one sentence per message, as the agent's
-//! `SentenceSplitter` cuts it) and synthesises the sentences in order, one at a time, on a
+//! `SentenceSplitter` cuts it, tagged with the reply it belongs to) and synthesises the sentences in order, one at a time, on a
 //! dedicated worker thread: synthesis is blocking CPU work and never runs on the async runtime.
 //! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), so each
 //! sentence goes out as **one** [`TtsEvent::Audio`] chunk the moment it exists, followed by
@@ -39,7 +39,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::speech::Speakable;
-use crate::voice::Pcm;
+use crate::voice::{Pcm, ReplyId};
 
 /// The default voice's file stem: Piper en_US-joe-medium (22050 Hz), fetched by
 /// `scripts/fetch-models`.
@@ -357,14 +357,17 @@ impl Synthesis {
     }
 }
 
-/// What the [`TtsActor`] sends downstream, in order. Sentences dropped by a cancel send
-/// nothing.
+/// What the [`TtsActor`] sends downstream, in order, each tagged with the reply its sentence
+/// belongs to. Sentences dropped by a cancel send nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TtsEvent {
-    /// Speech, as soon as it exists: one chunk per sentence (piper-rs does not stream).
-    Audio(Pcm),
+    /// Speech, as soon as it exists: one chunk per sentence (piper-rs does not stream). A
+    /// reply's first chunk comes without the voice's leading silence beyond
+    /// [`crate::voice::REPLY_LEAD_KEEP_SECS`]: the listener waits for nothing.
+    Audio { reply: ReplyId, pcm: Pcm },
     /// A sentence is finished: its audio (if any) went out just before this.
     SentenceDone {
+        reply: ReplyId,
         /// The sentence's number, counting every `Speak` since the actor started (from 0).
         index: u64,
         /// Its length in characters.
@@ -373,9 +376,12 @@ pub enum TtsEvent {
         audio_secs: f64,
         /// Time spent synthesising it, ms.
         synth_ms: f64,
+        /// Its audio's silence before the first audible sample, ms.
+        lead_ms: f64,
     },
     /// A sentence could not be synthesised (the actor goes on with the next).
     Failed {
+        reply: ReplyId,
         /// The sentence's number.
         index: u64,
         /// Why ([`TtsError`]'s text).
@@ -386,8 +392,8 @@ pub enum TtsEvent {
 /// Messages to the [`TtsActor`].
 #[derive(Debug)]
 pub enum TtsMsg {
-    /// Queue a sentence; sentences are spoken in the order they arrive.
-    Speak(Speakable),
+    /// Queue a sentence of `reply`; sentences are spoken in the order they arrive.
+    Speak { reply: ReplyId, sentence: Speakable },
     /// Drop every queued sentence and the audio of the one being synthesised.
     Cancel,
     /// What the voice is (its sample rate, ...).
@@ -403,7 +409,7 @@ mod engine {
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{mpsc as std_mpsc, Arc, Mutex, OnceLock};
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     use piper_rs::{ModelConfig, Piper};
     use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -411,7 +417,7 @@ mod engine {
     use tracing::{debug, info, info_span, warn};
 
     use super::*;
-    use crate::voice::f32_to_i16;
+    use crate::voice::{f32_to_i16, REPLY_LEAD_KEEP_SECS};
 
     /// A loaded Piper voice: synthesises one sentence at a time (blocking).
     pub struct Voice {
@@ -568,6 +574,7 @@ mod engine {
     }
 
     struct Job {
+        reply: ReplyId,
         index: u64,
         epoch: u64,
         text: Speakable,
@@ -647,11 +654,12 @@ mod engine {
             state: &mut Self::State,
         ) -> Result<(), ActorProcessingErr> {
             match msg {
-                TtsMsg::Speak(text) => {
+                TtsMsg::Speak { reply, sentence } => {
                     let job = Job {
+                        reply,
                         index: state.next_index,
                         epoch: state.epoch.load(Ordering::SeqCst),
-                        text,
+                        text: sentence,
                     };
                     state.next_index += 1;
                     if state.jobs.send(job).is_err() {
@@ -683,10 +691,6 @@ mod engine {
             Ok(())
         }
     }
-
-    /// A sentence that comes this long after the last one was done begins a reply (the
-    /// model gives way to its synthesis: `crate::cpu`).
-    const REPLY_GAP: Duration = Duration::from_secs(1);
 
     /// Sentences kept once spoken ([`Recent`]).
     const RECENT_SENTENCES: usize = 32;
@@ -739,8 +743,8 @@ mod engine {
         events: UnboundedSender<TtsEvent>,
     ) {
         let mut recent = Recent::new();
-        // when the last sentence was done: one after a quiet spell begins a reply
-        let mut last_done: Option<Instant> = None;
+        // the reply of the last sentence synthesised: one of another reply begins it
+        let mut last_reply: Option<ReplyId> = None;
         while let Ok(job) = jobs.recv() {
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!(index = job.index, "cancelled sentence dropped");
@@ -756,16 +760,20 @@ mod engine {
                 rtf = tracing::field::Empty,
             );
             let _enter = span.enter();
-            let first = last_done.is_none_or(|t| t.elapsed() >= REPLY_GAP);
+            let first = last_reply != Some(job.reply);
+            last_reply = Some(job.reply);
             let result = recent.speak(&mut voice, job.text.as_str(), first);
-            last_done = Some(Instant::now());
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!("cancelled while synthesising: audio discarded");
                 continue;
             }
             let sent = match result {
-                Ok(s) => {
+                Ok(mut s) => {
+                    if first {
+                        s.pcm = s.pcm.without_leading_silence(REPLY_LEAD_KEEP_SECS);
+                    }
                     let audio_secs = s.pcm.secs();
+                    let lead_ms = s.pcm.leading_silence_secs() * 1e3;
                     let rtf = s.rtf();
                     span.record("synth_ms", s.synth_ms);
                     span.record("audio_secs", audio_secs);
@@ -774,15 +782,18 @@ mod engine {
                         synth_ms = s.synth_ms,
                         audio_secs, rtf, "sentence synthesised"
                     );
-                    let audio_ok =
-                        s.pcm.samples.is_empty() || events.send(TtsEvent::Audio(s.pcm)).is_ok();
+                    let reply = job.reply;
+                    let audio_ok = s.pcm.samples.is_empty()
+                        || events.send(TtsEvent::Audio { reply, pcm: s.pcm }).is_ok();
                     audio_ok
                         && events
                             .send(TtsEvent::SentenceDone {
+                                reply,
                                 index: job.index,
                                 chars,
                                 audio_secs,
                                 synth_ms: s.synth_ms,
+                                lead_ms,
                             })
                             .is_ok()
                 }
@@ -790,6 +801,7 @@ mod engine {
                     warn!(error = %e, "sentence not synthesised");
                     events
                         .send(TtsEvent::Failed {
+                            reply: job.reply,
                             index: job.index,
                             error: e.to_string(),
                         })

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! Capture ─Frame─► Wake ─Frame─► Listen ─Utterance─► Stt ─Heard─► Agent ─Speakable─► Tts ─Pcm─► Playback
+//!                                                                      (tagged ReplyId)          (tagged)
 //!                   │WakeWord       ▲                                                             │
 //!                   ▼               └──────────────────── PlaybackEvent ◄─────────────────────────┘
 //! ```
@@ -182,16 +183,40 @@ pub const REPLY_LEAD_KEEP_SECS: f64 = 0.01;
 /// The 16-bit amplitude above which a sample counts as audible (1 % of full scale).
 pub const AUDIBLE: u16 = 328;
 
+/// Which reply a sentence, its audio and its playback belong to: unique in the process, so
+/// that whoever waits for a reply's end is never answered by an earlier one's, and audio of
+/// a reply that was stopped is never played after the stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplyId(u64);
+
+impl ReplyId {
+    /// A reply id not given out before in this process.
+    pub fn fresh() -> ReplyId {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        ReplyId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl std::fmt::Display for ReplyId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "reply {}", self.0)
+    }
+}
+
 /// What Playback reports, for Listen (barge-in gating) and the turn's timings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlaybackEvent {
     /// The first sample of a reply reached the output.
-    Started { at: Instant },
+    Started { reply: ReplyId, at: Instant },
     /// The output level of what is playing now (RMS over the last block, 0..1): Listen
     /// gates barge-in on it so hearth's own voice does not interrupt itself.
     Level { rms: f32 },
     /// Playback ended: the queue ran dry, or it was stopped (`interrupted`, e.g. a barge-in).
-    Stopped { at: Instant, interrupted: bool },
+    Stopped {
+        reply: ReplyId,
+        at: Instant,
+        interrupted: bool,
+    },
 }
 
 /// Clamp-convert a float sample to 16-bit PCM.

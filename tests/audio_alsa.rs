@@ -19,7 +19,7 @@ use hearth::audio::{
     resample, wav, Capture, CaptureArgs, CaptureMsg, CaptureSource, DeviceSpec, Playback,
     PlaybackArgs, PlaybackMsg, PlaybackSink,
 };
-use hearth::voice::{Captured, Pcm, PlaybackEvent};
+use hearth::voice::{Captured, Pcm, PlaybackEvent, ReplyId};
 use ractor::Actor;
 use tokio::sync::mpsc;
 
@@ -194,6 +194,7 @@ async fn capture_through_alsa_matches_the_fixture() {
 
 #[tokio::test]
 async fn playback_through_alsa_writes_what_was_played() {
+    let rid = ReplyId::fresh();
     let setup = alsa_setup();
     let tone: Vec<i16> = (0..11025)
         .map(|i| {
@@ -218,12 +219,17 @@ async fn playback_through_alsa_writes_what_was_played() {
     let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
     assert_eq!(stats.rate, 22050);
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: tone.clone().into(),
-            rate: 22050,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone.clone().into(),
+                rate: 22050,
+            },
+        })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     let mut started = false;
     loop {
         match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {

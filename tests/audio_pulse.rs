@@ -16,7 +16,7 @@ use hearth::audio::{
     Capture, CaptureArgs, CaptureMsg, CaptureSource, DeviceSpec, Playback, PlaybackArgs,
     PlaybackMsg, PlaybackSink,
 };
-use hearth::voice::{Captured, Pcm, PlaybackEvent};
+use hearth::voice::{Captured, Pcm, PlaybackEvent, ReplyId};
 use ractor::Actor;
 use tokio::sync::mpsc;
 
@@ -165,23 +165,31 @@ async fn pulseaudio_null_sink() {
 }
 
 async fn tone_played_to_the_null_sink_is_captured_from_its_monitor() {
+    let rid = ReplyId::fresh();
     let recorder = record("vsink.monitor").await;
     let (playback, handle, mut rx) = spawn_player().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: tone(440.0, 22050, 1.0).into(),
-            rate: 22050,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone(440.0, 22050, 1.0).into(),
+                rate: 22050,
+            },
+        })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     let mut started = None;
     let mut levels = Vec::new();
     let stopped_at = loop {
         match event(&mut rx).await {
-            PlaybackEvent::Started { at } => started = Some(at),
+            PlaybackEvent::Started { at, .. } => started = Some(at),
             PlaybackEvent::Level { rms } => levels.push(rms),
-            PlaybackEvent::Stopped { at, interrupted } => {
+            PlaybackEvent::Stopped {
+                at, interrupted, ..
+            } => {
                 assert!(!interrupted);
                 break at;
             }
@@ -248,16 +256,22 @@ async fn tone_played_to_the_null_sink_is_captured_from_its_monitor() {
 }
 
 async fn stop_mid_reply_silences_the_sink() {
+    let rid = ReplyId::fresh();
     let recorder = record("vsink.monitor").await;
     let (playback, handle, mut rx) = spawn_player().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: tone(440.0, 22050, 3.0).into(),
-            rate: 22050,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone(440.0, 22050, 3.0).into(),
+                rate: 22050,
+            },
+        })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     assert!(matches!(
         event(&mut rx).await,
         PlaybackEvent::Started { .. }
@@ -267,7 +281,9 @@ async fn stop_mid_reply_silences_the_sink() {
     playback.cast(PlaybackMsg::Stop).unwrap();
     let stopped = loop {
         match event(&mut rx).await {
-            PlaybackEvent::Stopped { at, interrupted } => {
+            PlaybackEvent::Stopped {
+                at, interrupted, ..
+            } => {
                 assert!(interrupted);
                 break at;
             }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use hearth::onnx::OnnxError;
 use hearth::speech::Speakable;
 use hearth::tts::{TtsActor, TtsConfig, TtsError, TtsEvent, TtsMsg};
-use hearth::voice::{i16_to_f32, rms, Pcm};
+use hearth::voice::{i16_to_f32, rms, Pcm, ReplyId};
 use tokio::sync::mpsc;
 
 mod common;
@@ -69,20 +69,25 @@ async fn kitchen_sentence_is_speech_at_the_voice_rate() {
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let reply = ReplyId::fresh();
     let info = ractor::call!(tts, TtsMsg::Info).expect("info");
     assert_eq!(info.sample_rate, 22050);
     assert_eq!(info.espeak_voice, "en-us");
 
     let started = Instant::now();
-    tts.cast(TtsMsg::Speak(say("The kitchen light is on.")))
-        .unwrap();
+    tts.cast(TtsMsg::Speak {
+        reply,
+        sentence: say("The kitchen light is on."),
+    })
+    .unwrap();
     let events = events_until(&mut rx, 0).await;
     let wall = started.elapsed();
-    let [TtsEvent::Audio(pcm), TtsEvent::SentenceDone {
+    let [TtsEvent::Audio { pcm, .. }, TtsEvent::SentenceDone {
         index: 0,
         chars,
         audio_secs,
         synth_ms,
+        ..
     }] = events.as_slice()
     else {
         panic!("expected one Audio chunk then SentenceDone, got {events:?}");
@@ -125,10 +130,19 @@ async fn sentences_come_out_in_order() {
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let reply = ReplyId::fresh();
     let first = "The kitchen light is on.";
     let second = "The heating is set to twenty degrees, and the front door is locked.";
-    tts.cast(TtsMsg::Speak(say(first))).unwrap();
-    tts.cast(TtsMsg::Speak(say(second))).unwrap();
+    tts.cast(TtsMsg::Speak {
+        reply,
+        sentence: say(first),
+    })
+    .unwrap();
+    tts.cast(TtsMsg::Speak {
+        reply,
+        sentence: say(second),
+    })
+    .unwrap();
     let events = events_until(&mut rx, 1).await;
     let summary: Vec<(u64, usize, f64)> = events
         .iter()
@@ -143,8 +157,8 @@ async fn sentences_come_out_in_order() {
         })
         .collect();
     assert_eq!(events.len(), 4, "{events:?}");
-    assert!(matches!(events[0], TtsEvent::Audio(_)));
-    assert!(matches!(events[2], TtsEvent::Audio(_)));
+    assert!(matches!(events[0], TtsEvent::Audio { .. }));
+    assert!(matches!(events[2], TtsEvent::Audio { .. }));
     assert_eq!(summary.len(), 2);
     assert_eq!((summary[0].0, summary[0].1), (0, first.len()));
     assert_eq!((summary[1].0, summary[1].1), (1, second.len()));
@@ -163,16 +177,23 @@ async fn a_short_sentence_said_again_is_not_synthesised_again() {
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let reply = ReplyId::fresh();
     let short = "The kitchen light is on.";
     let long = "The kitchen light is on, the heating is at twenty degrees, and every door of the house is locked.";
-    for text in [short, long, short, long] {
-        tts.cast(TtsMsg::Speak(say(text))).unwrap();
+    // one reply: only its first sentence loses its leading silence, so the short one said
+    // again is the very audio kept
+    for text in [long, short, long, short] {
+        tts.cast(TtsMsg::Speak {
+            reply,
+            sentence: say(text),
+        })
+        .unwrap();
     }
     let events = events_until(&mut rx, 3).await;
     let said: Vec<(Pcm, f64)> = events
         .chunks(2)
         .map(|pair| match pair {
-            [TtsEvent::Audio(pcm), TtsEvent::SentenceDone { synth_ms, .. }] => {
+            [TtsEvent::Audio { pcm, .. }, TtsEvent::SentenceDone { synth_ms, .. }] => {
                 (pcm.clone(), *synth_ms)
             }
             _ => panic!("expected Audio then SentenceDone: {pair:?}"),
@@ -180,18 +201,18 @@ async fn a_short_sentence_said_again_is_not_synthesised_again() {
         .collect();
     assert_eq!(said.len(), 4, "{events:?}");
     assert!(
-        said[0].1 > 0.0 && said[1].1 > 0.0 && said[3].1 > 0.0,
+        said[0].1 > 0.0 && said[1].1 > 0.0 && said[2].1 > 0.0,
         "{:?}",
         said.iter().map(|s| s.1).collect::<Vec<_>>()
     );
-    assert_eq!(said[2].1, 0.0, "the short sentence was synthesised again");
+    assert_eq!(said[3].1, 0.0, "the short sentence was synthesised again");
     assert!(std::sync::Arc::ptr_eq(
-        &said[0].0.samples,
-        &said[2].0.samples
-    ));
-    assert!(!std::sync::Arc::ptr_eq(
         &said[1].0.samples,
         &said[3].0.samples
+    ));
+    assert!(!std::sync::Arc::ptr_eq(
+        &said[0].0.samples,
+        &said[2].0.samples
     ));
     tts.stop(None);
     handle.await.unwrap();
@@ -204,18 +225,25 @@ async fn cancel_drops_queued_sentences() {
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let reply = ReplyId::fresh();
     for _ in 0..4 {
-        tts.cast(TtsMsg::Speak(say(
-            "This is a long sentence that nobody will ever get to hear out loud.",
-        )))
+        tts.cast(TtsMsg::Speak {
+            reply,
+            sentence: say("This is a long sentence that nobody will ever get to hear out loud."),
+        })
         .unwrap();
     }
     tts.cast(TtsMsg::Cancel).unwrap();
-    tts.cast(TtsMsg::Speak(say("Done."))).unwrap();
+    tts.cast(TtsMsg::Speak {
+        reply,
+        sentence: say("Done."),
+    })
+    .unwrap();
     let events = events_until(&mut rx, 4).await;
     // only the sentence after the cancel is spoken: the one being synthesised when the
     // cancel came has its audio discarded, the queued ones are never synthesised
-    let [TtsEvent::Audio(pcm), TtsEvent::SentenceDone { index: 4, .. }] = events.as_slice() else {
+    let [TtsEvent::Audio { pcm, .. }, TtsEvent::SentenceDone { index: 4, .. }] = events.as_slice()
+    else {
         panic!("expected only the post-cancel sentence, got {events:?}");
     };
     assert!(pcm.secs() < 2.0, "{} s: not \"Done.\"", pcm.secs());

@@ -747,6 +747,7 @@ impl ListenState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::voice::ReplyId;
     use std::sync::Arc;
 
     const KITCHEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/audio/kitchen.wav");
@@ -979,7 +980,10 @@ mod tests {
         let clip_db = level_dbfs(&clip);
         // hearth speaks at a level like the user's: its echo (same level) does not barge in
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf(clip_db / 20.0),
         });
@@ -995,7 +999,10 @@ mod tests {
 
         // a louder user over a quiet reply does, once, and the speech becomes an utterance
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level { rms: 0.005 });
         let events = run(&mut e, &signal);
         let barges = barge_ins(&events);
@@ -1004,8 +1011,12 @@ mod tests {
 
         // after playback stopped, the same speech is an ordinary utterance
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Stopped {
+            reply: ReplyId::fresh(),
             at: Instant::now(),
             interrupted: false,
         });
@@ -1019,7 +1030,10 @@ mod tests {
         // level of the reply is heard over it (sustained: a barge-in), ...
         let credit = Some(crate::audio::aec::AEC_CREDIT_DB);
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf(clip_db / 20.0),
         });
@@ -1027,7 +1041,10 @@ mod tests {
         assert_eq!(barge_ins(&events), 1, "{events:?}");
         // ... but not before it has converged (no credit yet) ...
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf(clip_db / 20.0),
         });
@@ -1035,7 +1052,10 @@ mod tests {
         assert_eq!(barge_ins(&events), 0, "{events:?}");
         // ... and a reply 30 dB louder than the user still gates it
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level {
             rms: 10f32.powf((clip_db + 30.0) / 20.0),
         });
@@ -1062,7 +1082,10 @@ mod tests {
         }
         signal.extend(vec![0.0; 16000]);
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level { rms: 0.1 });
         let events = run(&mut e, &signal);
         let barges = barge_ins(&events);
@@ -1082,7 +1105,10 @@ mod tests {
             signal.extend(noise(8 * FRAME_SAMPLES, 0.03, &mut seed));
         }
         let mut e = Endpointer::new(ListenConfig::default());
-        e.playback(&PlaybackEvent::Started { at: Instant::now() });
+        e.playback(&PlaybackEvent::Started {
+            reply: ReplyId::fresh(),
+            at: Instant::now(),
+        });
         e.playback(&PlaybackEvent::Level { rms: 0.1 });
         let events = run(&mut e, &signal);
         assert!(

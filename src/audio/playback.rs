@@ -7,13 +7,14 @@
 //!                                                                              writer thread)
 //! ```
 //!
-//! A *reply* starts with the first [`PlaybackMsg::Play`] after idle and ends with
-//! [`PlaybackMsg::EndOfReply`] once everything queued has been played (then
+//! A *reply* (a [`ReplyId`]) starts with its first [`PlaybackMsg::Play`] after idle and ends
+//! with its [`PlaybackMsg::EndOfReply`] once everything queued has been played (then
 //! `Stopped { interrupted: false }`), or with [`PlaybackMsg::Stop`] (barge-in: whatever is
 //! queued is dropped, the output is silent at its next callback, then
-//! `Stopped { interrupted: true }`). Without `EndOfReply` a reply whose queue runs dry is only
-//! waiting for more speech: the output plays silence and no event is sent. A `Play` after a
-//! `Stop` starts a new reply, so whoever stops playback also cancels what feeds it.
+//! `Stopped { interrupted: true }`). Its events carry its id. Without `EndOfReply` a reply
+//! whose queue runs dry is only waiting for more speech: the output plays silence and no event
+//! is sent. Audio of a reply that was stopped, arriving after the stop, is dropped: a `Play`
+//! of another reply starts that one.
 //!
 //! Events go into an unbounded channel: they are few (at most one `Level` per 50 ms while
 //! playing, plus `Started`/`Stopped` per reply), `Started`/`Stopped` must never be lost, and
@@ -40,7 +41,7 @@ use super::device::{self, DeviceSpec, Render};
 use super::resample::{self, StreamResampler};
 use super::wav::WavSink;
 use super::AudioError;
-use crate::voice::{i16_to_f32, Pcm, PlaybackEvent};
+use crate::voice::{i16_to_f32, Pcm, PlaybackEvent, ReplyId};
 
 /// The actor's clock: pending audio moves into the ring and events are checked this often.
 pub const TICK: Duration = Duration::from_millis(10);
@@ -87,10 +88,11 @@ pub struct PlaybackArgs {
 
 /// Messages to the [`Playback`] actor.
 pub enum PlaybackMsg {
-    /// Queue a chunk of the current reply (starts a reply when idle).
-    Play(Pcm),
-    /// The current reply is complete: `Stopped { interrupted: false }` once it has played.
-    EndOfReply,
+    /// Queue a chunk of `reply` (starts it when idle; dropped when `reply` was stopped).
+    Play { reply: ReplyId, pcm: Pcm },
+    /// `reply` is complete: `Stopped { interrupted: false }` once it has played (nothing,
+    /// when it is not the reply under way).
+    EndOfReply { reply: ReplyId },
     /// Barge-in: drop everything queued, silence the output, `Stopped { interrupted: true }`
     /// (a stop with no reply under way sends no event).
     Stop,
@@ -363,11 +365,22 @@ fn write_wav(
 
 /// The current reply.
 struct Reply {
+    id: ReplyId,
     /// Index (in queue order) of its first sample.
     start: u64,
     started: bool,
     /// Index one past its last sample, once `EndOfReply` came.
     end: Option<u64>,
+}
+
+/// A stop the output has not yet acknowledged.
+struct Stopping {
+    gen: u64,
+    since: Instant,
+    /// The reply stopped (`None`: a cue alone, cut silently: nobody waits for its end).
+    reply: Option<ReplyId>,
+    /// Its `Stopped` was sent (acknowledged, or given up waiting for).
+    reported: bool,
 }
 
 /// The Playback actor's state.
@@ -383,8 +396,11 @@ pub struct PlaybackState {
     /// Samples pushed into the ring so far.
     pushed: u64,
     reply: Option<Reply>,
-    /// A stop waiting for the output's acknowledgement: (generation, when, reported).
-    stopping: Option<(u64, Instant, bool)>,
+    /// The last reply stopped: its audio that comes after the stop is dropped.
+    cut: Option<ReplyId>,
+    /// A stop waiting for the output's acknowledgement: generation, when, the reply stopped
+    /// (none: a cue alone, cut silently), and whether its `Stopped` was reported.
+    stopping: Option<Stopping>,
     gen: u64,
     ticks: u64,
     tick_task: Option<JoinHandle<()>>,
@@ -420,8 +436,12 @@ impl PlaybackState {
         self.pushed + self.pending.len() as u64
     }
 
-    fn play(&mut self, pcm: Pcm) {
+    fn play(&mut self, reply: ReplyId, pcm: Pcm) {
         if pcm.samples.is_empty() {
+            return;
+        }
+        if self.cut == Some(reply) {
+            tracing::debug!(%reply, "audio of a stopped reply dropped");
             return;
         }
         if let Err(e) = resample::check_rate(pcm.rate) {
@@ -429,12 +449,20 @@ impl PlaybackState {
             tracing::error!(error = %e, "Pcm chunk dropped");
             return;
         }
-        if self.reply.is_none() {
-            self.reply = Some(Reply {
-                start: self.queue_end(),
-                started: false,
-                end: None,
-            });
+        match &self.reply {
+            Some(r) if r.id != reply => {
+                // the conductor ends a reply before it starts the next: this is a slip
+                tracing::warn!(playing = %r.id, %reply, "audio of another reply joins the one playing");
+            }
+            Some(_) => {}
+            None => {
+                self.reply = Some(Reply {
+                    id: reply,
+                    start: self.queue_end(),
+                    started: false,
+                    end: None,
+                })
+            }
         }
         if self
             .resampler
@@ -475,8 +503,12 @@ impl PlaybackState {
         }
     }
 
-    fn end_of_reply(&mut self) {
-        if self.reply.as_ref().is_none_or(|r| r.end.is_some()) {
+    fn end_of_reply(&mut self, reply: ReplyId) {
+        if self
+            .reply
+            .as_ref()
+            .is_none_or(|r| r.id != reply || r.end.is_some())
+        {
             return;
         }
         self.finish_resampler();
@@ -489,19 +521,27 @@ impl PlaybackState {
     }
 
     fn stop(&mut self) {
-        let reply = self.reply.take().is_some();
+        let reply = self.reply.take().map(|r| r.id);
         let cue = !self.pending.is_empty();
         self.pending.clear();
         self.resampler = None;
-        if !reply && !cue {
+        if reply.is_some() {
+            self.cut = reply;
+        }
+        if reply.is_none() && !cue {
             return;
         }
         self.gen += 1;
         self.shared.flush_gen.store(self.gen, Ordering::Release);
         // a cue alone is cut silently: nobody waits for its end
-        self.stopping = Some((self.gen, Instant::now(), !reply));
+        self.stopping = Some(Stopping {
+            gen: self.gen,
+            since: Instant::now(),
+            reply,
+            reported: reply.is_none(),
+        });
         self.output.wake();
-        if reply {
+        if reply.is_some() {
             self.stats.replies_stopped += 1;
         }
         self.check();
@@ -529,25 +569,27 @@ impl PlaybackState {
     /// Sends whatever events are due.
     fn check(&mut self) {
         let now = Instant::now();
-        if let Some((gen, since, reported)) = self.stopping {
-            if self.shared.flush_ack.load(Ordering::Acquire) >= gen {
-                let latency = now - since;
+        if let Some(stop) = self.stopping.as_mut() {
+            let acked = self.shared.flush_ack.load(Ordering::Acquire) >= stop.gen;
+            let late = now - stop.since > ACK_TIMEOUT;
+            if acked {
+                let latency = now - stop.since;
                 self.stats.last_stop_latency = Some(latency);
                 tracing::debug!(latency_ms = latency.as_secs_f64() * 1e3, "playback stopped");
-                self.stopping = None;
-                if !reported {
-                    self.emit(PlaybackEvent::Stopped {
-                        at: now,
-                        interrupted: true,
-                    });
-                }
-            } else if !reported && now - since > ACK_TIMEOUT {
+            } else if late && !stop.reported {
                 tracing::warn!(output = %self.output.label, "the output has not taken the stop after {ACK_TIMEOUT:?} (stalled device?)");
-                self.stopping = Some((gen, since, true));
+            }
+            let report = (acked || late) && !stop.reported;
+            stop.reported |= report;
+            if let (true, Some(reply)) = (report, stop.reply) {
                 self.emit(PlaybackEvent::Stopped {
+                    reply,
                     at: now,
                     interrupted: true,
                 });
+            }
+            if acked {
+                self.stopping = None;
             }
             return;
         }
@@ -559,7 +601,10 @@ impl PlaybackState {
         let mut events = Vec::new();
         if !reply.started && consumed > reply.start {
             reply.started = true;
-            events.push(PlaybackEvent::Started { at: now });
+            events.push(PlaybackEvent::Started {
+                reply: reply.id,
+                at: now,
+            });
         }
         let finished = reply.end.is_some_and(|end| consumed >= end);
         if reply.started && !finished && self.ticks.is_multiple_of(LEVEL_EVERY_TICKS) {
@@ -567,12 +612,13 @@ impl PlaybackState {
             events.push(PlaybackEvent::Level { rms });
         }
         if finished {
-            let started = reply.started;
+            let (started, id) = (reply.started, reply.id);
             self.reply = None;
             self.stats.replies_finished += 1;
             // a reply without a single sample never started: nothing to report
             if started {
                 events.push(PlaybackEvent::Stopped {
+                    reply: id,
                     at: now,
                     interrupted: false,
                 });
@@ -597,8 +643,10 @@ impl PlaybackState {
 /// let sink = PlaybackSink::Wav { path: "reply.wav".into(), rate: 22050, realtime: false };
 /// let args = PlaybackArgs { sink, events, echo_tap: None };
 /// let (playback, handle) = Actor::spawn(None, Playback, args).await?;
-/// playback.cast(PlaybackMsg::Play(Pcm { samples: vec![0i16; 22050].into(), rate: 22050 }))?;
-/// playback.cast(PlaybackMsg::EndOfReply)?;
+/// let reply = hearth::voice::ReplyId::fresh();
+/// let pcm = Pcm { samples: vec![0i16; 22050].into(), rate: 22050 };
+/// playback.cast(PlaybackMsg::Play { reply, pcm })?;
+/// playback.cast(PlaybackMsg::EndOfReply { reply })?;
 /// while let Some(event) = rx.recv().await {
 ///     if matches!(event, hearth::voice::PlaybackEvent::Stopped { .. }) { break; }
 /// }
@@ -656,6 +704,7 @@ impl Actor for Playback {
             scratch_out: Vec::new(),
             pushed: 0,
             reply: None,
+            cut: None,
             stopping: None,
             gen: 0,
             ticks: 0,
@@ -671,8 +720,8 @@ impl Actor for Playback {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            PlaybackMsg::Play(pcm) => state.play(pcm),
-            PlaybackMsg::EndOfReply => state.end_of_reply(),
+            PlaybackMsg::Play { reply, pcm } => state.play(reply, pcm),
+            PlaybackMsg::EndOfReply { reply } => state.end_of_reply(reply),
             PlaybackMsg::Stop => state.stop(),
             PlaybackMsg::Cue(pcm) => state.cue(pcm),
             PlaybackMsg::Tick => {
@@ -712,8 +761,9 @@ impl Actor for Playback {
         if let Some(t) = state.tick_task.take() {
             t.abort();
         }
-        if state.reply.is_some() {
+        if let Some(reply) = state.reply.as_ref().map(|r| r.id) {
             state.emit(PlaybackEvent::Stopped {
+                reply,
                 at: Instant::now(),
                 interrupted: true,
             });

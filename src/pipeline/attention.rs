@@ -23,6 +23,7 @@
 use std::time::{Duration, Instant};
 
 use crate::voice::{Utterance, WakeWord, SAMPLE_RATE};
+use crate::wake::WakeMatch;
 
 /// After a wake word said alone (or `Listen()`), how long the request may take to begin.
 pub const REQUEST_WINDOW: Duration = Duration::from_secs(6);
@@ -207,6 +208,19 @@ pub fn after(u: &Utterance, from: u64) -> Utterance {
         start: u.start + skip as u64,
         speech_end: u.speech_end.max(u.start + skip as u64),
         endpointed_at: u.endpointed_at,
+    }
+}
+
+/// The request in a transcript: what follows the wake word, if one woke hearth. When the
+/// transcript does not have that wake word (the detector fired on something else, or whisper
+/// spelled it beyond recognition): `None` with `check` (`[listen] wake_check`), else all of it.
+pub fn request_text<'t>(heard: &'t str, wake_word: Option<&str>, check: bool) -> Option<&'t str> {
+    let Some(w) = wake_word else {
+        return Some(heard);
+    };
+    match check {
+        true => crate::wake::after_wake_word(heard, w, WakeMatch::Strict),
+        false => Some(crate::wake::after_wake_word(heard, w, WakeMatch::Loose).unwrap_or(heard)),
     }
 }
 

@@ -5,19 +5,22 @@
 //! ```text
 //! Capture ─Captured─► [fwd] ─► Wake ─► [fwd] ─► Listen ─ListenEvent─► Conductor ─► Stt ─Heard─► Agent
 //!                                 │WakeWord           ▲            ▲     │ BargeIn: Playback Stop, Tts Cancel, Agent Cancel
-//!                                 └───────────────────┼────────────┘     │
-//!                      PlaybackEvent ◄────────────────┴── Playback ◄─Pcm─ Tts ◄─Speakable─┘
+//!                                 └───────────────────┼────────────┘     │ (sentence ends)
+//!                      PlaybackEvent ◄────────────────┴── Playback ◄─Pcm─[fwd]─ Tts ◄─Speakable─┘
 //! ```
 //!
-//! - [`stages`]: the stages under one supervisor, restarted where that makes sense, and
-//!   their current addresses;
+//! - [`stages`]: the stages under one supervisor, restarted where that makes sense, their
+//!   current addresses, and the forwarding between them (Tts's audio goes straight to
+//!   Playback, tagged with its reply);
 //! - [`attention`]: whether an utterance is a request (it holds a wake word, or starts in a
 //!   window: after a wake word said alone, `Listen()`, or a reply, the follow-up);
-//! - [`conductor`]: the turns, one at a time; an utterance that arrives during a turn is
-//!   answered after it (a barge-in cancels the turn first, so its speech is answered next);
+//! - [`conductor`]: the turns of one audio source, one at a time, as a state machine fed
+//!   `Input`s and answering `Action`s; an utterance that arrives during a turn is answered
+//!   after it (a barge-in cancels the turn first, so its speech is answered next);
+//! - [`driver`]: runs a conductor against the stages and the agent;
 //! - [`stop`]: "stop", "cancel", "never mind", "be quiet": recognised at the speaker's
 //!   first pause during a reply, they stop it without the wake word and without the model;
-//! - [`turn`]: one reply in progress, a state machine fed each event of the turn.
+//! - [`turn`]: one reply's bookkeeping, fed each event of the turn.
 //!
 //! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
@@ -34,6 +37,7 @@
 
 pub mod attention;
 mod conductor;
+mod driver;
 mod pending;
 pub use pending::{PENDING_KEPT, PENDING_MAX_AGE};
 mod stages;
@@ -213,15 +217,17 @@ pub async fn run(
         intent_end,
         phrase_end,
         wake_check,
-        events,
         conversation_idle,
-        bus_events,
         muted,
-        attention,
+    };
+    let wiring = driver::Wiring {
+        events,
+        bus_events,
         listen_requests,
         earcon,
     };
-    let turns = conductor::Conductor::new(agent, &stages, outputs, settings)
+    let conductor = conductor::Conductor::new(settings, attention);
+    let turns = driver::Driver::new(agent, &stages, outputs, conductor, wiring)
         .run(on_turn, shutdown)
         .await;
     stages.stop().await;

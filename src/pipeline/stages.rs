@@ -12,8 +12,9 @@
 //! millisecond per 32 ms frame).
 //!
 //! Capture's frames go to whichever Wake runs now (with wake words on; it passes each frame on
-//! after its detections) or Listen, and Playback's events both to Listen
-//! (barge-in gating) and to the conductor. Two small forwarding tasks do this rather than a
+//! after its detections) or Listen, Tts's audio straight to Playback (the rest of its events
+//! to the conductor), and Playback's events both to Listen (barge-in gating) and to the
+//! conductor. Small forwarding tasks do this rather than a
 //! ractor `OutputPort`: a port is a broadcast channel that drops messages when a subscriber
 //! lags (audio frames must never be dropped silently), and a restarted Listen would have to
 //! subscribe again from inside the supervisor's start.
@@ -192,7 +193,7 @@ pub(super) struct StageOutputs {
     /// The wake words heard (`None`: wake words are off). Each is sent before Listen sees
     /// the frame that completed it.
     pub(super) wake: Option<mpsc::UnboundedReceiver<WakeWord>>,
-    /// Tts's audio chunks and sentence ends.
+    /// Tts's sentence ends (its audio goes to Playback).
     pub(super) tts: mpsc::UnboundedReceiver<TtsEvent>,
     /// Playback's events (a copy of what Listen gets).
     pub(super) playback: mpsc::UnboundedReceiver<PlaybackEvent>,
@@ -201,7 +202,7 @@ pub(super) struct StageOutputs {
 }
 
 impl Stages {
-    /// Start every stage under a new supervisor, and the forwarding from Capture and
+    /// Start every stage under a new supervisor, and the forwarding from Capture, Tts and
     /// Playback. A stage that fails to start stops the ones already running and is the error.
     pub(super) async fn start(
         input: CaptureSource,
@@ -213,7 +214,7 @@ impl Stages {
         echo_cancel: bool,
     ) -> Result<(Stages, StageOutputs), PipelineError> {
         let echo_link = echo_cancel.then(RenderLink::new);
-        let mut echo_filter = echo_link.as_ref().map(EchoFilter::new);
+        let echo_filter = echo_link.as_ref().map(EchoFilter::new);
         if echo_cancel {
             tracing::info!("echo cancellation on (AEC3, 160 ms filters)");
         }
@@ -221,155 +222,79 @@ impl Stages {
         let (tts_tx, tts_rx) = mpsc::unbounded_channel();
         let (listen_tx, listen_rx) = mpsc::unbounded_channel();
         let (cap_tx, cap_rx) = mpsc::channel(64);
-        let playback = Live::new();
-        let tts = Live::new();
-        let stt_actor = Live::new();
-        let listen = Live::new();
-        let capture = Live::new();
-
+        let (wake_tx, wake_rx) = mpsc::unbounded_channel();
+        let (woken_tx, woken_rx) = mpsc::channel(64);
+        let (playback, tts, stt, listen, capture) = (
+            Live::new(),
+            Live::new(),
+            Live::new(),
+            Live::new(),
+            Live::new(),
+        );
+        let wake = wake_cfg.as_ref().map(|_| Live::new());
+        // a file output would start over: only a device's Playback is restarted
         let sink_restarts = matches!(sink, PlaybackSink::Device(_));
-        let device = match &input {
-            CaptureSource::Device(spec) => Some(spec.clone()),
-            _ => None,
+        let playback_args = move || {
+            Ok(PlaybackArgs {
+                sink: sink.clone(),
+                events: pb_tx.clone(),
+                echo_tap: echo_link.clone(),
+            })
         };
-        let first_source = Arc::new(std::sync::Mutex::new(Some(input)));
+        let listen_args = move || {
+            Ok(ListenArgs {
+                config: listen_cfg.clone(),
+                events: listen_tx.clone(),
+            })
+        };
         let mut specs = vec![
             spec(
                 "playback",
                 sink_restarts,
                 &playback,
                 || Playback,
-                move || {
-                    Ok(PlaybackArgs {
-                        sink: sink.clone(),
-                        events: pb_tx.clone(),
-                        echo_tap: echo_link.clone(),
-                    })
-                },
-                |_| async { Ok(()) },
+                playback_args,
+                ready,
             ),
             tts_spec(&tts, tts_cfg, tts_tx),
             spec(
                 "stt",
                 true,
-                &stt_actor,
+                &stt,
                 || Stt,
                 move || Ok(stt_cfg.clone()),
-                |_| async { Ok(()) },
+                ready,
             ),
-            spec(
-                "listen",
-                true,
-                &listen,
-                || Listen,
-                move || {
-                    Ok(ListenArgs {
-                        config: listen_cfg.clone(),
-                        events: listen_tx.clone(),
-                    })
-                },
-                |_| async { Ok(()) },
-            ),
+            spec("listen", true, &listen, || Listen, listen_args, ready),
         ];
-        let (wake_tx, wake_rx) = mpsc::unbounded_channel();
-        let (woken_tx, woken_rx) = mpsc::channel(64);
-        let wake = wake_cfg.map(|config| {
-            let wake = Live::new();
-            specs.push(spec(
-                "wake",
-                true,
-                &wake,
-                || Wake,
-                move || {
-                    Ok(WakeArgs {
-                        config: config.clone(),
-                        heard: wake_tx.clone(),
-                        frames: woken_tx.clone(),
-                    })
-                },
-                |_| async { Ok(()) },
-            ));
-            wake
-        });
-        specs.push(spec(
-            "capture",
-            device.is_some(),
-            &capture,
-            || Capture,
-            move || {
-                // the first start takes the source; a restart reopens the device
-                let source = first_source
-                    .lock()
-                    .ok()
-                    .and_then(|mut s| s.take())
-                    .or_else(|| device.clone().map(CaptureSource::Device))
-                    .ok_or("the input cannot be opened again")?;
-                Ok(CaptureArgs {
-                    source,
-                    out: cap_tx.clone(),
+        if let (Some(live), Some(config)) = (&wake, wake_cfg) {
+            let wake_args = move || {
+                Ok(WakeArgs {
+                    config: config.clone(),
+                    heard: wake_tx.clone(),
+                    frames: woken_tx.clone(),
                 })
-            },
-            |capture: ActorRef<CaptureMsg>| async move {
-                let info = ractor::call!(capture, CaptureMsg::Start)
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
-                tracing::info!(source = %info.source, rate = info.rate, "listening");
-                Ok(())
-            },
-        ));
-        let (stage_tx, stage_rx) = mpsc::unbounded_channel();
-        let (supervisor, _) = Actor::spawn(None, StageSupervisor, stage_tx)
-            .await
-            .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
-        let started = ractor::call!(supervisor, SupervisorMsg::Start, specs)
-            .map_err(|e| PipelineError::Spawn("supervisor", e.to_string()))?;
-        if let Err((stage, reason)) = started {
-            let _ = ractor::call!(supervisor, SupervisorMsg::Shutdown);
-            supervisor.stop(None);
-            return Err(PipelineError::Spawn(stage, reason));
+            };
+            specs.push(spec("wake", true, live, || Wake, wake_args, ready));
         }
-        match &wake {
-            Some(wake) => {
-                let wake = wake.clone();
-                forward_frames(cap_rx, move |c| {
-                    let c = cancel_echo(echo_filter.as_mut(), c);
-                    if let Some(w) = wake.get() {
-                        let _ = w.cast(WakeMsg::Captured(c));
-                    }
-                });
-                let listen = listen.clone();
-                forward_frames(woken_rx, move |c| {
-                    if let Some(l) = listen.get() {
-                        let _ = l.cast(ListenMsg::Captured(c));
-                    }
-                });
-            }
-            None => {
-                let listen = listen.clone();
-                forward_frames(cap_rx, move |c| {
-                    let c = cancel_echo(echo_filter.as_mut(), c);
-                    if let Some(l) = listen.get() {
-                        let _ = l.cast(ListenMsg::Captured(c));
-                    }
-                });
-            }
-        }
-        let playback_seen = fan_out_playback(pb_rx, listen.clone());
+        specs.push(capture_spec(&capture, input, cap_tx));
+        let (supervisor, stage_rx) = supervise(specs).await?;
+        forward_capture(cap_rx, woken_rx, wake.clone(), listen.clone(), echo_filter);
+        let outputs = StageOutputs {
+            listen: listen_rx,
+            wake: wake.as_ref().map(|_| wake_rx),
+            tts: route_tts(tts_rx, playback.clone()),
+            playback: fan_out_playback(pb_rx, listen.clone()),
+            supervisor: stage_rx,
+        };
         let stages = Stages {
             supervisor,
             playback,
             tts,
-            stt: stt_actor,
+            stt,
             listen,
-            wake: wake.clone(),
+            wake,
             capture,
-        };
-        let outputs = StageOutputs {
-            listen: listen_rx,
-            wake: wake.map(|_| wake_rx),
-            tts: tts_rx,
-            playback: playback_seen,
-            supervisor: stage_rx,
         };
         Ok((stages, outputs))
     }
@@ -397,6 +322,96 @@ impl Stages {
             let _ = p.stop_and_wait(None, None).await;
         }
         self.supervisor.stop(None);
+    }
+}
+
+/// A stage that needs nothing more once spawned.
+fn ready<M: ractor::Message>(_: ActorRef<M>) -> std::future::Ready<Result<(), String>> {
+    std::future::ready(Ok(()))
+}
+
+/// The Capture stage: its first start takes `input`; a restart reopens the device (a file
+/// cannot be opened again: its death ends the run). Started, it starts capturing.
+fn capture_spec(
+    capture: &Live<CaptureMsg>,
+    input: CaptureSource,
+    out: mpsc::Sender<Captured>,
+) -> StageSpec {
+    let device = match &input {
+        CaptureSource::Device(spec) => Some(spec.clone()),
+        _ => None,
+    };
+    let restarts = device.is_some();
+    let first_source = Arc::new(std::sync::Mutex::new(Some(input)));
+    let args = move || {
+        let source = first_source
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .or_else(|| device.clone().map(CaptureSource::Device))
+            .ok_or("the input cannot be opened again")?;
+        Ok(CaptureArgs {
+            source,
+            out: out.clone(),
+        })
+    };
+    let start = |capture: ActorRef<CaptureMsg>| async move {
+        let info = ractor::call!(capture, CaptureMsg::Start)
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        tracing::info!(source = %info.source, rate = info.rate, "listening");
+        Ok(())
+    };
+    spec("capture", restarts, capture, || Capture, args, start)
+}
+
+/// A new supervisor with `specs` started under it, and where its reports come; a stage
+/// that fails to start stops the ones already running and is the error.
+async fn supervise(
+    specs: Vec<StageSpec>,
+) -> Result<(ActorRef<SupervisorMsg>, mpsc::UnboundedReceiver<StageEvent>), PipelineError> {
+    let failed = |e: String| PipelineError::Spawn("supervisor", e);
+    let (stage_tx, stage_rx) = mpsc::unbounded_channel();
+    let (supervisor, _) = Actor::spawn(None, StageSupervisor, stage_tx)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let started = ractor::call!(supervisor, SupervisorMsg::Start, specs)
+        .map_err(|e| failed(e.to_string()))?;
+    if let Err((stage, reason)) = started {
+        let _ = ractor::call!(supervisor, SupervisorMsg::Shutdown);
+        supervisor.stop(None);
+        return Err(PipelineError::Spawn(stage, reason));
+    }
+    Ok((supervisor, stage_rx))
+}
+
+/// Capture's frames, through the echo canceller when there is one, to whichever Wake runs
+/// now and from it to Listen (with wake words on), or straight to Listen.
+fn forward_capture(
+    captured: mpsc::Receiver<Captured>,
+    woken: mpsc::Receiver<Captured>,
+    wake: Option<Live<WakeMsg>>,
+    listen: Live<ListenMsg>,
+    mut echo_filter: Option<EchoFilter>,
+) {
+    let to_listen = move |c| {
+        if let Some(l) = listen.get() {
+            let _ = l.cast(ListenMsg::Captured(c));
+        }
+    };
+    match wake {
+        Some(wake) => {
+            forward_frames(captured, move |c| {
+                let c = cancel_echo(echo_filter.as_mut(), c);
+                if let Some(w) = wake.get() {
+                    let _ = w.cast(WakeMsg::Captured(c));
+                }
+            });
+            forward_frames(woken, to_listen);
+        }
+        None => forward_frames(captured, move |c| {
+            to_listen(cancel_echo(echo_filter.as_mut(), c));
+        }),
     }
 }
 
@@ -443,6 +458,34 @@ fn cancel_echo(filter: Option<&mut EchoFilter>, c: Captured) -> Captured {
         (Some(f), Captured::Frame(frame)) => Captured::Frame(f.frame(frame)),
         (_, c) => c,
     }
+}
+
+/// Tts's audio to whichever Playback is running now, tagged with its reply, and the rest of
+/// Tts's events to the conductor (the returned receiver). Each chunk is in Playback's
+/// mailbox before the sentence's end reaches the conductor, so the reply's end, which the
+/// conductor sends, never overtakes its audio.
+fn route_tts(
+    mut events: mpsc::UnboundedReceiver<TtsEvent>,
+    playback: Live<PlaybackMsg>,
+) -> mpsc::UnboundedReceiver<TtsEvent> {
+    let (seen_tx, seen_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            let e = match e {
+                TtsEvent::Audio { reply, pcm } => {
+                    playback
+                        .send("playback", PlaybackMsg::Play { reply, pcm })
+                        .await;
+                    continue;
+                }
+                e => e,
+            };
+            if seen_tx.send(e).is_err() {
+                return;
+            }
+        }
+    });
+    seen_rx
 }
 
 /// Playback's events to whichever Listen is running now (barge-in gating), and a copy to

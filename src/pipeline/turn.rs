@@ -1,7 +1,8 @@
 //! One voice turn's reply as it is generated, synthesised and played: [`TurnState`] takes
-//! each event the conductor receives during the turn (`on_result`, `on_sentence`, `on_tts`,
-//! `on_playback`, `on_barge_in`, `on_stage_died`) and says what to do next ([`Next`]). It
-//! holds no addresses and sends nothing: the conductor does what it returns.
+//! each event the conductor receives during the turn (`on_result`, `on_sentence`,
+//! `on_sentence_done`, `on_playback`, `on_barge_in`, `on_stage_died`) and says what to do
+//! next ([`Next`]). It holds no addresses and sends nothing: the conductor does what it
+//! returns.
 //!
 //! A turn lasts until its reply has finished playing, so that a barge-in during the last
 //! sentence stops it as it does during the first.
@@ -9,9 +10,9 @@
 use std::time::Instant;
 
 use super::{TurnTimings, VoiceTurn};
-use crate::agent::{AgentError, Turn};
+use crate::agent::Turn;
 use crate::speech::Speakable;
-use crate::voice::{Pcm, PlaybackEvent, REPLY_LEAD_KEEP_SECS};
+use crate::voice::{PlaybackEvent, ReplyId};
 
 /// The turn's time zero: the end of speech in the input, `endpoint_ms` before the endpoint
 /// was decided at `endpointed_at`.
@@ -56,9 +57,9 @@ pub(super) struct TurnState {
     speak_open: bool,
     /// the user spoke over the reply
     interrupted: bool,
-    /// a chunk with real samples went to Playback
+    /// a sentence with real samples went to Playback
     audio_sent: bool,
-    /// the first chunk's silence before its first audible sample
+    /// the first such sentence's silence before its first audible sample
     lead_ms: Option<f64>,
     /// EndOfReply was sent; Playback said the reply has finished playing
     end_sent: bool,
@@ -84,19 +85,9 @@ impl TurnState {
         }
     }
 
-    /// The agent's turn has not ended yet.
-    pub(super) fn awaiting_result(&self) -> bool {
-        self.result.is_none()
-    }
-
     /// The reply was stopped (a barge-in, a wake word, shutdown).
     pub(super) fn interrupted(&self) -> bool {
         self.interrupted
-    }
-
-    /// The agent may still send sentences.
-    pub(super) fn speaking_open(&self) -> bool {
-        self.speak_open
     }
 
     /// What to do now.
@@ -120,15 +111,9 @@ impl TurnState {
         Next::Wait
     }
 
-    /// The agent's turn ended (or its task failed).
-    pub(super) fn on_result(
-        &mut self,
-        r: Result<Result<Turn, AgentError>, tokio::task::JoinError>,
-    ) {
-        self.result = Some(match r {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(e) => Err(format!("the turn task failed: {e}")),
-        });
+    /// The agent's turn ended (or failed: why).
+    pub(super) fn on_result(&mut self, r: Result<Turn, String>) {
+        self.result = Some(r);
     }
 
     /// A settled sentence from the agent, to be spoken (returned), or the end of them.
@@ -145,36 +130,33 @@ impl TurnState {
         }
     }
 
-    /// Audio from Tts: the chunk to play (the reply's first without Piper's leading silence
-    /// beyond [`REPLY_LEAD_KEEP_SECS`]).
-    pub(super) fn on_audio(&mut self, pcm: Pcm) -> Pcm {
+    /// Tts finished a sentence at `now` (its audio, `audio_secs` long with `lead_ms` of
+    /// silence before its voice, went to Playback just before), or could not speak it (no
+    /// audio).
+    pub(super) fn on_sentence_done(&mut self, audio_secs: f64, lead_ms: f64, now: Instant) {
+        self.done_sentences += 1;
+        // only real samples make a reply whose end Playback reports
+        if audio_secs <= 0.0 {
+            return;
+        }
         let clock = self.clock;
         self.timings
             .first_tts_chunk
-            .get_or_insert_with(|| clock.since_speech(Instant::now()));
-        let pcm = if self.lead_ms.is_none() {
-            pcm.without_leading_silence(REPLY_LEAD_KEEP_SECS)
-        } else {
-            pcm
-        };
-        self.lead_ms
-            .get_or_insert_with(|| pcm.leading_silence_secs() * 1e3);
-        // Playback ignores an empty chunk: only real samples make a reply whose end is
-        // waited for
-        self.audio_sent |= !pcm.samples.is_empty();
-        pcm
+            .get_or_insert_with(|| clock.since_speech(now));
+        self.lead_ms.get_or_insert(lead_ms);
+        self.audio_sent = true;
     }
 
-    /// Tts finished a sentence, or could not speak it.
-    pub(super) fn on_sentence_done(&mut self) {
-        self.done_sentences += 1;
-    }
-
-    /// An event from Playback; true when it is the reply's first sound (hearth is now
-    /// speaking).
-    pub(super) fn on_playback(&mut self, e: PlaybackEvent) -> bool {
+    /// An event from Playback about `reply` (this turn's: another's is ignored); true when
+    /// it is the reply's first sound (hearth is now speaking).
+    pub(super) fn on_playback(&mut self, reply: ReplyId, e: PlaybackEvent) -> bool {
         match e {
-            PlaybackEvent::Started { at } => {
+            PlaybackEvent::Started { reply: r, .. } | PlaybackEvent::Stopped { reply: r, .. }
+                if r != reply =>
+            {
+                false
+            }
+            PlaybackEvent::Started { at, .. } => {
                 let first = self.timings.first_audio.is_none();
                 let clock = self.clock;
                 self.timings
@@ -260,37 +242,53 @@ mod tests {
         )
     }
 
-    /// `silent` samples of silence, then `loud` audible ones, at 16 kHz.
-    fn pcm_after(silent: usize, loud: usize) -> Pcm {
-        let mut samples = vec![0i16; silent];
-        samples.extend(std::iter::repeat_n(8000i16, loud));
-        Pcm {
-            samples: samples.into(),
-            rate: 16_000,
+    fn started(reply: ReplyId) -> PlaybackEvent {
+        PlaybackEvent::Started {
+            reply,
+            at: Instant::now(),
         }
     }
 
-    fn pcm(loud: usize) -> Pcm {
-        pcm_after(0, loud)
+    fn played(reply: ReplyId) -> PlaybackEvent {
+        PlaybackEvent::Stopped {
+            reply,
+            at: Instant::now(),
+            interrupted: false,
+        }
     }
 
     #[test]
     fn a_spoken_reply_ends_with_end_of_reply_then_waits_for_its_playback() {
-        let mut s = state();
+        let (mut s, reply) = (state(), ReplyId::fresh());
         assert_eq!(s.next(), Next::Wait);
         assert!(s.on_sentence(Speakable::sanitize("It is on.")).is_some());
         s.on_sentence(None);
-        let _ = s.on_audio(pcm(1600));
-        s.on_sentence_done();
-        s.result = Some(Err("x".into()));
+        s.on_sentence_done(1.0, 10.0, Instant::now());
+        s.on_result(Err("x".into()));
         assert_eq!(s.next(), Next::EndOfReply);
         assert_eq!(s.next(), Next::Wait, "EndOfReply is sent once");
-        assert!(s.on_playback(PlaybackEvent::Started { at: Instant::now() }));
+        assert!(s.on_playback(reply, started(reply)));
         assert_eq!(s.next(), Next::Wait);
-        s.on_playback(PlaybackEvent::Stopped {
-            interrupted: false,
-            at: Instant::now(),
-        });
+        s.on_playback(reply, played(reply));
+        assert_eq!(s.next(), Next::Done);
+    }
+
+    #[test]
+    fn another_replys_playback_is_not_this_ones() {
+        let (mut s, reply, earlier) = (state(), ReplyId::fresh(), ReplyId::fresh());
+        s.on_sentence(Speakable::sanitize("It is on."));
+        s.on_sentence(None);
+        s.on_sentence_done(1.0, 10.0, Instant::now());
+        s.on_result(Err("x".into()));
+        assert_eq!(s.next(), Next::EndOfReply);
+        assert!(!s.on_playback(reply, started(earlier)));
+        s.on_playback(reply, played(earlier));
+        assert_eq!(
+            s.next(),
+            Next::Wait,
+            "an earlier reply's end is not this one's"
+        );
+        s.on_playback(reply, played(reply));
         assert_eq!(s.next(), Next::Done);
     }
 
@@ -298,7 +296,14 @@ mod tests {
     fn a_reply_without_audio_is_done_once_generated() {
         let mut s = state();
         s.on_sentence(None);
-        s.result = Some(Err("failed".into()));
+        s.on_result(Err("failed".into()));
+        assert_eq!(s.next(), Next::Done);
+        // a sentence that gave no audio (or failed) makes no reply to wait for either
+        let mut s = state();
+        s.on_sentence(Speakable::sanitize("Hm."));
+        s.on_sentence(None);
+        s.on_sentence_done(0.0, 0.0, Instant::now());
+        s.on_result(Err("failed".into()));
         assert_eq!(s.next(), Next::Done);
     }
 
@@ -307,11 +312,11 @@ mod tests {
         let mut s = state();
         s.on_sentence(Speakable::sanitize("Once upon a time."));
         s.on_sentence(Speakable::sanitize("There was a dragon."));
-        let _ = s.on_audio(pcm(1600));
+        s.on_sentence_done(1.0, 10.0, Instant::now());
         s.on_barge_in();
         assert_eq!(s.next(), Next::Wait, "the agent has not ended yet");
         s.on_sentence(None);
-        s.result = Some(Err("cancelled".into()));
+        s.on_result(Err("cancelled".into()));
         assert_eq!(s.next(), Next::Done);
         let t = s.finish("tell me a story".into(), Instant::now(), (0.0, 1.0));
         assert!(t.interrupted);
@@ -322,7 +327,7 @@ mod tests {
         let mut s = state();
         s.on_sentence(Speakable::sanitize("It is on."));
         s.on_sentence(None);
-        s.result = Some(Err("x".into()));
+        s.on_result(Err("x".into()));
         assert_eq!(s.next(), Next::Wait);
         s.on_stage_died("tts");
         assert_eq!(s.next(), Next::Done, "no audio was sent");
@@ -330,27 +335,26 @@ mod tests {
         let mut s = state();
         s.on_sentence(Speakable::sanitize("It is on."));
         s.on_sentence(None);
-        let _ = s.on_audio(pcm(1600));
-        s.on_sentence_done();
-        s.result = Some(Err("x".into()));
+        s.on_sentence_done(1.0, 10.0, Instant::now());
+        s.on_result(Err("x".into()));
         assert_eq!(s.next(), Next::EndOfReply);
         s.on_stage_died("playback");
         assert_eq!(s.next(), Next::Done);
     }
 
     #[test]
-    fn first_voice_adds_the_kept_lead_to_first_audio() {
-        let mut s = state();
-        // 50 ms of silence: 10 ms of it kept
-        let played = s.on_audio(pcm_after(800, 1600));
-        assert_eq!(played.samples.len(), 160 + 1600);
-        s.on_playback(PlaybackEvent::Started { at: Instant::now() });
+    fn first_voice_adds_the_first_sentences_lead_to_first_audio() {
+        let (mut s, reply) = (state(), ReplyId::fresh());
+        s.on_sentence_done(1.0, 10.0, Instant::now());
+        s.on_sentence_done(1.0, 200.0, Instant::now());
+        s.on_playback(reply, started(reply));
         let t = s.finish(String::new(), Instant::now(), (0.0, 0.0));
         let (audio, voice) = (
             t.timings_ms.first_audio.unwrap(),
             t.timings_ms.first_voice.unwrap(),
         );
-        assert!((voice - audio - 10.0).abs() < 1.0, "{audio} {voice}");
+        assert!((voice - audio - 10.0).abs() < 1e-6, "{audio} {voice}");
         assert!(audio >= 640.0);
+        assert!(t.timings_ms.first_tts_chunk.unwrap() >= 640.0);
     }
 }

@@ -8,7 +8,7 @@ use hearth::audio::{
     wav, Capture, CaptureArgs, CaptureMsg, CaptureSource, Playback, PlaybackArgs, PlaybackMsg,
     PlaybackSink,
 };
-use hearth::voice::{Captured, Frame, Pcm, PlaybackEvent, FRAME_SAMPLES};
+use hearth::voice::{Captured, Frame, Pcm, PlaybackEvent, ReplyId, FRAME_SAMPLES};
 use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
 
@@ -259,19 +259,25 @@ async fn wav_playback(
 
 #[tokio::test]
 async fn wav_sink_appends_replies_resampled_and_finalizes() {
+    let rid = ReplyId::fresh();
     let path = tmp("replies.wav");
     let (playback, handle, mut rx) = wav_playback(&path, false).await;
     // reply 1: 16 kHz, in two chunks (no resampling: exact samples)
     let first = tone(440.0, 16000, 0.5, 0.5);
     for half in first.chunks(4000) {
         playback
-            .cast(PlaybackMsg::Play(Pcm {
-                samples: half.to_vec().into(),
-                rate: 16000,
-            }))
+            .cast(PlaybackMsg::Play {
+                reply: rid,
+                pcm: Pcm {
+                    samples: half.to_vec().into(),
+                    rate: 16000,
+                },
+            })
             .unwrap();
     }
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     let (stopped, started) = until_stopped(&mut rx).await;
     assert!(started);
     assert!(matches!(
@@ -284,12 +290,17 @@ async fn wav_sink_appends_replies_resampled_and_finalizes() {
     // reply 2: 22050 Hz, resampled to the file's 16 kHz
     let second = tone(1000.0, 22050, 1.0, 0.25);
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: second.clone().into(),
-            rate: 22050,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: second.clone().into(),
+                rate: 22050,
+            },
+        })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     let (stopped, _) = until_stopped(&mut rx).await;
     assert!(matches!(
         stopped,
@@ -328,15 +339,21 @@ async fn wav_sink_appends_replies_resampled_and_finalizes() {
 
 #[tokio::test]
 async fn stop_mid_reply_interrupts_and_nothing_follows() {
+    let rid = ReplyId::fresh();
     let path = tmp("stopped.wav");
     let (playback, handle, mut rx) = wav_playback(&path, true).await;
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: tone(440.0, 16000, 3.0, 0.5).into(),
-            rate: 16000,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone(440.0, 16000, 3.0, 0.5).into(),
+                rate: 16000,
+            },
+        })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     assert!(matches!(
         next_event(&mut rx).await,
         PlaybackEvent::Started { .. }
@@ -345,10 +362,16 @@ async fn stop_mid_reply_interrupts_and_nothing_follows() {
     let stop_at = Instant::now();
     playback.cast(PlaybackMsg::Stop).unwrap();
     let (stopped, _) = until_stopped(&mut rx).await;
-    let PlaybackEvent::Stopped { at, interrupted } = stopped else {
+    let PlaybackEvent::Stopped {
+        at,
+        interrupted,
+        reply,
+    } = stopped
+    else {
         unreachable!()
     };
     assert!(interrupted);
+    assert_eq!(reply, rid, "the event names the reply stopped");
     let latency = at.duration_since(stop_at);
     let stats = ractor::call!(playback, PlaybackMsg::Stats).unwrap();
     println!(
@@ -367,7 +390,17 @@ async fn stop_mid_reply_interrupts_and_nothing_follows() {
         (3200..=9600).contains(&at_stop),
         "{at_stop} samples written before the stop"
     );
-    // nothing more is written after the stop
+    // nothing more is written after the stop, not even the stopped reply's audio that
+    // comes late (Tts finishing the sentence it was synthesising)
+    playback
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: tone(440.0, 16000, 1.0, 0.5).into(),
+                rate: 16000,
+            },
+        })
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     playback.stop(None);
     handle.await.unwrap();
@@ -382,6 +415,7 @@ async fn stop_mid_reply_interrupts_and_nothing_follows() {
 /// a cue cuts it without an event.
 #[tokio::test]
 async fn a_cue_plays_without_events_and_never_over_a_reply() {
+    let rid = ReplyId::fresh();
     let path = tmp("cue.wav");
     let (playback, handle, mut rx) = wav_playback(&path, false).await;
     let cue = || Pcm {
@@ -391,14 +425,19 @@ async fn a_cue_plays_without_events_and_never_over_a_reply() {
     playback.cast(PlaybackMsg::Cue(cue())).unwrap();
     let reply = tone(440.0, 16000, 0.5, 0.5);
     playback
-        .cast(PlaybackMsg::Play(Pcm {
-            samples: reply.clone().into(),
-            rate: 16000,
-        }))
+        .cast(PlaybackMsg::Play {
+            reply: rid,
+            pcm: Pcm {
+                samples: reply.clone().into(),
+                rate: 16000,
+            },
+        })
         .unwrap();
     // over the reply: dropped
     playback.cast(PlaybackMsg::Cue(cue())).unwrap();
-    playback.cast(PlaybackMsg::EndOfReply).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     let (stopped, started) = until_stopped(&mut rx).await;
     assert!(started);
     assert!(matches!(

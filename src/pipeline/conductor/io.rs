@@ -1,0 +1,168 @@
+//! The conductor's vocabulary: what it is told ([`Input`]), what it asks for ([`Action`]),
+//! the work it hands out ([`Job`], through the [`Outbox`]), and what it is configured with.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::Turn;
+use crate::events::Event;
+use crate::pipeline::VoiceTurn;
+use crate::speech::Speakable;
+use crate::stt::Hold;
+use crate::tts::TtsEvent;
+use crate::voice::{Heard, ListenEvent, PlaybackEvent, ReplyId, Utterance, WakeWord};
+
+/// A piece of work the conductor asked the driver for (a recognition, an intent check, an
+/// agent turn); its results come back with the same id. Results of work the conductor no
+/// longer waits for are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(in crate::pipeline) struct Job(u64);
+
+/// What the conductor is told.
+#[derive(Debug)]
+pub(in crate::pipeline) enum Input {
+    /// From Listen.
+    Listen(ListenEvent),
+    /// Listen is gone (the run ends once nothing is left to answer).
+    ListenClosed,
+    /// A wake word (fed before the Listen event of the frame that completed it).
+    Wake(WakeWord),
+    /// `Listen()` over D-Bus: the next utterance is a request.
+    ListenCalled,
+    /// A recognition ([`Action::Recognise`]) ended.
+    Heard {
+        job: Job,
+        heard: Result<Heard, String>,
+    },
+    /// An intent check ([`Action::CheckIntent`]) ended: whether a local intent answers.
+    Intent { job: Job, intent: bool },
+    /// The agent settled a sentence of its turn ([`Action::Ask`]); `None`: it will send no
+    /// more.
+    Sentence {
+        job: Job,
+        sentence: Option<Speakable>,
+    },
+    /// The agent's turn ended.
+    Answered {
+        job: Job,
+        turn: Result<Turn, String>,
+    },
+    /// From Tts (its audio goes to Playback, not here).
+    Tts(TtsEvent),
+    /// Tts's events ended.
+    TtsClosed,
+    /// From Playback.
+    Playback(PlaybackEvent),
+    /// A stage died and is being restarted: what it held of the reply is lost.
+    StageDied(&'static str),
+    /// A stage died for good: the run ends (the driver has the error).
+    Failed,
+    /// [`super::Conductor::deadline`] has come.
+    Tick,
+    /// Stop (SIGTERM).
+    Shutdown,
+}
+
+/// What the conductor asks the driver to do.
+#[derive(Debug)]
+pub(in crate::pipeline) enum Action {
+    /// Recognise `utterance`; the result comes back as [`Input::Heard`].
+    Recognise {
+        job: Job,
+        utterance: Utterance,
+        hold: Hold,
+    },
+    /// Whether a local intent answers `request`: [`Input::Intent`].
+    CheckIntent {
+        job: Job,
+        session: String,
+        request: String,
+    },
+    /// Ask the agent: [`Input::Sentence`]s, then [`Input::Answered`]. `held`: a speculative
+    /// turn, which does nothing that lasts until [`Action::GoAhead`].
+    Ask {
+        job: Job,
+        session: String,
+        request: String,
+        held: bool,
+    },
+    /// A held turn stands (`true`) or is refused (`false`).
+    GoAhead { job: Job, go: bool },
+    /// Drop a recognition or intent check no longer waited for.
+    Abort(Job),
+    /// Synthesise a sentence of `reply` (its audio goes to Playback).
+    Speak { reply: ReplyId, sentence: Speakable },
+    /// Everything of `reply` is synthesised: Playback reports when it has played.
+    EndOfReply(ReplyId),
+    /// Stop what is being said and generated: Playback, Tts's queue, the agent's turn.
+    StopReply,
+    /// Cancel the agent's turn (a stage died for good: it cannot be spoken).
+    CancelTurn,
+    /// Play the earcon: hearth heard that it was addressed.
+    Cue,
+    /// Publish on the D-Bus face.
+    Publish(Event),
+    /// A turn is over: report it.
+    Turn(Box<VoiceTurn>),
+}
+
+/// What the conductor needs to know of the configuration.
+pub(in crate::pipeline) struct Settings {
+    /// Stop when the input ends (after the last reply has played).
+    pub(in crate::pipeline) once: bool,
+    /// Silence after a request a local intent answers that ends its turn (`None`: the
+    /// hangover ends every turn).
+    pub(in crate::pipeline) intent_end: Option<Duration>,
+    /// The same after a whole request of the house's phrase set that no longer request of it
+    /// continues (`Heard::ends_request`): shorter (`None`: as `intent_end`).
+    pub(in crate::pipeline) phrase_end: Option<Duration>,
+    /// A wake word stands only when the transcript has it too (`[listen] wake_check`).
+    pub(in crate::pipeline) wake_check: bool,
+    /// A turn this long after the previous one starts a new conversation.
+    pub(in crate::pipeline) conversation_idle: Duration,
+    /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
+    pub(in crate::pipeline) muted: Arc<AtomicBool>,
+}
+
+/// An utterance heard, before it is judged.
+#[derive(Debug, Clone)]
+pub(super) enum Incoming {
+    /// To be judged by `Attention`.
+    Heard(Utterance),
+    /// Speech that went on after a turn ended at its pause: the rest of a request already
+    /// addressed to hearth.
+    Continued(Utterance),
+}
+
+impl Incoming {
+    pub(super) fn utterance(&self) -> &Utterance {
+        match self {
+            Incoming::Heard(u) | Incoming::Continued(u) => u,
+        }
+    }
+}
+
+/// What the conductor answers to one input, and the numbering of the work it asks for.
+#[derive(Debug, Default)]
+pub(super) struct Outbox {
+    actions: Vec<Action>,
+    last_job: u64,
+}
+
+impl Outbox {
+    pub(super) fn push(&mut self, action: Action) {
+        self.actions.push(action);
+    }
+
+    /// An id for a piece of work not asked for before.
+    pub(super) fn job(&mut self) -> Job {
+        self.last_job += 1;
+        Job(self.last_job)
+    }
+
+    /// What was asked for since the last call.
+    pub(super) fn take(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+}

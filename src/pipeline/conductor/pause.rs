@@ -1,0 +1,370 @@
+//! What the conductor starts at the speaker's pause, before the endpoint is sure: the
+//! recognition of what was said so far ([`Early`]), then, for the request in it, either an
+//! early end (a local intent answers it: the turn ends after `intent_end` of silence, not
+//! after the whole hangover) or a speculative agent turn ([`Speculation`]) that stands only
+//! if the utterance ends with the same words. Speech that resumes drops both.
+//!
+//! [`Pause`] holds both and knows nothing of the rest of the conductor: it is told what was
+//! judged a request, and answers through the [`Outbox`].
+
+use std::time::{Duration, Instant};
+
+use super::io::{Action, Incoming, Input, Job, Outbox};
+use crate::agent::Turn;
+use crate::logs::TRANSCRIPT;
+use crate::pipeline::attention::request_text;
+use crate::pipeline::stop;
+use crate::speech::Speakable;
+use crate::stt::Hold;
+use crate::voice::{Heard, Utterance};
+
+/// Recognition started at a pause.
+struct Early {
+    /// Listen's utterance start (what `Resumed` names).
+    listen_start: u64,
+    /// What is judged if the turn ends there: the utterance as Listen reported it at the
+    /// pause, or, when it goes on after a turn that ended at an earlier pause, the rest.
+    paused: Incoming,
+    /// The speech recognised (the part after any wake word): its start and end.
+    speech: (u64, u64),
+    /// The wake word it begins with, if any.
+    wake_word: Option<String>,
+    state: EarlyState,
+    /// When a local intent answers what was heard: when the turn ends if speech does not go
+    /// on.
+    ends_at: Option<Instant>,
+}
+
+enum EarlyState {
+    /// Being recognised.
+    Recognising(Job),
+    /// Heard; whether a local intent answers the request in it is being asked.
+    CheckingIntent {
+        job: Job,
+        heard: Heard,
+        request: String,
+    },
+    /// What it heard; `None` when it failed (the utterance is recognised whole).
+    Done(Option<Heard>),
+}
+
+impl EarlyState {
+    /// The work under way, if any.
+    fn job(&self) -> Option<Job> {
+        match self {
+            EarlyState::Recognising(job) | EarlyState::CheckingIntent { job, .. } => Some(*job),
+            EarlyState::Done(_) => None,
+        }
+    }
+}
+
+/// A turn asked on what was heard at a pause, while the hangover runs: the model writes
+/// meanwhile, but no call runs and nothing is kept until the utterance ends with nothing more
+/// said and the same words ([`Action::GoAhead`]). What it sends before it stands is kept for
+/// the reply.
+pub(super) struct Speculation {
+    pub(super) job: Job,
+    /// Listen's utterance start (what `Resumed` names) and the speech recognised.
+    listen_start: u64,
+    speech: (u64, u64),
+    request: String,
+    pub(super) asked_at: Instant,
+    pub(super) sentences: Vec<Option<Speakable>>,
+    pub(super) answer: Option<Result<Turn, String>>,
+}
+
+/// For the turn's own recognition: what the early recognition has of the same speech.
+pub(super) enum Transcript {
+    /// Still being recognised by this job: wait for it.
+    Coming(Job),
+    /// Heard already.
+    Heard(Heard),
+    /// Nothing: recognise the utterance whole.
+    None,
+}
+
+/// After the intent check: what the conductor does about the pause.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Wait (for the early end's deadline, the utterance's end, or more speech).
+    Wait,
+    /// The early end's silence has passed already: end the turn at the pause.
+    EndNow,
+    /// No intent answers this request: ask the model now, held ([`Pause::speculate`]).
+    Speculate(String),
+}
+
+/// How long the silence after a request a local intent answers must last to end the turn.
+pub(super) struct EarlyEnd {
+    /// After any such request (`None`: the hangover ends every turn).
+    pub(super) intent: Option<Duration>,
+    /// After a whole request of the house's phrase set that no longer one continues
+    /// (`None`: as `intent`).
+    pub(super) phrase: Option<Duration>,
+}
+
+/// The recognition and the speculative turn started at the last pause.
+#[derive(Default)]
+pub(super) struct Pause {
+    early: Option<Early>,
+    speculation: Option<Speculation>,
+}
+
+impl Pause {
+    /// Recognise `u`, the request said so far in the utterance Listen started at
+    /// `listen_start` (`paused`, as it will be judged; `wake_word`, what it begins with).
+    pub(super) fn start(
+        &mut self,
+        listen_start: u64,
+        paused: Incoming,
+        u: Utterance,
+        wake_word: Option<String>,
+        out: &mut Outbox,
+    ) {
+        self.drop(out);
+        let job = out.job();
+        let speech = (u.start, u.speech_end);
+        out.push(Action::Recognise {
+            job,
+            utterance: u,
+            hold: Hold::House,
+        });
+        self.early = Some(Early {
+            listen_start,
+            paused,
+            speech,
+            wake_word,
+            state: EarlyState::Recognising(job),
+            ends_at: None,
+        });
+    }
+
+    /// The early recognition's job, while it runs.
+    pub(super) fn recognition(&self) -> Option<Job> {
+        match self.early.as_ref()?.state {
+            EarlyState::Recognising(job) => Some(job),
+            _ => None,
+        }
+    }
+
+    /// Whether what was started belongs to the utterance Listen started at `start`.
+    pub(super) fn is_of(&self, start: u64) -> bool {
+        let early = self.early.as_ref().is_some_and(|e| e.listen_start == start);
+        let spec = (self.speculation.as_ref()).is_some_and(|s| s.listen_start == start);
+        early || spec
+    }
+
+    /// When the turn ends at the pause, if a local intent answers it.
+    pub(super) fn ends_at(&self) -> Option<Instant> {
+        self.early.as_ref()?.ends_at
+    }
+
+    /// The early recognition has ended: the request in it goes to the intent check (none,
+    /// or "stop": no request to answer early). `session`: the agent session a turn now
+    /// would be in.
+    pub(super) fn heard(
+        &mut self,
+        heard: Result<Heard, String>,
+        wake_check: bool,
+        session: String,
+        out: &mut Outbox,
+    ) {
+        let Some(early) = self.early.as_mut() else {
+            return;
+        };
+        early.state = match heard {
+            Err(error) => {
+                tracing::debug!(%error, "early recognition failed; the utterance is recognised whole");
+                EarlyState::Done(None)
+            }
+            Ok(heard) => {
+                let request = request_text(&heard.text, early.wake_word.as_deref(), wake_check)
+                    .unwrap_or_default()
+                    .to_string();
+                if request.is_empty() || stop::is_stop(&request) {
+                    EarlyState::Done(Some(heard))
+                } else {
+                    let job = out.job();
+                    let check = Action::CheckIntent {
+                        job,
+                        session,
+                        request: request.clone(),
+                    };
+                    out.push(check);
+                    EarlyState::CheckingIntent {
+                        job,
+                        heard,
+                        request,
+                    }
+                }
+            }
+        };
+    }
+
+    /// Whether a local intent answers what was heard at the pause: then the turn ends after
+    /// `end`'s silence, without waiting for the hangover; else the model is asked at once
+    /// (muted: neither).
+    pub(super) fn intent(
+        &mut self,
+        job: Job,
+        intent: bool,
+        end: &EarlyEnd,
+        muted: bool,
+        now: Instant,
+    ) -> Verdict {
+        let Some(early) = self.early.as_mut() else {
+            return Verdict::Wait;
+        };
+        if !matches!(early.state, EarlyState::CheckingIntent { job: j, .. } if j == job) {
+            return Verdict::Wait;
+        }
+        let EarlyState::CheckingIntent { heard, request, .. } =
+            std::mem::replace(&mut early.state, EarlyState::Done(None))
+        else {
+            return Verdict::Wait;
+        };
+        let wait = match heard.ends_request {
+            true => end.phrase.or(end.intent),
+            false => end.intent,
+        };
+        early.state = EarlyState::Done(Some(heard));
+        if muted {
+            return Verdict::Wait;
+        }
+        let Some(wait) = wait.filter(|_| intent) else {
+            return Verdict::Speculate(request);
+        };
+        let u = early.paused.utterance();
+        let ends_at = u.wall_time(u.speech_end) + wait;
+        early.ends_at = Some(ends_at);
+        match now >= ends_at {
+            true => Verdict::EndNow,
+            false => Verdict::Wait,
+        }
+    }
+
+    /// The turn ends at the pause: what to judge as its request, and where it ends (Listen's
+    /// utterance start and the speech's end).
+    pub(super) fn end_here(&mut self) -> Option<(Incoming, (u64, u64))> {
+        let early = self.early.as_mut()?;
+        early.ends_at = None;
+        Some((early.paused.clone(), (early.listen_start, early.speech.1)))
+    }
+
+    /// For the turn that recognises `speech`: what the early recognition has of it (any
+    /// other is dropped).
+    pub(super) fn transcript_of(&mut self, speech: (u64, u64), out: &mut Outbox) -> Transcript {
+        let Some(early) = self.early.take() else {
+            return Transcript::None;
+        };
+        if early.speech != speech {
+            if let Some(job) = early.state.job() {
+                out.push(Action::Abort(job));
+            }
+            return Transcript::None;
+        }
+        match early.state {
+            EarlyState::Recognising(job) => Transcript::Coming(job),
+            EarlyState::CheckingIntent { job, heard, .. } => {
+                out.push(Action::Abort(job));
+                Transcript::Heard(heard)
+            }
+            EarlyState::Done(Some(heard)) => Transcript::Heard(heard),
+            EarlyState::Done(None) => Transcript::None,
+        }
+    }
+
+    /// Speech went on after the pause (or the run ends): what was started there is dropped.
+    pub(super) fn drop(&mut self, out: &mut Outbox) {
+        if let Some(job) = self.early.take().and_then(|e| e.state.job()) {
+            out.push(Action::Abort(job));
+        }
+        self.drop_speculation(out);
+    }
+
+    /// Ask the agent with `request`, what was heard at the pause, held (in `session`), so
+    /// that the model is already writing when the utterance ends there.
+    pub(super) fn speculate(
+        &mut self,
+        request: String,
+        session: String,
+        now: Instant,
+        out: &mut Outbox,
+    ) {
+        self.drop_speculation(out);
+        let Some(early) = self.early.as_ref() else {
+            return;
+        };
+        let (listen_start, speech) = (early.listen_start, early.speech);
+        let job = out.job();
+        tracing::info!("a speculative turn starts at the pause");
+        tracing::info!(target: TRANSCRIPT, %request, "the request of the speculative turn");
+        out.push(Action::Ask {
+            job,
+            session,
+            request: request.clone(),
+            held: true,
+        });
+        self.speculation = Some(Speculation {
+            job,
+            listen_start,
+            speech,
+            request,
+            asked_at: now,
+            sentences: Vec::new(),
+            answer: None,
+        });
+    }
+
+    /// The speculative turn, if any, is refused: it ends having done and kept nothing.
+    pub(super) fn drop_speculation(&mut self, out: &mut Outbox) {
+        if let Some(s) = self.speculation.take() {
+            out.push(Action::GoAhead {
+                job: s.job,
+                go: false,
+            });
+            tracing::info!("the speculative turn is dropped");
+            tracing::info!(target: TRANSCRIPT, request = %s.request, "the request of the dropped speculative turn");
+        }
+    }
+
+    /// The speculative turn asked with `request` on `speech`, which now stands; any other is
+    /// dropped.
+    pub(super) fn speculation_for(
+        &mut self,
+        speech: (u64, u64),
+        request: &str,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Option<Speculation> {
+        let s = self.speculation.take()?;
+        if s.speech != speech || s.request != request {
+            self.speculation = Some(s);
+            self.drop_speculation(out);
+            return None;
+        }
+        out.push(Action::GoAhead {
+            job: s.job,
+            go: true,
+        });
+        tracing::info!(
+            ahead_ms = now.saturating_duration_since(s.asked_at).as_secs_f64() * 1e3,
+            "the speculative turn stands"
+        );
+        Some(s)
+    }
+
+    /// Keeps what the speculative turn sends before it stands; any other input is given
+    /// back.
+    pub(super) fn keep(&mut self, input: Input) -> Option<Input> {
+        let Some(s) = self.speculation.as_mut() else {
+            return Some(input);
+        };
+        match input {
+            Input::Sentence { job, sentence } if job == s.job => s.sentences.push(sentence),
+            Input::Answered { job, turn } if job == s.job => s.answer = Some(turn),
+            input => return Some(input),
+        }
+        None
+    }
+}

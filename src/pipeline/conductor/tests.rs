@@ -1,0 +1,741 @@
+//! The conductor driven by hand: a scripted Listen, Stt, agent, Tts and Playback, each
+//! answer fed back as the input the driver would feed. No actor, no task, no model.
+
+use std::time::{Duration, Instant};
+
+use super::*;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::agent::{Handled, Timings, Turn};
+
+const S: u64 = SAMPLE_RATE as u64;
+
+fn settings(once: bool) -> Settings {
+    Settings {
+        once,
+        intent_end: Some(Duration::from_millis(300)),
+        phrase_end: None,
+        wake_check: true,
+        conversation_idle: Duration::from_secs(120),
+        muted: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+/// Every utterance is a request (no wake words).
+fn open_mic() -> Conductor {
+    Conductor::new(settings(false), Attention::new(false, Duration::ZERO))
+}
+
+/// Wake words on, a five-second follow-up window.
+fn with_wake_words() -> Conductor {
+    Conductor::new(
+        settings(false),
+        Attention::new(true, Duration::from_secs(5)),
+    )
+}
+
+/// Speech from `start` s to `end` s on the input clock, which starts at `t0` on the wall
+/// clock, endpointed after 0.64 s of hangover.
+fn utterance(start: f64, end: f64, t0: Instant) -> Utterance {
+    let (start, speech_end) = ((start * S as f64) as u64, (end * S as f64) as u64);
+    Utterance {
+        samples: vec![0.0; (speech_end - start + S * 64 / 100) as usize].into(),
+        start,
+        speech_end,
+        endpointed_at: t0 + Duration::from_secs_f64(end + 0.64),
+    }
+}
+
+/// `secs` on the wall clock after `t0`.
+fn at(t0: Instant, secs: f64) -> Instant {
+    t0 + Duration::from_secs_f64(secs)
+}
+
+fn heard(text: &str) -> Result<Heard, String> {
+    Ok(Heard {
+        text: text.into(),
+        endpointed_at: Instant::now(),
+        stt_ms: 120.0,
+        phrase_pass: None,
+        ends_request: false,
+    })
+}
+
+fn answer(reply: &str) -> Result<Turn, String> {
+    Ok(Turn {
+        path: Handled::Intent,
+        reply: reply.into(),
+        hops: Vec::new(),
+        timings_ms: Timings::default(),
+        cancelled: false,
+        unfounded: None,
+    })
+}
+
+fn sentence(text: &str) -> Option<Speakable> {
+    Speakable::sanitize(text)
+}
+
+fn done(reply: ReplyId, audio_secs: f64) -> Input {
+    Input::Tts(TtsEvent::SentenceDone {
+        reply,
+        index: 0,
+        chars: 10,
+        audio_secs,
+        synth_ms: 80.0,
+        lead_ms: 5.0,
+    })
+}
+
+fn started(reply: ReplyId, at: Instant) -> Input {
+    Input::Playback(PlaybackEvent::Started { reply, at })
+}
+
+fn played(reply: ReplyId, at: Instant) -> Input {
+    Input::Playback(PlaybackEvent::Stopped {
+        reply,
+        at,
+        interrupted: false,
+    })
+}
+
+/// "Hey Jarvis" ending at `end_s` on the input clock, detected then.
+fn wake_word(end_s: f64, t0: Instant) -> Input {
+    Input::Wake(WakeWord {
+        name: "Hey Jarvis".into(),
+        probability: 0.9,
+        end: (end_s * S as f64) as u64,
+        at: at(t0, end_s),
+    })
+}
+
+/// The recognitions asked for: job, where the utterance starts (samples), hold.
+fn recognitions(actions: &[Action]) -> Vec<(Job, u64, Hold)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Recognise {
+                job,
+                utterance,
+                hold,
+            } => Some((*job, utterance.start, *hold)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one agent turn asked for: job, request, held.
+fn asked(actions: &[Action]) -> Option<(Job, String, bool)> {
+    let asks: Vec<_> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Ask {
+                job, request, held, ..
+            } => Some((*job, request.clone(), *held)),
+            _ => None,
+        })
+        .collect();
+    assert!(asks.len() <= 1, "one ask at a time: {actions:?}");
+    asks.into_iter().next()
+}
+
+/// The sentences spoken, and the reply they belong to.
+fn spoken(actions: &[Action]) -> Vec<(ReplyId, String)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Speak { reply, sentence } => Some((*reply, sentence.as_str().to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn turns(actions: &[Action]) -> Vec<&VoiceTurn> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Turn(t) => Some(&**t),
+            _ => None,
+        })
+        .collect()
+}
+
+fn has(actions: &[Action], want: impl Fn(&Action) -> bool) -> bool {
+    actions.iter().any(want)
+}
+
+fn activity(actions: &[Action]) -> Vec<Activity> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Publish(Event::Activity { activity }) => Some(*activity),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A request said from `start` s for 1.5 s, heard as `transcript` and asked as `request`:
+/// the agent's job and the turn's reply id, once the agent has sent its first sentence.
+fn ask_and_start_reply(
+    c: &mut Conductor,
+    t0: Instant,
+    (transcript, request): (&str, &str),
+    start: f64,
+) -> (Job, ReplyId) {
+    let u = utterance(start, start + 1.5, t0);
+    let now = u.endpointed_at;
+    let a = c.on(Input::Listen(ListenEvent::Utterance(u)), now);
+    let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
+        panic!("the request is recognised: {a:?}");
+    };
+    let heard = heard(transcript);
+    let a = c.on(Input::Heard { job: stt, heard }, now);
+    let (job, asked_for, held) = asked(&a).expect("the agent is asked");
+    assert_eq!((asked_for.as_str(), held), (request, false));
+    let published =
+        |a: &Action| matches!(a, Action::Publish(Event::Heard { text }) if text == request);
+    assert!(has(&a, published));
+    let sentence = sentence("It is on.");
+    let a = c.on(Input::Sentence { job, sentence }, now);
+    let [(reply, _)] = spoken(&a)[..] else {
+        panic!("the sentence is spoken: {a:?}");
+    };
+    (job, reply)
+}
+
+#[test]
+fn a_request_is_recognised_answered_spoken_and_played_then_reported() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    assert_eq!(activity(&c.start()), [Activity::Listening]);
+    let (job, reply) = ask_and_start_reply(
+        &mut c,
+        t0,
+        ("turn on the kitchen light", "turn on the kitchen light"),
+        1.0,
+    );
+    let a = c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        t0,
+    );
+    assert!(a.is_empty(), "{a:?}");
+    let a = c.on(
+        Input::Answered {
+            job,
+            turn: answer("It is on."),
+        },
+        t0,
+    );
+    assert!(a.is_empty(), "Tts has not finished the sentence: {a:?}");
+    let a = c.on(done(reply, 1.2), t0);
+    assert!(
+        matches!(a[..], [Action::EndOfReply(r)] if r == reply),
+        "{a:?}"
+    );
+    let a = c.on(started(reply, t0 + Duration::from_millis(5)), t0);
+    assert_eq!(activity(&a), [Activity::Speaking]);
+    let a = c.on(played(reply, t0 + Duration::from_secs(2)), t0);
+    let [t] = turns(&a)[..] else {
+        panic!("the turn is reported once played: {a:?}");
+    };
+    assert_eq!(t.heard, "turn on the kitchen light");
+    assert_eq!(t.turn.as_ref().map(|t| t.reply.as_str()), Some("It is on."));
+    assert!(t.error.is_none() && !t.interrupted);
+    assert!(t.timings_ms.first_audio.is_some() && t.timings_ms.first_tts_chunk.is_some());
+    assert_eq!((t.start_s, t.end_s), (1.0, 2.5));
+    assert_eq!(activity(&a), [Activity::Listening]);
+    assert!(!c.is_over());
+}
+
+#[test]
+fn a_barge_in_stops_the_reply_and_its_speech_is_answered_next() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let (job, reply) = ask_and_start_reply(&mut c, t0, ("tell me a story", "tell me a story"), 1.0);
+    c.on(done(reply, 3.0), t0);
+    c.on(started(reply, t0), t0);
+    let a = c.on(Input::Listen(ListenEvent::BargeIn { at: t0 }), t0);
+    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(5.0, 6.0, t0))),
+        t0,
+    );
+    assert!(
+        recognitions(&a).is_empty(),
+        "heard during the turn: it waits: {a:?}"
+    );
+    c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        t0,
+    );
+    let a = c.on(
+        Input::Answered {
+            job,
+            turn: Err("cancelled".into()),
+        },
+        t0,
+    );
+    let [t] = turns(&a)[..] else {
+        panic!("an interrupted turn does not wait for its playback: {a:?}");
+    };
+    assert!(t.interrupted);
+    let [(_, start, Hold::House)] = recognitions(&a)[..] else {
+        panic!("the barge-in's speech is recognised next: {a:?}");
+    };
+    assert_eq!(start, 5 * S);
+    // a late chunk's end of the stopped reply changes nothing
+    assert!(c.on(done(reply, 1.0), t0).is_empty());
+}
+
+#[test]
+fn with_wake_words_speech_over_a_reply_plays_on_and_a_wake_word_stops_it() {
+    let (mut c, t0) = (with_wake_words(), Instant::now());
+    let a = c.on(wake_word(1.0, t0), t0);
+    assert!(has(&a, |a| matches!(a, Action::Cue)));
+    let (_, reply) = ask_and_start_reply(
+        &mut c,
+        t0,
+        ("Hey Jarvis, what time is it?", "what time is it?"),
+        0.9,
+    );
+    c.on(done(reply, 1.0), t0);
+    let a = c.on(Input::Listen(ListenEvent::BargeIn { at: t0 }), t0);
+    assert!(
+        !has(&a, |a| matches!(a, Action::StopReply)),
+        "the television talks: {a:?}"
+    );
+    let a = c.on(wake_word(5.0, t0), t0);
+    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(has(&a, |a| matches!(a, Action::Cue)));
+}
+
+#[test]
+fn stop_said_at_a_pause_during_a_reply_stops_it() {
+    let (mut c, t0) = (with_wake_words(), Instant::now());
+    c.on(Input::ListenCalled, t0);
+    let (_, reply) = ask_and_start_reply(&mut c, t0, ("tell me a story", "tell me a story"), 0.5);
+    c.on(done(reply, 5.0), t0);
+    let a = c.on(
+        Input::Listen(ListenEvent::Pause(utterance(4.0, 4.5, t0))),
+        t0,
+    );
+    let [(check, _, Hold::Open)] = recognitions(&a)[..] else {
+        panic!("a short stretch of speech is checked for stop: {a:?}");
+    };
+    let a = c.on(
+        Input::Heard {
+            job: check,
+            heard: heard("Stop."),
+        },
+        t0,
+    );
+    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+}
+
+#[test]
+fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let paused = utterance(1.0, 2.5, t0);
+    let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
+    let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
+        panic!("recognition starts at the pause: {a:?}");
+    };
+    let a = c.on(
+        Input::Heard {
+            job: stt,
+            heard: heard("Turn on the kitchen light."),
+        },
+        t0,
+    );
+    let Some(Action::CheckIntent {
+        job: check,
+        request,
+        ..
+    }) = a.first()
+    else {
+        panic!("the agent is asked whether an intent answers: {a:?}");
+    };
+    assert_eq!(request, "Turn on the kitchen light.");
+    let a = c.on(
+        Input::Intent {
+            job: *check,
+            intent: true,
+        },
+        t0,
+    );
+    assert!(
+        a.is_empty(),
+        "the turn waits for intent_end of silence: {a:?}"
+    );
+    let end = c.deadline().expect("a deadline at the end of intent_end");
+    assert_eq!(end, at(t0, 2.5 + 0.3), "300 ms after the speech ended");
+    let a = c.on(Input::Tick, end);
+    assert!(
+        recognitions(&a).is_empty(),
+        "the early transcript is the turn's: {a:?}"
+    );
+    let (job, request, _) = asked(&a).expect("the turn starts at the pause");
+    assert_eq!(request, "Turn on the kitchen light.");
+    // the same utterance, endpointed after the hangover with nothing more said
+    let a = c.on(Input::Listen(ListenEvent::Utterance(paused)), end);
+    assert!(a.is_empty(), "already answered: {a:?}");
+    let a = c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        end,
+    );
+    assert!(a.is_empty());
+    let a = c.on(
+        Input::Answered {
+            job,
+            turn: answer(""),
+        },
+        end,
+    );
+    assert_eq!(turns(&a).len(), 1);
+    assert!(recognitions(&a).is_empty(), "nothing more to answer: {a:?}");
+}
+
+#[test]
+fn a_speculative_turn_stands_when_the_utterance_ends_with_the_same_words() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let paused = utterance(1.0, 2.5, t0);
+    let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
+    let [(stt, ..)] = recognitions(&a)[..] else {
+        panic!("{a:?}")
+    };
+    let a = c.on(
+        Input::Heard {
+            job: stt,
+            heard: heard("Tell me a joke."),
+        },
+        t0,
+    );
+    let Some(Action::CheckIntent { job: check, .. }) = a.first() else {
+        panic!("{a:?}")
+    };
+    let a = c.on(
+        Input::Intent {
+            job: *check,
+            intent: false,
+        },
+        t0,
+    );
+    let (job, _, held) = asked(&a).expect("the model is asked at the pause");
+    assert!(held);
+    // what it writes before it stands waits
+    assert!(c
+        .on(
+            Input::Sentence {
+                job,
+                sentence: sentence("Why not.")
+            },
+            t0
+        )
+        .is_empty());
+    let a = c.on(Input::Listen(ListenEvent::Utterance(paused)), t0);
+    assert!(
+        has(
+            &a,
+            |a| matches!(a, Action::GoAhead { job: j, go: true } if *j == job)
+        ),
+        "{a:?}"
+    );
+    assert!(asked(&a).is_none(), "not asked twice: {a:?}");
+    assert_eq!(spoken(&a).len(), 1, "the sentence kept is spoken: {a:?}");
+}
+
+#[test]
+fn speech_that_resumes_drops_the_speculative_turn() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let a = c.on(
+        Input::Listen(ListenEvent::Pause(utterance(1.0, 2.5, t0))),
+        t0,
+    );
+    let [(stt, ..)] = recognitions(&a)[..] else {
+        panic!("{a:?}")
+    };
+    let a = c.on(
+        Input::Heard {
+            job: stt,
+            heard: heard("Tell me"),
+        },
+        t0,
+    );
+    let Some(Action::CheckIntent { job: check, .. }) = a.first() else {
+        panic!("{a:?}")
+    };
+    let a = c.on(
+        Input::Intent {
+            job: *check,
+            intent: false,
+        },
+        t0,
+    );
+    let (job, ..) = asked(&a).expect("held ask");
+    let a = c.on(Input::Listen(ListenEvent::Resumed { start: S }), t0);
+    assert!(
+        has(
+            &a,
+            |a| matches!(a, Action::GoAhead { job: j, go: false } if *j == job)
+        ),
+        "{a:?}"
+    );
+    // the whole utterance is recognised afresh
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(1.0, 4.0, t0))),
+        t0,
+    );
+    assert_eq!(recognitions(&a).len(), 1, "{a:?}");
+}
+
+#[test]
+fn utterances_dropped_during_a_long_turn_are_owned_up_to_then_the_latest_answered() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let (job, reply) =
+        ask_and_start_reply(&mut c, t0, ("run the long job", "run the long job"), 1.0);
+    for i in 0..4 {
+        let start = 3.0 + 2.0 * f64::from(i);
+        c.on(
+            Input::Listen(ListenEvent::Utterance(utterance(start, start + 1.0, t0))),
+            t0,
+        );
+    }
+    c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        t0,
+    );
+    c.on(
+        Input::Answered {
+            job,
+            turn: answer("Done."),
+        },
+        t0,
+    );
+    c.on(done(reply, 1.0), t0);
+    c.on(started(reply, t0), t0);
+    let a = c.on(played(reply, t0), t0);
+    assert_eq!(turns(&a).len(), 1);
+    let [(notice, said)] = &spoken(&a)[..] else {
+        panic!("one utterance of four was dropped: hearth says so: {a:?}");
+    };
+    assert_eq!(said, MISSED);
+    assert!(
+        recognitions(&a).is_empty(),
+        "not before the notice has played: {a:?}"
+    );
+    let a = c.on(done(*notice, 1.0), t0);
+    assert!(
+        matches!(a[..], [Action::EndOfReply(r)] if r == *notice),
+        "{a:?}"
+    );
+    let a = c.on(played(*notice, t0), t0);
+    let [(_, start, _)] = recognitions(&a)[..] else {
+        panic!("then the oldest kept is answered: {a:?}");
+    };
+    assert_eq!(start, 5 * S, "the first of four was dropped");
+}
+
+#[test]
+fn a_wake_word_said_alone_whose_transcript_lacks_it_answers_nothing() {
+    let (mut c, t0) = (with_wake_words(), Instant::now());
+    c.on(wake_word(1.4, t0), t0);
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(1.0, 1.5, t0))),
+        t0,
+    );
+    let [(check, _, Hold::Open)] = recognitions(&a)[..] else {
+        panic!("the wake word alone is checked: {a:?}");
+    };
+    // the request follows, in the window, while the check runs
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(2.5, 4.0, t0))),
+        t0,
+    );
+    assert!(recognitions(&a).is_empty(), "it waits for the check: {a:?}");
+    let a = c.on(
+        Input::Heard {
+            job: check,
+            heard: heard("Hey Travis."),
+        },
+        t0,
+    );
+    assert!(recognitions(&a).is_empty() && asked(&a).is_none(), "{a:?}");
+    assert_eq!(activity(&a), [Activity::Listening]);
+}
+
+#[test]
+fn a_wake_word_said_alone_that_stands_lets_the_request_through() {
+    let (mut c, t0) = (with_wake_words(), Instant::now());
+    c.on(wake_word(1.4, t0), t0);
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(1.0, 1.5, t0))),
+        t0,
+    );
+    let [(check, ..)] = recognitions(&a)[..] else {
+        panic!("{a:?}")
+    };
+    c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(2.5, 4.0, t0))),
+        t0,
+    );
+    let a = c.on(
+        Input::Heard {
+            job: check,
+            heard: heard("Hey Jarvis."),
+        },
+        t0,
+    );
+    let [(_, start, Hold::House)] = recognitions(&a)[..] else {
+        panic!("the request is recognised: {a:?}");
+    };
+    assert_eq!(start, (2.5 * S as f64) as u64);
+}
+
+#[test]
+fn shutdown_cuts_the_reply_short_and_ends_the_run_once_the_agent_has_ended() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let (job, reply) = ask_and_start_reply(&mut c, t0, ("tell me a story", "tell me a story"), 1.0);
+    c.on(done(reply, 3.0), t0);
+    let a = c.on(Input::Shutdown, t0);
+    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(!c.is_over(), "the agent ends its turn first");
+    c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        t0,
+    );
+    let a = c.on(
+        Input::Answered {
+            job,
+            turn: Err("cancelled".into()),
+        },
+        t0,
+    );
+    assert_eq!(turns(&a).len(), 1);
+    assert!(c.is_over());
+}
+
+#[test]
+fn between_turns_shutdown_or_the_end_of_the_input_ends_the_run() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    c.on(Input::Shutdown, t0);
+    assert!(c.is_over());
+    let mut c = Conductor::new(settings(true), Attention::new(false, Duration::ZERO));
+    c.on(Input::Listen(ListenEvent::End), t0);
+    assert!(c.is_over(), "once: the input's end is the run's");
+    let mut c = open_mic();
+    c.on(Input::Listen(ListenEvent::End), t0);
+    assert!(!c.is_over(), "a daemon's input may come back");
+    c.on(Input::ListenClosed, t0);
+    assert!(c.is_over());
+}
+
+#[test]
+fn a_stage_that_dies_for_good_ends_the_turn_and_the_run() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    ask_and_start_reply(&mut c, t0, ("tell me a story", "tell me a story"), 1.0);
+    let a = c.on(Input::Failed, t0);
+    assert!(has(&a, |a| matches!(a, Action::CancelTurn)), "{a:?}");
+    let [t] = turns(&a)[..] else { panic!("{a:?}") };
+    assert!(t.error.is_some());
+    assert!(c.is_over());
+}
+
+#[test]
+fn a_quiet_spell_starts_a_new_conversation() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let session = |a: &[Action]| {
+        a.iter()
+            .find_map(|a| match a {
+                Action::Ask { session, .. } => Some(session.clone()),
+                _ => None,
+            })
+            .expect("asked")
+    };
+    let mut answered_at = t0;
+    let mut sessions = Vec::new();
+    for (i, later) in [0u64, 10, 300].into_iter().enumerate() {
+        let at = answered_at + Duration::from_secs(later);
+        let start = 10.0 * i as f64;
+        let a = c.on(
+            Input::Listen(ListenEvent::Utterance(utterance(start, start + 1.0, at))),
+            at,
+        );
+        let [(stt, ..)] = recognitions(&a)[..] else {
+            panic!("{a:?}")
+        };
+        let a = c.on(
+            Input::Heard {
+                job: stt,
+                heard: heard("what time is it"),
+            },
+            at,
+        );
+        sessions.push(session(&a));
+        let (job, ..) = asked(&a).expect("asked");
+        c.on(
+            Input::Sentence {
+                job,
+                sentence: None,
+            },
+            at,
+        );
+        c.on(
+            Input::Answered {
+                job,
+                turn: answer(""),
+            },
+            at,
+        );
+        answered_at = at;
+    }
+    assert_eq!(sessions, ["voice-0", "voice-0", "voice-1"]);
+}
+
+#[test]
+fn muted_utterances_and_wake_words_are_dropped_unheard() {
+    let (mut c, t0) = (with_wake_words(), Instant::now());
+    c.settings.muted.store(true, Ordering::SeqCst);
+    let a = c.on(wake_word(1.0, t0), t0);
+    assert!(a.is_empty(), "{a:?}");
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(0.5, 2.0, t0))),
+        t0,
+    );
+    assert!(a.is_empty(), "{a:?}");
+}
+
+#[test]
+fn a_failed_recognition_is_reported_and_nothing_is_asked() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(1.0, 2.0, t0))),
+        t0,
+    );
+    let [(stt, ..)] = recognitions(&a)[..] else {
+        panic!("{a:?}")
+    };
+    let a = c.on(
+        Input::Heard {
+            job: stt,
+            heard: Err("whisper failed".into()),
+        },
+        t0,
+    );
+    let [t] = turns(&a)[..] else { panic!("{a:?}") };
+    assert_eq!(t.error.as_deref(), Some("whisper failed"));
+    assert!(asked(&a).is_none());
+}
