@@ -21,7 +21,9 @@
 //! mode runs), `--json FILE` (the results), `--hearth PATH` (another `hearth` build, with
 //! `hearth-stt` beside it; default: this checkout's), `--tools DIR` (the manifests it runs
 //! with; default: this checkout's `tools`), `--seed N` (the noise), `--work DIR` (the input
-//! WAV, replies, logs; default a temp dir).
+//! WAV and its request windows, replies, logs; default a temp dir), `--replay DIR` (`spoken`:
+//! play the input another run left in its `--work DIR` again, not a new synthesis: Piper's
+//! voice differs per synthesis, so two builds compared on two inputs differ by that too).
 //!
 //! How a household without hand-written sentences fares:
 //! - `--tools-as declared|bare` (declared): `bare` runs on a copy of `--tools` (in the work
@@ -81,7 +83,7 @@ use session::set::{Case, Kind};
 
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
-[--work DIR] [--tools-as declared|bare] [--no-intents] [--voice NAME] [--snr DB] [--reverb]";
+[--work DIR] [--replay DIR] [--tools-as declared|bare] [--no-intents] [--voice NAME] [--snr DB] [--reverb]";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -146,6 +148,9 @@ struct Options {
     tools: PathBuf,
     seed: u64,
     work: PathBuf,
+    /// `spoken`: the input WAV and its windows another run left in this work dir, played
+    /// again (the same audio through two builds)
+    replay: Option<PathBuf>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -164,6 +169,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         tools: Path::new(env!("CARGO_MANIFEST_DIR")).join("tools"),
         seed: 7,
         work: std::env::temp_dir().join(format!("hearth-session-{}", std::process::id())),
+        replay: None,
     };
     let mut f = bench::Flags::new(args);
     while let Some(a) = f.next_flag() {
@@ -181,6 +187,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--tools" => o.tools = f.value(a)?.into(),
             "--seed" => o.seed = f.number(a)? as u64,
             "--work" => o.work = f.value(a)?.into(),
+            "--replay" => o.replay = Some(f.value(a)?.into()),
             "--tools-as" => {
                 o.tools_as = match f.value(a)? {
                     "declared" => ToolsAs::Declared,
@@ -361,6 +368,27 @@ fn progress(v: &Value) {
 
 /// Every case spoken into one WAV, through one `hearth run`.
 fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
+    let (wav, spoken) = match &opts.replay {
+        Some(dir) => replayed(dir, cases.len())?,
+        None => spoken_input(opts, cases)?,
+    };
+    // only a guard against a hang: a busy machine queues turns for minutes
+    let limit = Duration::from_secs_f64(spoken.secs + 60.0 * cases.len() as f64 + 300.0);
+    let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
+    let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
+    Ok(score_all(cases, &spoken.windows, observed))
+}
+
+/// Where each request lies in a spoken input, and its length, kept beside the WAV.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Spoken {
+    windows: Vec<(f64, f64)>,
+    secs: f64,
+}
+
+/// Every case spoken into one WAV in the work dir (and its windows beside it, for
+/// `--replay`).
+fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), String> {
     let mut speaker = talker(opts)?;
     let clips = cases
         .iter()
@@ -377,11 +405,42 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
         input.secs(),
         wav.display()
     );
-    // only a guard against a hang: a busy machine queues turns for minutes
-    let limit = Duration::from_secs_f64(input.secs() + 60.0 * cases.len() as f64 + 300.0);
-    let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
-    let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
-    Ok(score_all(cases, &input.windows, observed))
+    let spoken = Spoken {
+        windows: input.windows.clone(),
+        secs: input.secs(),
+    };
+    let text = serde_json::to_string(&spoken).map_err(|e| e.to_string())?;
+    let at = opts.work.join("spoken-input.json");
+    std::fs::write(&at, text).map_err(|e| format!("writing {}: {e}", at.display()))?;
+    Ok((wav, spoken))
+}
+
+/// The input another run left in `dir` (`spoken-input.wav` and `.json`), for `cases` cases.
+fn replayed(dir: &Path, cases: usize) -> Result<(PathBuf, Spoken), String> {
+    let (wav, at) = (dir.join("spoken-input.wav"), dir.join("spoken-input.json"));
+    let text = std::fs::read_to_string(&at).map_err(|e| {
+        format!(
+            "--replay: reading {}: {e} (run once with --work {} first)",
+            at.display(),
+            dir.display()
+        )
+    })?;
+    let spoken: Spoken =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", at.display()))?;
+    if spoken.windows.len() != cases || !wav.is_file() {
+        return Err(format!(
+            "--replay: {} holds {} requests and {} a WAV; this run has {cases} (same --set and --limit?)",
+            dir.display(),
+            spoken.windows.len(),
+            if wav.is_file() { "" } else { "no" }
+        ));
+    }
+    eprintln!(
+        "session: replaying {:.0} s of input from {}",
+        spoken.secs,
+        wav.display()
+    );
+    Ok((wav, spoken))
 }
 
 /// `clip` with `pause_ms` of silence in its longest gap between words (as it is when it has

@@ -343,3 +343,47 @@ fn no_two_sibling_modules_import_each_other() {
          (still two-way: {known_seen:?})"
     );
 }
+
+/// Directories whose `mod.rs` (or parent file) only declares and re-exports: their children
+/// import from each other, never from it. A directory renovated so joins the list.
+const FACADES: [&str; 2] = ["agent", "pipeline/conductor"];
+
+#[test]
+fn no_child_of_a_facade_calls_back_into_it() {
+    let mut back = Vec::new();
+    for dir in FACADES {
+        let files: Vec<PathBuf> = std::fs::read_dir(root().join("src").join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .filter(|p| p.file_stem().is_some_and(|s| s != "mod" && s != "tests"))
+            .collect();
+        let siblings: Vec<String> = files
+            .iter()
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(siblings.len() >= 3, "src/{dir}: {siblings:?}");
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (n, line) in code_lines(code) {
+                for (at, _) in line.match_indices("super::") {
+                    let name: String = line[at + "super::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    // `super::{a, b}` lists are spelled out one module each
+                    if !siblings.contains(&name) {
+                        back.push(format!("{}:{n}: super::{name}", file.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        back.is_empty(),
+        "children that import from their parent module (it only declares and re-exports: \
+         import from the sibling that holds the item):\n{}",
+        back.join("\n")
+    );
+}

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::check::Earlier;
+use super::check::{ReplyCheck, Unfounded};
+use super::messages::AgentError;
 use super::reading::Carried;
 use super::reply::echo_sentence;
-use super::{AgentError, ReplyCheck, Shared, Unfounded};
+use super::shared::Shared;
 use crate::llm::{
     EngineError, EngineMsg, GenEvent, GenRequest, GenStats, LazyGrammar, StopReason, REPLY_LARK,
 };

@@ -14,7 +14,7 @@
 //! from the turn's messages), and a turn that answered nothing is not kept at all
 //! ([`answered`]), nor one that gave up.
 
-use super::{CallReport, APOLOGY, NOTHING_DONE};
+use super::messages::{CallReport, APOLOGY, NOTHING_DONE};
 use crate::llm::python_json;
 use crate::llm::ChatMessage;
 use crate::preset::GrammarShape;

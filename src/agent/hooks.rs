@@ -23,10 +23,11 @@
 use serde_json::Value;
 
 use super::check::refers_back;
+use super::check::{ReplyCheck, Unfounded};
 use super::generate::Guard;
+use super::messages::{APOLOGY, NOTHING_DONE};
 use super::reply::{sentences_of, speakable};
 use super::words::request_parts;
-use super::{ReplyCheck, Unfounded, APOLOGY, NOTHING_DONE};
 use crate::llm::{ChatMessage, ToolChoice};
 use crate::preset::Preset;
 use crate::toolcall::{Rejected, ToolCall, ToolSet};

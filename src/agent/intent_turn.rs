@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
+use super::confirm;
 use super::hooks::reply_from_results;
+use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn};
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
-use super::{
-    call_wire, confirm, remember_turn, run_calls, AgentError, Ask, CallReport, Handled, HopReport,
-    Session, Shared, Timings, Turn,
-};
+use super::session::Session;
+use super::shared::{call_wire, remember_turn, run_calls, Shared};
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GenStats};
 use crate::toolcall::{Telemetry, ToolCall, ToolSet};
@@ -154,7 +154,7 @@ pub(super) async fn answer_question(
             tracing::info!(question = %pending.question, "not an answer: the held calls are dropped");
             // dropped for good, also when this turn keeps nothing
             if ask.hold.is_none() {
-                shared.change_session(&ask.session, |s| s.pending = None);
+                shared.sessions.change(&ask.session, |s| s.pending = None);
             }
             return Ok(None);
         }

@@ -14,16 +14,17 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::check::Earlier;
+use super::check::{ReplyCheck, Unfounded};
 use super::generate::{generate, Generated, Grammar, Guard};
+use super::history;
 use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
 use super::intent_turn::{answer_question, intent_turn};
+use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY};
 use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
-use super::{
-    history, remember_turn, render_fitting, reply_check, run_calls, snapshot, AgentError, Ask,
-    CallReport, Handled, HopReport, ReplyCheck, Session, Shared, Timings, Turn, Unfounded, APOLOGY,
-};
+use super::session::Session;
+use super::shared::{remember_turn, render_fitting, reply_check, run_calls, snapshot, Shared};
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GrammarError, GrammarShape, StopReason, ToolChoice, REPLY_LARK};
 use crate::toolcall::{ToolCall, ToolSet};
@@ -208,7 +209,7 @@ pub(super) async fn run_turn(
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
-    let mut session = shared.session(&ask.session);
+    let mut session = shared.sessions.get(&ask.session);
     if let Some(turn) = answer_question(shared, &registry, &ask, &mut session).await? {
         return Ok(turn);
     }

@@ -24,20 +24,13 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::{snapshot, AgentError, Shared};
+use super::messages::AgentError;
+use super::shared::{count_tokens, snapshot, Shared};
 use crate::llm::{ChatMessage, EngineMsg, GenStats, StopReason};
 
 /// Stands for the request while the next prompt is rendered; the prefix is what comes
 /// before it. (Invisible separators around a name no request holds.)
 const REQUEST_MARK: &str = "\u{2063}hearth-request\u{2063}";
-
-/// The warm-up on its task: whether one runs, and the session of the one asked for next
-/// (`Some(None)`: a new session's).
-#[derive(Debug, Default)]
-pub(super) struct Warming {
-    running: bool,
-    next: Option<Option<String>>,
-}
 
 /// Warm the next prompt of `session` on a task of its own, after the warm-up under way if
 /// there is one (logged if it fails: a cold prompt is slower, not wrong).
@@ -104,7 +97,7 @@ pub(super) async fn warm(
             .map_err(|_| AgentError::Actor("engine"))?;
     }
     let history = session
-        .map(|id| shared.peek_session(id, |s| s.history.clone()))
+        .map(|id| shared.sessions.peek(id, |s| s.history.clone()))
         .unwrap_or_default();
     let tools = registry.openai_tools();
     let Some(whole) = prefix_of(shared, &history, &tools).await? else {
@@ -136,7 +129,7 @@ pub(super) async fn warm(
         "next prompt warmed"
     );
     if let (Some(n), Some(id), true) = (cut, session, finished) {
-        let done = shared.change_session(id, |s| {
+        let done = shared.sessions.change(id, |s| {
             // only the history this cut was worked out on (no turn added meanwhile)
             let same = s.history == history;
             if same {
@@ -177,7 +170,7 @@ async fn cut_back(
         let kept = prefix_of(shared, &history[at..], tools).await?;
         Ok::<_, AgentError>(kept.filter(|(_, n)| n.saturating_sub(base) <= limit))
     };
-    let under_way = shared.peek_session(session, |s| s.cutting.clone());
+    let under_way = shared.sessions.peek(session, |s| s.cutting.clone());
     if let Some((at, first)) = under_way {
         if history.get(at) == Some(&first) {
             if let Some(kept) = within(at, bound).await? {
@@ -203,7 +196,9 @@ async fn cut_back(
     }
     if let Some((at, _)) = &cut {
         let first = history[*at].clone();
-        shared.change_session(session, |s| s.cutting = Some((*at, first)));
+        shared
+            .sessions
+            .change(session, |s| s.cutting = Some((*at, first)));
     }
     Ok(cut)
 }
@@ -217,7 +212,7 @@ async fn prefix_of(
 ) -> Result<Option<(String, usize)>, AgentError> {
     match next_prefix(shared, history.to_vec(), tools)? {
         Some(p) => {
-            let n = super::count_tokens(shared, &p).await?;
+            let n = count_tokens(shared, &p).await?;
             Ok(Some((p, n)))
         }
         None => Ok(None),

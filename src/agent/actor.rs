@@ -1,0 +1,290 @@
+//! The agent actor: the one queue of requests (each waits up to its deadline, in arrival
+//! order), one turn at a time on a task of its own, cancellation, and what it answers
+//! without a turn (`IsIntent`, `Reset`, `Ping`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tracing::Instrument;
+
+use super::intent_turn;
+use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Turn, QUEUE_LIMIT};
+use super::shared::{build_shared, snapshot, Shared};
+use super::turn::run_turn;
+use super::warm;
+use crate::llm::EngineMsg;
+use crate::tools::ToolsMsg;
+
+/// The agent actor's state.
+pub struct AgentState {
+    shared: Arc<Shared>,
+    /// The latest turn: its cancel flag, its done flag (set before the reply is sent, so the
+    /// caller's next Ask is never refused), and its task (a panicked turn is finished too).
+    running: Option<TurnHandle>,
+    /// The one turn queue: every request that waits for a turn (spoken, D-Bus, CLI), in the
+    /// order it came, each with its deadline.
+    queue: std::collections::VecDeque<Queued>,
+    /// The queue's length, for [`crate::bounded::levels`].
+    queued: crate::bounded::Gauge,
+}
+
+/// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
+/// it unwinds from a panic.
+struct TurnEnded(ActorRef<AgentMsg>);
+
+impl Drop for TurnEnded {
+    fn drop(&mut self) {
+        let _ = self.0.cast(AgentMsg::TurnDone);
+    }
+}
+
+/// A request waiting for its turn.
+struct Queued {
+    ask: Ask,
+    reply: RpcReplyPort<Result<Turn, AgentError>>,
+    /// When it was queued (for the error when its deadline passes).
+    since: Instant,
+}
+
+impl AgentState {
+    /// Forget a turn that has ended, refuse queued requests whose deadline has passed (or
+    /// whose caller has gone), and start the next one if no turn runs.
+    fn pump(&mut self, myself: &ActorRef<AgentMsg>) {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|t| t.done.load(Ordering::SeqCst) || t.task.is_finished())
+        {
+            self.running = None;
+        }
+        let now = Instant::now();
+        let (waiting, expired): (Vec<Queued>, Vec<Queued>) = self
+            .queue
+            .drain(..)
+            .filter(|q| !q.reply.is_closed())
+            .partition(|q| q.ask.deadline > now);
+        self.queue = waiting.into();
+        for q in expired {
+            let _ = q
+                .reply
+                .send(Err(AgentError::WaitedTooLong(q.since.elapsed())));
+        }
+        if self.running.is_none() {
+            if let Some(next) = self.queue.pop_front() {
+                self.start(next.ask, next.reply, myself);
+            }
+        }
+        self.queued.set(self.queue.len());
+    }
+
+    /// Queue `ask` behind the running turn, or refuse it: it may not wait, or the queue is
+    /// full.
+    fn enqueue(
+        &mut self,
+        ask: Ask,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+        myself: &ActorRef<AgentMsg>,
+    ) {
+        let now = Instant::now();
+        if ask.deadline <= now {
+            let _ = reply.send(Err(AgentError::Busy));
+            return;
+        }
+        if self.queue.len() >= QUEUE_LIMIT {
+            let _ = reply.send(Err(AgentError::QueueFull));
+            return;
+        }
+        tracing::info!(
+            waiting = self.queue.len() + 1,
+            "another turn is running; this request waits for it"
+        );
+        myself.send_after(ask.deadline - now, || AgentMsg::Expire);
+        self.queue.push_back(Queued {
+            ask,
+            reply,
+            since: now,
+        });
+        self.queued.set(self.queue.len());
+    }
+
+    /// Run `ask`'s turn on a task of its own; it reports `TurnDone` when it has ended.
+    fn start(
+        &mut self,
+        ask: Ask,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+        myself: &ActorRef<AgentMsg>,
+    ) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let shared = self.shared.clone();
+        if let Ok(mut last) = shared.last_session.lock() {
+            *last = Some(ask.session.clone());
+        }
+        let session = ask.session.clone();
+        if let Some(hold) = ask.hold.clone() {
+            drop_when_refused(hold, cancel.clone(), done.clone(), shared.engine.clone());
+        }
+        shared.turns.fetch_add(1, Ordering::SeqCst);
+        // a warm-up under way gives way: what it evaluated stays cached, the rest is the
+        // turn's to evaluate (or, for a history being cut back, the next warm-up's)
+        if warm::under_way(&shared) {
+            let _ = shared.engine.cast(EngineMsg::Cancel);
+        }
+        let span = tracing::info_span!("turn", session = %ask.session);
+        let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
+        let task = tokio::spawn(
+            async move {
+                // the queue moves on when this task ends, however it ends (a panic too)
+                let _done = TurnEnded(myself);
+                let out = run_turn(&shared, ask, &flag).await;
+                match &out {
+                    Err(e) => tracing::warn!(error = %e, "turn failed"),
+                    Ok(turn) if !turn.reply.is_empty() => crate::events::publish(
+                        shared.cfg.events.as_ref(),
+                        crate::events::Event::Replied {
+                            text: turn.reply.clone(),
+                        },
+                    ),
+                    Ok(_) => {}
+                }
+                finished.store(true, Ordering::SeqCst);
+                shared.turns.fetch_sub(1, Ordering::SeqCst);
+                let _ = reply.send(out);
+                // the next turn of this session begins with what this one left
+                if shared.cfg.warm_next {
+                    warm::in_background(&shared, Some(session));
+                }
+            }
+            .instrument(span),
+        );
+        self.running = Some(TurnHandle { cancel, done, task });
+    }
+}
+
+/// A speculative turn refused while it runs stops at once, as a cancelled one: its flag is
+/// raised and the engine's job cancelled (only while the turn has not ended: the job may be
+/// the next turn's by then).
+fn drop_when_refused(
+    mut hold: tokio::sync::watch::Receiver<Option<bool>>,
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    engine: ractor::ActorRef<EngineMsg>,
+) {
+    tokio::spawn(async move {
+        let decided = hold.wait_for(Option::is_some).await.map(|d| *d);
+        if !matches!(decided, Ok(Some(true))) && !done.load(Ordering::SeqCst) {
+            cancel.store(true, Ordering::SeqCst);
+            let _ = engine.cast(EngineMsg::Cancel);
+        }
+    });
+}
+
+struct TurnHandle {
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// The agent actor.
+pub struct Agent;
+
+impl Agent {
+    /// Spawn the agent; it asks the engine for the model's template and context size.
+    pub async fn spawn(args: AgentArgs) -> Result<ActorRef<AgentMsg>, AgentError> {
+        let (actor, _) = Actor::spawn(None, Agent, args)
+            .await
+            .map_err(|_| AgentError::Actor("agent"))?;
+        Ok(actor)
+    }
+}
+
+/// Whether `text` would be answered by a local intent in `session` now (false when the
+/// intents are off, or the tools cannot be reached: the model would answer).
+async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
+    if !shared.cfg.intents {
+        return false;
+    }
+    let Ok((registry, toolset)) = snapshot(shared).await else {
+        return false;
+    };
+    let before = shared.sessions.peek(session, |s| s.before.clone());
+    intent_turn::intent_calls(&registry, &toolset, text, &before).is_some()
+}
+
+impl Actor for Agent {
+    type Msg = AgentMsg;
+    type State = AgentState;
+    type Arguments = AgentArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: AgentArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let shared = build_shared(args).await?;
+        // the first turn after start is as fast as the later ones: the system prompt and
+        // the tools are evaluated now, before the agent answers anything
+        if let Err(e) = warm::warm(&shared, None).await {
+            tracing::warn!(error = %e, "the prompt was not warmed at start");
+        }
+        let _ = shared.tools.cast(ToolsMsg::Subscribe(Box::new(move |port| {
+            port.subscribe(myself, |_| Some(AgentMsg::ToolsChanged));
+        })));
+        Ok(AgentState {
+            shared: Arc::new(shared),
+            running: None,
+            queue: std::collections::VecDeque::new(),
+            queued: crate::bounded::Gauge::new("agent.queue", QUEUE_LIMIT),
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            AgentMsg::Ask(ask, reply) => {
+                state.pump(&myself);
+                if state.running.is_none() {
+                    state.start(ask, reply, &myself);
+                } else {
+                    state.enqueue(ask, reply, &myself);
+                }
+            }
+            AgentMsg::TurnDone | AgentMsg::Expire => state.pump(&myself),
+            AgentMsg::ToolsChanged if state.shared.cfg.warm_next => {
+                let session = state
+                    .shared
+                    .last_session
+                    .lock()
+                    .ok()
+                    .and_then(|s| s.clone());
+                warm::in_background(&state.shared, session);
+            }
+            AgentMsg::ToolsChanged => {}
+            AgentMsg::Cancel => {
+                if let Some(t) = &state.running {
+                    t.cancel.store(true, Ordering::SeqCst);
+                }
+                let _ = state.shared.engine.cast(EngineMsg::Cancel);
+            }
+            AgentMsg::Reset(session) => {
+                state.shared.sessions.forget(&session);
+            }
+            AgentMsg::IsIntent(session, text, reply) => {
+                let shared = state.shared.clone();
+                tokio::spawn(async move {
+                    let _ = reply.send(is_intent(&shared, &session, &text).await);
+                });
+            }
+            AgentMsg::Ping(reply) => {
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,74 @@
+//! What a conversation keeps between its turns ([`Session`]), and the bounded store of
+//! them ([`Sessions`]).
+
+use std::sync::Mutex;
+
+use super::confirm;
+use crate::bounded::Lru;
+use crate::intent::Before;
+use crate::llm::ChatMessage;
+
+/// Conversations the agent keeps (voice conversations, D-Bus and CLI sessions alike); a new
+/// one beyond them forgets the least recently used, history and follow-up context.
+pub const SESSIONS_KEPT: usize = 32;
+
+/// What a conversation keeps between its turns.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Session {
+    /// What the model is shown of earlier turns ([`HistoryMode`]).
+    pub(super) history: Vec<ChatMessage>,
+    /// The calls earlier turns ran, for follow-ups the intents resolve ("turn it off
+    /// again", "make it warmer").
+    pub(super) before: Before,
+    /// The cut of the history the warm-up is evaluating: where the kept part begins, and
+    /// the message there (the cut is stale once another is there).
+    pub(super) cutting: Option<(usize, ChatMessage)>,
+    /// Calls waiting for a yes to the question the last turn asked ([`confirm`]).
+    pub(super) pending: Option<confirm::Pending>,
+}
+
+/// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten),
+/// the one way they are read and written (a poisoned lock is taken over: a panicked turn
+/// leaves at worst one session half-updated).
+pub(super) struct Sessions(Mutex<Lru<String, Session>>);
+
+impl Sessions {
+    pub(super) fn new() -> Sessions {
+        Sessions(Mutex::new(Lru::new("agent.sessions", SESSIONS_KEPT)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lru<String, Session>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of `id`'s session (empty when unknown), which becomes the most recently used.
+    pub(super) fn get(&self, id: &str) -> Session {
+        self.lock().get(id).cloned().unwrap_or_default()
+    }
+
+    /// `f` of `id`'s session, without marking it used (a look, not a turn).
+    pub(super) fn peek<T: Default>(&self, id: &str, f: impl FnOnce(&Session) -> T) -> T {
+        self.lock().peek(id).map(f).unwrap_or_default()
+    }
+
+    /// Keep `session` as `id`'s (the least recently used goes beyond [`SESSIONS_KEPT`]).
+    pub(super) fn keep(&self, id: &str, session: Session) {
+        self.lock().put(id.to_string(), session);
+    }
+
+    /// `f` of `id`'s session, changed in place (nothing when it is unknown), without marking
+    /// it used.
+    pub(super) fn change<T: Default>(&self, id: &str, f: impl FnOnce(&mut Session) -> T) -> T {
+        let mut sessions = self.lock();
+        let Some(mut session) = sessions.peek(id).cloned() else {
+            return T::default();
+        };
+        let out = f(&mut session);
+        sessions.put(id.to_string(), session);
+        out
+    }
+
+    pub(super) fn forget(&self, id: &str) {
+        self.lock().pop(id);
+    }
+}
