@@ -9,7 +9,7 @@
 //! ([`Attention`] decides, from the wake words heard, which are requests; recognition starts
 //! early at a pause). A turn recognises the request ([`Phase::Recognising`], after any check
 //! of a wake word said alone before it: [`Phase::Checking`]), asks the agent, and follows the
-//! reply with a [`TurnState`] until it has played or was interrupted ([`Phase::Replying`]).
+//! reply with a [`Progress`] until it has played or was interrupted ([`Phase::Replying`]).
 //! The reply's audio goes from Tts to Playback directly, tagged with its [`ReplyId`]: the
 //! conductor sees only that a sentence was synthesised and the reply's playback events. An
 //! utterance heard during a turn is answered after it, if it is a request; utterances dropped
@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 use super::attention::{self, request_text, Admit, Attention};
 use super::pending::Pending;
 use super::stop;
-use super::turn::{Clock, TurnState};
 use super::{TurnTimings, VoiceTurn};
 use crate::events::{Activity, Event};
 use crate::logs::TRANSCRIPT;
@@ -37,9 +36,11 @@ use crate::speech::Speakable;
 use crate::stt::Hold;
 use crate::tts::TtsEvent;
 use crate::voice::{Heard, ListenEvent, PlaybackEvent, ReplyId, Utterance, WakeWord, SAMPLE_RATE};
+use progress::{Clock, Progress};
 
 mod io;
 mod pause;
+mod progress;
 mod reply;
 #[cfg(test)]
 mod tests;
@@ -747,7 +748,7 @@ impl Conductor {
             tracing::info!(target: TRANSCRIPT, heard = %text, "stopping: the request is not answered");
             Some("hearth was stopping: the request was not answered".to_string())
         } else {
-            let state = TurnState::new(s.clock, timings);
+            let state = Progress::new(s.clock, timings);
             return self.ask(text, heard.phrase_pass, &s, state, now);
         };
         let activity = self.between_turns();
@@ -763,7 +764,7 @@ impl Conductor {
         heard: String,
         phrase_pass: Option<wyoming::PhrasePass>,
         s: &Starting,
-        state: TurnState,
+        state: Progress,
         now: Instant,
     ) {
         self.activity(Activity::Thinking);

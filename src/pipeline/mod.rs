@@ -19,8 +19,7 @@
 //!   after it (a barge-in cancels the turn first, so its speech is answered next);
 //! - [`driver`]: runs a conductor against the stages and the agent;
 //! - [`stop`]: "stop", "cancel", "never mind", "be quiet": recognised at the speaker's
-//!   first pause during a reply, they stop it without the wake word and without the model;
-//! - [`turn`]: one reply's bookkeeping, fed each event of the turn.
+//!   first pause during a reply, they stop it without the wake word and without the model.
 //!
 //! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
@@ -42,7 +41,6 @@ mod pending;
 pub use pending::{PENDING_KEPT, PENDING_MAX_AGE};
 mod stages;
 pub mod stop;
-mod turn;
 
 use std::future::Future;
 use std::time::Duration;

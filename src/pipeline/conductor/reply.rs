@@ -1,5 +1,5 @@
 //! A reply under way: the agent's turn, its sentences to Tts, its playback, and the check of
-//! short speech over it for "stop". [`Reply`] wraps the turn's [`TurnState`] with what
+//! short speech over it for "stop". [`Reply`] wraps its [`Progress`] with what
 //! belongs to this reply only (its id, its agent job, its stop check) and answers through
 //! the [`Outbox`]; whatever concerns more than the reply (wake words, barge-in policy, what
 //! is said meanwhile) the conductor decides.
@@ -7,10 +7,10 @@
 use std::time::Instant;
 
 use super::io::{Action, Job, Outbox};
+use super::progress::{Next, Progress};
 use crate::agent::Turn;
 use crate::logs::TRANSCRIPT;
 use crate::pipeline::stop;
-use crate::pipeline::turn::{Next, TurnState};
 use crate::pipeline::VoiceTurn;
 use crate::speech::Speakable;
 use crate::stt::Hold;
@@ -43,14 +43,14 @@ pub(super) struct Asked {
 pub(super) struct Reply {
     id: ReplyId,
     asked: Asked,
-    state: TurnState,
+    state: Progress,
     stop_check: Option<StopCheck>,
     /// The turn's span: the reply's logs are in it.
     pub(super) trace: tracing::Span,
 }
 
 impl Reply {
-    pub(super) fn new(asked: Asked, state: TurnState) -> Reply {
+    pub(super) fn new(asked: Asked, state: Progress) -> Reply {
         let trace = tracing::info_span!("voice_turn", chars = asked.heard.chars().count());
         tracing::info!(target: TRANSCRIPT, parent: &trace, heard = %asked.heard, "the request");
         Reply {

@@ -1,5 +1,5 @@
-//! One voice turn's reply as it is generated, synthesised and played: [`TurnState`] takes
-//! each event the conductor receives during the turn (`on_result`, `on_sentence`,
+//! How far a reply has got as it is generated, synthesised and played: [`Progress`] takes
+//! each event the conductor receives about the reply (`on_result`, `on_sentence`,
 //! `on_sentence_done`, `on_playback`, `on_barge_in`, `on_stage_died`) and says what to do
 //! next ([`Next`]). It holds no addresses and sends nothing: the conductor does what it
 //! returns.
@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use super::{TurnTimings, VoiceTurn};
 use crate::agent::Turn;
+use crate::pipeline::{TurnTimings, VoiceTurn};
 use crate::speech::Speakable;
 use crate::voice::{PlaybackEvent, ReplyId};
 
@@ -46,7 +46,7 @@ pub(super) enum Next {
 
 /// A reply in progress: how many sentences went to Tts and came back, whether the agent has
 /// finished, whether the reply has played out or was interrupted, and the stage timings.
-pub(super) struct TurnState {
+pub(super) struct Progress {
     clock: Clock,
     /// sentences sent to Tts, and those it has finished (or lost)
     sentences: u64,
@@ -67,10 +67,10 @@ pub(super) struct TurnState {
     timings: TurnTimings,
 }
 
-impl TurnState {
+impl Progress {
     /// A turn whose recognition is done (`timings` holds the endpoint and STT times).
     pub(super) fn new(clock: Clock, timings: TurnTimings) -> Self {
-        TurnState {
+        Progress {
             clock,
             sentences: 0,
             done_sentences: 0,
@@ -232,8 +232,8 @@ impl TurnState {
 mod tests {
     use super::*;
 
-    fn state() -> TurnState {
-        TurnState::new(
+    fn state() -> Progress {
+        Progress::new(
             Clock {
                 endpointed_at: Instant::now(),
                 endpoint_ms: 640.0,
