@@ -45,7 +45,7 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
-pub(super) use io::{Action, Input, Job, Settings};
+pub(super) use io::{Action, Input, Job, Policy};
 use io::{Incoming, Outbox};
 use pause::{EarlyEnd, Pause, Transcript, Verdict};
 use reply::{Asked, Reply};
@@ -106,7 +106,7 @@ struct WakeCheck {
 
 /// The turns of one audio source.
 pub(super) struct Conductor {
-    settings: Settings,
+    policy: Policy,
     attention: Attention,
     phase: Phase,
     /// The agent session of the current conversation, and when its last turn ended.
@@ -128,9 +128,9 @@ pub(super) struct Conductor {
 }
 
 impl Conductor {
-    pub(super) fn new(settings: Settings, attention: Attention) -> Conductor {
+    pub(super) fn new(policy: Policy, attention: Attention) -> Conductor {
         Conductor {
-            settings,
+            policy,
             attention,
             phase: Phase::Idle,
             conversation: 0,
@@ -263,7 +263,7 @@ impl Conductor {
     }
 
     fn muted(&self) -> bool {
-        self.settings.muted.load(Ordering::SeqCst)
+        self.policy.muted.load(Ordering::SeqCst)
     }
 
     fn publish(&mut self, event: Event) {
@@ -322,13 +322,13 @@ impl Conductor {
                 self.pause.drop(&mut self.out);
             }
             Input::Heard { job, heard } if self.pause.recognition() == Some(job) => {
-                let (check, session) = (self.settings.wake_check, self.session(now));
+                let (check, session) = (self.policy.wake_check, self.session(now));
                 self.pause.heard(heard, check, session, &mut self.out);
             }
             Input::Intent { job, intent } => {
                 let end = EarlyEnd {
-                    intent: self.settings.intent_end,
-                    phrase: self.settings.phrase_end,
+                    intent: self.policy.intent_end,
+                    phrase: self.policy.phrase_end,
                 };
                 match self.pause.intent(job, intent, &end, self.muted(), now) {
                     Verdict::Wait => {}
@@ -363,7 +363,7 @@ impl Conductor {
                     self.pending.push(u.utterance().endpointed_at, u);
                 }
             }
-            Input::Listen(ListenEvent::End) => self.input_done |= self.settings.once,
+            Input::Listen(ListenEvent::End) => self.input_done |= self.policy.once,
             Input::ListenClosed => self.input_done = true,
             Input::Wake(w) => {
                 if self.on_wake(w) {
@@ -483,7 +483,7 @@ impl Conductor {
             }),
             Admit::Alone { from, wake_word } => {
                 tracing::info!("the wake word alone: waiting for the request");
-                if self.settings.wake_check {
+                if self.policy.wake_check {
                     self.check_wake_word(attention::after(&u, from), wake_word);
                 }
                 None
@@ -612,7 +612,7 @@ impl Conductor {
     /// A turn now would start a new conversation: the last one ended a quiet spell ago.
     fn idle_since(&self, now: Instant) -> bool {
         self.last_turn_end
-            .is_some_and(|t| now.saturating_duration_since(t) >= self.settings.conversation_idle)
+            .is_some_and(|t| now.saturating_duration_since(t) >= self.policy.conversation_idle)
     }
 
     /// The agent session a turn started now would be in.
@@ -717,7 +717,7 @@ impl Conductor {
         };
         timings.stt = heard.stt_ms;
         let wake_word = s.request.wake_word.as_deref();
-        let Some(text) = request_text(&heard.text, wake_word, self.settings.wake_check) else {
+        let Some(text) = request_text(&heard.text, wake_word, self.policy.wake_check) else {
             self.not_the_wake_word(&heard.text, wake_word.unwrap_or_default());
             return;
         };

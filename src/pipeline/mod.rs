@@ -210,7 +210,7 @@ pub async fn run(
         .map(|_| Duration::from_millis(u64::from(listen.phrase_end_ms)));
     let (stages, outputs) =
         stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;
-    let settings = conductor::Settings {
+    let policy = conductor::Policy {
         once,
         intent_end,
         phrase_end,
@@ -224,7 +224,7 @@ pub async fn run(
         listen_requests,
         earcon,
     };
-    let conductor = conductor::Conductor::new(settings, attention);
+    let conductor = conductor::Conductor::new(policy, attention);
     let turns = driver::Driver::new(agent, &stages, outputs, conductor, wiring)
         .run(on_turn, shutdown)
         .await;

@@ -33,7 +33,7 @@ pub const REFRACTORY_SAMPLES: u64 = 2 * micro_frontend::SAMPLE_RATE as u64;
 
 /// A model's settings file (`<name>.json`, beside the `.tflite`): what hearth reads of it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Settings {
+pub struct ModelSettings {
     /// The phrase, for people ("Okay Nabu").
     pub wake_word: String,
     /// The `micro` section.
@@ -49,15 +49,16 @@ pub struct MicroSettings {
     pub sliding_window_size: usize,
 }
 
-impl Settings {
+impl ModelSettings {
     /// Reads and checks a settings file.
-    pub fn load(path: &Path) -> Result<Settings, WakeError> {
+    pub fn load(path: &Path) -> Result<ModelSettings, WakeError> {
         let failed = |reason: String| WakeError::Settings {
             path: path.to_path_buf(),
             reason,
         };
         let text = std::fs::read_to_string(path).map_err(|e| failed(e.to_string()))?;
-        let settings: Settings = serde_json::from_str(&text).map_err(|e| failed(e.to_string()))?;
+        let settings: ModelSettings =
+            serde_json::from_str(&text).map_err(|e| failed(e.to_string()))?;
         if settings.micro.sliding_window_size == 0 {
             return Err(failed("micro.sliding_window_size is 0".into()));
         }
@@ -88,7 +89,7 @@ pub struct Detection {
 pub struct MicroWakeWord {
     lib: Arc<Library>,
     model: PathBuf,
-    settings: Settings,
+    settings: ModelSettings,
     interpreter: Interpreter,
     frontend: Frontend,
     /// Frames gathered for the next inference, quantised (`stride × 40` when full).
@@ -110,7 +111,7 @@ impl MicroWakeWord {
     /// Loads the model at `model` (a `.tflite`) and its settings beside it (the same name with
     /// `.json`).
     pub fn load(lib: &Arc<Library>, model: &Path) -> Result<MicroWakeWord, WakeError> {
-        let settings = Settings::load(&model.with_extension("json"))?;
+        let settings = ModelSettings::load(&model.with_extension("json"))?;
         let interpreter = Interpreter::new(lib, model)?;
         let bytes = interpreter.input_len();
         if bytes % NUM_FEATURES != 0 {
@@ -136,7 +137,7 @@ impl MicroWakeWord {
     }
 
     /// The model's settings.
-    pub fn settings(&self) -> &Settings {
+    pub fn settings(&self) -> &ModelSettings {
         &self.settings
     }
 
@@ -262,13 +263,13 @@ mod tests {
                         "tensor_arena_size":22348,"minimum_esphome_version":"2024.7.0"}}"#,
         )
         .unwrap();
-        let s = Settings::load(&path).unwrap();
+        let s = ModelSettings::load(&path).unwrap();
         assert_eq!(s.wake_word, "Alexa");
         assert_eq!(s.micro.probability_cutoff, 0.9);
         assert_eq!(s.micro.sliding_window_size, 5);
 
         std::fs::write(&path, r#"{"wake_word":"Alexa"}"#).unwrap();
-        let e = Settings::load(&path).unwrap_err().to_string();
+        let e = ModelSettings::load(&path).unwrap_err().to_string();
         assert!(
             e.contains("alexa.json") && e.contains("scripts/fetch-models wake"),
             "{e}"

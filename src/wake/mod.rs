@@ -38,7 +38,7 @@ use std::path::PathBuf;
 
 pub use denoise::Denoiser;
 pub use detector::Detector;
-pub use micro::{Detection, MicroWakeWord, Settings, REFRACTORY_SAMPLES};
+pub use micro::{Detection, MicroWakeWord, ModelSettings, REFRACTORY_SAMPLES};
 #[cfg(feature = "tts")]
 pub use oww::{OpenWakeWord, OwwSettings};
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};

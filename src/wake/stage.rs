@@ -94,7 +94,7 @@ impl WakeConfig {
                     let name = m.file_stem().unwrap_or_default().to_string_lossy();
                     Ok(super::detector::phrase(&name))
                 } else {
-                    Ok(super::Settings::load(&m.with_extension("json"))?.wake_word)
+                    Ok(super::ModelSettings::load(&m.with_extension("json"))?.wake_word)
                 }
             })
             .collect()

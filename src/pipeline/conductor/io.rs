@@ -108,7 +108,7 @@ pub(in crate::pipeline) enum Action {
 }
 
 /// What the conductor needs to know of the configuration.
-pub(in crate::pipeline) struct Settings {
+pub(in crate::pipeline) struct Policy {
     /// Stop when the input ends (after the last reply has played).
     pub(in crate::pipeline) once: bool,
     /// Silence after a request a local intent answers that ends its turn (`None`: the

@@ -11,8 +11,8 @@ use crate::agent::{Handled, Timings, Turn};
 
 const S: u64 = SAMPLE_RATE as u64;
 
-fn settings(once: bool) -> Settings {
-    Settings {
+fn policy(once: bool) -> Policy {
+    Policy {
         once,
         intent_end: Some(Duration::from_millis(300)),
         phrase_end: None,
@@ -24,15 +24,12 @@ fn settings(once: bool) -> Settings {
 
 /// Every utterance is a request (no wake words).
 fn open_mic() -> Conductor {
-    Conductor::new(settings(false), Attention::new(false, Duration::ZERO))
+    Conductor::new(policy(false), Attention::new(false, Duration::ZERO))
 }
 
 /// Wake words on, a five-second follow-up window.
 fn with_wake_words() -> Conductor {
-    Conductor::new(
-        settings(false),
-        Attention::new(true, Duration::from_secs(5)),
-    )
+    Conductor::new(policy(false), Attention::new(true, Duration::from_secs(5)))
 }
 
 /// Speech from `start` s to `end` s on the input clock, which starts at `t0` on the wall
@@ -633,7 +630,7 @@ fn between_turns_shutdown_or_the_end_of_the_input_ends_the_run() {
     let (mut c, t0) = (open_mic(), Instant::now());
     c.on(Input::Shutdown, t0);
     assert!(c.is_over());
-    let mut c = Conductor::new(settings(true), Attention::new(false, Duration::ZERO));
+    let mut c = Conductor::new(policy(true), Attention::new(false, Duration::ZERO));
     c.on(Input::Listen(ListenEvent::End), t0);
     assert!(c.is_over(), "once: the input's end is the run's");
     let mut c = open_mic();
@@ -708,7 +705,7 @@ fn a_quiet_spell_starts_a_new_conversation() {
 #[test]
 fn muted_utterances_and_wake_words_are_dropped_unheard() {
     let (mut c, t0) = (with_wake_words(), Instant::now());
-    c.settings.muted.store(true, Ordering::SeqCst);
+    c.policy.muted.store(true, Ordering::SeqCst);
     let a = c.on(wake_word(1.0, t0), t0);
     assert!(a.is_empty(), "{a:?}");
     let a = c.on(
