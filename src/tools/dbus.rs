@@ -49,7 +49,6 @@ use tokio::sync::Mutex;
 use zbus::names::{BusName, InterfaceName, MemberName};
 use zbus::{Array, Dict, ObjectPath, Signature, Structure, Variant};
 
-use super::backends::Backends;
 use super::output::values::{self, is_template, Place};
 use super::Check;
 use super::{ExecOutput, ToolsError};
@@ -660,7 +659,7 @@ fn string_refusal(v: &Value) -> Option<(&str, values::Refusal)> {
 
 /// Run one call: render the arguments, convert them to the signature's types, call the
 /// method on the bus under the timeout, and render the reply.
-pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> ExecOutput {
+pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &DbusBackend) -> ExecOutput {
     let (destination, path, interface, method) =
         (&spec.destination, &spec.path, &spec.interface, &spec.method);
     let mut fields = Vec::with_capacity(spec.args.len());
@@ -686,7 +685,7 @@ pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> Exe
     tracing::debug!(bus = %spec.bus, %destination, %path, method = %call_name, "dbus call");
     let bus = spec.bus;
     let call = async {
-        let conn = b.dbus.connection(bus).await.map_err(|e| (true, e))?;
+        let conn = b.connection(bus).await.map_err(|e| (true, e))?;
         let reply = if fields.is_empty() {
             conn.call_method(
                 Some(destination.as_str()),
@@ -724,7 +723,7 @@ pub async fn run(tool: &str, spec: &DbusSpec, args: &Value, b: &Backends) -> Exe
         }
         Ok(Err((connecting, e))) => {
             if connecting || matches!(e, zbus::Error::InputOutput(_)) {
-                b.dbus.reset(bus).await;
+                b.reset(bus).await;
             }
             return ExecOutput::error(format!(
                 "{tool}: {}",

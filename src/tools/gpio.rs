@@ -37,7 +37,6 @@ use gpiocdev::line::{Bias, Value as Level};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::backends::Backends;
 use super::Check;
 use super::{ExecOutput, ToolsError};
 
@@ -899,7 +898,7 @@ fn run_blocking(op: Op, held: Arc<HeldLines>) -> Result<String, GpioError> {
 
 /// Run one call: render the line (and value), find the line, then set, read or pulse it
 /// (blocking ioctls on a blocking thread, under the timeout).
-pub async fn run(tool: &str, spec: &GpioSpec, args: &Value, b: &Backends) -> ExecOutput {
+pub async fn run(tool: &str, spec: &GpioSpec, args: &Value, b: &GpioBackend) -> ExecOutput {
     let line = match super::render(&spec.line, args) {
         Ok(l) if l.trim().is_empty() => {
             return ExecOutput::error(format!(
@@ -937,7 +936,7 @@ pub async fn run(tool: &str, spec: &GpioSpec, args: &Value, b: &Backends) -> Exe
             }
         }
     };
-    let chip = match (&spec.chip, &b.gpio.chip) {
+    let chip = match (&spec.chip, &b.chip) {
         (Some(c), _) => Some((c.clone(), ChipOrigin::Manifest)),
         (None, Some(c)) => Some((c.clone(), ChipOrigin::Config)),
         (None, None) => None,
@@ -954,7 +953,7 @@ pub async fn run(tool: &str, spec: &GpioSpec, args: &Value, b: &Backends) -> Exe
         OpKind::Pulse(d) => spec.timeout + d,
         _ => spec.timeout,
     };
-    let held = Arc::clone(&b.gpio.held);
+    let held = Arc::clone(&b.held);
     // a pulse runs to its end on the blocking thread even if this call is dropped, so the
     // line is never left active
     let task = tokio::task::spawn_blocking(move || run_blocking(op, held));

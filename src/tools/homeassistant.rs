@@ -45,7 +45,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::backends::Backends;
 use super::output::values::{self, HaId, Place};
 use super::Check;
 use super::{ExecOutput, ToolsError};
@@ -522,8 +521,13 @@ fn ha_message(body: &str) -> String {
 }
 
 /// Run one call: render, check the ids, send, summarise.
-pub async fn run(tool: &str, spec: &HaSpec, arguments: &Value, b: &Backends) -> ExecOutput {
-    let Some(ha) = &b.homeassistant else {
+pub async fn run(
+    tool: &str,
+    spec: &HaSpec,
+    arguments: &Value,
+    ha: Option<&HaBackend>,
+) -> ExecOutput {
+    let Some(ha) = ha else {
         return ExecOutput::error(format!(
             "{tool}: Home Assistant is not configured: add [homeassistant] url and token_file to hearth.toml"
         ));

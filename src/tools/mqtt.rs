@@ -60,7 +60,6 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 
-use super::backends::Backends;
 use super::output::values::{self, Place};
 use super::Check;
 use super::ToolStatus;
@@ -623,8 +622,13 @@ struct Publication<'a> {
 }
 
 /// Run one call: render, publish, and wait as the spec says.
-pub async fn run(tool: &str, spec: &MqttSpec, arguments: &Value, b: &Backends) -> ExecOutput {
-    let Some(backend) = &b.mqtt else {
+pub async fn run(
+    tool: &str,
+    spec: &MqttSpec,
+    arguments: &Value,
+    backend: Option<&MqttBackend>,
+) -> ExecOutput {
+    let Some(backend) = backend else {
         return ExecOutput::error(format!(
             "{tool}: no MQTT broker is configured: add [mqtt] url = \"mqtt://HOST:1883\" to hearth.toml"
         ));

@@ -492,12 +492,14 @@ async fn run(tool: &Tool, arguments: &Value, backends: &Backends) -> (ToolStatus
             }
         }
         Executor::Exec(spec) => exec::run(name, spec, arguments).await,
-        Executor::Mqtt(spec) => super::mqtt::run(name, spec, arguments, backends).await,
-        Executor::HomeAssistant(spec) => {
-            super::homeassistant::run(name, spec, arguments, backends).await
+        Executor::Mqtt(spec) => {
+            super::mqtt::run(name, spec, arguments, backends.mqtt.as_ref()).await
         }
-        Executor::Gpio(spec) => super::gpio::run(name, spec, arguments, backends).await,
-        Executor::Dbus(spec) => super::dbus::run(name, spec, arguments, backends).await,
+        Executor::HomeAssistant(spec) => {
+            super::homeassistant::run(name, spec, arguments, backends.homeassistant.as_ref()).await
+        }
+        Executor::Gpio(spec) => super::gpio::run(name, spec, arguments, &backends.gpio).await,
+        Executor::Dbus(spec) => super::dbus::run(name, spec, arguments, &backends.dbus).await,
         Executor::Provider(spec) => backends.call_provider(name, spec, arguments).await,
     };
     (out.status, out.text)

@@ -185,7 +185,7 @@ impl Home {
     }
 
     async fn run(&self, spec: &DbusSpec, args: Value) -> hearth::tools::ExecOutput {
-        hearth::tools::dbus::run("thermo", spec, &args, &self.backends).await
+        hearth::tools::dbus::run("thermo", spec, &args, &self.backends.dbus).await
     }
 }
 
@@ -571,7 +571,7 @@ async fn no_bus_to_connect_to() {
     backends.dbus =
         DbusBackend::with_addresses(None, Some("unix:path=/nonexistent/hearth-test-bus".into()));
     let s = spec("State", "", "[]");
-    let out = hearth::tools::dbus::run("thermo", &s, &json!({}), &backends).await;
+    let out = hearth::tools::dbus::run("thermo", &s, &json!({}), &backends.dbus).await;
     assert_error(
         &out,
         &[
@@ -846,8 +846,13 @@ async fn a_call_the_bus_policy_denies() {
         .unwrap();
     let mut backends = Backends::none();
     backends.dbus = DbusBackend::with_addresses(None, Some(bus.address.clone()));
-    let out =
-        hearth::tools::dbus::run("thermo", &spec("Fail", "", "[]"), &json!({}), &backends).await;
+    let out = hearth::tools::dbus::run(
+        "thermo",
+        &spec("Fail", "", "[]"),
+        &json!({}),
+        &backends.dbus,
+    )
+    .await;
     assert_error(
         &out,
         &[
@@ -858,7 +863,12 @@ async fn a_call_the_bus_policy_denies() {
         ],
     );
     // what the policy allows still works
-    let out =
-        hearth::tools::dbus::run("thermo", &spec("State", "", "[]"), &json!({}), &backends).await;
+    let out = hearth::tools::dbus::run(
+        "thermo",
+        &spec("State", "", "[]"),
+        &json!({}),
+        &backends.dbus,
+    )
+    .await;
     assert_eq!(out.text, r#"["heat",21.5]"#);
 }

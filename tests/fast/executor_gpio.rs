@@ -425,7 +425,7 @@ async fn without_a_chip_every_action_fails_fast_with_the_fix() {
     ] {
         let s = spec(gpio);
         let start = Instant::now();
-        let out = hearth::tools::gpio::run("set_fan", &s, &args, &backends).await;
+        let out = hearth::tools::gpio::run("set_fan", &s, &args, &backends.gpio).await;
         assert_eq!(out.status, ToolStatus::Error);
         assert_eq!(out.text, format!("set_fan: {NO_CHIP}"));
         // listing nothing takes no time: well within the timeout (and no pulse happened)
@@ -443,7 +443,7 @@ async fn without_a_chip_every_action_fails_fast_with_the_fix() {
 async fn rendering_errors_come_before_the_device() {
     let backends = Backends::none();
     let s = spec("line = \"GPIO17\"\naction = \"set\"\nvalue = \"{{ 'yes' if on else 'no' }}\"\n");
-    let out = hearth::tools::gpio::run("set_fan", &s, &json!({"on": true}), &backends).await;
+    let out = hearth::tools::gpio::run("set_fan", &s, &json!({"on": true}), &backends.gpio).await;
     assert_eq!(out.status, ToolStatus::Error);
     assert!(out.text.starts_with("set_fan: gpio.value"), "{}", out.text);
     assert!(
@@ -454,7 +454,7 @@ async fn rendering_errors_come_before_the_device() {
     );
 
     let s = spec("line = \"{{ pin }}\"\naction = \"read\"\n");
-    let out = hearth::tools::gpio::run("read_door", &s, &json!({}), &backends).await;
+    let out = hearth::tools::gpio::run("read_door", &s, &json!({}), &backends.gpio).await;
     assert_eq!(out.status, ToolStatus::Error);
     assert!(
         out.text.starts_with("read_door: cannot render gpio.line"),
@@ -462,7 +462,7 @@ async fn rendering_errors_come_before_the_device() {
         out.text
     );
 
-    let out = hearth::tools::gpio::run("read_door", &s, &json!({"pin": " "}), &backends).await;
+    let out = hearth::tools::gpio::run("read_door", &s, &json!({"pin": " "}), &backends.gpio).await;
     assert!(
         out.text.contains("rendered to an empty string"),
         "{}",
