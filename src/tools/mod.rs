@@ -37,7 +37,6 @@ pub mod gpio;
 pub mod homeassistant;
 mod manifest;
 pub mod mqtt;
-mod mqtt_tls;
 mod output;
 mod registry;
 

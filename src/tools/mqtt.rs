@@ -44,7 +44,7 @@
 //! task that polls it. After a failure the task tries again every second (a warning is
 //! logged once per outage); a call made while the broker cannot be reached fails at the
 //! next failed attempt with the reason, and is not sent later. `[mqtt] url = "mqtts://…"`
-//! connects over TLS ([`super::mqtt_tls`]).
+//! connects over TLS ([`tls`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -65,6 +65,8 @@ use super::Check;
 use super::ToolStatus;
 use super::{ExecOutput, ToolsError};
 use crate::config::{broker_address, BrokerAddress, MqttSection};
+
+mod tls;
 
 /// `timeout_ms` when a manifest does not give one.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
@@ -327,7 +329,7 @@ impl MqttBackend {
     pub fn new(section: &MqttSection) -> Result<Self, MqttError> {
         let BrokerAddress { host, port, tls } =
             broker_address(&section.url).map_err(|e| MqttError::Url(section.url.clone(), e))?;
-        let tls = super::mqtt_tls::client_config(section, tls)?;
+        let tls = tls::client_config(section, tls)?;
         let password = match &section.password_file {
             None => None,
             Some(path) => {
@@ -999,7 +1001,7 @@ async fn drive(mut eventloop: EventLoop, shared: Arc<Shared>, addr: String, tls:
 fn describe(e: &ConnectionError, addr: &str, was_connected: bool, tls: bool) -> String {
     if tls && !was_connected {
         let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
-        if let Some(tls) = super::mqtt_tls::describe(e, addr, host) {
+        if let Some(tls) = tls::describe(e, addr, host) {
             return tls;
         }
     }

@@ -14,7 +14,7 @@ use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
 
-use super::mqtt::MqttError;
+use super::MqttError;
 use crate::config::{misfit, Misfit, MqttSection};
 
 /// The client configuration for a TLS broker (`tls`), or `None` for plain TCP. Every file is
