@@ -201,6 +201,37 @@ fn ask_and_start_reply(
     (job, reply)
 }
 
+/// `paused`, reported at the speaker's pause, recognised as `transcript`: the job of the
+/// check whether a local intent answers it.
+fn heard_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transcript: &str) -> Job {
+    let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
+    let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
+        panic!("recognition starts at the pause: {a:?}");
+    };
+    let heard = heard(transcript);
+    let a = c.on(Input::Heard { job: stt, heard }, t0);
+    let Some(Action::CheckIntent { job, request, .. }) = a.first() else {
+        panic!("the agent is asked whether an intent answers: {a:?}");
+    };
+    assert_eq!(request, transcript);
+    *job
+}
+
+/// The same, and no local intent answers it: the agent turn asked at the pause, held.
+fn speculate_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transcript: &str) -> Job {
+    let check = heard_at_pause(c, t0, paused, transcript);
+    let a = c.on(
+        Input::Intent {
+            job: check,
+            intent: false,
+        },
+        t0,
+    );
+    let (job, _, held) = asked(&a).expect("the model is asked at the pause");
+    assert!(held, "a turn asked at the pause waits for its go-ahead");
+    job
+}
+
 #[test]
 fn a_request_is_recognised_answered_spoken_and_played_then_reported() {
     let (mut c, t0) = (open_mic(), Instant::now());
@@ -338,29 +369,10 @@ fn stop_said_at_a_pause_during_a_reply_stops_it() {
 fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() {
     let (mut c, t0) = (open_mic(), Instant::now());
     let paused = utterance(1.0, 2.5, t0);
-    let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
-    let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
-        panic!("recognition starts at the pause: {a:?}");
-    };
-    let a = c.on(
-        Input::Heard {
-            job: stt,
-            heard: heard("Turn on the kitchen light."),
-        },
-        t0,
-    );
-    let Some(Action::CheckIntent {
-        job: check,
-        request,
-        ..
-    }) = a.first()
-    else {
-        panic!("the agent is asked whether an intent answers: {a:?}");
-    };
-    assert_eq!(request, "Turn on the kitchen light.");
+    let check = heard_at_pause(&mut c, t0, &paused, "Turn on the kitchen light.");
     let a = c.on(
         Input::Intent {
-            job: *check,
+            job: check,
             intent: true,
         },
         t0,
@@ -404,29 +416,7 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
 fn a_speculative_turn_stands_when_the_utterance_ends_with_the_same_words() {
     let (mut c, t0) = (open_mic(), Instant::now());
     let paused = utterance(1.0, 2.5, t0);
-    let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
-    let [(stt, ..)] = recognitions(&a)[..] else {
-        panic!("{a:?}")
-    };
-    let a = c.on(
-        Input::Heard {
-            job: stt,
-            heard: heard("Tell me a joke."),
-        },
-        t0,
-    );
-    let Some(Action::CheckIntent { job: check, .. }) = a.first() else {
-        panic!("{a:?}")
-    };
-    let a = c.on(
-        Input::Intent {
-            job: *check,
-            intent: false,
-        },
-        t0,
-    );
-    let (job, _, held) = asked(&a).expect("the model is asked at the pause");
-    assert!(held);
+    let job = speculate_at_pause(&mut c, t0, &paused, "Tell me a joke.");
     // what it writes before it stands waits
     assert!(c
         .on(
@@ -452,31 +442,7 @@ fn a_speculative_turn_stands_when_the_utterance_ends_with_the_same_words() {
 #[test]
 fn speech_that_resumes_drops_the_speculative_turn() {
     let (mut c, t0) = (open_mic(), Instant::now());
-    let a = c.on(
-        Input::Listen(ListenEvent::Pause(utterance(1.0, 2.5, t0))),
-        t0,
-    );
-    let [(stt, ..)] = recognitions(&a)[..] else {
-        panic!("{a:?}")
-    };
-    let a = c.on(
-        Input::Heard {
-            job: stt,
-            heard: heard("Tell me"),
-        },
-        t0,
-    );
-    let Some(Action::CheckIntent { job: check, .. }) = a.first() else {
-        panic!("{a:?}")
-    };
-    let a = c.on(
-        Input::Intent {
-            job: *check,
-            intent: false,
-        },
-        t0,
-    );
-    let (job, ..) = asked(&a).expect("held ask");
+    let job = speculate_at_pause(&mut c, t0, &utterance(1.0, 2.5, t0), "Tell me");
     let a = c.on(Input::Listen(ListenEvent::Resumed { start: S }), t0);
     assert!(
         has(
