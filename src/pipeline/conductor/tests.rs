@@ -201,6 +201,27 @@ fn ask_and_start_reply(
     (job, reply)
 }
 
+/// The agent sends no more sentences and its turn ends with `turn`: what the conductor does.
+fn agent_ends(
+    c: &mut Conductor,
+    job: Job,
+    turn: Result<Turn, String>,
+    now: Instant,
+) -> Vec<Action> {
+    let none = c.on(
+        Input::Sentence {
+            job,
+            sentence: None,
+        },
+        now,
+    );
+    assert!(
+        turns(&none).is_empty(),
+        "the turn waits for the agent's end: {none:?}"
+    );
+    c.on(Input::Answered { job, turn }, now)
+}
+
 /// `paused`, reported at the speaker's pause, recognised as `transcript`: the job of the
 /// check whether a local intent answers it.
 fn heard_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transcript: &str) -> Job {
@@ -242,21 +263,7 @@ fn a_request_is_recognised_answered_spoken_and_played_then_reported() {
         ("turn on the kitchen light", "turn on the kitchen light"),
         1.0,
     );
-    let a = c.on(
-        Input::Sentence {
-            job,
-            sentence: None,
-        },
-        t0,
-    );
-    assert!(a.is_empty(), "{a:?}");
-    let a = c.on(
-        Input::Answered {
-            job,
-            turn: answer("It is on."),
-        },
-        t0,
-    );
+    let a = agent_ends(&mut c, job, answer("It is on."), t0);
     assert!(a.is_empty(), "Tts has not finished the sentence: {a:?}");
     let a = c.on(done(reply, 1.2), t0);
     assert!(
@@ -294,20 +301,7 @@ fn a_barge_in_stops_the_reply_and_its_speech_is_answered_next() {
         recognitions(&a).is_empty(),
         "heard during the turn: it waits: {a:?}"
     );
-    c.on(
-        Input::Sentence {
-            job,
-            sentence: None,
-        },
-        t0,
-    );
-    let a = c.on(
-        Input::Answered {
-            job,
-            turn: Err("cancelled".into()),
-        },
-        t0,
-    );
+    let a = agent_ends(&mut c, job, Err("cancelled".into()), t0);
     let [t] = turns(&a)[..] else {
         panic!("an interrupted turn does not wait for its playback: {a:?}");
     };
@@ -393,21 +387,7 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
     // the same utterance, endpointed after the hangover with nothing more said
     let a = c.on(Input::Listen(ListenEvent::Utterance(paused)), end);
     assert!(a.is_empty(), "already answered: {a:?}");
-    let a = c.on(
-        Input::Sentence {
-            job,
-            sentence: None,
-        },
-        end,
-    );
-    assert!(a.is_empty());
-    let a = c.on(
-        Input::Answered {
-            job,
-            turn: answer(""),
-        },
-        end,
-    );
+    let a = agent_ends(&mut c, job, answer(""), end);
     assert_eq!(turns(&a).len(), 1);
     assert!(recognitions(&a).is_empty(), "nothing more to answer: {a:?}");
 }
@@ -471,20 +451,7 @@ fn utterances_dropped_during_a_long_turn_are_owned_up_to_then_the_latest_answere
             t0,
         );
     }
-    c.on(
-        Input::Sentence {
-            job,
-            sentence: None,
-        },
-        t0,
-    );
-    c.on(
-        Input::Answered {
-            job,
-            turn: answer("Done."),
-        },
-        t0,
-    );
+    agent_ends(&mut c, job, answer("Done."), t0);
     c.on(done(reply, 1.0), t0);
     c.on(started(reply, t0), t0);
     let a = c.on(played(reply, t0), t0);
@@ -573,20 +540,7 @@ fn shutdown_cuts_the_reply_short_and_ends_the_run_once_the_agent_has_ended() {
     let a = c.on(Input::Shutdown, t0);
     assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
     assert!(!c.is_over(), "the agent ends its turn first");
-    c.on(
-        Input::Sentence {
-            job,
-            sentence: None,
-        },
-        t0,
-    );
-    let a = c.on(
-        Input::Answered {
-            job,
-            turn: Err("cancelled".into()),
-        },
-        t0,
-    );
+    let a = agent_ends(&mut c, job, Err("cancelled".into()), t0);
     assert_eq!(turns(&a).len(), 1);
     assert!(c.is_over());
 }
@@ -649,20 +603,7 @@ fn a_quiet_spell_starts_a_new_conversation() {
         );
         sessions.push(session(&a));
         let (job, ..) = asked(&a).expect("asked");
-        c.on(
-            Input::Sentence {
-                job,
-                sentence: None,
-            },
-            at,
-        );
-        c.on(
-            Input::Answered {
-                job,
-                turn: answer(""),
-            },
-            at,
-        );
+        agent_ends(&mut c, job, answer(""), at);
         answered_at = at;
     }
     assert_eq!(sessions, ["voice-0", "voice-0", "voice-1"]);
