@@ -96,6 +96,9 @@ pub enum PlaybackMsg {
     /// Barge-in: drop everything queued, silence the output, `Stopped { interrupted: true }`
     /// (a stop with no reply under way sends no event).
     Stop,
+    /// `Stop`, and `reply`'s audio that comes after is dropped, even when none of it had
+    /// come yet (Tts may still be sending what it synthesised before it was cancelled).
+    Cut(ReplyId),
     /// A short sound that is not a reply (the earcon): queued at once, with no events; not
     /// played while a reply is under way (stop the reply first). A reply that follows it
     /// starts once it has played.
@@ -723,6 +726,10 @@ impl Actor for Playback {
             PlaybackMsg::Play { reply, pcm } => state.play(reply, pcm),
             PlaybackMsg::EndOfReply { reply } => state.end_of_reply(reply),
             PlaybackMsg::Stop => state.stop(),
+            PlaybackMsg::Cut(reply) => {
+                state.stop();
+                state.cut = Some(reply);
+            }
             PlaybackMsg::Cue(pcm) => state.cue(pcm),
             PlaybackMsg::Tick => {
                 state.ticks += 1;

@@ -226,9 +226,9 @@ impl<'a> Driver<'a> {
                 self.stages.playback.send("playback", msg).await;
             }
             // a stage that is down has nothing to stop
-            Action::StopReply => {
+            Action::StopReply(reply) => {
                 if let Some(p) = self.stages.playback.get() {
-                    let _ = p.cast(PlaybackMsg::Stop);
+                    let _ = p.cast(PlaybackMsg::Cut(reply));
                 }
                 if let Some(t) = self.stages.tts.get() {
                     let _ = t.cast(TtsMsg::Cancel);

@@ -514,3 +514,50 @@ async fn devices_need_the_audio_feature() {
     .to_string();
     assert!(e.contains("--features audio"), "{e}");
 }
+
+/// A reply cut before any of its audio reached Playback (a barge-in while Tts was still
+/// synthesising its first sentence): its audio that comes after is never played; the next
+/// reply is.
+#[tokio::test]
+async fn a_reply_cut_before_its_audio_came_is_never_played() {
+    let path = tmp("cut.wav");
+    let (playback, handle, mut rx) = wav_playback(&path, false).await;
+    let (cut, next) = (ReplyId::fresh(), ReplyId::fresh());
+    let pcm = || Pcm {
+        samples: tone(440.0, 16000, 0.5, 0.5).into(),
+        rate: 16000,
+    };
+    playback.cast(PlaybackMsg::Cut(cut)).unwrap();
+    playback
+        .cast(PlaybackMsg::Play {
+            reply: cut,
+            pcm: pcm(),
+        })
+        .unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: cut })
+        .unwrap();
+    playback
+        .cast(PlaybackMsg::Play {
+            reply: next,
+            pcm: pcm(),
+        })
+        .unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: next })
+        .unwrap();
+    let started = next_event(&mut rx).await;
+    assert!(
+        matches!(started, PlaybackEvent::Started { reply, .. } if reply == next),
+        "{started:?}"
+    );
+    let (stopped, _) = until_stopped(&mut rx).await;
+    assert!(
+        matches!(stopped, PlaybackEvent::Stopped { reply, interrupted: false, .. } if reply == next),
+        "{stopped:?}"
+    );
+    playback.stop(None);
+    handle.await.unwrap();
+    let written = hound::WavReader::open(&path).unwrap().len() as usize;
+    assert_eq!(written, 8000, "only the second reply's half second");
+}

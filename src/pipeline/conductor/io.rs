@@ -95,8 +95,9 @@ pub(in crate::pipeline) enum Action {
     Speak { reply: ReplyId, sentence: Speakable },
     /// Everything of `reply` is synthesised: Playback reports when it has played.
     EndOfReply(ReplyId),
-    /// Stop what is being said and generated: Playback, Tts's queue, the agent's turn.
-    StopReply,
+    /// Stop what is being said and generated: the reply in Playback (and any of its audio
+    /// still on its way), Tts's queue, the agent's turn.
+    StopReply(ReplyId),
     /// Cancel the agent's turn (a stage died for good: it cannot be spoken).
     CancelTurn,
     /// Play the earcon: hearth heard that it was addressed.

@@ -119,7 +119,7 @@ impl Reply {
     /// Stop what is said, synthesised and generated (once).
     pub(super) fn stop(&mut self, out: &mut Outbox) {
         if !self.state.interrupted() {
-            out.push(Action::StopReply);
+            out.push(Action::StopReply(self.id));
             self.state.on_barge_in();
         }
     }

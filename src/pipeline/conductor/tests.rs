@@ -292,7 +292,7 @@ fn a_barge_in_stops_the_reply_and_its_speech_is_answered_next() {
     c.on(done(reply, 3.0), t0);
     c.on(started(reply, t0), t0);
     let a = c.on(Input::Listen(ListenEvent::BargeIn { at: t0 }), t0);
-    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(has(&a, |a| matches!(a, Action::StopReply(_))), "{a:?}");
     let a = c.on(
         Input::Listen(ListenEvent::Utterance(utterance(5.0, 6.0, t0))),
         t0,
@@ -328,11 +328,11 @@ fn with_wake_words_speech_over_a_reply_plays_on_and_a_wake_word_stops_it() {
     c.on(done(reply, 1.0), t0);
     let a = c.on(Input::Listen(ListenEvent::BargeIn { at: t0 }), t0);
     assert!(
-        !has(&a, |a| matches!(a, Action::StopReply)),
+        !has(&a, |a| matches!(a, Action::StopReply(_))),
         "the television talks: {a:?}"
     );
     let a = c.on(wake_word(5.0, t0), t0);
-    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(has(&a, |a| matches!(a, Action::StopReply(_))), "{a:?}");
     assert!(has(&a, |a| matches!(a, Action::Cue)));
 }
 
@@ -356,7 +356,7 @@ fn stop_said_at_a_pause_during_a_reply_stops_it() {
         },
         t0,
     );
-    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(has(&a, |a| matches!(a, Action::StopReply(_))), "{a:?}");
 }
 
 #[test]
@@ -538,7 +538,7 @@ fn shutdown_cuts_the_reply_short_and_ends_the_run_once_the_agent_has_ended() {
     let (job, reply) = ask_and_start_reply(&mut c, t0, ("tell me a story", "tell me a story"), 1.0);
     c.on(done(reply, 3.0), t0);
     let a = c.on(Input::Shutdown, t0);
-    assert!(has(&a, |a| matches!(a, Action::StopReply)), "{a:?}");
+    assert!(has(&a, |a| matches!(a, Action::StopReply(_))), "{a:?}");
     assert!(!c.is_over(), "the agent ends its turn first");
     let a = agent_ends(&mut c, job, Err("cancelled".into()), t0);
     assert_eq!(turns(&a).len(), 1);
