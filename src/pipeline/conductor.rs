@@ -519,12 +519,7 @@ impl Conductor {
 
     /// Recognise `u`, a wake word said alone, to see whether its transcript has it.
     fn check_wake_word(&mut self, u: Utterance, wake_word: String) {
-        let job = self.out.job();
-        self.out.push(Action::Recognise {
-            job,
-            utterance: u,
-            hold: Hold::Open,
-        });
+        let job = self.out.recognise(u, Hold::Open);
         if let Some(old) = self.wake_check.replace(WakeCheck { job, wake_word }) {
             self.out.push(Action::Abort(old.job));
         }
@@ -669,12 +664,7 @@ impl Conductor {
             Transcript::Coming(job) => self.phase = Phase::Recognising(s, job),
             Transcript::Heard(heard) => self.recognised(*s, Ok(heard), now),
             Transcript::None => {
-                let job = self.out.job();
-                self.out.push(Action::Recognise {
-                    job,
-                    utterance: s.request.utterance.clone(),
-                    hold: Hold::House,
-                });
+                let job = self.out.recognise(s.request.utterance.clone(), Hold::House);
                 self.phase = Phase::Recognising(s, job);
             }
         }

@@ -162,6 +162,17 @@ impl Outbox {
         Job(self.last_job)
     }
 
+    /// Ask for `utterance` to be recognised: the job its transcript comes back with.
+    pub(super) fn recognise(&mut self, utterance: Utterance, hold: Hold) -> Job {
+        let job = self.job();
+        self.push(Action::Recognise {
+            job,
+            utterance,
+            hold,
+        });
+        job
+    }
+
     /// What was asked for since the last call.
     pub(super) fn take(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)

@@ -122,13 +122,8 @@ impl Pause {
         out: &mut Outbox,
     ) {
         self.drop(out);
-        let job = out.job();
         let speech = (u.start, u.speech_end);
-        out.push(Action::Recognise {
-            job,
-            utterance: u,
-            hold: Hold::House,
-        });
+        let job = out.recognise(u, Hold::House);
         self.early = Some(Early {
             listen_start,
             paused,

@@ -134,13 +134,8 @@ impl Reply {
         if let Some(old) = self.stop_check.take() {
             out.push(Action::Abort(old.job));
         }
-        let job = out.job();
         let speech_ended = u.wall_time(u.speech_end);
-        out.push(Action::Recognise {
-            job,
-            utterance: u,
-            hold: Hold::Open,
-        });
+        let job = out.recognise(u, Hold::Open);
         self.stop_check = Some(StopCheck {
             job,
             speech,
