@@ -11,7 +11,7 @@
 //! which has the answers in it). A "false yes" is something not a yes heard as one: the
 //! error that would unlock a door.
 //!
-//! Options: `--voice NAME|all` (all: the eight speakers of `tests/common/scenes/voices.rs`),
+//! Options: `--voice NAME|all` (all: the eight speakers of hearth-testkit's `scenes/voices.rs`),
 //! `--snr LIST` (`50,20,10,5`: dB of room noise under the speech), `--reverb`, `--work DIR`
 //! (scratch files and each clip as heard, `VOICE-SNR-NN.wav`; default a directory under the
 //! system's temporary one).
@@ -21,17 +21,12 @@
 //! or program, with the fix). Needs `scripts/fetch-models`, `cargo build --release
 //! --workspace --bins` (`hearth-stt`) and the cast's programs (`scripts/setup`).
 
-#[path = "../tests/common/bench.rs"]
-#[allow(dead_code)]
-mod bench;
-#[path = "../tests/common/scenes/mod.rs"]
-mod scenes;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hearth::agent::confirm::{read, Answer};
 use hearth::stt::Hold;
+use hearth_testkit::{bench, scenes};
 use scenes::ears::Ears;
 use scenes::room::{self, Room};
 use scenes::talk::{self, Talker};

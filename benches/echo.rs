@@ -34,11 +34,6 @@
 //! Needs `scripts/fetch-models` (voice, Silero, ONNX Runtime), `scripts/fetch-models wake`, and
 //! espeak-ng (`scripts/setup`). Prints Markdown tables; figures do not change the exit status.
 
-#[path = "../tests/common/bench.rs"]
-mod bench;
-#[path = "../tests/common/scenes/mod.rs"]
-mod scenes;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,7 +42,8 @@ use hearth::audio::aec::{EchoFilter, RenderLink};
 use hearth::audio::listen::{self, Endpointer, ListenConfig};
 use hearth::audio::silero::Silero;
 use hearth::voice::{Frame, ListenEvent, PlaybackEvent, ReplyId, FRAME_SAMPLES, SAMPLE_RATE};
-use hearth::wake::{denoise, Denoiser, Detector, WakeConfig};
+use hearth::wake::{denoise, Denoiser, Spotter, WakeConfig};
+use hearth_testkit::{bench, scenes};
 use scenes::mix::{active_level, from_db, rms, set_level, RATE};
 use scenes::noise::{self, seed_of, Rng};
 use scenes::speak::{self, ClipCache, Speaker, Voice, ESPEAK_WPM, PIPER_NOISE, PIPER_PACES};
@@ -240,8 +236,8 @@ struct Ear {
     echo: Option<(RenderLink, EchoFilter, hearth::audio::aec::RenderTap)>,
     /// The detectors on the linear output (or the frame, without a canceller) and on the
     /// cleaned output, each with its noise suppressor, and the last wake word's end.
-    linear: (Denoiser, Detector),
-    cleaned: (Denoiser, Detector),
+    linear: (Denoiser, Spotter),
+    cleaned: (Denoiser, Spotter),
     last_wake: Option<u64>,
     endpointer: Endpointer,
     vad: Silero,
@@ -303,7 +299,7 @@ impl Ear {
             let tap = link.connect(SAMPLE_RATE);
             (link, filter, tap)
         });
-        let detector = || -> Result<Detector, String> {
+        let detector = || -> Result<Spotter, String> {
             m.wake
                 .load()
                 .map_err(|e| e.to_string())?
@@ -352,7 +348,7 @@ impl Ear {
         }
         let aec_ns = t.elapsed().as_nanos() as u64;
         let t = Instant::now();
-        let views: Vec<(&mut (Denoiser, Detector), &[f32])> = match (&frame.echo, self.wake_input) {
+        let views: Vec<(&mut (Denoiser, Spotter), &[f32])> = match (&frame.echo, self.wake_input) {
             (None, _) => vec![(&mut self.linear, &frame.samples)],
             (Some(e), WakeInput::Linear) => vec![(&mut self.linear, &e.linear)],
             (Some(_), WakeInput::Cleaned) => vec![(&mut self.cleaned, &frame.samples)],

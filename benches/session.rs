@@ -33,7 +33,7 @@
 //! - `--no-intents`: `[agent] intents = false` (a config file in the work dir, given to
 //!   `hearth run`/`hearth ask` with `--config`; `typed-session`: `TextOptions::intents`);
 //!
-//! Who speaks, and where (`spoken` and `alone`; `tests/common/scenes/voices.rs` and `room.rs`):
+//! Who speaks, and where (`spoken` and `alone`; hearth-testkit's `scenes/voices.rs` and `room.rs`):
 //! - `--voice NAME` (piper): one of the scenes' speakers, each at three paces in turn:
 //!   `piper` (Piper's en_US-joe-medium, a man, ×0.85/1.0/1.2), `piper-low` (the same a minor
 //!   third down with sox `pitch -300`, noise scale 1.0, ×0.95/1.1/1.3), `piper-high` (sox
@@ -59,17 +59,11 @@
 //! missing build or model, with the fix). Needs `scripts/fetch-models` and
 //! `cargo build --release --workspace --bins` (`hearth-stt`).
 
-#[path = "../tests/common/bench.rs"]
-mod bench;
-#[path = "../tests/common/scenes/mod.rs"]
-mod scenes;
-#[path = "../tests/common/session/mod.rs"]
-mod session;
-
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use hearth_testkit::{bench, scenes, session};
 use scenes::room::{self, Room};
 use scenes::talk::{self, Talker};
 use scenes::voices::{self, Cast};

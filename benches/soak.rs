@@ -1,4 +1,4 @@
-//! Months of daemon life, compressed (`tests/common/soak.rs` says what runs):
+//! Months of daemon life, compressed (hearth-testkit's `soak.rs` says what runs):
 //! `cargo bench --bench soak -- [--turns N] [--cycles N] [--warmup-turns N] [--warmup-cycles N]`.
 //!
 //! Defaults: 10,000 spoken turns and 1,000 provider cycles, the RSS first read after 1,000
@@ -6,13 +6,9 @@
 //! bounded container was ever over its limit, a turn failed or never came, or a provider
 //! cycle failed. Needs `scripts/fetch-models` (the Piper voice) and `dbus-daemon`.
 
-#[path = "../tests/common/services.rs"]
-#[allow(dead_code)] // the bench uses its private bus only
-mod services;
-#[path = "../tests/common/soak.rs"]
-mod soak;
-
 use std::process::ExitCode;
+
+use hearth_testkit::{services, soak};
 
 /// RSS growth allowed after the warm-up, KiB.
 const RSS_GROWTH_KIB: u64 = 5 * 1024;

@@ -23,23 +23,14 @@
 //! beside hearth), `scripts/fetch-models` and `scripts/fetch-models wake`, espeak-ng and
 //! PulseAudio (`scripts/setup`).
 
-#[path = "../tests/common/bench.rs"]
-mod bench;
-#[allow(dead_code)] // the loopback is for the end-to-end tests
-#[path = "../tests/common/pulse.rs"]
-mod pulse;
-#[path = "../tests/common/scenes/mod.rs"]
-mod scenes;
-#[path = "../tests/common/story.rs"]
-mod story;
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use pulse::Pulse;
+use hearth_testkit::pulse::Pulse;
+use hearth_testkit::{bench, scenes, story};
 use scenes::mix::{active_level, from_db};
 use scenes::speak::{self, write_f32_wav, ClipCache, Speaker, Voice};
 use serde_json::json;

@@ -22,17 +22,11 @@
 //! `--json FILE`. Needs `scripts/fetch-models` (voice, Silero, Smart Turn, ONNX Runtime).
 //! Prints Markdown; figures do not change the exit status.
 
-#[path = "../tests/common/bench.rs"]
-mod bench;
-#[path = "../tests/common/listen.rs"]
-mod listen;
-#[path = "../tests/common/session/mod.rs"]
-mod session;
-
 use std::process::ExitCode;
 
 use hearth::audio::listen::{ListenConfig, TurnModel, VadKind};
 use hearth::voice::SAMPLE_RATE;
+use hearth_testkit::{bench, listen, session};
 use serde_json::json;
 
 const USAGE: &str = "usage: cargo bench --bench turn -- [--set NAME|FILE] [--pause MS] \

@@ -17,9 +17,6 @@
 //! Needs `scripts/fetch-models` and a release `hearth-stt` beside the bench's target dir
 //! (`cargo build --release -p hearth-stt`).
 
-#[path = "../tests/common/session/mod.rs"]
-mod session;
-
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,6 +28,7 @@ use hearth::stt::{SttConfig, SttServer};
 use hearth::supervisor::{model_path, start_text, TextOptions};
 use hearth::tools::ToolsMsg;
 use hearth::tts::TtsConfig;
+use hearth_testkit::session;
 
 /// Silence after each request: long enough for most replies to finish before the next one.
 const GAP_S: f64 = 6.0;

@@ -51,12 +51,8 @@
 //! Prints Markdown tables. Figures do not change the exit status; failing to run does (a
 //! missing model, espeak-ng or voice, with the fix).
 
-#[path = "../tests/common/bench.rs"]
-mod bench;
 #[path = "wake/heard.rs"]
 mod heard;
-#[path = "../tests/common/scenes/mod.rs"]
-mod scenes;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -65,6 +61,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hearth::wake::{Detection, Library, MicroWakeWord, OpenWakeWord, REFRACTORY_SAMPLES};
+use hearth_testkit::{bench, scenes};
 use scenes::mix::{self, mix_at_snr, to_i16, FRAME, RATE};
 use scenes::noise::{self, seed_of, Kind, Rng};
 use scenes::speak::{self, ClipCache, Speaker, Voice, ESPEAK_WPM, PIPER_NOISE, PIPER_PACES};
@@ -257,28 +254,28 @@ fn main() -> ExitCode {
 struct Model {
     name: String,
     phrase: String,
-    detector: Detector,
+    detector: Spotter,
 }
 
 /// Either engine's detector, as the scenes use them.
-enum Detector {
+enum Spotter {
     Micro(Box<MicroWakeWord>),
     Oww(Box<OpenWakeWord>),
 }
 
-impl Detector {
+impl Spotter {
     fn process(&mut self, chunk: &[i16]) -> Result<Option<Detection>, String> {
         match self {
-            Detector::Micro(d) => d.process(chunk),
-            Detector::Oww(d) => d.process(chunk),
+            Spotter::Micro(d) => d.process(chunk),
+            Spotter::Oww(d) => d.process(chunk),
         }
         .map_err(|e| e.to_string())
     }
 
     fn reset(&mut self) -> Result<(), String> {
         match self {
-            Detector::Micro(d) => d.reset().map_err(|e| e.to_string()),
-            Detector::Oww(d) => {
+            Spotter::Micro(d) => d.reset().map_err(|e| e.to_string()),
+            Spotter::Oww(d) => {
                 d.reset();
                 Ok(())
             }
@@ -288,30 +285,30 @@ impl Detector {
     /// What is compared with the cutoff: microWakeWord's window mean, openWakeWord's score.
     fn level(&self) -> f32 {
         match self {
-            Detector::Micro(d) => d.window_mean().unwrap_or(0.0),
-            Detector::Oww(d) => d.score(),
+            Spotter::Micro(d) => d.window_mean().unwrap_or(0.0),
+            Spotter::Oww(d) => d.score(),
         }
     }
 
     /// Scores made since the start (openWakeWord; 0 for microWakeWord).
     fn scored(&self) -> u64 {
         match self {
-            Detector::Micro(_) => 0,
-            Detector::Oww(d) => d.chunks(),
+            Spotter::Micro(_) => 0,
+            Spotter::Oww(d) => d.chunks(),
         }
     }
 
     fn cutoff(&self) -> f32 {
         match self {
-            Detector::Micro(d) => d.settings().micro.probability_cutoff,
-            Detector::Oww(d) => d.settings().threshold,
+            Spotter::Micro(d) => d.settings().micro.probability_cutoff,
+            Spotter::Oww(d) => d.settings().threshold,
         }
     }
 
     fn phrase(&self) -> String {
         match self {
-            Detector::Micro(d) => d.settings().wake_word.clone(),
-            Detector::Oww(d) => d.settings().wake_word.clone(),
+            Spotter::Micro(d) => d.settings().wake_word.clone(),
+            Spotter::Oww(d) => d.settings().wake_word.clone(),
         }
     }
 }
@@ -339,10 +336,10 @@ fn load_models(engine: Engine, names: &[String]) -> Result<Loaded, String> {
             ));
         }
         let detector = match &lib {
-            Some(lib) => Detector::Micro(Box::new(
+            Some(lib) => Spotter::Micro(Box::new(
                 MicroWakeWord::in_dir(lib, &dir, name).map_err(|e| e.to_string())?,
             )),
-            None => Detector::Oww(Box::new(
+            None => Spotter::Oww(Box::new(
                 OpenWakeWord::in_dir(&dir.join(hearth::wake::oww::OWW_DIR), name)
                     .map_err(|e| e.to_string())?,
             )),
@@ -435,7 +432,7 @@ fn run(opts: &Options) -> Result<(), String> {
             for cutoff in near_cutoffs {
                 match &lib {
                     Some(lib) => {
-                        let mut copy = Detector::Micro(Box::new(eager_copy(
+                        let mut copy = Spotter::Micro(Box::new(eager_copy(
                             lib, &dir, &opts.work, &m.name, cutoff,
                         )?));
                         eager.push(listen(
@@ -756,7 +753,7 @@ fn heard_by_detector(
 /// Every detection of a fresh detector over `pcm`, fed in 10 ms chunks, and the highest
 /// window mean within `window` (samples).
 fn detect(
-    detector: &mut Detector,
+    detector: &mut Spotter,
     pcm: &[i16],
     window: &std::ops::Range<u64>,
 ) -> Result<(Vec<Detection>, f32), String> {
@@ -1299,7 +1296,7 @@ struct Heard {
     wall_s: f64,
 }
 
-fn listen(detector: &mut Detector, name: &str, pcm: &[i16]) -> Result<Heard, String> {
+fn listen(detector: &mut Spotter, name: &str, pcm: &[i16]) -> Result<Heard, String> {
     detector.reset()?;
     let mut detections = Vec::new();
     let mut scores = Vec::new();

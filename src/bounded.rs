@@ -33,7 +33,7 @@ static GAUGES: Mutex<Vec<Weak<GaugeCell>>> = Mutex::new(Vec::new());
 
 /// The live length of one bounded container, listed by [`levels`] while it exists.
 #[derive(Debug, Clone)]
-pub struct Gauge(Arc<GaugeCell>);
+pub(crate) struct Gauge(Arc<GaugeCell>);
 
 impl Gauge {
     pub fn new(name: &'static str, cap: usize) -> Gauge {
@@ -72,7 +72,7 @@ pub fn levels() -> Vec<Level> {
 /// A map that keeps the `cap` entries used last (at least one), forgetting the least
 /// recently used; its length is a [`Gauge`].
 #[derive(Debug)]
-pub struct Lru<K: Hash + Eq, V> {
+pub(crate) struct Lru<K: Hash + Eq, V> {
     map: lru::LruCache<K, V>,
     gauge: Gauge,
 }
@@ -112,6 +112,12 @@ impl<K: Hash + Eq, V> Lru<K, V> {
         self.map.contains(k)
     }
 
+    /// Entries held (the tests': the gauge is what the daemon reads).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
     /// Keep `v` as `k`'s (the least recently used goes when full).
     pub fn put(&mut self, k: K, v: V) {
         self.map.put(k, v);
@@ -126,14 +132,6 @@ impl<K: Hash + Eq, V> Lru<K, V> {
         let v = self.map.pop(k);
         self.gauge.set(self.map.len());
         v
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 }
 

@@ -38,21 +38,19 @@ use zbus::Connection;
 
 use crate::agent::{AgentError, AgentMsg, Ask};
 use crate::events::{Activity, Event, Events};
-use crate::toolcall::{ToolSpec, Verdict};
+use crate::toolcall::{Refused, ToolSpec};
 use crate::tools::{ProviderLimits, ToolStatus, ToolsMsg};
 
 /// The well-known name hearth owns.
 pub const NAME: &str = "io.hearth.Agent1";
 /// The object the interface is served at.
 pub const PATH: &str = "/io/hearth/Agent";
-/// The interface.
-pub const INTERFACE: &str = "io.hearth.Agent1";
 
 /// Requests that may wait for a running turn (the agent's queue, shared with spoken turns);
 /// more are refused with `Busy` at once.
 pub use crate::agent::QUEUE_LIMIT;
 /// How long an `Ask` waits in the agent's queue for its turn before it is refused with `Busy`.
-pub const QUEUE_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const QUEUE_WAIT: Duration = Duration::from_secs(60);
 
 /// The bus `hearth run` serves on (and `hearth doctor` checks): `flag` (`--bus`), else
 /// `configured` (`[bus] bus`), else the system bus under systemd and the session bus
@@ -108,7 +106,7 @@ pub enum BusError {
 /// The errors the face's methods return, as named D-Bus errors (`io.hearth.Error.*`).
 #[derive(Debug, zbus::DBusError)]
 #[zbus(prefix = "io.hearth.Error")]
-pub enum FaceError {
+pub(crate) enum FaceError {
     #[zbus(error)]
     ZBus(zbus::Error),
     /// Bad JSON, arguments that break the tool's schema, a bad tool spec.
@@ -360,20 +358,15 @@ impl AgentFace {
         let id = format!("dbus_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let call = match registry.toolset().call(id, &name, arguments) {
             Ok(call) => call,
-            Err(Verdict::UnknownTool) => {
+            Err(Refused::UnknownTool) => {
                 return Err(FaceError::UnknownTool(format!(
                     "no tool is named {name:?}: the tools are {} (ListTools describes them)",
                     registry.names().collect::<Vec<_>>().join(", ")
                 )))
             }
-            Err(Verdict::Invalid(reason)) => {
+            Err(Refused::Invalid(reason)) => {
                 return Err(FaceError::InvalidArguments(format!(
                     "CallTool {name}: {reason} (ListTools gives its schema)"
-                )))
-            }
-            Err(Verdict::Valid | Verdict::Unchecked) => {
-                return Err(FaceError::InvalidArguments(format!(
-                    "CallTool {name}: the arguments could not be checked"
                 )))
             }
         };

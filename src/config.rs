@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 /// The file name looked for in the configuration directories.
-pub const FILE_NAME: &str = "hearth.toml";
+pub(crate) const FILE_NAME: &str = "hearth.toml";
 
 /// What can be wrong with a configuration file.
 #[derive(Debug, thiserror::Error)]
@@ -166,7 +166,7 @@ pub fn broker_address(url: &str) -> Result<BrokerAddress, String> {
 
 /// Why a TLS key of `[mqtt]` does not fit the rest of the section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Misfit {
+pub(crate) enum Misfit {
     /// Set for a plain `mqtt://` broker.
     NeedsTls,
     /// One of `client_cert_file` and `client_key_file` without the other.
@@ -175,7 +175,7 @@ pub enum Misfit {
 
 /// The first TLS key of `[mqtt]` that does not fit: its name, its file and why. The one rule
 /// for both the config check (with the file's place) and the MQTT executor's TLS setup.
-pub fn misfit(section: &MqttSection, tls: bool) -> Option<(&'static str, &Path, Misfit)> {
+pub(crate) fn misfit(section: &MqttSection, tls: bool) -> Option<(&'static str, &Path, Misfit)> {
     let keys = [
         ("ca_file", &section.ca_file),
         ("client_cert_file", &section.client_cert_file),
@@ -440,7 +440,7 @@ impl Config {
 
     /// Like [`discover`](Self::discover), over a board profile (`--board pi5`): the
     /// profile is the base and the file's keys win over it, key by key.
-    pub fn discover_on(
+    pub(crate) fn discover_on(
         explicit: Option<&Path>,
         board: Option<&str>,
     ) -> Result<(Config, Option<PathBuf>), ConfigError> {

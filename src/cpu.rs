@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 static SPEAKING: AtomicUsize = AtomicUsize::new(0);
 
 /// The longest one step of the model waits for speech.
-pub const GIVE_WAY_MAX: Duration = Duration::from_millis(600);
+pub(crate) const GIVE_WAY_MAX: Duration = Duration::from_millis(600);
 
 /// How often a waiting step looks again.
 const POLL: Duration = Duration::from_millis(2);
@@ -44,12 +44,12 @@ pub fn speaking() -> Speaking {
 }
 
 /// Whether speech is being synthesised now.
-pub fn is_speaking() -> bool {
+pub(crate) fn is_speaking() -> bool {
     SPEAKING.load(Ordering::SeqCst) > 0
 }
 
 /// Blocks while speech is being synthesised, at most [`GIVE_WAY_MAX`]; how long it waited.
-pub fn give_way() -> Duration {
+pub(crate) fn give_way() -> Duration {
     let start = Instant::now();
     while is_speaking() && start.elapsed() < GIVE_WAY_MAX {
         std::thread::sleep(POLL);

@@ -16,7 +16,7 @@ use crate::config::{BusKind, Config};
 use crate::settings::{Flags, Settings, SttChoice};
 
 /// How long a network check (broker, Home Assistant, a speech server, the bus) may take.
-pub const NETWORK_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const NETWORK_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How a check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 /// Events kept for a slow listener before it starts missing them.
-pub const CAPACITY: usize = 256;
+pub(crate) const CAPACITY: usize = 256;
 
 /// What hearth is doing (the D-Bus `State` property).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -8,7 +8,7 @@
 //! journal, readable by every admin and kept for weeks, because someone turned on `info`.
 
 /// The target of events that carry words said or heard.
-pub const TRANSCRIPT: &str = "transcript";
+pub(crate) const TRANSCRIPT: &str = "transcript";
 
 /// The filter for `HEARTH_LOG`'s value (`None`: unset): `warn` by default, and transcripts
 /// off unless the value names their target.

@@ -24,11 +24,11 @@ use tracing::{debug, info, warn};
 use crate::preset::{ModelSource, Preset};
 
 /// Suffix of the stamp file next to a verified model file (holds its sha256 in hex).
-pub const STAMP_SUFFIX: &str = ".sha256";
+pub(crate) const STAMP_SUFFIX: &str = ".sha256";
 /// Suffix of an unfinished download next to where the model file will go.
-pub const PART_SUFFIX: &str = ".part";
+pub(crate) const PART_SUFFIX: &str = ".part";
 /// The default test model's file name: `scripts/fetch-models` fetches it without Hugging Face.
-pub const DEFAULT_TEST_MODEL_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+pub(crate) const DEFAULT_TEST_MODEL_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
 /// Download attempts within one [`pull`] when a transfer breaks off after making progress.
 const MAX_ATTEMPTS: u32 = 5;
@@ -142,7 +142,7 @@ pub enum ModelStatus {
 
 /// The directory of the running executable (an installed or `cargo build` layout keeps
 /// `hearth-stt` and may keep libraries there), if it can be found.
-pub fn exe_dir() -> Option<PathBuf> {
+pub(crate) fn exe_dir() -> Option<PathBuf> {
     std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 /// The ONNX Runtime library file `scripts/fetch-models` stores in the model directory (from
 /// the PyPI `onnxruntime==1.31.1` wheel).
-pub const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
+pub(crate) const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
 /// The environment variable naming the ONNX Runtime library file (ort's own convention).
-pub const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
+pub(crate) const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
 /// What to say when the ONNX Runtime library is missing.
 const ORT_FIX: &str = "run scripts/fetch-models (it puts libonnxruntime.so.1.31.1 from the PyPI onnxruntime wheel in the model directory), or set ORT_DYLIB_PATH to a libonnxruntime.so file";
 

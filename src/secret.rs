@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Why a secret file is refused: its mode lets other users in. The text (which the caller
 /// puts after the file's name) says the mode and the commands that fix it.
-pub fn check_private(path: &Path) -> Result<(), String> {
+pub(crate) fn check_private(path: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read its permissions ({e})"))?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o007 != 0 {

@@ -24,25 +24,25 @@ use crate::preset::{Preset, PresetError};
 use crate::supervisor::{StartError, TextOptions};
 
 /// The preset when neither the command line nor the configuration names one.
-pub const DEFAULT_PRESET: &str = "qwen2.5-coder";
+pub(crate) const DEFAULT_PRESET: &str = "qwen2.5-coder";
 
 /// The wake word when none is configured: microWakeWord's "Okay Nabu" (Apache-2.0), the
 /// Home Assistant voice standard.
-pub const DEFAULT_WAKE_WORD: &str = "okay_nabu";
+pub(crate) const DEFAULT_WAKE_WORD: &str = "okay_nabu";
 
 /// The whisper.cpp model `hearth-stt` gets when nothing names one (in the model directory).
-pub const DEFAULT_WHISPER_MODEL: &str = "ggml-tiny.en.bin";
+pub(crate) const DEFAULT_WHISPER_MODEL: &str = "ggml-tiny.en.bin";
 
 /// The environment variable naming the whisper.cpp model (under `--stt-model` and
 /// `[stt] model`).
-pub const WHISPER_MODEL_ENV: &str = "HEARTH_WHISPER_MODEL";
+pub(crate) const WHISPER_MODEL_ENV: &str = "HEARTH_WHISPER_MODEL";
 
 /// The environment variable naming the tools directory (under `--tools` and `[agent] tools`).
-pub const TOOLS_ENV: &str = "HEARTH_TOOLS";
+pub(crate) const TOOLS_ENV: &str = "HEARTH_TOOLS";
 
 /// The tools directory used when nothing names one and it exists (relative to the working
 /// directory: a checkout's demo tools).
-pub const LOCAL_TOOLS_DIR: &str = "tools";
+pub(crate) const LOCAL_TOOLS_DIR: &str = "tools";
 
 /// Why the settings cannot be resolved; each names the problem and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -194,13 +194,13 @@ impl Settings {
 
     /// A model file the configuration names: a bare file name that does not exist here is in
     /// the model directory ([`crate::models::in_dir`]); any other path is taken as it is.
-    pub fn config_model_file(&self, path: &Path) -> Result<PathBuf, SettingsError> {
+    pub(crate) fn config_model_file(&self, path: &Path) -> Result<PathBuf, SettingsError> {
         Ok(crate::models::in_dir(path, self.model_dir()?))
     }
 
     /// The model file the configuration names ([`config_model_file`](Self::config_model_file)),
     /// else `default` in the model directory.
-    pub fn model_file_or(
+    pub(crate) fn model_file_or(
         &self,
         configured: Option<&Path>,
         default: &str,
@@ -229,7 +229,7 @@ impl Settings {
     /// The LLM model file when one is named: `--model` (as given), else `[agent] model` (in
     /// the model directory when a bare name). `None`: the preset's model in the model
     /// directory ([`crate::supervisor::model_path`]).
-    pub fn llm_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+    pub(crate) fn llm_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         match (&self.flags.model, &self.config.agent.model) {
             (Some(m), _) => Ok(Some(m.clone())),
             (None, Some(m)) => Ok(Some(self.config_model_file(m)?)),
@@ -275,7 +275,7 @@ impl Settings {
     /// else [`DEFAULT_WHISPER_MODEL`] in the model directory. Any of the three may name a
     /// speech model of the catalogue instead (`whisper:base.en`: its file in the model
     /// directory, [`crate::speech_models::resolve`]). Not checked.
-    pub fn whisper_model(&self) -> Result<PathBuf, SettingsError> {
+    pub(crate) fn whisper_model(&self) -> Result<PathBuf, SettingsError> {
         let named = |m: &Path| crate::speech_models::resolve(m, self.model_dir.as_deref());
         if let Some(m) = &self.flags.stt_model {
             return Ok(named(m)?);
@@ -329,7 +329,7 @@ impl Settings {
     /// default): `[listen] silero_model` (in the model directory when a bare name), else
     /// [`crate::audio::silero::SILERO_FILE`] in the model directory. Not checked.
     #[cfg(feature = "tts")]
-    pub fn vad_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+    pub(crate) fn vad_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::Vad;
         match self.config.listen.vad.unwrap_or(Vad::Silero) {
             Vad::Energy => Ok(None),
@@ -347,7 +347,7 @@ impl Settings {
     /// else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model directory. Not
     /// checked.
     #[cfg(feature = "tts")]
-    pub fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
+    pub(crate) fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::EndOfTurn;
         match self.config.listen.end_of_turn.unwrap_or(EndOfTurn::Silence) {
             EndOfTurn::Silence => Ok(None),

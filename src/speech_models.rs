@@ -16,7 +16,7 @@ use serde::Deserialize;
 use crate::preset::ModelSource;
 
 /// The prefix that marks a speech model's name (`whisper:base.en`).
-pub const PREFIX: &str = "whisper:";
+pub(crate) const PREFIX: &str = "whisper:";
 
 /// The catalogue, as compiled in.
 const CATALOGUE: &str = include_str!("../models/whisper.toml");
@@ -159,7 +159,7 @@ pub enum ResolveError {
 
 /// How to get the speech model file at `path`, for error messages: its `hearth models pull
 /// whisper:NAME` when the catalogue has the file, else where to look.
-pub fn how_to_get(path: &Path) -> String {
+pub(crate) fn how_to_get(path: &Path) -> String {
     match by_file(path) {
         Some(m) => format!("run `hearth models pull {}`", m.full_name()),
         None => format!(

@@ -58,7 +58,7 @@ const STDERR_TAIL: usize = 12;
 /// (kitchen.wav in 0.1 s, tiny.en, 2 threads). 30 s leaves room for a child restarted and its
 /// model loaded again within the same utterance, and a person has given up on the reply long
 /// before it passes.
-pub const UTTERANCE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const UTTERANCE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where the recogniser is.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +78,7 @@ pub enum SttServer {
 
 /// `hearth-stt` beside the running executable (an installed or `cargo build` layout), if
 /// it is there.
-pub fn beside_executable() -> Option<PathBuf> {
+pub(crate) fn beside_executable() -> Option<PathBuf> {
     crate::models::exe_dir()
         .map(|d| d.join("hearth-stt"))
         .filter(|p| p.is_file())
@@ -157,7 +157,7 @@ pub fn house_phrases(registry: &Registry, stop: &[&str]) -> PhraseSet {
 
 /// The largest phrase set sent (its JSON): hearth-stt's default limit on an event's payload
 /// (`--max-audio-bytes`); a bigger event would end the connection. The demo home's is 0.6 MB.
-pub const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_PHRASES_BYTES: usize = 2 * 1024 * 1024;
 
 impl PhraseSource {
     /// The set for `registry`.
@@ -194,7 +194,7 @@ impl PhraseSource {
 /// The house's phrase set as it goes to the recogniser, and followed here (whether a
 /// transcript is a whole request that no longer one continues).
 #[derive(Debug, Clone)]
-pub struct SttPhrases {
+pub(crate) struct SttPhrases {
     /// Its id (the grammar's contents').
     pub id: String,
     /// The grammar as JSON.

@@ -137,7 +137,7 @@ pub fn prompt_cache_path(opts: &TextOptions, model: &std::path::Path) -> Option<
 
 /// Start the tools actor from a manifest directory (or built-ins only), its executors
 /// running against `backends`.
-pub async fn start_tools(
+pub(crate) async fn start_tools(
     dir: Option<&std::path::Path>,
     backends: std::sync::Arc<crate::tools::Backends>,
 ) -> Result<ActorRef<ToolsMsg>, StartError> {
@@ -251,22 +251,22 @@ async fn start_engine(_opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartE
 
 /// The first restart of a stage waits this long after the second failure (the first is
 /// immediate); each further one twice as long, up to [`MAX_BACKOFF`].
-pub const MIN_BACKOFF: Duration = Duration::from_millis(200);
+pub(crate) const MIN_BACKOFF: Duration = Duration::from_millis(200);
 /// The longest wait before a restart.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// A stage that ran this long before it died is restarted at once again.
-pub const STABLE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const STABLE_AFTER: Duration = Duration::from_secs(60);
 
 /// Starts one stage linked to the supervisor (the argument) and returns its cell. It also
 /// hands the new address to whoever talks to the stage.
-pub type StartFn = Box<
+pub(crate) type StartFn = Box<
     dyn Fn(ActorCell) -> Pin<Box<dyn Future<Output = Result<ActorCell, String>> + Send>>
         + Send
         + Sync,
 >;
 
 /// A stage to supervise.
-pub struct StageSpec {
+pub(crate) struct StageSpec {
     /// Its name in logs and events ("tts").
     pub name: &'static str,
     /// Restart it when it dies. A stage that cannot resume where it was (a WAV file
@@ -304,7 +304,7 @@ pub enum StageEvent {
 }
 
 /// Messages to the [`StageSupervisor`].
-pub enum SupervisorMsg {
+pub(crate) enum SupervisorMsg {
     /// Start these stages in order; the reply is the first failure (stage, reason), if any.
     Start(
         Vec<StageSpec>,
@@ -317,7 +317,7 @@ pub enum SupervisorMsg {
 }
 
 /// The supervisor of the voice stages. Its argument is where its [`StageEvent`]s go.
-pub struct StageSupervisor;
+pub(crate) struct StageSupervisor;
 
 struct Slot {
     spec: StageSpec,
@@ -328,7 +328,7 @@ struct Slot {
 }
 
 /// [`StageSupervisor`]'s state.
-pub struct SupervisorState {
+pub(crate) struct SupervisorState {
     slots: Vec<Slot>,
     stopping: bool,
     events: UnboundedSender<StageEvent>,

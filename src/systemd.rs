@@ -13,14 +13,14 @@ use std::time::Duration;
 use sd_notify::NotifyState;
 
 /// One liveness check: resolves `Ok` when the component answered.
-pub type Probe =
+pub(crate) type Probe =
     Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> + Send + Sync>;
 
 /// Where notifications go (systemd's socket; a recorder in tests).
-pub type Notifier = Arc<dyn Fn(&[NotifyState]) + Send + Sync>;
+pub(crate) type Notifier = Arc<dyn Fn(&[NotifyState]) + Send + Sync>;
 
 /// The notifier that writes to `$NOTIFY_SOCKET` (nothing when it is unset).
-pub fn systemd_notifier() -> Notifier {
+pub(crate) fn systemd_notifier() -> Notifier {
     Arc::new(|states: &[NotifyState]| {
         if let Err(e) = sd_notify::notify(states) {
             tracing::warn!(error = %e, "cannot notify systemd");
@@ -29,7 +29,7 @@ pub fn systemd_notifier() -> Notifier {
 }
 
 /// True when started by systemd with a notify socket.
-pub fn under_systemd() -> bool {
+pub(crate) fn under_systemd() -> bool {
     std::env::var_os("NOTIFY_SOCKET").is_some()
 }
 

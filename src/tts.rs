@@ -43,12 +43,12 @@ use crate::voice::{Pcm, ReplyId};
 
 /// The default voice's file stem: Piper en_US-joe-medium (22050 Hz), fetched by
 /// `scripts/fetch-models`.
-pub const DEFAULT_VOICE: &str = "en_US-joe-medium";
+pub(crate) const DEFAULT_VOICE: &str = "en_US-joe-medium";
 /// The environment variable naming the directory that holds `espeak-ng-data` (piper-rs's
 /// convention).
-pub const ESPEAK_DATA_ENV: &str = "PIPER_ESPEAKNG_DATA_DIRECTORY";
+pub(crate) const ESPEAK_DATA_ENV: &str = "PIPER_ESPEAKNG_DATA_DIRECTORY";
 /// The espeak-ng data directory's own name.
-pub const ESPEAK_DATA_DIR: &str = "espeak-ng-data";
+pub(crate) const ESPEAK_DATA_DIR: &str = "espeak-ng-data";
 
 /// What to say when espeak-ng data is missing.
 const ESPEAK_FIX: &str = "install Debian's espeak-ng-data package (scripts/setup), or set PIPER_ESPEAKNG_DATA_DIRECTORY to the directory that holds espeak-ng-data";
@@ -229,7 +229,7 @@ fn voice_fix(path: &Path) -> String {
 }
 
 /// Check that a voice file exists and is a file.
-pub fn check_voice_file(path: &Path) -> Result<(), TtsError> {
+pub(crate) fn check_voice_file(path: &Path) -> Result<(), TtsError> {
     if path.is_file() {
         Ok(())
     } else {
@@ -251,7 +251,7 @@ const ESPEAK_CORE_FILES: [&str; 4] = ["phontab", "phonindex", "phondata", "inton
 /// complete); `$PIPER_ESPEAKNG_DATA_DIRECTORY` when set (must be complete); the multiarch
 /// `/usr/lib/<triple>` directories that exist (Debian's `espeak-ng-data` package), `/usr/share`,
 /// `/usr/local/share`; `exe_dir`. Missing data is [`TtsError::EspeakMissing`] naming the files.
-pub fn find_espeak_data(
+pub(crate) fn find_espeak_data(
     explicit: Option<&Path>,
     env: impl Fn(&str) -> Option<OsString>,
     exe_dir: Option<&Path>,
@@ -598,7 +598,7 @@ mod engine {
         }
 
         /// [`spawn`](Self::spawn), linked to `supervisor` (which hears when it dies).
-        pub async fn spawn_linked(
+        pub(crate) async fn spawn_linked(
             cfg: TtsConfig,
             events: UnboundedSender<TtsEvent>,
             supervisor: ractor::ActorCell,
@@ -610,7 +610,7 @@ mod engine {
         }
 
         /// Spawn the actor around a voice loaded already.
-        pub async fn spawn_with(
+        pub(crate) async fn spawn_with(
             voice: Voice,
             events: UnboundedSender<TtsEvent>,
         ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {

@@ -86,7 +86,7 @@ impl Utterance {
     /// When the input-clock sample `at` (within or before the utterance) was captured, on
     /// the wall clock: the last sample was at `endpointed_at`. Exact for a live input or a
     /// WAV paced in real time.
-    pub fn wall_time(&self, at: u64) -> Instant {
+    pub(crate) fn wall_time(&self, at: u64) -> Instant {
         let end = self.start + self.samples.len() as u64;
         let secs = end.saturating_sub(at) as f64 / f64::from(SAMPLE_RATE);
         self.endpointed_at
@@ -95,7 +95,7 @@ impl Utterance {
     }
 
     /// The samples as 16-bit PCM (what the Wyoming protocol carries).
-    pub fn pcm16(&self) -> Vec<i16> {
+    pub(crate) fn pcm16(&self) -> Vec<i16> {
         self.samples.iter().map(|&s| f32_to_i16(s)).collect()
     }
 }
@@ -144,7 +144,7 @@ impl Pcm {
     /// Seconds before the first audible sample (|x| above [`AUDIBLE`], about −40 dBFS):
     /// voices start with a little silence, which is not yet an answer. The whole length
     /// when nothing is audible.
-    pub fn leading_silence_secs(&self) -> f64 {
+    pub(crate) fn leading_silence_secs(&self) -> f64 {
         if self.rate == 0 {
             return 0.0;
         }
@@ -162,7 +162,7 @@ impl Pcm {
     /// sample (a reply's first chunk: the silence Piper puts before a sentence is time the
     /// listener waits for nothing; between sentences it is a pause and stays). All of it
     /// when nothing is audible.
-    pub fn without_leading_silence(self, keep_secs: f64) -> Pcm {
+    pub(crate) fn without_leading_silence(self, keep_secs: f64) -> Pcm {
         let lead = (self.leading_silence_secs() * f64::from(self.rate)).round() as usize;
         let keep = (keep_secs * f64::from(self.rate)).round() as usize;
         let cut = lead.saturating_sub(keep);
@@ -178,10 +178,10 @@ impl Pcm {
 
 /// How much of the silence before a reply's first audible sample is kept: enough for the
 /// sound's onset below [`AUDIBLE`], not a wait.
-pub const REPLY_LEAD_KEEP_SECS: f64 = 0.01;
+pub(crate) const REPLY_LEAD_KEEP_SECS: f64 = 0.01;
 
 /// The 16-bit amplitude above which a sample counts as audible (1 % of full scale).
-pub const AUDIBLE: u16 = 328;
+pub(crate) const AUDIBLE: u16 = 328;
 
 /// Which reply a sentence, its audio and its playback belong to: unique in the process, so
 /// that whoever waits for a reply's end is never answered by an earlier one's, and audio of

@@ -20,10 +20,7 @@ use hearth::voice::{Captured, Pcm, PlaybackEvent, ReplyId};
 use ractor::Actor;
 use tokio::sync::mpsc;
 
-#[allow(dead_code)] // the loopback and `say` are for the end-to-end tests
-#[path = "common/pulse.rs"]
-mod pulse;
-use pulse::Pulse;
+use hearth_testkit::pulse::Pulse;
 
 /// Starts the server with the null sink `vsink`; `None` when skipped on purpose.
 fn start_server() -> Option<Pulse> {

@@ -3,10 +3,9 @@
 //! the shipped lights example, a tool provider in a second process, and systemd's notify
 //! protocol read from the socket the daemon is given.
 
-mod common;
-use common::daemon::*;
-use common::model::*;
-use common::services::*;
+use hearth_testkit::daemon::*;
+use hearth_testkit::model::*;
+use hearth_testkit::services::*;
 
 use std::time::{Duration, Instant};
 

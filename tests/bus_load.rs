@@ -4,10 +4,9 @@
 //! after a second such burst equals its RSS before it within 5 MB. A client told Busy asks again 20 ms later, so
 //! most of the 1000 are refused: one turn takes about a second on two cores.
 
-mod common;
-use common::daemon::*;
-use common::model::*;
-use common::services::*;
+use hearth_testkit::daemon::*;
+use hearth_testkit::model::*;
+use hearth_testkit::services::*;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

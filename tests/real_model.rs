@@ -17,8 +17,7 @@ use hearth::tools::ToolStatus;
 use ractor::ActorRef;
 use serde_json::json;
 
-mod common;
-use common::model as common_model;
+use hearth_testkit::model as common_model;
 
 struct Shared {
     rt: tokio::runtime::Runtime,

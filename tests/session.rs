@@ -2,33 +2,25 @@
 //! input and heard by ONE `hearth run --realtime --once --json` process, as a daemon hears a
 //! conversation, all real: the Piper voice speaks the requests (in this test), `hearth-stt`
 //! (whisper tiny.en), Qwen2.5-Coder-0.5B with the demo home's tools. Then scored as
-//! `cargo bench --bench session` scores the whole set (`tests/common/session/`; its unit
-//! tests, `unit_tests.rs`, run here).
+//! `cargo bench --bench session` scores the whole set (hearth-testkit's `session`, whose
+//! unit tests are that crate's own).
 //!
 //! Needs `scripts/fetch-models` and `hearth-stt` built beside `hearth` (`cargo test
 //! --workspace` does both builds). `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
-
-#[path = "common/session/mod.rs"]
-mod session;
-
-#[path = "common/session/unit_tests.rs"]
-mod unit_tests;
-
-#[allow(dead_code)] // the GGUF and voice lookups are other tests'
-#[path = "common/model.rs"]
-mod model;
 
 #[cfg(all(feature = "llm", feature = "tts"))]
 mod real {
     use std::path::Path;
     use std::time::Duration;
 
-    use super::session::report::{case_table, details, summarise, summary_header, summary_row};
-    use super::session::run::{
+    use hearth_testkit::session::report::{
+        case_table, details, summarise, summary_header, summary_row,
+    };
+    use hearth_testkit::session::run::{
         add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS,
     };
-    use super::session::score::{score_all, Observed};
-    use super::session::set::{load, set_path};
+    use hearth_testkit::session::score::{score_all, Observed};
+    use hearth_testkit::session::set::{load, set_path};
 
     /// At least this many of the slice's 12 requests (11 before the unlock asked for a yes)
     /// must run exactly their tools. Before the
@@ -42,7 +34,7 @@ mod real {
     /// The model directory holds everything `hearth run` needs and `hearth-stt` is built, or
     /// None when skipping is asked for.
     fn ready() -> Option<()> {
-        super::model::voice_models().map(|_| ())
+        hearth_testkit::model::voice_models().map(|_| ())
     }
 
     #[test]

@@ -5,9 +5,8 @@
 //! in process and as the face's `Bounds` property says.
 #![cfg(feature = "tts")]
 
-mod common;
-use common::services::PrivateBus;
-use common::soak::*;
+use hearth_testkit::services::PrivateBus;
+use hearth_testkit::soak::*;
 
 #[test]
 fn a_long_run_stays_within_every_bound() {

@@ -58,8 +58,7 @@ fn server() -> Option<SttServer> {
     })
 }
 
-mod common;
-use common::fixtures::*;
+use hearth_testkit::fixtures::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hears_the_fixtures_and_survives_a_killed_child() {

@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 use hearth::stt::{self, Stt, SttConfig, SttError, SttServer};
 use ractor::Actor;
 
-mod common;
-use common::peer::*;
+use hearth_testkit::peer::*;
 
-use common::fixtures::*;
+use hearth_testkit::fixtures::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stt_actor_works_against_wyoming_faster_whisper() {

@@ -165,6 +165,5 @@ fn qwen_gguf_template_matches_jinja2() {
     compare("qwen2.5-coder GGUF", &src);
 }
 
-mod common;
 #[cfg(feature = "llm")]
-use common::model as common_model;
+use hearth_testkit::model as common_model;

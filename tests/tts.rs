@@ -11,8 +11,7 @@ use hearth::tts::{TtsActor, TtsConfig, TtsError, TtsEvent, TtsMsg};
 use hearth::voice::{i16_to_f32, rms, Pcm, ReplyId};
 use tokio::sync::mpsc;
 
-mod common;
-use common::model as common_model;
+use hearth_testkit::model as common_model;
 
 /// Generous: a debug build on a busy 2-core machine.
 const SENTENCE_TIMEOUT: Duration = Duration::from_secs(60);

@@ -1,13 +1,8 @@
 //! The wake-word detector on the real microWakeWord models and TensorFlow Lite
 //! (`scripts/fetch-models wake`). A missing file fails the test with the fix;
 //! `HEARTH_SKIP_REAL_MODEL=1` skips locally (CI never sets it). The unit tests of the scenes
-//! `cargo bench --bench wake` builds (mixing at an SNR, the noise generators, the texts) run here
-//! too: they need no model.
-
-#[path = "common/scenes/mod.rs"]
-mod scenes;
-#[path = "common/scenes/unit_tests.rs"]
-mod scenes_unit_tests;
+//! `cargo bench --bench wake` builds (mixing at an SNR, the noise generators, the texts) are
+//! hearth-testkit's own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -143,7 +138,7 @@ fn a_configured_cutoff_replaces_the_models_own() {
     assert!(strict.iter().all(|d| d.cutoff() == 0.999));
     // (without the tts feature there is no other engine)
     #[allow(irrefutable_let_patterns)]
-    let hearth::wake::Detector::Micro(alexa) = &mut strict[0] else {
+    let hearth::wake::Spotter::Micro(alexa) = &mut strict[0] else {
         panic!("alexa.tflite is a microWakeWord model");
     };
     let mut fired = false;

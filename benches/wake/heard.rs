@@ -8,8 +8,7 @@
 
 use hearth::pipeline::attention::WAKE_REACH;
 use hearth::stt::Hold;
-
-use crate::scenes::ears::Ears;
+use hearth_testkit::scenes::ears::Ears;
 
 /// The most audio after the detection a check hears (an utterance Listen would cut).
 const MOST_AFTER_S: f64 = 8.0;

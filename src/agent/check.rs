@@ -41,7 +41,7 @@ use crate::tools::Registry;
 
 /// Why a reply in words is not spoken as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unfounded {
+pub(crate) enum Unfounded {
     /// It asserts an action or a device state that no call of this turn carried out.
     Claim,
     /// It talks about functions or tools instead of answering.
@@ -263,7 +263,7 @@ const BACK_REFERENCES: &[&str] = &[
 /// Whether `request` points back at an earlier turn ([`BACK_REFERENCES`]). Only such a
 /// request's calls may be about what the turn before it named: "Never mind." after "lock the
 /// back door" is about nothing, and a call on the back door then is a copy of the history.
-pub fn refers_back(request: &str) -> bool {
+pub(crate) fn refers_back(request: &str) -> bool {
     words(request)
         .iter()
         .any(|w| BACK_REFERENCES.contains(&w.as_str()))
@@ -365,7 +365,7 @@ const ECHO_EXTRA: usize = 2;
 
 /// What the session said before this turn, as the checks need it.
 #[derive(Debug, Clone, Default)]
-pub struct Earlier {
+pub(crate) struct Earlier {
     /// Each earlier request with the words the assistant last said to it.
     pub replies: Vec<(String, String)>,
     /// Every earlier request, in order.
@@ -398,7 +398,7 @@ impl Earlier {
 
 /// What the checks know about the session's tools: built once per tool set.
 #[derive(Debug, Clone, Default)]
-pub struct ReplyCheck {
+pub(crate) struct ReplyCheck {
     /// Per `say` template: its runs of literal words, in order.
     shapes: Vec<Vec<Vec<String>>>,
     /// Words that tie a sentence to a tool (nouns, enumerated values, confirmation words).
@@ -543,7 +543,7 @@ impl ReplyCheck {
     /// ("kitchen"), one of its numbers ("21"), or, for a call without string values, the
     /// tool's noun ("time" for `get_time`, "thermostat"). A call a retry forced must be;
     /// otherwise it is a guess and does not run.
-    pub fn grounded(&self, tool: &str, arguments: &Value, request: &str) -> bool {
+    pub(crate) fn grounded(&self, tool: &str, arguments: &Value, request: &str) -> bool {
         let said: HashSet<String> = words(request)
             .iter()
             .map(|w| singular(w).to_string())

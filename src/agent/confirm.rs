@@ -14,7 +14,7 @@ use crate::toolcall::ToolCall;
 use crate::tools::Registry;
 
 /// How long a question waits for its yes.
-pub const WINDOW: Duration = Duration::from_secs(30);
+pub(crate) const WINDOW: Duration = Duration::from_secs(30);
 
 /// Calls a session holds until a yes.
 #[derive(Debug, Clone)]
@@ -166,7 +166,7 @@ pub(super) fn hold(held: Vec<(ToolCall, String)>) -> Pending {
 
 /// Answers to a question, as the recogniser's phrase set holds them (so a yes is heard as
 /// one, and nothing is forced into a request when one is said).
-pub const ANSWERS: &[&str] = &[
+pub(crate) const ANSWERS: &[&str] = &[
     "yes", "yeah", "yep", "sure", "go ahead", "do it", "confirm", "no", "nope", "cancel", "don't",
 ];
 

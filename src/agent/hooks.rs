@@ -295,7 +295,7 @@ pub(super) fn invalid_arguments(
 
 /// True when a reply only repeats a tool payload (JSON, a `<tool_response>`, or a result
 /// verbatim) instead of answering: such text is never spoken.
-pub fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
+pub(crate) fn is_echo(raw: &str, reply: &str, outcomes: &[ToolOutcome]) -> bool {
     let t = raw.trim();
     if t.contains("<tool_response>") || t.contains("tool results —") {
         return true;

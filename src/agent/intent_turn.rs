@@ -190,8 +190,8 @@ pub(super) fn intent_calls(
     for (i, c) in found.into_iter().enumerate() {
         match toolset.call(format!("{}_{i}", c.tool), &c.tool, c.arguments) {
             Ok(call) => calls.push(call),
-            Err(verdict) => {
-                tracing::warn!(tool = %c.tool, ?verdict, "an intent's call does not pass the check: the model answers instead");
+            Err(refused) => {
+                tracing::warn!(tool = %c.tool, ?refused, "an intent's call does not pass the check: the model answers instead");
                 return None;
             }
         }

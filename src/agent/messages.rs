@@ -17,18 +17,18 @@ use crate::toolcall::Telemetry;
 use crate::tools::{ToolOutcome, ToolStatus, ToolsMsg};
 
 /// The default system prompt: short, because a 0.5B model reads it every turn.
-pub const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
 Answer in one short, plain sentence. When the request needs a tool, call it.";
 
 /// How long a turn may run before no further hop starts ([`AgentConfig::turn_budget`];
 /// `[agent] turn_budget_s`).
-pub const TURN_BUDGET: std::time::Duration = std::time::Duration::from_secs(6);
+pub(crate) const TURN_BUDGET: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// Tokens of history a session keeps before the oldest turns are cut
 /// ([`AgentConfig::history_tokens`]). The system prompt and tools come to ~800 tokens with
 /// the demo home; generation slows as the context grows (a 40-token warm-up took ~0.7 s at
 /// 830 tokens of context and ~1.3 s at 2,000, on 2 cores).
-pub const HISTORY_TOKENS: usize = 1024;
+pub(crate) const HISTORY_TOKENS: usize = 1024;
 
 /// What is said when the loop runs out of hops or a hook stops it.
 pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
@@ -239,8 +239,10 @@ pub enum AgentError {
     TooLong { tokens: usize, n_ctx: usize },
 }
 
-/// Whether an agent would answer `text` in `session` with a local intent, now.
-pub async fn would_use_intent(
+/// Whether an agent would answer `text` in `session` with a local intent, now (the voice
+/// pipeline's question, so only with `tts`).
+#[cfg(feature = "tts")]
+pub(crate) async fn would_use_intent(
     agent: &ActorRef<AgentMsg>,
     session: &str,
     text: &str,

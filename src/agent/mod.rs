@@ -103,15 +103,14 @@ mod warm;
 mod words;
 
 pub use actor::{Agent, AgentState};
-pub use check::{small_talk, Earlier, ReplyCheck, Unfounded};
+pub use check::small_talk;
 pub use history::HistoryMode;
-pub use hooks::is_echo;
+#[cfg(feature = "tts")]
+pub(crate) use messages::would_use_intent;
 pub use messages::{
-    ask, would_use_intent, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Handled,
-    HopReport, Timings, Turn, APOLOGY, DEFAULT_SYSTEM_PROMPT, HISTORY_TOKENS, NOTHING_DONE,
-    QUEUE_LIMIT, TURN_BUDGET,
+    ask, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Handled, HopReport,
+    Timings, Turn, APOLOGY, NOTHING_DONE, QUEUE_LIMIT,
 };
-pub use reply::synthetic_results;
+pub(crate) use messages::{HISTORY_TOKENS, TURN_BUDGET};
 pub use session::SESSIONS_KEPT;
-pub use shared::TOOLSETS_KEPT;
 pub use words::{clauses, request_parts};

@@ -31,7 +31,7 @@ pub(super) fn send_sentences(tx: &mpsc::UnboundedSender<Speakable>, text: &str) 
 }
 
 /// The synthetic user message that carries tool results when there is no tool role.
-pub fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
+pub(crate) fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
     let parts: Vec<String> = outcomes
         .iter()
         .map(|o| {

@@ -20,7 +20,7 @@ use crate::tools::{Registry, ToolOutcome, ToolStatus, ToolsMsg};
 
 /// Compiled tool sets the agent keeps, by the tools' fingerprint: the current one and the
 /// few before it (a tool set that changes again and again must not grow the cache).
-pub const TOOLSETS_KEPT: usize = 4;
+pub(crate) const TOOLSETS_KEPT: usize = 4;
 
 /// Everything a turn needs, shared by the actor and its turn tasks.
 pub(super) struct Shared {

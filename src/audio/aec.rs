@@ -17,7 +17,7 @@
 //!
 //! Two outputs per frame: the *cleaned* frame (linear filter, then residual-echo suppression)
 //! and the *linear* frame (the echo the adaptive filter predicts subtracted, nothing
-//! suppressed: it keeps more of a user who talks over hearth, so the wake-word detector always
+//! suppressed: it keeps more of a user who talks over hearth, so the wake-word spotter always
 //! takes it). Both run one block (4 ms) behind the input. Listen and speech recognition get
 //! the cleaned frame, with a *credit* of [`AEC_CREDIT_DB`] off their playback gate, only while
 //! the canceller has shown on this room's echo that it converged; until then they get the
@@ -47,7 +47,7 @@ use crate::voice::{EchoCancelled, Frame, SAMPLE_RATE};
 /// AEC3's block: 4 ms at 16 kHz.
 pub const BLOCK: usize = 64;
 /// The adaptive filters' length in blocks: 40 (160 ms) instead of AEC3's 13 (52 ms).
-pub const FILTER_BLOCKS: usize = 40;
+pub(crate) const FILTER_BLOCKS: usize = 40;
 /// AEC3 takes samples at 16-bit integer scale.
 const SCALE: f32 = 32_768.0;
 /// Seconds of output-rate audio the tap holds between the output callback and the capture
@@ -63,7 +63,7 @@ const RENDER_BACKLOG: usize = SAMPLE_RATE as usize;
 /// render buffer so far ahead that it overruns on every block.
 const FRESH_KEEP_SECS: f32 = 0.064;
 /// How often the ERLE is logged while hearth plays.
-pub const ERLE_LOG_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const ERLE_LOG_EVERY: Duration = Duration::from_secs(10);
 /// A frame counts as "playing" for the ERLE when the render reference is above this RMS
 /// (−50 dBFS).
 const PLAYING_RMS: f32 = 0.003_16;
@@ -71,7 +71,7 @@ const PLAYING_RMS: f32 = 0.003_16;
 /// hearth's voice is taken to be (Listen's gate is lowered by this much): the cleaned
 /// output's ERLE once converged is 30 dB and more (down to the room's noise floor); 20 dB
 /// leaves room for a changing echo path.
-pub const AEC_CREDIT_DB: f32 = 20.0;
+pub(crate) const AEC_CREDIT_DB: f32 = 20.0;
 /// Converged: over a window of this many playing frames (2 s), the linear filter alone took
 /// out at least [`CONVERGED_LINEAR_DB`]. Until then Listen gets the linear output and keeps
 /// its full playback gate (see [`EchoFilter::frame`]).
@@ -290,7 +290,7 @@ impl EchoCanceller {
     /// The echo return loss enhancement measured since the last call (and the meter
     /// restarted), over the frames during which something audible was played; `None` if
     /// nothing was.
-    pub fn take_erle(&mut self) -> Option<Erle> {
+    pub(crate) fn take_erle(&mut self) -> Option<Erle> {
         let m = std::mem::take(&mut self.erle);
         if m.frames == 0 || m.out <= 0.0 || m.linear <= 0.0 {
             return None;
@@ -356,14 +356,14 @@ impl EchoCanceller {
     }
 
     /// A new output (another echo path, another clock): convergence must be shown again.
-    pub fn reset_convergence(&mut self) {
+    pub(crate) fn reset_convergence(&mut self) {
         self.converged = false;
         self.window = ErleMeter::default();
         self.watch = ErleMeter::default();
     }
 
     /// The delay between render and capture AEC3 has estimated, ms.
-    pub fn delay_ms(&self) -> i32 {
+    pub(crate) fn delay_ms(&self) -> i32 {
         self.aec.get_metrics().delay_ms
     }
 }
@@ -372,7 +372,7 @@ impl EchoCanceller {
 /// over output energy, in dB. The user's speech over the reply counts as part of both, so
 /// this is a lower bound of the canceller's own.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Erle {
+pub(crate) struct Erle {
     /// Of the cleaned output (linear filter and residual-echo suppression).
     pub db: f32,
     /// Of the linear filter's output alone.
@@ -546,7 +546,7 @@ impl RenderTap {
     }
 
     /// `n` samples of silence were played.
-    pub fn push_silence(&mut self, n: usize) {
+    pub(crate) fn push_silence(&mut self, n: usize) {
         let fit = self.ring.slots().min(n);
         if let Ok(chunk) = self.ring.write_chunk_uninit(fit) {
             chunk.fill_from_iter(std::iter::repeat(0.0));
@@ -579,7 +579,7 @@ pub struct RenderFeed {
 
 impl RenderFeed {
     /// Samples the tap dropped since the last call because the capture side fell behind.
-    pub fn newly_dropped(&mut self) -> u64 {
+    pub(crate) fn newly_dropped(&mut self) -> u64 {
         let dropped = self.link.dropped();
         let new = dropped.saturating_sub(self.counted);
         self.counted = dropped;
@@ -587,7 +587,7 @@ impl RenderFeed {
     }
 
     /// Everything played since the last call, into `aec`.
-    pub fn drain_into(&mut self, aec: &mut EchoCanceller) {
+    pub(crate) fn drain_into(&mut self, aec: &mut EchoCanceller) {
         if let Ok(mut next) = self.link.next.try_lock() {
             if let Some((ring, rate)) = next.take() {
                 match StreamResampler::new(rate, SAMPLE_RATE) {
@@ -609,7 +609,7 @@ impl RenderFeed {
         };
         let mut n = ring.slots();
         if std::mem::take(&mut self.fresh) {
-            let keep = (resampler.from_rate() as f32 * FRESH_KEEP_SECS) as usize;
+            let keep = (resampler.input_rate() as f32 * FRESH_KEEP_SECS) as usize;
             if let Ok(stale) = ring.read_chunk(n.saturating_sub(keep)) {
                 stale.commit_all();
             }
@@ -735,7 +735,7 @@ pub(crate) mod tests {
         use std::alloc::{GlobalAlloc, Layout, System};
         use std::cell::Cell;
 
-        pub struct Counting;
+        pub(crate) struct Counting;
 
         thread_local! {
             static ON: Cell<bool> = const { Cell::new(false) };
@@ -1094,7 +1094,7 @@ pub(crate) mod tests {
         let _ = filter.frame(frame(512));
         assert!(filter.feed.ring.is_some());
         assert_eq!(
-            filter.feed.resampler.as_ref().map(|r| r.from_rate()),
+            filter.feed.resampler.as_ref().map(|r| r.input_rate()),
             Some(16_000)
         );
     }

@@ -8,7 +8,7 @@
 //! without it opening a device is [`AudioError::NoDeviceSupport`].
 
 /// The cpal host names a device name may start with ("alsa:default").
-pub const HOSTS: [&str; 4] = ["alsa", "pulseaudio", "jack", "pipewire"];
+pub(crate) const HOSTS: [&str; 4] = ["alsa", "pulseaudio", "jack", "pipewire"];
 
 /// Which sound device to open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub(crate) trait Render: Send + 'static {
 }
 
 /// The device buffer asked for by default, ms (one callback's worth).
-pub const DEFAULT_BUFFER_MS: u32 = 20;
+pub(crate) const DEFAULT_BUFFER_MS: u32 = 20;
 
 impl DeviceSpec {
     /// The device buffer per callback to ask for, ms: [`DeviceSpec::buffer_ms`], else
@@ -48,7 +48,7 @@ impl DeviceSpec {
     }
 
     /// The default device of the default host.
-    pub fn default_device() -> Self {
+    pub(crate) fn default_device() -> Self {
         Self::default()
     }
 
@@ -88,7 +88,7 @@ impl std::fmt::Display for DeviceSpec {
 
 /// What was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamInfo {
+pub(crate) struct StreamInfo {
     /// The device, as "host:id".
     pub device: String,
     /// The stream's sample rate.
@@ -100,12 +100,12 @@ pub struct StreamInfo {
 }
 
 #[cfg(feature = "audio")]
-pub use imp::device_names;
+pub(crate) use imp::device_names;
 #[cfg(feature = "audio")]
 pub(crate) use imp::{open_input, open_output};
 
 #[cfg(not(feature = "audio"))]
-pub use stub::device_names;
+pub(crate) use stub::device_names;
 #[cfg(not(feature = "audio"))]
 pub(crate) use stub::{open_input, open_output};
 
@@ -142,7 +142,10 @@ mod stub {
     }
 
     /// The names of the input (or output) devices of a host.
-    pub fn device_names(_spec: &DeviceSpec, _input: bool) -> Result<Vec<String>, AudioError> {
+    pub(crate) fn device_names(
+        _spec: &DeviceSpec,
+        _input: bool,
+    ) -> Result<Vec<String>, AudioError> {
         Err(AudioError::NoDeviceSupport)
     }
 }
@@ -550,7 +553,7 @@ mod imp {
     }
 
     /// The names of the input (or output) devices of a host, for `hearth doctor` and errors.
-    pub fn device_names(spec: &DeviceSpec, input: bool) -> Result<Vec<String>, AudioError> {
+    pub(crate) fn device_names(spec: &DeviceSpec, input: bool) -> Result<Vec<String>, AudioError> {
         let host = host(spec)?;
         let devices: Vec<cpal::Device> = if input {
             host.input_devices().map(|d| d.collect())

@@ -13,7 +13,7 @@ use super::AudioError;
 use crate::voice::{f32_to_i16, Pcm};
 
 /// The longest earcon file accepted, seconds (it plays while the person goes on speaking).
-pub const MAX_SECS: f32 = 2.0;
+pub(crate) const MAX_SECS: f32 = 2.0;
 
 /// The rate the chime is made at.
 const CHIME_RATE: u32 = 16_000;

@@ -1,9 +1,9 @@
 //! Listen: voice activity detection, end-of-utterance detection and barge-in.
 //!
-//! Two detectors decide whether a frame is voiced ([`VadKind`]). The Silero VAD (the
+//! Two gates decide whether a frame is voiced ([`VadKind`]). The Silero VAD (the
 //! daemon's default): the frame's speech probability reaches `speech_threshold` and its
 //! level `min_level_dbfs`; the model runs only on frames more than [`SCORE_OVER_FLOOR_DB`]
-//! over the noise floor ([`score`]). The energy detector: the level is `threshold_db` above
+//! over the noise floor ([`score`]). The energy gate: the level is `threshold_db` above
 //! the noise floor (the quietest frame of the last 3 s) and above `min_level_dbfs`; it costs
 //! a few multiplications per sample and is exact on clean speech and on speech in steady
 //! noise, but music and knocks start utterances too and it loses commands in loud rooms
@@ -44,11 +44,11 @@ const FRAME_MS: u32 = (FRAME_SAMPLES as u32 * 1000) / SAMPLE_RATE;
 /// Frames the noise floor looks back over (3 s).
 const FLOOR_WINDOW_FRAMES: usize = 94;
 
-/// A neural detector scores only frames this far above the noise floor (steady noise
+/// A neural VAD scores only frames this far above the noise floor (steady noise
 /// varies less from frame to frame; speech rises well above it).
-pub const SCORE_OVER_FLOOR_DB: f32 = 2.0;
+pub(crate) const SCORE_OVER_FLOOR_DB: f32 = 2.0;
 
-/// After this many frames not worth scoring in a row (320 ms), the neural detector's state
+/// After this many frames not worth scoring in a row (320 ms), the neural VAD's state
 /// is reset.
 #[cfg(feature = "tts")]
 const RESET_AFTER_QUIET_FRAMES: u32 = 10;
@@ -59,14 +59,14 @@ const STOP_PAUSE_MS: u32 = 128;
 
 /// `barge_in_ms` when wake words are on: speech over a reply then stops nothing unless it is
 /// the wake word or "stop", and a short "stop" must start an utterance (128 ms).
-pub const WAKE_BARGE_IN_MS: u32 = 128;
+pub(crate) const WAKE_BARGE_IN_MS: u32 = 128;
 
 /// The default [`ListenConfig::phrase_end_ms`]: as `intent_end_ms` (off). 256 (a whole house
 /// request that no longer one continues ends its turn as soon as it is recognised at the
 /// pause) took 58 ms off the intent path's median endpoint on the session bench and split 3
 /// more of 54 requests with a 400 ms pause inside ("Turn off the kitchen light … and lock the
 /// front door": README).
-pub const PHRASE_END_MS: u32 = 576;
+pub(crate) const PHRASE_END_MS: u32 = 576;
 
 /// While hearth speaks: the longest gap (under the raised gate) inside one run of the
 /// user's speech.
@@ -77,7 +77,7 @@ const BARGE_GAP_MS: u32 = 160;
 /// words; with an echo, hearth's own voice, which is why it is capped).
 const BARGE_LOOKBACK_MS: u32 = 960;
 
-/// Which detector decides that a frame is speech.
+/// Which gate decides that a frame is speech.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum VadKind {
     /// Level over the adaptive noise floor (no model, a few operations per sample).
@@ -110,7 +110,7 @@ pub const TURN_PAUSE_MS: u32 = 200;
 /// How Listen decides what is speech.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListenConfig {
-    /// The speech detector.
+    /// The speech gate.
     pub vad: VadKind,
     /// With the Silero VAD: the speech probability from which a frame is speech.
     pub speech_threshold: f32,
@@ -174,7 +174,7 @@ impl Default for ListenConfig {
 }
 
 /// Level of a frame in dBFS (RMS; −120 for silence).
-pub fn level_dbfs(samples: &[f32]) -> f32 {
+pub(crate) fn level_dbfs(samples: &[f32]) -> f32 {
     let rms = crate::voice::rms(samples);
     if rms <= 1e-6 {
         -120.0
@@ -187,7 +187,7 @@ fn frames(ms: u32) -> usize {
     ms.div_ceil(FRAME_MS).max(1) as usize
 }
 
-/// The detector and endpointer: frames in, events out. Pure logic, no I/O.
+/// The gate and endpointer: frames in, events out. Pure logic, no I/O.
 #[derive(Debug)]
 pub struct Endpointer {
     config: ListenConfig,
@@ -207,8 +207,6 @@ pub struct Endpointer {
     playing: Option<f32>,
     /// The echo canceller's credit for the current frame, dB (0 without it).
     echo_credit_db: f32,
-    /// Counters for the log.
-    dropped_short: u64,
 }
 
 #[derive(Debug)]
@@ -224,7 +222,7 @@ struct Speech {
 }
 
 impl Endpointer {
-    /// A detector with this config.
+    /// An endpointer with this config.
     pub fn new(config: ListenConfig) -> Endpointer {
         Endpointer {
             config,
@@ -237,23 +235,12 @@ impl Endpointer {
             speech: None,
             playing: None,
             echo_credit_db: 0.0,
-            dropped_short: 0,
         }
     }
 
-    /// Utterances dropped as too short so far.
-    pub fn dropped_short(&self) -> u64 {
-        self.dropped_short
-    }
-
-    /// The tracked noise floor, dBFS.
-    pub fn floor_dbfs(&self) -> Option<f32> {
-        self.floor_db
-    }
-
-    /// Whether a neural detector need score this frame: it is above the minimum level and
+    /// Whether a neural VAD need score this frame: it is above the minimum level and
     /// more than [`SCORE_OVER_FLOOR_DB`] above the noise floor (so far).
-    pub fn worth_scoring(&self, samples: &[f32]) -> bool {
+    pub(crate) fn worth_scoring(&self, samples: &[f32]) -> bool {
         let db = level_dbfs(samples);
         db > self.config.min_level_dbfs
             && db > self.floor_db.unwrap_or(-120.0) + SCORE_OVER_FLOOR_DB
@@ -290,7 +277,7 @@ impl Endpointer {
         db > gate && speech_prob.is_none_or(|p| p >= self.config.speech_threshold)
     }
 
-    /// The energy detector's gate when nothing plays: `threshold_db` over the noise floor,
+    /// The energy gate's gate when nothing plays: `threshold_db` over the noise floor,
     /// and at least `min_level_dbfs`.
     fn ordinary_gate(&self) -> f32 {
         let floor = self.floor_db.unwrap_or(-90.0);
@@ -459,7 +446,7 @@ impl Endpointer {
     /// The speech under way is a finished turn (the end-of-turn model said so at a pause):
     /// its utterance now, without waiting for the rest of the hangover. Nothing when no
     /// speech is under way.
-    pub fn end_turn(&mut self, at: Instant) -> Option<ListenEvent> {
+    pub(crate) fn end_turn(&mut self, at: Instant) -> Option<ListenEvent> {
         self.finish(at)
     }
 
@@ -478,7 +465,6 @@ impl Endpointer {
         let speech = self.speech.take()?;
         let voiced_ms = voiced_ms(&speech);
         if voiced_ms < u64::from(self.config.min_speech_ms) {
-            self.dropped_short += 1;
             tracing::debug!(voiced_ms, "too short for an utterance; dropped");
             return None;
         }
@@ -521,7 +507,7 @@ pub struct ListenArgs {
     pub events: UnboundedSender<ListenEvent>,
 }
 
-/// The neural detector the actor runs, if the config asks for one.
+/// The neural VAD the actor runs, if the config asks for one.
 #[cfg(feature = "tts")]
 type Neural = crate::audio::silero::Silero;
 #[cfg(not(feature = "tts"))]
@@ -529,12 +515,12 @@ type Neural = std::convert::Infallible;
 
 /// The end-of-turn model the actor runs, if the config asks for one.
 #[cfg(feature = "tts")]
-type Turn = crate::audio::smart_turn::SmartTurn;
+type EndOfTurnModel = crate::audio::smart_turn::SmartTurn;
 #[cfg(not(feature = "tts"))]
-type Turn = std::convert::Infallible;
+type EndOfTurnModel = std::convert::Infallible;
 
 /// Load the end-of-turn model the config names.
-fn load_turn(config: &ListenConfig) -> Result<Option<Turn>, ActorProcessingErr> {
+fn load_end_of_turn(config: &ListenConfig) -> Result<Option<EndOfTurnModel>, ActorProcessingErr> {
     let Some(m) = &config.end_of_turn else {
         return Ok(None);
     };
@@ -556,7 +542,7 @@ fn load_turn(config: &ListenConfig) -> Result<Option<Turn>, ActorProcessingErr> 
     Err(format!("the end-of-turn model {} needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] end_of_turn = \"silence\" or rebuild with default features", m.model.display()).into())
 }
 
-/// Load the detector the config names (none for the energy detector).
+/// Load the VAD the config names (none for the energy gate).
 fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr> {
     match &config.vad {
         VadKind::Energy => Ok(None),
@@ -609,14 +595,14 @@ pub struct ListenState {
     events: UnboundedSender<ListenEvent>,
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     neural: Option<Neural>,
-    /// Frames the neural detector failed on (each judged by level instead).
+    /// Frames the neural VAD failed on (each judged by level instead).
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     vad_failures: u64,
-    /// Frames in a row the neural detector was not run on (see [`score`]).
+    /// Frames in a row the neural VAD was not run on (see [`score`]).
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     quiet: u32,
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
-    turn: Option<Turn>,
+    end_of_turn: Option<EndOfTurnModel>,
 }
 
 impl Actor for Listen {
@@ -630,14 +616,14 @@ impl Actor for Listen {
         args: ListenArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let neural = load_vad(&args.config)?;
-        let turn = load_turn(&args.config)?;
+        let end_of_turn = load_end_of_turn(&args.config)?;
         Ok(ListenState {
             endpointer: Endpointer::new(args.config),
             events: args.events,
             neural,
             vad_failures: 0,
             quiet: 0,
-            turn,
+            end_of_turn,
         })
     }
 
@@ -683,7 +669,7 @@ impl ListenState {
     /// the hangover then ends the utterance, as without it).
     fn turn_is_finished(&mut self, u: &Utterance) -> bool {
         #[cfg(feature = "tts")]
-        if let Some(model) = self.turn.as_mut() {
+        if let Some(model) = self.end_of_turn.as_mut() {
             let pause = u64::from(TURN_PAUSE_MS) * u64::from(SAMPLE_RATE) / 1000;
             let spoken = u.speech_end.saturating_sub(u.start);
             if (u.start + u.samples.len() as u64).saturating_sub(u.speech_end) < pause {
@@ -712,7 +698,7 @@ impl ListenState {
         false
     }
 
-    /// The neural detector's speech probability for a frame (None without one; 0 for a
+    /// The neural VAD's speech probability for a frame (None without one; 0 for a
     /// frame it is not run on, see [`score`]). A frame it fails on is judged by its level
     /// instead, and the failure is logged (the first, then every 100th).
     fn speech_prob(&mut self, frame: &Frame) -> Option<f32> {

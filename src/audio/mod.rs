@@ -16,8 +16,8 @@
 //!   a fixed rate) or a sound card. Emits [`PlaybackEvent`](crate::voice::PlaybackEvent)s.
 //! - [`listen`]: the [`Listen`](listen::Listen) actor: voice activity (energy over an
 //!   adaptive noise floor), end-of-utterance hangover, barge-in gated on the playback level.
-//! - `silero` (feature `tts`, which brings ONNX Runtime): the Silero VAD, a neural speech
-//!   detector Listen can use instead of the energy detector (`[listen] vad = "silero"`).
+//! - `silero` (feature `tts`, which brings ONNX Runtime): the Silero VAD, a neural voice
+//!   activity detector (VAD) Listen can use instead of the energy gate (`[listen] vad = "silero"`).
 //! - `smart_turn` (feature `tts`): Smart Turn v3.2, the probability that a speaker who paused
 //!   has finished their turn, from the sound of the utterance so far.
 //! - [`wav`]: read any common WAV as 16 kHz mono `f32`; the mono i16 WAV writer.
@@ -45,7 +45,8 @@ pub mod wav;
 use std::path::PathBuf;
 
 pub use capture::{Capture, CaptureArgs, CaptureInfo, CaptureMsg, CaptureSource, CaptureStats};
-pub use device::{device_names, DeviceSpec};
+pub(crate) use device::device_names;
+pub use device::DeviceSpec;
 pub use playback::{Playback, PlaybackArgs, PlaybackMsg, PlaybackSink, PlaybackStats};
 
 /// What went wrong with audio: each message names the file or device, the problem and the fix.

@@ -44,7 +44,7 @@ use super::AudioError;
 use crate::voice::{i16_to_f32, Pcm, PlaybackEvent, ReplyId};
 
 /// The actor's clock: pending audio moves into the ring and events are checked this often.
-pub const TICK: Duration = Duration::from_millis(10);
+pub(crate) const TICK: Duration = Duration::from_millis(10);
 /// How long an idle WAV writer sleeps at most before looking at the ring again (it is woken
 /// as soon as there is something to write).
 const IDLE_WAIT: Duration = Duration::from_millis(500);
@@ -146,7 +146,7 @@ pub(crate) struct Shared {
 
 /// The output's end of the ring. Lives in the cpal callback (or the WAV writer thread): it
 /// never blocks and never allocates.
-pub struct Renderer {
+pub(crate) struct Renderer {
     ring: rtrb::Consumer<f32>,
     shared: Arc<Shared>,
     seen_gen: u64,
@@ -470,7 +470,7 @@ impl PlaybackState {
         if self
             .resampler
             .as_ref()
-            .is_none_or(|r| r.from_rate() != pcm.rate)
+            .is_none_or(|r| r.input_rate() != pcm.rate)
         {
             self.finish_resampler();
             match StreamResampler::new(pcm.rate, self.output.rate) {

@@ -18,7 +18,7 @@ pub const MAX_RATE: u32 = 384_000;
 const CHUNK: usize = 1024;
 
 /// Checks that `rate` is one this module converts.
-pub fn check_rate(rate: u32) -> Result<(), AudioError> {
+pub(crate) fn check_rate(rate: u32) -> Result<(), AudioError> {
     if (MIN_RATE..=MAX_RATE).contains(&rate) {
         Ok(())
     } else {
@@ -28,7 +28,7 @@ pub fn check_rate(rate: u32) -> Result<(), AudioError> {
 
 /// Averages interleaved frames of `channels` samples into mono, appending to `out`. A trailing
 /// partial frame is ignored.
-pub fn downmix_into(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
+pub(crate) fn downmix_into(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
     match channels {
         0 => {}
         1 => out.extend_from_slice(interleaved),
@@ -44,7 +44,7 @@ pub fn downmix_into(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
 }
 
 /// Interleaved frames averaged into mono.
-pub fn downmix(interleaved: &[f32], channels: usize) -> Vec<f32> {
+pub(crate) fn downmix(interleaved: &[f32], channels: usize) -> Vec<f32> {
     let mut out = Vec::with_capacity(interleaved.len() / channels.max(1));
     downmix_into(interleaved, channels, &mut out);
     out
@@ -73,7 +73,7 @@ pub fn resample(samples: &[f32], from: u32, to: u32) -> Result<Vec<f32>, AudioEr
 /// like [`resample`] (the startup delay is trimmed). Equal rates pass straight through.
 ///
 /// [`finish`]: StreamResampler::finish
-pub struct StreamResampler {
+pub(crate) struct StreamResampler {
     from: u32,
     to: u32,
     inner: Option<Inner>,
@@ -122,13 +122,8 @@ impl StreamResampler {
     }
 
     /// Input rate.
-    pub fn from_rate(&self) -> u32 {
+    pub(crate) fn input_rate(&self) -> u32 {
         self.from
-    }
-
-    /// Output rate.
-    pub fn to_rate(&self) -> u32 {
-        self.to
     }
 
     /// Feeds `input`; appends whatever output is ready to `out`.

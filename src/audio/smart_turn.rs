@@ -37,13 +37,13 @@ use crate::voice::SAMPLE_RATE;
 /// The model's file name in the model directory.
 pub const SMART_TURN_FILE: &str = "smart-turn-v3.2-cpu.onnx";
 /// A turn is complete when the model's probability is above this (the reference's cut).
-pub const COMPLETE_THRESHOLD: f32 = 0.5;
+pub(crate) const COMPLETE_THRESHOLD: f32 = 0.5;
 /// The audio the model sees: the last 8 s at 16 kHz.
 pub const WINDOW_SAMPLES: usize = 8 * SAMPLE_RATE as usize;
 /// Mel bands of the features.
-pub const N_MELS: usize = 80;
+pub(crate) const N_MELS: usize = 80;
 /// Frames of the features (10 ms apart).
-pub const N_FRAMES: usize = 800;
+pub(crate) const N_FRAMES: usize = 800;
 
 /// The STFT window: 25 ms.
 const N_FFT: usize = 400;
@@ -164,12 +164,6 @@ fn open(model: &Path) -> Result<Session, String> {
         ));
     }
     Ok(session)
-}
-
-/// The model's input features for the 16 kHz mono `audio` of an utterance: [`N_MELS`] rows of
-/// [`N_FRAMES`] values, row after row. Allocates its buffers; [`LogMel`] keeps them.
-pub fn log_mel(audio: &[f32]) -> Result<Vec<f32>, SmartTurnError> {
-    Ok(LogMel::new().compute(audio)?.to_vec())
 }
 
 /// Whisper's log-mel features as Smart Turn v3 computes them, with its buffers.
@@ -406,6 +400,11 @@ mod tests {
     //! turn tts`; `HEARTH_SKIP_REAL_MODEL=1` skips it locally (CI never sets it).
 
     use super::*;
+
+    /// The model's features for `audio`, with fresh buffers.
+    fn log_mel(audio: &[f32]) -> Result<Vec<f32>, SmartTurnError> {
+        Ok(LogMel::new().compute(audio)?.to_vec())
+    }
     use serde_json::Value;
 
     /// Most a feature may differ from the reference's (the log-mel scale: about -1.5..1.5).

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use hearth::agent::{Ask, Turn};
-use hearth::settings::{Flags, Settings};
-use hearth::supervisor::{start_text, TextOptions};
+use hearth::{start_text, Ask, Flags, Settings, TextOptions, Turn};
 use serde_json::Value;
 
 #[derive(clap::Args)]

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use hearth::settings::{Flags, Settings};
-use hearth::tools::{Backends, Registry};
+use hearth::tools::Backends;
+use hearth::{Flags, Registry, Settings};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -20,12 +20,13 @@ use hearth::bus::{BusAddress, Face, FaceOptions};
 use hearth::config::BusKind;
 use hearth::events::Events;
 use hearth::pipeline::{RunSummary, VoiceOptions, VoiceTurn};
-use hearth::settings::{Flags, Settings, SettingsError, SttChoice};
+use hearth::settings::{SettingsError, SttChoice};
 use hearth::stt::{SttConfig, SttServer};
-use hearth::supervisor::{start_text, StageEvent, TextOptions, TextRuntime};
+use hearth::supervisor::StageEvent;
 use hearth::tools::ToolsMsg;
 use hearth::tts::TtsConfig;
 use hearth::wake::WakeConfig;
+use hearth::{start_text, Flags, Settings, TextOptions, TextRuntime};
 
 #[derive(clap::Args)]
 pub struct Args {

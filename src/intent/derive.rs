@@ -108,7 +108,7 @@ const LEVEL_WAYS: &[&str] = &[
 /// way's sentences and not the other's: "lock"/"unlock", "on"/"off", "open"/"close"), the
 /// values and states that say it, and the level words ("dim", "warmer"). A recogniser held
 /// to the house's phrases never writes one that was not heard ([`super::PhraseSet::grammar`]).
-pub fn direction_words() -> Vec<&'static str> {
+pub(crate) fn direction_words() -> Vec<&'static str> {
     let words_of = |templates: &[&'static str]| -> Vec<&'static str> {
         templates
             .iter()

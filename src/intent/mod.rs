@@ -123,13 +123,13 @@ use normalize::{Piece, Word};
 use slot::{Slot, SlotProblem};
 use template::Token;
 
-pub use derive::{direction_words, name_words, Shape};
+pub(crate) use derive::direction_words;
+pub use derive::{name_words, Shape};
 pub use follow_up::Before;
 pub use ground::{unsupported, Unsupported};
 pub(crate) use numbers::number_at;
 pub use phrases::{Count, Part, PhraseForm, PhraseSet};
-pub use slot::{Vocabulary, MAX_NUMBERS};
-pub use template::MAX_FORMS;
+pub use slot::Vocabulary;
 
 /// The words of `text` as intents compare them: lower case, punctuation gone, apostrophes
 /// inside words kept ("that's", also when written `’`).

@@ -66,13 +66,13 @@ impl PhraseSet {
     /// where no other form has them: a recogniser held to the set never writes one the open
     /// transcript lacks (the answers to a question: "Guess so." heard "S-S-O." is not made a
     /// "yes"; "do it" keeps its "do" guarded, not the "it" of "turn it off").
-    pub fn and_guarded(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
+    pub(crate) fn and_guarded(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
         self.guarded.push(source.to_string());
         self.and_fixed(source, phrases)
     }
 
     /// These and `phrases`, each a form of fixed words from `source` (the stop words).
-    pub fn and_fixed(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
+    pub(crate) fn and_fixed(mut self, source: &str, phrases: &[&str]) -> PhraseSet {
         self.forms.extend(phrases.iter().map(|p| {
             PhraseForm {
                 source: source.to_string(),

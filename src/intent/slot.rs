@@ -36,7 +36,7 @@ pub enum Vocabulary {
 }
 
 /// The most numbers a slot's vocabulary lists one by one.
-pub const MAX_NUMBERS: usize = 1001;
+pub(crate) const MAX_NUMBERS: usize = 1001;
 
 /// What a slot takes besides its phrases.
 #[derive(Debug, Clone)]

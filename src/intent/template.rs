@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 /// The most forms one template may expand to.
-pub const MAX_FORMS: usize = 4096;
+pub(crate) const MAX_FORMS: usize = 4096;
 
 /// One token of an expanded form.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -131,7 +131,7 @@ pub enum EngineMsg {
 /// Generation ids and the cancel watermark an engine shares with whatever runs its jobs:
 /// `Cancel` cancels every job issued so far (running or queued) and none issued after.
 #[derive(Debug, Clone, Default)]
-pub struct CancelWatermark {
+pub(crate) struct CancelWatermark {
     issued: Arc<AtomicU64>,
     cancelled_upto: Arc<AtomicU64>,
 }
@@ -147,12 +147,12 @@ impl CancelWatermark {
     }
 
     /// Cancel every job issued so far.
-    pub fn cancel_all(&self) {
+    pub(crate) fn cancel_all(&self) {
         self.cancelled_upto
             .store(self.issued.load(Ordering::SeqCst), Ordering::SeqCst);
     }
 
-    pub fn is_cancelled(&self, id: u64) -> bool {
+    pub(crate) fn is_cancelled(&self, id: u64) -> bool {
         self.cancelled_upto.load(Ordering::SeqCst) >= id
     }
 }
@@ -161,7 +161,7 @@ impl CancelWatermark {
 /// one when it appears. (Only the llama.cpp engine streams through it.)
 #[derive(Debug, Default)]
 #[cfg_attr(not(feature = "llm"), allow(dead_code))]
-pub struct StopScanner {
+pub(crate) struct StopScanner {
     stops: Vec<String>,
     buf: String,
 }

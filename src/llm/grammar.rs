@@ -21,7 +21,7 @@ use crate::toolcall::ToolSet;
 
 /// What a hop must produce.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ToolChoice {
+pub(crate) enum ToolChoice {
     /// The model decides: no grammar.
     Auto,
     /// At least one call to any registered tool.
@@ -39,7 +39,11 @@ pub const REPLY_LARK: &str = "start: TEXT\nTEXT: /[^{}\\[\\]<>`|\\\\]+/\n";
 
 impl ToolChoice {
     /// The choice for `hop` (0-based) under `policy`; `forced` names one tool for hop 0.
-    pub fn for_hop(policy: ToolChoicePolicy, hop: usize, forced: Option<&str>) -> ToolChoice {
+    pub(crate) fn for_hop(
+        policy: ToolChoicePolicy,
+        hop: usize,
+        forced: Option<&str>,
+    ) -> ToolChoice {
         match (forced, policy, hop) {
             (Some(name), _, 0) => ToolChoice::Named(name.to_string()),
             (_, ToolChoicePolicy::RequiredAlways, _) => ToolChoice::Required,
@@ -61,7 +65,7 @@ pub enum GrammarError {
 }
 
 /// The Lark grammar text (llguidance dialect) for `choice`, or None for `Auto`.
-pub fn lark_for(
+pub(crate) fn lark_for(
     shape: &GrammarShape,
     tools: &ToolSet,
     choice: &ToolChoice,
@@ -91,7 +95,7 @@ pub fn lark_for(
 
 /// Calls a hop may make at most: a small model held to calls can otherwise write the same
 /// ones over and over until its tokens run out.
-pub const MAX_CALLS_PER_HOP: usize = 3;
+pub(crate) const MAX_CALLS_PER_HOP: usize = 3;
 
 /// One to [`MAX_CALLS_PER_HOP`] of `rule`, `sep` between them, as a Lark expression:
 /// `call ("\n" call ("\n" call)?)?`.
@@ -278,7 +282,7 @@ fn schema_check_factory() -> Result<&'static llguidance::ParserFactory, String> 
 /// picking a grammar is a hash lookup. Bounded: the [`GRAMMARS_KEPT`] used last (a tool set
 /// that changes, by `RegisterTool` or a provider leaving, must not grow it for ever).
 #[derive(Debug)]
-pub struct GrammarCache {
+pub(crate) struct GrammarCache {
     map: Mutex<crate::bounded::Lru<GrammarKey, Option<Arc<str>>>>,
     /// The lazy grammar of the latest tool set ([`GrammarCache::lazy`]).
     lazy: Mutex<Option<(LazyKey, Arc<LazyGrammar>)>>,
@@ -288,7 +292,7 @@ pub struct GrammarCache {
 type LazyKey = (String, GrammarShape, bool);
 
 /// Grammars a [`GrammarCache`] keeps: a choice per tool and two more, for a few tool sets.
-pub const GRAMMARS_KEPT: usize = 64;
+pub(crate) const GRAMMARS_KEPT: usize = 64;
 
 impl Default for GrammarCache {
     fn default() -> Self {
@@ -351,15 +355,6 @@ impl GrammarCache {
             *held = Some((key, built.clone()));
         }
         Ok(built)
-    }
-
-    /// Entries held (for tests and telemetry).
-    pub fn len(&self) -> usize {
-        self.map.lock().map(|m| m.len()).unwrap_or(0)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -537,7 +532,7 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         c.get("fp2", &qwen(), &tools(), &ToolChoice::Required)
             .unwrap();
-        assert_eq!(c.len(), 2);
+        assert_eq!(c.map.lock().unwrap().len(), 2);
     }
 
     #[test]
@@ -552,7 +547,7 @@ mod tests {
             c.get(&format!("fp{i}"), &qwen(), &tools(), &ToolChoice::Required)
                 .unwrap();
         }
-        assert_eq!(c.len(), GRAMMARS_KEPT);
+        assert_eq!(c.map.lock().unwrap().len(), GRAMMARS_KEPT);
         // the oldest was forgotten: asked again, it is built again
         let again = c
             .get("fp0", &qwen(), &tools(), &ToolChoice::Required)

@@ -10,5 +10,7 @@ mod template;
 
 pub use crate::preset::GrammarShape;
 pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
-pub use grammar::{check_schema, GrammarCache, GrammarError, LazyGrammar, ToolChoice, REPLY_LARK};
-pub use template::{python_json, ChatMessage, ChatTemplate, TemplateCaps, TemplateError};
+pub use grammar::{check_schema, GrammarError, LazyGrammar, REPLY_LARK};
+pub(crate) use grammar::{GrammarCache, ToolChoice};
+pub(crate) use template::{python_json, TemplateCaps};
+pub use template::{ChatMessage, ChatTemplate, TemplateError};

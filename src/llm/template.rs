@@ -185,7 +185,7 @@ impl ChatTemplate {
     /// What the template adds to open the model's turn after a user message: the rendering
     /// with the generation prompt minus the one without. `None` when the template fails on
     /// the probe or the one rendering is not the other plus a suffix.
-    pub fn generation_prompt(&self) -> Option<String> {
+    pub(crate) fn generation_prompt(&self) -> Option<String> {
         let msgs = [ChatMessage::user("probe")];
         let with = self.render(&msgs, None, true).ok()?;
         let without = self.render(&msgs, None, false).ok()?;
@@ -195,7 +195,7 @@ impl ChatTemplate {
 
 /// What a template can express, learnt by rendering a probe conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct TemplateCaps {
+pub(crate) struct TemplateCaps {
     /// A `tool` message's content appears in the prompt (results can use the tool role).
     pub tool_role: bool,
     /// Assistant `tool_calls` appear in the prompt (the model sees its own call).
@@ -310,7 +310,7 @@ fn sort_json_keys(v: &mut Json) {
 }
 
 /// Python's `json.dumps(v, ensure_ascii=False, indent=indent)` output.
-pub fn python_json(v: &Json, indent: Option<usize>) -> String {
+pub(crate) fn python_json(v: &Json, indent: Option<usize>) -> String {
     let mut out = String::new();
     write_py(&mut out, v, indent, 0);
     out

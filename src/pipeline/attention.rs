@@ -4,11 +4,11 @@
 //!
 //! With wake words off every utterance is a request (push-to-talk, tests). With them on, an
 //! utterance is a request when
-//! - it holds a wake word: the request is what follows it. The detector fires a little after
+//! - it holds a wake word: the request is what follows it. The spotter fires a little after
 //!   the word has ended, so the audio is recognised from [`WAKE_REACH`] before that (anything
 //!   said earlier is dropped) and the wake word is taken off the transcript
 //!   ([`crate::wake::after_wake_word`]): it never reaches the model, and an utterance whose
-//!   transcript does not have it was no request after all (the detector fired on a word
+//!   transcript does not have it was no request after all (the spotter fired on a word
 //!   that sounds like it). A wake word said alone opens a window of [`REQUEST_WINDOW`] for
 //!   the request that follows, closed again when its transcript lacks it;
 //! - it starts inside an open window: after a wake word said alone, after `Listen()` (a button,
@@ -26,10 +26,10 @@ use crate::voice::{Utterance, WakeWord, SAMPLE_RATE};
 use crate::wake::WakeMatch;
 
 /// After a wake word said alone (or `Listen()`), how long the request may take to begin.
-pub const REQUEST_WINDOW: Duration = Duration::from_secs(6);
+pub(crate) const REQUEST_WINDOW: Duration = Duration::from_secs(6);
 
-/// How far before the detector fired the wake word may have begun (a slow "okay nabu" and
-/// the detector's lag): 1.5 s.
+/// How far before the spotter fired the wake word may have begun (a slow "okay nabu" and
+/// the spotter's lag): 1.5 s.
 pub const WAKE_REACH: u64 = SAMPLE_RATE as u64 * 3 / 2;
 
 /// Less speech than this after the wake word is not a request (the end of the wake word
@@ -42,7 +42,7 @@ const START_SLACK: Duration = Duration::from_millis(500);
 
 /// What to do with one utterance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admit {
+pub(crate) enum Admit {
     /// All of it is the request.
     Whole,
     /// The request follows the wake word: recognise the samples from the input-clock index
@@ -71,7 +71,7 @@ impl Window {
 
 /// Who hearth is listening to: wake words heard, windows open.
 #[derive(Debug)]
-pub struct Attention {
+pub(crate) struct Attention {
     /// Wake words are on (else every utterance is a request).
     wake: bool,
     /// After a reply: how long a request needs no wake word (zero: never).
@@ -100,18 +100,18 @@ impl Attention {
     }
 
     /// A wake word was heard: the utterance that holds it, or the one after it, is a request.
-    pub fn on_wake(&mut self, w: &WakeWord) {
+    pub(crate) fn on_wake(&mut self, w: &WakeWord) {
         self.woken = Some((w.end, w.name.clone()));
         self.open(w.at, REQUEST_WINDOW);
     }
 
     /// `Listen()`: the next utterance is a request, wake word or not.
-    pub fn on_listen(&mut self, now: Instant) {
+    pub(crate) fn on_listen(&mut self, now: Instant) {
         self.open(now, REQUEST_WINDOW);
     }
 
     /// A reply has finished playing (or the turn ended without one): the follow-up window.
-    pub fn on_reply_done(&mut self, now: Instant) {
+    pub(crate) fn on_reply_done(&mut self, now: Instant) {
         if self.follow_up.is_zero() {
             self.window = None;
         } else {
@@ -127,13 +127,13 @@ impl Attention {
     }
 
     /// When the open window closes (`None`: none is open, or wake words are off).
-    pub fn window_closes(&self) -> Option<Instant> {
+    pub(crate) fn window_closes(&self) -> Option<Instant> {
         self.window.filter(|_| self.wake).map(|w| w.until)
     }
 
     /// Closes a window that has run out by `now`; true if one did (hearth is back to
     /// waiting for the wake word).
-    pub fn expire(&mut self, now: Instant) -> bool {
+    pub(crate) fn expire(&mut self, now: Instant) -> bool {
         match self.window {
             Some(w) if w.until <= now => {
                 self.window = None;
@@ -178,7 +178,7 @@ impl Attention {
     }
 
     /// Whether `u` is a request; a request uses up the wake word and the window it was in.
-    pub fn admit(&mut self, u: &Utterance) -> Admit {
+    pub(crate) fn admit(&mut self, u: &Utterance) -> Admit {
         let verdict = self.judge(u);
         match verdict {
             Admit::Whole | Admit::After { .. } => {
@@ -212,9 +212,13 @@ pub fn after(u: &Utterance, from: u64) -> Utterance {
 }
 
 /// The request in a transcript: what follows the wake word, if one woke hearth. When the
-/// transcript does not have that wake word (the detector fired on something else, or whisper
+/// transcript does not have that wake word (the spotter fired on something else, or whisper
 /// spelled it beyond recognition): `None` with `check` (`[listen] wake_check`), else all of it.
-pub fn request_text<'t>(heard: &'t str, wake_word: Option<&str>, check: bool) -> Option<&'t str> {
+pub(crate) fn request_text<'t>(
+    heard: &'t str,
+    wake_word: Option<&str>,
+    check: bool,
+) -> Option<&'t str> {
     let Some(w) = wake_word else {
         return Some(heard);
     };
@@ -277,7 +281,7 @@ mod tests {
         let mut a = Attention::new(true, Duration::ZERO);
         a.on_wake(&wake_word(2.7, now - Duration::from_secs(2)));
         // "… so, okay nabu, turn on the kitchen light": heard from 1.5 s before the wake
-        // word's end (its start, and the detector's lag); the talk before is dropped
+        // word's end (its start, and the spotter's lag); the talk before is dropped
         let u = utterance(0.5, 4.5, now, Duration::ZERO);
         let want = Admit::After {
             from: 19_200,

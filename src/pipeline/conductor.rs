@@ -551,7 +551,7 @@ impl Conductor {
         false
     }
 
-    /// The detector woke hearth but the transcript does not have the wake word ("Hey,
+    /// The spotter woke hearth but the transcript does not have the wake word ("Hey,
     /// Travis, …" for "Hey Jarvis"): not a request. Nothing is said or run; hearth is back
     /// to waiting for the wake word.
     fn not_the_wake_word(&mut self, heard: &str, wake_word: &str) {

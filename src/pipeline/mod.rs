@@ -38,7 +38,6 @@ pub mod attention;
 mod conductor;
 mod driver;
 mod pending;
-pub use pending::{PENDING_KEPT, PENDING_MAX_AGE};
 mod stages;
 pub mod stop;
 
@@ -93,10 +92,10 @@ pub struct VoiceOptions {
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
-pub const BUSY_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const BUSY_WAIT: Duration = Duration::from_secs(30);
 
 /// The default [`VoiceOptions::follow_up`]: five seconds.
-pub const FOLLOW_UP: Duration = Duration::from_secs(5);
+pub(crate) const FOLLOW_UP: Duration = Duration::from_secs(5);
 
 /// The default [`VoiceOptions::conversation_idle`]: two minutes.
 pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);

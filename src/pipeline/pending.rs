@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use crate::bounded::Gauge;
 
 /// Utterances kept while a turn runs; a further one drops the oldest.
-pub const PENDING_KEPT: usize = 3;
+pub(crate) const PENDING_KEPT: usize = 3;
 /// An utterance older than this when its turn could come is dropped unanswered.
-pub const PENDING_MAX_AGE: Duration = Duration::from_secs(20);
+pub(crate) const PENDING_MAX_AGE: Duration = Duration::from_secs(20);
 
 /// The queue: items with the instant they were heard.
 #[derive(Debug)]

@@ -32,13 +32,13 @@ const FILLER: &[&str] = &["ok", "okay", "oh", "please", "hey", "hearth", "just",
 const SHORT_SAMPLES: usize = SAMPLE_RATE as usize * 6 / 5;
 
 /// Whether `u` is short enough to be a stop phrase.
-pub fn is_short(u: &Utterance) -> bool {
+pub(crate) fn is_short(u: &Utterance) -> bool {
     let speech = u.speech_end.saturating_sub(u.start) as usize;
     speech <= SHORT_SAMPLES
 }
 
 /// Whether the transcript `text` is a stop phrase (and nothing else).
-pub fn is_stop(text: &str) -> bool {
+pub(crate) fn is_stop(text: &str) -> bool {
     let kept = kept_words(text);
     !kept.is_empty() && STOP_PHRASES.contains(&kept.join(" ").as_str())
 }
@@ -47,7 +47,7 @@ pub fn is_stop(text: &str) -> bool {
 /// short word as whisper tiny.en writes a clipped "stop" ("Star." for the Piper voice's
 /// "Stop.", every time). Stopping is the safe direction: a stray "start" said over a reply
 /// stops it, and nothing runs.
-pub fn is_stop_over_reply(text: &str) -> bool {
+pub(crate) fn is_stop_over_reply(text: &str) -> bool {
     if is_stop(text) {
         return true;
     }

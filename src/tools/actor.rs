@@ -24,7 +24,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::bounded::Gauge;
 
-use super::registry::{Executor, ProviderSpec, Registry, Tool, ToolOutcome};
+use super::registry::{Registry, ToolOutcome};
+use super::tool::{Executor, ProviderSpec, Tool};
 use super::ToolsError;
 use crate::toolcall::{ToolCall, ToolSpec};
 
@@ -63,12 +64,12 @@ pub enum ToolsMsg {
 }
 
 /// See [`ToolsMsg::Subscribe`].
-pub type Subscriber = Box<dyn FnOnce(&OutputPort<Arc<Registry>>) + Send>;
+pub(crate) type Subscriber = Box<dyn FnOnce(&OutputPort<Arc<Registry>>) + Send>;
 
 /// How long a stopping tools actor waits for the calls still running (each is bounded by
 /// its own timeout too); what is still running then is cut off. Within the unit's
 /// `TimeoutStopSec=` (20 s) with room for the rest of the shutdown.
-pub const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// The tools actor's state: the registry it serves, where its replacements go, and the
 /// calls running.
@@ -337,12 +338,12 @@ fn register(
 mod tests {
     use super::*;
     use crate::toolcall::ToolSpec;
-    use crate::tools::{Builtin, ExecSpec, Executor, Tool, ToolStatus};
+    use crate::tools::{ExecSpec, Executor, Tool, ToolStatus};
     use serde_json::json;
     use std::time::{Duration, Instant};
 
     fn nap_registry() -> Arc<Registry> {
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(Tool {
             spec: ToolSpec {
                 name: "nap".into(),

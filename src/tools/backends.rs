@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::registry::{Executor, ProviderSpec};
+use super::tool::{Executor, ProviderSpec};
 use super::{ExecOutput, ToolsError};
 use crate::config::Config;
 
@@ -101,7 +101,7 @@ impl Backends {
     }
 
     /// Call registered providers back on `connection` (the D-Bus face's). Set once.
-    pub fn serve_providers(&self, connection: zbus::Connection) {
+    pub(crate) fn serve_providers(&self, connection: zbus::Connection) {
         if self.providers.set(connection).is_err() {
             tracing::warn!("the providers' bus connection was already set; keeping the first");
         }
@@ -109,7 +109,7 @@ impl Backends {
 
     /// Run a provider's tool: `io.hearth.ToolProvider1.Call(name, arguments_json)` on the
     /// provider's unique name, at [`PROVIDER_PATH`].
-    pub async fn call_provider(
+    pub(crate) async fn call_provider(
         &self,
         tool: &str,
         spec: &ProviderSpec,
@@ -152,8 +152,8 @@ impl Backends {
 }
 
 /// The object path a tool provider serves `io.hearth.ToolProvider1` at.
-pub const PROVIDER_PATH: &str = "/io/hearth/ToolProvider";
+pub(crate) const PROVIDER_PATH: &str = "/io/hearth/ToolProvider";
 /// The interface hearth calls registered tools on.
-pub const PROVIDER_INTERFACE: &str = "io.hearth.ToolProvider1";
+pub(crate) const PROVIDER_INTERFACE: &str = "io.hearth.ToolProvider1";
 /// Time a provider has to answer a call.
-pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);

@@ -2,11 +2,6 @@
 
 use jiff::Zoned;
 
-use super::manifest::no_parameters;
-use super::registry::{Executor, Tool};
-use crate::intent::{IntentSpec, ToolIntents};
-use crate::toolcall::ToolSpec;
-
 /// A tool compiled into hearth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builtin {
@@ -37,7 +32,7 @@ impl Builtin {
     }
 
     /// The built-in with this tool name.
-    pub fn from_name(name: &str) -> Option<Builtin> {
+    pub(crate) fn from_name(name: &str) -> Option<Builtin> {
         Self::ALL.into_iter().find(|b| b.name() == name)
     }
 
@@ -48,21 +43,6 @@ impl Builtin {
         match self {
             Builtin::Time => "It's {{ result }}.",
             Builtin::Date => "Today is {{ result }}.",
-        }
-    }
-
-    /// The built-in as a registry tool (no parameters).
-    pub fn tool(self) -> Tool {
-        Tool {
-            spec: ToolSpec {
-                name: self.name().into(),
-                description: self.description().into(),
-                parameters: no_parameters(),
-            },
-            say: Some(self.say().to_string()),
-            intents: self.intents(),
-            confirm: None,
-            executor: Executor::Builtin(self),
         }
     }
 
@@ -86,29 +66,13 @@ impl Builtin {
         }
     }
 
-    /// Its compiled intents (the sentences are constants: a test checks that they compile).
-    fn intents(self) -> Option<std::sync::Arc<ToolIntents>> {
-        let spec = IntentSpec {
-            sentences: self.sentences().iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        };
-        ToolIntents::compile(self.name(), &[spec], &no_parameters())
-            .map(std::sync::Arc::new)
-            .ok()
-    }
-
-    /// Every built-in as a registry tool.
-    pub fn tools() -> Vec<Tool> {
-        Self::ALL.into_iter().map(Builtin::tool).collect()
-    }
-
     /// Run it now, in the system time zone.
     pub fn run(self) -> Result<String, jiff::Error> {
         self.run_at(&Zoned::now())
     }
 
     /// Run it at a given time (for tests and replays).
-    pub fn run_at(self, now: &Zoned) -> Result<String, jiff::Error> {
+    pub(crate) fn run_at(self, now: &Zoned) -> Result<String, jiff::Error> {
         let format = match self {
             Builtin::Time => "%-I:%M %p",
             Builtin::Date => "%A, %-d %B %Y",
@@ -120,27 +84,6 @@ impl Builtin {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_built_in_sentences_compile_and_are_recognised() {
-        let intents = crate::intent::Intents::new(
-            Builtin::ALL
-                .iter()
-                .map(|b| b.intents().expect("built-in sentences compile"))
-                .collect(),
-        );
-        let tool = |text: &str| {
-            intents
-                .recognize(text)
-                .map(|calls| calls.iter().map(|c| c.tool.clone()).collect::<Vec<_>>())
-        };
-        assert_eq!(tool("What time is it?"), Some(vec!["get_time".to_string()]));
-        assert_eq!(
-            tool("What's the date today?"),
-            Some(vec!["get_date".to_string()])
-        );
-        assert_eq!(tool("what time is it in Tokyo"), None);
-    }
 
     #[test]
     fn formats() {
@@ -174,6 +117,5 @@ mod tests {
     fn names() {
         assert_eq!(Builtin::from_name("get_date"), Some(Builtin::Date));
         assert_eq!(Builtin::from_name("get_weather"), None);
-        assert_eq!(Builtin::Time.tool().spec.name, "get_time");
     }
 }

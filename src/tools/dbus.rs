@@ -54,12 +54,12 @@ use super::Check;
 use super::{ExecOutput, ToolsError};
 
 /// `timeout_ms` when a manifest does not give one.
-pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 
 /// `[tool.dbus]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DbusTable {
+pub(crate) struct DbusTable {
     /// `system` (default) or `session`.
     #[serde(default)]
     pub bus: Option<String>,
@@ -158,7 +158,7 @@ fn name_problem(kind: NameKind, name: &str) -> Option<String> {
 }
 
 /// Split a signature into its top-level complete types, each parsed (`susssasa{sv}i` gives 8).
-pub fn split_signature(signature: &str) -> Result<Vec<Signature>, String> {
+pub(crate) fn split_signature(signature: &str) -> Result<Vec<Signature>, String> {
     /// Length of the complete type at the start of `b`.
     fn complete(b: &[u8], depth: usize) -> Option<usize> {
         if depth > 64 {
@@ -276,7 +276,7 @@ impl DbusTable {
 /// A JSON value that does not fit a D-Bus type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected {expected}, got {got}: fix dbus.args (or dbus.signature) in the tool's manifest, or narrow the tool's parameters so the value fits")]
-pub struct ConvertError {
+pub(crate) struct ConvertError {
     /// Where inside the argument the value is (`[2]`, `.key`, `[0].on`), empty at its top.
     pub at: String,
     /// The type, described (`an unsigned 32-bit integer (u)`).
@@ -352,7 +352,10 @@ fn integer(v: &Value) -> Option<i128> {
 }
 
 /// Convert a JSON value to the D-Bus type `sig` (see the module docs for the rules).
-pub fn json_to_variant(sig: &Signature, v: &Value) -> Result<Variant<'static>, ConvertError> {
+pub(crate) fn json_to_variant(
+    sig: &Signature,
+    v: &Value,
+) -> Result<Variant<'static>, ConvertError> {
     let bad = || ConvertError::new(sig, v);
     macro_rules! int {
         ($t:ty, $variant:ident) => {
@@ -508,7 +511,7 @@ fn infer(v: &Value) -> Option<Variant<'static>> {
 /// A D-Bus value as JSON: numbers, booleans and strings as themselves (object paths and
 /// signatures as strings), arrays and structures as arrays, dictionaries as objects (keys
 /// written as strings), variants as the value they hold.
-pub fn variant_to_json(v: &Variant<'_>) -> Value {
+pub(crate) fn variant_to_json(v: &Variant<'_>) -> Value {
     match v {
         Variant::U8(n) => Value::from(*n),
         Variant::Bool(b) => Value::Bool(*b),
@@ -633,7 +636,7 @@ fn error_parts(e: &zbus::Error) -> Option<(String, Option<String>)> {
 }
 
 /// A D-Bus error as one readable line: its name and message.
-pub fn error_text(e: &zbus::Error) -> String {
+pub(crate) fn error_text(e: &zbus::Error) -> String {
     match error_parts(e) {
         Some((name, Some(msg))) if !msg.is_empty() => format!("{name}: {msg}"),
         Some((name, _)) => name,

@@ -45,15 +45,17 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use super::manifest::MANIFEST_DIR_VAR;
 use super::output::values::{self, Place};
 use super::{ExecOutput, ToolStatus};
 
+/// The variable argv templates get besides the arguments: the manifest's directory.
+pub(crate) const MANIFEST_DIR_VAR: &str = "manifest_dir";
+
 /// `timeout_ms` when a manifest does not give one.
-pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// `max_output_bytes` when a manifest does not give one: what the prompt can hold (see
 /// [`super::output::MAX_RESULT_BYTES`], the same bound on every other executor's results).
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = super::output::MAX_RESULT_BYTES;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = super::output::MAX_RESULT_BYTES;
 
 /// How to run one `exec` tool (the checked `[tool.exec]` table).
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +123,11 @@ async fn read_into<R: AsyncRead + Unpin>(
 /// The argv of a call: the program as written (never rendered), then every later element
 /// rendered against the arguments plus `manifest_dir`, each value in it checked where it
 /// landed. An error names the element, the value and the fix.
-pub fn render_argv(tool: &str, spec: &ExecSpec, arguments: &Value) -> Result<Vec<String>, String> {
+pub(crate) fn render_argv(
+    tool: &str,
+    spec: &ExecSpec,
+    arguments: &Value,
+) -> Result<Vec<String>, String> {
     let Value::Object(args) = arguments else {
         return Err(format!(
             "{tool}: arguments must be a JSON object, got {}",
@@ -420,7 +426,7 @@ fn wait_exited(_pid: Pid) -> std::io::Result<()> {
 /// programs are (`PATH`), the service user's home (`HOME`: scripts find their files under
 /// it, and it is a place, not a secret), and how to write text and times for people
 /// (`LANG`, `LANGUAGE`, `TZ`).
-pub const STANDARD_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
+pub(crate) const STANDARD_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "LANGUAGE", "TZ"];
 
 /// Whether hearth's variable `name` is passed on to a program: a standard one
 /// ([`STANDARD_ENV`], `LC_*`) or one the manifest names in `pass_env`.

@@ -41,16 +41,16 @@ use super::Check;
 use super::{ExecOutput, ToolsError};
 
 /// `timeout_ms` when a manifest does not give one.
-pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 2_000;
 /// The longest `pulse_ms`.
-pub const MAX_PULSE_MS: u64 = 10_000;
+pub(crate) const MAX_PULSE_MS: u64 = 10_000;
 /// The consumer name hearth requests lines under (what `gpioinfo` shows).
-pub const CONSUMER: &str = "hearth";
+pub(crate) const CONSUMER: &str = "hearth";
 
 /// `[tool.gpio]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GpioTable {
+pub(crate) struct GpioTable {
     /// The line's name or offset (a template).
     pub line: String,
     /// The chip: path, name or label.

@@ -51,7 +51,7 @@ use super::{ExecOutput, ToolsError};
 use crate::config::HomeAssistantSection;
 
 /// `timeout_ms` when a manifest does not give one.
-pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// At most this many changed states are listed in a service call's result.
 const MAX_STATES_LISTED: usize = 10;
 /// The most of a response body read.
@@ -68,7 +68,7 @@ pub enum HaError {
 /// `[tool.homeassistant]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HaTable {
+pub(crate) struct HaTable {
     /// `domain.service` template (a service call).
     #[serde(default)]
     pub service: Option<String>,

@@ -60,15 +60,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::builtin::Builtin;
-use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS};
+use super::exec::{ExecSpec, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, MANIFEST_DIR_VAR};
 use super::output::values::{is_template, literal_problem};
-use super::registry::{Confirm, Executor, Tool};
+use super::tool::{no_parameters, Confirm, Executor, Tool};
 use super::ToolsError;
 use crate::intent::ToolIntents;
 use crate::toolcall::{ToolSet, ToolSpec};
-
-/// The variable argv templates get besides the arguments: the manifest's directory.
-pub const MANIFEST_DIR_VAR: &str = "manifest_dir";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,11 +123,6 @@ fn default_timeout_ms() -> u64 {
 
 fn default_max_output_bytes() -> usize {
     DEFAULT_MAX_OUTPUT_BYTES
-}
-
-/// The schema of a tool without parameters.
-pub fn no_parameters() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
 /// Load every `*.toml` manifest in `dir` (not recursive), in sorted file-name order.

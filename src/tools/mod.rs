@@ -39,23 +39,27 @@ mod manifest;
 pub mod mqtt;
 mod output;
 mod registry;
+mod tool;
 
 use std::path::Path;
 use std::sync::LazyLock;
 
 use serde_json::Value;
 
-pub use actor::{ProviderLimits, ToolsActor, ToolsMsg, STOP_GRACE};
+pub(crate) use actor::STOP_GRACE;
+pub use actor::{ProviderLimits, ToolsActor, ToolsMsg};
 pub use backends::Backends;
 pub use builtin::Builtin;
 pub use error::ToolsError;
 pub use exec::ExecSpec;
-pub use manifest::{load_dir, no_parameters, parse_manifest, valid_name};
+pub use manifest::{load_dir, parse_manifest, valid_name};
 pub use output::{ExecOutput, ToolStatus, MAX_SAY_CHARS};
-pub use registry::{Confirm, Executor, Registry, Tool, ToolOutcome};
+pub use registry::{Registry, ToolOutcome};
+pub(crate) use tool::no_parameters;
+pub use tool::{Confirm, Executor, Tool};
 
 /// The variable a `say` template reads the tool's output text from (`It's {{ result }}.`).
-pub const RESULT_VAR: &str = "result";
+pub(crate) const RESULT_VAR: &str = "result";
 
 /// The template environment shared by argv and `say` templates: strict undefined values
 /// (a missing argument fails the render), Python-style string methods (`.upper()`, …).
@@ -167,7 +171,7 @@ impl Check<'_> {
     }
 
     /// Check every string of a JSON template (see [`render_json`]) like [`Self::template`].
-    pub fn json_template(&self, field: &str, template: &Value) -> Result<(), ToolsError> {
+    pub(crate) fn json_template(&self, field: &str, template: &Value) -> Result<(), ToolsError> {
         match template {
             Value::String(s) => self.template(field, s),
             Value::Array(items) => items

@@ -69,9 +69,9 @@ use crate::config::{broker_address, BrokerAddress, MqttSection};
 mod tls;
 
 /// `timeout_ms` when a manifest does not give one.
-pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// Keep-alive when `[mqtt] keep_alive_s` is not set.
-pub const DEFAULT_KEEP_ALIVE_S: u64 = 30;
+pub(crate) const DEFAULT_KEEP_ALIVE_S: u64 = 30;
 /// Pause between two failed connection attempts.
 const RETRY: Duration = Duration::from_secs(1);
 /// Requests that may wait for the connection task at once.
@@ -128,7 +128,7 @@ pub enum MqttError {
 /// `[tool.mqtt]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MqttTable {
+pub(crate) struct MqttTable {
     /// The topic template.
     pub topic: String,
     /// The payload: a string template (sent as text) or any other TOML value (JSON).

@@ -14,7 +14,7 @@ use serde::Serialize;
 /// and the demo's tools alone are about 2 KiB of JSON. 2 KiB of text is some 500 to 700
 /// tokens of English or JSON (3 to 4 bytes a token), so a hop's results and a few turns of
 /// history still fit; 16 KiB (4000 tokens and more) did not fit at all, and the turn failed.
-pub const MAX_RESULT_BYTES: usize = 2048;
+pub(crate) const MAX_RESULT_BYTES: usize = 2048;
 
 /// The note a cut text ends with (on a line of its own): how long it was and how much of it
 /// is kept, so the model knows it did not see everything.
@@ -41,7 +41,7 @@ pub(crate) fn capped(text: String, max: usize) -> String {
 pub const MAX_SAY_CHARS: usize = 300;
 
 /// What a shortened confirmation ends with, so the listener knows there was more.
-pub const SHORTENED: &str = "I shortened that.";
+pub(crate) const SHORTENED: &str = "I shortened that.";
 
 /// A rendered `say` as it is spoken: as it is when it has at most [`MAX_SAY_CHARS`]
 /// characters; else cut after the last sentence that ends within them (when that keeps at

@@ -12,99 +12,12 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use super::backends::Backends;
-use super::builtin::Builtin;
-use super::dbus::DbusSpec;
-use super::exec::{self, ExecSpec};
-use super::gpio::GpioSpec;
-use super::homeassistant::HaSpec;
+use super::exec;
 use super::manifest;
-use super::mqtt::MqttSpec;
+use super::tool::{Executor, Tool};
 use super::{ToolStatus, ToolsError};
 use crate::intent::{Shape, ToolIntents};
-use crate::toolcall::{ToolCall, ToolSet, ToolSpec, Verdict};
-
-/// One tool: what the model is shown, the spoken confirmation, and how it runs.
-#[derive(Debug, Clone)]
-pub struct Tool {
-    /// Name, description and JSON Schema of the arguments, as offered to the model.
-    pub spec: ToolSpec,
-    /// Spoken confirmation template (minijinja over the call's arguments), if any.
-    pub say: Option<String>,
-    /// Sentence templates that run the tool with no LLM hop (`[[tool.intent]]`).
-    pub intents: Option<Arc<crate::intent::ToolIntents>>,
-    /// Calls that run only on a yes (`confirm` in the manifest).
-    pub confirm: Option<Confirm>,
-    /// How a call runs.
-    pub executor: Executor,
-}
-
-/// Which of a tool's calls wait for a yes, and what hearth asks (`confirm` in a manifest:
-/// unlocking a door, opening the garage).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Confirm {
-    /// Argument values a call must have to wait for a yes (all of them; none: every call).
-    pub when: serde_json::Map<String, serde_json::Value>,
-    /// The question (a template over the arguments); `None`: made from the tool's `say`.
-    pub ask: Option<String>,
-}
-
-impl Confirm {
-    /// Whether `arguments` are a call that waits for a yes.
-    pub fn applies(&self, arguments: &serde_json::Value) -> bool {
-        self.when.iter().all(|(k, want)| {
-            let have = arguments.get(k);
-            match (have.and_then(|v| v.as_f64()), want.as_f64()) {
-                (Some(a), Some(b)) => a == b,
-                _ => have == Some(want),
-            }
-        })
-    }
-}
-
-/// How a tool's calls run.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum Executor {
-    /// Compiled into hearth (`get_time`, `get_date`).
-    Builtin(Builtin),
-    /// A program run directly, argv rendered from the arguments (`[tool.exec]`).
-    Exec(ExecSpec),
-    /// Publish to the configured MQTT broker (`[tool.mqtt]`).
-    Mqtt(MqttSpec),
-    /// Call a Home Assistant service or read a state (`[tool.homeassistant]`).
-    HomeAssistant(HaSpec),
-    /// Set or read a GPIO line (`[tool.gpio]`).
-    Gpio(GpioSpec),
-    /// Call a D-Bus method (`[tool.dbus]`).
-    Dbus(DbusSpec),
-    /// A tool a D-Bus client registered (`RegisterTool`): hearth calls it back.
-    Provider(ProviderSpec),
-}
-
-impl Executor {
-    /// The executor's kind, as a manifest names it (`builtin` for the built-ins,
-    /// `provider` for tools registered over D-Bus).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Executor::Builtin(_) => "builtin",
-            Executor::Exec(_) => "exec",
-            Executor::Mqtt(_) => "mqtt",
-            Executor::HomeAssistant(_) => "homeassistant",
-            Executor::Gpio(_) => "gpio",
-            Executor::Dbus(_) => "dbus",
-            Executor::Provider(_) => "provider",
-        }
-    }
-}
-
-/// A tool served by a D-Bus client: hearth calls `io.hearth.ToolProvider1.Call` on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderSpec {
-    /// The provider's unique bus name (`:1.42`).
-    pub owner: String,
-    /// Time the provider has to answer.
-    pub timeout: std::time::Duration,
-}
+use crate::toolcall::{ToolCall, ToolSet, Verdict};
 
 /// The outcome of one call, in the shape the hop loop and telemetry report it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -177,7 +90,7 @@ impl Registry {
 
     /// The built-in tools only (`get_time`, `get_date`).
     pub fn builtins() -> Registry {
-        match Self::new(Builtin::tools()) {
+        match Self::new(Tool::builtins()) {
             Ok(r) => r,
             Err(e) => {
                 // unreachable: the built-ins' schemas are constants covered by the tests
@@ -205,7 +118,7 @@ impl Registry {
     /// executor needs a connection `backends` does not have fails the load.
     pub fn load(dir: impl AsRef<Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
         let dir = dir.as_ref();
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.extend(manifest::load_dir(dir)?);
         let registry = Self::new(tools)?.with_backends(backends)?;
         tracing::info!(
@@ -556,6 +469,8 @@ fn schema_strings(schema: &Value, add: &mut impl FnMut(&str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolcall::ToolSpec;
+    use crate::tools::ExecSpec;
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -588,7 +503,7 @@ mod tests {
     }
 
     fn registry() -> Registry {
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(exec_tool(
             "echo_room",
             &["echo", "room {{ room }}"],
@@ -638,21 +553,21 @@ mod tests {
         assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
         assert_eq!(a, registry().fingerprint());
         assert_ne!(a, Registry::builtins().fingerprint());
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         let mut t = exec_tool("echo_room", &["echo"], None);
         t.spec.description = "Something else.".into();
         tools.push(t);
         assert_ne!(a, Registry::new(tools).unwrap().fingerprint());
         // the executor is not part of it
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(exec_tool("echo_room", &["true"], None));
         assert_eq!(a, Registry::new(tools).unwrap().fingerprint());
     }
 
     #[test]
     fn duplicates_are_rejected() {
-        let mut tools = Builtin::tools();
-        tools.extend(Builtin::tools());
+        let mut tools = Tool::builtins();
+        tools.extend(Tool::builtins());
         let e = Registry::new(tools).unwrap_err();
         assert!(e.to_string().contains("listed twice"), "{e}");
     }
@@ -689,7 +604,7 @@ mod tests {
         let marker =
             std::env::temp_dir().join(format!("hearth-registry-refused-{}", std::process::id()));
         let _ = std::fs::remove_file(&marker);
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(exec_tool("touch", &["touch", "{{ room }}"], None));
         let r = Registry::new(tools).unwrap();
         let o = r
@@ -733,7 +648,7 @@ mod tests {
 
     #[tokio::test]
     async fn call_all_keeps_call_order() {
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(exec_tool(
             "nap",
             &["sh", "-c", "sleep \"$0\"; echo \"$0\"", "{{ room }}"],
@@ -767,7 +682,7 @@ mod tests {
         let mut light = exec_tool("set_light", &["true"], None);
         light.spec.parameters = json!({"type": "object", "properties": {
             "room": {"type": "string", "enum": ["kitchen", "living room"]}}});
-        let mut tools = Builtin::tools();
+        let mut tools = Tool::builtins();
         tools.push(scene);
         tools.push(light);
         tools.push(exec_tool("get_light", &["true"], None));

@@ -1,4 +1,4 @@
-//! Noise suppression in front of the wake-word detectors: WebRTC's noise suppressor (the
+//! Noise suppression in front of the wake-word spotters: WebRTC's noise suppressor (the
 //! pure-Rust port `sonora-ns`, BSD-3-Clause) at its moderate level (12 dB), 10 ms at a time.
 //!
 //! Measured with `cargo bench --bench wake` against `--ns none` on the same kept clips:
@@ -9,7 +9,7 @@
 //! 71.5 % instead of 62.7 % (hence `[listen] wake_denoise`). The highest level (21 dB) missed
 //! as many in noise and more than twice as many in a quiet room (14.8 %).
 //!
-//! Only the detectors hear the suppressed signal: Listen and speech recognition get the frame
+//! Only the spotters hear the suppressed signal: Listen and speech recognition get the frame
 //! as it was (what suppression would do to them has not been measured).
 
 use sonora_ns::config::{SuppressionLevel, NS_FRAME_SIZE};

@@ -143,7 +143,7 @@ impl MicroWakeWord {
 
     /// Fire when the windowed mean is over `cutoff` instead of the model's own cutoff (a
     /// sensitivity: lower hears more wake words and more that are not).
-    pub fn set_cutoff(&mut self, cutoff: f32) {
+    pub(crate) fn set_cutoff(&mut self, cutoff: f32) {
         self.settings.micro.probability_cutoff = cutoff;
     }
 

@@ -17,15 +17,15 @@
 //! models are CC BY-NC-SA 4.0 (non-commercial use only): never a default.
 
 pub mod denoise;
-pub mod detector;
+mod spotter;
 /// openWakeWord's file names (known without the `tts` feature, for checks).
 pub mod oww_files {
     /// The folder of the model directory `scripts/fetch-models oww` fills.
     pub const OWW_DIR: &str = "openwakeword";
     /// The mel-spectrogram model's file name.
-    pub const MEL_FILE: &str = "melspectrogram.onnx";
+    pub(crate) const MEL_FILE: &str = "melspectrogram.onnx";
     /// The embedding model's file name.
-    pub const EMBEDDING_FILE: &str = "embedding_model.onnx";
+    pub(crate) const EMBEDDING_FILE: &str = "embedding_model.onnx";
 }
 pub mod micro;
 #[cfg(feature = "tts")]
@@ -37,12 +37,12 @@ mod transcript;
 use std::path::PathBuf;
 
 pub use denoise::Denoiser;
-pub use detector::Detector;
 pub use micro::{Detection, MicroWakeWord, ModelSettings, REFRACTORY_SAMPLES};
 #[cfg(feature = "tts")]
 pub use oww::{OpenWakeWord, OwwSettings};
+pub use spotter::Spotter;
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};
-pub use tflite::{Interpreter, Library, LIBRARY_NAME};
+pub use tflite::{Library, LIBRARY_NAME};
 pub use transcript::{after_wake_word, WakeMatch};
 
 /// What went wrong loading or running a wake-word model. Each names the file and the fix.

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use ort::session::Session;
 use ort::value::Tensor;
 
-use super::detector::phrase;
+use super::spotter::phrase;
 use super::{Detection, WakeError, REFRACTORY_SAMPLES};
 
 /// Samples per step: openWakeWord scores every 80 ms of 16 kHz audio.
@@ -44,9 +44,10 @@ const EMBEDDING: usize = 96;
 /// Scores at the start of a stream that count as 0 (the package's warm-up).
 const WARM_UP: u64 = 5;
 /// The score a detection must pass unless set otherwise.
-pub const DEFAULT_THRESHOLD: f32 = 0.5;
+pub(crate) const DEFAULT_THRESHOLD: f32 = 0.5;
 
-pub use super::oww_files::{EMBEDDING_FILE, MEL_FILE, OWW_DIR};
+pub use super::oww_files::OWW_DIR;
+pub(crate) use super::oww_files::{EMBEDDING_FILE, MEL_FILE};
 
 /// What a classifier is known by and when it fires.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,7 +262,7 @@ impl OpenWakeWord {
     }
 
     /// Fire over `threshold` instead of [`DEFAULT_THRESHOLD`].
-    pub fn set_threshold(&mut self, threshold: f32) {
+    pub(crate) fn set_threshold(&mut self, threshold: f32) {
         self.settings.threshold = threshold;
     }
 

@@ -1,11 +1,11 @@
-//! The Wake stage: every captured frame goes through the wake-word detectors and then on, in
+//! The Wake stage: every captured frame goes through the wake-word spotters and then on, in
 //! order, to whoever listens next (Listen). A detection is sent on its own channel *before*
 //! the frame that completed it is passed on, so by the time anything downstream has seen a
 //! frame, every wake word up to its end has been reported: the conductor can decide whether
 //! an utterance was addressed to hearth by draining the wake channel first.
 //!
 //! Detection positions are on the input clock (the [`Frame::start`] of the frames fed),
-//! whatever the detector's own count: after a restart the stage starts counting from the
+//! whatever the spotter's own count: after a restart the stage starts counting from the
 //! first frame it sees.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc;
 
 use super::denoise::{self, Denoiser};
-use super::{Detection, Detector, Library, MicroWakeWord, WakeError, REFRACTORY_SAMPLES};
+use super::{Detection, Library, MicroWakeWord, Spotter, WakeError, REFRACTORY_SAMPLES};
 use crate::voice::{f32_to_i16, Captured, Frame, WakeWord};
 
 /// Which wake words to listen for, and where TensorFlow Lite is.
@@ -30,7 +30,7 @@ pub struct WakeConfig {
     /// Every model fires over this instead of its own cutoff (`None`: the model's, e.g. 0.85
     /// for okay_nabu's windowed probability, 0.5 for an openWakeWord score).
     pub cutoff: Option<f32>,
-    /// Noise suppression in front of the detectors ([`super::denoise`]).
+    /// Noise suppression in front of the spotters ([`super::denoise`]).
     pub denoise: bool,
     /// A detection stands only when whisper's transcript has the wake word too
     /// ([`super::after_wake_word`]; `[listen] wake_check`, off by default: README).
@@ -92,7 +92,7 @@ impl WakeConfig {
             .map(|m| {
                 if is_oww(m) {
                     let name = m.file_stem().unwrap_or_default().to_string_lossy();
-                    Ok(super::detector::phrase(&name))
+                    Ok(super::spotter::phrase(&name))
                 } else {
                     Ok(super::ModelSettings::load(&m.with_extension("json"))?.wake_word)
                 }
@@ -102,36 +102,36 @@ impl WakeConfig {
 
     /// Loads every model (and TF Lite or ONNX Runtime as they need): what the stage runs,
     /// or the first error (naming the file and the fix).
-    pub fn load(&self) -> Result<Vec<Detector>, WakeError> {
+    pub fn load(&self) -> Result<Vec<Spotter>, WakeError> {
         let mut lib = None;
         self.models
             .iter()
             .map(|m| {
-                let mut detector = if is_oww(m) {
+                let mut spotter = if is_oww(m) {
                     load_oww(m)?
                 } else {
                     let lib = match &lib {
                         Some(l) => l,
                         None => lib.insert(Library::open(&self.library)?),
                     };
-                    Detector::Micro(Box::new(MicroWakeWord::load(lib, m)?))
+                    Spotter::Micro(Box::new(MicroWakeWord::load(lib, m)?))
                 };
                 if let Some(c) = self.cutoff {
-                    detector.set_cutoff(c);
+                    spotter.set_cutoff(c);
                 }
-                Ok(detector)
+                Ok(spotter)
             })
             .collect()
     }
 }
 
 #[cfg(feature = "tts")]
-fn load_oww(model: &Path) -> Result<Detector, WakeError> {
-    Ok(Detector::Oww(Box::new(super::OpenWakeWord::load(model)?)))
+fn load_oww(model: &Path) -> Result<Spotter, WakeError> {
+    Ok(Spotter::Oww(Box::new(super::OpenWakeWord::load(model)?)))
 }
 
 #[cfg(not(feature = "tts"))]
-fn load_oww(model: &Path) -> Result<Detector, WakeError> {
+fn load_oww(model: &Path) -> Result<Spotter, WakeError> {
     Err(WakeError::OwwModel {
         path: model.to_path_buf(),
         reason: "this hearth was built without ONNX Runtime (the tts feature): rebuild with default features, or use microWakeWord models".into(),
@@ -155,10 +155,10 @@ pub struct WakeArgs {
     pub frames: mpsc::Sender<Captured>,
 }
 
-/// One view of the microphone and the detectors that hear it.
+/// One view of the microphone and the spotters that hear it.
 struct View {
-    detectors: Vec<Detector>,
-    /// Noise suppression of what the detectors hear (src/wake/denoise.rs), if on.
+    spotters: Vec<Spotter>,
+    /// Noise suppression of what the spotters hear (src/wake/denoise.rs), if on.
     denoiser: Option<Denoiser>,
     pcm: Vec<i16>,
 }
@@ -166,13 +166,13 @@ struct View {
 impl View {
     fn new(config: &WakeConfig) -> Result<View, WakeError> {
         Ok(View {
-            detectors: config.load()?,
+            spotters: config.load()?,
             denoiser: config.denoise.then(|| Denoiser::new(denoise::LEVEL)),
             pcm: Vec::with_capacity(crate::voice::FRAME_SAMPLES),
         })
     }
 
-    /// Feeds `samples` to every detector: (the model's index, what it found).
+    /// Feeds `samples` to every spotter: (the model's index, what it found).
     fn hear(&mut self, samples: &[f32]) -> Result<Vec<(usize, Detection)>, WakeError> {
         self.pcm.clear();
         match self.denoiser.as_mut() {
@@ -180,7 +180,7 @@ impl View {
             None => self.pcm.extend(samples.iter().map(|&s| f32_to_i16(s))),
         }
         let mut found = Vec::new();
-        for (i, d) in self.detectors.iter_mut().enumerate() {
+        for (i, d) in self.spotters.iter_mut().enumerate() {
             if let Some(hit) = d.process(&self.pcm)? {
                 found.push((i, hit));
             }
@@ -192,11 +192,11 @@ impl View {
         if let Some(d) = self.denoiser.as_mut() {
             d.reset();
         }
-        self.detectors.iter_mut().try_for_each(Detector::reset)
+        self.spotters.iter_mut().try_for_each(Spotter::reset)
     }
 }
 
-/// The stage's state: the detectors and where their count began on the input clock.
+/// The stage's state: the spotters and where their count began on the input clock.
 ///
 /// With echo cancellation on, each model listens twice: to the canceller's linear output
 /// (the microphone less the echo the filter predicts, nothing suppressed) and to its
@@ -210,7 +210,7 @@ pub struct WakeState {
     linear: View,
     /// The suppressed output, with a canceller.
     suppressed: View,
-    /// Input-clock index of the first sample the detectors were fed (since the last reset).
+    /// Input-clock index of the first sample the spotters were fed (since the last reset).
     base: Option<u64>,
     /// Per model, where its last wake word ended (input clock).
     last: Vec<Option<u64>>,
@@ -219,7 +219,7 @@ pub struct WakeState {
 }
 
 impl WakeState {
-    /// Feeds one frame to every detector; the wake words it completed.
+    /// Feeds one frame to every spotter; the wake words it completed.
     fn detect(&mut self, frame: &Frame) -> Result<Vec<WakeWord>, WakeError> {
         let base = *self.base.get_or_insert(frame.start);
         let mut hits = match &frame.echo {
@@ -273,11 +273,11 @@ impl Actor for Wake {
     ) -> Result<Self::State, ActorProcessingErr> {
         let linear = View::new(&args.config)?;
         let suppressed = View::new(&args.config)?;
-        for d in &linear.detectors {
+        for d in &linear.spotters {
             tracing::info!(wake_word = %d.wake_word(), "listening for the wake word");
         }
         Ok(WakeState {
-            last: vec![None; linear.detectors.len()],
+            last: vec![None; linear.spotters.len()],
             linear,
             suppressed,
             base: None,

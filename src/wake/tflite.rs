@@ -127,7 +127,7 @@ impl Library {
 
 /// A model and its interpreter, tensors allocated: one input tensor of `input_len` int8 values,
 /// one output of one uint8. Dropping it deletes both.
-pub struct Interpreter {
+pub(crate) struct Interpreter {
     lib: Arc<Library>,
     path: PathBuf,
     model: *mut TfLiteModel,
@@ -211,13 +211,8 @@ impl Interpreter {
         Ok(this)
     }
 
-    /// The model file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Bytes (int8 values) the input tensor takes per [`invoke`](Self::invoke).
-    pub fn input_len(&self) -> usize {
+    pub(crate) fn input_len(&self) -> usize {
         self.input_len
     }
 

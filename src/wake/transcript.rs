@@ -1,9 +1,9 @@
 //! The wake word in a transcript. A request said in the same breath as the wake word is
-//! recognised from a little before the wake word ended (the detector fires late, after the
+//! recognised from a little before the wake word ended (the spotter fires late, after the
 //! word, and cutting there would cut the request's first word), so the transcript begins
 //! with the wake word as the recogniser spelled it ("Okay, Nabu.", "OK Naboo,"): it is
 //! removed here, so it never reaches the model. A transcript that does not begin with it
-//! is a second opinion against the detector (`[listen] wake_check`): the detector may have
+//! is a second opinion against the spotter (`[listen] wake_check`): the spotter may have
 //! fired on something that only sounds like it ("Hey, Travis, can you pass me the salt?" for
 //! "Hey Jarvis"), or whisper may have spelled the wake word beyond recognition ("Okay, now
 //! we turn on…"); the wake bench's `--heard` measures both.
@@ -16,10 +16,10 @@ const LEAD_WORDS: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WakeMatch {
     /// Its last word as whisper may spell it among the first words: enough to take the wake
-    /// word off a request the detector is believed on.
+    /// word off a request the spotter is believed on.
     Loose,
     /// And, for a phrase of more than one word, the word before that beginning as the phrase
-    /// does: enough to believe the detector (`[listen] wake_check`).
+    /// does: enough to believe the spotter (`[listen] wake_check`).
     Strict,
 }
 
@@ -211,8 +211,8 @@ mod tests {
 
     #[test]
     fn taken_off_loosely_what_is_not_believed_strictly() {
-        // the detector believed: "Mister Jarvis" is taken off as the wake word whisper
-        // misheard; checking the detector, it is no wake word
+        // the spotter believed: "Mister Jarvis" is taken off as the wake word whisper
+        // misheard; checking the spotter, it is no wake word
         let heard = "Mister Jarvis, turn on the kitchen light.";
         assert_eq!(
             after_wake_word(heard, "Hey Jarvis", WakeMatch::Loose),

@@ -4,13 +4,11 @@
 //! a wrong call is the worst thing it could do (a door unlocked that should be locked), so
 //! the count of wrong calls must be 0; what they do not answer goes to the model.
 
-#[path = "../common/session/mod.rs"]
-mod session;
-
 use std::path::Path;
 
 use hearth::intent::{Before, IntentCall};
 use hearth::tools::Registry;
+use hearth_testkit::session;
 use serde_json::Value;
 use session::claims::Call;
 use session::set::{Case, Kind};

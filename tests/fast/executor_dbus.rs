@@ -1,4 +1,4 @@
-//! The `dbus` executor against a real bus: a private `dbus-daemon` (tests/common/services.rs)
+//! The `dbus` executor against a real bus: a private `dbus-daemon` (hearth-testkit's `services`)
 //! with a small zbus service on it (`com.example.Thermostat1`), called through
 //! `hearth::tools::dbus::run` and a `Registry` whose `DbusBackend` points at that bus.
 //! The service records exactly what it received.

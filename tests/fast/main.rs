@@ -2,8 +2,7 @@
 //! (one link instead of eleven: CI time and disk). Each module was a test file of its own;
 //! `cargo test --test fast MODULE::` runs one of them.
 
-#[path = "../common/mod.rs"]
-mod common;
+use hearth_testkit as common;
 
 mod agent;
 mod audio_files;

@@ -1,6 +1,6 @@
 //! The Silero VAD on the real model (`scripts/fetch-models vad tts`): the spoken fixtures are
-//! speech and one utterance each, through the same endpointer as the energy detector;
-//! music-like chords and knocks are not speech (where the energy detector starts utterances);
+//! speech and one utterance each, through the same endpointer as the energy gate;
+//! music-like chords and knocks are not speech (where the energy gate starts utterances);
 //! the Listen actor with the Silero detector endpoints a fixture; a missing model is an error
 //! naming the fix. `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
 #![cfg(feature = "tts")]
@@ -56,7 +56,7 @@ fn frames(signal: &[f32]) -> Vec<Frame> {
         .collect()
 }
 
-/// Utterances (start, end) found in `signal`, with the Silero VAD or the energy detector.
+/// Utterances (start, end) found in `signal`, with the Silero VAD or the energy gate.
 fn utterances(signal: &[f32], silero: Option<&mut Silero>) -> Vec<(u64, u64)> {
     let mut e = Endpointer::new(ListenConfig::default());
     let mut out = Vec::new();
@@ -125,7 +125,7 @@ fn silero_finds_each_command_and_ignores_music_and_knocks() {
     }
     let noise = not_speech(8);
     assert_eq!(utterances(&noise, Some(&mut silero)), vec![], "Silero");
-    // where the energy detector does start utterances: why Silero is the default
+    // where the energy gate does start utterances: why Silero is the default
     assert!(!utterances(&noise, None).is_empty(), "energy");
 }
 

@@ -20,14 +20,13 @@ use ractor::Actor;
 use serde_json::Value;
 
 mod aec;
-#[path = "../common/mod.rs"]
-mod common;
 mod early;
 mod missed;
 mod wake;
 use common::peer::*;
 use common::pulse::Pulse;
 use common::services::*;
+use hearth_testkit as common;
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")

@@ -20,8 +20,8 @@ pub mod tokens;
 pub mod validate;
 
 pub use detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
-pub use parse::{ParseOutput, Parser, ParserError, Rejected, Telemetry, ToolCall};
+pub use parse::{ParseOutput, Parser, ParserError, Rejected, Telemetry};
 pub use registry::{register_detector, registry, DetectorRegistry, RegistryError};
 pub use stream::{StreamEvent, StreamParser};
 pub use think::{known_tags, left_open, ThinkTags};
-pub use validate::{ToolSet, ToolSpec, ToolsError, Verdict};
+pub use validate::{Refused, ToolCall, ToolSet, ToolSpec, ToolsError, Verdict};

@@ -10,48 +10,12 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
-use serde_json::Value;
 
-use super::detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
+use super::detector::{DetectCtx, Detector, Found, FoundKind, Strictness};
 use super::registry::{DetectorRegistry, RegistryError};
 use super::think::{known_tags, Region, ThinkMatcher, ThinkScan, ThinkTags};
-use super::validate::{ToolSet, Verdict};
+use super::validate::{Refused, ToolCall, ToolSet};
 use super::{fence, tokens};
-
-/// A validated, executable call. Only validation makes one: the parser's, or
-/// [`ToolSet::call`] for a call that did not come from a model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCall {
-    id: String,
-    name: String,
-    arguments: Value,
-}
-
-impl ToolCall {
-    /// Made by validation only (the arguments passed the tool's schema).
-    pub(crate) fn checked(id: String, name: String, arguments: Value) -> Self {
-        ToolCall {
-            id,
-            name,
-            arguments,
-        }
-    }
-
-    /// The model's own id when it emitted one, else `<name>_<index>`.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The tool called.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The arguments, a JSON object valid against the tool's schema.
-    pub fn arguments(&self) -> &Value {
-        &self.arguments
-    }
-}
 
 /// A candidate that did not become a call, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -436,15 +400,22 @@ impl Parser {
                     v.saw(det_name);
                     for c in cands {
                         v.candidate_count += 1;
-                        if let Some(reason) = rejection(tools, c) {
-                            v.first_failure
-                                .get_or_insert_with(|| format!("{}: {reason}", c.name));
-                            rejected.push(Rejected {
-                                name: Some(c.name.clone()),
-                                reason,
-                            });
-                            continue;
-                        }
+                        let id =
+                            c.id.clone()
+                                .unwrap_or_else(|| format!("{}_{}", c.name, v.calls.len()));
+                        let call = match tools.call(id, &c.name, c.arguments.clone()) {
+                            Ok(call) => call,
+                            Err(refused) => {
+                                let reason = refusal(tools, &c.name, refused);
+                                v.first_failure
+                                    .get_or_insert_with(|| format!("{}: {reason}", c.name));
+                                rejected.push(Rejected {
+                                    name: Some(c.name.clone()),
+                                    reason,
+                                });
+                                continue;
+                            }
+                        };
                         if !scan.regions.is_empty() {
                             let key = format!("{}\u{0}{}", c.name, c.arguments);
                             let dup = if it.in_think {
@@ -460,12 +431,8 @@ impl Parser {
                             }
                             all_keys.insert(key);
                         }
-                        let id =
-                            c.id.clone()
-                                .unwrap_or_else(|| format!("{}_{}", c.name, v.calls.len()));
                         v.native &= !it.loose;
-                        v.calls
-                            .push(ToolCall::checked(id, c.name.clone(), c.arguments.clone()));
+                        v.calls.push(call);
                     }
                 }
                 FoundKind::Malformed { name, reason } => {
@@ -594,15 +561,13 @@ fn outside_markup(items: &[Item], mut settled: usize) -> usize {
 }
 
 /// Why a candidate cannot run, or `None` when it is valid against `tools`.
-fn rejection(tools: &ToolSet, c: &Candidate) -> Option<String> {
-    match tools.check(&c.name, &c.arguments) {
-        Verdict::Valid | Verdict::Unchecked => None,
-        Verdict::UnknownTool => Some(format!(
-            "unknown tool {:?}: not in the allowlist ({})",
-            c.name,
+fn refusal(tools: &ToolSet, name: &str, refused: Refused) -> String {
+    match refused {
+        Refused::UnknownTool => format!(
+            "unknown tool {name:?}: not in the allowlist ({})",
             allow_list(tools)
-        )),
-        Verdict::Invalid(r) => Some(r),
+        ),
+        Refused::Invalid(r) => r,
     }
 }
 
@@ -1033,7 +998,7 @@ mod tests {
     use super::*;
     use crate::detector::Candidate;
     use crate::scan;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// A strict test format: `<call>{json}</call>`.
     struct Tag;
@@ -1116,7 +1081,7 @@ mod tests {
     const L: &str = r#"{"name":"set_light","arguments":{"room":"hall"}}"#;
 
     fn names(o: &ParseOutput) -> Vec<&str> {
-        o.calls.iter().map(|c| c.name.as_str()).collect()
+        o.calls.iter().map(|c| c.name()).collect()
     }
 
     #[test]
@@ -1208,8 +1173,8 @@ mod tests {
             &tools(),
         );
         assert_eq!(names(&o), ["set_light", "get_time"]);
-        assert_eq!(o.calls[0].id, "abcdefghi");
-        assert_eq!(o.calls[1].id, "get_time_1");
+        assert_eq!(o.calls[0].id(), "abcdefghi");
+        assert_eq!(o.calls[1].id(), "get_time_1");
         assert!(o.rejected[0].reason.contains("room"));
         assert!(o.telemetry.schema_validation.starts_with("fail: set_light"));
         assert_eq!(o.telemetry.candidate_count, 3);
@@ -1244,7 +1209,7 @@ mod tests {
         assert!(s.push(&format!("ll>{T}</call")).is_empty());
         let ev = s.push("> and more");
         assert!(
-            matches!(&ev[0], crate::StreamEvent::Call(c) if c.name == "get_time"),
+            matches!(&ev[0], crate::StreamEvent::Call(c) if c.name() == "get_time"),
             "{ev:?}"
         );
         let (_, out) = s.finish();

@@ -9,7 +9,8 @@
 //! analysis, the concatenated stream equals the one-shot parse (a property test checks
 //! this at every split point).
 
-use super::parse::{ParseOutput, Parser, ToolCall};
+use super::parse::{ParseOutput, Parser};
+use super::validate::ToolCall;
 use super::validate::ToolSet;
 
 /// Something the stream can act on now.

@@ -7,10 +7,43 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::parse::ToolCall;
+/// A validated, executable call. Only [`ToolSet::call`] makes one, for the
+/// parser's calls and for a call that did not come from a model alike.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    id: String,
+    name: String,
+    arguments: Value,
+}
+
+impl ToolCall {
+    /// Made by [`ToolSet::call`] only (the arguments passed the tool's schema).
+    fn checked(id: String, name: String, arguments: Value) -> Self {
+        ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+
+    /// The model's own id when it emitted one, else `<name>_<index>`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool called.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, a JSON object valid against the tool's schema.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+}
 
 /// One tool as offered to the model: name, description, JSON Schema of its arguments.
 #[derive(Debug, Clone)]
@@ -92,6 +125,15 @@ pub enum Verdict {
     Invalid(String),
     /// No allowlist was given (extraction only).
     Unchecked,
+}
+
+/// Why [`ToolSet::call`] made no call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refused {
+    /// The name is not on the allowlist.
+    UnknownTool,
+    /// The arguments are not an object valid against the tool's schema: why.
+    Invalid(String),
 }
 
 impl ToolSet {
@@ -206,12 +248,13 @@ impl ToolSet {
         id: impl Into<String>,
         name: &str,
         arguments: Value,
-    ) -> Result<ToolCall, Verdict> {
+    ) -> Result<ToolCall, Refused> {
         match self.check(name, &arguments) {
             Verdict::Valid | Verdict::Unchecked => {
                 Ok(ToolCall::checked(id.into(), name.to_string(), arguments))
             }
-            refused => Err(refused),
+            Verdict::UnknownTool => Err(Refused::UnknownTool),
+            Verdict::Invalid(why) => Err(Refused::Invalid(why)),
         }
     }
 

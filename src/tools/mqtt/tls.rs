@@ -19,7 +19,7 @@ use crate::config::{misfit, Misfit, MqttSection};
 
 /// The client configuration for a TLS broker (`tls`), or `None` for plain TCP. Every file is
 /// read and checked here, so a bad one stops the start and names its key.
-pub fn client_config(
+pub(crate) fn client_config(
     section: &MqttSection,
     tls: bool,
 ) -> Result<Option<Arc<ClientConfig>>, MqttError> {

@@ -1,10 +1,10 @@
-// Unit tests of the scenes' maths and texts (tests/common/scenes), run by tests/wake.rs (they
-// need no model): the SNR achieved, the active level, the noise spectra and levels, the music's
-// beat, determinism, and that the talk holds no wake word.
+// Unit tests of the scenes' maths and texts (they need no model): the SNR achieved, the
+// active level, the noise spectra and levels, the music's beat, determinism, and that the talk
+// holds no wake word.
 
-use super::scenes::mix::*;
-use super::scenes::noise::*;
-use super::scenes::text::*;
+use super::mix::*;
+use super::noise::*;
+use super::text::*;
 use std::f64::consts::TAU;
 
 // --- mix ---
@@ -287,8 +287,8 @@ fn the_talk_holds_no_wake_word() {
 
 // --- voices and room ---
 
-use super::scenes::room::{keep_level, parse_snr, set_active_level, Room, REVERB, SPEECH_DBFS};
-use super::scenes::voices::{cast, espeak_has, flite_has, pitch_effect, Engine, CAST};
+use super::room::{keep_level, parse_snr, set_active_level, Room, REVERB, SPEECH_DBFS};
+use super::voices::{cast, espeak_has, flite_has, pitch_effect, Engine, CAST};
 
 #[test]
 fn every_voice_is_found_by_its_name_and_a_wrong_name_lists_them() {

@@ -2,13 +2,13 @@
 // talk and a dialogue with no wake word in them, and hearth's own replies.
 
 /// Home commands, one a line.
-pub const COMMANDS: &str = include_str!("../../wake/commands.txt");
+pub const COMMANDS: &str = include_str!("../../../../tests/wake/commands.txt");
 /// Paragraphs ("## title", then one sentence a line).
-pub const TALK: &str = include_str!("../../wake/talk.txt");
+pub const TALK: &str = include_str!("../../../../tests/wake/talk.txt");
 /// A dialogue: "A: ..." and "B: ..." lines.
-pub const DIALOGUE: &str = include_str!("../../wake/dialogue.txt");
+pub const DIALOGUE: &str = include_str!("../../../../tests/wake/dialogue.txt");
 /// hearth's replies, one a line.
-pub const REPLIES: &str = include_str!("../../wake/replies.txt");
+pub const REPLIES: &str = include_str!("../../../../tests/wake/replies.txt");
 
 /// The lines of `text` that are neither blank nor comments (`#`).
 pub fn lines(text: &str) -> Vec<&str> {

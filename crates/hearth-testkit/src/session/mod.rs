@@ -1,8 +1,8 @@
-// The continuous-session set and its scorer, shared by `benches/session.rs` and
-// `tests/session.rs` (included with `#[path]`): the sets (tests/session/*.jsonl), scoring
+// The continuous-session set and its scorer, shared by `benches/session.rs`,
+// `tests/session.rs` and others: the sets (tests/session/*.jsonl), scoring
 // hearth's turns against them, the Markdown tables, the tools without their sentences
 // (`tools`), and (feature `tts`) speaking a set into one input WAV and running `hearth` on it.
-#![allow(dead_code)]
+// Their unit tests (`unit_tests.rs`) are this crate's own.
 
 pub mod claims;
 pub mod report;
@@ -12,3 +12,5 @@ pub mod score;
 pub mod set;
 pub mod text;
 pub mod tools;
+#[cfg(test)]
+mod unit_tests;

@@ -80,7 +80,7 @@ pub struct Case {
 
 /// tests/session in the checkout.
 pub fn set_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/session")
+    crate::root().join("tests/session")
 }
 
 /// A set file by name (`demo`, `slice`) or path.

@@ -5,7 +5,7 @@
 pub fn utterance(name: &str) -> hearth::voice::Utterance {
     let path = std::env::var_os("HEARTH_AUDIO_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/audio"))
+        .unwrap_or_else(|| crate::root().join("../shared/audio"))
         .join(name);
     hearth::voice::Utterance::whole(
         hearth::audio::wav::read_16k_mono(&path).expect("the fixture reads"),

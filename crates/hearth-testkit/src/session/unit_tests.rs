@@ -1,5 +1,5 @@
-// The scorer's unit tests (included by tests/session.rs only: the bench, built with
-// `cfg(test)` but no test harness, would see them as unused code).
+// The scorer's unit tests: the sets, the texts, the claims, the scores, the tables and the
+// bare tools.
 
 mod set {
     use crate::session::set::*;
@@ -856,10 +856,9 @@ mod report {
 
 mod tools {
     use crate::session::tools::*;
-    use std::path::Path;
 
     fn demo() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tools")
+        crate::root().join("tools")
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The Listen actor fed a signal frame by frame, as Capture feeds it: the utterances it makes.
-//! Shared by `tests/fast/end_of_turn.rs` and `benches/turn.rs` (included with `#[path]`).
+//! For `tests/fast/end_of_turn.rs` and `benches/turn.rs`.
 
 use hearth::audio::listen::{Listen, ListenArgs, ListenConfig, ListenMsg};
 use hearth::voice::{Captured, Frame, ListenEvent, Utterance, FRAME_SAMPLES};

@@ -65,7 +65,7 @@ pub fn voice_models() -> Option<std::path::PathBuf> {
             );
         }
     }
-    let stt_bin = std::path::Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
+    let stt_bin = crate::hearth_exe().with_file_name("hearth-stt");
     assert!(
         stt_bin.is_file(),
         "{} is not built: run `cargo test --workspace` (or `cargo build -p hearth-stt`)",

@@ -4,7 +4,6 @@
 // those tools, the stop words and the answers. `benches/wake` checks detections with it (open
 // transcripts), `benches/answers` hears answers to a question (held to the set).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hearth::stt::{Hold, PhraseSource, Stt, SttConfig, SttMsg, SttServer};
@@ -27,7 +26,7 @@ impl Ears {
     /// told) and the words of the checkout's tools; with `house`, holding requests to the
     /// house's phrase set (the wake words allowed before one), as `hearth run` does.
     pub fn start(wake_phrases: &[String], house: bool) -> Result<Ears, String> {
-        let program = Path::new(env!("CARGO_BIN_EXE_hearth")).with_file_name("hearth-stt");
+        let program = crate::hearth_exe().with_file_name("hearth-stt");
         if !program.is_file() {
             return Err(format!(
                 "{} is not built: cargo build --release -p hearth-stt",
@@ -43,7 +42,7 @@ impl Ears {
                 model.display()
             ));
         }
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools");
+        let dir = crate::root().join("tools");
         let registry =
             Registry::load_dir(&dir).map_err(|e| format!("the tools in {}: {e}", dir.display()))?;
         let mut words = wake_phrases.to_vec();

@@ -21,11 +21,8 @@ pub fn demo_tools_and(dir: &Path, name: &str, manifest: &str) -> Result<PathBuf,
     let tools = dir.join("tools");
     std::fs::create_dir_all(&tools).map_err(|e| format!("creating {}: {e}", tools.display()))?;
     for f in ["demo.toml", "demo-home"] {
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tools").join(f),
-            tools.join(f),
-        )
-        .map_err(|e| format!("copying tools/{f}: {e}"))?;
+        std::fs::copy(crate::root().join("tools").join(f), tools.join(f))
+            .map_err(|e| format!("copying tools/{f}: {e}"))?;
     }
     let path = tools.join(format!("{name}.toml"));
     std::fs::write(&path, manifest).map_err(|e| format!("writing {}: {e}", path.display()))?;

@@ -37,7 +37,7 @@ impl Daemon {
         let dir = std::env::temp_dir().join(format!("hearth-daemon-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tools")).expect("a temp dir");
-        let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
+        let examples = crate::root().join("tools/examples");
         std::fs::copy(examples.join("lights.toml"), dir.join("tools/lights.toml"))
             .expect("tools/examples/lights.toml");
         for (name, text) in manifests {
@@ -53,7 +53,7 @@ impl Daemon {
             .set_read_timeout(Some(std::time::Duration::from_millis(200)))
             .expect("a read timeout");
         let log = dir.join("hearth.log");
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"));
+        let mut cmd = std::process::Command::new(crate::hearth_exe());
         cmd.args(["run", "--no-audio", "--bus", "session", "--config"])
             .arg(&config)
             .arg("--tools")
@@ -79,7 +79,6 @@ impl Daemon {
     }
 
     /// Its scratch directory (`{dir}` in its manifests).
-    #[allow(dead_code)] // not every test binary that shares this module uses it
     pub fn dir(&self) -> &std::path::Path {
         &self.dir
     }

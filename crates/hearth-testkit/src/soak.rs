@@ -350,7 +350,7 @@ pub async fn soak(
     script.chat_template = Some(
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/templates/chatml-tools.jinja"
+            "/../../tests/templates/chatml-tools.jinja"
         ))
         .to_string(),
     );

@@ -1,4 +1,5 @@
-//! [`Detector`]: a wake-word detector of either engine, as the Wake stage runs them.
+//! [`Spotter`]: one wake-word model of either engine, as the Wake stage runs them ("spotter",
+//! so that "detector" keeps its one meaning: a tool-call wire format's, in `hearth-toolcall`).
 
 #[cfg(feature = "tts")]
 use super::OpenWakeWord;
@@ -7,7 +8,7 @@ use super::{Detection, MicroWakeWord, WakeError};
 /// One wake-word model listening to a stream: microWakeWord (TF Lite) or openWakeWord (ONNX
 /// Runtime; its pre-trained models are CC BY-NC-SA 4.0, non-commercial).
 #[derive(Debug)]
-pub enum Detector {
+pub enum Spotter {
     /// A microWakeWord model (`.tflite`).
     Micro(Box<MicroWakeWord>),
     /// An openWakeWord classifier (`.onnx`).
@@ -15,22 +16,22 @@ pub enum Detector {
     Oww(Box<OpenWakeWord>),
 }
 
-impl Detector {
+impl Spotter {
     /// Feeds 16 kHz mono samples in any chunk sizes; the first detection they complete.
     pub fn process(&mut self, samples: &[i16]) -> Result<Option<Detection>, WakeError> {
         match self {
-            Detector::Micro(d) => d.process(samples),
+            Spotter::Micro(d) => d.process(samples),
             #[cfg(feature = "tts")]
-            Detector::Oww(d) => d.process(samples),
+            Spotter::Oww(d) => d.process(samples),
         }
     }
 
     /// Starts over as on a new stream.
     pub fn reset(&mut self) -> Result<(), WakeError> {
         match self {
-            Detector::Micro(d) => d.reset(),
+            Spotter::Micro(d) => d.reset(),
             #[cfg(feature = "tts")]
-            Detector::Oww(d) => {
+            Spotter::Oww(d) => {
                 d.reset();
                 Ok(())
             }
@@ -40,9 +41,9 @@ impl Detector {
     /// The phrase, for people ("Okay Nabu").
     pub fn wake_word(&self) -> &str {
         match self {
-            Detector::Micro(d) => &d.settings().wake_word,
+            Spotter::Micro(d) => &d.settings().wake_word,
             #[cfg(feature = "tts")]
-            Detector::Oww(d) => &d.settings().wake_word,
+            Spotter::Oww(d) => &d.settings().wake_word,
         }
     }
 
@@ -50,18 +51,18 @@ impl Detector {
     /// threshold.
     pub fn cutoff(&self) -> f32 {
         match self {
-            Detector::Micro(d) => d.settings().micro.probability_cutoff,
+            Spotter::Micro(d) => d.settings().micro.probability_cutoff,
             #[cfg(feature = "tts")]
-            Detector::Oww(d) => d.settings().threshold,
+            Spotter::Oww(d) => d.settings().threshold,
         }
     }
 
     /// Fire over `cutoff` instead of the model's own.
-    pub fn set_cutoff(&mut self, cutoff: f32) {
+    pub(crate) fn set_cutoff(&mut self, cutoff: f32) {
         match self {
-            Detector::Micro(d) => d.set_cutoff(cutoff),
+            Spotter::Micro(d) => d.set_cutoff(cutoff),
             #[cfg(feature = "tts")]
-            Detector::Oww(d) => d.set_threshold(cutoff),
+            Spotter::Oww(d) => d.set_threshold(cutoff),
         }
     }
 }

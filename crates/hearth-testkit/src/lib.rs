@@ -1,0 +1,23 @@
+//! The support shared by hearth's integration tests and benches: real services (a private
+//! D-Bus, a Mosquitto broker), the real test models, the daemon under test, a third-party
+//! Wyoming peer, the spoken fixtures and manifest helpers, the scenes and the session set.
+//! Each test binary and bench uses a part of it.
+
+pub mod bench;
+pub mod checkout;
+pub mod daemon;
+pub mod fixtures;
+#[cfg(feature = "tts")]
+pub mod listen;
+pub mod manifest;
+pub mod model;
+pub mod peer;
+pub mod pulse;
+pub mod scenes;
+pub mod services;
+pub mod session;
+#[cfg(feature = "tts")]
+pub mod soak;
+pub mod story;
+
+pub use checkout::{hearth_exe, root};

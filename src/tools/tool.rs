@@ -1,0 +1,174 @@
+//! What a tool is, whatever runs it: [`Tool`], its [`Executor`], the [`Confirm`] some of
+//! its calls wait for, and the built-ins as tools. Every other module of `tools/` that
+//! handles tools imports them from here; this module imports only the executors' specs.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::builtin::Builtin;
+use super::dbus::DbusSpec;
+use super::exec::ExecSpec;
+use super::gpio::GpioSpec;
+use super::homeassistant::HaSpec;
+use super::mqtt::MqttSpec;
+use crate::intent::{IntentSpec, ToolIntents};
+use crate::toolcall::ToolSpec;
+
+/// One tool: what the model is shown, the spoken confirmation, and how it runs.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// Name, description and JSON Schema of the arguments, as offered to the model.
+    pub spec: ToolSpec,
+    /// Spoken confirmation template (minijinja over the call's arguments), if any.
+    pub say: Option<String>,
+    /// Sentence templates that run the tool with no LLM hop (`[[tool.intent]]`).
+    pub intents: Option<Arc<crate::intent::ToolIntents>>,
+    /// Calls that run only on a yes (`confirm` in the manifest).
+    pub confirm: Option<Confirm>,
+    /// How a call runs.
+    pub executor: Executor,
+}
+
+/// Which of a tool's calls wait for a yes, and what hearth asks (`confirm` in a manifest:
+/// unlocking a door, opening the garage).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    /// Argument values a call must have to wait for a yes (all of them; none: every call).
+    pub when: serde_json::Map<String, serde_json::Value>,
+    /// The question (a template over the arguments); `None`: made from the tool's `say`.
+    pub ask: Option<String>,
+}
+
+impl Confirm {
+    /// Whether `arguments` are a call that waits for a yes.
+    pub fn applies(&self, arguments: &serde_json::Value) -> bool {
+        self.when.iter().all(|(k, want)| {
+            let have = arguments.get(k);
+            match (have.and_then(|v| v.as_f64()), want.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => have == Some(want),
+            }
+        })
+    }
+}
+
+/// How a tool's calls run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Executor {
+    /// Compiled into hearth (`get_time`, `get_date`).
+    Builtin(Builtin),
+    /// A program run directly, argv rendered from the arguments (`[tool.exec]`).
+    Exec(ExecSpec),
+    /// Publish to the configured MQTT broker (`[tool.mqtt]`).
+    Mqtt(MqttSpec),
+    /// Call a Home Assistant service or read a state (`[tool.homeassistant]`).
+    HomeAssistant(HaSpec),
+    /// Set or read a GPIO line (`[tool.gpio]`).
+    Gpio(GpioSpec),
+    /// Call a D-Bus method (`[tool.dbus]`).
+    Dbus(DbusSpec),
+    /// A tool a D-Bus client registered (`RegisterTool`): hearth calls it back.
+    Provider(ProviderSpec),
+}
+
+impl Executor {
+    /// The executor's kind, as a manifest names it (`builtin` for the built-ins,
+    /// `provider` for tools registered over D-Bus).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Executor::Builtin(_) => "builtin",
+            Executor::Exec(_) => "exec",
+            Executor::Mqtt(_) => "mqtt",
+            Executor::HomeAssistant(_) => "homeassistant",
+            Executor::Gpio(_) => "gpio",
+            Executor::Dbus(_) => "dbus",
+            Executor::Provider(_) => "provider",
+        }
+    }
+}
+
+/// A tool served by a D-Bus client: hearth calls `io.hearth.ToolProvider1.Call` on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSpec {
+    /// The provider's unique bus name (`:1.42`).
+    pub owner: String,
+    /// Time the provider has to answer.
+    pub timeout: std::time::Duration,
+}
+
+impl Tool {
+    /// A built-in as a registry tool (no parameters).
+    pub fn builtin(builtin: Builtin) -> Tool {
+        Tool {
+            spec: ToolSpec {
+                name: builtin.name().into(),
+                description: builtin.description().into(),
+                parameters: no_parameters(),
+            },
+            say: Some(builtin.say().to_string()),
+            intents: builtin_intents(builtin),
+            confirm: None,
+            executor: Executor::Builtin(builtin),
+        }
+    }
+
+    /// Every built-in as a registry tool, in registry order.
+    pub fn builtins() -> Vec<Tool> {
+        Builtin::ALL.into_iter().map(Tool::builtin).collect()
+    }
+}
+
+/// A built-in's compiled intents (its sentences are constants: a test checks that they
+/// compile).
+fn builtin_intents(builtin: Builtin) -> Option<Arc<ToolIntents>> {
+    let spec = IntentSpec {
+        sentences: builtin.sentences().iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    ToolIntents::compile(builtin.name(), &[spec], &no_parameters())
+        .map(Arc::new)
+        .ok()
+}
+
+/// The schema of a tool without parameters.
+pub(crate) fn no_parameters() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_sentences_compile_and_are_recognised() {
+        let intents = crate::intent::Intents::new(
+            Tool::builtins()
+                .into_iter()
+                .map(|t| t.intents.expect("built-in sentences compile"))
+                .collect(),
+        );
+        let tool = |text: &str| {
+            intents
+                .recognize(text)
+                .map(|calls| calls.iter().map(|c| c.tool.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(tool("What time is it?"), Some(vec!["get_time".to_string()]));
+        assert_eq!(
+            tool("What's the date today?"),
+            Some(vec!["get_date".to_string()])
+        );
+        assert_eq!(tool("what time is it in Tokyo"), None);
+    }
+
+    #[test]
+    fn a_built_in_is_a_tool_of_its_name() {
+        let tools = Tool::builtins();
+        assert_eq!(tools[0].spec.name, "get_time");
+        assert!(matches!(
+            tools[1].executor,
+            Executor::Builtin(Builtin::Date)
+        ));
+    }
+}
