@@ -63,6 +63,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bench::load_average;
 use hearth_testkit::{bench, scenes, session};
 use scenes::room::{self, Room};
 use scenes::talk::{self, Talker};
@@ -71,7 +72,7 @@ use serde_json::Value;
 use session::report::{
     case_table, details, path_table, stage_table, summarise, summary_header, summary_row,
 };
-use session::run::{add_noise, load_average, timeline, write_wav, Hearth, NOISE_DBFS};
+use session::run::{add_noise, timeline, write_wav, Hearth, NOISE_DBFS};
 use session::score::{score, score_all, Observed, Scored};
 use session::set::{Case, Kind};
 

@@ -61,7 +61,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hearth::wake::{Detection, Library, MicroWakeWord, OpenWakeWord, REFRACTORY_SAMPLES};
-use hearth_testkit::{bench, scenes};
+use hearth_testkit::bench::{self, load_average};
+use hearth_testkit::scenes;
 use scenes::mix::{self, mix_at_snr, to_i16, FRAME, RATE};
 use scenes::noise::{self, seed_of, Kind, Rng};
 use scenes::speak::{self, ClipCache, Speaker, Voice, ESPEAK_WPM, PIPER_NOISE, PIPER_PACES};
@@ -537,17 +538,6 @@ fn run(opts: &Options) -> Result<(), String> {
         bench::write_json(file, &Value::Object(report))?;
     }
     Ok(())
-}
-
-/// The system's load averages from /proc/loadavg.
-fn load_average() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    Some(
-        text.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
 }
 
 /// Every clip of `wanted`, spoken (or taken from the cache) one voice at a time.

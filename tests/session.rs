@@ -13,11 +13,12 @@ mod real {
     use std::path::Path;
     use std::time::Duration;
 
+    use hearth_testkit::bench::load_average;
     use hearth_testkit::session::report::{
         case_table, details, summarise, summary_header, summary_row,
     };
     use hearth_testkit::session::run::{
-        add_noise, load_average, timeline, write_wav, Hearth, Speaker, NOISE_DBFS,
+        add_noise, timeline, write_wav, Hearth, Speaker, NOISE_DBFS,
     };
     use hearth_testkit::session::score::{score_all, Observed};
     use hearth_testkit::session::set::{load, set_path};

@@ -1,6 +1,7 @@
 //! The frame of a bench without a harness (`benches/session.rs`, `benches/wake.rs`): skipped
 //! when `cargo test --benches` runs it without `--bench` (it takes minutes), its options
-//! parsed, then run; a bad option or a failure to run is a message and an exit status.
+//! parsed, then run; a bad option or a failure to run is a message and an exit status. Also
+//! the machine's load, which every bench reports beside its figures.
 
 use std::process::ExitCode;
 
@@ -67,4 +68,16 @@ impl<'a> Flags<'a> {
 pub fn write_json(file: &std::path::Path, report: &serde_json::Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(file, text + "\n").map_err(|e| format!("writing {}: {e}", file.display()))
+}
+
+/// The system's load averages (1, 5, 15 minutes) from /proc/loadavg: a busy machine makes the
+/// latencies, and through them the conversation, different.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(
+        text.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }

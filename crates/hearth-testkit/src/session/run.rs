@@ -312,18 +312,6 @@ fn read_turns(
     }
 }
 
-/// The system's load averages (1, 5, 15 minutes) from /proc/loadavg: a busy machine makes the
-/// latencies, and through them the conversation, different.
-pub fn load_average() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    Some(
-        text.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
-}
-
 /// The last `n` lines of a file.
 fn tail(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
