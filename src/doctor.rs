@@ -215,6 +215,21 @@ fn check_llm(settings: &Settings, out: &mut Vec<Finding>) {
     });
 }
 
+/// The fix for a missing model file: the exact `hearth models pull NAME` that puts `path` in
+/// place when a name does ([`crate::models::pull_name`]), else `other`.
+fn pull_fix(settings: &Settings, path: &Path, other: &str) -> String {
+    match settings
+        .model_dir()
+        .ok()
+        .and_then(|dir| crate::models::pull_name(path, dir))
+    {
+        Some(name) => {
+            format!("run `hearth models pull {name}` (as the user hearth runs as), or {other}")
+        }
+        None => other.to_string(),
+    }
+}
+
 /// A file beside its `.sha256` stamp: present, and matching the stamp when there is one.
 fn stamped_file(area: &'static str, path: &Path, fix: &str) -> Finding {
     if !path.is_file() {
@@ -255,10 +270,10 @@ async fn check_stt(settings: &Settings, out: &mut Vec<Finding>) {
     };
     let fix = match crate::speech_models::by_file(&model) {
         Some(m) => format!(
-            "run `hearth models pull {}` (as the user hearth runs as; scripts/fetch-models stt where Hugging Face cannot be reached)",
+            "run `hearth models pull {}` (as the user hearth runs as)",
             m.full_name()
         ),
-        None => "run `hearth models pull whisper:tiny.en` (or another of `hearth models list`; scripts/fetch-models stt where Hugging Face cannot be reached) and name it in [stt] model (or $HEARTH_WHISPER_MODEL)".to_string(),
+        None => "run `hearth models pull whisper:tiny.en` (or another of `hearth models list`) and name it in [stt] model (or $HEARTH_WHISPER_MODEL)".to_string(),
     };
     out.push(stamped_file("whisper", &model, &fix));
     let beside = crate::stt::beside_executable();
@@ -313,7 +328,7 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             out.push(Finding::fail(
                 "voice",
                 e.to_string(),
-                "run scripts/fetch-models tts",
+                "set HEARTH_MODEL_DIR, or name a Piper voice in [tts] voice",
             ));
             return;
         }
@@ -321,7 +336,7 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
     out.push(stamped_file(
         "voice",
         &tts.model,
-        "run scripts/fetch-models tts, or name a Piper voice in [tts] voice",
+        &pull_fix(settings, &tts.model, "name a Piper voice in [tts] voice"),
     ));
     let resolved = tts.resolve();
     if let Err(e @ (TtsError::VoiceMissing { .. } | TtsError::VoiceConfig { .. })) = &resolved {
@@ -330,11 +345,22 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             out.push(Finding::fail(
                 "voice",
                 e.to_string(),
-                "put the voice's .onnx.json beside its .onnx (scripts/fetch-models tts fetches the default voice's)",
+                pull_fix(
+                    settings,
+                    &tts.config,
+                    "put the voice's .onnx.json beside its .onnx",
+                ),
             ));
         }
     }
-    let ort_fix = "run scripts/fetch-models tts (it puts libonnxruntime.so in the model directory), or set [tts] onnxruntime";
+    let ort_fix = &match settings.model_dir() {
+        Ok(dir) => pull_fix(
+            settings,
+            &dir.join(crate::onnx::ORT_LIB_FILE),
+            "set [tts] onnxruntime",
+        ),
+        Err(_) => "set [tts] onnxruntime".to_string(),
+    };
     out.push(match &resolved {
         Ok(r) => Finding::ok("onnxruntime", r.ort_library.display().to_string()),
         Err(TtsError::Runtime(e)) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
@@ -372,14 +398,14 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
         out.push(stamped_file(
             "vad",
             &v,
-            "run scripts/fetch-models vad, or set [listen] vad = \"energy\"",
+            &pull_fix(settings, &v, "set [listen] vad = \"energy\""),
         ));
     }
     if let Ok(Some(t)) = settings.turn_model() {
         out.push(stamped_file(
             "end of turn",
             &t,
-            "run scripts/fetch-models turn, or set [listen] end_of_turn = \"silence\"",
+            &pull_fix(settings, &t, "set [listen] end_of_turn = \"silence\""),
         ));
     }
 }
@@ -396,7 +422,7 @@ fn check_voice(_: &Settings, out: &mut Vec<Finding>) {
 /// The wake words: each model and its settings (sha256 against the stamp), the TensorFlow
 /// Lite library, and every model loaded on it as `hearth run` loads them.
 fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
-    const FIX: &str = "run scripts/fetch-models wake (oww for openWakeWord models), or choose other wake words with [listen] wake ([] listens without one)";
+    const OTHER: &str = "choose other wake words with [listen] wake ([] listens without one)";
     let wake = match settings.wake() {
         Ok(Some(w)) => w,
         Ok(None) => {
@@ -412,7 +438,7 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
     let findings: Vec<Finding> = wake
         .files()
         .iter()
-        .map(|f| stamped_file("wake", f, FIX))
+        .map(|f| stamped_file("wake", f, &pull_fix(settings, f, OTHER)))
         .collect();
     let missing = findings.iter().any(|f| f.level == Level::Fail);
     out.extend(findings);
@@ -427,7 +453,11 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
                 format!("listening for {} (the models load)", names.join(", ")),
             )
         }
-        Err(e) => Finding::fail("wake", e.to_string(), FIX),
+        Err(e) => Finding::fail(
+            "wake",
+            e.to_string(),
+            format!("run `hearth models pull` (it fetches every file the configuration names), or {OTHER}"),
+        ),
     });
 }
 

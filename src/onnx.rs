@@ -16,7 +16,7 @@ pub(crate) const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
 /// The environment variable naming the ONNX Runtime library file (ort's own convention).
 pub(crate) const ORT_DYLIB_ENV: &str = "ORT_DYLIB_PATH";
 /// What to say when the ONNX Runtime library is missing.
-const ORT_FIX: &str = "run scripts/fetch-models (it puts libonnxruntime.so.1.31.1 from the PyPI onnxruntime wheel in the model directory), or set ORT_DYLIB_PATH to a libonnxruntime.so file";
+const ORT_FIX: &str = "run `hearth models pull lib:onnxruntime` (it puts libonnxruntime.so.1.31.1 in the model directory), or set ORT_DYLIB_PATH to a libonnxruntime.so file";
 
 /// ONNX Runtime cannot be found or loaded.
 #[derive(Debug, thiserror::Error)]
@@ -310,7 +310,8 @@ mod tests {
                 assert!(text.contains(&lib.display().to_string()), "{text}");
                 assert!(text.contains("/usr/lib/libonnxruntime.so"), "{text}");
                 assert!(
-                    text.contains("scripts/fetch-models") && text.contains("ORT_DYLIB_PATH"),
+                    text.contains("hearth models pull lib:onnxruntime")
+                        && text.contains("ORT_DYLIB_PATH"),
                     "{text}"
                 );
             }

@@ -64,8 +64,7 @@ pub enum SettingsError {
     /// The whisper.cpp model for `hearth-stt` is not there.
     #[error(
         "the whisper model {} is missing: {}, or name one \
-         with --stt-model FILE ([stt] model in the config, or ${WHISPER_MODEL_ENV}); \
-         scripts/fetch-models fetches tiny.en where Hugging Face cannot be reached",
+         with --stt-model FILE ([stt] model in the config, or ${WHISPER_MODEL_ENV})",
         .0.display(),
         crate::speech_models::how_to_get(.0)
     )]
@@ -182,6 +181,14 @@ impl Settings {
             config,
             config_path,
             model_dir: crate::models::model_dir_from(env),
+        }
+    }
+
+    /// These settings with `dir` as the model directory (`hearth models pull --dir`).
+    pub fn with_model_dir(self, dir: PathBuf) -> Settings {
+        Settings {
+            model_dir: Some(dir),
+            ..self
         }
     }
 
@@ -317,7 +324,10 @@ impl Settings {
         let mut tts = match (&self.flags.voice, &self.config.tts.voice) {
             (Some(v), _) => crate::tts::TtsConfig::new(v.clone()),
             (None, Some(v)) => crate::tts::TtsConfig::new(self.config_model_file(v)?),
-            (None, None) => crate::tts::TtsConfig::default_voice()?,
+            (None, None) => crate::tts::TtsConfig::new(
+                self.model_dir()?
+                    .join(format!("{}.onnx", crate::tts::DEFAULT_VOICE)),
+            ),
         };
         tts.ort_library = self.config.tts.onnxruntime.clone();
         tts.espeak_data = self.config.tts.espeak_data.clone();
@@ -445,6 +455,49 @@ impl Settings {
         spec
     }
 
+    /// Every model file and runtime library the settings in force load, for `hearth models
+    /// pull` with no argument: the LLM, the whisper model (unless a server transcribes), and
+    /// with the voice (feature `tts`) the Piper voice and its `.onnx.json`, ONNX Runtime (found
+    /// as it is loaded, else the model directory's), the VAD, the end-of-turn model; then the
+    /// wake words' files. Not checked: a path may be missing (that is what pull is for).
+    pub fn model_files(&self) -> Result<Vec<PathBuf>, SettingsError> {
+        let mut files = Vec::new();
+        match self.llm_model()? {
+            Some(m) => files.push(m),
+            None => {
+                if let Some(source) = self.preset()?.model {
+                    files.push(self.model_dir()?.join(source.file));
+                }
+            }
+        }
+        if let SttChoice::Child { model, .. } = self.stt()? {
+            files.push(model);
+        }
+        #[cfg(feature = "tts")]
+        {
+            let voice = self.voice()?;
+            files.push(voice.model.clone());
+            files.push(voice.config.clone());
+            let dirs = crate::onnx::search_dirs(&voice.model);
+            let ort = crate::onnx::find_library(
+                voice.ort_library.as_deref(),
+                |k| std::env::var_os(k),
+                &dirs,
+            );
+            files.push(match (ort, &voice.ort_library) {
+                (Ok(found), _) => found,
+                (Err(_), Some(named)) => named.clone(),
+                (Err(_), None) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),
+            });
+            files.extend(self.vad_model()?);
+            files.extend(self.turn_model()?);
+        }
+        if let Some(wake) = self.wake()? {
+            files.extend(wake.files());
+        }
+        Ok(files)
+    }
+
     /// The wake words' names as given (empty: none).
     fn wake_names(&self) -> Vec<String> {
         self.flags
@@ -458,7 +511,7 @@ impl Settings {
     /// microWakeWord model name in the model directory or a `.tflite` path (its `.json`
     /// beside it), on TensorFlow Lite from the model directory; or `oww:NAME`, the
     /// openWakeWord classifier `openwakeword/NAME.onnx` of the model directory (or an `.onnx`
-    /// path), on ONNX Runtime (CC BY-NC-SA 4.0 models, `scripts/fetch-models oww`). `None`:
+    /// path), on ONNX Runtime (CC BY-NC-SA 4.0 models, `hearth models pull oww:NAME`). `None`:
     /// no wake words, every utterance is a request. Not checked
     /// ([`crate::wake::WakeConfig::check`] does).
     pub fn wake(&self) -> Result<Option<crate::wake::WakeConfig>, SettingsError> {
@@ -580,6 +633,48 @@ mod tests {
 
     fn settings(flags: Flags, config: Config) -> Settings {
         Settings::with_env(flags, config, None, env_with_models)
+    }
+
+    #[test]
+    fn every_file_the_defaults_load_has_a_pull_name() {
+        let mut config = Config::default();
+        // every optional model on too
+        config.listen.end_of_turn = Some(crate::config::EndOfTurn::SmartTurn);
+        config.listen.wake = Some(vec!["okay_nabu".into(), "oww:alexa".into()]);
+        let s = settings(Flags::default(), config);
+        let files = s.model_files().unwrap();
+        let dir = Path::new("/models");
+        let named: Vec<_> = files
+            .iter()
+            .map(|f| (f, crate::models::pull_name(f, dir)))
+            .collect();
+        // a library found outside the model directory (this machine's) needs no pull
+        for (f, name) in &named {
+            assert!(
+                name.is_some() || f.is_file(),
+                "{} has no pull name",
+                f.display()
+            );
+        }
+        let names: Vec<_> = named.iter().filter_map(|(_, n)| n.as_deref()).collect();
+        for want in [
+            "qwen2.5-coder",
+            "whisper:tiny.en",
+            "wake:okay_nabu",
+            "lib:tflite",
+            "oww:alexa",
+            "oww:features",
+        ] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
+        #[cfg(feature = "tts")]
+        for want in [
+            "voice:en_US-joe-medium",
+            "vad:silero",
+            "turn:smart-turn-v3.2",
+        ] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
     }
 
     #[cfg(feature = "tts")] // the accessors `resolved` reads

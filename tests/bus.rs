@@ -627,10 +627,7 @@ fn doctor_reports_each_check_and_its_fix() {
             .as_str()
             .unwrap()
             .contains("hey_nobody.tflite")
-            && failed[0]["fix"]
-                .as_str()
-                .unwrap()
-                .contains("scripts/fetch-models wake"),
+            && failed[0]["fix"].as_str().unwrap().contains("[listen] wake"),
         "{wake:#?}"
     );
 

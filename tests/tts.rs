@@ -304,7 +304,10 @@ async fn missing_onnxruntime_library_is_a_quick_clear_error() {
         "{err:?}"
     );
     assert!(text.contains(&lib.display().to_string()), "{text}");
-    assert!(text.contains("scripts/fetch-models"), "{text}");
+    assert!(
+        text.contains("hearth models pull lib:onnxruntime"),
+        "{text}"
+    );
     assert!(text.contains("ORT_DYLIB_PATH"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -352,7 +355,10 @@ async fn missing_voice_file_is_a_quick_clear_error() {
     let text = err.to_string();
     assert!(matches!(err, TtsError::VoiceMissing { .. }), "{err:?}");
     assert!(text.contains(&model.display().to_string()), "{text}");
-    assert!(text.contains("scripts/fetch-models"), "{text}");
+    assert!(
+        text.contains("hearth models pull voice:en_US-joe-medium"),
+        "{text}"
+    );
 
     // the .onnx is there, its .onnx.json is not
     std::fs::write(&model, b"x").unwrap();

@@ -371,7 +371,9 @@ fn a_config_mixes_the_engines() {
     assert!(!missing.files().contains(&missing.library));
     let e = missing.check().unwrap_err().to_string();
     assert!(
-        e.contains("okay_nabu.onnx") && e.contains("fetch-models oww") && e.contains("CC BY-NC-SA"),
+        e.contains("okay_nabu.onnx")
+            && e.contains("hearth models pull")
+            && e.contains("CC BY-NC-SA"),
         "{e}"
     );
 }

@@ -28,13 +28,13 @@ const STATE: usize = 2 * 128;
 #[derive(Debug, thiserror::Error)]
 pub enum VadError {
     /// The model file is not there.
-    #[error("the Silero VAD model {0} is missing: run scripts/fetch-models vad (it takes silero_vad.onnx from the PyPI package silero-vad==6.2.3), or set [listen] vad = \"energy\"")]
+    #[error("the Silero VAD model {0} is missing: run `hearth models pull vad:silero`, or set [listen] vad = \"energy\"")]
     Missing(PathBuf),
     /// ONNX Runtime itself cannot be found or loaded.
     #[error(transparent)]
     Runtime(#[from] crate::onnx::OnnxError),
     /// ONNX Runtime rejected the model.
-    #[error("cannot load the Silero VAD model {path}: {cause}; the file may be damaged: fetch it again (scripts/fetch-models vad)")]
+    #[error("cannot load the Silero VAD model {path}: {cause}; the file may be damaged: fetch it again (`hearth models pull vad:silero`)")]
     Load {
         /// The model file.
         path: PathBuf,

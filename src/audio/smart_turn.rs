@@ -65,13 +65,13 @@ const OUTPUT: &str = "logits";
 #[derive(Debug, thiserror::Error)]
 pub enum SmartTurnError {
     /// The model file is not there.
-    #[error("the Smart Turn model {0} is missing: run scripts/fetch-models turn (it takes smart-turn-v3.2-cpu.onnx from the PyPI package pipecat-ai==1.14.0), or set [listen] end_of_turn = \"silence\"")]
+    #[error("the Smart Turn model {0} is missing: run `hearth models pull turn:smart-turn-v3.2`, or set [listen] end_of_turn = \"silence\"")]
     Missing(PathBuf),
     /// ONNX Runtime itself cannot be found or loaded.
     #[error(transparent)]
     Runtime(#[from] crate::onnx::OnnxError),
     /// ONNX Runtime rejected the model.
-    #[error("cannot load the Smart Turn model {path}: {cause}; the file may be damaged or another model: fetch it again (scripts/fetch-models turn)")]
+    #[error("cannot load the Smart Turn model {path}: {cause}; the file may be damaged or another model: fetch it again (`hearth models pull turn:smart-turn-v3.2`)")]
     Load {
         /// The model file.
         path: PathBuf,
@@ -578,7 +578,7 @@ mod tests {
         let e = SmartTurn::load(missing, Path::new("/nonexistent/libonnxruntime.so"))
             .expect_err("no model");
         assert!(matches!(e, SmartTurnError::Missing(_)), "{e:?}");
-        assert!(e.to_string().contains("scripts/fetch-models turn"), "{e}");
+        assert!(e.to_string().contains("hearth models pull turn:"), "{e}");
     }
 
     /// `model` loaded on the ONNX Runtime found for it, or None when skipping is asked for;
@@ -647,7 +647,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(Err(e @ SmartTurnError::Load { .. })) => {
-                assert!(e.to_string().contains("scripts/fetch-models turn"), "{e}")
+                assert!(e.to_string().contains("hearth models pull turn:"), "{e}")
             }
             Ok(other) => panic!("a damaged model loaded or failed otherwise: {other:?}"),
             Err(e) if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") => {

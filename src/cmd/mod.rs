@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod models;
 pub mod parse;
 pub mod phrases;
+pub mod pull;
 #[cfg(feature = "tts")]
 pub mod run;
 

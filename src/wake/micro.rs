@@ -271,7 +271,7 @@ mod tests {
         std::fs::write(&path, r#"{"wake_word":"Alexa"}"#).unwrap();
         let e = ModelSettings::load(&path).unwrap_err().to_string();
         assert!(
-            e.contains("alexa.json") && e.contains("scripts/fetch-models wake"),
+            e.contains("alexa.json") && e.contains("hearth models pull"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
@@ -283,8 +283,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("/nonexistent/libtensorflowlite_c.so")
-                && e.contains("scripts/fetch-models wake"),
+            e.contains("/nonexistent/libtensorflowlite_c.so") && e.contains("hearth models pull"),
             "{e}"
         );
     }

@@ -9,18 +9,18 @@
 //!
 //! The network runs in TensorFlow Lite's C library (`libtensorflowlite_c.so`), loaded at run time
 //! ([`tflite`]); the models, their settings (`<name>.json`) and the library come from
-//! `scripts/fetch-models wake` (PyPI: `pymicro-wakeword` 2.5.0, TF Lite 2.17.1) into the model
+//! `hearth models pull wake:NAME lib:tflite` (upstream, or the PyPI wheel `pymicro-wakeword` 2.5.0; TF Lite 2.17.1) into the model
 //! directory ([`crate::models::model_dir`]).
 //!
 //! A second engine, [`oww`]: openWakeWord's ONNX models (mel spectrogram, speech embedding, a
-//! classifier per wake word) on ONNX Runtime, from `scripts/fetch-models oww`. Its pre-trained
+//! classifier per wake word) on ONNX Runtime, from `hearth models pull oww:NAME oww:features`. Its pre-trained
 //! models are CC BY-NC-SA 4.0 (non-commercial use only): never a default.
 
 pub mod denoise;
 mod spotter;
 /// openWakeWord's file names (known without the `tts` feature, for checks).
 pub mod oww_files {
-    /// The folder of the model directory `scripts/fetch-models oww` fills.
+    /// The folder of the model directory the `oww:` models fill.
     pub const OWW_DIR: &str = "openwakeword";
     /// The mel-spectrogram model's file name.
     pub(crate) const MEL_FILE: &str = "melspectrogram.onnx";
@@ -49,28 +49,28 @@ pub use transcript::{after_wake_word, WakeMatch};
 #[derive(Debug, thiserror::Error)]
 pub enum WakeError {
     /// A file the wake words need is not there.
-    #[error("the wake-word file {} is missing: run scripts/fetch-models wake, or choose other wake words with [listen] wake (wake = [] listens without one)", path.display())]
+    #[error("the wake-word file {} is missing: run `hearth models pull` (it fetches the wake words the configuration names), or choose other wake words with [listen] wake (wake = [] listens without one)", path.display())]
     Missing { path: PathBuf },
     /// The TensorFlow Lite C library could not be loaded, or lacks a function.
-    #[error("cannot load the TensorFlow Lite library {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    #[error("cannot load the TensorFlow Lite library {}: {reason} (run `hearth models pull lib:tflite`)", path.display())]
     Library { path: PathBuf, reason: String },
     /// The model's settings (`<name>.json`) could not be read or parsed.
-    #[error("cannot read the wake-word settings {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    #[error("cannot read the wake-word settings {}: {reason} (`hearth models pull` fetches it again)", path.display())]
     Settings { path: PathBuf, reason: String },
     /// TensorFlow Lite refused the model file, or the model is not a microWakeWord model.
-    #[error("cannot load the wake-word model {}: {reason} (run scripts/fetch-models wake)", path.display())]
+    #[error("cannot load the wake-word model {}: {reason} (`hearth models pull` fetches it again)", path.display())]
     Model { path: PathBuf, reason: String },
     /// Running the model failed.
-    #[error("the wake-word model {} failed: {reason} (run scripts/fetch-models wake to restore it)", path.display())]
+    #[error("the wake-word model {} failed: {reason} (`hearth models pull` restores it)", path.display())]
     Invoke { path: PathBuf, reason: String },
     /// An openWakeWord file is not there.
-    #[error("the openWakeWord file {} is missing: run scripts/fetch-models oww (its pre-trained models are CC BY-NC-SA 4.0: non-commercial use only), or choose microWakeWord models with [listen] wake", path.display())]
+    #[error("the openWakeWord file {} is missing: run `hearth models pull` (its pre-trained models are CC BY-NC-SA 4.0: non-commercial use only), or choose microWakeWord models with [listen] wake", path.display())]
     OwwMissing { path: PathBuf },
     /// ONNX Runtime refused an openWakeWord model, or it is not the model expected.
-    #[error("cannot load the openWakeWord model {}: {reason} (run scripts/fetch-models oww to restore it)", path.display())]
+    #[error("cannot load the openWakeWord model {}: {reason} (`hearth models pull` restores it)", path.display())]
     OwwModel { path: PathBuf, reason: String },
     /// Running an openWakeWord model failed.
-    #[error("the openWakeWord model {} failed: {reason} (run scripts/fetch-models oww to restore it)", path.display())]
+    #[error("the openWakeWord model {} failed: {reason} (`hearth models pull` restores it)", path.display())]
     OwwInvoke { path: PathBuf, reason: String },
     /// ONNX Runtime (for openWakeWord) cannot be found or loaded.
     #[error(transparent)]

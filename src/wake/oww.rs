@@ -397,7 +397,7 @@ mod tests {
             .to_string();
         assert!(
             e.contains("/nonexistent/openwakeword/melspectrogram.onnx")
-                && e.contains("scripts/fetch-models oww")
+                && e.contains("hearth models pull")
                 && e.contains("CC BY-NC-SA"),
             "{e}"
         );

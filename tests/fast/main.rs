@@ -14,6 +14,7 @@ mod executor_gpio;
 mod executor_homeassistant;
 mod executor_mqtt;
 mod models;
+mod pull;
 mod run_faults;
 mod tools;
 mod vad;

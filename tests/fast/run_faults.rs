@@ -101,7 +101,7 @@ fn a_missing_wake_word_model_is_named_with_the_fix() {
         assert!(
             f.stderr.contains(named)
                 && f.stderr.contains("missing")
-                && f.stderr.contains("scripts/fetch-models wake"),
+                && f.stderr.contains("hearth models pull"),
             "{}",
             f.stderr
         );
@@ -121,7 +121,7 @@ fn a_missing_whisper_model_is_named_with_the_fix() {
     assert!(
         f.stderr.contains(model.to_str().unwrap())
             && f.stderr.contains("--stt-model")
-            && f.stderr.contains("scripts/fetch-models"),
+            && f.stderr.contains("hearth models pull"),
         "{}",
         f.stderr
     );
@@ -207,7 +207,7 @@ fn a_missing_vad_model_is_named_with_the_fix() {
     );
     assert!(
         f.stderr.contains(model.to_str().unwrap())
-            && f.stderr.contains("scripts/fetch-models vad")
+            && f.stderr.contains("hearth models pull vad:silero")
             && f.stderr.contains("vad = \"energy\""),
         "{}",
         f.stderr
@@ -236,7 +236,7 @@ fn a_missing_end_of_turn_model_is_named_with_the_fix() {
     );
     assert!(
         f.stderr.contains(model.to_str().unwrap())
-            && f.stderr.contains("scripts/fetch-models turn")
+            && f.stderr.contains("hearth models pull turn:smart-turn-v3.2")
             && f.stderr.contains("end_of_turn = \"silence\""),
         "{}",
         f.stderr

@@ -181,7 +181,7 @@ async fn the_listen_actor_endpoints_with_silero_and_names_a_missing_model() {
         .expect_err("a missing model fails the start");
     let msg = err.to_string();
     assert!(
-        msg.contains(gone.to_str().unwrap()) && msg.contains("scripts/fetch-models vad"),
+        msg.contains(gone.to_str().unwrap()) && msg.contains("hearth models pull vad:silero"),
         "{msg}"
     );
 }

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod checkout;
 pub mod daemon;
+pub mod file_server;
 pub mod fixtures;
 #[cfg(feature = "tts")]
 pub mod listen;
