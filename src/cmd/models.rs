@@ -81,12 +81,12 @@ pub fn run(command: Command) -> Result<ExitCode> {
             board,
         } => {
             let mirrors = Mirrors::parse(&mirrors).map_err(anyhow::Error::msg)?;
-            let (names, dir) = if names.is_empty() {
+            let (names, dir, unnamed) = if names.is_empty() {
                 needed(config, board, dir)?
             } else {
-                (names, dir_or_default(dir)?)
+                (names, dir_or_default(dir)?, Vec::new())
             };
-            super::pull::run(&names, &dir, url, &mirrors)
+            super::pull::run(&names, &dir, url, &mirrors, &unnamed)
         }
         Command::Path { preset, dir } => {
             let source = super::pull::source_named(&preset)?;
@@ -105,13 +105,13 @@ pub fn run(command: Command) -> Result<ExitCode> {
     }
 }
 
-/// The pull names for what the configuration in force needs and is not in place, with the
-/// model directory; a file the configuration names that no name puts in place is an error.
+/// The pull names for what the configuration in force needs, the model directory, and the
+/// files it needs that are missing and that no name puts in place.
 fn needed(
     config: Option<PathBuf>,
     board: Option<String>,
     dir: Option<PathBuf>,
-) -> Result<(Vec<String>, PathBuf)> {
+) -> Result<(Vec<String>, PathBuf, Vec<PathBuf>)> {
     let flags = hearth::Flags {
         config,
         board,
@@ -124,22 +124,16 @@ fn needed(
     };
     let dir = settings.model_dir()?.to_path_buf();
     let mut names: Vec<String> = Vec::new();
-    let mut unknown = Vec::new();
+    let mut unnamed = Vec::new();
     for file in settings.model_files()? {
         match models::pull_name(&file, &dir) {
             Some(n) if !names.contains(&n) => names.push(n),
             Some(_) => {}
             None if file.is_file() => {}
-            None => unknown.push(file.display().to_string()),
+            None => unnamed.push(file),
         }
     }
-    if !unknown.is_empty() {
-        anyhow::bail!(
-            "the configuration names {} and no `hearth models pull` name puts it there: put the file(s) there by hand, or change the configuration to name a file of `hearth models list`",
-            unknown.join(", ")
-        );
-    }
-    Ok((names, dir))
+    Ok((names, dir, unnamed))
 }
 
 /// `hearth presets`: each built-in preset and its description.

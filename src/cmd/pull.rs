@@ -3,7 +3,7 @@
 //! pull fetched and how long it took.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -12,12 +12,14 @@ use hearth::models::{self, Catalogue, Mirrors, Origin, Wanted};
 use hearth::preset::{ModelSource, Preset};
 use hearth::speech_models;
 
-/// Pull `names` into `dir`; `url` replaces the address of a single file's name.
+/// Pull `names` into `dir`; `url` replaces the address of a single file's name. `unnamed`:
+/// files the configuration needs that no name puts in place (reported, and the pull fails).
 pub fn run(
     names: &[String],
     dir: &Path,
     url: Option<String>,
     mirrors: &Mirrors,
+    unnamed: &[PathBuf],
 ) -> Result<ExitCode> {
     let started = Instant::now();
     let mut wanted: Vec<(String, Wanted)> = Vec::new();
@@ -84,8 +86,17 @@ pub fn run(
         started.elapsed().as_secs_f64(),
         dir.display()
     );
-    if failed.is_empty() {
+    for file in unnamed {
+        eprintln!(
+            "hearth: error: the configuration names {}, which is missing, and no `hearth models pull` name puts it there: put it there by hand, or name a file of `hearth models list` instead",
+            file.display()
+        );
+    }
+    if failed.is_empty() && unnamed.is_empty() {
         return Ok(ExitCode::SUCCESS);
+    }
+    if failed.is_empty() {
+        return Ok(ExitCode::from(1));
     }
     failed.dedup();
     eprintln!(

@@ -275,4 +275,25 @@ fn with_no_name_it_pulls_what_the_configuration_needs_and_doctor_names_each_pull
     assert_pulled(&dir, "okay_nabu.json");
     assert!(dir.join("libtensorflowlite_c.so").is_file());
     assert!(doctor().is_empty(), "{:#?}", doctor());
+
+    // a file the configuration names that no name puts in place: the rest is pulled, that
+    // one is named, and the pull fails
+    let own = dir.join("my-own-model.gguf");
+    let text_of = std::fs::read_to_string(&config).unwrap();
+    let llm = m.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    std::fs::write(
+        &config,
+        text_of.replace(&llm.display().to_string(), &own.display().to_string()),
+    )
+    .unwrap();
+    let out = pull(&dir, &args);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!(
+            "the configuration names {}, which is missing",
+            own.display()
+        )) && t.contains("0 of 3 files fetched"),
+        "{t}"
+    );
 }
