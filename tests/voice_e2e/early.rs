@@ -37,16 +37,15 @@ fn recorded(name: &str) -> Vec<f32> {
     clip[..=end].to_vec()
 }
 
-/// Each clip after its ms of silence, two seconds of silence after, as a 16 kHz WAV in
-/// `dir`.
+/// Each clip after its ms of silence, a second longer than [`HANGOVER_MS`] of silence after
+/// (so that the hangover, not the end of the input, ends the last utterance: recognition at
+/// its pause may take over 2 s on a busy machine), as a 16 kHz WAV in `dir`.
 pub(super) fn scene(dir: &Path, parts: Vec<(usize, Vec<f32>)>) -> PathBuf {
-    let second = vec![0.0f32; 16_000];
     let mut samples = Vec::new();
-    for (silence_ms, clip) in parts {
+    for (silence_ms, clip) in parts.into_iter().chain([(HANGOVER_MS + 1000, Vec::new())]) {
         samples.extend(std::iter::repeat_n(0.0f32, silence_ms * 16));
         samples.extend(clip);
     }
-    samples.extend(second.iter().chain(&second));
     let out = dir.join("scene.wav");
     let mut sink = hearth::audio::wav::WavSink::create(&out, 16_000).unwrap();
     sink.write_f32(&samples).unwrap();
@@ -56,9 +55,10 @@ pub(super) fn scene(dir: &Path, parts: Vec<(usize, Vec<f32>)>) -> PathBuf {
 
 /// The hangover these scenes run with: long enough that recognition at the pause (about
 /// 0.4 s in a debug build on an idle 2-core machine, 0.16 s in release, 2.3 s in a debug
-/// build with a third process keeping one of the two cores busy) is in before it ends. The
-/// pauses inside a request are shorter; the one between requests is longer.
-const HANGOVER_MS: usize = 3000;
+/// build with a third process keeping one of the two cores busy) is in before a pause
+/// inside the utterance ends. The pauses inside a request are shorter; the one between
+/// requests is longer.
+const HANGOVER_MS: usize = 4000;
 
 /// `hearth run --realtime` on `wav` with [`HANGOVER_MS`].
 fn realtime(wav: &Path, tag: &str) -> Run {
@@ -108,6 +108,14 @@ fn a_local_intent_ends_its_turn_at_the_pause() {
     );
 }
 
+/// The pause between "Turn on the kitchen light" and "and lock the front door": the turn
+/// ends at it only when recognition at the pause is in before speech goes on (otherwise
+/// the whole is one request, answered once, which is right but not what this test is
+/// about). Recognition at that pause took 0.9 s on the 2-core CI machine running the suite
+/// (a 1 s pause was not split there once) and 2.2 s here with a third process keeping a core
+/// busy (tiny.en loops on this clip to the token cap). Inside [`HANGOVER_MS`].
+const REST_PAUSE_MS: usize = 3000;
+
 /// "Turn on the kitchen light … and lock the front door.": the first part is answered at
 /// the pause; what follows is the rest of the request (a follow-up the intents answer), not
 /// lost and not the first part again.
@@ -120,7 +128,7 @@ fn speech_after_the_pause_is_the_rest_of_the_request() {
         &dir,
         vec![
             (1000, recorded("kitchen.wav")),
-            (1000, said(&models, "And lock the front door.")),
+            (REST_PAUSE_MS, said(&models, "And lock the front door.")),
         ],
     );
     let run = realtime(&wav, "early-rest");
