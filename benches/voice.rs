@@ -211,6 +211,7 @@ fn main() {
             follow_up: Duration::ZERO,
             listen_requests: None,
             echo_cancel: false,
+            satellite: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

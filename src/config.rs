@@ -70,6 +70,21 @@ pub struct Config {
     pub homeassistant: Option<HomeAssistantSection>,
     pub gpio: GpioSection,
     pub bus: BusSection,
+    /// `[[satellite]]`: Wyoming satellites in other rooms.
+    pub satellite: Vec<SatelliteSection>,
+}
+
+/// One `[[satellite]]`: a Wyoming satellite (`wyoming-satellite`) hearth runs the pipeline
+/// of, connecting to it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SatelliteSection {
+    /// Its name in logs, turns and events; unique.
+    pub name: String,
+    /// Where it listens: `tcp://HOST:PORT` (its `--uri`).
+    pub url: String,
+    /// The room it is in.
+    pub room: Option<String>,
 }
 
 /// `[mqtt]`: the broker `[tool.mqtt]` tools publish to. Without this section a manifest
@@ -507,6 +522,7 @@ impl Config {
             .or_else(|| self.mqtt.as_ref().and_then(mqtt_problem))
             .or_else(|| self.homeassistant.as_ref().and_then(homeassistant_problem))
             .or_else(|| audio_problem(&self.audio))
+            .or_else(|| satellite_problem(&self.satellite))
             .or_else(|| agent_problem(&self.agent));
         match first {
             None => Ok(()),
@@ -524,6 +540,29 @@ impl Config {
             }),
         }
     }
+}
+
+/// Where a satellite listens, from its `url` (`tcp://HOST:PORT` → `HOST:PORT`).
+pub fn satellite_address(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("tcp://")?;
+    let (host, port) = rest.rsplit_once(':')?;
+    (!host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)).then(|| rest.to_string())
+}
+
+/// A satellite whose url is no `tcp://HOST:PORT`, or whose name is empty or taken.
+fn satellite_problem(satellites: &[SatelliteSection]) -> Option<Problem> {
+    for (i, sat) in satellites.iter().enumerate() {
+        if satellite_address(&sat.url).is_none() {
+            let expected = "tcp://HOST:PORT, where the satellite listens (its --uri)";
+            return problem("satellite", "url", format!("{:?}", sat.url), expected);
+        }
+        let taken = satellites[..i].iter().any(|s| s.name == sat.name);
+        if sat.name.trim().is_empty() || taken {
+            let expected = "a name of its own: each [[satellite]] has a different, non-empty name";
+            return problem("satellite", "name", format!("{:?}", sat.name), expected);
+        }
+    }
+    None
 }
 
 /// A value that parses but cannot work: where it is, as written, and what is expected.
@@ -959,7 +998,11 @@ mod tests {
     #[test]
     fn the_readme_lists_every_key_the_code_reads_and_no_other() {
         let listed = readme_keys();
-        let sections: BTreeSet<String> = listed.iter().map(|(s, _)| s.clone()).collect();
+        // `[[satellite]]`, an array of tables, is listed as such
+        let sections: BTreeSet<String> = listed
+            .iter()
+            .map(|(s, _)| s.trim_matches(['[', ']']).to_string())
+            .collect();
         assert_eq!(sections, keys_of(""), "README.md's sections of hearth.toml");
         assert!(keys_of("gpio").contains("chip"), "the key list is read");
         for (section, keys) in listed {
@@ -1077,6 +1120,14 @@ mod tests {
             ("[listen]\nwake = [\"\"]\n", "wake-word names"),
             ("[listen]\nvad = \"neural\"\n", "unknown variant `neural`"),
             ("[agent]\nn_ctx = 100\n", "at least 512"),
+            (
+                "[[satellite]]\nname = \"bedroom\"\nurl = \"bedroom:10700\"\n",
+                "tcp://HOST:PORT",
+            ),
+            (
+                "[[satellite]]\nname = \"a\"\nurl = \"tcp://h:1\"\n[[satellite]]\nname = \"a\"\nurl = \"tcp://h:2\"\n",
+                "a name of its own",
+            ),
             ("[agent]\nturn_budget_s = 0.0\n", "0.5 to 600 seconds"),
             ("[agent]\nhistory_tokens = 10\n", "at least 64 tokens"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),

@@ -7,7 +7,8 @@
 //! hop loop; `supervisor` the wiring; `voice` the values that cross the voice pipeline's
 //! stages; `events` the stream the D-Bus face (`bus`) and telemetry follow; `cpu` the model
 //! giving way to speech synthesis on a shared machine; `wake` the wake-word spotters
-//! (microWakeWord models on TensorFlow Lite); `pipeline` the voice turns.
+//! (microWakeWord models on TensorFlow Lite); `pipeline` the voice turns; `satellite` the
+//! Wyoming satellites in other rooms, each one more source and sink for the pipeline.
 //!
 //! A module is public only when the binary, a test or a bench needs it (`cpu` and `secret`
 //! are not), and inside one an item is public only when something outside the crate names
@@ -39,6 +40,7 @@ pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
+pub mod satellite;
 mod secret;
 pub mod settings;
 pub mod speech_models;

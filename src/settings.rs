@@ -261,6 +261,15 @@ impl Settings {
         crate::bus::choose(self.flags.bus, self.config.bus.bus)
     }
 
+    /// The satellites of `[[satellite]]` (the file was checked: a bad url is still named).
+    pub fn satellites(
+        &self,
+    ) -> Result<Vec<crate::satellite::SatelliteConfig>, crate::satellite::SatelliteError> {
+        let sats = self.config.satellite.iter();
+        sats.map(|s| crate::satellite::SatelliteConfig::new(&s.name, &s.url, s.room.clone()))
+            .collect()
+    }
+
     /// Speech recognition: the Wyoming server of `--stt` or `[stt] server`, unless
     /// `--stt-model` is given without `--stt` (a model on the command line means the child,
     /// whatever the file says); else the child with [`whisper_model`](Self::whisper_model).

@@ -1183,6 +1183,7 @@ mod tests {
                 requires_external_vad: true,
                 supports_phrases: false,
             }],
+            satellite: None,
         }
         .to_event();
         tokio::spawn(async move {

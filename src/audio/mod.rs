@@ -47,7 +47,9 @@ use std::path::PathBuf;
 pub use capture::{Capture, CaptureArgs, CaptureInfo, CaptureMsg, CaptureSource, CaptureStats};
 pub(crate) use device::device_names;
 pub use device::DeviceSpec;
-pub use playback::{Playback, PlaybackArgs, PlaybackMsg, PlaybackSink, PlaybackStats};
+pub use playback::{
+    Playback, PlaybackArgs, PlaybackMsg, PlaybackSink, PlaybackStats, StreamBlock, StreamOut,
+};
 
 /// What went wrong with audio: each message names the file or device, the problem and the fix.
 #[derive(Debug, thiserror::Error)]

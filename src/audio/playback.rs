@@ -73,6 +73,37 @@ pub enum PlaybackSink {
     },
     /// A sound card through cpal, at the device's rate.
     Device(DeviceSpec),
+    /// 16-bit blocks over a channel, paced in real time like a sound card (a satellite's
+    /// speaker, over the network).
+    Stream(StreamOut),
+}
+
+/// Where a [`PlaybackSink::Stream`] sends what it plays, and at what rate.
+#[derive(Debug, Clone)]
+pub struct StreamOut {
+    /// For messages ("satellite bedroom").
+    pub name: String,
+    /// The sample rate of the blocks (Pcm of another rate is resampled).
+    pub rate: u32,
+    /// Where the blocks go.
+    pub blocks: mpsc::UnboundedSender<StreamBlock>,
+}
+
+impl PartialEq for StreamOut {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.rate == other.rate
+            && self.blocks.same_channel(&other.blocks)
+    }
+}
+
+/// What a [`PlaybackSink::Stream`] sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamBlock {
+    /// 10 ms of what plays now, mono.
+    Audio(Vec<i16>),
+    /// Nothing more to play for now (sent once when the output runs dry after audio).
+    Idle,
 }
 
 /// What the Playback actor is spawned with.
@@ -286,7 +317,15 @@ impl Output {
                     let _ = tx.send(Ok((producer, label, rate)));
                     let tap = echo_tap.map(|link| link.connect(rate));
                     let renderer = Renderer::new(consumer, shared, tap);
-                    write_wav(wav, renderer, realtime, &thread_stop)
+                    write_blocks(wav, renderer, realtime, &thread_stop)
+                }
+                PlaybackSink::Stream(out) => {
+                    let capacity = ((out.rate as f32 * RING_SECS) as usize).max(4096);
+                    let (producer, consumer) = rtrb::RingBuffer::new(capacity);
+                    let _ = tx.send(Ok((producer, out.name.clone(), out.rate)));
+                    let tap = echo_tap.map(|link| link.connect(out.rate));
+                    let renderer = Renderer::new(consumer, shared, tap);
+                    write_blocks(out, renderer, true, &thread_stop)
                 }
             })
             .map_err(|e| AudioError::Worker(format!("cannot start the playback thread: {e}")))?;
@@ -319,10 +358,58 @@ impl Output {
     }
 }
 
-/// The WAV writer: the output side of a WAV sink. Writes what the ring holds, in 10 ms blocks
-/// when `realtime`; brings the header up to date whenever it goes idle; finalizes at the end.
-fn write_wav(
-    mut wav: WavSink,
+/// The output side of a sink that is written to rather than called back (a WAV file, a
+/// stream of blocks).
+trait BlockWriter {
+    fn rate(&self) -> u32;
+    fn write(&mut self, samples: &[f32]) -> Result<(), AudioError>;
+    /// The ring ran dry after audio.
+    fn idle(&mut self) -> Result<(), AudioError>;
+    fn finish(self) -> Result<(), AudioError>;
+}
+
+/// A WAV file: its header is brought up to date whenever it goes idle.
+impl BlockWriter for WavSink {
+    fn rate(&self) -> u32 {
+        WavSink::rate(self)
+    }
+    fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
+        self.write_f32(samples)
+    }
+    fn idle(&mut self) -> Result<(), AudioError> {
+        self.flush()
+    }
+    fn finish(self) -> Result<(), AudioError> {
+        self.finalize()
+    }
+}
+
+/// A stream: nobody listening any more is no error (a satellite reconnects on its own).
+impl BlockWriter for StreamOut {
+    fn rate(&self) -> u32 {
+        self.rate
+    }
+    fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
+        let block = samples
+            .iter()
+            .map(|&s| crate::voice::f32_to_i16(s))
+            .collect();
+        let _ = self.blocks.send(StreamBlock::Audio(block));
+        Ok(())
+    }
+    fn idle(&mut self) -> Result<(), AudioError> {
+        let _ = self.blocks.send(StreamBlock::Idle);
+        Ok(())
+    }
+    fn finish(mut self) -> Result<(), AudioError> {
+        self.idle()
+    }
+}
+
+/// The writer thread of a WAV or stream sink. Writes what the ring holds, in 10 ms blocks
+/// when `realtime`; tells the writer whenever it goes idle; finishes it at the end.
+fn write_blocks(
+    mut wav: impl BlockWriter,
     mut renderer: Renderer,
     realtime: bool,
     stop: &AtomicBool,
@@ -338,7 +425,7 @@ fn write_wav(
         if buf.is_empty() {
             renderer.flush_if_asked();
             if dirty {
-                wav.flush()?;
+                wav.idle()?;
                 dirty = false;
             }
             // Idle: sleep until the actor queues speech or asks for a stop (it unparks this
@@ -349,7 +436,7 @@ fn write_wav(
             ticks = 0;
             continue;
         }
-        wav.write_f32(&buf)?;
+        wav.write(&buf)?;
         dirty = true;
         if realtime {
             ticks = ticks.wrapping_add(1);
@@ -363,7 +450,7 @@ fn write_wav(
             }
         }
     }
-    wav.finalize()
+    wav.finish()
 }
 
 /// The current reply.

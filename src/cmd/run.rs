@@ -20,6 +20,7 @@ use hearth::bus::{BusAddress, Face, FaceOptions};
 use hearth::config::BusKind;
 use hearth::events::Events;
 use hearth::pipeline::{RunSummary, VoiceOptions, VoiceTurn};
+use hearth::satellite::SatelliteConfig;
 use hearth::settings::{SettingsError, SttChoice};
 use hearth::stt::{SttConfig, SttServer};
 use hearth::supervisor::StageEvent;
@@ -27,6 +28,7 @@ use hearth::tools::ToolsMsg;
 use hearth::tts::TtsConfig;
 use hearth::wake::WakeConfig;
 use hearth::{start_text, Flags, Settings, TextOptions, TextRuntime};
+use tracing::Instrument;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -122,8 +124,10 @@ struct FaceSetup {
 
 /// Everything the voice stages need, resolved and checked.
 struct VoiceParts {
-    input: CaptureSource,
-    output: PlaybackSink,
+    /// The local microphone and speaker (`None` with `--no-audio`: satellites only).
+    local: Option<(CaptureSource, PlaybackSink)>,
+    /// The satellites (`[[satellite]]`).
+    satellites: Vec<SatelliteConfig>,
     stt: SttConfig,
     /// `--stt-prompt` or `[stt] prompt`; `None`: the tools' vocabulary.
     stt_prompt: Option<String>,
@@ -150,8 +154,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         BusKind::System => Some(BusAddress::System),
         BusKind::None => None,
     };
-    if args.no_audio && bus.is_none() {
-        bail!("--no-audio with no bus leaves nothing to serve: use --bus session or --bus system");
+    let satellites = settings.satellites()?;
+    if args.no_audio && bus.is_none() && satellites.is_empty() {
+        bail!("--no-audio with no bus and no [[satellite]] leaves nothing to serve: use --bus session or --bus system");
     }
     let backends = Arc::new(hearth::tools::Backends::from_config(&settings.config)?);
     let events = hearth::events::channel();
@@ -170,7 +175,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         trusted_uids: settings.config.bus.trusted_uids.clone(),
     };
     let rt = super::runtime()?;
-    if args.no_audio {
+    if args.no_audio && satellites.is_empty() {
         // the face is all there is to serve: a bus that cannot be reached is an error
         let face = FaceSetup {
             required: true,
@@ -178,7 +183,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         };
         return rt.block_on(serve_text_only(opts, face));
     }
-    let voice = voice_parts(&args, &settings)?;
+    let voice = voice_parts(&args, &settings, satellites)?;
     let answered = rt.block_on(serve_voice(opts, face, voice, args.once, args.json))?;
     Ok(if answered.failed > 0 {
         ExitCode::FAILURE
@@ -229,7 +234,11 @@ fn wake_words(flag: &str) -> Vec<String> {
 /// What the voice needs, checked before minutes go into loading the models: the input and
 /// output, the voice (its files, espeak-ng data and ONNX Runtime), speech recognition (the
 /// whisper model) and the detector (the Silero model).
-fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
+fn voice_parts(
+    args: &Args,
+    settings: &Settings,
+    satellites: Vec<SatelliteConfig>,
+) -> Result<VoiceParts> {
     let input = match &args.input {
         Some(p) => CaptureSource::Wav {
             path: p.clone(),
@@ -285,8 +294,8 @@ fn voice_parts(args: &Args, settings: &Settings) -> Result<VoiceParts> {
     );
     Ok(VoiceParts {
         echo_cancel,
-        input,
-        output,
+        local: (!args.no_audio).then_some((input, output)),
+        satellites,
         stt,
         stt_prompt: settings.stt_prompt(),
         phrases: settings.config.stt.phrases.unwrap_or(true),
@@ -311,8 +320,9 @@ async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-/// The text actors, the face and the voice pipeline until the input ends (`--once`) or a
-/// signal; how many turns were heard, and failed.
+/// The text actors, the face and the voice pipelines (the local microphone's, each
+/// satellite's) until the local input ends (`--once`) or a signal; how many turns were
+/// heard, and failed.
 async fn serve_voice(
     opts: TextOptions,
     face: FaceSetup,
@@ -329,33 +339,104 @@ async fn serve_voice(
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
     hold_to_the_house_phrases(&text, &mut voice)?;
-    let options = VoiceOptions {
-        input: voice.input,
-        output: voice.output,
-        stt: voice.stt,
-        tts: voice.tts,
-        listen: voice.listen,
-        once,
-        conversation_idle: voice.conversation_idle,
-        events: Some(stage_tx),
-        bus_events: Some(events),
-        muted,
-        wake: voice.wake,
-        earcon: voice.earcon,
-        follow_up: voice.follow_up,
-        listen_requests,
-        echo_cancel: voice.echo_cancel,
+    let options =
+        |input, output, listen_requests, bus_events, satellite: Option<String>| VoiceOptions {
+            input,
+            output,
+            stt: voice.stt.clone(),
+            tts: voice.tts.clone(),
+            listen: voice.listen.clone(),
+            once,
+            conversation_idle: voice.conversation_idle,
+            events: Some(stage_tx.clone()),
+            bus_events: Some(bus_events),
+            muted: muted.clone(),
+            wake: voice.wake.clone(),
+            earcon: voice.earcon.clone(),
+            follow_up: voice.follow_up,
+            listen_requests,
+            // a satellite does its own, if any: its playback is not heard here
+            echo_cancel: voice.echo_cancel && satellite.is_none(),
+            satellite,
+        };
+    // one signal (or the end of the local input) ends every pipeline
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
     };
     let signal = shutdown_signal()?;
-    let shutdown = async move {
+    let signal_tx = stop_tx.clone();
+    tokio::spawn(async move {
         let why = signal.await;
         tracing::info!(signal = why, "stopping");
-    };
-    // a signal ends the turn under way, then every stage stops in order
-    let on_turn = |t: &VoiceTurn| print_turn(t, json);
-    let turns = hearth::pipeline::run(text.agent.clone(), options, on_turn, shutdown).await?;
+        let _ = signal_tx.send(true);
+    });
+    let mut pipelines = Vec::new();
+    // kept until every pipeline is over: dropping one ends its connection
+    let mut links = Vec::new();
+    if let Some((input, output)) = voice.local.take() {
+        let opts = options(input, output, listen_requests, events.clone(), None);
+        let agent = text.agent.clone();
+        let stop_tx = stop_tx.clone();
+        let stopped = stopped();
+        pipelines.push(tokio::spawn(async move {
+            let on_turn = |t: &VoiceTurn| print_turn(t, None, json);
+            let turns = hearth::pipeline::run(agent, opts, on_turn, stopped).await;
+            // the local input ended (`--once`): the satellites stop too
+            let _ = stop_tx.send(true);
+            turns
+        }));
+    }
+    for sat in std::mem::take(&mut voice.satellites) {
+        let sat = hearth::satellite::start(sat, Some(events.clone()));
+        let name = sat.name.clone();
+        let opts = options(
+            sat.input,
+            sat.output,
+            Some(sat.listen),
+            sat.events,
+            Some(name.clone()),
+        );
+        links.push(sat.link);
+        let agent = text.agent.clone();
+        let stopped = stopped();
+        let span = tracing::info_span!("satellite", name = %name);
+        pipelines.push(tokio::spawn(
+            async move {
+                let on_turn = |t: &VoiceTurn| print_turn(t, Some(&name), json);
+                hearth::pipeline::run(agent, opts, on_turn, stopped).await
+            }
+            .instrument(span),
+        ));
+    }
+    let mut summary = RunSummary::default();
+    let mut failure = None;
+    for p in pipelines {
+        match p.await {
+            Ok(Ok(s)) => {
+                summary.turns += s.turns;
+                summary.failed += s.failed;
+            }
+            Ok(Err(e)) => {
+                // one pipeline's failure ends the others: hearth exits and systemd restarts it
+                let _ = stop_tx.send(true);
+                failure.get_or_insert(anyhow::Error::from(e));
+            }
+            Err(e) => {
+                let _ = stop_tx.send(true);
+                failure.get_or_insert(anyhow::anyhow!("a voice pipeline panicked: {e}"));
+            }
+        }
+    }
+    drop(links);
     stop_serving(text, served, dog).await;
-    Ok(turns)
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
 }
 
 /// Readiness follows the voice stages: READY once every one is up, then STATUS as they go
@@ -433,14 +514,22 @@ async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> R
     Ok(())
 }
 
-/// One turn on stdout: a JSON line, or `heard:`/`reply:` (and `error:`) lines.
-fn print_turn(t: &VoiceTurn, json: bool) {
+/// One turn on stdout: a JSON line (with `"satellite"` when a satellite heard it), or
+/// `heard:`/`reply:` (and `error:`) lines.
+fn print_turn(t: &VoiceTurn, satellite: Option<&str>, json: bool) {
     let mut out = std::io::stdout().lock();
     if json {
-        let _ = serde_json::to_writer(&mut out, t);
+        let mut value = serde_json::to_value(t).unwrap_or_default();
+        if let (Some(name), Some(fields)) = (satellite, value.as_object_mut()) {
+            fields.insert("satellite".into(), name.into());
+        }
+        let _ = serde_json::to_writer(&mut out, &value);
         let _ = writeln!(out);
     } else {
         let reply = t.turn.as_ref().map(|t| t.reply.as_str()).unwrap_or("");
+        if let Some(name) = satellite {
+            let _ = writeln!(out, "satellite: {name}");
+        }
         let _ = writeln!(out, "heard: {}\nreply: {reply}", t.heard);
         if let Some(e) = &t.error {
             let _ = writeln!(out, "error: {e}");

@@ -612,10 +612,8 @@ impl Conductor {
 
     /// The agent session a turn started now would be in.
     fn session(&self, now: Instant) -> String {
-        format!(
-            "voice-{}",
-            self.conversation + u64::from(self.idle_since(now))
-        )
+        let n = self.conversation + u64::from(self.idle_since(now));
+        format!("{}-{n}", self.policy.sessions)
     }
 
     /// The agent session of the turn starting now (a new conversation after a quiet spell).
@@ -623,7 +621,7 @@ impl Conductor {
         if self.idle_since(now) {
             self.conversation += 1;
         }
-        format!("voice-{}", self.conversation)
+        format!("{}-{}", self.policy.sessions, self.conversation)
     }
 
     /// A turn starts: its request waits for the check of a wake word said alone before it,

@@ -89,6 +89,9 @@ pub struct VoiceOptions {
     /// Acoustic echo cancellation: what Playback plays is taken out of the captured frames
     /// before Wake and Listen see them, and Listen's playback gate is relaxed to match.
     pub echo_cancel: bool,
+    /// The satellite this pipeline serves (`None`: the local microphone): its turns are in
+    /// agent sessions of their own (`voice-NAME-N`).
+    pub satellite: Option<String>,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
@@ -199,6 +202,7 @@ pub async fn run(
         follow_up,
         listen_requests,
         echo_cancel,
+        satellite,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
@@ -216,6 +220,10 @@ pub async fn run(
         wake_check,
         conversation_idle,
         muted,
+        sessions: match satellite {
+            Some(name) => format!("voice-{name}"),
+            None => "voice".to_string(),
+        },
     };
     let wiring = driver::Wiring {
         events,

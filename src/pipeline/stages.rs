@@ -232,8 +232,8 @@ impl Stages {
             Live::new(),
         );
         let wake = wake_cfg.as_ref().map(|_| Live::new());
-        // a file output would start over: only a device's Playback is restarted
-        let sink_restarts = matches!(sink, PlaybackSink::Device(_));
+        // a file output would start over: only a device's or a stream's Playback is restarted
+        let sink_restarts = matches!(sink, PlaybackSink::Device(_) | PlaybackSink::Stream(_));
         let playback_args = move || {
             Ok(PlaybackArgs {
                 sink: sink.clone(),

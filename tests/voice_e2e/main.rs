@@ -794,6 +794,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         follow_up: Duration::ZERO,
         listen_requests: None,
         echo_cancel: false,
+        satellite: None,
     }
 }
 

@@ -776,6 +776,7 @@ pub fn describe(recognizer: &Recognizer) -> Info {
             requires_external_vad: true,
             supports_phrases: true,
         }],
+        satellite: None,
     }
 }
 

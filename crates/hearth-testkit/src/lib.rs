@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod model;
 pub mod peer;
 pub mod pulse;
+pub mod satellite;
 pub mod scenes;
 pub mod services;
 pub mod session;

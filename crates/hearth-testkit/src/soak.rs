@@ -215,6 +215,7 @@ fn info() -> wyoming::Info {
             requires_external_vad: true,
             supports_phrases: false,
         }],
+        satellite: None,
     }
 }
 
@@ -424,6 +425,7 @@ pub async fn soak(
         follow_up: Duration::ZERO,
         listen_requests: None,
         echo_cancel: false,
+        satellite: None,
     };
 
     let turns = AtomicUsize::new(0);

@@ -43,7 +43,7 @@ pub trait Eventable: Sized {
 }
 
 /// Serialises a data struct to an event's data map.
-fn to_data<T: Serialize>(value: &T) -> Map<String, Value> {
+pub(crate) fn to_data<T: Serialize>(value: &T) -> Map<String, Value> {
     // The structs of this module are plain records with string keys: they always serialise to an
     // object, so the fallback is never taken.
     match serde_json::to_value(value) {
@@ -52,7 +52,7 @@ fn to_data<T: Serialize>(value: &T) -> Map<String, Value> {
     }
 }
 
-fn check_type(event: &Event, expected: &'static str) -> Result<(), Error> {
+pub(crate) fn check_type(event: &Event, expected: &'static str) -> Result<(), Error> {
     if event.kind == expected {
         Ok(())
     } else {
@@ -63,7 +63,7 @@ fn check_type(event: &Event, expected: &'static str) -> Result<(), Error> {
     }
 }
 
-fn from_data<T: DeserializeOwned>(
+pub(crate) fn from_data<T: DeserializeOwned>(
     kind: &'static str,
     data: Map<String, Value>,
 ) -> Result<T, Error> {
@@ -71,7 +71,7 @@ fn from_data<T: DeserializeOwned>(
         .map_err(|source| Error::BadEventData { kind, source })
 }
 
-/// Events whose content is all in their data.
+/// Events whose content is all in their data (also used by `satellite`).
 macro_rules! data_event {
     ($ty:ty, $name:literal) => {
         impl Eventable for $ty {
@@ -154,13 +154,17 @@ fn default_true() -> bool {
     true
 }
 
-/// `info`: what a server offers. Only the speech recognition part is typed here; other services
-/// in a peer's `info` (`tts`, `wake`, ...) are ignored when reading.
+/// `info`: what a server offers. Only the speech recognition part and a satellite's
+/// description are typed here; other services in a peer's `info` (`tts`, `wake`, ...) are
+/// ignored when reading.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Info {
     /// Speech recognition programs.
     #[serde(default)]
     pub asr: Vec<AsrProgram>,
+    /// What a satellite says of itself (`None` from a server that is no satellite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub satellite: Option<crate::satellite::SatelliteInfo>,
 }
 data_event!(Info, "info");
 

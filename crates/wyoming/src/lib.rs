@@ -6,6 +6,10 @@
 //! - [`Eventable`] and the typed events of speech recognition: [`Describe`], [`Info`],
 //!   [`Transcribe`], [`AudioStart`], [`AudioChunk`], [`AudioStop`], [`Transcript`],
 //!   [`ErrorEvent`], [`Ping`], [`Pong`].
+//! - The satellite's events (a microphone and speaker in a room whose pipeline a server
+//!   runs): [`RunSatellite`], [`RunPipeline`], [`Detection`], [`VoiceStarted`],
+//!   [`VoiceStopped`], [`Synthesize`], [`Played`], [`PauseSatellite`], and [`Info`]'s
+//!   [`SatelliteInfo`].
 //! - [`Error`]: everything that can go wrong, with [`Error::is_recoverable`] telling whether the
 //!   stream is still in step.
 //!
@@ -36,7 +40,9 @@
 mod codec;
 mod error;
 mod event;
+#[macro_use]
 mod events;
+mod satellite;
 
 pub use codec::{write_event, EventReader, Limits, PROTOCOL_VERSION};
 pub use error::{Error, Part};
@@ -45,4 +51,8 @@ pub use events::{
     AsrModel, AsrProgram, Attribution, AudioChunk, AudioFormat, AudioStart, AudioStop, Describe,
     ErrorEvent, Eventable, Info, PhrasePass, Phrases, PhrasesLoaded, Ping, Pong, Transcribe,
     Transcript,
+};
+pub use satellite::{
+    Detection, PauseSatellite, PipelineStage, Played, RunPipeline, RunSatellite, SatelliteInfo,
+    StreamingStarted, StreamingStopped, Synthesize, VoiceStarted, VoiceStopped,
 };

@@ -124,6 +124,9 @@ pub(in crate::pipeline) struct Policy {
     pub(in crate::pipeline) conversation_idle: Duration,
     /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
     pub(in crate::pipeline) muted: Arc<AtomicBool>,
+    /// The agent sessions' prefix: `voice` for the local microphone, `voice-NAME` for a
+    /// satellite (each source has conversations of its own).
+    pub(in crate::pipeline) sessions: String,
 }
 
 /// An utterance heard, before it is judged.

@@ -19,6 +19,7 @@ fn policy(once: bool) -> Policy {
         wake_check: true,
         conversation_idle: Duration::from_secs(120),
         muted: Arc::new(AtomicBool::new(false)),
+        sessions: "voice".into(),
     }
 }
 

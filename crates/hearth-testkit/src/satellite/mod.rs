@@ -1,0 +1,265 @@
+//! Wyoming satellites for the tests: the real `wyoming-satellite` 1.0.0 from PyPI (in its own
+//! virtual environment: it pins `wyoming==1.4.1`; `scripts/setup` makes it), its microphone a
+//! script that streams silence in real time and plays a file into it when told
+//! (`mic.py`), its speaker a file; and `hearth run` serving satellites, its turns read as
+//! they come. Missing pieces fail the test with the fix; locally `HEARTH_SKIP_REAL_MODEL=1`
+//! skips (CI never sets it).
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::services::free_port;
+
+const MIC: &str = include_str!("mic.py");
+
+/// The virtual environment's Python: `$HEARTH_SATELLITE_PYTHON`, else where `scripts/setup`
+/// puts it.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("HEARTH_SATELLITE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    home.join(".cache/hearth/peers/wyoming-satellite/bin/python")
+}
+
+/// Whether `wyoming-satellite` can run; None (skip) or a panic naming the fix when not.
+pub fn available() -> Option<()> {
+    let ok = Command::new(python())
+        .args(["-c", "import wyoming_satellite"])
+        .current_dir("/")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if ok {
+        return Some(());
+    }
+    if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
+        eprintln!("skipping: wyoming-satellite is not installed (HEARTH_SKIP_REAL_MODEL=1)");
+        return None;
+    }
+    panic!(
+        "{} cannot import wyoming_satellite: run scripts/setup (a venv with wyoming-satellite==1.0.0)",
+        python().display()
+    );
+}
+
+/// A running `wyoming-satellite`; killed when dropped.
+pub struct Satellite {
+    child: Child,
+    pub name: String,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl Satellite {
+    /// A satellite named `name` in `area`, streaming to whoever connects (hearth's wake word
+    /// on its audio), on a free port, in `dir`.
+    pub fn start(dir: &Path, name: &str, area: &str) -> Satellite {
+        let dir = dir.join(name);
+        std::fs::create_dir_all(&dir).expect("a satellite dir");
+        let mic = dir.join("mic.py");
+        std::fs::write(&mic, MIC).expect("the mic script");
+        let port = free_port();
+        let log = std::fs::File::create(dir.join("satellite.log")).expect("a log");
+        let speaker = format!("sh -c 'cat >> {}'", dir.join("speaker.raw").display());
+        let child = Command::new(python())
+            .args(["-m", "wyoming_satellite", "--name", name, "--area", area])
+            .arg("--uri")
+            .arg(format!("tcp://127.0.0.1:{port}"))
+            .arg("--mic-command")
+            .arg(format!(
+                "python3 {} {}",
+                mic.display(),
+                dir.join("play").display()
+            ))
+            .arg("--snd-command")
+            .arg(speaker)
+            .args(["--no-zeroconf", "--debug"])
+            .current_dir("/")
+            .stdout(log.try_clone().expect("the log again"))
+            .stderr(log)
+            .spawn()
+            .expect("wyoming-satellite starts");
+        let sat = Satellite {
+            child,
+            name: name.to_string(),
+            port,
+            dir,
+        };
+        sat.wait_listening();
+        sat
+    }
+
+    fn wait_listening(&self) {
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "wyoming-satellite did not listen:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `tcp://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("tcp://127.0.0.1:{}", self.port)
+    }
+
+    /// Say the 16 kHz WAV `wav` into its microphone (now: the mic script picks it up within
+    /// 64 ms).
+    pub fn say(&self, wav: &Path) {
+        let raw = self.dir.join(format!(
+            "{}.raw",
+            wav.file_stem().and_then(|s| s.to_str()).unwrap_or("say")
+        ));
+        let samples = hearth::audio::wav::read_16k_mono(wav).expect("a WAV to say");
+        let bytes: Vec<u8> = samples
+            .iter()
+            .flat_map(|&s| hearth::voice::f32_to_i16(s).to_le_bytes())
+            .collect();
+        std::fs::write(&raw, bytes).expect("the raw audio");
+        let trigger = self.dir.join("play.tmp");
+        std::fs::write(&trigger, raw.display().to_string()).expect("the trigger");
+        std::fs::rename(&trigger, self.dir.join("play")).expect("the trigger, whole");
+    }
+
+    /// The reply audio its speaker got so far: 22,050 Hz 16-bit mono samples.
+    pub fn heard(&self) -> Vec<i16> {
+        let bytes = std::fs::read(self.dir.join("speaker.raw")).unwrap_or_default();
+        bytes
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]))
+            .collect()
+    }
+
+    /// What it logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("satellite.log")).unwrap_or_default()
+    }
+
+    /// Kill it (it is not listening afterwards).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Satellite {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `hearth run --no-audio --bus none --json` serving satellites (and nothing else), the demo
+/// home's tools, its state in `dir`; SIGTERM when dropped.
+pub struct Hearth {
+    child: Child,
+    turns: Arc<Mutex<Vec<Value>>>,
+    pub log: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Hearth {
+    /// `config` is the configuration file's text (its `[[satellite]]` entries).
+    pub fn start(dir: &Path, config: &str, extra: &[&str]) -> Hearth {
+        let config_path = dir.join("hearth.toml");
+        std::fs::write(&config_path, config).expect("a config file");
+        let state = dir.join("state");
+        std::fs::create_dir_all(&state).expect("a state dir");
+        let log = dir.join("hearth.log");
+        let mut child = Command::new(crate::hearth_exe())
+            .args(["run", "--no-audio", "--bus", "none", "--json", "--config"])
+            .arg(&config_path)
+            .arg("--tools")
+            .arg(crate::root().join("tools"))
+            .args(extra)
+            .env("HEARTH_DEMO_STATE", &state)
+            .env("HEARTH_LOG", "hearth=info")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("a log"))
+            .spawn()
+            .expect("hearth starts");
+        let turns = Arc::new(Mutex::new(Vec::new()));
+        let stdout = child.stdout.take().expect("hearth's stdout");
+        let seen = turns.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => seen.lock().unwrap_or_else(|e| e.into_inner()).push(v),
+                    Err(e) => panic!("hearth printed a line that is no turn ({e}): {line}"),
+                }
+            }
+        });
+        Hearth {
+            child,
+            turns,
+            log,
+            state,
+        }
+    }
+
+    /// What it logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until `needle` is in the log `times` times (panics with the log after `within`).
+    pub fn wait_log(&self, needle: &str, times: usize, within: Duration) {
+        let started = Instant::now();
+        while self.log().matches(needle).count() < times {
+            assert!(
+                started.elapsed() < within,
+                "{needle:?} not logged {times} times in {within:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The turns so far, once there are at least `n` (panics with the log after `within`).
+    pub fn turns(&self, n: usize, within: Duration) -> Vec<Value> {
+        let started = Instant::now();
+        loop {
+            let turns = self.turns.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if turns.len() >= n {
+                return turns;
+            }
+            assert!(
+                started.elapsed() < within,
+                "{} of {n} turns in {within:?}: {turns:?}\n{}",
+                turns.len(),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Hearth {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
