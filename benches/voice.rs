@@ -212,6 +212,7 @@ fn main() {
             listen_requests: None,
             echo_cancel: false,
             satellite: None,
+            room: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

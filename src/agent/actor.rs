@@ -202,7 +202,7 @@ impl Agent {
 
 /// Whether `text` would be answered by a local intent in `session` now (false when the
 /// intents are off, or the tools cannot be reached: the model would answer).
-async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
+async fn is_intent(shared: &Shared, session: &str, text: &str, room: Option<&str>) -> bool {
     if !shared.cfg.intents {
         return false;
     }
@@ -210,7 +210,7 @@ async fn is_intent(shared: &Shared, session: &str, text: &str) -> bool {
         return false;
     };
     let before = shared.sessions.peek(session, |s| s.before.clone());
-    intent_turn::intent_calls(&registry, &toolset, text, &before).is_some()
+    intent_turn::intent_calls(&registry, &toolset, text, &before, room).is_some()
 }
 
 impl Actor for Agent {
@@ -275,10 +275,11 @@ impl Actor for Agent {
             AgentMsg::Reset(session) => {
                 state.shared.sessions.forget(&session);
             }
-            AgentMsg::IsIntent(session, text, reply) => {
+            AgentMsg::IsIntent(session, text, room, reply) => {
                 let shared = state.shared.clone();
                 tokio::spawn(async move {
-                    let _ = reply.send(is_intent(&shared, &session, &text).await);
+                    let room = room.as_deref();
+                    let _ = reply.send(is_intent(&shared, &session, &text, room).await);
                 });
             }
             AgentMsg::Ping(reply) => {

@@ -25,7 +25,9 @@ pub(super) async fn intent_turn(
     ask: &Ask,
     session: Session,
 ) -> Result<Option<Turn>, AgentError> {
-    let Some((calls, parse_mode)) = intent_calls(registry, toolset, &ask.text, &session.before)
+    let room = ask.room.as_deref();
+    let Some((calls, parse_mode)) =
+        intent_calls(registry, toolset, &ask.text, &session.before, room)
     else {
         return Ok(None);
     };
@@ -172,17 +174,19 @@ pub(super) async fn answer_question(
     Ok(Some(turn))
 }
 
-/// The calls a local intent makes of `text` (a sentence template's whole match, else a
-/// follow-up to `before`), each passing the tool set's check, and how it was matched; `None`
-/// when no intent matches or a call does not pass (the model answers instead).
+/// The calls a local intent makes of `text` (a sentence template's whole match, with the
+/// `room` it was said in where it names none, else a follow-up to `before`), each passing
+/// the tool set's check, and how it was matched; `None` when no intent matches or a call
+/// does not pass (the model answers instead).
 pub(super) fn intent_calls(
     registry: &Registry,
     toolset: &ToolSet,
     text: &str,
     before: &Before,
+    room: Option<&str>,
 ) -> Option<(Vec<ToolCall>, &'static str)> {
     let intents = registry.intents();
-    let (found, parse_mode) = match intents.recognize(text) {
+    let (found, parse_mode) = match intents.recognize_in(text, room) {
         Some(found) => (found, "intent"),
         None => (intents.follow_up(text, before)?, "intent-follow-up"),
     };

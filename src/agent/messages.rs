@@ -111,6 +111,9 @@ pub struct Ask {
     /// The asker said yes beforehand (`hearth ask --yes`): calls a tool's `confirm` holds
     /// run at once.
     pub confirmed: bool,
+    /// The room it was said in (a satellite's): a request that names no room is about this
+    /// one ("turn on the light" to the bedroom's satellite), when a local intent takes it.
+    pub room: Option<String>,
 }
 
 /// The agent's one message enum.
@@ -122,8 +125,9 @@ pub enum AgentMsg {
     /// Forget a session's history.
     Reset(String),
     /// Whether a request would be answered by a local intent in this session now, with no
-    /// model (the voice path ends a turn at a pause on such a request): session, text.
-    IsIntent(String, String, RpcReplyPort<bool>),
+    /// model (the voice path ends a turn at a pause on such a request): session, text, the
+    /// room it was said in.
+    IsIntent(String, String, Option<String>, RpcReplyPort<bool>),
     /// Answer at once (the watchdog's liveness check).
     Ping(RpcReplyPort<()>),
     /// The running turn has ended (sent by its task): the next queued request starts.
@@ -246,12 +250,14 @@ pub(crate) async fn would_use_intent(
     agent: &ActorRef<AgentMsg>,
     session: &str,
     text: &str,
+    room: Option<String>,
 ) -> Result<bool, AgentError> {
     ractor::call!(
         agent,
         AgentMsg::IsIntent,
         session.to_string(),
-        text.to_string()
+        text.to_string(),
+        room
     )
     .map_err(|_| AgentError::Actor("agent"))
 }
@@ -272,6 +278,7 @@ impl Ask {
             deadline: Instant::now(),
             hold: None,
             confirmed: false,
+            room: None,
         }
     }
 

@@ -339,26 +339,31 @@ async fn serve_voice(
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
     hold_to_the_house_phrases(&text, &mut voice)?;
-    let options =
-        |input, output, listen_requests, bus_events, satellite: Option<String>| VoiceOptions {
-            input,
-            output,
-            stt: voice.stt.clone(),
-            tts: voice.tts.clone(),
-            listen: voice.listen.clone(),
-            once,
-            conversation_idle: voice.conversation_idle,
-            events: Some(stage_tx.clone()),
-            bus_events: Some(bus_events),
-            muted: muted.clone(),
-            wake: voice.wake.clone(),
-            earcon: voice.earcon.clone(),
-            follow_up: voice.follow_up,
-            listen_requests,
-            // a satellite does its own, if any: its playback is not heard here
-            echo_cancel: voice.echo_cancel && satellite.is_none(),
-            satellite,
-        };
+    let options = |input,
+                   output,
+                   listen_requests,
+                   bus_events,
+                   satellite: Option<String>,
+                   room: Option<String>| VoiceOptions {
+        input,
+        output,
+        stt: voice.stt.clone(),
+        tts: voice.tts.clone(),
+        listen: voice.listen.clone(),
+        once,
+        conversation_idle: voice.conversation_idle,
+        events: Some(stage_tx.clone()),
+        bus_events: Some(bus_events),
+        muted: muted.clone(),
+        wake: voice.wake.clone(),
+        earcon: voice.earcon.clone(),
+        follow_up: voice.follow_up,
+        listen_requests,
+        // a satellite does its own, if any: its playback is not heard here
+        echo_cancel: voice.echo_cancel && satellite.is_none(),
+        satellite,
+        room,
+    };
     // one signal (or the end of the local input) ends every pipeline
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stopped = move || {
@@ -378,7 +383,7 @@ async fn serve_voice(
     // kept until every pipeline is over: dropping one ends its connection
     let mut links = Vec::new();
     if let Some((input, output)) = voice.local.take() {
-        let opts = options(input, output, listen_requests, events.clone(), None);
+        let opts = options(input, output, listen_requests, events.clone(), None, None);
         let agent = text.agent.clone();
         let stop_tx = stop_tx.clone();
         let stopped = stopped();
@@ -399,6 +404,7 @@ async fn serve_voice(
             Some(sat.listen),
             sat.events,
             Some(name.clone()),
+            sat.room,
         );
         links.push(sat.link);
         let agent = text.agent.clone();

@@ -678,6 +678,9 @@ pub struct Intents {
     tools: Vec<Arc<ToolIntents>>,
 }
 
+/// The parameters a request's room fills when it names none ([`Intents::recognize_in`]).
+pub const ROOM_PARAMETERS: &[&str] = &["room", "area", "location", "zone"];
+
 impl Intents {
     /// The intents of these tools.
     pub fn new(tools: Vec<Arc<ToolIntents>>) -> Intents {
@@ -719,6 +722,55 @@ impl Intents {
             Outcome::Many => None,
             Outcome::Nothing => self.parts(&pieces),
         }
+    }
+
+    /// [`recognize`](Self::recognize), and for a request said in `room` (a satellite's)
+    /// that names no room ("turn on the light"): the one call it makes with the room's
+    /// words put in at one place, which fill a room parameter ([`ROOM_PARAMETERS`]) with
+    /// exactly the room ("turn on the bedroom light"). Nothing when no place, or more than
+    /// one call, does: a room said ("the kitchen light") always wins, since the request
+    /// then matches as it is; and no other parameter is guessed ("lock the door" said in
+    /// the garage locks no door).
+    pub fn recognize_in(&self, text: &str, room: Option<&str>) -> Option<Vec<IntentCall>> {
+        if let Some(found) = self.recognize(text) {
+            return Some(found);
+        }
+        let room = room.map(str::trim).filter(|r| !r.is_empty())?;
+        let words: Vec<String> = normalize::pieces(text)
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Word(w) => Some(w.said),
+                Piece::Break => None,
+            })
+            .collect();
+        if words.is_empty() || words.len() + 1 > MAX_WORDS {
+            return None;
+        }
+        let fills_room = |c: &IntentCall| {
+            let args = c.arguments.as_object().into_iter().flatten();
+            args.filter(|(name, _)| ROOM_PARAMETERS.contains(&name.as_str()))
+                .any(|(_, v)| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(room)))
+        };
+        let mut found: Option<IntentCall> = None;
+        for at in 0..=words.len() {
+            let mut said = words[..at].to_vec();
+            said.push(room.to_string());
+            said.extend_from_slice(&words[at..]);
+            let Some(calls) = self.recognize(&said.join(" ")) else {
+                continue;
+            };
+            let [call] = calls.as_slice() else {
+                return None;
+            };
+            if !fills_room(call) {
+                continue;
+            }
+            match &found {
+                Some(other) if other != call => return None,
+                _ => found = Some(call.clone()),
+            }
+        }
+        found.map(|c| vec![c])
     }
 
     /// What all of `words` ask for, read with the fewest words that carry no command first.

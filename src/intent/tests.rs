@@ -1262,3 +1262,43 @@ fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
     assert!(matcher.accepts("volume 7"));
     assert!(!matcher.accepts("volume seven"));
 }
+
+fn calls_in(intents: &Intents, text: &str, room: &str) -> Option<Vec<Call>> {
+    intents
+        .recognize_in(text, Some(room))
+        .map(|c| c.into_iter().map(|c| (c.tool, c.arguments)).collect())
+}
+
+#[test]
+fn a_request_that_names_no_room_is_about_the_room_it_was_said_in() {
+    let home = home();
+    let bedroom_on = vec![(
+        "set_light".to_string(),
+        json!({"room": "bedroom", "on": true}),
+    )];
+    assert_eq!(
+        calls_in(&home, "Turn on the light.", "bedroom"),
+        Some(bedroom_on)
+    );
+    assert_eq!(
+        calls_in(&home, "dim the lights to 40 percent", "kitchen"),
+        Some(vec![(
+            "set_brightness".to_string(),
+            json!({"room": "kitchen", "level": 40})
+        )])
+    );
+    // a room said wins over the one it was said in
+    assert_eq!(
+        calls_in(&home, "turn on the kitchen light", "bedroom"),
+        calls_of(&home, "turn on the kitchen light")
+    );
+    // without a room, or in a room no parameter has, nothing is guessed
+    assert_eq!(calls_of(&home, "turn on the light"), None);
+    assert_eq!(calls_in(&home, "turn on the light", "garden"), None);
+    assert_eq!(home.recognize_in("turn on the light", Some(" ")), None);
+    // the room never fills a parameter that is no room (a room called "back": a door too)
+    assert_eq!(calls_in(&home, "lock the door", "back"), None);
+    assert!(calls_of(&home, "lock the back door").is_some());
+    // nor makes a request of words that are none
+    assert_eq!(calls_in(&home, "what a lovely light", "bedroom"), None);
+}

@@ -36,6 +36,8 @@ pub(super) struct Wiring {
     pub(super) listen_requests: Option<Arc<Notify>>,
     /// Played when hearth is addressed (a wake word, `Listen()`).
     pub(super) earcon: Option<Pcm>,
+    /// The room this source is in (a satellite's): context for requests that name none.
+    pub(super) room: Option<String>,
 }
 
 /// A conductor at work.
@@ -195,8 +197,9 @@ impl<'a> Driver<'a> {
                 request,
             } => {
                 let agent = self.agent.clone();
+                let room = self.wiring.room.clone();
                 self.spawn(job, async move {
-                    let intent = agent::would_use_intent(&agent, &session, &request).await;
+                    let intent = agent::would_use_intent(&agent, &session, &request, room).await;
                     let intent = intent.unwrap_or(false);
                     Input::Intent { job, intent }
                 });
@@ -276,6 +279,7 @@ impl<'a> Driver<'a> {
             self.held.insert(job, go);
         }
         ask.speak = Some(speak_tx);
+        ask.room = self.wiring.room.clone();
         let (agent, results) = (self.agent.clone(), self.results_tx.clone());
         tokio::spawn(async move {
             let sentences = async {

@@ -92,6 +92,9 @@ pub struct VoiceOptions {
     /// The satellite this pipeline serves (`None`: the local microphone): its turns are in
     /// agent sessions of their own (`voice-NAME-N`).
     pub satellite: Option<String>,
+    /// The room the microphone is in: a request that names no room is about this one
+    /// ("turn on the light"), when a local intent takes it.
+    pub room: Option<String>,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
@@ -203,6 +206,7 @@ pub async fn run(
         listen_requests,
         echo_cancel,
         satellite,
+        room,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
@@ -230,6 +234,7 @@ pub async fn run(
         bus_events,
         listen_requests,
         earcon,
+        room,
     };
     let conductor = conductor::Conductor::new(policy, attention);
     let turns = driver::Driver::new(agent, &stages, outputs, conductor, wiring)

@@ -95,7 +95,8 @@ fn rms(samples: &[i16]) -> f64 {
 
 /// "Okay Nabu, turn on the kitchen light." said to a satellite: hearth's wake word in its
 /// stream, the intent's call, the reply's audio played by that satellite, which is told the
-/// transcript; the turn says which satellite heard it.
+/// transcript; the turn says which satellite heard it. Then "turn on the light" there turns
+/// on the light of the satellite's room.
 #[test]
 fn a_request_to_a_satellite_runs_its_tool_and_is_answered_there() {
     if ready().is_none() {
@@ -149,6 +150,20 @@ fn a_request_to_a_satellite_runs_its_tool_and_is_answered_there() {
         "{}",
         hearth.log()
     );
+    // a request that names no room is about the satellite's
+    bedroom.say(&spoken(&dir, "light", "Okay Nabu, turn on the light."));
+    let turns = hearth.turns(2, Duration::from_secs(90));
+    assert_eq!(
+        calls(&turns[1]),
+        [(
+            "set_light".to_string(),
+            serde_json::json!({"room": "bedroom", "on": true})
+        )],
+        "{}",
+        turns[1]
+    );
+    let light = std::fs::read_to_string(hearth.state.join("light-bedroom")).unwrap();
+    assert_eq!(light.trim(), "on");
 }
 
 /// Two satellites spoken to at the same moment: both requests are answered, each by its own

@@ -795,6 +795,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         listen_requests: None,
         echo_cancel: false,
         satellite: None,
+        room: None,
     }
 }
 

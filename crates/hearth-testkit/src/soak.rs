@@ -426,6 +426,7 @@ pub async fn soak(
         listen_requests: None,
         echo_cancel: false,
         satellite: None,
+        room: None,
     };
 
     let turns = AtomicUsize::new(0);
