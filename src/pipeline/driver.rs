@@ -15,6 +15,7 @@ use std::sync::Arc;
 use ractor::ActorRef;
 use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 use super::conductor::{Action, Conductor, Input, Job};
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
@@ -261,9 +262,13 @@ impl<'a> Driver<'a> {
     /// Run `work` as a task that [`Action::Abort`] can drop; its result comes back as input.
     fn spawn(&mut self, job: Job, work: impl Future<Output = Input> + Send + 'static) {
         let results = self.results_tx.clone();
-        let task = tokio::spawn(async move {
-            let _ = results.send(work.await);
-        });
+        // in the pipeline's span: a satellite's recognitions and turns are logged as its own
+        let task = tokio::spawn(
+            async move {
+                let _ = results.send(work.await);
+            }
+            .in_current_span(),
+        );
         self.running.insert(job, task.abort_handle());
     }
 
@@ -281,7 +286,8 @@ impl<'a> Driver<'a> {
         ask.speak = Some(speak_tx);
         ask.room = self.wiring.room.clone();
         let (agent, results) = (self.agent.clone(), self.results_tx.clone());
-        tokio::spawn(async move {
+        // in the pipeline's span, as the tasks of `spawn`
+        let turn = async move {
             let sentences = async {
                 while let Some(s) = speak.recv().await {
                     let _ = results.send(Input::Sentence {
@@ -297,7 +303,8 @@ impl<'a> Driver<'a> {
             let (turn, ()) = tokio::join!(agent::ask(&agent, ask), sentences);
             let turn = turn.map_err(|e| e.to_string());
             let _ = results.send(Input::Answered { job, turn });
-        });
+        };
+        tokio::spawn(turn.in_current_span());
     }
 }
 

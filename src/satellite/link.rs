@@ -29,8 +29,10 @@ use crate::events::{Event, Events};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the microphone's time is kept and a reply's end looked for.
 const TICK: Duration = Duration::from_millis(50);
-/// The microphone may lag the clock this much (network jitter) before silence fills in.
-const MIC_SLACK: Duration = Duration::from_millis(300);
+/// The satellite has stopped streaming once no audio came for this long: silence fills in
+/// from then on. Never while it streams: a late chunk (Wi-Fi) must not put a pause inside
+/// what someone says.
+const STREAM_GAP: Duration = Duration::from_millis(400);
 /// A reply's `audio-stop` is sent once Playback has had nothing to play for this long (it
 /// runs dry between sentences now and then).
 const REPLY_END: Duration = Duration::from_millis(400);
@@ -52,9 +54,13 @@ struct Connection {
 /// The microphone pipe, and the clock it keeps.
 struct Mic {
     pipe: WriteHalf<SimplexStream>,
+    /// When the clock says the pipe's first sample was; moved on by the satellite's audio
+    /// (its pace is the microphone's), so that only the time it streams nothing is filled.
     started: Instant,
     /// Samples written so far.
     written: u64,
+    /// When the satellite's audio last came.
+    last_audio: Option<Instant>,
     /// A chunk in a format this cannot use was logged.
     warned_format: bool,
     /// Audio was dropped for a stalled pipe (logged once until the pipe takes audio again).
@@ -86,11 +92,24 @@ impl Mic {
         }
     }
 
-    /// Silence up to the clock, if the satellite's audio lags it by more than the slack.
+    /// The satellite's audio: written, and the clock set by it.
+    async fn audio(&mut self, samples: &[i16], now: Instant) {
+        self.write(samples).await;
+        self.last_audio = Some(now);
+        let written = Duration::from_secs_f64(self.written as f64 / f64::from(MIC_RATE));
+        self.started = now.checked_sub(written).unwrap_or(self.started);
+    }
+
+    /// Silence up to the clock, once the satellite has stopped streaming.
     async fn keep_time(&mut self, now: Instant) {
+        if self
+            .last_audio
+            .is_some_and(|t| now.saturating_duration_since(t) < STREAM_GAP)
+        {
+            return;
+        }
         let due = self.due(now);
-        let slack = (MIC_SLACK.as_secs_f64() * f64::from(MIC_RATE)) as u64;
-        if due > self.written + slack {
+        if due > self.written {
             let n = (due - self.written).min(u64::from(MIC_RATE)) as usize;
             self.write(&vec![0; n]).await;
         }
@@ -163,6 +182,7 @@ impl Link {
                 pipe,
                 started: now,
                 written: 0,
+                last_audio: None,
                 warned_format: false,
                 stalled: false,
             },
@@ -262,7 +282,7 @@ impl Link {
             match AudioChunk::from_event(event) {
                 Ok(chunk) => {
                     if let Some(samples) = self.mic.decode(&chunk, &name) {
-                        self.mic.write(&samples).await;
+                        self.mic.audio(&samples, Instant::now()).await;
                     }
                 }
                 Err(e) => {

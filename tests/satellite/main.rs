@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use hearth_testkit::satellite::{self as sat, Hearth, Satellite};
+use hearth_testkit::satellite::{self as sat, Hearth, OpenWakeWord, Satellite};
 use serde_json::Value;
 
 /// A fresh scratch directory for one test.
@@ -222,4 +222,191 @@ fn two_satellites_speaking_at_once_are_both_answered() {
             s.log()
         );
     }
+}
+
+/// A satellite that hears the wake word itself (wyoming-openwakeword's `ok_nabu`, run by
+/// the satellite) and streams only what follows: `run-pipeline` from the `asr` stage opens
+/// hearth's window, and the request is answered with no wake word in it.
+#[test]
+fn a_satellite_with_its_own_wake_word_is_answered() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("own-wake");
+    let wake = OpenWakeWord::start(&dir);
+    let hall = Satellite::start_waking(&dir, "hall", "Hall", &wake);
+    let hearth = Hearth::start(&dir, &config(&[(&hall, "hall")]), &[]);
+    connected(&hearth, 1);
+    let nabu = spoken(&dir, "nabu", "Okay Nabu.");
+    let lock = spoken(&dir, "lock", "Lock the front door.");
+    // as a person does after the satellite's wake sound: a pause, then the request
+    hall.say_after(&[&nabu, &lock], Duration::from_millis(1200));
+    let turns = hearth.turns(1, Duration::from_secs(90));
+    assert!(
+        hearth.log().contains("start=Asr"),
+        "the satellite did not start from its own wake word:\n{}",
+        hall.log()
+    );
+    assert_eq!(
+        calls(&turns[0]),
+        [(
+            "set_lock".to_string(),
+            serde_json::json!({"door": "front", "locked": true})
+        )],
+        "{}",
+        turns[0]
+    );
+    assert_eq!(turns[0]["satellite"], "hall");
+}
+
+/// A satellite that misbehaves, as a test-written Wyoming server on loopback: each time
+/// hearth connects it answers `describe`, waits for `run-satellite`, then does one of
+/// `faults` in turn (then closes the connection, and listens again).
+struct BadSatellite {
+    port: u16,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Bytes that are no Wyoming event, then silence.
+    Garbage,
+    /// Half of a request (the wake word and "turn on the"), then the connection drops.
+    CutOff,
+    /// A whole request's audio and never an `audio-stop`, then the connection drops.
+    NoStop,
+}
+
+impl BadSatellite {
+    fn start(faults: Vec<Fault>, request: &Path) -> BadSatellite {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let pcm: Vec<u8> = hearth::audio::wav::read_16k_mono(request)
+            .unwrap()
+            .iter()
+            .flat_map(|&s| hearth::voice::f32_to_i16(s).to_le_bytes())
+            .collect();
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = connections.clone();
+        std::thread::spawn(move || {
+            for (i, stream) in listener.incoming().enumerate() {
+                let Ok(mut stream) = stream else { return };
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let fault = faults[i % faults.len()];
+                let mut lines = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                // describe → info; run-satellite → the fault
+                while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line.contains("\"describe\"") {
+                        let info = r#"{"type": "info", "data": {"satellite": {"name": "bad", "installed": true}}}"#;
+                        let _ = writeln!(stream, "{info}");
+                    }
+                    if line.contains("\"run-satellite\"") {
+                        break;
+                    }
+                    line.clear();
+                }
+                let chunk = |bytes: &[u8]| {
+                    let mut e = format!(
+                        "{{\"type\": \"audio-chunk\", \"data\": {{\"rate\": 16000, \"width\": 2, \"channels\": 1}}, \"payload_length\": {}}}\n",
+                        bytes.len()
+                    )
+                    .into_bytes();
+                    e.extend_from_slice(bytes);
+                    e
+                };
+                let stream_pcm = |stream: &mut std::net::TcpStream, pcm: &[u8]| {
+                    for piece in pcm.chunks(2048) {
+                        if stream.write_all(&chunk(piece)).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(64));
+                    }
+                };
+                match fault {
+                    Fault::Garbage => {
+                        for _ in 0..20 {
+                            let _ = stream.write_all(b"\x00\xff{not json at all\n\"type\"\n");
+                        }
+                        std::thread::sleep(Duration::from_secs(2));
+                    }
+                    Fault::CutOff => stream_pcm(&mut stream, &pcm[..(pcm.len() / 2) & !1]),
+                    Fault::NoStop => stream_pcm(&mut stream, &pcm),
+                }
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
+        });
+        BadSatellite { port, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A satellite that sends garbage, one that drops its connection mid-utterance and one that
+/// never sends `audio-stop`, beside a good one: each costs only its own turns. hearth
+/// connects to the bad one again and again (with a backoff), keeps running, and the good
+/// satellite's request, said while the bad one misbehaves, is answered.
+#[test]
+fn a_misbehaving_satellite_costs_only_its_own_turns() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("faults");
+    let kitchen = spoken(&dir, "kitchen", "Okay Nabu, turn on the kitchen light.");
+    let bad = BadSatellite::start(vec![Fault::Garbage, Fault::CutOff, Fault::NoStop], &kitchen);
+    let bedroom = Satellite::start(&dir, "bedroom", "Bedroom");
+    let config = format!(
+        "{}[[satellite]]\nname = \"bad\"\nurl = \"tcp://127.0.0.1:{}\"\nroom = \"hall\"\n",
+        config(&[(&bedroom, "bedroom")]),
+        bad.port
+    );
+    let hearth = Hearth::start(&dir, &config, &[]);
+    connected(&hearth, 2);
+    // the bad satellite goes through its faults, reconnected after each
+    hearth.wait_log("satellite disconnected", 3, Duration::from_secs(120));
+    assert!(bad.connections() >= 3, "{}", hearth.log());
+    let lock = spoken(&dir, "lock", "Okay Nabu, lock the front door.");
+    bedroom.say(&lock);
+    let turns = hearth.turns(1, Duration::from_secs(90));
+    let good: Vec<&Value> = turns
+        .iter()
+        .filter(|t| t["satellite"] == "bedroom")
+        .collect();
+    let started = std::time::Instant::now();
+    let good = if good.is_empty() {
+        // the bad one's turns (the request it cut off, the one it never ended) came first
+        loop {
+            let turns = hearth.turns(1, Duration::from_secs(1));
+            if let Some(t) = turns.iter().find(|t| t["satellite"] == "bedroom") {
+                break t.clone();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "{turns:?}\n{}",
+                hearth.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    } else {
+        good[0].clone()
+    };
+    assert_eq!(
+        calls(&good),
+        [(
+            "set_lock".to_string(),
+            serde_json::json!({"door": "front", "locked": true})
+        )],
+        "{good}"
+    );
+    let log = hearth.log();
+    assert!(
+        log.contains("could not be read"),
+        "the garbage was not noticed:\n{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
 }

@@ -62,6 +62,19 @@ impl Satellite {
     /// A satellite named `name` in `area`, streaming to whoever connects (hearth's wake word
     /// on its audio), on a free port, in `dir`.
     pub fn start(dir: &Path, name: &str, area: &str) -> Satellite {
+        Satellite::start_with(dir, name, area, &[])
+    }
+
+    /// A satellite that listens for `ok_nabu` itself, with `wake` (a wake word service), and
+    /// streams only what follows it.
+    pub fn start_waking(dir: &Path, name: &str, area: &str, wake: &OpenWakeWord) -> Satellite {
+        let uri = format!("tcp://127.0.0.1:{}", wake.port);
+        let args = ["--wake-uri", uri.as_str(), "--wake-word-name", "ok_nabu"];
+        Satellite::start_with(dir, name, area, &args)
+    }
+
+    /// [`Satellite::start`] with more of its flags.
+    pub fn start_with(dir: &Path, name: &str, area: &str, extra: &[&str]) -> Satellite {
         let dir = dir.join(name);
         std::fs::create_dir_all(&dir).expect("a satellite dir");
         let mic = dir.join("mic.py");
@@ -82,6 +95,7 @@ impl Satellite {
             .arg("--snd-command")
             .arg(speaker)
             .args(["--no-zeroconf", "--debug"])
+            .args(extra)
             .current_dir("/")
             .stdout(log.try_clone().expect("the log again"))
             .stderr(log)
@@ -114,14 +128,27 @@ impl Satellite {
         format!("tcp://127.0.0.1:{}", self.port)
     }
 
-    /// Say the 16 kHz WAV `wav` into its microphone (now: the mic script picks it up within
-    /// 64 ms).
+    /// Say the WAV `wav` into its microphone (now: the mic script picks it up within 64 ms).
     pub fn say(&self, wav: &Path) {
-        let raw = self.dir.join(format!(
-            "{}.raw",
-            wav.file_stem().and_then(|s| s.to_str()).unwrap_or("say")
-        ));
-        let samples = hearth::audio::wav::read_16k_mono(wav).expect("a WAV to say");
+        self.say_after(&[wav], Duration::ZERO);
+    }
+
+    /// Say the WAVs one after the other, `gap` of silence between them.
+    pub fn say_after(&self, wavs: &[&Path], gap: Duration) {
+        let stem = wavs
+            .iter()
+            .filter_map(|w| w.file_stem().and_then(|s| s.to_str()))
+            .collect::<Vec<_>>()
+            .join("-");
+        let raw = self.dir.join(format!("{stem}.raw"));
+        let silence = vec![0.0f32; (gap.as_secs_f64() * 16_000.0) as usize];
+        let mut samples = Vec::new();
+        for (i, wav) in wavs.iter().enumerate() {
+            if i > 0 {
+                samples.extend_from_slice(&silence);
+            }
+            samples.extend(hearth::audio::wav::read_16k_mono(wav).expect("a WAV to say"));
+        }
         let bytes: Vec<u8> = samples
             .iter()
             .flat_map(|&s| hearth::voice::f32_to_i16(s).to_le_bytes())
@@ -156,6 +183,74 @@ impl Satellite {
 impl Drop for Satellite {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A satellite's own wake word service: `wyoming-openwakeword` 1.8.2 (its own virtual
+/// environment: it pins `wyoming==1.2.0` and needs NumPy 1) with its `ok_nabu` model, on a
+/// free port; killed when dropped.
+pub struct OpenWakeWord {
+    child: Child,
+    pub port: u16,
+}
+
+impl OpenWakeWord {
+    /// Its Python: `$HEARTH_OPENWAKEWORD_PYTHON`, else where `scripts/setup` puts it.
+    fn python() -> PathBuf {
+        if let Some(p) = std::env::var_os("HEARTH_OPENWAKEWORD_PYTHON") {
+            return PathBuf::from(p);
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        home.join(".cache/hearth/peers/wyoming-openwakeword/bin/python")
+    }
+
+    pub fn start(dir: &Path) -> OpenWakeWord {
+        let installed = Command::new(OpenWakeWord::python())
+            .args(["-c", "import wyoming_openwakeword"])
+            .current_dir("/")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(
+            installed,
+            "{} cannot import wyoming_openwakeword: run scripts/setup",
+            OpenWakeWord::python().display()
+        );
+        let port = free_port();
+        let log = std::fs::File::create(dir.join("openwakeword.log")).expect("a log");
+        let child = Command::new(OpenWakeWord::python())
+            .args([
+                "-m",
+                "wyoming_openwakeword",
+                "--preload-model",
+                "ok_nabu",
+                "--uri",
+            ])
+            .arg(format!("tcp://127.0.0.1:{port}"))
+            .current_dir("/")
+            .stdout(log.try_clone().expect("the log again"))
+            .stderr(log)
+            .spawn()
+            .expect("wyoming-openwakeword starts");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "wyoming-openwakeword did not listen: {}",
+                std::fs::read_to_string(dir.join("openwakeword.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        OpenWakeWord { child, port }
+    }
+}
+
+impl Drop for OpenWakeWord {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
