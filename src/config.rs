@@ -81,8 +81,9 @@ pub struct Config {
 pub struct SatelliteSection {
     /// Its name in logs, turns and events; unique.
     pub name: String,
-    /// Where it listens: `tcp://HOST:PORT` (its `--uri`).
-    pub url: String,
+    /// Where it listens: `tcp://HOST:PORT` (its `--uri`). None: found by zeroconf under
+    /// `name` (its `--zeroconf-name`).
+    pub url: Option<String>,
     /// The room it is in.
     pub room: Option<String>,
 }
@@ -552,9 +553,13 @@ pub fn satellite_address(url: &str) -> Option<String> {
 /// A satellite whose url is no `tcp://HOST:PORT`, or whose name is empty or taken.
 fn satellite_problem(satellites: &[SatelliteSection]) -> Option<Problem> {
     for (i, sat) in satellites.iter().enumerate() {
-        if satellite_address(&sat.url).is_none() {
+        if let Some(url) = sat
+            .url
+            .as_deref()
+            .filter(|u| satellite_address(u).is_none())
+        {
             let expected = "tcp://HOST:PORT, where the satellite listens (its --uri)";
-            return problem("satellite", "url", format!("{:?}", sat.url), expected);
+            return problem("satellite", "url", format!("{url:?}"), expected);
         }
         let taken = satellites[..i].iter().any(|s| s.name == sat.name);
         if sat.name.trim().is_empty() || taken {

@@ -266,8 +266,10 @@ impl Settings {
         &self,
     ) -> Result<Vec<crate::satellite::SatelliteConfig>, crate::satellite::SatelliteError> {
         let sats = self.config.satellite.iter();
-        sats.map(|s| crate::satellite::SatelliteConfig::new(&s.name, &s.url, s.room.clone()))
-            .collect()
+        sats.map(|s| {
+            crate::satellite::SatelliteConfig::new(&s.name, s.url.as_deref(), s.room.clone())
+        })
+        .collect()
     }
 
     /// Speech recognition: the Wyoming server of `--stt` or `[stt] server`, unless

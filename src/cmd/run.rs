@@ -395,8 +395,10 @@ async fn serve_voice(
             turns
         }));
     }
+    let discovery = discover(&voice.satellites);
+    let found = discovery.as_ref().map(|d| d.found());
     for sat in std::mem::take(&mut voice.satellites) {
-        let sat = hearth::satellite::start(sat, Some(events.clone()));
+        let sat = hearth::satellite::start(sat, found.clone(), Some(events.clone()));
         let name = sat.name.clone();
         let opts = options(
             sat.input,
@@ -438,10 +440,31 @@ async fn serve_voice(
         }
     }
     drop(links);
+    drop(discovery);
     stop_serving(text, served, dog).await;
     match failure {
         Some(e) => Err(e),
         None => Ok(summary),
+    }
+}
+
+/// Browsing by zeroconf, when a satellite is configured by name alone; a failure is logged
+/// (those satellites are then never reached) and the others run.
+fn discover(satellites: &[SatelliteConfig]) -> Option<hearth::satellite::discover::Discovery> {
+    let unplaced: std::collections::BTreeSet<String> = satellites
+        .iter()
+        .filter(|s| s.address.is_none())
+        .map(|s| s.name.clone())
+        .collect();
+    if unplaced.is_empty() {
+        return None;
+    }
+    match hearth::satellite::discover::Discovery::start(unplaced) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            tracing::error!(error = %e, "satellites without a url will not be reached");
+            None
+        }
     }
 }
 

@@ -162,6 +162,8 @@ pub(super) struct Link {
     reply: Reply,
     backoff: Duration,
     retry_at: Instant,
+    /// Where zeroconf finds satellites (for one configured without an address).
+    found: Option<super::discover::Found>,
     /// The last connection failure was logged (the next are not, until one succeeds).
     failing: bool,
 }
@@ -174,6 +176,7 @@ impl Link {
         listen: Arc<Notify>,
         events: broadcast::Receiver<Event>,
         global: Option<Events>,
+        found: Option<super::discover::Found>,
     ) -> Self {
         let now = Instant::now();
         Link {
@@ -194,6 +197,7 @@ impl Link {
             reply: Reply::default(),
             backoff: MIN_BACKOFF,
             retry_at: now,
+            found,
             failing: false,
         }
     }
@@ -215,14 +219,37 @@ impl Link {
         }
     }
 
+    /// Where to connect now: the configured address, or where zeroconf found it.
+    fn address(&self) -> Result<String, String> {
+        if let Some(a) = &self.config.address {
+            return Ok(a.clone());
+        }
+        let found = self
+            .found
+            .as_ref()
+            .and_then(|f| f.borrow().get(&self.config.name).cloned());
+        found.ok_or_else(|| {
+            format!(
+                "it has not announced itself by zeroconf under {:?} (its --zeroconf-name)",
+                self.config.name
+            )
+        })
+    }
+
     async fn connect(&mut self) {
         let name = self.config.name.as_str();
-        match handshake(&self.config.address).await {
+        let address = self.address();
+        let connected = match &address {
+            Ok(a) => handshake(a).await,
+            Err(e) => Err(e.clone()),
+        };
+        let address = address.unwrap_or_default();
+        match connected {
             Ok((conn, info)) => {
                 let sat = info.satellite;
                 tracing::info!(
                     satellite = name,
-                    address = %self.config.address,
+                    %address,
                     their_name = sat.as_ref().map(|s| s.name.as_str()),
                     area = sat.as_ref().and_then(|s| s.area.as_deref()),
                     "satellite connected"
@@ -232,7 +259,7 @@ impl Link {
             }
             Err(e) => {
                 if !self.failing {
-                    tracing::warn!(satellite = name, address = %self.config.address, error = %e,
+                    tracing::warn!(satellite = name, %address, error = %e,
                         "cannot reach the satellite: trying again, with a growing wait up to 30 s");
                 }
                 self.failing = true;

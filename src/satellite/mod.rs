@@ -15,7 +15,9 @@
 //!
 //! - `link`: the connection: handshake (`describe`/`info`, `run-satellite`), the events
 //!   both ways, the silence, reconnecting.
+//! - [`discover`]: zeroconf, for a satellite configured by name alone.
 
+pub mod discover;
 mod link;
 
 use std::sync::Arc;
@@ -32,24 +34,31 @@ use crate::events::Events;
 pub struct SatelliteConfig {
     /// Its name in logs, turns and events.
     pub name: String,
-    /// Where it listens: `HOST:PORT` (from `tcp://HOST:PORT`).
-    pub address: String,
+    /// Where it listens: `HOST:PORT` (from `tcp://HOST:PORT`); `None`: wherever it
+    /// announces itself by zeroconf under `name` ([`discover`]).
+    pub address: Option<String>,
     /// The room it is in (context for its requests; where announcements for that room go).
     pub room: Option<String>,
 }
 
 impl SatelliteConfig {
-    /// A satellite at `url` (`tcp://HOST:PORT`).
+    /// A satellite at `url` (`tcp://HOST:PORT`), or found by zeroconf under `name`.
     pub fn new(
         name: impl Into<String>,
-        url: &str,
+        url: Option<&str>,
         room: Option<String>,
     ) -> Result<Self, SatelliteError> {
         let name = name.into();
-        let address = crate::config::satellite_address(url).ok_or_else(|| SatelliteError::Url {
-            name: name.clone(),
-            url: url.to_string(),
-        })?;
+        let address =
+            match url {
+                None => None,
+                Some(url) => Some(crate::config::satellite_address(url).ok_or_else(|| {
+                    SatelliteError::Url {
+                        name: name.clone(),
+                        url: url.to_string(),
+                    }
+                })?),
+            };
         Ok(SatelliteConfig {
             name,
             address,
@@ -63,6 +72,8 @@ impl SatelliteConfig {
 pub enum SatelliteError {
     #[error("satellite {name:?}: url {url:?} is not tcp://HOST:PORT (wyoming-satellite's --uri, e.g. tcp://192.168.1.20:10700)")]
     Url { name: String, url: String },
+    #[error("cannot browse for satellites by zeroconf ({0}): give each [[satellite]] its url")]
+    Zeroconf(String),
 }
 
 /// A satellite as the voice pipeline sees it. Dropping `link` ends the connection.
@@ -93,9 +104,14 @@ impl Drop for LinkTask {
 /// The sample rate of the reply audio sent to satellites.
 pub const REPLY_RATE: u32 = 22_050;
 
-/// Connect to a satellite (in the background: it need not be up yet). What its pipeline
-/// publishes goes on to `global` (hearth's own event stream).
-pub fn start(config: SatelliteConfig, global: Option<Events>) -> SatelliteIo {
+/// Connect to a satellite (in the background: it need not be up yet), at its address or
+/// where `found` (zeroconf) says. What its pipeline publishes goes on to `global` (hearth's
+/// own event stream).
+pub fn start(
+    config: SatelliteConfig,
+    found: Option<discover::Found>,
+    global: Option<Events>,
+) -> SatelliteIo {
     let (mic_reader, mic_writer) = tokio::io::simplex(MIC_PIPE_BYTES);
     let (blocks_tx, blocks_rx) = mpsc::unbounded_channel();
     let listen = Arc::new(Notify::new());
@@ -109,6 +125,7 @@ pub fn start(config: SatelliteConfig, global: Option<Events>) -> SatelliteIo {
         listen.clone(),
         events.subscribe(),
         global,
+        found,
     );
     let task = tokio::spawn(link.run());
     SatelliteIo {
@@ -158,7 +175,7 @@ mod tests {
         ] {
             assert_eq!(crate::config::satellite_address(bad), None, "{bad}");
         }
-        let e = SatelliteConfig::new("bedroom", "http://x:1", None).unwrap_err();
+        let e = SatelliteConfig::new("bedroom", Some("http://x:1"), None).unwrap_err();
         assert!(e.to_string().contains("tcp://HOST:PORT"), "{e}");
     }
 }

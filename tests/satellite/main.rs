@@ -410,3 +410,34 @@ fn a_misbehaving_satellite_costs_only_its_own_turns() {
     );
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// A `[[satellite]]` with a name and no url is found by zeroconf: the real satellite
+/// announces itself (`_wyoming._tcp`, as it does unless `--no-zeroconf`), hearth connects
+/// to where it is and answers it.
+#[test]
+fn a_satellite_named_without_an_address_is_found_by_zeroconf() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("zeroconf");
+    // a name no other test's satellite announces, on a shared network
+    let name = format!("attic-{}", std::process::id());
+    let attic = Satellite::start_announced(&dir, &name, "Attic");
+    let config = format!("[[satellite]]\nname = \"{name}\"\nroom = \"bedroom\"\n");
+    let hearth = Hearth::start(&dir, &config, &[]);
+    hearth.wait_log("satellite found by zeroconf", 1, Duration::from_secs(60));
+    connected(&hearth, 1);
+    attic.say(&spoken(&dir, "light", "Okay Nabu, turn off the light."));
+    let turns = hearth.turns(1, Duration::from_secs(90));
+    assert_eq!(turns[0]["satellite"], name.as_str());
+    assert_eq!(
+        calls(&turns[0]),
+        [(
+            "set_light".to_string(),
+            serde_json::json!({"room": "bedroom", "on": false})
+        )],
+        "{}",
+        turns[0]
+    );
+}

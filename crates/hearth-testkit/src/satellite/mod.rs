@@ -73,7 +73,13 @@ impl Satellite {
         Satellite::start_with(dir, name, area, &args)
     }
 
-    /// [`Satellite::start`] with more of its flags.
+    /// A satellite that announces itself by zeroconf as `name` (at 127.0.0.1).
+    pub fn start_announced(dir: &Path, name: &str, area: &str) -> Satellite {
+        let args = ["--zeroconf-name", name, "--zeroconf-host", "127.0.0.1"];
+        Satellite::start_with(dir, name, area, &args)
+    }
+
+    /// [`Satellite::start`] with more of its flags (`--zeroconf-name`: it announces itself).
     pub fn start_with(dir: &Path, name: &str, area: &str, extra: &[&str]) -> Satellite {
         let dir = dir.join(name);
         std::fs::create_dir_all(&dir).expect("a satellite dir");
@@ -94,7 +100,8 @@ impl Satellite {
             ))
             .arg("--snd-command")
             .arg(speaker)
-            .args(["--no-zeroconf", "--debug"])
+            .arg("--debug")
+            .args((!extra.contains(&"--zeroconf-name")).then_some("--no-zeroconf"))
             .args(extra)
             .current_dir("/")
             .stdout(log.try_clone().expect("the log again"))
