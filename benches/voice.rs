@@ -213,6 +213,7 @@ fn main() {
             echo_cancel: false,
             satellite: None,
             room: None,
+            announcements: None,
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

@@ -10,6 +10,7 @@
 //! | `Cancel()` | stop the running turn |
 //! | `RegisterTool(s spec_json)` | offer a tool (or an array of them) that hearth calls back on the caller |
 //! | `Listen()` | the next thing said is a request, without the wake word (a button, another program) |
+//! | `Announce(s text, s room)` | say `text` on the speakers of `room` (a satellite's), or everywhere for `""`: between turns, never over a reply |
 //! | `State` (s, read) | `idle`, `listening`, `listening-for-request`, `thinking` or `speaking` |
 //! | `Preset` (s, read) | the model preset |
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
@@ -140,6 +141,8 @@ pub struct FaceOptions {
     pub provider_limits: ProviderLimits,
     /// Users whose `CallTool` runs calls that otherwise wait for a yes (`[bus] trusted_uids`).
     pub trusted_uids: Vec<u32>,
+    /// `Announce` goes through this (`None`: nothing speaks, `--no-audio`).
+    pub announcer: Option<crate::announce::Announcer>,
 }
 
 /// The served face: the connection and the tasks that follow the events and the bus.
@@ -210,6 +213,7 @@ pub async fn serve(
         idle,
         muted: opts.muted,
         listen: opts.listen,
+        announcer: opts.announcer,
         preset: opts.preset,
         provider_limits: opts.provider_limits,
         trusted_uids: opts.trusted_uids,
@@ -284,6 +288,7 @@ struct AgentFace {
     idle: Activity,
     muted: Arc<AtomicBool>,
     listen: Option<Arc<tokio::sync::Notify>>,
+    announcer: Option<crate::announce::Announcer>,
     preset: String,
     provider_limits: ProviderLimits,
     trusted_uids: Vec<u32>,
@@ -443,6 +448,26 @@ impl AgentFace {
                 "Listen: hearth runs without a microphone (--no-audio): run it with audio to listen"
                     .into(),
             )),
+        }
+    }
+
+    /// Say `text` (no turn: nothing runs) on the speakers of `room` (a satellite's `room`),
+    /// or on every one for `""`: between turns, after the reply under way, never over it.
+    async fn announce(&self, text: String, room: String) -> Result<(), FaceError> {
+        let Some(announcer) = &self.announcer else {
+            return Err(FaceError::Failed(
+                "Announce: hearth runs without a speaker (--no-audio and no [[satellite]])".into(),
+            ));
+        };
+        match announcer.announce(&text, &room) {
+            Ok(n) => {
+                tracing::info!(%room, speakers = n, "announcement over D-Bus");
+                Ok(())
+            }
+            Err(e @ crate::announce::AnnounceError::NoSpeaker) => {
+                Err(FaceError::Failed(format!("Announce: {e}")))
+            }
+            Err(e) => Err(FaceError::InvalidArguments(format!("Announce: {e}"))),
         }
     }
 

@@ -25,6 +25,7 @@ pub use hearth_toolcall as toolcall;
 pub use hearth_toolcall::{preset, speech};
 
 pub mod agent;
+pub mod announce;
 pub mod audio;
 pub mod bounded;
 pub mod bus;

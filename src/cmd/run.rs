@@ -120,6 +120,19 @@ struct FaceSetup {
     provider_limits: hearth::tools::ProviderLimits,
     /// `[bus] trusted_uids`.
     trusted_uids: Vec<u32>,
+    /// `Announce()`, to the voice pipelines (`None`: nothing speaks).
+    announcer: Option<hearth::announce::Announcer>,
+}
+
+/// One source of speech and where its replies go: the local microphone and speaker, or a
+/// satellite.
+struct Source {
+    input: CaptureSource,
+    output: PlaybackSink,
+    listen_requests: Option<Arc<tokio::sync::Notify>>,
+    bus_events: Events,
+    satellite: Option<String>,
+    room: Option<String>,
 }
 
 /// Everything the voice stages need, resolved and checked.
@@ -173,6 +186,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         listen: (!args.no_audio).then(|| Arc::new(tokio::sync::Notify::new())),
         provider_limits: settings.provider_limits(),
         trusted_uids: settings.config.bus.trusted_uids.clone(),
+        announcer: (!args.no_audio || !satellites.is_empty())
+            .then(hearth::announce::Announcer::new),
     };
     let rt = super::runtime()?;
     if args.no_audio && satellites.is_empty() {
@@ -335,34 +350,32 @@ async fn serve_voice(
     let muted = face.muted.clone();
     let events = face.events.clone();
     let listen_requests = face.listen.clone();
+    let announcer = face.announcer.clone().unwrap_or_default();
     let (served, dog) = serve_and_watch(&text, face, true).await?;
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
     hold_to_the_house_phrases(&text, &mut voice)?;
-    let options = |input,
-                   output,
-                   listen_requests,
-                   bus_events,
-                   satellite: Option<String>,
-                   room: Option<String>| VoiceOptions {
-        input,
-        output,
+    // one source's pipeline: its microphone and speaker, its room, where it publishes
+    let options = |src: Source| VoiceOptions {
+        input: src.input,
+        output: src.output,
         stt: voice.stt.clone(),
         tts: voice.tts.clone(),
         listen: voice.listen.clone(),
         once,
         conversation_idle: voice.conversation_idle,
         events: Some(stage_tx.clone()),
-        bus_events: Some(bus_events),
+        bus_events: Some(src.bus_events),
         muted: muted.clone(),
         wake: voice.wake.clone(),
         earcon: voice.earcon.clone(),
         follow_up: voice.follow_up,
-        listen_requests,
+        listen_requests: src.listen_requests,
         // a satellite does its own, if any: its playback is not heard here
-        echo_cancel: voice.echo_cancel && satellite.is_none(),
-        satellite,
-        room,
+        echo_cancel: voice.echo_cancel && src.satellite.is_none(),
+        announcements: Some(announcer.subscribe(src.room.clone())),
+        satellite: src.satellite,
+        room: src.room,
     };
     // one signal (or the end of the local input) ends every pipeline
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -383,7 +396,14 @@ async fn serve_voice(
     // kept until every pipeline is over: dropping one ends its connection
     let mut links = Vec::new();
     if let Some((input, output)) = voice.local.take() {
-        let opts = options(input, output, listen_requests, events.clone(), None, None);
+        let opts = options(Source {
+            input,
+            output,
+            listen_requests,
+            bus_events: events.clone(),
+            satellite: None,
+            room: None,
+        });
         let agent = text.agent.clone();
         let stop_tx = stop_tx.clone();
         let stopped = stopped();
@@ -400,14 +420,14 @@ async fn serve_voice(
     for sat in std::mem::take(&mut voice.satellites) {
         let sat = hearth::satellite::start(sat, found.clone(), Some(events.clone()));
         let name = sat.name.clone();
-        let opts = options(
-            sat.input,
-            sat.output,
-            Some(sat.listen),
-            sat.events,
-            Some(name.clone()),
-            sat.room,
-        );
+        let opts = options(Source {
+            input: sat.input,
+            output: sat.output,
+            listen_requests: Some(sat.listen),
+            bus_events: sat.events,
+            satellite: Some(name.clone()),
+            room: sat.room,
+        });
         links.push(sat.link);
         let agent = text.agent.clone();
         let stopped = stopped();
@@ -601,6 +621,7 @@ async fn serve_and_watch(
                 listen: face.listen,
                 provider_limits: face.provider_limits,
                 trusted_uids: face.trusted_uids.clone(),
+                announcer: face.announcer.clone(),
             };
             let served =
                 hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)

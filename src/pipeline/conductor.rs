@@ -23,6 +23,7 @@
 //! Shutdown: between turns it ends the run at once; during a reply it stops it as a barge-in
 //! would and waits for the agent to end its turn (a tool already running finishes).
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -61,7 +62,8 @@ const NOTICE_WAIT: Duration = Duration::from_secs(10);
 enum Phase {
     /// Between turns: waiting for an utterance addressed to hearth.
     Idle,
-    /// Saying [`MISSED`] (no turn: nothing is asked, nothing runs) until it has played;
+    /// Saying a notice ([`MISSED`], an announcement: no turn, nothing is asked, nothing
+    /// runs) until it has played;
     /// `then`: the utterance to judge afterwards.
     Notice {
         reply: ReplyId,
@@ -124,8 +126,13 @@ pub(super) struct Conductor {
     failed: bool,
     /// Utterances that arrived during a turn: answered next (the latest few, if recent).
     pending: Pending<Incoming>,
+    /// Announcements waiting for the turn under way to end (the first [`MAX_ANNOUNCEMENTS`]).
+    announcements: VecDeque<String>,
     out: Outbox,
 }
+
+/// Announcements kept while a turn runs; more are dropped (and logged).
+const MAX_ANNOUNCEMENTS: usize = 8;
 
 impl Conductor {
     pub(super) fn new(policy: Policy, attention: Attention) -> Conductor {
@@ -142,6 +149,7 @@ impl Conductor {
             stopping: false,
             failed: false,
             pending: Pending::default(),
+            announcements: VecDeque::new(),
             out: Outbox::default(),
         }
     }
@@ -236,11 +244,18 @@ impl Conductor {
                 self.phase = Phase::Over;
                 return;
             }
+            if let Some(text) = self.announcements.pop_front() {
+                tracing::info!(chars = text.chars().count(), "announcing");
+                if self.say(&text, now, None) {
+                    return;
+                }
+                continue;
+            }
             let next = self.pending.pop(now);
             let missed = self.pending.take_missed();
             if missed > 0 && !self.muted() {
                 tracing::info!(missed, "utterances were dropped unanswered: saying so");
-                if self.notify(now, next.clone()) {
+                if self.say(MISSED, now, next.clone()) {
                     return;
                 }
             }
@@ -376,6 +391,10 @@ impl Conductor {
             }
             Input::Failed => self.failed = true,
             Input::Shutdown => self.stopping = true,
+            Input::Announce(text) if self.announcements.len() >= MAX_ANNOUNCEMENTS => {
+                tracing::warn!(%text, "too many announcements waiting: this one is dropped");
+            }
+            Input::Announce(text) => self.announcements.push_back(text),
             // recognised once it is an utterance; nothing speaks between turns; work and
             // replies no longer waited for
             Input::Listen(
@@ -396,9 +415,10 @@ impl Conductor {
         }
     }
 
-    /// Say [`MISSED`]; false when it cannot be said.
-    fn notify(&mut self, now: Instant, then: Option<Incoming>) -> bool {
-        let Some(sentence) = Speakable::sanitize(MISSED) else {
+    /// Say `text` (a notice, an announcement: no turn), then judge `then`; false when it
+    /// cannot be said.
+    fn say(&mut self, text: &str, now: Instant, then: Option<Incoming>) -> bool {
+        let Some(sentence) = Speakable::sanitize(text) else {
             return false;
         };
         let reply = ReplyId::fresh();

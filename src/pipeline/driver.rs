@@ -39,6 +39,8 @@ pub(super) struct Wiring {
     pub(super) earcon: Option<Pcm>,
     /// The room this source is in (a satellite's): context for requests that name none.
     pub(super) room: Option<String>,
+    /// Announcements for this source's speaker.
+    pub(super) announcements: Option<mpsc::UnboundedReceiver<String>>,
 }
 
 /// A conductor at work.
@@ -149,6 +151,7 @@ impl<'a> Driver<'a> {
             Some(e) = self.out.playback.recv() => Some(Input::Playback(e)),
             Some(e) = self.out.supervisor.recv() => self.stage_report(e),
             () = listen_requested(listen_requests.as_deref()) => Some(Input::ListenCalled),
+            Some(text) = next_announcement(&mut self.wiring.announcements) => Some(Input::Announce(text)),
             () = sleep_until(deadline), if deadline.is_some() => Some(Input::Tick),
             () = shutdown, if !self.shut => {
                 self.shut = true;
@@ -310,6 +313,14 @@ impl<'a> Driver<'a> {
 
 /// The next wake word heard (never, with wake words off).
 async fn next_wake(rx: &mut Option<mpsc::UnboundedReceiver<WakeWord>>) -> Option<WakeWord> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next announcement (never, without any).
+async fn next_announcement(rx: &mut Option<mpsc::UnboundedReceiver<String>>) -> Option<String> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,

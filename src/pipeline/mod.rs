@@ -95,6 +95,8 @@ pub struct VoiceOptions {
     /// The room the microphone is in: a request that names no room is about this one
     /// ("turn on the light"), when a local intent takes it.
     pub room: Option<String>,
+    /// Announcements to say between turns ([`crate::announce`]).
+    pub announcements: Option<mpsc::UnboundedReceiver<String>>,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
@@ -207,6 +209,7 @@ pub async fn run(
         echo_cancel,
         satellite,
         room,
+        announcements,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
@@ -235,6 +238,7 @@ pub async fn run(
         listen_requests,
         earcon,
         room,
+        announcements,
     };
     let conductor = conductor::Conductor::new(policy, attention);
     let turns = driver::Driver::new(agent, &stages, outputs, conductor, wiring)

@@ -441,3 +441,72 @@ fn a_satellite_named_without_an_address_is_found_by_zeroconf() {
         turns[0]
     );
 }
+
+/// `Announce(text, room)` on D-Bus: said on the satellites of that room only, on every one
+/// for `""`; a room no satellite is in is an error naming the rooms there are.
+#[test]
+fn an_announcement_is_said_in_its_room() {
+    if ready().is_none() {
+        return;
+    }
+    let _one = serial();
+    let dir = scratch("announce");
+    let bus = hearth_testkit::services::PrivateBus::start();
+    let bedroom = Satellite::start(&dir, "bedroom", "Bedroom");
+    let hall = Satellite::start(&dir, "hall", "Hall");
+    let config = config(&[(&bedroom, "bedroom"), (&hall, "hall")]);
+    let hearth = Hearth::start_on_bus(&dir, &config, &bus.address);
+    connected(&hearth, 2);
+    let announce = |text: &str, room: &str| {
+        Command::new("busctl")
+            .arg(format!("--address={}", bus.address))
+            .args([
+                "call",
+                "io.hearth.Agent1",
+                "/io/hearth/Agent",
+                "io.hearth.Agent1",
+            ])
+            .args(["Announce", "ss", text, room])
+            .output()
+            .expect("busctl runs")
+    };
+    let out = announce("Dinner is ready.", "bedroom");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // half a second of speech at 22,050 Hz on the bedroom's speaker, nothing on the hall's
+    let started = std::time::Instant::now();
+    while bedroom.heard().len() < 11_025 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(bedroom.heard().len() >= 11_025, "{}", hearth.log());
+    assert!(rms(&bedroom.heard()) > 300.0);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        hall.heard().is_empty(),
+        "the hall heard the bedroom's announcement"
+    );
+    // everywhere
+    let out = announce("Lights out in five minutes.", "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = std::time::Instant::now();
+    while hall.heard().len() < 11_025 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(hall.heard().len() >= 11_025, "{}", hearth.log());
+    // nowhere: an error that names the rooms
+    let out = announce("hello", "attic");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bedroom") && err.contains("hall"),
+        "{err}"
+    );
+    // an announcement is no turn
+    assert!(hearth.turns_now().is_empty(), "{:?}", hearth.turns_now());
+}

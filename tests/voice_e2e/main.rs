@@ -796,6 +796,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         echo_cancel: false,
         satellite: None,
         room: None,
+        announcements: None,
     }
 }
 

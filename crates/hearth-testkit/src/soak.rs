@@ -383,6 +383,7 @@ pub async fn soak(
             listen: None,
             provider_limits: ProviderLimits::default(),
             trusted_uids: Vec::new(),
+            announcer: None,
         },
         agent.clone(),
         tools.clone(),
@@ -427,6 +428,7 @@ pub async fn soak(
         echo_cancel: false,
         satellite: None,
         room: None,
+        announcements: None,
     };
 
     let turns = AtomicUsize::new(0);

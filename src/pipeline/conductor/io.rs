@@ -62,6 +62,9 @@ pub(in crate::pipeline) enum Input {
     Tick,
     /// Stop (SIGTERM).
     Shutdown,
+    /// Something to say that is no reply (`Announce` on D-Bus): said between turns, after
+    /// the reply under way, never over it.
+    Announce(String),
 }
 
 /// What the conductor asks the driver to do.

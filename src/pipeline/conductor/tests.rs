@@ -644,3 +644,37 @@ fn a_failed_recognition_is_reported_and_nothing_is_asked() {
     assert_eq!(t.error.as_deref(), Some("whisper failed"));
     assert!(asked(&a).is_none());
 }
+
+/// An announcement between turns is said at once (no turn, nothing asked); one that comes
+/// during a reply waits for it to have played, then is said; an utterance heard while it
+/// is said is answered after it.
+#[test]
+fn an_announcement_waits_for_the_reply_under_way() {
+    let t0 = Instant::now();
+    let mut c = open_mic();
+    let a = c.on(Input::Announce("Dinner is ready.".into()), t0);
+    let [(first, ref text)] = spoken(&a)[..] else {
+        panic!("said at once between turns: {a:?}");
+    };
+    assert_eq!(text, "Dinner is ready.");
+    assert!(asked(&a).is_none() && turns(&a).is_empty(), "{a:?}");
+    let a = c.on(done(first, 1.0), at(t0, 0.2));
+    assert!(
+        has(&a, |x| matches!(x, Action::EndOfReply(r) if *r == first)),
+        "{a:?}"
+    );
+    c.on(played(first, at(t0, 1.3)), at(t0, 1.3));
+    // a turn's reply under way: the next announcement waits for it
+    let (job, reply) = ask_and_start_reply(&mut c, t0, ("turn it on", "turn it on"), 2.0);
+    let a = c.on(Input::Announce("The washing is done.".into()), at(t0, 4.3));
+    assert!(spoken(&a).is_empty(), "said over the reply: {a:?}");
+    let a = agent_ends(&mut c, job, answer("It is on."), at(t0, 4.4));
+    assert!(spoken(&a).is_empty(), "{a:?}");
+    c.on(done(reply, 1.0), at(t0, 4.5));
+    let a = c.on(played(reply, at(t0, 5.5)), at(t0, 5.5));
+    let [(second, ref text)] = spoken(&a)[..] else {
+        panic!("said once the reply has played: {a:?}");
+    };
+    assert_eq!(text, "The washing is done.");
+    assert_ne!(second, reply);
+}

@@ -273,13 +273,29 @@ pub struct Hearth {
 impl Hearth {
     /// `config` is the configuration file's text (its `[[satellite]]` entries).
     pub fn start(dir: &Path, config: &str, extra: &[&str]) -> Hearth {
+        Hearth::spawn(dir, config, extra, None)
+    }
+
+    /// The same, with the D-Bus face on the session bus at `bus` (a private one).
+    pub fn start_on_bus(dir: &Path, config: &str, bus: &str) -> Hearth {
+        Hearth::spawn(dir, config, &[], Some(bus))
+    }
+
+    fn spawn(dir: &Path, config: &str, extra: &[&str], bus: Option<&str>) -> Hearth {
         let config_path = dir.join("hearth.toml");
         std::fs::write(&config_path, config).expect("a config file");
         let state = dir.join("state");
         std::fs::create_dir_all(&state).expect("a state dir");
         let log = dir.join("hearth.log");
-        let mut child = Command::new(crate::hearth_exe())
-            .args(["run", "--no-audio", "--bus", "none", "--json", "--config"])
+        let mut cmd = Command::new(crate::hearth_exe());
+        match bus {
+            Some(address) => cmd
+                .args(["run", "--no-audio", "--bus", "session"])
+                .env("DBUS_SESSION_BUS_ADDRESS", address),
+            None => cmd.args(["run", "--no-audio", "--bus", "none"]),
+        };
+        let mut child = cmd
+            .args(["--json", "--config"])
             .arg(&config_path)
             .arg("--tools")
             .arg(crate::root().join("tools"))
@@ -328,6 +344,11 @@ impl Hearth {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The turns so far.
+    pub fn turns_now(&self) -> Vec<Value> {
+        self.turns.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The turns so far, once there are at least `n` (panics with the log after `within`).
