@@ -15,7 +15,8 @@
 //! | `Preset` (s, read) | the model preset |
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
 //! | `Bounds` (s, read) | how full each bounded container is: JSON `[{"name","len","cap"}]` |
-//! | `WakeDetected(s wake_word)`, `Heard(s)`, `Replied(s)`, `ToolCalled(s name, s arguments, s result, s status)` | signals |
+//! | `Satellites` (s, read) | each satellite's connection and state: JSON `[{"name","connected","state"}]` |
+//! | `WakeDetected(s wake_word, s source)`, `Heard(s text, s source)`, `Replied(s text, s source)`, `ToolCalled(s name, s arguments, s result, s status)` | signals (`source`: the satellite that heard it, `""` for the local microphone or a D-Bus caller) |
 //!
 //! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
 //! `/io/hearth/ToolProvider`; its tools are dropped when it leaves the bus.
@@ -214,6 +215,7 @@ pub async fn serve(
         muted: opts.muted,
         listen: opts.listen,
         announcer: opts.announcer,
+        satellites: Default::default(),
         preset: opts.preset,
         provider_limits: opts.provider_limits,
         trusted_uids: opts.trusted_uids,
@@ -289,6 +291,8 @@ struct AgentFace {
     muted: Arc<AtomicBool>,
     listen: Option<Arc<tokio::sync::Notify>>,
     announcer: Option<crate::announce::Announcer>,
+    /// Each satellite's connection and activity (the `Satellites` property).
+    satellites: Arc<Mutex<std::collections::BTreeMap<String, SatelliteState>>>,
     preset: String,
     provider_limits: ProviderLimits,
     trusted_uids: Vec<u32>,
@@ -507,17 +511,37 @@ impl AgentFace {
         tracing::info!(muted, "microphone mute set over D-Bus");
     }
 
-    /// A wake word was heard: hearth listens for the request.
-    #[zbus(signal)]
-    async fn wake_detected(emitter: &SignalEmitter<'_>, wake_word: &str) -> zbus::Result<()>;
+    /// Each satellite (`[[satellite]]`): whether it is connected, and what its pipeline is
+    /// doing (as `State`): JSON `[{"name","connected","state"}]`.
+    #[zbus(property)]
+    async fn satellites(&self) -> String {
+        let satellites = self.satellites.lock().map(|m| {
+            m.iter()
+                .map(|(name, s)| {
+                    serde_json::json!({"name": name, "connected": s.connected, "state": s.activity.as_str()})
+                })
+                .collect::<Vec<_>>()
+        });
+        serde_json::to_string(&satellites.unwrap_or_default()).unwrap_or_else(|_| "[]".into())
+    }
 
-    /// Speech was recognised.
+    /// A wake word was heard: hearth listens for the request. `source`: the satellite that
+    /// heard it (`""`: the local microphone).
     #[zbus(signal)]
-    async fn heard(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
+    async fn wake_detected(
+        emitter: &SignalEmitter<'_>,
+        wake_word: &str,
+        source: &str,
+    ) -> zbus::Result<()>;
 
-    /// A turn's reply.
+    /// Speech was recognised (`source` as for `WakeDetected`).
     #[zbus(signal)]
-    async fn replied(emitter: &SignalEmitter<'_>, text: &str) -> zbus::Result<()>;
+    async fn heard(emitter: &SignalEmitter<'_>, text: &str, source: &str) -> zbus::Result<()>;
+
+    /// A turn's reply (`source`: the satellite it was said to; `""`: the local microphone or
+    /// a D-Bus caller).
+    #[zbus(signal)]
+    async fn replied(emitter: &SignalEmitter<'_>, text: &str, source: &str) -> zbus::Result<()>;
 
     /// A tool ran: its name, JSON arguments, result text and status (ok, empty, error).
     #[zbus(signal)]
@@ -530,7 +554,25 @@ impl AgentFace {
     ) -> zbus::Result<()>;
 }
 
+/// A satellite as the `Satellites` property shows it.
+#[derive(Debug, Clone, Copy)]
+struct SatelliteState {
+    connected: bool,
+    activity: Activity,
+}
+
 impl AgentFace {
+    /// Change what the `Satellites` property shows of `name`.
+    fn satellite_changed(&self, name: &str, change: impl FnOnce(&mut SatelliteState)) {
+        if let Ok(mut m) = self.satellites.lock() {
+            let s = m.entry(name.to_string()).or_insert(SatelliteState {
+                connected: true,
+                activity: Activity::Listening,
+            });
+            change(s);
+        }
+    }
+
     /// `CallTool` of a call that waits for a person's yes: only a caller whose uid is in
     /// `[bus] trusted_uids` runs it; anyone else is told to `Ask` (hearth asks the person).
     async fn may_skip_the_yes(
@@ -687,9 +729,32 @@ async fn forward_events(connection: Connection, mut rx: tokio::sync::broadcast::
                     Ok(())
                 }
             }
-            Event::WakeDetected { wake_word } => AgentFace::wake_detected(emitter, wake_word).await,
-            Event::Heard { text } => AgentFace::heard(emitter, text).await,
-            Event::Replied { text } => AgentFace::replied(emitter, text).await,
+            Event::WakeDetected { wake_word } => {
+                AgentFace::wake_detected(emitter, wake_word, "").await
+            }
+            Event::Heard { text } => AgentFace::heard(emitter, text, "").await,
+            Event::Replied { text } => AgentFace::replied(emitter, text, "").await,
+            Event::Satellite { satellite, what } => match what.as_ref() {
+                Event::WakeDetected { wake_word } => {
+                    AgentFace::wake_detected(emitter, wake_word, satellite).await
+                }
+                Event::Heard { text } => AgentFace::heard(emitter, text, satellite).await,
+                Event::Replied { text } => AgentFace::replied(emitter, text, satellite).await,
+                Event::Activity { activity } => {
+                    let face = iface.get().await;
+                    face.satellite_changed(satellite, |s| s.activity = *activity);
+                    face.satellites_changed(emitter).await
+                }
+                _ => Ok(()),
+            },
+            Event::SatelliteLink {
+                satellite,
+                connected,
+            } => {
+                let face = iface.get().await;
+                face.satellite_changed(satellite, |s| s.connected = *connected);
+                face.satellites_changed(emitter).await
+            }
             Event::ToolCalled {
                 name,
                 arguments,

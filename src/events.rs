@@ -53,6 +53,11 @@ pub enum Event {
     Heard { text: String },
     /// A turn's reply (sanitised text, as spoken or returned).
     Replied { text: String },
+    /// What a satellite's voice pipeline published (its wake words, what it heard, its
+    /// replies, its activity), as that satellite's.
+    Satellite { satellite: String, what: Box<Event> },
+    /// A satellite connected, or its connection ended.
+    SatelliteLink { satellite: String, connected: bool },
     /// A tool ran (for the model, or for a `CallTool` caller).
     ToolCalled {
         name: String,

@@ -726,9 +726,11 @@ mod tests {
                 out.push('\n');
                 continue;
             }
+            // `# [mqtt]`, `# [[satellite]]`
             let optional = line
                 .strip_prefix("# [")
                 .and_then(|l| l.strip_suffix(']'))
+                .map(|l| l.trim_start_matches('[').trim_end_matches(']'))
                 .is_some_and(is_key);
             if optional {
                 section = String::new(); // an optional section: its keys are examples

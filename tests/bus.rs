@@ -296,7 +296,11 @@ fn the_face_on_a_private_bus() {
             while let Some(Ok(m)) = stream.next().await {
                 match m.header().member().map(|m| m.to_string()).as_deref() {
                     Some("PropertiesChanged") => states.extend(state_change(&m)),
-                    Some("Replied") => replied = Some(m.body().deserialize::<String>().unwrap()),
+                    Some("Replied") => {
+                        let (text, source) = m.body().deserialize::<(String, String)>().unwrap();
+                        assert_eq!(source, "", "a D-Bus caller's reply has no satellite");
+                        replied = Some(text)
+                    }
                     _ => {}
                 }
                 if states.len() >= 2 && replied.is_some() {

@@ -133,6 +133,8 @@ impl AgentState {
             let _ = shared.engine.cast(EngineMsg::Cancel);
         }
         let span = tracing::info_span!("turn", session = %ask.session);
+        // a spoken turn's reply is published by its voice pipeline, as it is spoken
+        let publish_reply = ask.speak.is_none();
         let (flag, finished, myself) = (cancel.clone(), done.clone(), myself.clone());
         let task = tokio::spawn(
             async move {
@@ -141,7 +143,7 @@ impl AgentState {
                 let out = run_turn(&shared, ask, &flag).await;
                 match &out {
                     Err(e) => tracing::warn!(error = %e, "turn failed"),
-                    Ok(turn) if !turn.reply.is_empty() => crate::events::publish(
+                    Ok(turn) if publish_reply && !turn.reply.is_empty() => crate::events::publish(
                         shared.cfg.events.as_ref(),
                         crate::events::Event::Replied {
                             text: turn.reply.clone(),

@@ -819,7 +819,16 @@ impl Conductor {
         let _in_turn = trace.enter();
         let muted = self.muted();
         match input {
-            Input::Answered { job, turn } if reply.is_of(job) => reply.on_answer(turn),
+            Input::Answered { job, turn } if reply.is_of(job) => {
+                // the spoken turn's reply is published by its pipeline (the agent publishes
+                // those of turns nobody speaks): a satellite's goes to it as `synthesize`
+                if let Some(text) = turn.as_ref().ok().map(|t| t.reply.clone()) {
+                    if !text.is_empty() {
+                        self.publish(Event::Replied { text });
+                    }
+                }
+                reply.on_answer(turn);
+            }
             Input::Sentence { job, sentence } if reply.is_of(job) => {
                 reply.on_sentence(sentence, &mut self.out);
             }

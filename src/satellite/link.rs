@@ -256,6 +256,7 @@ impl Link {
                 );
                 self.conn = Some(conn);
                 self.failing = false;
+                self.link_changed(true);
             }
             Err(e) => {
                 if !self.failing {
@@ -266,6 +267,16 @@ impl Link {
                 self.retry_later();
             }
         }
+    }
+
+    /// hearth's event stream hears of the connection (the D-Bus `Satellites` property).
+    fn link_changed(&self, connected: bool) {
+        let satellite = self.config.name.clone();
+        let event = Event::SatelliteLink {
+            satellite,
+            connected,
+        };
+        crate::events::publish(self.global.as_ref(), event);
     }
 
     fn retry_later(&mut self) {
@@ -280,6 +291,7 @@ impl Link {
             if conn.since.elapsed() >= STABLE {
                 self.backoff = MIN_BACKOFF;
             }
+            self.link_changed(false);
         }
         self.reply = Reply::default();
         self.retry_later();
@@ -413,7 +425,9 @@ impl Link {
             ),
             _ => None,
         };
-        crate::events::publish(self.global.as_ref(), event);
+        let satellite = self.config.name.clone();
+        let what = Box::new(event);
+        crate::events::publish(self.global.as_ref(), Event::Satellite { satellite, what });
         if let (Some(wire), Some(conn)) = (wire, self.conn.as_mut()) {
             if let Err(e) = send(conn, &[wire]).await {
                 self.disconnect(&format!("writing to it failed: {e}"));

@@ -509,4 +509,67 @@ fn an_announcement_is_said_in_its_room() {
     );
     // an announcement is no turn
     assert!(hearth.turns_now().is_empty(), "{:?}", hearth.turns_now());
+    // the face shows both satellites, and says which one heard a request
+    let out = Command::new("busctl")
+        .arg(format!("--address={}", bus.address))
+        .args([
+            "get-property",
+            "io.hearth.Agent1",
+            "/io/hearth/Agent",
+            "io.hearth.Agent1",
+        ])
+        .arg("Satellites")
+        .output()
+        .expect("busctl runs");
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\\', "");
+    for name in ["bedroom", "hall"] {
+        let entry = format!("{{\"name\":\"{name}\",\"connected\":true,");
+        assert!(
+            shown.contains(&entry),
+            "{name} not shown connected: {shown}"
+        );
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let address = bus.address.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            use futures_util::StreamExt;
+            let mut signals = hearth_testkit::services::agent_signals(&address).await;
+            let _ = tx.send(None);
+            while let Some(Ok(m)) = signals.next().await {
+                let member = m
+                    .header()
+                    .member()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default();
+                if member == "Heard" || member == "Replied" {
+                    let body = m.body().deserialize::<(String, String)>().unwrap();
+                    let _ = tx.send(Some((member, body.0, body.1)));
+                }
+            }
+        });
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        None,
+        "watching"
+    );
+    hall.say(&spoken(&dir, "lock", "Okay Nabu, lock the front door."));
+    let mut seen = Vec::new();
+    while let Ok(Some(s)) = rx.recv_timeout(Duration::from_secs(60)) {
+        seen.push(s);
+        if seen.iter().any(|(m, _, _)| m == "Replied") {
+            break;
+        }
+    }
+    let sources: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(m, _, s)| (m.as_str(), s.as_str()))
+        .collect();
+    assert_eq!(
+        sources,
+        [("Heard", "hall"), ("Replied", "hall")],
+        "{seen:?}"
+    );
 }

@@ -974,7 +974,10 @@ impl Signals {
                     .unwrap_or_default();
                 let text = match member.as_str() {
                     "WakeDetected" | "Heard" | "Replied" => {
-                        m.body().deserialize::<String>().unwrap()
+                        // the text, and its source: "" for the local microphone
+                        let (text, source) = m.body().deserialize::<(String, String)>().unwrap();
+                        assert_eq!(source, "", "{member} of the local microphone: {text}");
+                        text
                     }
                     "ToolCalled" => {
                         let (name, args, _, status) = m
