@@ -123,6 +123,7 @@ impl AgentState {
             *last = Some(ask.session.clone());
         }
         let session = ask.session.clone();
+        let session_of_turn = session.clone();
         if let Some(hold) = ask.hold.clone() {
             drop_when_refused(hold, cancel.clone(), done.clone(), shared.engine.clone());
         }
@@ -161,7 +162,12 @@ impl AgentState {
             }
             .instrument(span),
         );
-        self.running = Some(TurnHandle { cancel, done, task });
+        self.running = Some(TurnHandle {
+            session: session_of_turn,
+            cancel,
+            done,
+            task,
+        });
     }
 }
 
@@ -184,6 +190,7 @@ fn drop_when_refused(
 }
 
 struct TurnHandle {
+    session: String,
     cancel: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
@@ -273,6 +280,19 @@ impl Actor for Agent {
                     t.cancel.store(true, Ordering::SeqCst);
                 }
                 let _ = state.shared.engine.cast(EngineMsg::Cancel);
+            }
+            AgentMsg::CancelSession(session) => {
+                if let Some(t) = state.running.as_ref().filter(|t| t.session == session) {
+                    t.cancel.store(true, Ordering::SeqCst);
+                    let _ = state.shared.engine.cast(EngineMsg::Cancel);
+                }
+                let (dropped, waiting): (Vec<Queued>, Vec<Queued>) =
+                    state.queue.drain(..).partition(|q| q.ask.session == session);
+                state.queue = waiting.into();
+                state.queued.set(state.queue.len());
+                for q in dropped {
+                    let _ = q.reply.send(Err(AgentError::Cancelled));
+                }
             }
             AgentMsg::Reset(session) => {
                 state.shared.sessions.forget(&session);

@@ -122,6 +122,9 @@ pub enum AgentMsg {
     Ask(Ask, RpcReplyPort<Result<Turn, AgentError>>),
     /// Stop the running turn (generation is cancelled at once; no tool starts after).
     Cancel,
+    /// Stop this session's turn if it is the one running, and drop its requests that wait
+    /// (a voice source's "stop": another source's turn runs on).
+    CancelSession(String),
     /// Forget a session's history.
     Reset(String),
     /// Whether a request would be answered by a local intent in this session now, with no
@@ -237,6 +240,8 @@ pub enum AgentError {
     Preset(#[from] PresetError),
     #[error("the {0} actor is not answering; restart hearth")]
     Actor(&'static str),
+    #[error("the request was stopped before its turn began")]
+    Cancelled,
     #[error("the model has no chat template and the preset sets none; add `chat_template` to the preset")]
     NoTemplate,
     #[error("the prompt does not fit the context even without history ({tokens} tokens of {n_ctx}); shorten the system prompt or tools, or raise n_ctx")]

@@ -57,6 +57,9 @@ pub(super) struct Driver<'a> {
     running: HashMap<Job, AbortHandle>,
     /// Speculative agent turns waiting for their go-ahead.
     held: HashMap<Job, watch::Sender<Option<bool>>>,
+    /// The session of the last turn asked: what a stop cancels (the agent is shared with
+    /// other sources, whose turns run on).
+    session: String,
     listen_open: bool,
     tts_open: bool,
     shut: bool,
@@ -84,6 +87,7 @@ impl<'a> Driver<'a> {
             results,
             running: HashMap::new(),
             held: HashMap::new(),
+            session: String::new(),
             listen_open: true,
             tts_open: true,
             shut: false,
@@ -240,10 +244,10 @@ impl<'a> Driver<'a> {
                 if let Some(t) = self.stages.tts.get() {
                     let _ = t.cast(TtsMsg::Cancel);
                 }
-                let _ = self.agent.cast(AgentMsg::Cancel);
+                let _ = self.agent.cast(AgentMsg::CancelSession(self.session.clone()));
             }
             Action::CancelTurn => {
-                let _ = self.agent.cast(AgentMsg::Cancel);
+                let _ = self.agent.cast(AgentMsg::CancelSession(self.session.clone()));
             }
             // played as a cue: no reply events, never over a reply
             Action::Cue => {
@@ -280,6 +284,7 @@ impl<'a> Driver<'a> {
     /// sentences and its end come back as input.
     fn ask(&mut self, job: Job, session: String, request: String, held: bool) {
         let (speak_tx, mut speak) = mpsc::unbounded_channel();
+        self.session = session.clone();
         let mut ask = Ask::new(session, request).wait_up_to(BUSY_WAIT);
         if held {
             let (go, decision) = watch::channel(None);

@@ -357,6 +357,35 @@ async fn cancel_stops_generation_and_no_tool_runs() {
     assert!(executions(&r.log).is_empty());
 }
 
+/// A stop on one satellite cancels its own session's turn only: another source's turn, the
+/// one running, goes on; a request of the stopped session that was waiting never runs.
+#[tokio::test]
+async fn cancelling_a_session_stops_only_its_own_turns() {
+    let long = format!("{}Done.", "blah ".repeat(40));
+    let r = rig(&[long.as_str(), KITCHEN_CALL], "qwen2.5", CHATML, |_, s| {
+        s.chunk_delay = Duration::from_millis(5);
+    })
+    .await;
+    let agent = r.agent.clone();
+    let hall = tokio::spawn(async move { ask_in(&agent, "voice-hall-0", "tell me a joke").await });
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    // the bedroom's request waits behind the hall's turn
+    let agent = r.agent.clone();
+    let bedroom = tokio::spawn(async move {
+        let ask = Ask::new("voice-bedroom-0", "light").wait_up_to(Duration::from_secs(30));
+        hearth::agent::ask(&agent, ask).await
+    });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    r.agent
+        .cast(AgentMsg::CancelSession("voice-bedroom-0".into()))
+        .unwrap();
+    assert!(matches!(bedroom.await.unwrap(), Err(AgentError::Cancelled)));
+    let turn = hall.await.unwrap().unwrap();
+    assert!(!turn.cancelled, "the hall's turn was stopped by the bedroom's stop");
+    assert!(turn.reply.ends_with("Done."), "{}", turn.reply);
+    assert!(executions(&r.log).is_empty(), "the bedroom's request ran");
+}
+
 #[tokio::test]
 async fn history_is_per_session_and_trimmed_oldest_first() {
     // Roomy context: the session's earlier turn is in the prompt, the other session's is not.
