@@ -46,6 +46,7 @@ mod secret;
 pub mod settings;
 pub mod speech_models;
 pub mod stt;
+pub mod stt_shared;
 pub mod supervisor;
 pub mod systemd;
 pub mod tools;

@@ -286,8 +286,10 @@ impl Actor for Agent {
                     t.cancel.store(true, Ordering::SeqCst);
                     let _ = state.shared.engine.cast(EngineMsg::Cancel);
                 }
-                let (dropped, waiting): (Vec<Queued>, Vec<Queued>) =
-                    state.queue.drain(..).partition(|q| q.ask.session == session);
+                let (dropped, waiting): (Vec<Queued>, Vec<Queued>) = state
+                    .queue
+                    .drain(..)
+                    .partition(|q| q.ask.session == session);
                 state.queue = waiting.into();
                 state.queued.set(state.queue.len());
                 for q in dropped {

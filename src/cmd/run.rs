@@ -355,6 +355,15 @@ async fn serve_voice(
     let stage_tx = follow_readiness();
     expect_the_tools_words(&text, &mut voice).await?;
     hold_to_the_house_phrases(&text, &mut voice)?;
+    // more than one pipeline: one recogniser serves them all, one decode at a time
+    let pipelines = usize::from(voice.local.is_some()) + voice.satellites.len();
+    let mut _shared_stt = None;
+    if pipelines > 1 {
+        if let Some((shared, server)) = hearth::stt_shared::share(&voice.stt.server).await? {
+            voice.stt.server = server;
+            _shared_stt = Some(shared);
+        }
+    }
     // one source's pipeline: its microphone and speaker, its room, where it publishes
     let options = |src: Source| VoiceOptions {
         input: src.input,
@@ -418,7 +427,7 @@ async fn serve_voice(
     let discovery = discover(&voice.satellites);
     let found = discovery.as_ref().map(|d| d.found());
     for sat in std::mem::take(&mut voice.satellites) {
-        let sat = hearth::satellite::start(sat, found.clone(), Some(events.clone()));
+        let sat = hearth::satellite::start(sat, found.clone(), Some(events.clone()), muted.clone());
         let name = sat.name.clone();
         let opts = options(Source {
             input: sat.input,

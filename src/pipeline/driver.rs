@@ -244,10 +244,14 @@ impl<'a> Driver<'a> {
                 if let Some(t) = self.stages.tts.get() {
                     let _ = t.cast(TtsMsg::Cancel);
                 }
-                let _ = self.agent.cast(AgentMsg::CancelSession(self.session.clone()));
+                let _ = self
+                    .agent
+                    .cast(AgentMsg::CancelSession(self.session.clone()));
             }
             Action::CancelTurn => {
-                let _ = self.agent.cast(AgentMsg::CancelSession(self.session.clone()));
+                let _ = self
+                    .agent
+                    .cast(AgentMsg::CancelSession(self.session.clone()));
             }
             // played as a cue: no reply events, never over a reply
             Action::Cue => {

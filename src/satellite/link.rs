@@ -8,6 +8,7 @@
 //! its own wake word, or is gone) the pipe gets silence, so an utterance cut off ends with
 //! the hangover, as a speaker falling silent would.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,8 @@ use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, Notify};
 use wyoming::{
     AudioChunk, AudioFormat, AudioStart, AudioStop, Describe, Detection, Event as Wire,
-    EventReader, Eventable, Info, PipelineStage, Played, RunPipeline, RunSatellite, Synthesize,
-    Transcript,
+    EventReader, Eventable, Info, PauseSatellite, PipelineStage, Played, RunPipeline, RunSatellite,
+    Synthesize, Transcript,
 };
 
 use super::{SatelliteConfig, MAX_BACKOFF, MIC_RATE, MIN_BACKOFF, REPLY_RATE};
@@ -164,20 +165,43 @@ pub(super) struct Link {
     retry_at: Instant,
     /// Where zeroconf finds satellites (for one configured without an address).
     found: Option<super::discover::Found>,
+    /// hearth's microphone mute: the satellite is paused while it holds.
+    muted: Arc<AtomicBool>,
+    /// `pause-satellite` was sent on this connection (and no `run-satellite` since).
+    paused: bool,
     /// The last connection failure was logged (the next are not, until one succeeds).
     failing: bool,
 }
 
+/// What a link is connected to on hearth's side.
+pub(super) struct Ends {
+    /// The pipe Capture reads the microphone from.
+    pub(super) pipe: WriteHalf<SimplexStream>,
+    /// Playback's reply audio.
+    pub(super) blocks: mpsc::UnboundedReceiver<StreamBlock>,
+    /// Opened by a `run-pipeline` from `asr`.
+    pub(super) listen: Arc<Notify>,
+    /// What the satellite's pipeline publishes.
+    pub(super) events: broadcast::Receiver<Event>,
+    /// hearth's own event stream.
+    pub(super) global: Option<Events>,
+    /// Where zeroconf finds satellites.
+    pub(super) found: Option<super::discover::Found>,
+    /// hearth's microphone mute.
+    pub(super) muted: Arc<AtomicBool>,
+}
+
 impl Link {
-    pub(super) fn new(
-        config: SatelliteConfig,
-        pipe: WriteHalf<SimplexStream>,
-        blocks: mpsc::UnboundedReceiver<StreamBlock>,
-        listen: Arc<Notify>,
-        events: broadcast::Receiver<Event>,
-        global: Option<Events>,
-        found: Option<super::discover::Found>,
-    ) -> Self {
+    pub(super) fn new(config: SatelliteConfig, ends: Ends) -> Self {
+        let Ends {
+            pipe,
+            blocks,
+            listen,
+            events,
+            global,
+            found,
+            muted,
+        } = ends;
         let now = Instant::now();
         Link {
             config,
@@ -198,6 +222,8 @@ impl Link {
             backoff: MIN_BACKOFF,
             retry_at: now,
             found,
+            muted,
+            paused: false,
             failing: false,
         }
     }
@@ -256,6 +282,8 @@ impl Link {
                 );
                 self.conn = Some(conn);
                 self.failing = false;
+                // the handshake ran it; paused again at the next tick if muted
+                self.paused = false;
                 self.link_changed(true);
             }
             Err(e) => {
@@ -438,6 +466,7 @@ impl Link {
     async fn on_tick(&mut self) {
         let now = Instant::now();
         self.mic.keep_time(now).await;
+        self.follow_mute().await;
         let ended = self
             .reply
             .dry_since
@@ -449,6 +478,25 @@ impl Link {
                     self.disconnect(&format!("writing to it failed: {e}"));
                 }
             }
+        }
+    }
+}
+
+impl Link {
+    /// Pause the satellite while hearth is muted, run it again after.
+    async fn follow_mute(&mut self) {
+        let muted = self.muted.load(Ordering::SeqCst);
+        let Some(conn) = self.conn.as_mut().filter(|_| muted != self.paused) else {
+            return;
+        };
+        let event = match muted {
+            true => PauseSatellite {}.to_event(),
+            false => RunSatellite {}.to_event(),
+        };
+        tracing::info!(satellite = %self.config.name, paused = muted, "muted: the satellite follows");
+        match send(conn, &[event]).await {
+            Ok(()) => self.paused = muted,
+            Err(e) => self.disconnect(&format!("writing to it failed: {e}")),
         }
     }
 }

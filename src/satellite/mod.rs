@@ -20,6 +20,7 @@
 pub mod discover;
 mod link;
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -106,11 +107,13 @@ pub const REPLY_RATE: u32 = 22_050;
 
 /// Connect to a satellite (in the background: it need not be up yet), at its address or
 /// where `found` (zeroconf) says. What its pipeline publishes goes on to `global` (hearth's
-/// own event stream).
+/// own event stream). While `muted` (the D-Bus `Muted` property) it is paused
+/// (`pause-satellite`: it streams nothing), and run again after.
 pub fn start(
     config: SatelliteConfig,
     found: Option<discover::Found>,
     global: Option<Events>,
+    muted: Arc<AtomicBool>,
 ) -> SatelliteIo {
     let (mic_reader, mic_writer) = tokio::io::simplex(MIC_PIPE_BYTES);
     let (blocks_tx, blocks_rx) = mpsc::unbounded_channel();
@@ -118,15 +121,16 @@ pub fn start(
     let events = crate::events::channel();
     let name = config.name.clone();
     let room = config.room.clone();
-    let link = link::Link::new(
-        config,
-        mic_writer,
-        blocks_rx,
-        listen.clone(),
-        events.subscribe(),
+    let ends = link::Ends {
+        pipe: mic_writer,
+        blocks: blocks_rx,
+        listen: listen.clone(),
+        events: events.subscribe(),
         global,
         found,
-    );
+        muted,
+    };
+    let link = link::Link::new(config, ends);
     let task = tokio::spawn(link.run());
     SatelliteIo {
         input: CaptureSource::reader(format!("satellite {name}"), mic_reader, MIC_RATE),

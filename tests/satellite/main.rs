@@ -572,4 +572,27 @@ fn an_announcement_is_said_in_its_room() {
         [("Heard", "hall"), ("Replied", "hall")],
         "{seen:?}"
     );
+    // muted on D-Bus: every satellite is paused (it streams nothing), then run again
+    let mute = |on: &str| {
+        let out = Command::new("busctl")
+            .arg(format!("--address={}", bus.address))
+            .args([
+                "set-property",
+                "io.hearth.Agent1",
+                "/io/hearth/Agent",
+                "io.hearth.Agent1",
+            ])
+            .args(["Muted", "b", on])
+            .output()
+            .expect("busctl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    mute("true");
+    hearth.wait_log("paused=true", 2, Duration::from_secs(10));
+    mute("false");
+    hearth.wait_log("paused=false", 2, Duration::from_secs(10));
 }
