@@ -381,7 +381,10 @@ async fn cancelling_a_session_stops_only_its_own_turns() {
         .unwrap();
     assert!(matches!(bedroom.await.unwrap(), Err(AgentError::Cancelled)));
     let turn = hall.await.unwrap().unwrap();
-    assert!(!turn.cancelled, "the hall's turn was stopped by the bedroom's stop");
+    assert!(
+        !turn.cancelled,
+        "the hall's turn was stopped by the bedroom's stop"
+    );
     assert!(turn.reply.ends_with("Done."), "{}", turn.reply);
     assert!(executions(&r.log).is_empty(), "the bedroom's request ran");
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::services::free_port;
 
 const MIC: &str = include_str!("mic.py");
+const SPEAKER: &str = include_str!("speaker.py");
 
 /// The virtual environment's Python: `$HEARTH_SATELLITE_PYTHON`, else where `scripts/setup`
 /// puts it.
@@ -85,18 +86,26 @@ impl Satellite {
         std::fs::create_dir_all(&dir).expect("a satellite dir");
         let mic = dir.join("mic.py");
         std::fs::write(&mic, MIC).expect("the mic script");
+        let speaker = dir.join("speaker.py");
+        std::fs::write(&speaker, SPEAKER).expect("the speaker script");
         let port = free_port();
         let log = std::fs::File::create(dir.join("satellite.log")).expect("a log");
-        let speaker = format!("sh -c 'cat >> {}'", dir.join("speaker.raw").display());
+        let speaker = format!(
+            "python3 {} {} {}",
+            speaker.display(),
+            dir.join("speaker.raw").display(),
+            dir.join("replied.times").display()
+        );
         let child = Command::new(python())
             .args(["-m", "wyoming_satellite", "--name", name, "--area", area])
             .arg("--uri")
             .arg(format!("tcp://127.0.0.1:{port}"))
             .arg("--mic-command")
             .arg(format!(
-                "python3 {} {}",
+                "python3 {} {} {}",
                 mic.display(),
-                dir.join("play").display()
+                dir.join("play").display(),
+                dir.join("said.times").display()
             ))
             .arg("--snd-command")
             .arg(speaker)
@@ -180,6 +189,16 @@ impl Satellite {
         std::fs::read_to_string(self.dir.join("satellite.log")).unwrap_or_default()
     }
 
+    /// When (Unix seconds) the last sample of each thing said went into its microphone.
+    pub fn said_at(&self) -> Vec<f64> {
+        times(&self.dir.join("said.times"))
+    }
+
+    /// When (Unix seconds) the first audio of each reply reached its speaker.
+    pub fn replied_at(&self) -> Vec<f64> {
+        times(&self.dir.join("replied.times"))
+    }
+
     /// Kill it (it is not listening afterwards).
     pub fn kill(&mut self) {
         let _ = self.child.kill();
@@ -191,6 +210,12 @@ impl Drop for Satellite {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// One number per line.
+fn times(path: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
 /// A satellite's own wake word service: `wyoming-openwakeword` 1.8.2 (its own virtual
