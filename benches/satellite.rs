@@ -34,7 +34,7 @@ const REQUESTS: [&str; 4] = [
     "Okay Nabu, turn on the kitchen light.",
     "Okay Nabu, lock the front door.",
     "Okay Nabu, turn off the bedroom light.",
-    "Okay Nabu, unlock the back door.",
+    "Okay Nabu, turn on the living room light.",
 ];
 /// Between two requests: the reply has played and the follow-up window is over.
 const GAP_S: f64 = 7.0;
