@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use hearth_testkit::bench;
 use hearth_testkit::satellite::{self as sat, Hearth, Satellite};
 use serde_json::{json, Value};
 
@@ -51,76 +52,73 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         work: Path::new(env!("CARGO_TARGET_TMPDIR")).join("satellite-bench"),
         json: None,
     };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .ok_or(format!("{a} needs a value\n{USAGE}"))
-        };
-        match a.as_str() {
-            "--rounds" => o.rounds = value()?.parse().map_err(|e| format!("--rounds: {e}"))?,
-            "--work" => o.work = PathBuf::from(value()?),
-            "--json" => o.json = Some(PathBuf::from(value()?)),
-            "--bench" => {}
-            other => return Err(format!("unknown option {other}\n{USAGE}")),
+    let mut f = bench::Flags::new(args);
+    while let Some(a) = f.next_flag() {
+        match a {
+            "--rounds" => o.rounds = f.number(a)?.max(1.0) as usize,
+            "--work" => o.work = f.value(a)?.into(),
+            "--json" => o.json = Some(f.value(a)?.into()),
+            _ => return Err(format!("unknown argument {a:?}")),
         }
     }
     Ok(o)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match parse_args(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+fn main() -> std::process::ExitCode {
+    bench::main_of("satellite", USAGE, parse_args, run)
+}
+
+fn run(o: &Options) -> Result<(), String> {
     if hearth_testkit::model::voice_models().is_none() || sat::available().is_none() {
-        eprintln!(
+        return Err(
             "the models or wyoming-satellite are missing: scripts/fetch-models, scripts/setup"
+                .into(),
         );
-        std::process::exit(2);
     }
     let _ = std::fs::remove_dir_all(&o.work);
-    std::fs::create_dir_all(&o.work).expect("the work directory");
+    std::fs::create_dir_all(&o.work).map_err(|e| format!("{}: {e}", o.work.display()))?;
     let clips: Vec<PathBuf> = REQUESTS
         .iter()
         .enumerate()
-        .map(|(i, text)| spoken(&o.work, &format!("request{i}"), text))
+        .map(|(i, text)| sat::espeak(&o.work, &format!("request{i}"), text))
         .collect();
     let local = local(&o.work.join("local"), &clips, o.rounds);
     let one = satellites(&o.work.join("one"), &clips, o.rounds, 1);
     let two = satellites(&o.work.join("two"), &clips, o.rounds.div_ceil(2), 2);
+    println!(
+        "load average: {}",
+        bench::load_average().unwrap_or_default()
+    );
     println!("| way | turns | hearth: end of speech → first reply audio, median / p95 | at the satellite: end of speech → first reply audio at its speaker, median / p95 |");
     println!("|---|---|---|---|");
-    for (name, r) in [
+    let ways = [
         ("local microphone (WAV, real time)", &local),
         ("one satellite", &one),
         ("two satellites at once", &two),
-    ] {
+    ];
+    for (name, r) in ways {
+        let outside = match r.outside.is_empty() {
+            true => "—".to_string(),
+            false => spread(&r.outside),
+        };
         println!(
-            "| {name} | {} | {} | {} |",
+            "| {name} | {} | {} | {outside} |",
             r.hearth.len(),
-            spread(&r.hearth),
-            if r.outside.is_empty() {
-                "—".to_string()
-            } else {
-                spread(&r.outside)
-            }
+            spread(&r.hearth)
         );
     }
-    if let Some(path) = &o.json {
-        let doc = json!({
-            "rounds": o.rounds,
-            "local": local.to_json(),
-            "one_satellite": one.to_json(),
-            "two_satellites": two.to_json(),
-        });
-        std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
-            .expect("the JSON report");
+    match &o.json {
+        Some(path) => bench::write_json(
+            path,
+            &json!({
+                "rounds": o.rounds,
+                "load_average": bench::load_average(),
+                "local": local.to_json(),
+                "one_satellite": one.to_json(),
+                "two_satellites": two.to_json(),
+            }),
+        ),
+        None => Ok(()),
     }
 }
 
@@ -149,19 +147,6 @@ fn spread(ms: &[f64]) -> String {
         return "—".into();
     }
     format!("{:.0} / {:.0} ms", at(0.5), at(0.95))
-}
-
-/// `text` spoken by espeak-ng into `dir/name.wav`.
-fn spoken(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let wav = dir.join(format!("{name}.wav"));
-    let ok = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-s", "175", "-w"])
-        .arg(&wav)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs (scripts/setup)");
-    assert!(ok.success(), "espeak-ng failed");
-    wav
 }
 
 fn first_audio(turn: &Value) -> Option<f64> {

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use hearth_testkit::satellite::{self as sat, Hearth, OpenWakeWord, Satellite};
+use hearth_testkit::satellite::{self as sat, espeak as spoken, Hearth, OpenWakeWord, Satellite};
 use serde_json::Value;
 
 /// A fresh scratch directory for one test.
@@ -34,19 +34,6 @@ fn ready() -> Option<()> {
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `text` spoken by espeak-ng into `dir/name.wav`.
-fn spoken(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let wav = dir.join(format!("{name}.wav"));
-    let ok = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-s", "175", "-w"])
-        .arg(&wav)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs (scripts/setup installs it)");
-    assert!(ok.success(), "espeak-ng failed for {text:?}");
-    wav
 }
 
 fn config(sats: &[(&Satellite, &str)]) -> String {

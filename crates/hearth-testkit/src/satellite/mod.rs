@@ -30,6 +30,19 @@ pub fn python() -> PathBuf {
     home.join(".cache/hearth/peers/wyoming-satellite/bin/python")
 }
 
+/// `text` spoken by espeak-ng (`scripts/setup` installs it) into `dir/name.wav`.
+pub fn espeak(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let wav = dir.join(format!("{name}.wav"));
+    let ok = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-s", "175", "-w"])
+        .arg(&wav)
+        .arg(text)
+        .status()
+        .expect("espeak-ng runs (scripts/setup installs it)");
+    assert!(ok.success(), "espeak-ng failed for {text:?}");
+    wav
+}
+
 /// Whether `wyoming-satellite` can run; None (skip) or a panic naming the fix when not.
 pub fn available() -> Option<()> {
     let ok = Command::new(python())
