@@ -171,6 +171,8 @@ pub(super) struct Link {
     paused: bool,
     /// The last connection failure was logged (the next are not, until one succeeds).
     failing: bool,
+    /// The pipeline's event stream is open (once it has ended, it is not waited on).
+    publishing: bool,
 }
 
 /// What a link is connected to on hearth's side.
@@ -225,6 +227,7 @@ impl Link {
             muted,
             paused: false,
             failing: false,
+            publishing: true,
         }
     }
 
@@ -239,7 +242,7 @@ impl Link {
             tokio::select! {
                 read = next_event(self.conn.as_mut()) => self.on_read(read).await,
                 Some(block) = self.blocks.recv() => self.on_block(block).await,
-                event = self.events.recv() => self.on_published(event).await,
+                event = self.events.recv(), if self.publishing => self.on_published(event).await,
                 _ = tick.tick() => self.on_tick().await,
             }
         }
@@ -431,8 +434,11 @@ impl Link {
                 tracing::warn!(satellite = %self.config.name, missed = n, "satellite events missed");
                 return;
             }
-            // the sender lives in SatelliteIo, which aborts this task when dropped
-            Err(broadcast::error::RecvError::Closed) => return,
+            // the pipeline has ended (the task is aborted soon after): nothing more comes
+            Err(broadcast::error::RecvError::Closed) => {
+                self.publishing = false;
+                return;
+            }
         };
         let wire = match &event {
             Event::Heard { text } => Some(
