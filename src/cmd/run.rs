@@ -401,7 +401,7 @@ async fn serve_voice(
         tracing::info!(signal = why, "stopping");
         let _ = signal_tx.send(true);
     });
-    let mut pipelines = Vec::new();
+    let mut pipelines = tokio::task::JoinSet::new();
     // kept until every pipeline is over: dropping one ends its connection
     let mut links = Vec::new();
     if let Some((input, output)) = voice.local.take() {
@@ -416,13 +416,13 @@ async fn serve_voice(
         let agent = text.agent.clone();
         let stop_tx = stop_tx.clone();
         let stopped = stopped();
-        pipelines.push(tokio::spawn(async move {
+        pipelines.spawn(async move {
             let on_turn = |t: &VoiceTurn| print_turn(t, None, json);
             let turns = hearth::pipeline::run(agent, opts, on_turn, stopped).await;
             // the local input ended (`--once`): the satellites stop too
             let _ = stop_tx.send(true);
             turns
-        }));
+        });
     }
     let discovery = discover(&voice.satellites);
     let found = discovery.as_ref().map(|d| d.found());
@@ -441,18 +441,19 @@ async fn serve_voice(
         let agent = text.agent.clone();
         let stopped = stopped();
         let span = tracing::info_span!("satellite", name = %name);
-        pipelines.push(tokio::spawn(
+        pipelines.spawn(
             async move {
                 let on_turn = |t: &VoiceTurn| print_turn(t, Some(&name), json);
                 hearth::pipeline::run(agent, opts, on_turn, stopped).await
             }
             .instrument(span),
-        ));
+        );
     }
     let mut summary = RunSummary::default();
     let mut failure = None;
-    for p in pipelines {
-        match p.await {
+    // in the order they end: the first failure ends the others at once
+    while let Some(p) = pipelines.join_next().await {
+        match p {
             Ok(Ok(s)) => {
                 summary.turns += s.turns;
                 summary.failed += s.failed;
