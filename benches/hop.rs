@@ -7,15 +7,42 @@
 //! Also the cancel latency: from a Cancel message to the end of the generation.
 //!
 //! Needs the model (`scripts/fetch-models`). `HEARTH_BENCH_RUNS` sets the runs (default 5).
+//!
+//! `cargo bench --bench hop -- --remote URL`: the same requests through the remote engine
+//! (`[agent] engine = "openai"`) and the OpenAI-compatible server at `URL`, for the
+//! comparison with the model in process (the README's table runs llama-cpp-python's server on
+//! the same machine, with the same threads). "Cold" is then a fresh engine in hearth: the
+//! server keeps its own cache. The prompt's token counts are the server's to know
+//! (llama-cpp-python does not say them): shown as `-`.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use hearth::agent::{AgentMsg, Ask, Turn};
+use hearth::llm::openai::OpenAiConfig;
 use hearth::llm::{EngineMsg, GenEvent, GenRequest};
 use hearth::preset::{Preset, ToolChoicePolicy};
-use hearth::supervisor::{start_text, TextOptions};
+use hearth::supervisor::{start_text, EngineChoice, TextOptions};
 use ractor::ActorRef;
+
+/// `--remote URL`: the server the remote engine asks, or none (llama.cpp in process).
+fn remote_url() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--remote")?;
+    args.get(at + 1).cloned()
+}
+
+/// The text options of every run: the preset, the engine.
+fn options(remote: Option<&str>) -> TextOptions {
+    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
+    if let Some(url) = remote {
+        let mut cfg = OpenAiConfig::new(url);
+        // a cold prompt on a loaded machine may take longer than a daemon should wait
+        cfg.read_timeout = std::time::Duration::from_secs(120);
+        opts.engine = EngineChoice::OpenAi(cfg);
+    }
+    opts
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -61,10 +88,13 @@ fn row(t: &Turn) -> Row {
 
 fn report(name: &str, rows: &[Row]) {
     let m = |f: fn(&Row) -> f64| median(rows.iter().map(f).collect());
+    let tokens = if m(|r| r.prompt) > 0.0 {
+        format!("{:>4.0}/{:<4.0}", m(|r| r.evaluated), m(|r| r.prompt))
+    } else {
+        format!("{:>4}/{:<4}", "-", "-")
+    };
     println!(
-        "{name:<44} evaluated {:>4.0}/{:<4.0} tokens  ttft {:>7.1} ms  gen {:>5.1} tok/s  sampler {:>5.2} ms/tok  text→tool {:>7.1} ms  total {:>7.1} ms",
-        m(|r| r.evaluated),
-        m(|r| r.prompt),
+        "{name:<44} evaluated {tokens} tokens  ttft {:>7.1} ms  gen {:>5.1} tok/s  sampler {:>5.2} ms/tok  text→tool {:>7.1} ms  total {:>7.1} ms",
         m(|r| r.ttft),
         m(|r| r.tok_s),
         m(|r| r.sample_per_tok),
@@ -86,17 +116,33 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let remote = remote_url();
+    let remote = remote.as_deref();
+    match remote {
+        Some(url) => println!("engine: the remote engine, {url}"),
+        None => println!("engine: llama.cpp in process"),
+    }
+    println!(
+        "load average: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
     rt.block_on(async {
         let kitchen = "turn on the kitchen light";
         for (label, policy) in [
             ("auto", ToolChoicePolicy::Auto),
             ("required_first_hop (grammar)", ToolChoicePolicy::RequiredFirstHop),
         ] {
+            let label = match (remote, policy) {
+                (Some(_), ToolChoicePolicy::RequiredFirstHop) => "required_first_hop (not sent)",
+                _ => label,
+            };
             let mut cold = Vec::new();
             let mut warm = Vec::new();
             for run in 0..runs.min(3) {
-                // Cold: a fresh engine, nothing in the KV cache.
-                let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
+                // Cold: a fresh engine, nothing in the KV cache (in process).
+                let mut opts = options(remote);
                 opts.preset.tool_choice_policy = policy;
                 // the model's hop is measured: the demo tools' intents would answer first
                 opts.intents = false;
@@ -118,8 +164,7 @@ fn main() {
         }
 
         // Cancel latency: from the Cancel message to Done.
-        let opts = TextOptions::new(Preset::load("qwen2.5-coder").expect("preset"));
-        let text = start_text(opts).await.expect("start");
+        let text = start_text(options(remote)).await.expect("start");
         let mut lat = Vec::new();
         for _ in 0..runs {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

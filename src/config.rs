@@ -299,6 +299,48 @@ pub struct AgentSection {
     /// A conversation's history is cut back (oldest turns first, by half of this) once it
     /// holds more than this many tokens (default 1024).
     pub history_tokens: Option<usize>,
+    /// Where the model runs: `llama` (in hearth, the default) or `openai` (`[agent.openai]`).
+    pub engine: Option<EngineKind>,
+    /// `[agent.openai]`: the server of `engine = "openai"`.
+    pub openai: Option<OpenAiSection>,
+}
+
+/// `[agent] engine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Llama,
+    OpenAi,
+}
+
+/// `[agent.openai]`: a model on another machine, behind an OpenAI-compatible server.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiSection {
+    /// The server, `http://HOST:PORT` (with or without `/v1`).
+    pub url: String,
+    /// The `model` each request names (a server serving one model ignores it).
+    pub model: Option<String>,
+    /// A file holding the API key (readable by hearth alone).
+    pub api_key_file: Option<PathBuf>,
+    /// Seconds to connect before the server counts as down (default 3).
+    pub connect_timeout_s: Option<f64>,
+    /// Seconds without data (the first token's wait too) before giving up (default 15).
+    pub read_timeout_s: Option<f64>,
+    /// What grammars the server takes: `none` (default) or `llguidance`.
+    pub grammar: Option<RemoteGrammar>,
+}
+
+/// `[agent.openai] grammar`: the constrained-decoding grammars a server takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RemoteGrammar {
+    /// None are sent (llama-cpp-python takes GBNF only, and a Lark grammar ends its process).
+    #[default]
+    None,
+    /// hearth's Lark grammars, prefixed `%llguidance {}` (llama.cpp's `llama-server` built
+    /// with `-DLLAMA_LLGUIDANCE=ON`).
+    Llguidance,
 }
 
 /// `[audio]`: the sound devices.
@@ -810,6 +852,9 @@ fn agent_problem(a: &AgentSection) -> Option<Problem> {
             "expected at least 64 tokens (one turn takes about 40; `history = \"none\"` keeps none)",
         );
     }
+    if let Some(p) = openai_problem(a) {
+        return Some(p);
+    }
     let s = a
         .turn_budget_s
         .filter(|s| !(s.is_finite() && (0.5..=600.0).contains(s)))?;
@@ -819,6 +864,44 @@ fn agent_problem(a: &AgentSection) -> Option<Problem> {
         s.to_string(),
         "expected 0.5 to 600 seconds (6 is the default: one short hop fits in it, a second one only when the first was quick)",
     )
+}
+
+/// `engine = "openai"` with its table; `[agent.openai]`: an http(s) URL with a host, timeouts
+/// a request can live with.
+fn openai_problem(a: &AgentSection) -> Option<Problem> {
+    let Some(o) = &a.openai else {
+        let expected = "an [agent.openai] table naming the server: url = \"http://HOST:PORT\"";
+        let remote = a.engine == Some(EngineKind::OpenAi);
+        return remote
+            .then(|| problem("agent", "engine", "\"openai\"".into(), expected))
+            .flatten();
+    };
+    let u = o.url.trim();
+    let rest = u
+        .strip_prefix("http://")
+        .or_else(|| u.strip_prefix("https://"));
+    if rest.is_none_or(|r| r.trim_end_matches('/').is_empty()) {
+        return problem(
+            "agent.openai",
+            "url",
+            format!("{u:?}"),
+            "expected http://HOST:PORT (or https://…), the OpenAI-compatible server's address",
+        );
+    }
+    for (key, v) in [
+        ("connect_timeout_s", o.connect_timeout_s),
+        ("read_timeout_s", o.read_timeout_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && (0.1..=600.0).contains(v))) {
+            return problem(
+                "agent.openai",
+                key,
+                v.to_string(),
+                "expected 0.1 to 600 seconds",
+            );
+        }
+    }
+    None
 }
 
 /// A file's text; a missing file is [`ConfigError::Missing`].
@@ -1003,10 +1086,12 @@ mod tests {
     #[test]
     fn the_readme_lists_every_key_the_code_reads_and_no_other() {
         let listed = readme_keys();
-        // `[[satellite]]`, an array of tables, is listed as such
+        // `[[satellite]]`, an array of tables, is listed as such; `[agent.openai]` is a
+        // table inside `[agent]`
         let sections: BTreeSet<String> = listed
             .iter()
             .map(|(s, _)| s.trim_matches(['[', ']']).to_string())
+            .filter(|s| !s.contains('.'))
             .collect();
         assert_eq!(sections, keys_of(""), "README.md's sections of hearth.toml");
         assert!(keys_of("gpio").contains("chip"), "the key list is read");
@@ -1136,6 +1221,17 @@ mod tests {
             ("[agent]\nturn_budget_s = 0.0\n", "0.5 to 600 seconds"),
             ("[agent]\nhistory_tokens = 10\n", "at least 64 tokens"),
             ("[audio]\nbuffer_ms = 0\n", "above 0 ms"),
+            ("[agent]\nengine = \"openai\"\n", "an [agent.openai] table"),
+            ("[agent]\nengine = \"vllm\"\n", "unknown variant `vllm`"),
+            ("[agent.openai]\nurl = \"gpu-box:8080\"\n", "http://HOST:PORT"),
+            (
+                "[agent.openai]\nurl = \"http://h:1\"\nread_timeout_s = 0.0\n",
+                "[agent.openai] read_timeout_s = 0: expected 0.1 to 600 seconds",
+            ),
+            (
+                "[agent.openai]\nurl = \"http://h:1\"\ngrammar = \"gbnf\"\n",
+                "unknown variant `gbnf`",
+            ),
         ] {
             let msg = parse(text).unwrap_err().to_string();
             assert!(msg.contains(want), "{text:?}: {msg}");

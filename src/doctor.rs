@@ -143,7 +143,8 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
             "set HEARTH_MODEL_DIR (systemd sets CACHE_DIRECTORY)",
         ));
     }
-    check_llm(&settings, &mut out);
+    let remote = check_remote(&settings, &mut out).await;
+    check_llm(&settings, remote, &mut out);
     check_stt(&settings, &mut out).await;
     check_voice(&settings, &mut out);
     check_wake(&settings, &mut out);
@@ -154,7 +155,73 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     Report { findings: out }
 }
 
-fn check_llm(settings: &Settings, out: &mut Vec<Finding>) {
+/// `[agent] engine = "openai"`: the way to the model, whether the server answers, and
+/// where the chat template comes from. True when the model runs on that server (the local
+/// model file is then only where the template may come from).
+async fn check_remote(settings: &Settings, out: &mut Vec<Finding>) -> bool {
+    use crate::llm::openai::{self, RemoteGrammar, TemplateSource};
+    use crate::supervisor::EngineChoice;
+    let Ok(EngineChoice::OpenAi(remote)) = settings.engine() else {
+        return false;
+    };
+    out.push(Finding::ok(
+        "llm",
+        format!("the model runs on a server: {}", remote.path()),
+    ));
+    if remote.grammar == RemoteGrammar::None {
+        out.push(Finding::warn(
+            "grammar",
+            "grammars are not sent to the LLM server: a call's syntax and arguments are not forced as in process (the parser and each tool's schema still check every call)",
+            "with llama.cpp's llama-server built with -DLLAMA_LLGUIDANCE=ON, set [agent.openai] grammar = \"llguidance\"",
+        ));
+    }
+    let contact = match openai::contact(&remote).await {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Finding::fail(
+                "llm server",
+                e.to_string(),
+                "fix [agent.openai] api_key_file",
+            ));
+            return true;
+        }
+    };
+    out.push(match &contact.models {
+        Ok(models) => Finding::ok(
+            "llm server",
+            format!("{} answers, serving {}", remote.url, models.join(", ")),
+        ),
+        Err(e) => Finding::fail(
+            "llm server",
+            e.to_string(),
+            "start the server (hearth starts without it: its local intents work, a request for the model is answered with an apology)",
+        ),
+    });
+    let cfg = match settings
+        .preset()
+        .and_then(|p| settings.text_options(p, false))
+    {
+        Ok(opts) => crate::supervisor::remote_config(&opts, &remote),
+        // the preset's failure is its own finding
+        Err(_) => return true,
+    };
+    out.push(match openai::engine_info(&cfg, &contact) {
+        Ok((_, TemplateSource::Server)) => Finding::ok("chat template", "the server's"),
+        Ok((_, TemplateSource::Gguf(p))) => Finding::ok(
+            "chat template",
+            format!("from {} (its metadata only)", p.display()),
+        ),
+        Ok((_, TemplateSource::Preset)) => Finding::ok("chat template", "the preset's own"),
+        Err(e) => Finding::fail(
+            "chat template",
+            e.to_string(),
+            "put the model's GGUF in the model directory, or name it with [agent] model",
+        ),
+    });
+    true
+}
+
+fn check_llm(settings: &Settings, remote: bool, out: &mut Vec<Finding>) {
     let name = settings.preset_name();
     let preset = match settings.preset() {
         Ok(p) => {
@@ -170,6 +237,10 @@ fn check_llm(settings: &Settings, out: &mut Vec<Finding>) {
             return;
         }
     };
+    if remote {
+        // the model file is the server's business; the template's source was checked
+        return;
+    }
     match settings.llm_model() {
         Ok(Some(m)) => {
             out.push(if m.is_file() {

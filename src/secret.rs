@@ -1,6 +1,8 @@
-//! Files that hold a secret (`[homeassistant] token_file`, `[mqtt] password_file`): used only
-//! when no other user of the machine can read or change them. hearth runs on machines other
-//! people log into; a token that opens the house must not be readable by all of them.
+//! Files that hold a secret (`[homeassistant] token_file`, `[mqtt] password_file`,
+//! `[agent.openai] api_key_file`): used only when no other user of the machine can read or
+//! change them. hearth runs on machines other people log into; a token that opens the house
+//! must not be readable by all of them. And a secret sent over plain `http://` to another
+//! machine crosses the network in clear: [`in_clear`] says when.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -26,6 +28,38 @@ pub(crate) fn check_private(path: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The one word a secret file holds, trimmed, once the file is private ([`check_private`]).
+/// The error (which the caller puts after the file's name) says what is wrong and ends with
+/// `fix`, which says how to make the secret.
+pub(crate) fn read_word(path: &Path, fix: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot be read ({e}): {fix}"))?;
+    let word = text.trim();
+    if word.is_empty() {
+        return Err(format!("is empty: {fix}"));
+    }
+    if word.contains(char::is_whitespace) {
+        return Err(format!(
+            "holds more than one word; it must hold the secret alone: {fix}"
+        ));
+    }
+    check_private(path)?;
+    Ok(word.to_string())
+}
+
+/// Whether `url` sends a secret over plain `http://` to another machine, where it crosses
+/// the network in clear (a server on this machine is fine).
+pub(crate) fn in_clear(url: &str) -> bool {
+    let Some(rest) = url.trim().strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    !(host == "localhost" || host == "::1" || host.starts_with("127."))
 }
 
 #[cfg(test)]
@@ -57,5 +91,43 @@ mod tests {
         assert!(check_private(&p).unwrap_err().contains("g-w"));
         let e = check_private(Path::new("/nonexistent/hearth-token")).unwrap_err();
         assert!(e.starts_with("cannot read its permissions"), "{e}");
+    }
+
+    #[test]
+    fn a_secret_goes_in_clear_only_over_http_to_another_machine() {
+        for url in [
+            "http://homeassistant.local:8123",
+            "http://192.168.1.5:8123/",
+            " http://gpu-box:8080/v1",
+        ] {
+            assert!(in_clear(url), "{url}");
+        }
+        for url in [
+            "https://ha.lan:8123",
+            "http://localhost:8123",
+            "http://127.0.0.1:8080",
+            "http://[::1]:8123",
+        ] {
+            assert!(!in_clear(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn a_secret_file_holds_one_private_word() {
+        let ok = file_with_mode("word", 0o600);
+        assert_eq!(read_word(&ok, "FIX").unwrap(), "token");
+        let p = file_with_mode("two-words", 0o600);
+        std::fs::write(&p, "sk-1 sk-2\n").unwrap();
+        let e = read_word(&p, "FIX").unwrap_err();
+        assert!(
+            e.contains("more than one word") && e.ends_with("FIX"),
+            "{e}"
+        );
+        std::fs::write(&p, "\n").unwrap();
+        assert_eq!(read_word(&p, "FIX").unwrap_err(), "is empty: FIX");
+        let open = file_with_mode("open", 0o644);
+        assert!(read_word(&open, "FIX").unwrap_err().contains("chmod"));
+        let e = read_word(Path::new("/nonexistent/hearth-key"), "FIX").unwrap_err();
+        assert!(e.starts_with("cannot be read") && e.ends_with("FIX"), "{e}");
     }
 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{BusKind, Config, ConfigError};
 use crate::models::ModelError;
 use crate::preset::{Preset, PresetError};
-use crate::supervisor::{StartError, TextOptions};
+use crate::supervisor::{EngineChoice, StartError, TextOptions};
 
 /// The preset when neither the command line nor the configuration names one.
 pub(crate) const DEFAULT_PRESET: &str = "qwen2.5-coder";
@@ -598,6 +598,36 @@ impl Settings {
         }
     }
 
+    /// Where the model runs: `[agent] engine`, llama.cpp in process by default, or the
+    /// server of `[agent.openai]` (its URL, model, key file, timeouts and grammar; the
+    /// context and the local model file are filled in from the text options at start).
+    pub fn engine(&self) -> Result<EngineChoice, SettingsError> {
+        use crate::config::EngineKind;
+        use crate::llm::openai::OpenAiConfig;
+        let agent = &self.config.agent;
+        match (agent.engine.unwrap_or(EngineKind::Llama), &agent.openai) {
+            (EngineKind::Llama, _) => Ok(EngineChoice::Llama),
+            (EngineKind::OpenAi, Some(o)) => {
+                let mut cfg = OpenAiConfig::new(o.url.trim());
+                cfg.model = o.model.clone();
+                cfg.api_key_file = o.api_key_file.clone();
+                let secs = std::time::Duration::from_secs_f64;
+                cfg.connect_timeout = o.connect_timeout_s.map_or(cfg.connect_timeout, secs);
+                cfg.read_timeout = o.read_timeout_s.map_or(cfg.read_timeout, secs);
+                cfg.grammar = o.grammar.unwrap_or_default();
+                Ok(EngineChoice::OpenAi(cfg))
+            }
+            // the file's check refuses this; a configuration made in code may not have been
+            (EngineKind::OpenAi, None) => Err(SettingsError::Config(ConfigError::Invalid {
+                path: self.config_path.clone().unwrap_or_default(),
+                section: "agent",
+                key: "engine",
+                value: "\"openai\"".into(),
+                expected: "an [agent.openai] table naming the server: url = \"http://HOST:PORT\"",
+            })),
+        }
+    }
+
     /// The text agent's options for `preset`: the tools directory, the model file, the
     /// context length (`--n-ctx`, else `[agent] n_ctx`, else [`TextOptions::new`]'s), the
     /// config's threads, GPU layers, history mode and intents, and, when `prompt_cache`, the
@@ -625,7 +655,9 @@ impl Settings {
         if let Some(s) = agent.turn_budget_s {
             opts.turn_budget = std::time::Duration::from_secs_f64(s);
         }
-        if prompt_cache {
+        opts.engine = self.engine()?;
+        // the KV cache is the server's when the model runs elsewhere
+        if prompt_cache && opts.engine == EngineChoice::Llama {
             let model = crate::supervisor::model_path(&opts)?;
             opts.prompt_cache = crate::supervisor::prompt_cache_path(&opts, &model);
             opts.model = Some(model);
@@ -726,12 +758,12 @@ mod tests {
                 out.push('\n');
                 continue;
             }
-            // `# [mqtt]`, `# [[satellite]]`
+            // `# [mqtt]`, `# [[satellite]]`, `# [agent.openai]`
             let optional = line
                 .strip_prefix("# [")
                 .and_then(|l| l.strip_suffix(']'))
                 .map(|l| l.trim_start_matches('[').trim_end_matches(']'))
-                .is_some_and(is_key);
+                .is_some_and(|l| l.split('.').all(is_key));
             if optional {
                 section = String::new(); // an optional section: its keys are examples
                 continue;
@@ -812,6 +844,33 @@ mod tests {
                  correct the file, or list the key in EXAMPLES if its value is an example"
             );
         }
+    }
+
+    #[test]
+    fn the_engine_is_llama_cpp_unless_the_file_names_a_server() {
+        let s = settings(Flags::default(), Config::default());
+        assert_eq!(s.engine().unwrap(), EngineChoice::Llama);
+        let text = "[agent]\nengine = \"openai\"\nn_ctx = 2048\n[agent.openai]\nurl = \"http://gpu-box:8080/v1\"\nmodel = \"qwen\"\napi_key_file = \"/etc/hearth/llm.key\"\nread_timeout_s = 30\ngrammar = \"llguidance\"\n";
+        let config = Config::parse(text, Path::new("hearth.toml")).unwrap();
+        let s = settings(Flags::default(), config);
+        let EngineChoice::OpenAi(o) = s.engine().unwrap() else {
+            panic!("not the remote engine")
+        };
+        assert_eq!(o.url, "http://gpu-box:8080/v1");
+        assert_eq!(o.model.as_deref(), Some("qwen"));
+        assert_eq!(o.api_key_file, Some(PathBuf::from("/etc/hearth/llm.key")));
+        assert_eq!(o.read_timeout, std::time::Duration::from_secs(30));
+        assert_eq!(o.connect_timeout, crate::llm::openai::CONNECT_TIMEOUT);
+        assert_eq!(o.grammar, crate::config::RemoteGrammar::Llguidance);
+        // no model file is looked for (the prompt cache is the server's)
+        let opts = s.text_options(s.preset().unwrap(), true).unwrap();
+        assert_eq!((opts.prompt_cache, opts.n_ctx), (None, 2048));
+        assert!(matches!(opts.engine, EngineChoice::OpenAi(_)));
+        // a configuration made in code without the table is refused, naming it
+        let mut config = Config::default();
+        config.agent.engine = Some(crate::config::EngineKind::OpenAi);
+        let e = settings(Flags::default(), config).engine().unwrap_err();
+        assert!(e.to_string().contains("[agent.openai]"), "{e}");
     }
 
     #[cfg(feature = "tts")]

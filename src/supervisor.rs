@@ -51,6 +51,18 @@ pub struct TextOptions {
     /// History tokens a session keeps before its oldest turns are cut
     /// ([`crate::agent::HISTORY_TOKENS`]).
     pub history_tokens: usize,
+    /// Where the model runs (`[agent] engine`).
+    pub engine: EngineChoice,
+}
+
+/// Where the model runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineChoice {
+    /// llama.cpp in this process (feature `llm`).
+    Llama,
+    /// An OpenAI-compatible server ([`crate::llm::openai`]); its context is `n_ctx`, its
+    /// chat template the server's or the local model file's (`model`, else the preset's).
+    OpenAi(crate::llm::openai::OpenAiConfig),
 }
 
 impl TextOptions {
@@ -70,6 +82,7 @@ impl TextOptions {
             intents: true,
             turn_budget: crate::agent::TURN_BUDGET,
             history_tokens: crate::agent::HISTORY_TOKENS,
+            engine: EngineChoice::Llama,
         }
     }
 }
@@ -96,7 +109,7 @@ pub enum StartError {
     Agent(#[from] AgentError),
     #[error("the {0} actor failed to start: {1}")]
     Spawn(&'static str, String),
-    #[error("this build has no LLM engine (built without the `llm` feature); rebuild with default features")]
+    #[error("this build has no LLM engine in process (built without the `llm` feature); rebuild with default features, or use a model on another machine: [agent] engine = \"openai\"")]
     NoEngine,
 }
 
@@ -231,8 +244,45 @@ impl TextRuntime {
     }
 }
 
-#[cfg(feature = "llm")]
+/// The engine `opts.engine` names, started.
 async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
+    match &opts.engine {
+        EngineChoice::Llama => start_llama(opts).await,
+        EngineChoice::OpenAi(remote) => {
+            let cfg = remote_config(opts, remote);
+            Ok(crate::llm::openai::OpenAiEngine::spawn(cfg).await?)
+        }
+    }
+}
+
+/// The remote engine's configuration with what the text options add: the context, the
+/// preset's own template, the local model file.
+pub(crate) fn remote_config(
+    opts: &TextOptions,
+    remote: &crate::llm::openai::OpenAiConfig,
+) -> crate::llm::openai::OpenAiConfig {
+    let mut cfg = remote.clone();
+    cfg.n_ctx = opts.n_ctx as usize;
+    cfg.preset_template = opts.preset.chat_template.is_some();
+    if cfg.gguf.is_none() {
+        cfg.gguf = local_gguf(opts);
+    }
+    cfg
+}
+
+/// The model file the remote engine reads the chat template from when the server reports
+/// none: the one named, else the preset's in the model directory (not checked: only its
+/// metadata is read).
+fn local_gguf(opts: &TextOptions) -> Option<PathBuf> {
+    if let Some(m) = &opts.model {
+        return Some(m.clone());
+    }
+    let file = &opts.preset.model.as_ref()?.file;
+    Some(crate::models::model_dir().ok()?.join(file))
+}
+
+#[cfg(feature = "llm")]
+async fn start_llama(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
     use crate::llm::llama::{LlamaConfig, LlamaEngine};
     let mut cfg = LlamaConfig::new(model_path(opts)?);
     cfg.n_ctx = opts.n_ctx;
@@ -245,7 +295,7 @@ async fn start_engine(opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartEr
 }
 
 #[cfg(not(feature = "llm"))]
-async fn start_engine(_opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
+async fn start_llama(_opts: &TextOptions) -> Result<ActorRef<EngineMsg>, StartError> {
     Err(StartError::NoEngine)
 }
 

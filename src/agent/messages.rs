@@ -36,6 +36,10 @@ pub const APOLOGY: &str = "Sorry, I couldn't finish that.";
 /// What is said when the model claimed an action and no retry carried one out.
 pub const NOTHING_DONE: &str = "Sorry, nothing was done.";
 
+/// What is said when the model's server is down, too slow or answers garbage
+/// ([`EngineError::is_unavailable`]) and the turn has nothing else to say.
+pub const MODEL_UNAVAILABLE: &str = "Sorry, I can't reach the language model right now.";
+
 /// What the agent is spawned with.
 pub struct AgentArgs {
     pub cfg: AgentConfig,

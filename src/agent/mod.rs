@@ -109,7 +109,7 @@ pub use history::HistoryMode;
 pub(crate) use messages::would_use_intent;
 pub use messages::{
     ask, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Handled, HopReport,
-    Timings, Turn, APOLOGY, NOTHING_DONE, QUEUE_LIMIT,
+    Timings, Turn, APOLOGY, MODEL_UNAVAILABLE, NOTHING_DONE, QUEUE_LIMIT,
 };
 pub(crate) use messages::{HISTORY_TOKENS, TURN_BUDGET};
 pub use session::SESSIONS_KEPT;

@@ -20,7 +20,9 @@ use super::history;
 use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
 use super::intent_turn::{answer_question, intent_turn};
-use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY};
+use super::messages::{
+    AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE,
+};
 use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::session::Session;
@@ -290,7 +292,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
         let carried = (!checking).then(|| st.carried.clone());
         let guard = ctx.guard(carried.as_ref());
         let speak = ctx.ask.speak.as_ref();
-        let g = generate(
+        let generated = generate(
             ctx.shared,
             prompt,
             grammar,
@@ -299,7 +301,14 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
             &st.last_outcomes,
             &guard,
         )
-        .await?;
+        .await;
+        let g = match generated {
+            Ok(g) => g,
+            Err(AgentError::Engine(e)) if e.is_unavailable() => {
+                return Ok(st.without_model(&e, choice_label(&choice)));
+            }
+            Err(e) => return Err(e),
+        };
         st.timings.prompt_eval += g.stats.prompt_eval_ms;
         st.timings.generation += g.stats.generation_ms;
         let t = &g.parsed.telemetry;
@@ -631,6 +640,32 @@ impl TurnState {
                 report.hook = Some(hook);
                 HopOutcome::Reply(Reply::Confirmed)
             }
+        }
+    }
+
+    /// The model's server failed this hop (down, slow, or garbage: the engine's error names
+    /// it and the fix): the turn answers with what it has, else says the model cannot be
+    /// reached. Logged here, once per turn.
+    fn without_model(&mut self, e: &crate::llm::EngineError, tool_choice: String) -> HopOutcome {
+        tracing::warn!(error = %e, "the model did not answer: the turn ends without it");
+        self.hops.push(HopReport {
+            raw: String::new(),
+            calls: Vec::new(),
+            telemetry: crate::toolcall::Telemetry {
+                parse_mode: "none".into(),
+                fallback_used: false,
+                candidate_count: 0,
+                schema_validation: "none".into(),
+            },
+            rejected: Vec::new(),
+            tool_choice,
+            hook: Some(format!("model unavailable: {e}")),
+            stats: crate::llm::GenStats::default(),
+        });
+        if self.checking() {
+            HopOutcome::Stop(Stop::GaveUp(MODEL_UNAVAILABLE))
+        } else {
+            HopOutcome::Reply(self.answer_so_far())
         }
     }
 

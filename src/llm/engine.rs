@@ -1,7 +1,8 @@
 //! The engine's message protocol: what the agent sends an LLM engine actor and what streams
-//! back. Two actors speak it: the llama.cpp engine ([`super::llama`], feature `llm`) and the
-//! scripted engine ([`super::scripted`]) that replays fixed outputs for the hop loop's unit
-//! tests. Neither knows the agent; the agent knows only these types.
+//! back. Three actors speak it: the llama.cpp engine ([`super::llama`], feature `llm`), the
+//! remote engine ([`super::openai`]: a model on another machine, over HTTP) and the scripted
+//! engine ([`super::scripted`]) that replays fixed outputs for the hop loop's unit tests. None
+//! knows the agent; the agent knows only these types.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -94,6 +95,38 @@ pub enum EngineError {
     Llama { stage: &'static str, reason: String },
     #[error("the engine has stopped (its worker thread ended); restart hearth")]
     Gone,
+    /// The remote engine's server cannot be reached (refused, no route, a broken connection).
+    #[error("the LLM server at {url} is not answering ({reason}); start it, or correct `[agent.openai] url`")]
+    Unreachable { url: String, reason: String },
+    /// The server sent nothing for the read timeout.
+    #[error("the LLM server at {url} sent nothing for {secs} s: it is overloaded or stuck; look at it, or raise `[agent.openai] read_timeout_s`")]
+    Timeout { url: String, secs: u64 },
+    /// The server answered something hearth cannot use, or reported an error.
+    #[error("the LLM server at {url} {what}; `[agent.openai] url` must name an OpenAI-compatible server with raw completions (llama.cpp's llama-server, llama-cpp-python), and its log may say more")]
+    BadAnswer { url: String, what: String },
+    /// The server refused the API key (or wants one).
+    #[error("the LLM server at {url} refused the request (HTTP {status}): put the API key it expects in the file `[agent.openai] api_key_file` names")]
+    Refused { url: String, status: u16 },
+    /// The API key file cannot be used.
+    #[error("[agent.openai] api_key_file {file} {problem}")]
+    ApiKey { file: String, problem: String },
+    /// No chat template for the remote model: the server reports none and none is here.
+    #[error("the chat template of the model at {url} is unknown: {why}")]
+    NoTemplate { url: String, why: String },
+}
+
+impl EngineError {
+    /// The remote server failed this request (down, slow, garbage, a refused key): the turn
+    /// answers with an apology and hearth goes on; the next request tries again.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Unreachable { .. }
+                | EngineError::Timeout { .. }
+                | EngineError::BadAnswer { .. }
+                | EngineError::Refused { .. }
+        )
+    }
 }
 
 /// Facts about the loaded model the agent needs.
@@ -158,15 +191,13 @@ impl CancelWatermark {
 }
 
 /// Holds back the tail of streamed text that could still become a stop string, and cuts at
-/// one when it appears. (Only the llama.cpp engine streams through it.)
+/// one when it appears (the remote engine's too: a server that missed one is held to it).
 #[derive(Debug, Default)]
-#[cfg_attr(not(feature = "llm"), allow(dead_code))]
 pub(crate) struct StopScanner {
     stops: Vec<String>,
     buf: String,
 }
 
-#[cfg_attr(not(feature = "llm"), allow(dead_code))]
 impl StopScanner {
     pub fn new(stops: Vec<String>) -> Self {
         StopScanner {

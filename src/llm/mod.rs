@@ -1,10 +1,13 @@
 //! The LLM side: chat templates (minijinja), grammars (llguidance Lark), the engine message
-//! protocol, the llama.cpp engine actor (feature `llm`) and a scripted engine for tests.
+//! protocol, the llama.cpp engine actor (feature `llm`), the remote engine (a model behind an
+//! OpenAI-compatible server) and a scripted engine for tests.
 
 mod engine;
+mod gguf;
 mod grammar;
 #[cfg(feature = "llm")]
 pub mod llama;
+pub mod openai;
 pub mod scripted;
 mod template;
 

@@ -311,23 +311,9 @@ impl std::fmt::Debug for HaBackend {
     }
 }
 
-/// Whether `url` sends the token over plain `http://` to another machine, where it crosses
-/// the network in clear (a Home Assistant on this machine is fine).
-fn in_clear(url: &str) -> bool {
-    let Some(rest) = url.trim().strip_prefix("http://") else {
-        return false;
-    };
-    let host = rest.split(['/', '?']).next().unwrap_or_default();
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => host.split(':').next().unwrap_or_default(),
-    };
-    !(host == "localhost" || host == "::1" || host.starts_with("127."))
-}
-
-/// Said once, at start: see [`in_clear`].
+/// Said once, at start: see [`crate::secret::in_clear`].
 fn warn_if_in_clear(url: &str) {
-    if in_clear(url) {
+    if crate::secret::in_clear(url) {
         tracing::warn!(
             url,
             "[homeassistant] url is plain http: the access token crosses the network in clear; use https:// (Home Assistant's own TLS, or a reverse proxy in front of it)"
@@ -340,20 +326,7 @@ impl HaBackend {
     pub fn new(section: &HomeAssistantSection) -> Result<Self, HaError> {
         let file = section.token_file.display().to_string();
         let fix = "create a long-lived access token in your Home Assistant profile (Security tab) and save it in this file, readable by hearth's user";
-        let text = std::fs::read_to_string(&section.token_file)
-            .map_err(|e| HaError::Token(file.clone(), format!("cannot read it ({e}): {fix}")))?;
-
-        let token = text.trim().to_string();
-        if token.is_empty() {
-            return Err(HaError::Token(file, format!("is empty: {fix}")));
-        }
-        if token.contains(char::is_whitespace) {
-            return Err(HaError::Token(
-                file,
-                format!("holds more than one word; it must hold only the token: {fix}"),
-            ));
-        }
-        crate::secret::check_private(&section.token_file)
+        let token = crate::secret::read_word(&section.token_file, fix)
             .map_err(|problem| HaError::Token(file.clone(), problem))?;
         warn_if_in_clear(&section.url);
         Ok(HaBackend {
@@ -815,16 +788,6 @@ mod tests {
         );
         assert_eq!(state_summary(r#"{"state":"on"}"#).unwrap(), "on");
         assert!(state_summary("[]").is_none());
-    }
-
-    #[test]
-    fn a_token_over_plain_http_to_another_machine_is_in_clear() {
-        assert!(in_clear("http://homeassistant.local:8123"));
-        assert!(in_clear("http://192.168.1.5:8123/"));
-        assert!(!in_clear("https://ha.lan:8123"));
-        assert!(!in_clear("http://localhost:8123"));
-        assert!(!in_clear("http://127.0.0.1:8123"));
-        assert!(!in_clear("http://[::1]:8123"));
     }
 
     #[test]

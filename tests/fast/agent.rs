@@ -30,8 +30,8 @@ fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// A tools dir: set_light (with `say`, appends to a log so executions can be counted) and
-/// check_mail (no `say`).
-fn tools_dir() -> (PathBuf, PathBuf) {
+/// check_mail (no `say`). Also the remote engine's tests' ([`super::remote`]).
+pub(crate) fn tools_dir() -> (PathBuf, PathBuf) {
     tools_dir_with("")
 }
 
