@@ -160,6 +160,38 @@ fn kitchen_light_runs_set_light_once_and_says_so() {
     assert_eq!(state.trim(), "on");
 }
 
+/// Said to a satellite in a room, a request the model answers: "turn on the light" is the
+/// bedroom's; "turn off the kitchen light" said there is still the kitchen's.
+#[test]
+fn the_room_a_request_is_said_in_is_the_model_s_context() {
+    let Some(s) = shared() else { return };
+    let said_in = |text: &str| {
+        s.rt.block_on(async {
+            let _turn = s.lock.lock().await;
+            let mut ask = Ask::new("bedroom-satellite", text);
+            ask.room = Some("bedroom".into());
+            hearth::agent::ask(&s.text.agent, ask)
+                .await
+                .expect("the turn succeeds")
+        })
+    };
+    let _ = std::fs::remove_file(s.state.join("light-bedroom"));
+    let turn = said_in("turn on the light");
+    let calls = all_calls(&turn);
+    assert_eq!(calls.len(), 1, "{turn:#?}");
+    assert_eq!(calls[0].arguments, json!({"room": "bedroom", "on": true}));
+    assert_eq!(calls[0].status, ToolStatus::Ok, "{turn:#?}");
+    let state = std::fs::read_to_string(s.state.join("light-bedroom")).unwrap();
+    assert_eq!(state.trim(), "on");
+    std::fs::write(s.state.join("light-kitchen"), "on\n").unwrap();
+    let turn = said_in("turn off the kitchen light");
+    let calls = all_calls(&turn);
+    assert_eq!(calls.len(), 1, "{turn:#?}");
+    assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": false}));
+    let state = std::fs::read_to_string(s.state.join("light-kitchen")).unwrap();
+    assert_eq!(state.trim(), "off");
+}
+
 #[test]
 fn what_time_runs_get_time_and_the_reply_holds_it() {
     let Some(s) = shared() else { return };

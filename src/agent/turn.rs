@@ -197,6 +197,22 @@ struct TurnState {
     retrying_from: Option<u64>,
 }
 
+/// The request as the model reads it. Said in a room (a satellite's) and naming none of
+/// the rooms the tools know, it says the room: "turn on the light (said in the bedroom)";
+/// the room is then also what a call may be about ([`hooks::grounding`]). A request that
+/// names a room ("the kitchen light", said in the bedroom) is left as it is, and so is any
+/// request when no tool has a room parameter.
+fn request_in_room(ask: &Ask, tools: &Value) -> String {
+    let room = ask.room.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    let (Some(room), Some(rooms)) = (room, crate::intent::known_rooms(tools)) else {
+        return ask.text.clone();
+    };
+    if crate::intent::names_room(&ask.text, &rooms) {
+        return ask.text.clone();
+    }
+    format!("{} (said in the {room})", ask.text.trim_end())
+}
+
 /// One turn: the intent path first, then hops until one ends the turn or `max_hops` runs
 /// out (the outcome stays `Continue`: an apology).
 pub(super) async fn run_turn(
@@ -220,9 +236,11 @@ pub(super) async fn run_turn(
             return Ok(turn);
         }
     }
+    // the request as the model reads it (and what a call may be about)
+    let model_request = request_in_room(&ask, &tools_json);
     let ctx = TurnCtx {
         check: reply_check(shared, &registry, &fingerprint),
-        context: hooks::grounding(&ask.text, &session.history),
+        context: hooks::grounding(&model_request, &session.history),
         earlier: Earlier::of(&session.history),
         shared,
         ask: &ask,
@@ -233,7 +251,7 @@ pub(super) async fn run_turn(
         tools_json,
         fingerprint,
     };
-    let mut st = TurnState::new(&ask, session);
+    let mut st = TurnState::new(&ask, model_request, session);
     let mut outcome = HopOutcome::Continue;
     for n in 0..shared.cfg.max_hops {
         if n > 0 && t0.elapsed() >= shared.cfg.turn_budget {
@@ -348,7 +366,8 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
 }
 
 impl TurnState {
-    fn new(ask: &Ask, session: Session) -> Self {
+    /// `request`: the request as the model reads it ([`request_in_room`]).
+    fn new(ask: &Ask, request: String, session: Session) -> Self {
         let Session {
             history,
             before,
@@ -362,7 +381,7 @@ impl TurnState {
             before,
             cutting,
             pending: None,
-            msgs: vec![ChatMessage::user(ask.text.clone())],
+            msgs: vec![ChatMessage::user(request)],
             hops: Vec::new(),
             timings: Timings::default(),
             next: NextHop {
@@ -815,5 +834,62 @@ fn choice_label(c: &ToolChoice) -> String {
         ToolChoice::Reply => "reply".into(),
         ToolChoice::Required => "required".into(),
         ToolChoice::Named(n) => format!("tool:{n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Value {
+        serde_json::json!([
+            {"type": "function", "function": {"name": "set_light", "parameters": {
+                "type": "object",
+                "properties": {
+                    "room": {"type": "string", "enum": ["kitchen", "living room", "bedroom"]},
+                    "on": {"type": "boolean"}
+                }
+            }}},
+            {"type": "function", "function": {"name": "get_time", "parameters": {
+                "type": "object", "properties": {}
+            }}}
+        ])
+    }
+
+    fn said(text: &str, room: Option<&str>) -> Ask {
+        let mut ask = Ask::new("s", text);
+        ask.room = room.map(str::to_string);
+        ask
+    }
+
+    #[test]
+    fn a_request_naming_no_room_carries_the_room_it_was_said_in() {
+        let t = tools();
+        let in_room = |text: &str, room| request_in_room(&said(text, room), &t);
+        assert_eq!(
+            in_room("turn on the light", Some("bedroom")),
+            "turn on the light (said in the bedroom)"
+        );
+        // a room named wins, word for word ("living room", not "room")
+        assert_eq!(
+            in_room("turn on the kitchen light", Some("bedroom")),
+            "turn on the kitchen light"
+        );
+        assert_eq!(
+            in_room("is the Living Room light on?", Some("bedroom")),
+            "is the Living Room light on?"
+        );
+        assert_eq!(
+            in_room("is the light in this room on?", Some("bedroom")),
+            "is the light in this room on? (said in the bedroom)"
+        );
+        // not said to a room, or no tool has a room
+        assert_eq!(in_room("turn on the light", None), "turn on the light");
+        assert_eq!(in_room("turn on the light", Some(" ")), "turn on the light");
+        let no_rooms = serde_json::json!([tools()[1].clone()]);
+        assert_eq!(
+            request_in_room(&said("what time is it", Some("bedroom")), &no_rooms),
+            "what time is it"
+        );
     }
 }

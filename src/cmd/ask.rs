@@ -43,6 +43,10 @@ pub struct Args {
     /// instead of being asked about (one `hearth ask` cannot be answered).
     #[arg(long)]
     yes: bool,
+    /// The room it is said in, as a satellite's `room`: a request that names no room is about
+    /// this one ("turn on the light").
+    #[arg(long)]
+    room: Option<String>,
     /// Do not keep the KV cache on disk between runs (every run evaluates the whole prompt).
     #[arg(long)]
     no_prompt_cache: bool,
@@ -87,6 +91,7 @@ async fn one_turn(opts: TextOptions, args: &Args) -> Result<Turn> {
     let mut request = Ask::new("cli", args.text.clone());
     request.force_tool = args.tool.clone();
     request.confirmed = args.yes;
+    request.room = args.room.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     if !args.json {
         request.speak = Some(tx);

@@ -681,6 +681,52 @@ pub struct Intents {
 /// The parameters a request's room fills when it names none ([`Intents::recognize_in`]).
 pub const ROOM_PARAMETERS: &[&str] = &["room", "area", "location", "zone"];
 
+/// The rooms an OpenAI tools list knows: the enumerated values of its room parameters
+/// ([`ROOM_PARAMETERS`]); `None` when no tool has a room parameter.
+pub fn known_rooms(tools: &Value) -> Option<Vec<String>> {
+    let mut found = false;
+    let mut rooms = Vec::new();
+    for tool in tools.as_array().into_iter().flatten() {
+        let props = tool
+            .pointer("/function/parameters/properties")
+            .and_then(Value::as_object);
+        for (name, schema) in props.into_iter().flatten() {
+            if !ROOM_PARAMETERS.contains(&name.as_str()) {
+                continue;
+            }
+            found = true;
+            let values = schema.get("enum").and_then(Value::as_array);
+            rooms.extend(
+                values
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string),
+            );
+        }
+    }
+    found.then_some(rooms)
+}
+
+/// Whether `text` names one of `rooms`, word for word ("the living room light" names
+/// "living room").
+pub fn names_room(text: &str, rooms: &[String]) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        normalize::pieces(t)
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Word(w) => Some(w.key),
+                Piece::Break => None,
+            })
+            .collect()
+    };
+    let said = words(text);
+    rooms.iter().any(|room| {
+        let room = words(room);
+        !room.is_empty() && said.windows(room.len()).any(|w| w == room.as_slice())
+    })
+}
+
 impl Intents {
     /// The intents of these tools.
     pub fn new(tools: Vec<Arc<ToolIntents>>) -> Intents {
