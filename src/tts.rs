@@ -518,6 +518,33 @@ mod engine {
     /// Held while a voice synthesises (see [`Voice::synthesize`]).
     static ESPEAK_LOCK: Mutex<()> = Mutex::new(());
 
+    /// A voice the process's pipelines share.
+    type SharedVoice = Arc<Mutex<Voice>>;
+
+    /// The voices loaded in this process, by configuration: every pipeline that speaks with
+    /// the same voice (the local microphone's, each satellite's) shares one, one model in
+    /// memory. Sharing costs nothing in speed: synthesis is one at a time per process
+    /// anyway ([`ESPEAK_LOCK`]). A voice no pipeline holds any more is dropped.
+    static LOADED: Mutex<Vec<(TtsConfig, std::sync::Weak<Mutex<Voice>>)>> = Mutex::new(Vec::new());
+
+    /// The voice `cfg` makes: the one loaded already, else loaded now (blocking: ~1 s).
+    fn shared_voice(cfg: &TtsConfig) -> Result<SharedVoice, TtsError> {
+        // held while loading: a second pipeline starting meanwhile gets the same voice
+        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        loaded.retain(|(_, v)| v.strong_count() > 0);
+        if let Some(voice) = loaded
+            .iter()
+            .find(|(c, _)| c == cfg)
+            .and_then(|(_, v)| v.upgrade())
+        {
+            debug!(model = %cfg.model.display(), "Piper voice shared");
+            return Ok(voice);
+        }
+        let voice = Arc::new(Mutex::new(Voice::load(cfg)?));
+        loaded.push((cfg.clone(), Arc::downgrade(&voice)));
+        Ok(voice)
+    }
+
     fn build_session(cfg: &TtsConfig) -> Result<ort::session::Session, TtsError> {
         let err = |e: String| TtsError::ModelLoad {
             path: cfg.model.clone(),
@@ -559,9 +586,10 @@ mod engine {
     /// The Tts actor. Spawn it with [`TtsActor::spawn`].
     pub struct TtsActor;
 
-    /// What the actor is spawned with: a loaded voice and where its events go.
+    /// What the actor is spawned with: a loaded voice (perhaps shared) and where its events
+    /// go.
     pub struct TtsArgs {
-        voice: Voice,
+        voice: SharedVoice,
         events: UnboundedSender<TtsEvent>,
     }
 
@@ -587,12 +615,16 @@ mod engine {
             cfg: TtsConfig,
             events: UnboundedSender<TtsEvent>,
         ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
-            Self::spawn_with(Self::load(cfg).await?, events).await
+            let voice = Self::load(cfg).await?;
+            Actor::spawn(None, TtsActor, TtsArgs { voice, events })
+                .await
+                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
         }
 
-        /// Load the voice off the async runtime.
-        async fn load(cfg: TtsConfig) -> Result<Voice, TtsError> {
-            tokio::task::spawn_blocking(move || Voice::load(&cfg))
+        /// The voice, shared if another pipeline loaded it already, else loaded off the async
+        /// runtime.
+        async fn load(cfg: TtsConfig) -> Result<SharedVoice, TtsError> {
+            tokio::task::spawn_blocking(move || shared_voice(&cfg))
                 .await
                 .map_err(|e| TtsError::Worker(format!("loading the voice failed: {e}")))?
         }
@@ -605,16 +637,6 @@ mod engine {
         ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
             let voice = Self::load(cfg).await?;
             Actor::spawn_linked(None, TtsActor, TtsArgs { voice, events }, supervisor)
-                .await
-                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
-        }
-
-        /// Spawn the actor around a voice loaded already.
-        pub(crate) async fn spawn_with(
-            voice: Voice,
-            events: UnboundedSender<TtsEvent>,
-        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
-            Actor::spawn(None, TtsActor, TtsArgs { voice, events })
                 .await
                 .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
         }
@@ -632,7 +654,12 @@ mod engine {
         ) -> Result<Self::State, ActorProcessingErr> {
             let (tx, rx) = std_mpsc::channel();
             let epoch = Arc::new(AtomicU64::new(0));
-            let info = args.voice.info().clone();
+            let info = args
+                .voice
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .info()
+                .clone();
             let worker_epoch = Arc::clone(&epoch);
             std::thread::Builder::new()
                 .name("hearth-tts".into())
@@ -711,7 +738,7 @@ mod engine {
         /// `first`: the first sentence of a reply, which the model gives way to.
         fn speak(
             &mut self,
-            voice: &mut Voice,
+            voice: &Mutex<Voice>,
             text: &str,
             first: bool,
         ) -> Result<Synthesis, TtsError> {
@@ -725,6 +752,7 @@ mod engine {
             // (the rest are synthesised while it plays, beside the model, as before)
             let said = {
                 let _first = first.then(crate::cpu::speaking);
+                let mut voice = voice.lock().unwrap_or_else(|p| p.into_inner());
                 voice.synthesize(text)?
             };
             if text.chars().count() <= RECENT_CHARS && !said.pcm.samples.is_empty() {
@@ -737,7 +765,7 @@ mod engine {
     /// The worker thread: one sentence at a time, in order; skips sentences from before the
     /// latest cancel, and discards audio that a cancel overtook.
     fn worker(
-        mut voice: Voice,
+        voice: SharedVoice,
         jobs: std_mpsc::Receiver<Job>,
         epoch: Arc<AtomicU64>,
         events: UnboundedSender<TtsEvent>,
@@ -762,7 +790,7 @@ mod engine {
             let _enter = span.enter();
             let first = last_reply != Some(job.reply);
             last_reply = Some(job.reply);
-            let result = recent.speak(&mut voice, job.text.as_str(), first);
+            let result = recent.speak(&voice, job.text.as_str(), first);
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!("cancelled while synthesising: audio discarded");
                 continue;

@@ -209,6 +209,13 @@ fn two_satellites_speaking_at_once_are_both_answered() {
             s.log()
         );
     }
+    // both pipelines speak with one voice, loaded once
+    assert_eq!(
+        hearth.log().matches("Piper voice loaded").count(),
+        1,
+        "{}",
+        hearth.log()
+    );
 }
 
 /// A satellite that hears the wake word itself (wyoming-openwakeword's `ok_nabu`, run by
