@@ -170,6 +170,7 @@ fn main() {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             text.engine
                 .cast(EngineMsg::Generate(GenRequest {
+                    chat: None,
                     prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
                     grammar: None,
                     lazy: None,

@@ -115,6 +115,7 @@ async fn four_tokens(engine: &ActorRef<EngineMsg>, prompt: &str) -> hearth::llm:
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     engine
         .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+            chat: None,
             prompt: prompt.into(),
             grammar: None,
             lazy: None,
@@ -353,6 +354,7 @@ fn cancel_ends_a_generation_promptly() {
         s.text
             .engine
             .cast(EngineMsg::Generate(hearth::llm::GenRequest {
+                chat: None,
                 prompt: "<|im_start|>user\nCount from one to five hundred in words.<|im_end|>\n<|im_start|>assistant\n".into(),
                 grammar: None,
                 lazy: None,

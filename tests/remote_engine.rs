@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hearth::agent::{Handled, MODEL_UNAVAILABLE};
-use hearth::llm::openai::OpenAiConfig;
+use hearth::llm::openai::{Api, OpenAiConfig};
 use hearth::preset::Preset;
 use hearth::supervisor::{start_text, EngineChoice, TextOptions};
 use hearth::Ask;
@@ -232,6 +232,50 @@ fn a_server_down_at_start_leaves_the_intents_working() {
         said[0].contains("start it, or correct `[agent.openai] url`"),
         "{stderr}"
     );
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+/// The chat path against the real server: the messages and tools go to
+/// `/v1/chat/completions` (llama-cpp-python renders them with the model's template), and
+/// what the model writes comes back as content, through the same parser.
+#[test]
+fn through_chat_the_kitchen_command_runs_its_tool() {
+    let Some(model) = needs() else { return };
+    let _turn = one_at_a_time();
+    let port = free_port();
+    let server = Server::start(&model, port, "chat");
+    let state = state_dir("chat");
+    std::env::set_var("HEARTH_DEMO_STATE", &state);
+    std::fs::write(state.join("light-kitchen"), "on\n").unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
+    opts.tools_dir = Some(tools());
+    opts.model = Some(model.clone());
+    opts.intents = false;
+    opts.warm_next = false;
+    let mut remote = OpenAiConfig::new(format!("http://127.0.0.1:{port}"));
+    remote.read_timeout = Duration::from_secs(60);
+    remote.api = Api::Chat;
+    opts.engine = EngineChoice::OpenAi(remote);
+    let text = rt.block_on(start_text(opts)).expect("the runtime starts");
+    let turn = rt
+        .block_on(hearth::agent::ask(
+            &text.agent,
+            Ask::new("kitchen", "turn off the kitchen light"),
+        ))
+        .expect("the turn ends with a reply");
+    let calls: Vec<_> = turn.hops.iter().flat_map(|h| h.calls.clone()).collect();
+    assert_eq!(calls.len(), 1, "{turn:#?}\n{}", server.log());
+    assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": false}));
+    assert_eq!(light(&state, "kitchen"), "off");
+    let log = server.log();
+    assert!(log.contains("\"POST /v1/chat/completions"), "{log}");
+    assert!(!log.contains("\"POST /v1/completions"), "{log}");
+    rt.block_on(text.stop());
     let _ = std::fs::remove_dir_all(&state);
 }
 

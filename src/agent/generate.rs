@@ -15,7 +15,8 @@ use super::reading::Carried;
 use super::reply::echo_sentence;
 use super::shared::Shared;
 use crate::llm::{
-    EngineError, EngineMsg, GenEvent, GenRequest, GenStats, LazyGrammar, StopReason, REPLY_LARK,
+    ChatPrompt, EngineError, EngineMsg, GenEvent, GenRequest, GenStats, LazyGrammar, StopReason,
+    REPLY_LARK,
 };
 use crate::speech::{SentenceSplitter, Speakable};
 use crate::toolcall::{ParseOutput, StreamEvent, ToolSet};
@@ -74,7 +75,7 @@ impl Guard<'_> {
 /// (then it and everything after it are held back).
 pub(super) async fn generate(
     shared: &Shared,
-    prompt: String,
+    (prompt, chat): (String, Arc<ChatPrompt>),
     grammar: Grammar,
     tools: &ToolSet,
     speak: Option<&mpsc::UnboundedSender<Speakable>>,
@@ -89,6 +90,7 @@ pub(super) async fn generate(
         .engine
         .cast(EngineMsg::Generate(GenRequest {
             prompt,
+            chat: Some(chat),
             grammar: grammar.whole,
             lazy: grammar.lazy,
             max_tokens: shared.cfg.max_tokens,

@@ -145,13 +145,19 @@ pub(super) async fn count_tokens(shared: &Shared, text: &str) -> Result<usize, A
         .map_err(|_| AgentError::Actor("engine"))
 }
 
+/// A hop's prompt: rendered with the chat template, and the messages it was rendered from.
+pub(super) struct Rendered {
+    pub(super) text: String,
+    pub(super) messages: Vec<ChatMessage>,
+}
+
 /// Render the prompt, dropping the oldest history messages until it fits the context.
 pub(super) async fn render_fitting(
     shared: &Shared,
     history: &mut Vec<ChatMessage>,
     turn: &[ChatMessage],
     tools: &Value,
-) -> Result<String, AgentError> {
+) -> Result<Rendered, AgentError> {
     loop {
         let mut msgs = Vec::with_capacity(history.len() + turn.len() + 1);
         msgs.push(ChatMessage::system(shared.cfg.system_prompt.clone()));
@@ -160,7 +166,10 @@ pub(super) async fn render_fitting(
         let prompt = shared.template.render(&msgs, Some(tools), true)?;
         let tokens = count_tokens(shared, &prompt).await?;
         if tokens + shared.cfg.max_tokens <= shared.n_ctx {
-            return Ok(prompt);
+            return Ok(Rendered {
+                text: prompt,
+                messages: msgs,
+            });
         }
         if history.is_empty() {
             return Err(AgentError::TooLong {

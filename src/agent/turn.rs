@@ -26,9 +26,13 @@ use super::messages::{
 use super::reading::Carried;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::session::Session;
-use super::shared::{remember_turn, render_fitting, reply_check, run_calls, snapshot, Shared};
+use super::shared::{
+    remember_turn, render_fitting, reply_check, run_calls, snapshot, Rendered, Shared,
+};
 use crate::intent::Before;
-use crate::llm::{ChatMessage, GrammarError, GrammarShape, StopReason, ToolChoice, REPLY_LARK};
+use crate::llm::{
+    ChatMessage, ChatPrompt, GrammarError, GrammarShape, StopReason, ToolChoice, REPLY_LARK,
+};
 use crate::toolcall::{ToolCall, ToolSet};
 use crate::tools::{Registry, ToolOutcome, ToolStatus};
 
@@ -90,6 +94,17 @@ impl TurnCtx<'_> {
 
     /// What the model's words are checked against: the claims while no call has run
     /// (`carried` is `None`), what the results carry after.
+    /// A hop's prompt as the engine takes it: the text, and the messages and tools it was
+    /// rendered from (for a server that takes chat, not raw text).
+    fn chat_prompt(&self, rendered: Rendered) -> (String, Arc<ChatPrompt>) {
+        let chat = ChatPrompt {
+            messages: rendered.messages,
+            tools: self.tools_json.clone(),
+            calls: self.shared.cfg.preset.grammar.clone(),
+        };
+        (rendered.text, Arc::new(chat))
+    }
+
     fn guard<'a>(&'a self, carried: Option<&'a Carried>) -> Guard<'a> {
         Guard {
             check: &self.check,
@@ -290,7 +305,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
     let grammar = ctx.grammar(&choice, st.checking())?;
     let prompt = st.render(ctx).await?;
     // decoding is greedy: a retry asked exactly as the flagged hop would write it again
-    let asked = hooks::hop_key(&prompt, &grammar);
+    let asked = hooks::hop_key(&prompt.text, &grammar);
     if let Some(why) = st.unfounded.filter(|_| st.retrying_from == Some(asked)) {
         tracing::info!("the retry would be the flagged hop again: given up");
         if let Some(last) = st.hops.last_mut() {
@@ -312,7 +327,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
         let speak = ctx.ask.speak.as_ref();
         let generated = generate(
             ctx.shared,
-            prompt,
+            ctx.chat_prompt(prompt),
             grammar,
             &ctx.toolset,
             speak,
@@ -411,7 +426,7 @@ impl TurnState {
 
     /// The prompt for the next hop: a recovery retry asked fresh has no history (what misled
     /// the model); any other hop has it (what "it" and "too" refer to).
-    async fn render(&mut self, ctx: &TurnCtx<'_>) -> Result<String, AgentError> {
+    async fn render(&mut self, ctx: &TurnCtx<'_>) -> Result<Rendered, AgentError> {
         let mut none = Vec::new();
         let history = if self.recovery == Recovery::Fresh {
             &mut none

@@ -17,6 +17,9 @@ use super::grammar::LazyGrammar;
 #[derive(Debug)]
 pub struct GenRequest {
     pub prompt: String,
+    /// The same prompt as chat messages, for an engine whose server takes no raw prompt
+    /// (the remote engine's chat path); the others read `prompt` alone.
+    pub chat: Option<Arc<ChatPrompt>>,
     /// A Lark grammar (llguidance) the output must follow, or none.
     pub grammar: Option<Arc<str>>,
     /// With no `grammar`: one the output is held to once it begins a call.
@@ -29,6 +32,16 @@ pub struct GenRequest {
     /// Set by the caller when it wants no more of this generation: it stops at the next
     /// token with [`StopReason::Halted`] (other jobs go on, unlike `Cancel`).
     pub halt: Arc<AtomicBool>,
+}
+
+/// A prompt as chat messages and tools (OpenAI's shape), with how the model writes a call
+/// (the preset's `[grammar]`): a call a server returns natively is handed to the parser
+/// written that way, as the model would have written it.
+#[derive(Debug, Clone)]
+pub struct ChatPrompt {
+    pub messages: Vec<super::ChatMessage>,
+    pub tools: serde_json::Value,
+    pub calls: Option<super::GrammarShape>,
 }
 
 /// What streams back from a generation.
@@ -102,8 +115,11 @@ pub enum EngineError {
     #[error("the LLM server at {url} sent nothing for {secs} s: it is overloaded or stuck; look at it, or raise `[agent.openai] read_timeout_s`")]
     Timeout { url: String, secs: u64 },
     /// The server answered something hearth cannot use, or reported an error.
-    #[error("the LLM server at {url} {what}; `[agent.openai] url` must name an OpenAI-compatible server with raw completions (llama.cpp's llama-server, llama-cpp-python), and its log may say more")]
+    #[error("the LLM server at {url} {what}; `[agent.openai] url` must name an OpenAI-compatible server (llama.cpp's llama-server, llama-cpp-python, vLLM, Ollama), and its log may say more")]
     BadAnswer { url: String, what: String },
+    /// The server has no such endpoint (HTTP 404).
+    #[error("the LLM server at {url} has no {path} (HTTP 404); `[agent.openai] url` must name an OpenAI-compatible server (llama.cpp's llama-server, llama-cpp-python, vLLM, Ollama)")]
+    NoEndpoint { url: String, path: String },
     /// The server refused the API key (or wants one).
     #[error("the LLM server at {url} refused the request (HTTP {status}): put the API key it expects in the file `[agent.openai] api_key_file` names")]
     Refused { url: String, status: u16 },
@@ -124,6 +140,7 @@ impl EngineError {
             EngineError::Unreachable { .. }
                 | EngineError::Timeout { .. }
                 | EngineError::BadAnswer { .. }
+                | EngineError::NoEndpoint { .. }
                 | EngineError::Refused { .. }
         )
     }

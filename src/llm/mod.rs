@@ -12,7 +12,9 @@ pub mod scripted;
 mod template;
 
 pub use crate::preset::GrammarShape;
-pub use engine::{EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason};
+pub use engine::{
+    ChatPrompt, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason,
+};
 pub use grammar::{check_schema, GrammarError, LazyGrammar, REPLY_LARK};
 pub(crate) use grammar::{GrammarCache, ToolChoice};
 pub(crate) use template::{python_json, TemplateCaps};

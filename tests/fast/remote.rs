@@ -32,6 +32,9 @@ enum Answer {
     Raw(&'static str),
     /// Read the request, answer nothing.
     Silent,
+    /// A server with chat alone: `/v1/completions` is 404, and each chat completion streams
+    /// these `delta`s (the last with `finish_reason` "tool_calls"), then `[DONE]`.
+    ChatOnly(Vec<Value>),
 }
 
 /// A request the stand-in got: its path and JSON body.
@@ -153,6 +156,15 @@ async fn answer(
             let n = body["input"].as_str().unwrap_or_default().len() / 4;
             json("200 OK", json!({ "count": n }))
         }
+        "/v1/completions" | "/v1/chat/completions" if chat_only(&answers).is_some() => {
+            match chat_only(&answers) {
+                Some(deltas) if path == "/v1/chat/completions" => {
+                    chat_stream(&mut conn, &deltas).await;
+                    return;
+                }
+                _ => json("404 Not Found", json!({"detail": "Not Found"})),
+            }
+        }
         "/v1/completions" if body["max_tokens"] == json!(1) => {
             stream(&mut conn, &["."], Duration::ZERO, &closed).await;
             return;
@@ -176,6 +188,7 @@ async fn answer(
                     tokio::time::sleep(Duration::from_secs(60)).await;
                     return;
                 }
+                Answer::ChatOnly(_) => unreachable!("answered above"),
             }
         }
         _ => json("404 Not Found", json!({"detail": "Not Found"})),
@@ -214,6 +227,33 @@ async fn stream(
         }
     }
     let _ = conn.write_all(b"data: [DONE]\n\n").await;
+    let _ = conn.shutdown().await;
+}
+
+/// The chat deltas of a chat-only stand-in.
+fn chat_only(answers: &Mutex<Vec<Answer>>) -> Option<Vec<Value>> {
+    match answers.lock().unwrap().first() {
+        Some(Answer::ChatOnly(deltas)) => Some(deltas.clone()),
+        _ => None,
+    }
+}
+
+/// A chat completion's stream of `deltas`, as OpenAI writes one.
+async fn chat_stream(conn: &mut TcpStream, deltas: &[Value]) {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let mut out = head.to_string();
+    let last = deltas.len().saturating_sub(1);
+    for (i, delta) in deltas.iter().enumerate() {
+        let finish = if i == last {
+            json!("tool_calls")
+        } else {
+            Value::Null
+        };
+        let chunk = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        out.push_str(&format!("data: {chunk}\n\n"));
+    }
+    out.push_str("data: [DONE]\n\n");
+    let _ = conn.write_all(out.as_bytes()).await;
     let _ = conn.shutdown().await;
 }
 
@@ -287,6 +327,58 @@ async fn a_streamed_completion_is_parsed_and_its_call_runs() {
     );
     // the prompt was fitted with the server's own counts
     assert!(server.paths().iter().any(|p| p == "/extras/tokenize/count"));
+    text.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_with_chat_alone_gets_messages_and_its_native_call_runs() {
+    let call = |args: &str| {
+        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "set_light", "arguments": args}}]})
+    };
+    let server = fake(vec![Answer::ChatOnly(vec![
+        json!({"role": "assistant", "content": null}),
+        call("{\"room\": \"kit"),
+        json!({"tool_calls": [{"index": 0, "function": {"arguments": "chen\", \"on\": true}"}}]}),
+        json!({}),
+    ])])
+    .await;
+    let url = format!("http://{}", server.addr);
+    let (text, log) = runtime(&url, false, Duration::from_secs(5)).await;
+    let turn = ask(&text, "turn on the kitchen light").await;
+    let calls: Vec<_> = turn.hops.iter().flat_map(|h| h.calls.clone()).collect();
+    assert_eq!(calls.len(), 1, "{turn:?}");
+    assert_eq!(calls[0].name, "set_light");
+    assert_eq!(calls[0].arguments, json!({"room": "kitchen", "on": true}));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "kitchen on\n");
+    // the parser read the call in the model's own form
+    let raw = &turn.hops[0].raw;
+    assert!(
+        raw.starts_with("<tool_call>\n{\"name\": \"set_light\""),
+        "{raw}"
+    );
+    // completions tried once (404), then chat: messages and tools, no raw prompt
+    let paths = server.paths();
+    let tried = |p: &str| paths.iter().filter(|x| *x == p).count();
+    assert_eq!(tried("/v1/completions"), 1, "{paths:?}");
+    assert_eq!(tried("/v1/chat/completions"), 1, "{paths:?}");
+    let seen = server.seen.lock().unwrap().clone();
+    let chat = &seen
+        .iter()
+        .find(|s| s.path == "/v1/chat/completions")
+        .unwrap()
+        .body;
+    assert!(chat.get("prompt").is_none(), "{chat}");
+    assert_eq!(chat["messages"][0]["role"], "system");
+    let user = chat["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(user["content"], "turn on the kitchen light");
+    let tools = chat["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().any(|t| t["function"]["name"] == "set_light"),
+        "{chat}"
+    );
+    assert_eq!(chat["stream"], json!(true));
+    assert_eq!(chat["temperature"], json!(0.0));
     text.stop().await;
 }
 
@@ -391,6 +483,7 @@ async fn generate(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     engine
         .cast(EngineMsg::Generate(GenRequest {
+            chat: None,
             prompt: "<|im_start|>user\ncount<|im_end|>\n<|im_start|>assistant\n".into(),
             grammar: grammar.map(Arc::from),
             lazy: None,
@@ -510,8 +603,9 @@ async fn doctor_says_how_the_model_is_reached_and_whether_the_server_answers() {
         };
         let llm = find("llm");
         assert!(
-            llm.what
-                .contains("raw completions (/v1/completions), grammars not sent"),
+            llm.what.contains(
+                "raw completions (/v1/completions; chat if the server has none), grammars not sent"
+            ),
             "{llm:?}"
         );
         assert_eq!(find("grammar").level, Level::Warn);

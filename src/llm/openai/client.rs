@@ -175,9 +175,9 @@ impl Client {
                 url: self.root.clone(),
                 status,
             },
-            404 => EngineError::BadAnswer {
+            404 => EngineError::NoEndpoint {
                 url: self.root.clone(),
-                what: format!("has no {path} (HTTP 404)"),
+                path: path.to_string(),
             },
             _ => EngineError::BadAnswer {
                 url: self.root.clone(),
@@ -287,11 +287,11 @@ impl Client {
     /// count) are errors.
     pub fn stream(
         &self,
+        path: &str,
         body: &Value,
         stop: impl Fn() -> bool,
         mut each: impl FnMut(sse::Chunk) -> Flow,
     ) -> Result<(), EngineError> {
-        let path = "/v1/completions";
         let resp = self.post(path, body, None)?;
         let status = resp.status().as_u16();
         let content_type = resp

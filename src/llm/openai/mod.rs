@@ -6,8 +6,14 @@
 //! does for llama.cpp in process; it goes to `POST /v1/completions` as it is (`stream: true`,
 //! greedy, the preset's stop strings, `max_tokens`), and the text streams back into the same
 //! raw-first parser chain: what the model wrote is parsed and every call validated exactly as
-//! in process. The chat path (`/v1/chat/completions` with native tools) is not built: a
-//! server without raw completions answers 404, which the error says.
+//! in process.
+//!
+//! **Chat** where the server has no raw completions (a 404 there moves the engine to chat
+//! for good, said once; [`Api::Chat`] starts there): the messages and tools the prompt was
+//! rendered from ([`ChatPrompt`]) go to `POST /v1/chat/completions`; the content streams
+//! into the parser as the raw text does, and the calls the server parsed natively are
+//! written after it in the model's own call form (the preset's `[grammar]`), so the same
+//! parser and schemas check them. No grammar and no warm-up on this path.
 //!
 //! **Grammar.** `[agent.openai] grammar` says what the server takes. `"llguidance"`: a
 //! `llama-server` built with llguidance (`-DLLAMA_LLGUIDANCE=ON`), which takes hearth's Lark
@@ -62,8 +68,8 @@ use tracing::Instrument;
 
 use self::client::{Client, Flow, Tokenizer};
 use super::engine::{
-    CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
-    StopReason, StopScanner,
+    CancelWatermark, ChatPrompt, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest,
+    GenStats, StopReason, StopScanner,
 };
 pub use crate::config::RemoteGrammar;
 
@@ -76,6 +82,21 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(15);
 const COUNT_WITHIN: Duration = Duration::from_secs(3);
 /// The estimate's bytes per token where the server cannot count.
 pub const BYTES_PER_TOKEN: usize = 3;
+
+/// The raw completions endpoint: the rendered prompt in, the model's text out.
+const COMPLETIONS: &str = "/v1/completions";
+/// The chat endpoint: messages and tools in, text and native calls out.
+const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
+
+/// Which endpoint carries a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Raw completions ([`COMPLETIONS`]); a server without them (HTTP 404) moves the engine
+    /// to chat for the rest of the process, said once in the log.
+    Completions,
+    /// Chat ([`CHAT_COMPLETIONS`]) from the start.
+    Chat,
+}
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +119,9 @@ pub struct OpenAiConfig {
     pub gguf: Option<PathBuf>,
     /// The preset gives its own chat template (then none is needed from here).
     pub preset_template: bool,
+    /// The endpoint tried first (`Completions`: chat only where the server has no raw
+    /// completions).
+    pub api: Api,
 }
 
 impl OpenAiConfig {
@@ -112,6 +136,7 @@ impl OpenAiConfig {
             n_ctx: 4096,
             gguf: None,
             preset_template: false,
+            api: Api::Completions,
         }
     }
 
@@ -121,10 +146,11 @@ impl OpenAiConfig {
             RemoteGrammar::None => "grammars not sent",
             RemoteGrammar::Llguidance => "grammars sent as llguidance Lark",
         };
-        format!(
-            "{}: raw completions (/v1/completions), {grammar}",
-            client::root_of(&self.url)
-        )
+        let api = match self.api {
+            Api::Completions => "raw completions (/v1/completions; chat if the server has none)",
+            Api::Chat => "chat with native tool calls (/v1/chat/completions)",
+        };
+        format!("{}: {api}, {grammar}", client::root_of(&self.url))
     }
 }
 
@@ -357,6 +383,8 @@ struct Runner {
     cancels: watch::Receiver<u64>,
     link: Arc<Link>,
     tokenizer: Tokenizer,
+    /// The endpoint in use.
+    api: Api,
 }
 
 fn cancelled_stats() -> GenStats {
@@ -435,13 +463,68 @@ impl Runner {
             gate.done(Ok(cancelled_stats()));
             return;
         }
-        let body = self.body(
-            &req.prompt,
-            req.max_tokens,
-            &req.stop,
-            req.grammar.as_deref(),
+        let mut result = self.request(id, &req, &gate).await;
+        if req.chat.is_some() && self.moved_to_chat(&result) {
+            result = self.request(id, &req, &gate).await;
+        }
+        match &result {
+            Ok(s) if s.stop != Some(StopReason::Cancelled) => self.link.answered(),
+            Ok(_) => {}
+            Err(e) => {
+                self.link.failed(e);
+                tracing::debug!(error = %e, "generation failed");
+            }
+        }
+        gate.done(result);
+    }
+
+    /// Whether `result` says the server has no raw completions: then chat from now on
+    /// (said once), and true.
+    fn moved_to_chat<T>(&mut self, result: &Result<T, EngineError>) -> bool {
+        let missing =
+            matches!(result, Err(EngineError::NoEndpoint { path, .. }) if path == COMPLETIONS);
+        if !missing || self.api == Api::Chat {
+            return false;
+        }
+        self.api = Api::Chat;
+        tracing::info!(
+            url = %self.client.root,
+            "the LLM server has no raw completions: chat with native tool calls (/v1/chat/completions) from now on; calls the server parses are handed to the parser in the model's own call form"
         );
-        let grammar = body.get("grammar").is_some();
+        true
+    }
+
+    /// One request for `req` on the endpoint in use, streamed to `gate`; a cancel ends it
+    /// at once.
+    async fn request(
+        &mut self,
+        id: u64,
+        req: &GenRequest,
+        gate: &Gate,
+    ) -> Result<GenStats, EngineError> {
+        let sending = match (self.api, &req.chat) {
+            (Api::Chat, Some(chat)) => Sending {
+                path: CHAT_COMPLETIONS,
+                body: chat_body(chat, req.max_tokens, &req.stop, self.cfg.model.as_deref()),
+                native: Some(chat.calls.clone()),
+                grammar: false,
+            },
+            // a request with no messages (a bench's raw prompt) can only be sent raw
+            _ => {
+                let body = self.body(
+                    &req.prompt,
+                    req.max_tokens,
+                    &req.stop,
+                    req.grammar.as_deref(),
+                );
+                Sending {
+                    path: COMPLETIONS,
+                    grammar: body.get("grammar").is_some(),
+                    body,
+                    native: None,
+                }
+            }
+        };
         let (client, cancel, halt, out) = (
             self.client.clone(),
             self.cancel.clone(),
@@ -452,9 +535,8 @@ impl Runner {
         let request = blocking(move || {
             stream_generation(
                 &client,
-                &body,
+                &sending,
                 (stops, max_tokens),
-                grammar,
                 || {
                     if cancel.is_cancelled(id) {
                         Some(StopReason::Cancelled)
@@ -467,24 +549,15 @@ impl Runner {
                 &out,
             )
         });
-        let result = tokio::select! {
+        tokio::select! {
             r = request => r.unwrap_or(Err(EngineError::Gone)),
             () = self.cancelled(id) => Ok(cancelled_stats()),
-        };
-        match &result {
-            Ok(s) if s.stop != Some(StopReason::Cancelled) => self.link.answered(),
-            Ok(_) => {}
-            Err(e) => {
-                self.link.failed(e);
-                tracing::debug!(error = %e, "generation failed");
-            }
         }
-        gate.done(result);
     }
 
     async fn prefill(&mut self, id: u64, prompt: String) -> Result<GenStats, EngineError> {
-        if self.cancel.is_cancelled(id) || self.link.is_down() {
-            // down: the next request finds out whether it is back
+        if self.cancel.is_cancelled(id) || self.link.is_down() || self.api == Api::Chat {
+            // down: the next request finds out whether it is back; chat has no raw prefix
             return Ok(cancelled_stats());
         }
         let body = self.body(&prompt, 1, &[], None);
@@ -494,6 +567,7 @@ impl Runner {
             let mut usage = sse::Usage::default();
             client
                 .stream(
+                    COMPLETIONS,
                     &body,
                     || cancel.is_cancelled(id),
                     |c| {
@@ -507,6 +581,9 @@ impl Runner {
             r = request => r.unwrap_or(Err(EngineError::Gone)),
             () = self.cancelled(id) => return Ok(cancelled_stats()),
         };
+        if self.moved_to_chat(&usage) {
+            return Ok(cancelled_stats());
+        }
         let usage = match usage {
             Ok(u) => {
                 self.link.answered();
@@ -568,38 +645,86 @@ fn merge(into: &mut sse::Usage, u: sse::Usage) {
     into.prompt_ms = u.prompt_ms.or(into.prompt_ms);
 }
 
-/// One streamed generation, on its own thread: text through the stop scanner to `out`, the
-/// figures back. `stopped` says between reads whether the agent wants no more.
+/// The request body of a chat completion: the messages (a call's arguments as JSON
+/// text, as OpenAI's API has them) and the tools; greedy, as `body`. No grammar: a chat
+/// request has no raw text to hold to one.
+fn chat_body(chat: &ChatPrompt, max_tokens: usize, stop: &[String], model: Option<&str>) -> Value {
+    let mut messages = serde_json::to_value(&chat.messages).unwrap_or_else(|_| json!([]));
+    for m in messages.as_array_mut().into_iter().flatten() {
+        let calls = m.get_mut("tool_calls").and_then(Value::as_array_mut);
+        for call in calls.into_iter().flatten() {
+            if let Some(args) = call.pointer_mut("/function/arguments") {
+                if !args.is_string() {
+                    *args = Value::String(args.to_string());
+                }
+            }
+        }
+    }
+    let mut b = json!({
+        "messages": messages,
+        "stream": true,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "stop": stop,
+    });
+    if chat.tools.as_array().is_some_and(|t| !t.is_empty()) {
+        b["tools"] = chat.tools.clone();
+    }
+    if let Some(m) = model {
+        b["model"] = json!(m);
+    }
+    b
+}
+
+/// What a generation's thread sends, and how it reads the answer.
+struct Sending {
+    path: &'static str,
+    body: Value,
+    /// Chat: the form native calls are handed to the parser in (the preset's call form, or
+    /// none known); `None` for raw completions.
+    native: Option<Option<super::GrammarShape>>,
+    /// The body holds a grammar.
+    grammar: bool,
+}
+
+/// One streamed generation, on its own thread: text through the stop scanner to `out`,
+/// native calls (a chat answer's) after it in the model's own call form, the figures back.
+/// `stopped` says between reads whether the agent wants no more.
 fn stream_generation(
     client: &Client,
-    body: &Value,
+    sending: &Sending,
     (stops, max_tokens): (Vec<String>, usize),
-    grammar: bool,
     stopped: impl Fn() -> Option<StopReason>,
     out: &Gate,
 ) -> Result<GenStats, EngineError> {
     let started = Instant::now();
     let mut stats = GenStats {
-        grammar,
+        grammar: sending.grammar,
         ..GenStats::default()
     };
     let mut scanner = StopScanner::new(stops);
     let (mut finish, mut usage, mut hit) = (None::<String>, sse::Usage::default(), false);
     let mut over = false;
     let mut first = None;
+    let mut calls = sse::Calls::default();
     client.stream(
-        body,
+        sending.path,
+        &sending.body,
         || stopped().is_some(),
         |chunk| {
             merge(&mut usage, chunk.usage);
             if chunk.finish.is_some() {
                 finish = chunk.finish;
             }
-            if chunk.text.is_empty() {
+            if chunk.text.is_empty() && chunk.calls.is_empty() {
                 return Flow::More;
             }
             first.get_or_insert_with(|| ms(started));
             stats.generated_tokens += 1;
+            calls.add(chunk.calls);
+            if chunk.text.is_empty() {
+                return Flow::More;
+            }
             let (text, at_stop) = scanner.push(&chunk.text);
             if !text.is_empty() {
                 out.text(text);
@@ -634,6 +759,14 @@ fn stream_generation(
             }
         }
     };
+    if !matches!(reason, StopReason::Cancelled | StopReason::Halted) && !calls.0.is_empty() {
+        let form = sending.native.as_ref().and_then(Option::as_ref);
+        let written = written_calls(&calls, form).map_err(|what| EngineError::BadAnswer {
+            url: client.root.clone(),
+            what,
+        })?;
+        out.text(written);
+    }
     let first = first.unwrap_or_else(|| ms(started));
     stats.first_token_ms = first;
     // the server's own time when it says it; else the wait for the first token
@@ -645,6 +778,39 @@ fn stream_generation(
     stats.evaluated_tokens = stats.prompt_tokens.saturating_sub(stats.cached_tokens);
     stats.stop = Some(reason);
     Ok(stats)
+}
+
+/// Native calls as the model writes them (`form`: the preset's `[grammar]`), for the
+/// parser to read and the schemas to check as any other output. Arguments that are no JSON
+/// go as a string, which no schema of an object passes: the call is rejected, named, not
+/// lost.
+fn written_calls(calls: &sse::Calls, form: Option<&super::GrammarShape>) -> Result<String, String> {
+    let Some(form) = form else {
+        let names: Vec<&str> = calls.0.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+                "answered with native tool calls ({}), and the preset gives no call form ([grammar]) to hand them to the parser in; use a server with raw completions (/v1/completions), or a preset with [grammar]",
+                names.join(", ")
+            ));
+    };
+    let written: Vec<String> = calls
+        .0
+        .iter()
+        .map(|(name, args)| {
+            let args = if args.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(args).unwrap_or_else(|_| Value::String(args.clone()))
+            };
+            format!(
+                "{}{{\"name\": {}, {}: {args}}}{}",
+                form.prefix,
+                json!(name),
+                json!(form.arguments_key),
+                form.suffix
+            )
+        })
+        .collect();
+    Ok(written.join(&form.separator))
 }
 
 /// The actor's state.
@@ -719,6 +885,7 @@ impl Actor for OpenAiEngine {
         let (jobs, rx) = mpsc::unbounded_channel();
         let cancel = CancelWatermark::new();
         let (cancels, cancels_rx) = watch::channel(0u64);
+        let api = cfg.api;
         let runner = Runner {
             client,
             cfg: Arc::new(cfg),
@@ -726,6 +893,7 @@ impl Actor for OpenAiEngine {
             cancels: cancels_rx,
             link,
             tokenizer: Tokenizer::Unknown,
+            api,
         };
         tokio::spawn(runner.run(rx).instrument(tracing::info_span!("remote_llm")));
         Ok(OpenAiState {
@@ -857,11 +1025,111 @@ mod tests {
         let mut cfg = OpenAiConfig::new("http://gpu-box:8080/v1/");
         assert_eq!(
             cfg.path(),
-            "http://gpu-box:8080: raw completions (/v1/completions), grammars not sent"
+            "http://gpu-box:8080: raw completions (/v1/completions; chat if the server has none), grammars not sent"
         );
         cfg.grammar = RemoteGrammar::Llguidance;
         assert!(cfg.path().ends_with("grammars sent as llguidance Lark"));
+        cfg.api = Api::Chat;
+        assert!(cfg
+            .path()
+            .contains("chat with native tool calls (/v1/chat/completions)"));
         assert_eq!(estimate("abcdefg"), 3);
         assert_eq!(estimate(""), 0);
+    }
+
+    #[test]
+    fn native_calls_are_written_in_the_model_s_own_call_form() {
+        let mut calls = sse::Calls::default();
+        calls.add(vec![
+            sse::CallPiece {
+                index: 0,
+                name: Some("set_light".into()),
+                arguments: "{\"room\": \"kit".into(),
+            },
+            sse::CallPiece {
+                index: 0,
+                name: Some("set_light".into()),
+                arguments: "chen\", \"on\": true}".into(),
+            },
+            sse::CallPiece {
+                index: 1,
+                name: Some("get_time".into()),
+                arguments: String::new(),
+            },
+        ]);
+        let hermes = super::super::GrammarShape {
+            prefix: "<tool_call>\n".into(),
+            suffix: "\n</tool_call>".into(),
+            separator: "\n".into(),
+            arguments_key: "arguments".into(),
+        };
+        assert_eq!(
+            written_calls(&calls, Some(&hermes)).unwrap(),
+            "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\":\"kitchen\",\"on\":true}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>"
+        );
+        // arguments that are no JSON stay a string (the schema rejects it, by name)
+        let mut broken = sse::Calls::default();
+        broken.add(vec![sse::CallPiece {
+            index: 0,
+            name: Some("set_light".into()),
+            arguments: "{\"room\": ".into(),
+        }]);
+        let w = written_calls(&broken, Some(&hermes)).unwrap();
+        assert!(w.contains(r#""arguments": "{\"room\": ""#), "{w}");
+        // no call form: an error naming the calls and the fix
+        let e = written_calls(&calls, None).unwrap_err();
+        assert!(
+            e.contains("set_light, get_time") && e.contains("[grammar]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_chat_body_carries_the_messages_with_arguments_as_json_text() {
+        use crate::llm::ChatMessage;
+        let chat = ChatPrompt {
+            messages: vec![
+                ChatMessage::system("be brief"),
+                ChatMessage::user("turn on the kitchen light"),
+                ChatMessage::assistant_calls(
+                    String::new(),
+                    [(
+                        "call_1".to_string(),
+                        "set_light".to_string(),
+                        json!({"room": "kitchen", "on": true}),
+                    )],
+                ),
+            ],
+            tools: json!([{"type": "function", "function": {"name": "set_light"}}]),
+            calls: None,
+        };
+        let b = chat_body(&chat, 64, &["<|im_end|>".to_string()], Some("qwen"));
+        let m = &b["messages"];
+        assert_eq!(
+            (m[0]["role"].as_str(), m[1]["content"].as_str()),
+            (Some("system"), Some("turn on the kitchen light"))
+        );
+        let args = &m[2]["tool_calls"][0]["function"]["arguments"];
+        let text = args.as_str().unwrap_or_else(|| panic!("not text: {args}"));
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            json!({"room": "kitchen", "on": true})
+        );
+        assert_eq!(b["tools"][0]["function"]["name"], "set_light");
+        assert_eq!(
+            (
+                b["model"].clone(),
+                b["max_tokens"].clone(),
+                b["stream"].clone()
+            ),
+            (json!("qwen"), json!(64), json!(true))
+        );
+        assert!(b.get("prompt").is_none() && b.get("grammar").is_none());
+        // no tools: no `tools` key (some servers refuse an empty list)
+        let bare = ChatPrompt {
+            tools: json!([]),
+            ..chat
+        };
+        assert!(chat_body(&bare, 64, &[], None).get("tools").is_none());
     }
 }

@@ -1,6 +1,8 @@
 //! The stream a completion comes back in: server-sent events (`text/event-stream`) whose
-//! `data:` fields carry OpenAI-style completion chunks (`choices[0].text`), as
-//! llama-cpp-python and llama.cpp's `llama-server` write them.
+//! `data:` fields carry OpenAI-style completion chunks (`choices[0].text`), or chat chunks
+//! (`choices[0].delta`: `content`, and `tool_calls` pieces a server parsed natively, which
+//! [`Calls`] gathers), as llama-cpp-python and llama.cpp's `llama-server` write them. A
+//! delta's `reasoning_content` is never taken.
 //!
 //! [`Decoder`] takes the body's bytes as they arrive, in pieces of any size, and gives
 //! [`Event`]s: each chunk's text with the reason the model stopped and the figures a server
@@ -19,8 +21,9 @@
 //! the stream comes from: recorded from llama-cpp-python 0.3.36, or written in a server's
 //! shape); `stream`, the body as sent; `expect`: `text` (every chunk's text joined), `finish`
 //! (the last `finish_reason`, or null), `done` (`[DONE]` came), `error` (a substring of the
-//! error, reported or found, or null) and optionally `usage`. Negatives (garbage, errors, a
-//! stream cut short) are in the same file. Each case is decoded whole and split at every byte.
+//! error, reported or found, or null) and optionally `usage` and `calls` (the native calls:
+//! `name` and `arguments` text; none when absent). Negatives (garbage, errors, a stream cut
+//! short) are in the same file. Each case is decoded whole and split at every byte.
 
 use serde_json::Value;
 
@@ -38,14 +41,47 @@ pub(crate) enum Event {
     Error(String),
 }
 
-/// One completion chunk.
+/// One completion chunk (`choices[0].text`), or one of a chat completion
+/// (`choices[0].delta`: its `content`, and pieces of the calls the server parsed natively).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Chunk {
     /// What the model wrote (may be empty: the last chunk often is).
     pub text: String,
+    /// Pieces of native calls (a chat stream's `delta.tool_calls`).
+    pub calls: Vec<CallPiece>,
     /// `finish_reason`: `stop` (end of turn or a stop string), `length` (max tokens), …
     pub finish: Option<String>,
     pub usage: Usage,
+}
+
+/// A piece of a native call as a chat stream sends it: the call's `index`, its name in the
+/// first piece, its arguments' JSON text a fragment at a time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct CallPiece {
+    pub index: usize,
+    pub name: Option<String>,
+    pub arguments: String,
+}
+
+/// Native calls gathered from their pieces, in index order: (name, arguments' JSON text).
+/// A call's name is its first piece's (llama-cpp-python repeats it in every piece; OpenAI
+/// sends it once).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Calls(pub Vec<(String, String)>);
+
+impl Calls {
+    pub fn add(&mut self, pieces: Vec<CallPiece>) {
+        for p in pieces {
+            if self.0.len() <= p.index {
+                self.0.resize(p.index + 1, Default::default());
+            }
+            let call = &mut self.0[p.index];
+            if let (true, Some(name)) = (call.0.is_empty(), p.name) {
+                call.0 = name;
+            }
+            call.1.push_str(&p.arguments);
+        }
+    }
 }
 
 /// The figures a server may add to a chunk (the last one, usually).
@@ -192,25 +228,68 @@ fn interpret(data: &str) -> Result<Event, String> {
             ..Chunk::default()
         }));
     };
-    let text = first
-        .get("text")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            format!(
-                "sent a chunk without choices[0].text (a chat stream is not a completion): {}",
+    let (text, calls) = match (first.get("text"), first.get("delta")) {
+        (Some(Value::String(t)), _) => (t.clone(), Vec::new()),
+        (None, Some(delta)) => chat_delta(delta, data)?,
+        _ => {
+            return Err(format!(
+                "sent a chunk without choices[0].text or choices[0].delta: {}",
                 snippet(data)
-            )
-        })?
-        .to_string();
+            ))
+        }
+    };
     let finish = first
         .get("finish_reason")
         .and_then(Value::as_str)
         .map(str::to_string);
     Ok(Event::Chunk(Chunk {
         text,
+        calls,
         finish,
         usage,
     }))
+}
+
+/// A chat chunk's `delta`: its `content` (a `reasoning_content` is never taken: no thought
+/// is spoken) and its `tool_calls` pieces.
+fn chat_delta(delta: &Value, data: &str) -> Result<(String, Vec<CallPiece>), String> {
+    let bad = |what: &str| format!("sent a chat chunk whose {what}: {}", snippet(data));
+    let text = match delta.get("content") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(t)) => t.clone(),
+        Some(_) => return Err(bad("content is not text")),
+    };
+    let mut calls = Vec::new();
+    let pieces = match delta.get("tool_calls") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(_) => return Err(bad("tool_calls is not a list")),
+    };
+    for (at, piece) in pieces.iter().enumerate() {
+        let index = match piece.get("index") {
+            None => at,
+            Some(i) => i
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .ok_or_else(|| bad("call index is not a number"))?,
+        };
+        let function = piece.get("function");
+        let text_of = |k: &str| -> Result<Option<String>, String> {
+            match function.and_then(|f| f.get(k)) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                // a server that sends the arguments as an object, not as JSON text
+                Some(v @ Value::Object(_)) if k == "arguments" => Ok(Some(v.to_string())),
+                Some(_) => Err(bad(&format!("call {k} is not text"))),
+            }
+        };
+        calls.push(CallPiece {
+            index,
+            name: text_of("name")?,
+            arguments: text_of("arguments")?.unwrap_or_default(),
+        });
+    }
+    Ok((text, calls))
 }
 
 /// The figures of a chunk: OpenAI's `usage`, llama-server's `timings`.
@@ -283,6 +362,8 @@ mod tests {
         done: bool,
         error: Option<String>,
         usage: Usage,
+        /// Native calls, their pieces joined.
+        calls: Calls,
     }
 
     fn read(pieces: &[&[u8]]) -> Outcome {
@@ -299,6 +380,7 @@ mod tests {
                         match e {
                             Event::Chunk(c) => {
                                 o.text.push_str(&c.text);
+                                o.calls.add(c.calls);
                                 if c.finish.is_some() {
                                     o.finish = c.finish;
                                 }
@@ -354,6 +436,19 @@ mod tests {
             (None, None) => {}
             (Some(w), Some(g)) if g.contains(w) => {}
             (w, g) => bad.push(format!("error {g:?}, want one containing {w:?}")),
+        }
+        let calls: Vec<(String, String)> = want
+            .get("calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                (s("name"), s("arguments"))
+            })
+            .collect();
+        if calls != got.calls.0 {
+            bad.push(format!("calls {:?}, want {calls:?}", got.calls.0));
         }
         if let Some(u) = want.get("usage") {
             let n = |k: &str| u.get(k).and_then(Value::as_u64).map(|n| n as usize);
