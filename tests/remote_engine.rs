@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use hearth::agent::{Handled, MODEL_UNAVAILABLE};
 use hearth::llm::openai::{Api, OpenAiConfig};
 use hearth::preset::Preset;
-use hearth::supervisor::{start_text, EngineChoice, TextOptions};
+use hearth::supervisor::{start_text, EngineChoice, TextOptions, TextRuntime};
 use hearth::Ask;
 use hearth_testkit::model::{or_skip, qwen_path};
 use serde_json::{json, Value};
@@ -235,6 +235,27 @@ fn a_server_down_at_start_leaves_the_intents_working() {
     let _ = std::fs::remove_dir_all(&state);
 }
 
+/// hearth's text runtime in this process on the server at `port` (`api` first), intents
+/// off: every request goes to the model.
+fn in_process(model: &Path, port: u16, api: Api) -> (tokio::runtime::Runtime, TextRuntime) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
+    opts.tools_dir = Some(tools());
+    opts.model = Some(model.to_path_buf());
+    opts.intents = false;
+    opts.warm_next = false;
+    let mut remote = OpenAiConfig::new(format!("http://127.0.0.1:{port}"));
+    remote.read_timeout = Duration::from_secs(60);
+    remote.api = api;
+    opts.engine = EngineChoice::OpenAi(remote);
+    let text = rt.block_on(start_text(opts)).expect("the runtime starts");
+    (rt, text)
+}
+
 /// The chat path against the real server: the messages and tools go to
 /// `/v1/chat/completions` (llama-cpp-python renders them with the model's template), and
 /// what the model writes comes back as content, through the same parser.
@@ -247,21 +268,7 @@ fn through_chat_the_kitchen_command_runs_its_tool() {
     let state = state_dir("chat");
     std::env::set_var("HEARTH_DEMO_STATE", &state);
     std::fs::write(state.join("light-kitchen"), "on\n").unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
-    opts.tools_dir = Some(tools());
-    opts.model = Some(model.clone());
-    opts.intents = false;
-    opts.warm_next = false;
-    let mut remote = OpenAiConfig::new(format!("http://127.0.0.1:{port}"));
-    remote.read_timeout = Duration::from_secs(60);
-    remote.api = Api::Chat;
-    opts.engine = EngineChoice::OpenAi(remote);
-    let text = rt.block_on(start_text(opts)).expect("the runtime starts");
+    let (rt, text) = in_process(&model, port, Api::Chat);
     let turn = rt
         .block_on(hearth::agent::ask(
             &text.agent,
@@ -295,20 +302,7 @@ fn a_server_killed_mid_turn_gives_an_apology_and_the_turn_after_its_restart_work
     let mut server = Server::start(&model, port, "kill");
     let state = state_dir("kill");
     std::env::set_var("HEARTH_DEMO_STATE", &state);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").unwrap());
-    opts.tools_dir = Some(tools());
-    opts.model = Some(model.clone());
-    opts.intents = false;
-    opts.warm_next = false;
-    let mut remote = OpenAiConfig::new(format!("http://127.0.0.1:{port}"));
-    remote.read_timeout = Duration::from_secs(60);
-    opts.engine = EngineChoice::OpenAi(remote);
-    let text = rt.block_on(start_text(opts)).expect("the runtime starts");
+    let (rt, text) = in_process(&model, port, Api::Completions);
     let ask = |request: &str| {
         rt.block_on(hearth::agent::ask(
             &text.agent,
