@@ -31,6 +31,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use super::device::{self, DeviceSpec};
 use super::resample::{self, StreamResampler};
@@ -480,13 +481,10 @@ impl CaptureState {
                     channels: clip.channels,
                 };
                 let samples = resample::resample(&clip.samples, clip.rate, SAMPLE_RATE)?;
-                let task = tokio::spawn(run_file(
-                    samples,
-                    *realtime,
-                    out,
-                    counters,
-                    Arc::clone(&end_sent),
-                ));
+                let task = tokio::spawn(
+                    run_file(samples, *realtime, out, counters, Arc::clone(&end_sent))
+                        .in_current_span(),
+                );
                 (Running::Task(task), info)
             }
             CaptureSource::Raw { name, reader, rate } => {
@@ -499,14 +497,17 @@ impl CaptureState {
                     rate: *rate,
                     channels: 1,
                 };
-                let task = tokio::spawn(run_raw(
-                    name.clone(),
-                    reader,
-                    resampler,
-                    out,
-                    counters,
-                    Arc::clone(&end_sent),
-                ));
+                let task = tokio::spawn(
+                    run_raw(
+                        name.clone(),
+                        reader,
+                        resampler,
+                        out,
+                        counters,
+                        Arc::clone(&end_sent),
+                    )
+                    .in_current_span(),
+                );
                 (Running::Task(task), info)
             }
             CaptureSource::Device(spec) => {
@@ -514,9 +515,13 @@ impl CaptureState {
                 let (tx, rx) = std::sync::mpsc::sync_channel(1);
                 let spec = spec.clone();
                 let thread_stop = Arc::clone(&stop);
+                let span = tracing::Span::current();
                 let thread = std::thread::Builder::new()
                     .name("hearth-capture".into())
-                    .spawn(move || run_device(spec, out, counters, thread_stop, tx))
+                    .spawn(move || {
+                        let _source = span.enter();
+                        run_device(spec, out, counters, thread_stop, tx)
+                    })
                     .map_err(|e| {
                         AudioError::Worker(format!("cannot start the capture thread: {e}"))
                     })?;

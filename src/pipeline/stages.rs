@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorRef, ActorStatus};
 use tokio::sync::{mpsc, watch};
+use tracing::Instrument;
 
 use super::PipelineError;
 use crate::audio::aec::{EchoFilter, RenderLink};
@@ -445,11 +446,15 @@ fn forward_frames(
     mut frames: mpsc::Receiver<Captured>,
     mut to: impl FnMut(Captured) + Send + 'static,
 ) {
-    tokio::spawn(async move {
-        while let Some(c) = frames.recv().await {
-            to(c);
+    // in the pipeline's span (a satellite's): the stages handle each frame in it
+    tokio::spawn(
+        async move {
+            while let Some(c) = frames.recv().await {
+                to(c);
+            }
         }
-    });
+        .in_current_span(),
+    );
 }
 
 /// A captured frame through the echo canceller, when there is one.
@@ -469,22 +474,25 @@ fn route_tts(
     playback: Live<PlaybackMsg>,
 ) -> mpsc::UnboundedReceiver<TtsEvent> {
     let (seen_tx, seen_rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(e) = events.recv().await {
-            let e = match e {
-                TtsEvent::Audio { reply, pcm } => {
-                    playback
-                        .send("playback", PlaybackMsg::Play { reply, pcm })
-                        .await;
-                    continue;
+    tokio::spawn(
+        async move {
+            while let Some(e) = events.recv().await {
+                let e = match e {
+                    TtsEvent::Audio { reply, pcm } => {
+                        playback
+                            .send("playback", PlaybackMsg::Play { reply, pcm })
+                            .await;
+                        continue;
+                    }
+                    e => e,
+                };
+                if seen_tx.send(e).is_err() {
+                    return;
                 }
-                e => e,
-            };
-            if seen_tx.send(e).is_err() {
-                return;
             }
         }
-    });
+        .in_current_span(),
+    );
     seen_rx
 }
 
@@ -495,13 +503,16 @@ fn fan_out_playback(
     listen: Live<ListenMsg>,
 ) -> mpsc::UnboundedReceiver<PlaybackEvent> {
     let (seen_tx, seen_rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(e) = events.recv().await {
-            if let Some(l) = listen.get() {
-                let _ = l.cast(ListenMsg::Playback(e.clone()));
+    tokio::spawn(
+        async move {
+            while let Some(e) = events.recv().await {
+                if let Some(l) = listen.get() {
+                    let _ = l.cast(ListenMsg::Playback(e.clone()));
+                }
+                let _ = seen_tx.send(e);
             }
-            let _ = seen_tx.send(e);
         }
-    });
+        .in_current_span(),
+    );
     seen_rx
 }

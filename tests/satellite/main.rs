@@ -137,6 +137,13 @@ fn a_request_to_a_satellite_runs_its_tool_and_is_answered_there() {
         "{}",
         hearth.log()
     );
+    // the stages' own lines say which satellite too: the wake word heard in its stream
+    let log = hearth.log();
+    let wake = log.lines().find(|l| l.contains("hearth::wake::stage: wake word"));
+    assert!(
+        wake.is_some_and(|l| l.contains("satellite{name=bedroom}")),
+        "{wake:?}\n{log}"
+    );
     // a request that names no room is about the satellite's
     bedroom.say(&spoken(&dir, "light", "Okay Nabu, turn on the light."));
     let turns = hearth.turns(2, Duration::from_secs(90));
