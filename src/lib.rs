@@ -49,6 +49,7 @@ pub mod stt;
 pub mod stt_shared;
 pub mod supervisor;
 pub mod systemd;
+pub mod timers;
 pub mod tools;
 pub mod tts;
 pub mod voice;

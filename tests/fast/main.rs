@@ -17,5 +17,6 @@ mod models;
 mod pull;
 mod remote;
 mod run_faults;
+mod timers;
 mod tools;
 mod vad;

@@ -139,7 +139,9 @@ fn a_request_to_a_satellite_runs_its_tool_and_is_answered_there() {
     );
     // the stages' own lines say which satellite too: the wake word heard in its stream
     let log = hearth.log();
-    let wake = log.lines().find(|l| l.contains("hearth::wake::stage: wake word"));
+    let wake = log
+        .lines()
+        .find(|l| l.contains("hearth::wake::stage: wake word"));
     assert!(
         wake.is_some_and(|l| l.contains("satellite{name=bedroom}")),
         "{wake:?}\n{log}"

@@ -1,0 +1,179 @@
+//! Timers that survive a restart: the first thing hearth keeps across time.
+//!
+//! A [`Timers`] actor owns every timer. Each change (start, cancel, add or take time,
+//! pause, resume) is written to the state file ([`store`]: write, fsync, rename) *before*
+//! it is acknowledged, so the set of timers after a crash, a SIGKILL or a power cut is
+//! exactly the set last acknowledged to the person: none lost, none twice. At start the
+//! file is read back; a timer that fell due while hearth was down fires at once, marked
+//! late, unless it is older than [`MISSED_BOUND`] (then it is dropped with a log line).
+//! A file that cannot be read as timers is kept aside (`timers.json.bad-UNIX`) with a log
+//! line, and hearth starts with none: never a crash.
+//!
+//! **One sleep.** However many timers run, the actor holds one delayed message, for the
+//! earliest deadline ([`ractor::ActorRef::send_after`]), replaced whenever the earliest
+//! changes: a hundred timers cost what one does.
+//!
+//! **Time.** A running timer keeps its due time on the wall clock (Unix milliseconds), so
+//! it means the same after a restart; a paused one keeps what is left. The delay to the
+//! next deadline is taken from the wall clock each time it is armed.
+//!
+//! **Which timer.** A request that names none means the only one; with two or more running
+//! it is [`TimerError::Which`], whose text asks which ("Which timer: pasta or eggs?").
+//!
+//! What fires goes to every subscriber ([`TimersMsg::Subscribe`]) as [`Fired`], on an
+//! unbounded channel: a firing is never dropped.
+
+mod actor;
+mod store;
+
+pub use actor::{Timers, TimersArgs, TimersMsg};
+pub use store::{state_dir, Store, StoreError, STATE_FILE};
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A timer that fell due while hearth was down fires at start if it is at most this late;
+/// an older one is dropped, with a log line.
+pub const MISSED_BOUND: Duration = Duration::from_secs(60 * 60);
+
+/// The longest timer: a day (longer is an alarm's business).
+pub const LONGEST: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One timer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timer {
+    /// Unique in this state file, never reused.
+    pub id: u64,
+    /// "pasta"; `None` for a timer set without a name.
+    pub name: Option<String>,
+    /// How long it was set for (time added or taken counts), in milliseconds.
+    pub total_ms: u64,
+    pub run: Run,
+    /// The room it was set in (a satellite's), where it rings.
+    pub room: Option<String>,
+}
+
+/// Whether a timer counts down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Run {
+    /// Due at this wall-clock time (Unix milliseconds).
+    Running { due_ms: i64 },
+    /// Paused with this much left.
+    Paused { left_ms: u64 },
+}
+
+impl Timer {
+    /// Milliseconds left at `now_ms` (0 once due).
+    pub fn left_ms(&self, now_ms: i64) -> u64 {
+        match self.run {
+            Run::Running { due_ms } => u64::try_from(due_ms.saturating_sub(now_ms)).unwrap_or(0),
+            Run::Paused { left_ms } => left_ms,
+        }
+    }
+
+    /// How the timer is called aloud: "the pasta timer", "the timer".
+    pub fn called(&self) -> String {
+        match &self.name {
+            Some(n) => format!("the {n} timer"),
+            None => "the timer".into(),
+        }
+    }
+}
+
+/// A timer that rang.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fired {
+    pub timer: Timer,
+    /// How long after its due time it fired: about nothing when hearth ran, the time hearth
+    /// was down when it fell due meanwhile.
+    pub late_ms: u64,
+}
+
+/// Which timer a request means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Which {
+    /// The only one there is (none named).
+    Only,
+    /// The one with this name.
+    Named(String),
+    /// Every one.
+    All,
+}
+
+/// Why a timer request was not carried out; each text can be said to the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimerError {
+    #[error("There is no timer running.")]
+    None,
+    #[error("There is no {0} timer.")]
+    NoSuch(String),
+    /// Two or more timers and none named: the names, for the question.
+    #[error("Which timer: {}?", or_list(.0))]
+    Which(Vec<String>),
+    #[error("A {0} timer is already running.")]
+    Taken(String),
+    #[error("A timer can run for a second to a day.")]
+    Length,
+    #[error("{} is already paused.", capitalised(.0))]
+    AlreadyPaused(String),
+    #[error("{} is not paused.", capitalised(.0))]
+    NotPaused(String),
+    /// The state file could not be written: nothing was changed.
+    #[error("Sorry, I couldn't save the timers, so nothing was changed.")]
+    Store(String),
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// "pasta or eggs", "pasta, eggs or the unnamed one".
+fn or_list(names: &[String]) -> String {
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_names_the_timers() {
+        let e = TimerError::Which(vec!["pasta".into(), "eggs".into()]);
+        assert_eq!(e.to_string(), "Which timer: pasta or eggs?");
+        let e = TimerError::Which(vec!["pasta".into(), "eggs".into(), "tea".into()]);
+        assert_eq!(e.to_string(), "Which timer: pasta, eggs or tea?");
+        let e = TimerError::AlreadyPaused("the pasta timer".into());
+        assert_eq!(e.to_string(), "The pasta timer is already paused.");
+    }
+
+    #[test]
+    fn what_is_left_counts_down_or_holds() {
+        let mut t = Timer {
+            id: 1,
+            name: None,
+            total_ms: 60_000,
+            run: Run::Running { due_ms: 10_000 },
+            room: None,
+        };
+        assert_eq!(t.left_ms(4_000), 6_000);
+        assert_eq!(t.left_ms(12_000), 0);
+        t.run = Run::Paused { left_ms: 5_000 };
+        assert_eq!(t.left_ms(99_000), 5_000);
+        assert_eq!(t.called(), "the timer");
+    }
+}
