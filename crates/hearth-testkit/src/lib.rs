@@ -21,5 +21,6 @@ pub mod session;
 #[cfg(feature = "tts")]
 pub mod soak;
 pub mod story;
+pub mod timers;
 
 pub use checkout::{hearth_exe, root};
