@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use hearth::timers::{Store, Timers, TimersArgs, TimersMsg};
+use hearth::timers::TimersMsg;
 use hearth_testkit::{bench, timers};
 
 const USAGE: &str = "usage: cargo bench --bench timers [-- --rounds N]";
@@ -134,15 +134,7 @@ fn cpu_ticks() -> Result<u64, String> {
 
 async fn idle() -> Result<(), String> {
     let dir = scratch("idle");
-    let (t, _) = ractor::Actor::spawn(
-        None,
-        Timers,
-        TimersArgs {
-            store: Store::in_dir(&dir),
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let t = timers::spawn(&dir).await?;
     for i in 0..100 {
         ractor::call!(t, |reply| TimersMsg::Start {
             name: Some(format!("t{i}")),

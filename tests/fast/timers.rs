@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hearth::timers::{Fired, Run, Store, Timer, TimerError, Timers, TimersArgs, TimersMsg, Which};
-use ractor::{Actor, ActorRef};
+use hearth::timers::{Fired, Run, Store, Timer, TimerError, TimersMsg, Which};
+use ractor::ActorRef;
 use tokio::sync::mpsc;
 
 fn dir(tag: &str) -> PathBuf {
@@ -18,16 +18,7 @@ fn dir(tag: &str) -> PathBuf {
 }
 
 async fn timers(dir: &std::path::Path) -> ActorRef<TimersMsg> {
-    let (a, _) = Actor::spawn(
-        None,
-        Timers,
-        TimersArgs {
-            store: Store::in_dir(dir),
-        },
-    )
-    .await
-    .unwrap();
-    a
+    hearth_testkit::timers::spawn(dir).await.unwrap()
 }
 
 async fn start(

@@ -18,6 +18,17 @@ use std::time::Duration;
 
 use hearth::timers::{Run, Store, Timers, TimersArgs, TimersMsg, Which};
 
+/// A timers actor over the state directory `dir`.
+pub async fn spawn(dir: &Path) -> Result<ractor::ActorRef<TimersMsg>, String> {
+    let args = TimersArgs {
+        store: Store::in_dir(dir),
+    };
+    let (t, _) = ractor::Actor::spawn(None, Timers, args)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(t)
+}
+
 /// What begins an answer line.
 pub const ANSWER: &str = "HEARTH-TIMERS ";
 
@@ -29,15 +40,7 @@ pub fn serve(dir: &Path) {
         .build()
         .expect("a tokio runtime");
     rt.block_on(async {
-        let (timers, _) = ractor::Actor::spawn(
-            None,
-            Timers,
-            TimersArgs {
-                store: Store::in_dir(dir),
-            },
-        )
-        .await
-        .expect("the timers actor starts");
+        let timers = spawn(dir).await.expect("the timers actor starts");
         let mut out = std::io::stdout().lock();
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
@@ -249,15 +252,7 @@ pub fn crash_rounds(
 /// it reaches a subscriber, while the rest are still being set. Must run on a runtime with
 /// its timers enabled.
 pub async fn ring_lateness(dir: &Path, n: usize) -> Result<Vec<i64>, String> {
-    let (t, _) = ractor::Actor::spawn(
-        None,
-        Timers,
-        TimersArgs {
-            store: Store::in_dir(dir),
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let t = spawn(dir).await?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     t.cast(TimersMsg::Subscribe(tx))
         .map_err(|e| e.to_string())?;
