@@ -17,6 +17,10 @@
 //! body) is then caught at its first line, named in the error. Anything that is not a chunk
 //! is garbage, said as what was sent (a snippet): the engine gives up on the request.
 //!
+//! Hand-written rather than a crate's: the event-stream crates (eventsource-stream and its
+//! kin) adapt async byte streams, and a request here is blocking reads on a thread of its
+//! own; the format is the few rules above.
+//!
 //! The corpus is `tests/corpus/openai_sse.jsonl`, one case per line: `id`; `source` (where
 //! the stream comes from: recorded from llama-cpp-python 0.3.36, or written in a server's
 //! shape); `stream`, the body as sent; `expect`: `text` (every chunk's text joined), `finish`
