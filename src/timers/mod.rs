@@ -20,17 +20,20 @@
 //! **Which timer.** A request that names none means the only one; with two or more running
 //! it is [`TimerError::Which`], whose text asks which ("Which timer: pasta or eggs?").
 //!
-//! Lengths as said ("an hour and a half") and said back ("1 hour and 30 minutes") are
+//! When an alarm rings next, across a daylight-saving change, is [`next_ring`] (the alarms
+//! themselves come with their tools). Lengths as said ("an hour and a half") and said back ("1 hour and 30 minutes") are
 //! [`parse_length`] and [`say_length`].
 //!
 //! What fires goes to every subscriber ([`TimersMsg::Subscribe`]) as [`Fired`], on an
 //! unbounded channel: a firing is never dropped.
 
 mod actor;
+mod alarm;
 mod length;
 mod store;
 
 pub use actor::{Timers, TimersArgs, TimersMsg};
+pub use alarm::{next_ring, Days};
 pub use length::{parse_length, say_length};
 pub use store::{state_dir, Store, StoreError, STATE_FILE};
 
