@@ -521,27 +521,42 @@ mod engine {
     /// A voice the process's pipelines share.
     type SharedVoice = Arc<Mutex<Voice>>;
 
+    /// Where one configuration's voice is kept once loaded; its lock is held while it loads.
+    type Slot = Arc<Mutex<std::sync::Weak<Mutex<Voice>>>>;
+
     /// The voices loaded in this process, by configuration: every pipeline that speaks with
     /// the same voice (the local microphone's, each satellite's) shares one, one model in
     /// memory. Sharing costs nothing in speed: synthesis is one at a time per process
     /// anyway ([`ESPEAK_LOCK`]). A voice no pipeline holds any more is dropped.
-    static LOADED: Mutex<Vec<(TtsConfig, std::sync::Weak<Mutex<Voice>>)>> = Mutex::new(Vec::new());
+    static LOADED: Mutex<Vec<(TtsConfig, Slot)>> = Mutex::new(Vec::new());
 
-    /// The voice `cfg` makes: the one loaded already, else loaded now (blocking: ~1 s).
+    /// The voice `cfg` makes: the one loaded already, else loaded now (blocking: ~1 s). Two
+    /// pipelines starting at once with one voice load it once (the second waits on its
+    /// slot); another voice's load does not wait.
     fn shared_voice(cfg: &TtsConfig) -> Result<SharedVoice, TtsError> {
-        // held while loading: a second pipeline starting meanwhile gets the same voice
-        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-        loaded.retain(|(_, v)| v.strong_count() > 0);
-        if let Some(voice) = loaded
-            .iter()
-            .find(|(c, _)| c == cfg)
-            .and_then(|(_, v)| v.upgrade())
-        {
+        let slot = {
+            let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+            // a slot nobody uses and whose voice is gone
+            loaded.retain(|(_, slot)| {
+                Arc::strong_count(slot) > 1
+                    || slot.lock().map(|w| w.strong_count() > 0).unwrap_or(false)
+            });
+            match loaded.iter().find(|(c, _)| c == cfg) {
+                Some((_, slot)) => slot.clone(),
+                None => {
+                    let slot = Slot::default();
+                    loaded.push((cfg.clone(), slot.clone()));
+                    slot
+                }
+            }
+        };
+        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(voice) = held.upgrade() {
             debug!(model = %cfg.model.display(), "Piper voice shared");
             return Ok(voice);
         }
         let voice = Arc::new(Mutex::new(Voice::load(cfg)?));
-        loaded.push((cfg.clone(), Arc::downgrade(&voice)));
+        *held = Arc::downgrade(&voice);
         Ok(voice)
     }
 
