@@ -97,6 +97,16 @@ impl Client {
         })
     }
 
+    /// The client of the server `cfg` names, with its key and timeouts.
+    pub fn of(cfg: &super::OpenAiConfig) -> Result<Client, EngineError> {
+        Client::new(
+            &cfg.url,
+            cfg.api_key_file.as_deref(),
+            cfg.connect_timeout,
+            cfg.read_timeout,
+        )
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.root)
     }

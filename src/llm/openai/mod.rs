@@ -195,13 +195,7 @@ pub struct Contact {
 /// Ask the server what it runs (its models, and llama.cpp's props): at start and by
 /// `hearth doctor`.
 pub async fn contact(cfg: &OpenAiConfig) -> Result<Contact, EngineError> {
-    let client = Arc::new(Client::new(
-        &cfg.url,
-        cfg.api_key_file.as_deref(),
-        cfg.connect_timeout,
-        cfg.read_timeout,
-    )?);
-    Ok(first_contact(client).await)
+    Ok(first_contact(Arc::new(Client::of(cfg)?)).await)
 }
 
 async fn first_contact(client: Arc<Client>) -> Contact {
@@ -854,12 +848,7 @@ impl Actor for OpenAiEngine {
         _myself: ActorRef<Self::Msg>,
         cfg: OpenAiConfig,
     ) -> Result<Self::State, ActorProcessingErr> {
-        let client = Arc::new(Client::new(
-            &cfg.url,
-            cfg.api_key_file.as_deref(),
-            cfg.connect_timeout,
-            cfg.read_timeout,
-        )?);
+        let client = Arc::new(Client::of(&cfg)?);
         let contact = first_contact(client.clone()).await;
         let (info, source) = engine_info(&cfg, &contact)?;
         let link = Arc::new(Link {
