@@ -497,6 +497,7 @@ fn typed_session(hearth: &Hearth, cases: &[Case], intents: bool) -> Result<Vec<S
     let mut opts = TextOptions::new(Preset::load("qwen2.5-coder").map_err(|e| e.to_string())?);
     opts.tools_dir = Some(hearth.tools.clone());
     opts.intents = intents;
+    opts.timers = Some(state.join("hearth"));
     let model = model_path(&opts).map_err(|e| format!("{e} (run scripts/fetch-models)"))?;
     opts.prompt_cache = prompt_cache_path(&opts, &model);
     opts.model = Some(model);

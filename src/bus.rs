@@ -16,6 +16,8 @@
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
 //! | `Bounds` (s, read) | how full each bounded container is: JSON `[{"name","len","cap"}]` |
 //! | `Satellites` (s, read) | each satellite's connection and state: JSON `[{"name","connected","state"}]` |
+//! | `Timers` (s, read) | the timers, soonest first, and those ringing: JSON `[{"name","room","seconds_left","paused","ringing"}]` |
+//! | `TimerFinished(s name, s room, t late_s)` | signal: a timer is done (`name`, `room`: `""` for none; `late_s` > 0 when it fell due while hearth was down) |
 //! | `WakeDetected(s wake_word, s source)`, `Heard(s text, s source)`, `Replied(s text, s source)`, `ToolCalled(s name, s arguments, s result, s status)` | signals (`source`: the satellite that heard it, `""` for the local microphone or a D-Bus caller) |
 //!
 //! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
@@ -144,6 +146,8 @@ pub struct FaceOptions {
     pub trusted_uids: Vec<u32>,
     /// `Announce` goes through this (`None`: nothing speaks, `--no-audio`).
     pub announcer: Option<crate::announce::Announcer>,
+    /// The timers (the `Timers` property; `None`: this process keeps none).
+    pub timers: Option<ActorRef<crate::timers::TimersMsg>>,
 }
 
 /// The served face: the connection and the tasks that follow the events and the bus.
@@ -215,6 +219,7 @@ pub async fn serve(
         muted: opts.muted,
         listen: opts.listen,
         announcer: opts.announcer,
+        timers: opts.timers,
         satellites: Default::default(),
         preset: opts.preset,
         provider_limits: opts.provider_limits,
@@ -291,6 +296,7 @@ struct AgentFace {
     muted: Arc<AtomicBool>,
     listen: Option<Arc<tokio::sync::Notify>>,
     announcer: Option<crate::announce::Announcer>,
+    timers: Option<ActorRef<crate::timers::TimersMsg>>,
     /// Each satellite's connection and activity (the `Satellites` property).
     satellites: Arc<Mutex<std::collections::BTreeMap<String, SatelliteState>>>,
     preset: String,
@@ -385,6 +391,7 @@ impl AgentFace {
         }
         let outcomes = ractor::call!(self.tools, |reply| ToolsMsg::CallAll {
             calls: vec![call],
+            room: None,
             reply
         })
         .map_err(|_| {
@@ -524,6 +531,44 @@ impl AgentFace {
         });
         serde_json::to_string(&satellites.unwrap_or_default()).unwrap_or_else(|_| "[]".into())
     }
+
+    /// The timers, soonest first, then those ringing: JSON `[{"name","room","seconds_left",
+    /// "paused","ringing"}]` (`name`, `room`: `""` for none); `[]` when this process keeps
+    /// no timers.
+    #[zbus(property)]
+    async fn timers(&self) -> String {
+        let Some(timers) = &self.timers else {
+            return "[]".into();
+        };
+        let now = crate::timers::now_ms();
+        let listed = ractor::call!(timers, crate::timers::TimersMsg::List).unwrap_or_default();
+        let ringing = ractor::call!(timers, crate::timers::TimersMsg::Ringing).unwrap_or_default();
+        let entry = |t: &crate::timers::Timer, ringing: bool| {
+            serde_json::json!({
+                "name": t.name.clone().unwrap_or_default(),
+                "room": t.room.clone().unwrap_or_default(),
+                "seconds_left": t.left_ms(now).div_ceil(1000),
+                "paused": matches!(t.run, crate::timers::Run::Paused { .. }),
+                "ringing": ringing,
+            })
+        };
+        let all: Vec<Value> = listed
+            .iter()
+            .map(|t| entry(t, false))
+            .chain(ringing.iter().map(|t| entry(t, true)))
+            .collect();
+        serde_json::to_string(&all).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// A timer is done (`name`, `room`: `""` for none; `late_s`: how late it rang, more
+    /// than 0 when it fell due while hearth was down).
+    #[zbus(signal)]
+    async fn timer_finished(
+        emitter: &SignalEmitter<'_>,
+        name: &str,
+        room: &str,
+        late_s: u64,
+    ) -> zbus::Result<()>;
 
     /// A wake word was heard: hearth listens for the request. `source`: the satellite that
     /// heard it (`""`: the local microphone).
@@ -761,6 +806,9 @@ async fn forward_events(connection: Connection, mut rx: tokio::sync::broadcast::
                 result,
                 status,
             } => AgentFace::tool_called(emitter, name, arguments, result, status).await,
+            Event::TimerFinished { name, room, late_s } => {
+                AgentFace::timer_finished(emitter, name, room, *late_s).await
+            }
         };
         if let Err(e) = sent {
             tracing::warn!(error = %e, "cannot emit a D-Bus signal");

@@ -58,6 +58,13 @@ pub enum Event {
     Satellite { satellite: String, what: Box<Event> },
     /// A satellite connected, or its connection ended.
     SatelliteLink { satellite: String, connected: bool },
+    /// A timer is done: its name (`""`: unnamed), the room it was set in (`""`: none), and
+    /// how late it rang (seconds; more than 0 when it fell due while hearth was down).
+    TimerFinished {
+        name: String,
+        room: String,
+        late_s: u64,
+    },
     /// A tool ran (for the model, or for a `CallTool` caller).
     ToolCalled {
         name: String,

@@ -153,6 +153,9 @@ pub struct Settings {
     pub config_path: Option<PathBuf>,
     /// The model directory ([`crate::models::model_dir`]), if the environment gives one.
     model_dir: Option<PathBuf>,
+    /// hearth's state directory ([`crate::timers::state_dir`]: the timers), if the
+    /// environment gives one.
+    state_dir: Option<PathBuf>,
 }
 
 impl Settings {
@@ -180,7 +183,8 @@ impl Settings {
             flags,
             config,
             config_path,
-            model_dir: crate::models::model_dir_from(env),
+            model_dir: crate::models::model_dir_from(&env),
+            state_dir: crate::timers::state_dir_from(&env).ok(),
         }
     }
 
@@ -190,6 +194,12 @@ impl Settings {
             model_dir: Some(dir),
             ..self
         }
+    }
+
+    /// hearth's state directory (where the daemon keeps its timers), if the environment
+    /// gives one.
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
     }
 
     /// The model directory, or [`ModelError::NoModelDir`] (which says which variable to set).

@@ -19,6 +19,7 @@ use crate::agent::{Agent, AgentArgs, AgentConfig, AgentError, AgentMsg};
 use crate::llm::{EngineError, EngineMsg};
 use crate::models::ModelError;
 use crate::preset::Preset;
+use crate::timers::{Timers, TimersArgs, TimersMsg};
 use crate::tools::{Registry, ToolsActor, ToolsError, ToolsMsg};
 
 /// What text mode needs.
@@ -53,6 +54,9 @@ pub struct TextOptions {
     pub history_tokens: usize,
     /// Where the model runs (`[agent] engine`).
     pub engine: EngineChoice,
+    /// hearth's state directory: the timers are kept there (`None`: this process keeps
+    /// none, and the timer tools say so).
+    pub timers: Option<PathBuf>,
 }
 
 /// Where the model runs.
@@ -83,6 +87,7 @@ impl TextOptions {
             turn_budget: crate::agent::TURN_BUDGET,
             history_tokens: crate::agent::HISTORY_TOKENS,
             engine: EngineChoice::Llama,
+            timers: None,
         }
     }
 }
@@ -92,6 +97,8 @@ pub struct TextRuntime {
     pub agent: ActorRef<AgentMsg>,
     pub engine: ActorRef<EngineMsg>,
     pub tools: ActorRef<ToolsMsg>,
+    /// The timers, when this process keeps them ([`TextOptions::timers`]).
+    pub timers: Option<ActorRef<TimersMsg>>,
 }
 
 /// Why start-up failed; each names the fix.
@@ -156,7 +163,7 @@ pub(crate) async fn start_tools(
 ) -> Result<ActorRef<ToolsMsg>, StartError> {
     let registry = match dir {
         Some(d) => Registry::load(d, backends)?,
-        None => Registry::builtins().with_backends(backends)?,
+        None => Registry::builtins_with(backends)?,
     };
     let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
         .await
@@ -164,8 +171,28 @@ pub(crate) async fn start_tools(
     Ok(tools)
 }
 
-/// Start the engine (model loaded), the tools and the agent.
+/// The timers kept in `dir`, or `None` with a log line when they cannot be (another
+/// process keeps them: the timer tools then say so).
+async fn start_timers(dir: &std::path::Path) -> Option<ActorRef<TimersMsg>> {
+    let store = crate::timers::Store::in_dir(dir);
+    match Actor::spawn(None, Timers, TimersArgs { store }).await {
+        Ok((timers, _)) => Some(timers),
+        Err(e) => {
+            tracing::warn!(error = %e, "no timers in this process");
+            None
+        }
+    }
+}
+
+/// Start the timers (when kept), the engine (model loaded), the tools and the agent.
 pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
+    let timers = match &opts.timers {
+        Some(dir) => start_timers(dir).await,
+        None => None,
+    };
+    if let Some(t) = &timers {
+        opts.backends.serve_timers(t.clone());
+    }
     let tools = start_tools(opts.tools_dir.as_deref(), opts.backends.clone()).await?;
     let engine = start_engine(&opts).await?;
     let mut cfg = AgentConfig::new(opts.preset.clone());
@@ -185,6 +212,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
         agent,
         engine,
         tools,
+        timers,
     })
 }
 
@@ -197,11 +225,18 @@ impl TextRuntime {
         let _ = self.agent.cast(AgentMsg::Cancel);
         let actor_wait = Duration::from_secs(5);
         let tools_wait = crate::tools::STOP_GRACE + Duration::from_secs(2);
+        let timers = self
+            .timers
+            .iter()
+            .map(|t| ("timers", t.get_cell(), actor_wait));
         for (name, cell, wait) in [
             ("agent", self.agent.get_cell(), actor_wait),
             ("tools", self.tools.get_cell(), tools_wait),
             ("engine", self.engine.get_cell(), actor_wait),
-        ] {
+        ]
+        .into_iter()
+        .chain(timers)
+        {
             if cell.stop_and_wait(None, Some(wait)).await.is_err() {
                 tracing::warn!(
                     actor = name,

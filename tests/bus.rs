@@ -788,3 +788,89 @@ fn a_call_that_waits_for_a_yes_is_asked_about_over_the_bus_too() {
     assert_eq!(done, "The garage door is open.");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "closed\nopen\n");
 }
+
+/// Timers over the bus, as a household uses them: set by `Ask` in words (a local intent, no
+/// model), listed in the `Timers` property, asked about, and done: `TimerFinished`, gone from
+/// the property; kept in the daemon's state directory meanwhile. (Ringing on a speaker until
+/// "stop" is `a_timer_done_rings_in_its_room_until_stopped`, in the library.)
+#[test]
+fn timers_are_set_listed_and_finish_over_the_bus() {
+    let Some(model) = qwen_path() else { return };
+    let _one = serial();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bus = PrivateBus::start();
+    let broker = Broker::start("timers");
+    let mut daemon = Daemon::start("timers", &bus, &broker, &model, None);
+    daemon.wait_ready();
+    let signals = rt.block_on(agent_signals(&bus.address));
+    let ask = |text: &str| {
+        let (ok, out, err) = call(&bus, "Ask", "s", &[text]);
+        assert!(ok, "{text}: {err}\n{}", daemon.log());
+        busctl_string(&out)
+    };
+    let timers = || {
+        let (ok, out, err) = bus_tool(
+            &bus,
+            &[
+                "--json=short",
+                "get-property",
+                AGENT[0],
+                AGENT[1],
+                AGENT[2],
+                "Timers",
+            ],
+        );
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        serde_json::from_str::<serde_json::Value>(v["data"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(timers(), serde_json::json!([]));
+    assert_eq!(
+        ask("Set a pasta timer for 4 seconds."),
+        "Pasta timer set for 4 seconds."
+    );
+    assert_eq!(
+        ask("set a timer for an hour"),
+        "1 hour timer set for 1 hour."
+    );
+    let listed = timers();
+    assert_eq!(listed[0]["name"], "pasta", "{listed}");
+    assert_eq!(listed[1]["name"], "", "{listed}");
+    assert!(
+        listed[1]["seconds_left"].as_u64().unwrap() > 3590,
+        "{listed}"
+    );
+    let kept = std::fs::read_to_string(daemon.dir().join("state/timers.json")).unwrap();
+    assert!(kept.contains("pasta"), "{kept}");
+    assert_eq!(
+        ask("pause the timer"),
+        "Which timer: pasta or the 1 hour one?"
+    );
+
+    let finished = rt.block_on(async {
+        use futures_util::StreamExt;
+        let mut signals = signals;
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let m = signals.next().await.unwrap().unwrap();
+                if m.header().member().map(|m| m.as_str()) == Some("TimerFinished") {
+                    return m.body().deserialize::<(String, String, u64)>().unwrap();
+                }
+            }
+        })
+        .await
+        .expect("a TimerFinished signal")
+    });
+    assert_eq!(finished, ("pasta".to_string(), String::new(), 0));
+    // no speaker here (--no-audio, no satellite): done and published, nothing rings
+    let listed = timers();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["name"], "", "{listed}");
+    assert_eq!(ask("stop"), "No timer is ringing.");
+    assert_eq!(ask("cancel the timer"), "1 hour timer cancelled.");
+    assert_eq!(
+        ask("what timers are running?"),
+        "There is no timer running."
+    );
+    assert_eq!(timers(), serde_json::json!([]));
+}

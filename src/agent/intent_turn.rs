@@ -77,7 +77,7 @@ pub(super) async fn act(
         Confirmed::No => confirm::split(registry, calls, ask.confirmed),
         Confirmed::Declined => (Vec::new(), Vec::new()),
     };
-    let outcomes = run_calls(shared, &now, &mut timings, t0).await?;
+    let outcomes = run_calls(shared, &now, ask.room.as_deref(), &mut timings, t0).await?;
     let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {
         (true, _) if confirmed == Confirmed::Declined => confirm::DECLINED.to_string(),
         (true, _) => String::new(),

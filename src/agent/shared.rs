@@ -188,9 +188,11 @@ pub(super) async fn render_fitting(
 
 /// Run a hop's calls (in parallel, results in call order), time them and publish each; no
 /// calls (all held for a yes, or declined): nothing is asked of the tools, nothing timed.
+/// `room`: where the request was said.
 pub(super) async fn run_calls(
     shared: &Shared,
     calls: &[ToolCall],
+    room: Option<&str>,
     timings: &mut Timings,
     t0: Instant,
 ) -> Result<Vec<ToolOutcome>, AgentError> {
@@ -200,6 +202,7 @@ pub(super) async fn run_calls(
     let t_tools = Instant::now();
     let outcomes = ractor::call!(shared.tools, |r| ToolsMsg::CallAll {
         calls: calls.to_vec(),
+        room: room.map(str::to_string),
         reply: r
     })
     .map_err(|_| AgentError::Actor("tools"))?;

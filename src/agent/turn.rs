@@ -526,7 +526,8 @@ impl TurnState {
         if !held.is_empty() {
             return self.ask_first(ctx, calls, held, report).await;
         }
-        let outcomes = run_calls(ctx.shared, &calls, &mut self.timings, ctx.t0).await?;
+        let room = ctx.ask.room.as_deref();
+        let outcomes = run_calls(ctx.shared, &calls, room, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
         for o in outcomes.iter().filter(|o| o.status != ToolStatus::Error) {
             self.carried.result(&o.result);
@@ -572,7 +573,8 @@ impl TurnState {
         held: Vec<(ToolCall, String)>,
         report: &mut HopReport,
     ) -> Result<HopOutcome, AgentError> {
-        let outcomes = run_calls(ctx.shared, &now, &mut self.timings, ctx.t0).await?;
+        let room = ctx.ask.room.as_deref();
+        let outcomes = run_calls(ctx.shared, &now, room, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
         let pending = super::confirm::hold(held);
         report.hook = Some(pending.hook());

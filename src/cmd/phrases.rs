@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let registry = match settings.tools_dir() {
         Some(dir) => Registry::load(&dir, backends)
             .with_context(|| format!("loading the tools in {}", dir.display()))?,
-        None => Registry::builtins().with_backends(backends)?,
+        None => Registry::builtins_with(backends)?,
     };
     #[cfg(feature = "tts")]
     let stop = hearth::pipeline::stop::STOP_PHRASES;

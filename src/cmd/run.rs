@@ -7,7 +7,7 @@
 //! or [`serve_voice`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -177,6 +177,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut opts = settings.text_options(settings.preset()?, true)?;
     opts.backends = backends;
     opts.events = Some(events.clone());
+    // the daemon keeps the timers (`hearth ask` sets none: nothing would ring them)
+    opts.timers = settings.state_dir().map(Path::to_path_buf);
+    if opts.timers.is_none() {
+        tracing::warn!("no state directory (HEARTH_STATE_DIR, STATE_DIRECTORY, XDG_STATE_HOME or HOME): no timers");
+    }
     let face = FaceSetup {
         bus,
         required,
@@ -612,14 +617,23 @@ async fn stop_serving(
     text.stop().await;
 }
 
-/// Serve the D-Bus face (if there is a bus) and start systemd's watchdog over the text
-/// actors and the face. A bus that cannot be reached is an error when it was asked for,
-/// else a warning and hearth runs on without the face.
+/// Start the ringer (when this process keeps timers), serve the D-Bus face (if there is
+/// a bus) and start systemd's watchdog over the text actors and the face. A bus that
+/// cannot be reached is an error when it was asked for, else a warning and hearth runs on
+/// without the face.
 async fn serve_and_watch(
     text: &TextRuntime,
     face: FaceSetup,
     voice: bool,
 ) -> Result<(Option<Face>, Option<tokio::task::JoinHandle<()>>)> {
+    if let Some(timers) = &text.timers {
+        hearth::timers::spawn_ringer(
+            timers.clone(),
+            face.announcer.clone(),
+            Some(face.events.clone()),
+            hearth::timers::Ringing::default(),
+        );
+    }
     let served = match face.bus {
         None => None,
         Some(bus) => {
@@ -632,6 +646,7 @@ async fn serve_and_watch(
                 provider_limits: face.provider_limits,
                 trusted_uids: face.trusted_uids.clone(),
                 announcer: face.announcer.clone(),
+                timers: text.timers.clone(),
             };
             let served =
                 hearth::bus::serve(options, text.agent.clone(), text.tools.clone(), face.events)

@@ -13,6 +13,8 @@
 //! - a boolean whose name says a direction ([`super::derive::DIRECTIONS`]: `on`, `locked`,
 //!   `open`, …): a word of that way said ("off" for `on = false`, "unlock" for `locked =
 //!   false`); a boolean named otherwise is not judged;
+//! - a length of time (a string of `"format": "length"`): the same length said, in any
+//!   words ("10 minutes" for "ten minutes");
 //! - any value equal to the parameter's `default`.
 //!
 //! Free text, objects and arrays are not judged here.
@@ -66,9 +68,23 @@ fn supported(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool
     match slot::kind(schema) {
         Some("boolean") => direction_said(param, value, words),
         Some("string") if schema.get("enum").is_some() => slot_says(schema, value, words),
+        Some("string") if slot::is_length(schema) => length_said(value, words),
         Some("number" | "integer") => slot_says(schema, value, words),
         _ => true,
     }
+}
+
+/// Whether some run of `words` says the length `value` says ("ten minutes" for "10
+/// minutes"); a value that is no length is not supported.
+fn length_said(value: &Value, words: &[Word]) -> bool {
+    let Some(want) = value.as_str().and_then(super::parse_length) else {
+        return false;
+    };
+    (0..words.len()).any(|i| {
+        slot::lengths_at(&words[i..])
+            .iter()
+            .any(|(_, d)| *d == want)
+    })
 }
 
 /// Whether some run of `words` reads as `value` in a slot of this `schema`.
@@ -119,6 +135,51 @@ mod tests {
         json!({"type": "object", "properties": {
             "temperature": {"type": "number", "minimum": 10, "maximum": 30},
             "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    #[test]
+    fn a_length_is_supported_when_the_same_length_was_said() {
+        let timer = json!({"type": "object", "properties": {
+            "length": {"type": "string", "format": "length"},
+            "name": {"type": "string"}}});
+        let said = |args: Value, text: &str| judged(timer.clone(), args, text);
+        assert_eq!(
+            said(
+                json!({"length": "10 minutes"}),
+                "set a timer for ten minutes"
+            ),
+            None
+        );
+        assert_eq!(
+            said(
+                json!({"length": "90 minutes", "name": "roast"}),
+                "an hour and a half for the roast"
+            ),
+            None
+        );
+        assert_eq!(
+            said(
+                json!({"length": "1 hour and 30 minutes"}),
+                "timer for 90 minutes please"
+            ),
+            None
+        );
+        // a length nobody said, or no length at all
+        assert_eq!(
+            said(json!({"length": "1 day"}), "I had a long day"),
+            Some("length = \"1 day\"".into())
+        );
+        assert_eq!(
+            said(
+                json!({"length": "5 minutes"}),
+                "set a timer for fifteen minutes"
+            ),
+            Some("length = \"5 minutes\"".into())
+        );
+        assert_eq!(
+            said(json!({"length": "a while"}), "a while"),
+            Some("length = \"a while\"".into())
+        );
     }
 
     fn judged(schema: Value, args: Value, said: &str) -> Option<String> {

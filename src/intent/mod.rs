@@ -104,6 +104,7 @@
 mod derive;
 mod follow_up;
 mod ground;
+mod length;
 mod numbers;
 mod phrases;
 mod slot;
@@ -127,6 +128,7 @@ pub(crate) use derive::direction_words;
 pub use derive::{name_words, Shape};
 pub use follow_up::Before;
 pub use ground::{unsupported, Unsupported};
+pub use length::{parse_length, say_length};
 pub(crate) use numbers::number_at;
 pub use phrases::{Count, Part, PhraseForm, PhraseSet};
 pub use slot::Vocabulary;

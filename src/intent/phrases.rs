@@ -17,6 +17,20 @@ use hearth_phrases::Grammar;
 
 use super::slot::Vocabulary;
 
+/// The units a length is said in, for a recogniser's grammar.
+const UNITS: [&str; 6] = ["second", "seconds", "minute", "minutes", "hour", "hours"];
+
+/// Lengths said without a number.
+const LENGTHS: [&str; 7] = [
+    "a second",
+    "a minute",
+    "an hour",
+    "half a minute",
+    "half an hour",
+    "a minute and a half",
+    "an hour and a half",
+];
+
 /// One part of a sentence form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
@@ -145,6 +159,17 @@ impl PhraseSet {
                             vec!["{number}".into(), list_of(phrases.clone())]
                         }
                         Vocabulary::Words => vec!["{words}".into()],
+                        Vocabulary::Length => {
+                            let unit = list_of(UNITS.iter().map(|u| u.to_string()).collect());
+                            let fixed = list_of(LENGTHS.iter().map(|l| l.to_string()).collect());
+                            vec![
+                                format!("{{number}} {unit}"),
+                                format!("{{number}} {unit} {{number}} {unit}"),
+                                format!("{{number}} {unit} and {{number}} {unit}"),
+                                format!("{{number}} and a half {unit}"),
+                                fixed,
+                            ]
+                        }
                     },
                 };
                 written = written
@@ -220,7 +245,9 @@ impl PhraseForm {
                 Part::Slot { takes, .. } => match takes {
                     Vocabulary::Phrases(p) => p.len(),
                     Vocabulary::Numbers { numbers, phrases } => numbers.len() + phrases.len(),
-                    Vocabulary::AnyNumber { .. } | Vocabulary::Words => return None,
+                    Vocabulary::AnyNumber { .. } | Vocabulary::Words | Vocabulary::Length => {
+                        return None
+                    }
                 },
             };
             Some(n.saturating_mul(k as u128))
@@ -245,6 +272,7 @@ impl PhraseForm {
                     }
                     Vocabulary::AnyNumber { .. } => number(rng.below(101) as f64),
                     Vocabulary::Words => "…".to_string(),
+                    Vocabulary::Length => format!("{} minutes", number(1.0 + rng.below(59) as f64)),
                 },
             })
             .collect();
@@ -286,6 +314,7 @@ impl fmt::Display for PhraseForm {
                             .collect::<Vec<String>>()
                             .join(" | "),
                         Vocabulary::Words => "…".into(),
+                        Vocabulary::Length => "a length of time".into(),
                     };
                     write!(f, "{{{param}: {listed}}}")?;
                 }

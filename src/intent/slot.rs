@@ -33,6 +33,9 @@ pub enum Vocabulary {
     AnyNumber { phrases: Vec<String> },
     /// Any words (a string without an enum).
     Words,
+    /// A length of time as said ("ten minutes", "an hour and a half"): a string of
+    /// `"format": "length"`.
+    Length,
 }
 
 /// The most numbers a slot's vocabulary lists one by one.
@@ -47,6 +50,33 @@ enum Open {
     Number(Accepts),
     /// One or more words, as said (a string without an enum).
     Words,
+    /// A length of time ([`super::parse_length`]), given as hearth says it back
+    /// ("1 hour and 30 minutes").
+    Length,
+}
+
+/// The most words a length said takes ("one hour thirty minutes and forty five seconds").
+const MAX_LENGTH_WORDS: usize = 12;
+
+/// Whether a string parameter is a length of time: `"format": "length"`.
+pub(super) fn is_length(schema: &Value) -> bool {
+    schema.get("format").and_then(Value::as_str) == Some("length")
+}
+
+/// Every length `words` say from their start: how many words, and the length.
+pub(super) fn lengths_at(words: &[Word]) -> Vec<(usize, std::time::Duration)> {
+    let mut said = String::new();
+    let mut out = Vec::new();
+    for (k, w) in words.iter().take(MAX_LENGTH_WORDS).enumerate() {
+        if k > 0 {
+            said.push(' ');
+        }
+        said.push_str(&w.key);
+        if let Some(d) = super::parse_length(&said) {
+            out.push((k + 1, d));
+        }
+    }
+    out
 }
 
 /// One parameter's slot.
@@ -140,6 +170,7 @@ impl Slot {
         match &self.open {
             Open::Closed => Vocabulary::Phrases(phrases),
             Open::Words => Vocabulary::Words,
+            Open::Length => Vocabulary::Length,
             Open::Number(accepts) => match accepts.values() {
                 Some(numbers) => Vocabulary::Numbers { numbers, phrases },
                 None => Vocabulary::AnyNumber { phrases },
@@ -162,6 +193,13 @@ impl Slot {
                     let x = numbers::number(&words[..k]).filter(|&x| accepts.number(x));
                     if let Some(x) = x.filter(|_| !out.iter().any(|(n, _)| *n == k)) {
                         out.push((k, number_value(x)));
+                    }
+                }
+            }
+            Open::Length => {
+                for (k, d) in lengths_at(words) {
+                    if !out.iter().any(|(n, _)| *n == k) {
+                        out.push((k, Value::String(super::say_length(d))));
                     }
                 }
             }
@@ -218,10 +256,15 @@ fn boolean(
     }
 }
 
-/// A string's phrases: its enum's values, if it has one; else it takes any words.
+/// A string's phrases: its enum's values, if it has one; else it takes a length of time
+/// (`"format": "length"`) or any words.
 fn string(phrases: &mut Vec<Phrase>, schema: &Value) -> Result<Open, SlotProblem> {
     let Some(values) = schema.get("enum").and_then(Value::as_array) else {
-        return Ok(Open::Words);
+        return Ok(if is_length(schema) {
+            Open::Length
+        } else {
+            Open::Words
+        });
     };
     for v in values {
         let Some(s) = v.as_str() else {

@@ -58,6 +58,14 @@ const MISSED: &str = "Sorry, I missed that.";
 /// How long a notice may take to be synthesised and played before the conductor goes on.
 const NOTICE_WAIT: Duration = Duration::from_secs(10);
 
+/// A notice being said ([`Phase::Notice`]'s fields, handed to [`Conductor::notice`]).
+struct Notice {
+    reply: ReplyId,
+    until: Instant,
+    then: Option<Incoming>,
+    listen: bool,
+}
+
 /// Where the conductor is.
 enum Phase {
     /// Between turns: waiting for an utterance addressed to hearth.
@@ -69,6 +77,9 @@ enum Phase {
         reply: ReplyId,
         until: Instant,
         then: Option<Incoming>,
+        /// An announcement: once it has played, the follow-up window opens, so the answer
+        /// to it ("stop", to a timer ringing) needs no wake word.
+        listen: bool,
     },
     /// A request waits for the check of the wake word said alone before it.
     Checking(Box<Starting>),
@@ -211,7 +222,21 @@ impl Conductor {
                 self.idle(input, now);
             }
             Phase::Replying(reply) => self.replying(reply, input, now),
-            Phase::Notice { reply, until, then } => self.notice(reply, until, then, input, now),
+            Phase::Notice {
+                reply,
+                until,
+                then,
+                listen,
+            } => self.notice(
+                Notice {
+                    reply,
+                    until,
+                    then,
+                    listen,
+                },
+                input,
+                now,
+            ),
             Phase::Checking(s) => match input {
                 Input::Heard { job, heard } if self.wake_check_job() == Some(job) => {
                     if self.wake_checked(heard) {
@@ -246,7 +271,7 @@ impl Conductor {
             }
             if let Some(text) = self.announcements.pop_front() {
                 tracing::info!(chars = text.chars().count(), "announcing");
-                if self.say(&text, now, None) {
+                if self.say(&text, now, None, true) {
                     return;
                 }
                 continue;
@@ -255,7 +280,7 @@ impl Conductor {
             let missed = self.pending.take_missed();
             if missed > 0 && !self.muted() {
                 tracing::info!(missed, "utterances were dropped unanswered: saying so");
-                if self.say(MISSED, now, next.clone()) {
+                if self.say(MISSED, now, next.clone(), false) {
                     return;
                 }
             }
@@ -415,9 +440,9 @@ impl Conductor {
         }
     }
 
-    /// Say `text` (a notice, an announcement: no turn), then judge `then`; false when it
-    /// cannot be said.
-    fn say(&mut self, text: &str, now: Instant, then: Option<Incoming>) -> bool {
+    /// Say `text` (a notice, an announcement: no turn), then judge `then` (and, for an
+    /// announcement, `listen`: open the follow-up window); false when it cannot be said.
+    fn say(&mut self, text: &str, now: Instant, then: Option<Incoming>, listen: bool) -> bool {
         let Some(sentence) = Speakable::sanitize(text) else {
             return false;
         };
@@ -427,19 +452,19 @@ impl Conductor {
             reply,
             until: now + NOTICE_WAIT,
             then,
+            listen,
         };
         true
     }
 
     /// While a notice is said: until it has played (or failed, or took too long).
-    fn notice(
-        &mut self,
-        reply: ReplyId,
-        until: Instant,
-        then: Option<Incoming>,
-        input: Input,
-        now: Instant,
-    ) {
+    fn notice(&mut self, notice: Notice, input: Input, now: Instant) {
+        let Notice {
+            reply,
+            until,
+            then,
+            listen,
+        } = notice;
         let done = match &input {
             Input::Tts(TtsEvent::SentenceDone {
                 reply: r,
@@ -467,10 +492,18 @@ impl Conductor {
         };
         self.busy(input, now);
         if !done {
-            self.phase = Phase::Notice { reply, until, then };
+            self.phase = Phase::Notice {
+                reply,
+                until,
+                then,
+                listen,
+            };
             return;
         }
         self.phase = Phase::Idle;
+        if listen {
+            self.attention.on_reply_done(now);
+        }
         if let Some(u) = then.filter(|_| !self.muted() && !self.stopping && !self.failed) {
             if let Some(r) = self.judged(u) {
                 self.start_turn(r, now);

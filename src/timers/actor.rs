@@ -29,6 +29,12 @@ pub enum TimersMsg {
     Resume(Which, RpcReplyPort<Result<Timer, TimerError>>),
     /// Every timer, soonest first.
     List(RpcReplyPort<Vec<Timer>>),
+    /// Stop the timers meant ringing (none named: every one ringing); the ones stopped.
+    Silence(Which, RpcReplyPort<Vec<Timer>>),
+    /// The timers ringing now.
+    Ringing(RpcReplyPort<Vec<Timer>>),
+    /// The ringer has rung timer `id` as long as it rings: it rings no more.
+    Rung(u64),
     /// Send every firing here from now on (the first subscriber also gets those that fired
     /// before it came: the ones due while hearth was down).
     Subscribe(UnboundedSender<Fired>),
@@ -51,11 +57,16 @@ pub struct TimersArgs {
 /// The actor's state.
 pub struct TimersState {
     store: Store,
+    /// The lock on the state directory's timers, held while the actor lives.
+    _lock: std::fs::File,
     timers: Vec<Timer>,
     next_id: u64,
     subscribers: Vec<UnboundedSender<Fired>>,
     /// Firings no subscriber has had yet.
     unheard: Vec<Fired>,
+    /// Timers that fired and ring until silenced or rung out (kept in memory only: after a
+    /// restart, what fell due rings again, marked late).
+    ringing: Vec<Timer>,
     /// The delayed message for the earliest deadline, and its generation.
     armed: Option<tokio::task::JoinHandle<Result<(), ractor::MessagingErr<TimersMsg>>>>,
     generation: u64,
@@ -78,13 +89,16 @@ impl Actor for Timers {
         myself: ActorRef<Self::Msg>,
         args: TimersArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
+        let lock = args.store.lock()?;
         let loaded = args.store.load();
         let mut state = TimersState {
+            _lock: lock,
             store: args.store,
             timers: loaded.timers,
             next_id: loaded.next_id.max(1),
             subscribers: Vec::new(),
             unheard: Vec::new(),
+            ringing: Vec::new(),
             armed: None,
             generation: 0,
             armed_for: None,
@@ -101,6 +115,7 @@ impl Actor for Timers {
                 );
             } else {
                 tracing::info!(timer = %f.timer.called(), late_s = f.late_ms / 1000, "a timer fell due while hearth was down: it rings now");
+                state.ringing.push(f.timer.clone());
                 state.unheard.push(f);
             }
         }
@@ -163,6 +178,20 @@ impl Actor for Timers {
                 all.sort_by_key(|t| t.left_ms(now));
                 let _ = reply.send(all);
             }
+            TimersMsg::Silence(which, reply) => {
+                let (gone, kept) = std::mem::take(&mut state.ringing)
+                    .into_iter()
+                    .partition(|t| match &which {
+                        Which::Named(n) => t.name.as_ref() == Some(n),
+                        Which::Only | Which::All => true,
+                    });
+                state.ringing = kept;
+                let _ = reply.send(gone);
+            }
+            TimersMsg::Ringing(reply) => {
+                let _ = reply.send(state.ringing.clone());
+            }
+            TimersMsg::Rung(id) => state.ringing.retain(|t| t.id != id),
             TimersMsg::Subscribe(tx) => {
                 for f in state.unheard.drain(..) {
                     let _ = tx.send(f);
@@ -316,6 +345,7 @@ impl TimersState {
         let fired = take_due(&mut self.timers, now_ms());
         self.subscribers.retain(|s| !s.is_closed());
         for f in &fired {
+            self.ringing.push(f.timer.clone());
             if self.subscribers.is_empty() {
                 self.unheard.push(f.clone());
             }

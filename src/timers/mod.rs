@@ -25,16 +25,19 @@
 //! [`parse_length`] and [`say_length`].
 //!
 //! What fires goes to every subscriber ([`TimersMsg::Subscribe`]) as [`Fired`], on an
-//! unbounded channel: a firing is never dropped.
+//! unbounded channel: a firing is never dropped. The ringer ([`spawn_ringer`]) is the
+//! daemon's subscriber: it says the ring in the timer's room until "stop".
 
 mod actor;
 mod alarm;
-mod length;
+mod ring;
 mod store;
 
+pub use crate::intent::{parse_length, say_length};
 pub use actor::{Timers, TimersArgs, TimersMsg};
 pub use alarm::{next_ring, Days};
-pub use length::{parse_length, say_length};
+pub use ring::{ring_text, spawn_ringer, Ringing};
+pub(crate) use store::state_dir_from;
 pub use store::{state_dir, Store, StoreError, STATE_FILE};
 
 use std::time::Duration;

@@ -17,6 +17,9 @@ use super::Timer;
 /// The file's name in the state directory.
 pub const STATE_FILE: &str = "timers.json";
 
+/// The lock a process holds while it keeps the timers ([`Store::lock`]).
+const LOCK_FILE: &str = "timers.lock";
+
 /// The format this build writes and reads.
 const VERSION: u32 = 1;
 
@@ -31,6 +34,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the timers in {dir} are kept by another hearth process (the service, or another `hearth run`); set, change and hear timers there, or give this one its own HEARTH_STATE_DIR")]
+    Held { dir: PathBuf },
 }
 
 /// hearth's state directory: `$HEARTH_STATE_DIR`, else systemd's `$STATE_DIRECTORY` (its
@@ -39,7 +44,9 @@ pub fn state_dir() -> Result<PathBuf, StoreError> {
     state_dir_from(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
 }
 
-fn state_dir_from(get: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf, StoreError> {
+pub(crate) fn state_dir_from(
+    get: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<PathBuf, StoreError> {
     if let Some(d) = get("HEARTH_STATE_DIR") {
         return Ok(PathBuf::from(d));
     }
@@ -93,6 +100,32 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Take the timers for this process: an exclusive lock on `timers.lock` beside the
+    /// file, held while the returned file is open (the kernel lets go when the process
+    /// dies, even by SIGKILL). Two processes writing one file would lose each other's
+    /// changes; the second gets [`StoreError::Held`].
+    pub fn lock(&self) -> Result<std::fs::File, StoreError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let err = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))
+            .map_err(err)?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Held {
+                dir: dir.to_path_buf(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(err(e)),
+        }
     }
 
     /// The timers on disk; none when there is no file or it is not one of ours (kept aside

@@ -38,6 +38,8 @@ pub enum ToolsMsg {
     CallAll {
         /// The hop's calls, as the parser produced them.
         calls: Vec<ToolCall>,
+        /// Where the request was said (a satellite's room), for the tools that keep it.
+        room: Option<String>,
         /// One outcome per call, in the same order.
         reply: RpcReplyPort<Vec<ToolOutcome>>,
     },
@@ -171,10 +173,10 @@ impl Actor for ToolsActor {
                     tracing::debug!("tools snapshot: the caller is gone");
                 }
             }
-            ToolsMsg::CallAll { calls, reply } => {
+            ToolsMsg::CallAll { calls, room, reply } => {
                 let registry = Arc::clone(registry);
                 state.running.spawn(async move {
-                    let outcomes = registry.call_all(calls).await;
+                    let outcomes = registry.call_all(calls, room).await;
                     if reply.send(outcomes).is_err() {
                         tracing::warn!("tool results dropped: the caller is gone");
                     }
@@ -520,7 +522,12 @@ mod tests {
             call(5, "nap", json!({"s": 0})),
         ];
         let start = Instant::now();
-        let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll { calls, reply }).unwrap();
+        let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll {
+            calls,
+            room: None,
+            reply
+        })
+        .unwrap();
         let took = start.elapsed();
         let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
         assert_eq!(
@@ -557,6 +564,7 @@ mod tests {
             tokio::spawn(async move {
                 ractor::call!(actor, |reply| ToolsMsg::CallAll {
                     calls: vec![call(0, "nap", json!({"s": 1}))],
+                    room: None,
                     reply
                 })
             })

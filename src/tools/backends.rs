@@ -35,6 +35,8 @@ pub struct Backends {
     pub dbus: super::dbus::DbusBackend,
     /// The connection the D-Bus face serves on: registered providers are called back on it.
     providers: OnceLock<zbus::Connection>,
+    /// The timers actor the timer tools ask (none: this process keeps no timers).
+    timers: OnceLock<ractor::ActorRef<crate::timers::TimersMsg>>,
 }
 
 impl std::fmt::Debug for Backends {
@@ -77,6 +79,7 @@ impl Backends {
             gpio: super::gpio::GpioBackend::new(config.gpio.chip.clone()),
             dbus: super::dbus::DbusBackend::default(),
             providers: OnceLock::new(),
+            timers: OnceLock::new(),
         })
     }
 
@@ -98,6 +101,18 @@ impl Backends {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// The timer tools ask `timers` from now on. Set once.
+    pub(crate) fn serve_timers(&self, timers: ractor::ActorRef<crate::timers::TimersMsg>) {
+        if self.timers.set(timers).is_err() {
+            tracing::warn!("the timers actor was already set; keeping the first");
+        }
+    }
+
+    /// The timers actor, once set.
+    pub(crate) fn timers(&self) -> Option<&ractor::ActorRef<crate::timers::TimersMsg>> {
+        self.timers.get()
     }
 
     /// Call registered providers back on `connection` (the D-Bus face's). Set once.

@@ -1,6 +1,12 @@
-//! Built-in tools: `get_time` and `get_date`, local time in the system time zone.
+//! Built-in tools: `get_time` and `get_date`, local time in the system time zone, and the
+//! timers ([`TimerTool`]).
 
 use jiff::Zoned;
+
+use super::timer_tools::TimerTool;
+use serde_json::{json, Value};
+
+use crate::intent::IntentSpec;
 
 /// A tool compiled into hearth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -9,17 +15,24 @@ pub enum Builtin {
     Time,
     /// `get_date`: the local date, `"Sunday, 22 November 2026"`.
     Date,
+    /// A timer tool: set, cancel, add or take time, pause, resume, how long is left.
+    Timer(TimerTool),
 }
 
 impl Builtin {
     /// Every built-in, in registry order.
-    pub const ALL: [Builtin; 2] = [Builtin::Time, Builtin::Date];
+    pub fn all() -> impl Iterator<Item = Builtin> {
+        [Builtin::Time, Builtin::Date]
+            .into_iter()
+            .chain(TimerTool::ALL.map(Builtin::Timer))
+    }
 
     /// The tool name.
     pub fn name(self) -> &'static str {
         match self {
             Builtin::Time => "get_time",
             Builtin::Date => "get_date",
+            Builtin::Timer(t) => t.name(),
         }
     }
 
@@ -28,27 +41,39 @@ impl Builtin {
         match self {
             Builtin::Time => "Get the current local time.",
             Builtin::Date => "Get today's date.",
+            Builtin::Timer(t) => t.description(),
+        }
+    }
+
+    /// The JSON Schema of its arguments.
+    pub fn parameters(self) -> Value {
+        match self {
+            Builtin::Time | Builtin::Date => no_parameters(),
+            Builtin::Timer(t) => t.parameters(),
         }
     }
 
     /// The built-in with this tool name.
     pub(crate) fn from_name(name: &str) -> Option<Builtin> {
-        Self::ALL.into_iter().find(|b| b.name() == name)
+        Self::all().find(|b| b.name() == name)
     }
 
     /// The spoken answer: the result itself. A small model asked to restate a time garbles
     /// it (Qwen2.5-Coder-0.5B turned "00:07" into "07:00"), so the built-ins speak their
     /// result and skip the second LLM hop: always right, and the answer comes sooner.
+    /// The timers' results are their answers, said as they are.
     pub fn say(self) -> &'static str {
         match self {
             Builtin::Time => "It's {{ result }}.",
             Builtin::Date => "Today is {{ result }}.",
+            Builtin::Timer(_) => "{{ result }}",
         }
     }
 
-    /// The sentences that ask for it, as `[[tool.intent]]` would give them.
-    pub fn sentences(self) -> &'static [&'static str] {
-        match self {
+    /// Its local intents, as `[[tool.intent]]` tables would give them.
+    pub fn intents(self) -> Vec<IntentSpec> {
+        let sentences: &[&str] = match self {
+            Builtin::Timer(t) => return t.intents(),
             Builtin::Time => &[
                 "what time is it",
                 "what's the time",
@@ -63,22 +88,33 @@ impl Builtin {
                 "(what's|what is) today's date",
                 "tell me the date",
             ],
-        }
+        };
+        vec![IntentSpec {
+            sentences: sentences.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }]
     }
 
-    /// Run it now, in the system time zone.
-    pub fn run(self) -> Result<String, jiff::Error> {
+    /// Run a clock built-in now, in the system time zone (`None` for the timers, which
+    /// run against the timers actor: [`TimerTool::run`]).
+    pub fn run(self) -> Option<Result<String, jiff::Error>> {
         self.run_at(&Zoned::now())
     }
 
-    /// Run it at a given time (for tests and replays).
-    pub(crate) fn run_at(self, now: &Zoned) -> Result<String, jiff::Error> {
+    /// Run a clock built-in at a given time (for tests and replays).
+    pub(crate) fn run_at(self, now: &Zoned) -> Option<Result<String, jiff::Error>> {
         let format = match self {
             Builtin::Time => "%-I:%M %p",
             Builtin::Date => "%A, %-d %B %Y",
+            Builtin::Timer(_) => return None,
         };
-        jiff::fmt::strtime::format(format, now)
+        Some(jiff::fmt::strtime::format(format, now))
     }
+}
+
+/// The schema of a tool without parameters.
+pub(crate) fn no_parameters() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
 #[cfg(test)]
@@ -88,24 +124,27 @@ mod tests {
     #[test]
     fn formats() {
         let z: Zoned = "2026-11-22T04:05:09+01:00[+01:00]".parse().unwrap();
-        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "4:05 AM");
+        assert_eq!(Builtin::Time.run_at(&z).unwrap().unwrap(), "4:05 AM");
         let z: Zoned = "2026-11-22T00:07:00[UTC]".parse().unwrap();
-        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "12:07 AM");
+        assert_eq!(Builtin::Time.run_at(&z).unwrap().unwrap(), "12:07 AM");
         let z: Zoned = "2026-11-22T12:30:00[UTC]".parse().unwrap();
-        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "12:30 PM");
+        assert_eq!(Builtin::Time.run_at(&z).unwrap().unwrap(), "12:30 PM");
         let z: Zoned = "2026-11-22T23:59:00[UTC]".parse().unwrap();
-        assert_eq!(Builtin::Time.run_at(&z).unwrap(), "11:59 PM");
+        assert_eq!(Builtin::Time.run_at(&z).unwrap().unwrap(), "11:59 PM");
         assert_eq!(
-            Builtin::Date.run_at(&z).unwrap(),
+            Builtin::Date.run_at(&z).unwrap().unwrap(),
             "Sunday, 22 November 2026"
         );
         let z: Zoned = "2026-03-01T23:59:00[UTC]".parse().unwrap();
-        assert_eq!(Builtin::Date.run_at(&z).unwrap(), "Sunday, 1 March 2026");
+        assert_eq!(
+            Builtin::Date.run_at(&z).unwrap().unwrap(),
+            "Sunday, 1 March 2026"
+        );
     }
 
     #[test]
     fn get_time_returns_h_mm_am_pm_now() {
-        let t = Builtin::Time.run().unwrap();
+        let t = Builtin::Time.run().unwrap().unwrap();
         let (clock, half) = t.split_once(' ').unwrap();
         assert!(half == "AM" || half == "PM", "{t}");
         let (h, m) = clock.split_once(':').unwrap();

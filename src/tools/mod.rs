@@ -39,6 +39,7 @@ mod manifest;
 pub mod mqtt;
 mod output;
 mod registry;
+mod timer_tools;
 mod tool;
 
 use std::path::Path;
@@ -55,6 +56,7 @@ pub use exec::ExecSpec;
 pub use manifest::{load_dir, parse_manifest, valid_name};
 pub use output::{ExecOutput, ToolStatus, MAX_SAY_CHARS};
 pub use registry::{Registry, ToolOutcome};
+pub use timer_tools::TimerTool;
 pub(crate) use tool::no_parameters;
 pub use tool::{Confirm, Executor, Tool};
 

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use super::backends::Backends;
+use super::builtin::Builtin;
 use super::exec;
 use super::manifest;
 use super::tool::{Executor, Tool};
@@ -118,7 +119,7 @@ impl Registry {
     /// executor needs a connection `backends` does not have fails the load.
     pub fn load(dir: impl AsRef<Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
         let dir = dir.as_ref();
-        let mut tools = Tool::builtins();
+        let mut tools = builtins_for(&backends);
         tools.extend(manifest::load_dir(dir)?);
         let registry = Self::new(tools)?.with_backends(backends)?;
         tracing::info!(
@@ -128,6 +129,12 @@ impl Registry {
             "tools loaded"
         );
         Ok(registry)
+    }
+
+    /// The built-ins `backends` can run (the timers' when they keep timers), run against
+    /// them.
+    pub fn builtins_with(backends: Arc<Backends>) -> Result<Registry, ToolsError> {
+        Self::new(builtins_for(&backends))?.with_backends(backends)
     }
 
     /// The same tools run against `backends`; fails if a tool needs a connection they lack.
@@ -295,16 +302,21 @@ impl Registry {
     /// Run one call. The call is checked against the tool set first (fail closed: an
     /// invalid call is an `error` outcome and never runs). Runs in a `tool_call` span.
     pub async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        let span = tracing::info_span!("tool_call", name = %call.name(), id = %call.id());
-        self.call_checked(call).instrument(span).await
+        self.call_in(call, None).await
     }
 
-    async fn call_checked(&self, call: &ToolCall) -> ToolOutcome {
+    /// [`Registry::call`] for a request said in `room`.
+    pub async fn call_in(&self, call: &ToolCall, room: Option<&str>) -> ToolOutcome {
+        let span = tracing::info_span!("tool_call", name = %call.name(), id = %call.id());
+        self.call_checked(call, room).instrument(span).await
+    }
+
+    async fn call_checked(&self, call: &ToolCall, room: Option<&str>) -> ToolOutcome {
         let start = Instant::now();
         let name = call.name();
         tracing::info!("tool call started");
         let (status, result) = match (self.toolset.check(name, call.arguments()), self.get(name)) {
-            (Verdict::Valid, Some(tool)) => run(tool, call.arguments(), &self.backends).await,
+            (Verdict::Valid, Some(tool)) => run(tool, call.arguments(), room, &self.backends).await,
             (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (
                 ToolStatus::Error,
                 format!(
@@ -345,7 +357,13 @@ impl Registry {
 
     /// Run calls in parallel; outcomes come back in call order. Dropping the future
     /// aborts the calls still running (their programs are killed).
-    pub async fn call_all(self: Arc<Self>, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
+    /// `room`: where the request was said (a satellite's), for the tools that keep it
+    /// (a timer rings there).
+    pub async fn call_all(
+        self: Arc<Self>,
+        calls: Vec<ToolCall>,
+        room: Option<String>,
+    ) -> Vec<ToolOutcome> {
         let parent = tracing::Span::current();
         let mut set = tokio::task::JoinSet::new();
         let mut slot_of = HashMap::with_capacity(calls.len());
@@ -353,8 +371,11 @@ impl Registry {
         for (i, call) in calls.iter().enumerate() {
             let registry = Arc::clone(&self);
             let call = call.clone();
-            let handle =
-                set.spawn(async move { registry.call(&call).await }.instrument(parent.clone()));
+            let room = room.clone();
+            let handle = set.spawn(
+                async move { registry.call_in(&call, room.as_deref()).await }
+                    .instrument(parent.clone()),
+            );
             slot_of.insert(handle.id(), i);
         }
         while let Some(joined) = set.join_next_with_id().await {
@@ -383,6 +404,16 @@ impl Registry {
     }
 }
 
+/// The built-ins a registry over `backends` offers: the clock's, and the timers' when this
+/// process keeps timers (a tool that could only answer "not here" is not offered).
+fn builtins_for(backends: &Backends) -> Vec<Tool> {
+    let mut tools = Tool::builtins();
+    if backends.timers().is_some() {
+        tools.extend(Tool::timers());
+    }
+    tools
+}
+
 /// An `error` outcome for a call that never produced one.
 fn failed(call: &ToolCall, result: String) -> ToolOutcome {
     ToolOutcome {
@@ -395,13 +426,22 @@ fn failed(call: &ToolCall, result: String) -> ToolOutcome {
     }
 }
 
-async fn run(tool: &Tool, arguments: &Value, backends: &Backends) -> (ToolStatus, String) {
+async fn run(
+    tool: &Tool,
+    arguments: &Value,
+    room: Option<&str>,
+    backends: &Backends,
+) -> (ToolStatus, String) {
     let name = &tool.spec.name;
     let out = match &tool.executor {
+        Executor::Builtin(Builtin::Timer(t)) => {
+            return t.run(arguments, room, backends.timers()).await
+        }
         Executor::Builtin(b) => {
             return match b.run() {
-                Ok(text) => (ToolStatus::Ok, text),
-                Err(e) => (ToolStatus::Error, format!("{name}: {e}")),
+                Some(Ok(text)) => (ToolStatus::Ok, text),
+                Some(Err(e)) => (ToolStatus::Error, format!("{name}: {e}")),
+                None => (ToolStatus::Error, format!("{name}: not a clock built-in")),
             }
         }
         Executor::Exec(spec) => exec::run(name, spec, arguments).await,
@@ -662,7 +702,7 @@ mod tests {
             call("nope", json!({})),
             call("nap", json!({"room": "0"})),
         ];
-        let out = r.call_all(calls).await;
+        let out = r.call_all(calls, None).await;
         let got: Vec<(&str, ToolStatus)> =
             out.iter().map(|o| (o.result.as_str(), o.status)).collect();
         assert_eq!(got[0], ("0.6", ToolStatus::Ok));

@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
+pub(crate) use super::builtin::no_parameters;
 use super::builtin::Builtin;
 use super::dbus::DbusSpec;
 use super::exec::ExecSpec;
 use super::gpio::GpioSpec;
 use super::homeassistant::HaSpec;
 use super::mqtt::MqttSpec;
-use crate::intent::{IntentSpec, ToolIntents};
+use crate::intent::ToolIntents;
 use crate::toolcall::ToolSpec;
 
 /// One tool: what the model is shown, the spoken confirmation, and how it runs.
@@ -57,7 +56,7 @@ impl Confirm {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Executor {
-    /// Compiled into hearth (`get_time`, `get_date`).
+    /// Compiled into hearth (`get_time`, `get_date`, the timers).
     Builtin(Builtin),
     /// A program run directly, argv rendered from the arguments (`[tool.exec]`).
     Exec(ExecSpec),
@@ -105,7 +104,7 @@ impl Tool {
             spec: ToolSpec {
                 name: builtin.name().into(),
                 description: builtin.description().into(),
-                parameters: no_parameters(),
+                parameters: builtin.parameters(),
             },
             say: Some(builtin.say().to_string()),
             intents: builtin_intents(builtin),
@@ -114,27 +113,32 @@ impl Tool {
         }
     }
 
-    /// Every built-in as a registry tool, in registry order.
+    /// The clock built-ins (`get_time`, `get_date`) as registry tools, in registry order:
+    /// every registry has them.
     pub fn builtins() -> Vec<Tool> {
-        Builtin::ALL.into_iter().map(Tool::builtin).collect()
+        [Builtin::Time, Builtin::Date]
+            .into_iter()
+            .map(Tool::builtin)
+            .collect()
+    }
+
+    /// The timer tools: a registry has them when its process keeps timers
+    /// ([`super::Backends::timers`]).
+    pub fn timers() -> Vec<Tool> {
+        super::TimerTool::ALL
+            .into_iter()
+            .map(|t| Tool::builtin(Builtin::Timer(t)))
+            .collect()
     }
 }
 
 /// A built-in's compiled intents (its sentences are constants: a test checks that they
 /// compile).
 fn builtin_intents(builtin: Builtin) -> Option<Arc<ToolIntents>> {
-    let spec = IntentSpec {
-        sentences: builtin.sentences().iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    };
-    ToolIntents::compile(builtin.name(), &[spec], &no_parameters())
+    ToolIntents::compile(builtin.name(), &builtin.intents(), &builtin.parameters())
+        .map_err(|e| tracing::error!(tool = builtin.name(), error = %e, "a built-in's sentences do not compile"))
         .map(Arc::new)
         .ok()
-}
-
-/// The schema of a tool without parameters.
-pub(crate) fn no_parameters() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
 #[cfg(test)]

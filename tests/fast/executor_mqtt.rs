@@ -173,7 +173,7 @@ async fn json_payload_keeps_types_and_arrives_on_the_exact_topic() {
                 .unwrap()
         })
         .collect();
-    let outcomes = Arc::clone(&r).call_all(calls).await;
+    let outcomes = Arc::clone(&r).call_all(calls, None).await;
     for (i, o) in outcomes.iter().enumerate() {
         assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
         assert_eq!(

@@ -303,7 +303,12 @@ async fn actor_runs_demo_calls_in_parallel_in_call_order() {
         call("get_date", json!({})),
         call("set_light", json!({"room": "attic", "on": true})),
     ];
-    let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll { calls, reply }).unwrap();
+    let outcomes = ractor::call!(actor, |reply| ToolsMsg::CallAll {
+        calls,
+        room: None,
+        reply
+    })
+    .unwrap();
     let names: Vec<&str> = outcomes.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(
         names,

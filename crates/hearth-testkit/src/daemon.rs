@@ -1,6 +1,6 @@
 //! `hearth run --no-audio` on a private bus, as systemd would run it: a notify socket the test reads (READY=1,
-//! STATUS=, WATCHDOG=1), the real model, a private broker named in a config file, and the
-//! shipped lights example as its tools.
+//! STATUS=, WATCHDOG=1), the real model, a private broker named in a config file, the
+//! shipped lights example as its tools, and a state directory (its timers) of its own.
 
 use super::services::{Broker, PrivateBus};
 
@@ -63,6 +63,7 @@ impl Daemon {
             .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
             .env("NOTIFY_SOCKET", &socket)
             .env("HEARTH_LOG", "info")
+            .env("HEARTH_STATE_DIR", dir.join("state"))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&log).expect("a log file"));

@@ -384,6 +384,7 @@ pub async fn soak(
             provider_limits: ProviderLimits::default(),
             trusted_uids: Vec::new(),
             announcer: None,
+            timers: None,
         },
         agent.clone(),
         tools.clone(),

@@ -682,3 +682,32 @@ fn an_announcement_waits_for_the_reply_under_way() {
     assert_eq!(text, "The washing is done.");
     assert_ne!(second, reply);
 }
+
+/// Once an announcement has played (a timer ringing), the follow-up window is open: "stop"
+/// needs no wake word; without the announcement the same speech is not for hearth.
+#[test]
+fn an_announcement_opens_the_follow_up_window() {
+    let t0 = Instant::now();
+    let mut quiet = with_wake_words();
+    let a = quiet.on(
+        Input::Listen(ListenEvent::Utterance(utterance(2.0, 2.6, t0))),
+        at(t0, 3.3),
+    );
+    assert!(
+        recognitions(&a).is_empty(),
+        "no wake word, no window: {a:?}"
+    );
+
+    let mut c = with_wake_words();
+    let a = c.on(Input::Announce("Your pasta timer is done.".into()), t0);
+    let [(ring, _)] = spoken(&a)[..] else {
+        panic!("said at once: {a:?}");
+    };
+    c.on(done(ring, 1.0), at(t0, 0.2));
+    c.on(played(ring, at(t0, 1.3)), at(t0, 1.3));
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(2.0, 2.6, t0))),
+        at(t0, 3.3),
+    );
+    assert_eq!(recognitions(&a).len(), 1, "said in the window: {a:?}");
+}

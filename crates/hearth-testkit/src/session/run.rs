@@ -223,6 +223,7 @@ impl Hearth {
             .arg(&self.tools)
             .args(self.config_args())
             .env("HEARTH_DEMO_STATE", &state)
+            .env("HEARTH_STATE_DIR", state.join("hearth"))
             .env(
                 "HEARTH_LOG",
                 std::env::var("HEARTH_LOG").unwrap_or_else(|_| "hearth=info".into()),

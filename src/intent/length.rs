@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::intent::number_at;
+use super::numbers::number_at;
 
 /// The seconds a unit word stands for.
 fn unit(w: &str) -> Option<u64> {
@@ -52,7 +52,7 @@ pub fn parse_length(text: &str) -> Option<Duration> {
             continue;
         }
         let (n, taken) = match w[i] {
-            "a" | "an" => (1.0, 1),
+            "a" | "an" | "another" => (1.0, 1),
             _ => number_at(&w[i..])?,
         };
         let secs = unit(w.get(i + taken)?)?;
