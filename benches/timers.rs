@@ -140,6 +140,7 @@ async fn idle() -> Result<(), String> {
             name: Some(format!("t{i}")),
             length: Duration::from_secs(3600 + i),
             room: None,
+            reminder: None,
             reply,
         })
         .map_err(|e| e.to_string())?

@@ -16,8 +16,8 @@
 //! | `Muted` (b, read/write) | when true, the microphone is ignored |
 //! | `Bounds` (s, read) | how full each bounded container is: JSON `[{"name","len","cap"}]` |
 //! | `Satellites` (s, read) | each satellite's connection and state: JSON `[{"name","connected","state"}]` |
-//! | `Timers` (s, read) | the timers, soonest first, and those ringing: JSON `[{"name","room","seconds_left","paused","ringing"}]` |
-//! | `TimerFinished(s name, s room, t late_s)` | signal: a timer is done (`name`, `room`: `""` for none; `late_s` > 0 when it fell due while hearth was down) |
+//! | `Timers` (s, read) | the timers, alarms and reminders, soonest first, then those ringing: JSON `[{"kind","name","room","seconds_left","paused","ringing"}]` |
+//! | `TimerFinished(s kind, s name, s room, t late_s)` | signal: a timer, alarm or reminder is done (`kind`: `timer`, `alarm`, `reminder`; `name`: a timer's name, an alarm's time, a reminder's words; `""` for none; `late_s` > 0 when it fell due while hearth was down) |
 //! | `WakeDetected(s wake_word, s source)`, `Heard(s text, s source)`, `Replied(s text, s source)`, `ToolCalled(s name, s arguments, s result, s status)` | signals (`source`: the satellite that heard it, `""` for the local microphone or a D-Bus caller) |
 //!
 //! A tool provider serves `io.hearth.ToolProvider1.Call(s name, s arguments_json) → s` at
@@ -532,9 +532,9 @@ impl AgentFace {
         serde_json::to_string(&satellites.unwrap_or_default()).unwrap_or_else(|_| "[]".into())
     }
 
-    /// The timers, soonest first, then those ringing: JSON `[{"name","room","seconds_left",
-    /// "paused","ringing"}]` (`name`, `room`: `""` for none); `[]` when this process keeps
-    /// no timers.
+    /// The timers, alarms and reminders, soonest first, then those ringing: JSON
+    /// `[{"kind","name","room","seconds_left","paused","ringing"}]` (`name` as in
+    /// `TimerFinished`; `name`, `room`: `""` for none); `[]` when this process keeps none.
     #[zbus(property)]
     async fn timers(&self) -> String {
         let Some(timers) = &self.timers else {
@@ -545,7 +545,8 @@ impl AgentFace {
         let ringing = ractor::call!(timers, crate::timers::TimersMsg::Ringing).unwrap_or_default();
         let entry = |t: &crate::timers::Timer, ringing: bool| {
             serde_json::json!({
-                "name": t.name.clone().unwrap_or_default(),
+                "kind": t.kind().as_str(),
+                "name": t.what(),
                 "room": t.room.clone().unwrap_or_default(),
                 "seconds_left": t.left_ms(now).div_ceil(1000),
                 "paused": matches!(t.run, crate::timers::Run::Paused { .. }),
@@ -560,11 +561,13 @@ impl AgentFace {
         serde_json::to_string(&all).unwrap_or_else(|_| "[]".into())
     }
 
-    /// A timer is done (`name`, `room`: `""` for none; `late_s`: how late it rang, more
-    /// than 0 when it fell due while hearth was down).
+    /// A timer, alarm or reminder is done (`kind`, `name` as in the `Timers` property;
+    /// `room`: `""` for none; `late_s`: how late it rang, more than 0 when it fell due while
+    /// hearth was down).
     #[zbus(signal)]
     async fn timer_finished(
         emitter: &SignalEmitter<'_>,
+        kind: &str,
         name: &str,
         room: &str,
         late_s: u64,
@@ -806,9 +809,12 @@ async fn forward_events(connection: Connection, mut rx: tokio::sync::broadcast::
                 result,
                 status,
             } => AgentFace::tool_called(emitter, name, arguments, result, status).await,
-            Event::TimerFinished { name, room, late_s } => {
-                AgentFace::timer_finished(emitter, name, room, *late_s).await
-            }
+            Event::TimerFinished {
+                kind,
+                name,
+                room,
+                late_s,
+            } => AgentFace::timer_finished(emitter, kind, name, room, *late_s).await,
         };
         if let Err(e) = sent {
             tracing::warn!(error = %e, "cannot emit a D-Bus signal");

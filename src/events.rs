@@ -58,9 +58,12 @@ pub enum Event {
     Satellite { satellite: String, what: Box<Event> },
     /// A satellite connected, or its connection ended.
     SatelliteLink { satellite: String, connected: bool },
-    /// A timer is done: its name (`""`: unnamed), the room it was set in (`""`: none), and
-    /// how late it rang (seconds; more than 0 when it fell due while hearth was down).
+    /// A timer, alarm or reminder is done: its kind (`timer`, `alarm`, `reminder`), its
+    /// name (a timer's, `""` for none; an alarm's time, "7:00 AM"; a reminder's words), the
+    /// room it was set in (`""`: none), and how late it rang (seconds; more than 0 when it
+    /// fell due while hearth was down).
     TimerFinished {
+        kind: String,
         name: String,
         room: String,
         late_s: u64,

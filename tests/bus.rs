@@ -829,12 +829,10 @@ fn timers_are_set_listed_and_finish_over_the_bus() {
         ask("Set a pasta timer for 4 seconds."),
         "Pasta timer set for 4 seconds."
     );
-    assert_eq!(
-        ask("set a timer for an hour"),
-        "1 hour timer set for 1 hour."
-    );
+    assert_eq!(ask("set a timer for an hour"), "Timer set for 1 hour.");
     let listed = timers();
     assert_eq!(listed[0]["name"], "pasta", "{listed}");
+    assert_eq!(listed[0]["kind"], "timer", "{listed}");
     assert_eq!(listed[1]["name"], "", "{listed}");
     assert!(
         listed[1]["seconds_left"].as_u64().unwrap() > 3590,
@@ -854,14 +852,17 @@ fn timers_are_set_listed_and_finish_over_the_bus() {
             loop {
                 let m = signals.next().await.unwrap().unwrap();
                 if m.header().member().map(|m| m.as_str()) == Some("TimerFinished") {
-                    return m.body().deserialize::<(String, String, u64)>().unwrap();
+                    return m
+                        .body()
+                        .deserialize::<(String, String, String, u64)>()
+                        .unwrap();
                 }
             }
         })
         .await
         .expect("a TimerFinished signal")
     });
-    assert_eq!(finished, ("pasta".to_string(), String::new(), 0));
+    assert_eq!(finished, ("timer".into(), "pasta".into(), String::new(), 0));
     // no speaker here (--no-audio, no satellite): done and published, nothing rings
     let listed = timers();
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");

@@ -405,6 +405,37 @@ pub(crate) struct ReplyCheck {
     subjects: HashSet<String>,
     /// The tools' names, lower case.
     names: HashSet<String>,
+    /// The tools that read something (`get_time`, `get_thermostat`: named with a verb of
+    /// [`READ_VERBS`]).
+    readings: HashSet<String>,
+}
+
+/// The first words of a tool's name that say it reads.
+const READ_VERBS: &[&str] = &["get", "read", "query", "list", "show", "check"];
+
+/// Words a request that asks for something begins with (after "please", "hey", "so").
+const ASKING: &[&str] = &[
+    "what", "when", "where", "which", "who", "how", "is", "are", "was", "were", "do", "does",
+    "did", "can", "could", "would", "will", "tell", "give", "show", "check", "say", "read", "let",
+    "any", "get", "remind",
+];
+
+/// Whether `request` asks for something: it ends with "?", or begins with a word of
+/// [`ASKING`] ("what's the time", "tell me the date"). "Time flies when you're having fun"
+/// and "long time no see" do not.
+fn asks(request: &str) -> bool {
+    if request.trim_end().ends_with('?') {
+        return true;
+    }
+    words(request)
+        .iter()
+        .find(|w| {
+            !matches!(
+                w.as_str(),
+                "please" | "hey" | "so" | "ok" | "okay" | "and" | "now"
+            )
+        })
+        .is_some_and(|w| ASKING.contains(&w.as_str()))
 }
 
 impl ReplyCheck {
@@ -415,6 +446,13 @@ impl ReplyCheck {
             let name = tool.spec.name.to_lowercase();
             for noun in name.split(['_', '-']).skip(1) {
                 check.add_subject(noun);
+            }
+            if name
+                .split(['_', '-'])
+                .next()
+                .is_some_and(|v| READ_VERBS.contains(&v))
+            {
+                check.readings.insert(name.clone());
             }
             if is_identifier(&tool.spec.name) {
                 check.names.insert(name);
@@ -541,8 +579,9 @@ impl ReplyCheck {
 
     /// Whether `call` is about something the request mentions: one of its string values
     /// ("kitchen"), one of its numbers ("21"), or, for a call without string values, the
-    /// tool's noun ("time" for `get_time`, "thermostat"). A call a retry forced must be;
-    /// otherwise it is a guess and does not run.
+    /// tool's noun ("time" for `get_time`, "thermostat"), and then, for a reading, only
+    /// when the request asks ([`asks`]: "time flies" reads no clock). A call a retry
+    /// forced must be; otherwise it is a guess and does not run.
     pub(crate) fn grounded(&self, tool: &str, arguments: &Value, request: &str) -> bool {
         let said: HashSet<String> = words(request)
             .iter()
@@ -569,12 +608,15 @@ impl ReplyCheck {
             said.iter()
                 .any(|w| w.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9))
         });
-        number_said
-            || tool
-                .to_lowercase()
-                .split(['_', '-'])
-                .skip(1)
-                .any(|noun| said.contains(singular(noun)))
+        if number_said {
+            return true;
+        }
+        let tool = tool.to_lowercase();
+        let noun_said = tool
+            .split(['_', '-'])
+            .skip(1)
+            .any(|noun| said.contains(singular(noun)));
+        noun_said && (!self.readings.contains(&tool) || asks(request))
     }
 }
 
@@ -1148,5 +1190,12 @@ mod tests {
         assert!(!c.grounded("set_thermostat", &t, "make it warmer"));
         assert!(c.grounded("get_time", &serde_json::json!({}), "what time is it"));
         assert!(!c.grounded("get_time", &serde_json::json!({}), "thank you"));
+        // a reading only when asked: a remark that mentions time reads no clock
+        let none = serde_json::json!({});
+        assert!(c.grounded("get_time", &none, "Tell me the time."));
+        assert!(c.grounded("get_time", &none, "Time now?"));
+        assert!(!c.grounded("get_time", &none, "Time flies when you're having fun."));
+        assert!(!c.grounded("get_time", &none, "long time, no see"));
+        assert!(!c.grounded("get_time", &none, "It's about time."));
     }
 }

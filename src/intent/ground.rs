@@ -13,8 +13,9 @@
 //! - a boolean whose name says a direction ([`super::derive::DIRECTIONS`]: `on`, `locked`,
 //!   `open`, …): a word of that way said ("off" for `on = false`, "unlock" for `locked =
 //!   false`); a boolean named otherwise is not judged;
-//! - a length of time (a string of `"format": "length"`): the same length said, in any
-//!   words ("10 minutes" for "ten minutes");
+//! - a length of time or a time of day (a string of `"format": "length"` or `"clock"`):
+//!   the same length or time said, in any words ("10 minutes" for "ten minutes", "7:00 AM"
+//!   for "seven a.m.");
 //! - any value equal to the parameter's `default`.
 //!
 //! Free text, objects and arrays are not judged here.
@@ -68,23 +69,23 @@ fn supported(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool
     match slot::kind(schema) {
         Some("boolean") => direction_said(param, value, words),
         Some("string") if schema.get("enum").is_some() => slot_says(schema, value, words),
-        Some("string") if slot::is_length(schema) => length_said(value, words),
+        Some("string") => match slot::Reading::of(schema) {
+            Some(reading) => reading_said(reading, value, words),
+            None => true,
+        },
         Some("number" | "integer") => slot_says(schema, value, words),
         _ => true,
     }
 }
 
-/// Whether some run of `words` says the length `value` says ("ten minutes" for "10
-/// minutes"); a value that is no length is not supported.
-fn length_said(value: &Value, words: &[Word]) -> bool {
-    let Some(want) = value.as_str().and_then(super::parse_length) else {
+/// Whether some run of `words` says what `value` says, read as `reading` ("ten minutes"
+/// for "10 minutes", "7 am" for "07:00 AM"); a value that does not read as one is not
+/// supported.
+fn reading_said(reading: slot::Reading, value: &Value, words: &[Word]) -> bool {
+    let Some(want) = value.as_str().and_then(|v| reading.read(v)) else {
         return false;
     };
-    (0..words.len()).any(|i| {
-        slot::lengths_at(&words[i..])
-            .iter()
-            .any(|(_, d)| *d == want)
-    })
+    (0..words.len()).any(|i| reading.at(&words[i..]).iter().any(|(_, v)| *v == want))
 }
 
 /// Whether some run of `words` reads as `value` in a slot of this `schema`.

@@ -101,6 +101,7 @@
 //! step = { temperature = 1 }                # added to the latest set_thermostat's value
 //! ```
 
+mod clock;
 mod derive;
 mod follow_up;
 mod ground;
@@ -124,6 +125,7 @@ use normalize::{Piece, Word};
 use slot::{Slot, SlotProblem};
 use template::Token;
 
+pub use clock::{parse_clock, say_time, Clock, Half};
 pub(crate) use derive::direction_words;
 pub use derive::{name_words, Shape};
 pub use follow_up::Before;

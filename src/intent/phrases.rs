@@ -20,6 +20,9 @@ use super::slot::Vocabulary;
 /// The units a length is said in, for a recogniser's grammar.
 const UNITS: [&str; 6] = ["second", "seconds", "minute", "minutes", "hour", "hours"];
 
+/// How a time of day says its half, for a recogniser's grammar.
+const HALVES: [&str; 2] = ["am", "pm"];
+
 /// Lengths said without a number.
 const LENGTHS: [&str; 7] = [
     "a second",
@@ -170,6 +173,21 @@ impl PhraseSet {
                                 fixed,
                             ]
                         }
+                        Vocabulary::Clock => {
+                            let half = list_of(HALVES.iter().map(|u| u.to_string()).collect());
+                            vec![
+                                "{number}".into(),
+                                format!("{{number}} {half}"),
+                                "{number} {number}".into(),
+                                format!("{{number}} {{number}} {half}"),
+                                "{number} o'clock".into(),
+                                "half past {number}".into(),
+                                "quarter past {number}".into(),
+                                "quarter to {number}".into(),
+                                "noon".into(),
+                                "midnight".into(),
+                            ]
+                        }
                     },
                 };
                 written = written
@@ -245,9 +263,10 @@ impl PhraseForm {
                 Part::Slot { takes, .. } => match takes {
                     Vocabulary::Phrases(p) => p.len(),
                     Vocabulary::Numbers { numbers, phrases } => numbers.len() + phrases.len(),
-                    Vocabulary::AnyNumber { .. } | Vocabulary::Words | Vocabulary::Length => {
-                        return None
-                    }
+                    Vocabulary::AnyNumber { .. }
+                    | Vocabulary::Words
+                    | Vocabulary::Length
+                    | Vocabulary::Clock => return None,
                 },
             };
             Some(n.saturating_mul(k as u128))
@@ -273,6 +292,7 @@ impl PhraseForm {
                     Vocabulary::AnyNumber { .. } => number(rng.below(101) as f64),
                     Vocabulary::Words => "…".to_string(),
                     Vocabulary::Length => format!("{} minutes", number(1.0 + rng.below(59) as f64)),
+                    Vocabulary::Clock => format!("{} am", number(1.0 + rng.below(12) as f64)),
                 },
             })
             .collect();
@@ -315,6 +335,7 @@ impl fmt::Display for PhraseForm {
                             .join(" | "),
                         Vocabulary::Words => "…".into(),
                         Vocabulary::Length => "a length of time".into(),
+                        Vocabulary::Clock => "a time of day".into(),
                     };
                     write!(f, "{{{param}: {listed}}}")?;
                 }

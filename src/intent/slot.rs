@@ -36,6 +36,8 @@ pub enum Vocabulary {
     /// A length of time as said ("ten minutes", "an hour and a half"): a string of
     /// `"format": "length"`.
     Length,
+    /// A time of day as said ("7 am", "half past six"): a string of `"format": "clock"`.
+    Clock,
 }
 
 /// The most numbers a slot's vocabulary lists one by one.
@@ -50,33 +52,57 @@ enum Open {
     Number(Accepts),
     /// One or more words, as said (a string without an enum).
     Words,
-    /// A length of time ([`super::parse_length`]), given as hearth says it back
-    /// ("1 hour and 30 minutes").
+    /// A length of time or a time of day, given as hearth says it back ("1 hour and 30
+    /// minutes", "7:00 AM").
+    Said(Reading),
+}
+
+/// What a string slot reads from the words said, beyond words: its `"format"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// `"format": "length"`: a length of time ([`super::parse_length`]).
     Length,
+    /// `"format": "clock"`: a time of day ([`super::parse_clock`]).
+    Clock,
 }
 
-/// The most words a length said takes ("one hour thirty minutes and forty five seconds").
-const MAX_LENGTH_WORDS: usize = 12;
+/// The most words a length or a time said takes ("one hour thirty minutes and forty five
+/// seconds").
+const MAX_READING_WORDS: usize = 12;
 
-/// Whether a string parameter is a length of time: `"format": "length"`.
-pub(super) fn is_length(schema: &Value) -> bool {
-    schema.get("format").and_then(Value::as_str) == Some("length")
-}
-
-/// Every length `words` say from their start: how many words, and the length.
-pub(super) fn lengths_at(words: &[Word]) -> Vec<(usize, std::time::Duration)> {
-    let mut said = String::new();
-    let mut out = Vec::new();
-    for (k, w) in words.iter().take(MAX_LENGTH_WORDS).enumerate() {
-        if k > 0 {
-            said.push(' ');
-        }
-        said.push_str(&w.key);
-        if let Some(d) = super::parse_length(&said) {
-            out.push((k + 1, d));
+impl Reading {
+    /// The reading a string parameter's schema asks for, if any.
+    pub(super) fn of(schema: &Value) -> Option<Reading> {
+        match schema.get("format").and_then(Value::as_str) {
+            Some("length") => Some(Reading::Length),
+            Some("clock") => Some(Reading::Clock),
+            _ => None,
         }
     }
-    out
+
+    /// `text` read whole, as hearth says it back; `None` when it is not one.
+    pub(super) fn read(self, text: &str) -> Option<String> {
+        match self {
+            Reading::Length => super::parse_length(text).map(super::say_length),
+            Reading::Clock => super::parse_clock(text).map(super::Clock::say),
+        }
+    }
+
+    /// Every reading `words` give from their start: how many words, and what they say.
+    pub(super) fn at(self, words: &[Word]) -> Vec<(usize, String)> {
+        let mut said = String::new();
+        let mut out = Vec::new();
+        for (k, w) in words.iter().take(MAX_READING_WORDS).enumerate() {
+            if k > 0 {
+                said.push(' ');
+            }
+            said.push_str(&w.key);
+            if let Some(v) = self.read(&said) {
+                out.push((k + 1, v));
+            }
+        }
+        out
+    }
 }
 
 /// One parameter's slot.
@@ -170,7 +196,8 @@ impl Slot {
         match &self.open {
             Open::Closed => Vocabulary::Phrases(phrases),
             Open::Words => Vocabulary::Words,
-            Open::Length => Vocabulary::Length,
+            Open::Said(Reading::Length) => Vocabulary::Length,
+            Open::Said(Reading::Clock) => Vocabulary::Clock,
             Open::Number(accepts) => match accepts.values() {
                 Some(numbers) => Vocabulary::Numbers { numbers, phrases },
                 None => Vocabulary::AnyNumber { phrases },
@@ -196,10 +223,10 @@ impl Slot {
                     }
                 }
             }
-            Open::Length => {
-                for (k, d) in lengths_at(words) {
+            Open::Said(reading) => {
+                for (k, v) in reading.at(words) {
                     if !out.iter().any(|(n, _)| *n == k) {
-                        out.push((k, Value::String(super::say_length(d))));
+                        out.push((k, Value::String(v)));
                     }
                 }
             }
@@ -256,15 +283,11 @@ fn boolean(
     }
 }
 
-/// A string's phrases: its enum's values, if it has one; else it takes a length of time
-/// (`"format": "length"`) or any words.
+/// A string's phrases: its enum's values, if it has one; else it takes what its format
+/// reads ([`Reading`]: a length of time, a time of day) or any words.
 fn string(phrases: &mut Vec<Phrase>, schema: &Value) -> Result<Open, SlotProblem> {
     let Some(values) = schema.get("enum").and_then(Value::as_array) else {
-        return Ok(if is_length(schema) {
-            Open::Length
-        } else {
-            Open::Words
-        });
+        return Ok(Reading::of(schema).map_or(Open::Words, Open::Said));
     };
     for v in values {
         let Some(s) = v.as_str() else {

@@ -139,8 +139,15 @@ pub(super) struct Conductor {
     pending: Pending<Incoming>,
     /// Announcements waiting for the turn under way to end (the first [`MAX_ANNOUNCEMENTS`]).
     announcements: VecDeque<String>,
+    /// The last thing said was an announcement (a timer ringing), and nothing was heard
+    /// since: a stop phrase now is the answer to it, and goes to the agent as "stop".
+    announced: bool,
     out: Outbox,
 }
+
+/// What a stop phrase said after an announcement is asked as (the timers' `stop_timer`
+/// takes it).
+const ANSWER_TO_ANNOUNCEMENT: &str = "stop";
 
 /// Announcements kept while a turn runs; more are dropped (and logged).
 const MAX_ANNOUNCEMENTS: usize = 8;
@@ -161,6 +168,7 @@ impl Conductor {
             failed: false,
             pending: Pending::default(),
             announcements: VecDeque::new(),
+            announced: false,
             out: Outbox::default(),
         }
     }
@@ -503,6 +511,7 @@ impl Conductor {
         self.phase = Phase::Idle;
         if listen {
             self.attention.on_reply_done(now);
+            self.announced = true;
         }
         if let Some(u) = then.filter(|_| !self.muted() && !self.stopping && !self.failed) {
             if let Some(r) = self.judged(u) {
@@ -762,8 +771,14 @@ impl Conductor {
             self.not_the_wake_word(&heard.text, wake_word.unwrap_or_default());
             return;
         };
-        let text = text.to_string();
-        if text.is_empty() || stop::is_stop(&text) || self.stopping || self.failed {
+        let mut text = text.to_string();
+        // a stop phrase answering an announcement (a timer ringing) is asked as "stop"
+        if std::mem::take(&mut self.announced) && stop::is_stop(&text) {
+            tracing::info!(heard = %text, "a stop phrase after an announcement: asked as \"stop\"");
+            text = ANSWER_TO_ANNOUNCEMENT.to_string();
+        }
+        let stop_alone = stop::is_stop(&text) && text != ANSWER_TO_ANNOUNCEMENT;
+        if text.is_empty() || stop_alone || self.stopping || self.failed {
             // (a speculative turn was never asked with these words)
             self.pause.drop_speculation(&mut self.out);
         }
@@ -779,7 +794,7 @@ impl Conductor {
             return;
         }
         self.publish(Event::Heard { text: text.clone() });
-        let error = if stop::is_stop(&text) {
+        let error = if stop_alone {
             // nothing is being said or done between turns: "stop" never reaches the model,
             // and is reported as heard, with no reply
             tracing::info!("stop, with nothing to stop");

@@ -7,17 +7,31 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::store::{Store, StoreError};
-use super::{now_ms, Fired, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND};
+use super::{
+    now_ms, Alarm, Days, Fired, Kind, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND,
+};
 
 /// What the timers actor does.
 pub enum TimersMsg {
-    /// Start a timer of `length`, named or not, set in `room`.
+    /// Start a timer of `length`, named or not, set in `room` (with `reminder`: a reminder
+    /// when it ends).
     Start {
         name: Option<String>,
         length: Duration,
         room: Option<String>,
+        reminder: Option<String>,
         reply: RpcReplyPort<Result<Timer, TimerError>>,
     },
+    /// Set an alarm at `at` on `days` (with `reminder`: a reminder at that time), in `room`.
+    StartAlarm {
+        at: jiff::civil::Time,
+        days: Days,
+        reminder: Option<String>,
+        room: Option<String>,
+        reply: RpcReplyPort<Result<Timer, TimerError>>,
+    },
+    /// Cancel the timers, alarms or reminders with these ids (those still there).
+    CancelIds(Vec<u64>, RpcReplyPort<Result<Vec<Timer>, TimerError>>),
     /// Cancel the timers meant; the ones cancelled.
     Cancel(Which, RpcReplyPort<Result<Vec<Timer>, TimerError>>),
     /// Add time (negative: take it away) to the timer meant; taking more than is left
@@ -141,6 +155,8 @@ impl Actor for Timers {
         if let Some(h) = state.armed.take() {
             h.abort();
         }
+        // a clean stop writes what rang since the last write: it does not ring again
+        state.flush().await;
         Ok(())
     }
 
@@ -156,9 +172,26 @@ impl Actor for Timers {
                 name,
                 length,
                 room,
+                reminder,
                 reply,
             } => {
-                let _ = reply.send(state.start(name, length, room).await);
+                let _ = reply.send(state.start(name, length, room, reminder).await);
+            }
+            TimersMsg::StartAlarm {
+                at,
+                days,
+                reminder,
+                room,
+                reply,
+            } => {
+                let _ = reply.send(
+                    state
+                        .start_alarm(Alarm::new(at, days), reminder, room)
+                        .await,
+                );
+            }
+            TimersMsg::CancelIds(ids, reply) => {
+                let _ = reply.send(state.cancel_ids(&ids).await);
             }
             TimersMsg::Cancel(which, reply) => {
                 let _ = reply.send(state.cancel(&which).await);
@@ -232,6 +265,7 @@ impl TimersState {
         name: Option<String>,
         length: Duration,
         room: Option<String>,
+        reminder: Option<String>,
     ) -> Result<Timer, TimerError> {
         if length < Duration::from_secs(1) || length > LONGEST {
             return Err(TimerError::Length);
@@ -240,7 +274,8 @@ impl TimersState {
             .map(|n| n.trim().to_lowercase())
             .filter(|n| !n.is_empty());
         if let Some(n) = &name {
-            if self.timers.iter().any(|t| t.name.as_ref() == Some(n)) {
+            let timers = self.timers.iter().filter(|t| t.kind() == Kind::Timer);
+            if timers.into_iter().any(|t| t.name.as_ref() == Some(n)) {
                 return Err(TimerError::Taken(n.clone()));
             }
         }
@@ -253,12 +288,47 @@ impl TimersState {
                 due_ms: now_ms() + total_ms as i64,
             },
             room,
+            alarm: None,
+            reminder,
         };
         let mut timers = self.timers.clone();
         timers.push(timer.clone());
         self.commit(timers, self.next_id + 1).await?;
         tracing::info!(timer = %timer.called(), seconds = total_ms / 1000, "timer started");
         Ok(timer)
+    }
+
+    async fn start_alarm(
+        &mut self,
+        alarm: Alarm,
+        reminder: Option<String>,
+        room: Option<String>,
+    ) -> Result<Timer, TimerError> {
+        let due_ms = alarm.next_after(now_ms()).ok_or(TimerError::Length)?;
+        let timer = Timer {
+            id: self.next_id,
+            name: None,
+            total_ms: 0,
+            run: Run::Running { due_ms },
+            room,
+            alarm: Some(alarm),
+            reminder,
+        };
+        let mut timers = self.timers.clone();
+        timers.push(timer.clone());
+        self.commit(timers, self.next_id + 1).await?;
+        tracing::info!(kind = ?timer.kind(), due_ms, "alarm set");
+        Ok(timer)
+    }
+
+    async fn cancel_ids(&mut self, ids: &[u64]) -> Result<Vec<Timer>, TimerError> {
+        let (gone, kept): (Vec<Timer>, Vec<Timer>) = self
+            .timers
+            .iter()
+            .cloned()
+            .partition(|t| ids.contains(&t.id));
+        self.commit(kept, self.next_id).await?;
+        Ok(gone)
     }
 
     async fn cancel(&mut self, which: &Which) -> Result<Vec<Timer>, TimerError> {
@@ -410,13 +480,23 @@ fn arm(myself: &ActorRef<TimersMsg>, state: &mut TimersState) {
 /// Take out of `timers` every running one due at `now`, as firings.
 fn take_due(timers: &mut Vec<Timer>, now: i64) -> Vec<Fired> {
     let mut fired = Vec::new();
-    timers.retain(|t| match t.run {
+    timers.retain_mut(|t| match t.run {
         Run::Running { due_ms } if due_ms <= now => {
             fired.push(Fired {
                 timer: t.clone(),
                 late_ms: u64::try_from(now - due_ms).unwrap_or(0),
             });
-            false
+            // a repeating alarm stays, set for its next day
+            match t.alarm.filter(|a| a.days != Days::Once) {
+                Some(alarm) => match alarm.next_after(now.max(due_ms)) {
+                    Some(next) => {
+                        t.run = Run::Running { due_ms: next };
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            }
         }
         _ => true,
     });
@@ -429,6 +509,13 @@ fn pick(
     which: &Which,
     applies: impl Fn(&Timer) -> bool,
 ) -> Result<Vec<u64>, TimerError> {
+    // alarms and reminders are not the timers a request means
+    let timers: Vec<Timer> = timers
+        .iter()
+        .filter(|t| t.kind() == Kind::Timer)
+        .cloned()
+        .collect();
+    let timers = timers.as_slice();
     if timers.is_empty() {
         return Err(TimerError::None);
     }
@@ -472,5 +559,46 @@ fn spoken_length(ms: u64) -> String {
         s if s >= 3600 && s % 3600 == 0 => format!("{} hour", s / 3600),
         s if s >= 60 && s % 60 == 0 => format!("{} minute", s / 60),
         s => format!("{s} second"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn due(id: u64, due_ms: i64, alarm: Option<Alarm>) -> Timer {
+        Timer {
+            id,
+            name: None,
+            total_ms: 0,
+            run: Run::Running { due_ms },
+            room: None,
+            alarm,
+            reminder: None,
+        }
+    }
+
+    /// A timer or a one-off alarm rings and goes; a repeating alarm rings and is set for
+    /// its next day, a day later at the same time of day.
+    #[test]
+    fn a_repeating_alarm_rings_and_stays_set_for_its_next_day() {
+        let seven = jiff::civil::time(7, 0, 0, 0);
+        let now = jiff::Timestamp::now().as_millisecond();
+        let every = Alarm::new(seven, Days::Every);
+        let mut timers = vec![
+            due(1, now - 10, None),
+            due(2, now - 10, Some(Alarm::new(seven, Days::Once))),
+            due(3, now - 10, Some(every)),
+            due(4, now + 60_000, None),
+        ];
+        let fired = take_due(&mut timers, now);
+        assert_eq!(
+            fired.iter().map(|f| f.timer.id).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert_eq!(timers.iter().map(|t| t.id).collect::<Vec<_>>(), [3, 4]);
+        let next = timers[0].due_ms().unwrap();
+        assert_eq!(Some(next), every.next_after(now));
+        assert!(next > now && next <= now + 25 * 3600 * 1000, "{next} {now}");
     }
 }

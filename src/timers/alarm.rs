@@ -11,8 +11,10 @@
 use jiff::civil::{Time, Weekday};
 use jiff::Zoned;
 
-/// The days an alarm rings on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The days an alarm rings on (kept in the state file by name: "once", "every day",
+/// "weekdays", "weekends", "monday" …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Days {
     /// The next time the clock shows it, then no more.
     Once,
@@ -23,6 +25,49 @@ pub enum Days {
     Weekends,
     /// One day of the week.
     On(Weekday),
+}
+
+const WEEKDAYS: [(Weekday, &str); 7] = [
+    (Weekday::Monday, "monday"),
+    (Weekday::Tuesday, "tuesday"),
+    (Weekday::Wednesday, "wednesday"),
+    (Weekday::Thursday, "thursday"),
+    (Weekday::Friday, "friday"),
+    (Weekday::Saturday, "saturday"),
+    (Weekday::Sunday, "sunday"),
+];
+
+impl From<Days> for String {
+    fn from(d: Days) -> String {
+        match d {
+            Days::Once => "once",
+            Days::Every => "every day",
+            Days::Weekdays => "weekdays",
+            Days::Weekends => "weekends",
+            Days::On(w) => WEEKDAYS
+                .iter()
+                .find(|(x, _)| *x == w)
+                .map_or("once", |(_, n)| n),
+        }
+        .to_string()
+    }
+}
+
+impl TryFrom<String> for Days {
+    type Error = String;
+    fn try_from(s: String) -> Result<Days, String> {
+        match s.as_str() {
+            "once" => Ok(Days::Once),
+            "every day" => Ok(Days::Every),
+            "weekdays" => Ok(Days::Weekdays),
+            "weekends" => Ok(Days::Weekends),
+            other => WEEKDAYS
+                .iter()
+                .find(|(_, n)| *n == other)
+                .map(|(w, _)| Days::On(*w))
+                .ok_or_else(|| format!("{other:?} is no days an alarm rings on")),
+        }
+    }
 }
 
 impl Days {

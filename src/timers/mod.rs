@@ -63,6 +63,60 @@ pub struct Timer {
     pub run: Run,
     /// The room it was set in (a satellite's), where it rings.
     pub room: Option<String>,
+    /// An alarm: the time of day and the days it rings (a repeating one is set again for
+    /// its next day each time it rings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alarm: Option<Alarm>,
+    /// A reminder: what to remind of (at the alarm's time, or when the countdown ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<String>,
+}
+
+/// What a [`Timer`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A countdown ("a pasta timer for 8 minutes").
+    Timer,
+    /// An alarm at a time of day ("wake me at 7").
+    Alarm,
+    /// A reminder, at a time of day or after a length of time ("remind me to call mum").
+    Reminder,
+}
+
+/// When an alarm rings: a time of day on its days, in the system's time zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alarm {
+    /// Minutes after midnight.
+    pub minute: u16,
+    pub days: Days,
+}
+
+impl Alarm {
+    pub fn new(at: jiff::civil::Time, days: Days) -> Alarm {
+        Alarm {
+            minute: at.hour() as u16 * 60 + at.minute() as u16,
+            days,
+        }
+    }
+
+    /// Its time of day.
+    pub fn time(&self) -> jiff::civil::Time {
+        jiff::civil::Time::new(
+            (self.minute / 60 % 24) as i8,
+            (self.minute % 60) as i8,
+            0,
+            0,
+        )
+        .unwrap_or(jiff::civil::Time::midnight())
+    }
+
+    /// When it rings next after `after_ms` (Unix milliseconds), in the system's zone.
+    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+        let after = jiff::Timestamp::from_millisecond(after_ms)
+            .ok()?
+            .to_zoned(jiff::tz::TimeZone::system());
+        next_ring(self.time(), self.days, &after).map(|z| z.timestamp().as_millisecond())
+    }
 }
 
 /// Whether a timer counts down.
@@ -75,7 +129,44 @@ pub enum Run {
     Paused { left_ms: u64 },
 }
 
+impl Kind {
+    /// As D-Bus says it: `timer`, `alarm`, `reminder`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Timer => "timer",
+            Kind::Alarm => "alarm",
+            Kind::Reminder => "reminder",
+        }
+    }
+}
+
 impl Timer {
+    /// What it is called on D-Bus: a timer's name (`""` for none), an alarm's time ("7:00
+    /// AM"), a reminder's words.
+    pub fn what(&self) -> String {
+        match (self.kind(), &self.alarm) {
+            (Kind::Reminder, _) => self.reminder.clone().unwrap_or_default(),
+            (Kind::Alarm, Some(a)) => crate::intent::say_time(a.time()),
+            _ => self.name.clone().unwrap_or_default(),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match (&self.reminder, &self.alarm) {
+            (Some(_), _) => Kind::Reminder,
+            (None, Some(_)) => Kind::Alarm,
+            (None, None) => Kind::Timer,
+        }
+    }
+
+    /// When it is due (Unix milliseconds); `None` while paused.
+    pub fn due_ms(&self) -> Option<i64> {
+        match self.run {
+            Run::Running { due_ms } => Some(due_ms),
+            Run::Paused { .. } => None,
+        }
+    }
+
     /// Milliseconds left at `now_ms` (0 once due).
     pub fn left_ms(&self, now_ms: i64) -> u64 {
         match self.run {
@@ -180,6 +271,8 @@ mod tests {
             total_ms: 60_000,
             run: Run::Running { due_ms: 10_000 },
             room: None,
+            alarm: None,
+            reminder: None,
         };
         assert_eq!(t.left_ms(4_000), 6_000);
         assert_eq!(t.left_ms(12_000), 0);

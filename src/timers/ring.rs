@@ -12,10 +12,10 @@ use ractor::ActorRef;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use super::{Fired, TimersMsg};
+use super::{Fired, Kind, TimersMsg};
 use crate::announce::{AnnounceError, Announcer};
 use crate::events::{Event, Events};
-use crate::intent::say_length;
+use crate::intent::{say_length, say_time};
 
 /// How a timer rings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,15 +41,31 @@ impl Default for Ringing {
 /// ago."
 pub fn ring_text(fired: &Fired) -> String {
     let t = &fired.timer;
-    let called = match &t.name {
-        Some(n) => format!("{n} timer"),
-        None => "timer".to_string(),
-    };
-    if fired.late_ms >= 60_000 {
-        let ago = say_length(Duration::from_secs(fired.late_ms / 60_000 * 60));
-        format!("Your {called} finished {ago} ago.")
-    } else {
-        format!("Your {called} is done.")
+    let late = (fired.late_ms >= 60_000)
+        .then(|| say_length(Duration::from_secs(fired.late_ms / 60_000 * 60)));
+    match (t.kind(), late) {
+        (Kind::Reminder, None) => format!("Reminder: {}.", t.reminder.as_deref().unwrap_or("")),
+        (Kind::Reminder, Some(ago)) => format!(
+            "A reminder from {ago} ago: {}.",
+            t.reminder.as_deref().unwrap_or("")
+        ),
+        (Kind::Alarm, late) => {
+            let at = t.alarm.map(|a| say_time(a.time())).unwrap_or_default();
+            match late {
+                None => format!("It's {at}: your alarm."),
+                Some(ago) => format!("Your {at} alarm went off {ago} ago."),
+            }
+        }
+        (Kind::Timer, late) => {
+            let called = match &t.name {
+                Some(n) => format!("{n} timer"),
+                None => "timer".to_string(),
+            };
+            match late {
+                None => format!("Your {called} is done."),
+                Some(ago) => format!("Your {called} finished {ago} ago."),
+            }
+        }
     }
 }
 
@@ -70,7 +86,8 @@ pub fn spawn_ringer(
             crate::events::publish(
                 events.as_ref(),
                 Event::TimerFinished {
-                    name: fired.timer.name.clone().unwrap_or_default(),
+                    kind: fired.timer.kind().as_str().into(),
+                    name: fired.timer.what(),
                     room: fired.timer.room.clone().unwrap_or_default(),
                     late_s: fired.late_ms / 1000,
                 },
@@ -136,6 +153,8 @@ mod tests {
                 total_ms: 60_000,
                 run: Run::Paused { left_ms: 0 },
                 room: None,
+                alarm: None,
+                reminder: None,
             },
             late_ms,
         }
@@ -152,5 +171,19 @@ mod tests {
             ring_text(&fired(Some("pasta"), 3 * 60_000 + 20_000)),
             "Your pasta timer finished 3 minutes ago."
         );
+        let mut alarm = fired(None, 0);
+        alarm.timer.alarm = Some(crate::timers::Alarm::new(
+            jiff::civil::time(7, 0, 0, 0),
+            crate::timers::Days::Weekdays,
+        ));
+        assert_eq!(ring_text(&alarm), "It's 7:00 AM: your alarm.");
+        alarm.late_ms = 120_000;
+        assert_eq!(
+            ring_text(&alarm),
+            "Your 7:00 AM alarm went off 2 minutes ago."
+        );
+        let mut reminder = fired(None, 0);
+        reminder.timer.reminder = Some("call mum".into());
+        assert_eq!(ring_text(&reminder), "Reminder: call mum.");
     }
 }

@@ -218,6 +218,8 @@ mod tests {
                 due_ms: 1_800_000_000_000,
             },
             room: Some("kitchen".into()),
+            alarm: None,
+            reminder: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use jiff::Zoned;
 
+use super::alarm_tools::AlarmTool;
 use super::timer_tools::TimerTool;
 use serde_json::{json, Value};
 
@@ -17,6 +18,8 @@ pub enum Builtin {
     Date,
     /// A timer tool: set, cancel, add or take time, pause, resume, how long is left.
     Timer(TimerTool),
+    /// An alarm or reminder tool.
+    Alarm(AlarmTool),
 }
 
 impl Builtin {
@@ -25,6 +28,7 @@ impl Builtin {
         [Builtin::Time, Builtin::Date]
             .into_iter()
             .chain(TimerTool::ALL.map(Builtin::Timer))
+            .chain(AlarmTool::ALL.map(Builtin::Alarm))
     }
 
     /// The tool name.
@@ -33,6 +37,7 @@ impl Builtin {
             Builtin::Time => "get_time",
             Builtin::Date => "get_date",
             Builtin::Timer(t) => t.name(),
+            Builtin::Alarm(a) => a.name(),
         }
     }
 
@@ -42,6 +47,7 @@ impl Builtin {
             Builtin::Time => "Get the current local time.",
             Builtin::Date => "Get today's date.",
             Builtin::Timer(t) => t.description(),
+            Builtin::Alarm(a) => a.description(),
         }
     }
 
@@ -50,6 +56,7 @@ impl Builtin {
         match self {
             Builtin::Time | Builtin::Date => no_parameters(),
             Builtin::Timer(t) => t.parameters(),
+            Builtin::Alarm(a) => a.parameters(),
         }
     }
 
@@ -66,7 +73,7 @@ impl Builtin {
         match self {
             Builtin::Time => "It's {{ result }}.",
             Builtin::Date => "Today is {{ result }}.",
-            Builtin::Timer(_) => "{{ result }}",
+            Builtin::Timer(_) | Builtin::Alarm(_) => "{{ result }}",
         }
     }
 
@@ -74,6 +81,7 @@ impl Builtin {
     pub fn intents(self) -> Vec<IntentSpec> {
         let sentences: &[&str] = match self {
             Builtin::Timer(t) => return t.intents(),
+            Builtin::Alarm(a) => return a.intents(),
             Builtin::Time => &[
                 "what time is it",
                 "what's the time",
@@ -106,7 +114,7 @@ impl Builtin {
         let format = match self {
             Builtin::Time => "%-I:%M %p",
             Builtin::Date => "%A, %-d %B %Y",
-            Builtin::Timer(_) => return None,
+            Builtin::Timer(_) | Builtin::Alarm(_) => return None,
         };
         Some(jiff::fmt::strtime::format(format, now))
     }
@@ -150,6 +158,15 @@ mod tests {
         let (h, m) = clock.split_once(':').unwrap();
         let (h, m): (u8, u8) = (h.parse().unwrap(), m.parse().unwrap());
         assert!((1..=12).contains(&h) && m < 60 && clock.len() <= 5, "{t}");
+    }
+
+    #[test]
+    fn every_built_in_s_sentences_compile() {
+        for b in Builtin::all() {
+            let compiled =
+                crate::intent::ToolIntents::compile(b.name(), &b.intents(), &b.parameters());
+            assert!(compiled.is_ok(), "{}: {:?}", b.name(), compiled.err());
+        }
     }
 
     #[test]

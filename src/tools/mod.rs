@@ -28,6 +28,7 @@
 //! argument the call does not have is an error, never an empty string.
 
 mod actor;
+mod alarm_tools;
 mod backends;
 mod builtin;
 pub mod dbus;
@@ -49,6 +50,7 @@ use serde_json::Value;
 
 pub(crate) use actor::STOP_GRACE;
 pub use actor::{ProviderLimits, ToolsActor, ToolsMsg};
+pub use alarm_tools::AlarmTool;
 pub use backends::Backends;
 pub use builtin::Builtin;
 pub use error::ToolsError;

@@ -437,6 +437,9 @@ async fn run(
         Executor::Builtin(Builtin::Timer(t)) => {
             return t.run(arguments, room, backends.timers()).await
         }
+        Executor::Builtin(Builtin::Alarm(a)) => {
+            return a.run(arguments, room, backends.timers()).await
+        }
         Executor::Builtin(b) => {
             return match b.run() {
                 Some(Ok(text)) => (ToolStatus::Ok, text),

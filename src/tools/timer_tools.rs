@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use super::output::ToolStatus;
 use crate::intent::{parse_length, say_length, IntentSpec};
-use crate::timers::{Run, Timer, TimerError, TimersMsg, Which};
+use crate::timers::{Kind, Run, Timer, TimerError, TimersMsg, Which};
 
 /// One of the timer tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,9 +263,10 @@ impl TimerTool {
                 name: name.clone(),
                 length,
                 room: room.map(str::to_string),
+                reminder: None,
                 reply
             })
-            .map(|r| r.map(|t| format!("{} set for {}.", capital(&label(&t)), say_length(length)))),
+            .map(|r| r.map(|t| set(&t, length))),
             TimerTool::Cancel | TimerTool::Stop => ractor::call!(timers, TimersMsg::Cancel, which)
                 .map(|r| r.map(|gone| cancelled(&gone))),
             TimerTool::Add => ractor::call!(timers, TimersMsg::Adjust, which, ms)
@@ -284,9 +285,13 @@ impl TimerTool {
             TimerTool::Resume => ractor::call!(timers, TimersMsg::Resume, which).map(|r| {
                 r.map(|t| format!("{} resumed: {} left.", capital(&t.called()), say_left(&t)))
             }),
-            TimerTool::Status => {
-                ractor::call!(timers, TimersMsg::List).map(|all| status(&all, name.as_deref()))
-            }
+            TimerTool::Status => ractor::call!(timers, TimersMsg::List).map(|all| {
+                let timers: Vec<Timer> = all
+                    .into_iter()
+                    .filter(|t| t.kind() == Kind::Timer)
+                    .collect();
+                status(&timers, name.as_deref())
+            }),
         };
         match asked {
             Ok(Ok(said)) => (ToolStatus::Ok, said),
@@ -298,7 +303,7 @@ impl TimerTool {
 }
 
 /// The answer when this process keeps no timers.
-const NOT_HERE: &str =
+pub(super) const NOT_HERE: &str =
     "Timers are not kept by this hearth process: ask the running hearth service.";
 
 /// A name as said, without "the"/"my" before it or "timer" after it; `None` when nothing
@@ -362,10 +367,25 @@ fn cancelled(gone: &[Timer]) -> String {
     }
 }
 
+/// "Pasta timer set for 8 minutes.", "Timer set for 10 minutes."
+fn set(t: &Timer, length: Duration) -> String {
+    let called = t
+        .name
+        .as_deref()
+        .map_or("Timer".into(), |n| capital(&format!("{n} timer")));
+    format!("{called} set for {}.", say_length(length))
+}
+
 /// "Stopped the pasta timer.", "Stopped 2 timers."
 fn silenced(stopped: &[Timer]) -> String {
     match stopped {
-        [one] => format!("Stopped {}.", label(one)),
+        [one] => match (one.kind(), one.alarm) {
+            (Kind::Reminder, _) => "Stopped the reminder.".into(),
+            (Kind::Alarm, Some(a)) => {
+                format!("Stopped the {} alarm.", crate::intent::say_time(a.time()))
+            }
+            _ => format!("Stopped {}.", label(one)),
+        },
         many => format!("Stopped {} timers.", many.len()),
     }
 }
@@ -434,6 +454,8 @@ mod tests {
             total_ms,
             run,
             room: None,
+            alarm: None,
+            reminder: None,
         };
         let paused = t(Some("pasta"), 480_000, Run::Paused { left_ms: 200_000 });
         let plain = t(None, 600_000, Run::Paused { left_ms: 60_000 });
@@ -686,7 +708,7 @@ mod run_tests {
         );
         assert_eq!(
             say(&r, "set_timer", json!({"length": "ten minutes"})).await,
-            ok("10 minute timer set for 10 minutes.")
+            ok("Timer set for 10 minutes.")
         );
         assert_eq!(
             say(&r, "pause_timer", json!({})).await,
@@ -714,11 +736,11 @@ mod run_tests {
             "{said}"
         );
         let (_, said) = say(&r, "get_timers", json!({})).await;
-        assert!(said.starts_with("2 timers: the pasta timer has "), "{said}");
-        assert!(
-            said.contains(" left, paused; and the 10 minute timer has "),
-            "{said}"
-        );
+        // soonest first: the two have about 10 minutes each, in either order
+        assert!(said.starts_with("2 timers: the "), "{said}");
+        assert!(said.contains("the pasta timer has "), "{said}");
+        assert!(said.contains(" left, paused"), "{said}");
+        assert!(said.contains("the 10 minute timer has "), "{said}");
         assert_eq!(
             say(&r, "cancel_timer", json!({"all": true})).await,
             ok("All 2 timers cancelled.")
@@ -758,11 +780,14 @@ mod run_tests {
         let said = tokio::time::timeout(Duration::from_secs(3), kitchen.recv()).await;
         assert_eq!(said.unwrap().as_deref(), Some("Your tea timer is done."));
         match published.recv().await.unwrap() {
-            crate::events::Event::TimerFinished { name, room, late_s } => {
-                assert_eq!(
-                    (name.as_str(), room.as_str(), late_s),
-                    ("tea", "kitchen", 0)
-                );
+            crate::events::Event::TimerFinished {
+                kind,
+                name,
+                room,
+                late_s,
+            } => {
+                let got = (kind.as_str(), name.as_str(), room.as_str(), late_s);
+                assert_eq!(got, ("timer", "tea", "kitchen", 0));
             }
             other => panic!("{other:?}"),
         }

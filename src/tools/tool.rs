@@ -122,12 +122,15 @@ impl Tool {
             .collect()
     }
 
-    /// The timer tools: a registry has them when its process keeps timers
+    /// The timer, alarm and reminder tools: a registry has them when its process keeps timers
     /// ([`super::Backends::timers`]).
     pub fn timers() -> Vec<Tool> {
-        super::TimerTool::ALL
+        let timers = super::TimerTool::ALL.map(Builtin::Timer);
+        let alarms = super::AlarmTool::ALL.map(Builtin::Alarm);
+        timers
             .into_iter()
-            .map(|t| Tool::builtin(Builtin::Timer(t)))
+            .chain(alarms)
+            .map(Tool::builtin)
             .collect()
     }
 }

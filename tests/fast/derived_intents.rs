@@ -193,3 +193,19 @@ fn every_shipped_tools_derived_sentences_compile() {
     }
     assert!(shaped >= 15, "{shaped} shipped tools have a shape");
 }
+
+/// The daily-use set typed, with the timer, alarm and reminder tools a daemon offers: every
+/// request but the remarks about time is a local intent making exactly the call asked for
+/// (100 % typed), and the remarks make none.
+#[test]
+fn every_daily_use_request_typed_is_its_local_intent() {
+    let mut tools = hearth::tools::Tool::builtins();
+    tools.extend(hearth::tools::Tool::timers());
+    let c = coverage("daily", &Registry::new(tools).expect("the built-ins"));
+    eprintln!(
+        "daily: {} of {} answered by local intents",
+        c.answered, c.cases
+    );
+    assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
+    assert_eq!(c.answered, c.cases);
+}

@@ -30,6 +30,7 @@ async fn start(
         name: name.map(str::to_string),
         length: Duration::from_secs(secs),
         room: Some("kitchen".into()),
+        reminder: None,
         reply,
     })
     .unwrap()
@@ -164,6 +165,8 @@ async fn a_timer_due_while_hearth_was_down_rings_at_start_and_an_old_one_does_no
             due_ms: now - 2 * 3600 * 1000,
         },
         room: None,
+        alarm: None,
+        reminder: None,
     });
     store.save(&left.timers, 41).unwrap();
 

@@ -64,6 +64,7 @@ async fn one(timers: &ractor::ActorRef<TimersMsg>, line: &str) -> Result<(), Str
                 name: Some(name.to_string()),
                 length: Duration::from_secs(secs),
                 room: None,
+                reminder: None,
                 reply,
             })
             .map(|r| r.map(drop))
@@ -273,6 +274,7 @@ pub async fn ring_lateness(dir: &Path, n: usize) -> Result<Vec<i64>, String> {
             name: Some(format!("t{i}")),
             length: Duration::from_secs(2 + (i % 5) as u64),
             room: None,
+            reminder: None,
             reply,
         })
         .map_err(|e| e.to_string())?

@@ -709,5 +709,39 @@ fn an_announcement_opens_the_follow_up_window() {
         Input::Listen(ListenEvent::Utterance(utterance(2.0, 2.6, t0))),
         at(t0, 3.3),
     );
-    assert_eq!(recognitions(&a).len(), 1, "said in the window: {a:?}");
+    let [(job, ..)] = recognitions(&a)[..] else {
+        panic!("said in the window: {a:?}");
+    };
+    // "okay, stop" answers the announcement: the agent is asked "stop"
+    let a = c.on(
+        Input::Heard {
+            job,
+            heard: heard("Okay, stop."),
+        },
+        at(t0, 3.5),
+    );
+    let (_, asked_text, _) = asked(&a).expect("asked");
+    assert_eq!(asked_text, "stop");
+}
+
+/// A stop phrase with nothing said before it is no request: the agent is not asked.
+#[test]
+fn a_stop_phrase_with_nothing_to_stop_asks_nothing() {
+    let (mut c, t0) = (open_mic(), Instant::now());
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(utterance(1.0, 1.5, t0))),
+        at(t0, 2.2),
+    );
+    let [(job, ..)] = recognitions(&a)[..] else {
+        panic!("{a:?}");
+    };
+    let a = c.on(
+        Input::Heard {
+            job,
+            heard: heard("Stop."),
+        },
+        at(t0, 2.4),
+    );
+    assert!(asked(&a).is_none(), "{a:?}");
+    assert_eq!(turns(&a).len(), 1, "reported as heard: {a:?}");
 }
