@@ -411,7 +411,7 @@ pub(crate) struct ReplyCheck {
 }
 
 /// The first words of a tool's name that say it reads.
-const READ_VERBS: &[&str] = &["get", "read", "query", "list", "show", "check"];
+const READ_VERBS: &[&str] = &["get", "read", "query"];
 
 /// Words a request that asks for something begins with (after "please", "hey", "so").
 const ASKING: &[&str] = &[
