@@ -95,6 +95,7 @@ mod hooks;
 mod intent_turn;
 mod messages;
 mod reading;
+mod recall;
 mod reply;
 mod session;
 mod shared;

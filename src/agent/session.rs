@@ -25,6 +25,9 @@ pub(super) struct Session {
     pub(super) cutting: Option<(usize, ChatMessage)>,
     /// Calls waiting for a yes to the question the last turn asked ([`confirm`]).
     pub(super) pending: Option<confirm::Pending>,
+    /// The calls of the last turn that made any, with their results: what "what did you
+    /// just do?" tells and "undo that" takes back (`recall.rs`).
+    pub(super) done: Vec<super::messages::CallReport>,
 }
 
 /// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten),

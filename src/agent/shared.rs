@@ -237,6 +237,9 @@ pub(super) fn remember_turn(
         reply,
         &call_wire(shared),
     ));
+    if !calls.is_empty() {
+        session.done = calls.to_vec();
+    }
     session.before.record(
         calls
             .iter()

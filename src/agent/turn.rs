@@ -24,6 +24,7 @@ use super::messages::{
     AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE,
 };
 use super::reading::Carried;
+use super::recall::recall_turn;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::session::Session;
 use super::shared::{
@@ -179,6 +180,9 @@ struct TurnState {
     cutting: Option<(usize, ChatMessage)>,
     /// Calls this turn holds for a yes (a tool's `confirm`), kept in the session.
     pending: Option<super::confirm::Pending>,
+    /// The session's last calls, kept for "what did you just do?" until this turn makes its
+    /// own.
+    done: Vec<CallReport>,
     /// This turn's messages, the request first.
     msgs: Vec<ChatMessage>,
     hops: Vec<HopReport>,
@@ -245,6 +249,12 @@ pub(super) async fn run_turn(
     let mut session = shared.sessions.get(&ask.session);
     if let Some(turn) = answer_question(shared, &registry, &ask, &mut session).await? {
         return Ok(turn);
+    }
+    if ask.force_tool.is_none() {
+        let recalled = recall_turn(shared, &registry, &toolset, &ask, session.clone()).await?;
+        if let Some(turn) = recalled {
+            return Ok(turn);
+        }
     }
     if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
@@ -388,6 +398,7 @@ impl TurnState {
             before,
             cutting,
             pending: _,
+            done,
         } = session;
         let mut carried = Carried::default();
         carried.said(&ask.text);
@@ -396,6 +407,7 @@ impl TurnState {
             before,
             cutting,
             pending: None,
+            done,
             msgs: vec![ChatMessage::user(request)],
             hops: Vec::new(),
             timings: Timings::default(),
@@ -813,6 +825,7 @@ impl TurnState {
                 before: self.before,
                 cutting: self.cutting,
                 pending: self.pending,
+                done: self.done,
             };
             let unkept = &self.unkept;
             let msgs = self

@@ -326,6 +326,7 @@ fn register(
             say: None,
             intents: None,
             confirm: None,
+            inverse: None,
             executor: Executor::Provider(ProviderSpec {
                 owner: owner.to_string(),
                 timeout: super::backends::PROVIDER_TIMEOUT,
@@ -356,6 +357,7 @@ mod tests {
             say: None,
             intents: None,
             confirm: None,
+            inverse: None,
             executor: Executor::Exec(ExecSpec {
                 argv: ["sh", "-c", "sleep \"$0\"; echo \"slept $0\"", "{{ s }}"]
                     .map(String::from)

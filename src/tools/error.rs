@@ -160,6 +160,20 @@ pub enum ToolsError {
         tool: String,
         problem: String,
     },
+    /// An `[tool.inverse]` that cannot be used.
+    #[error("{}: tool {tool:?}: `[tool.inverse]` {problem}; write `[tool.inverse]` with `arguments = {{ parameter = \"{{{{ template over the call's arguments }}}}\" }}` and, for another tool that undoes it, `tool = \"name\"`", path.display())]
+    Inverse {
+        path: PathBuf,
+        tool: String,
+        problem: String,
+    },
+    /// An inverse names a tool the registry does not have.
+    #[error("tool {tool:?}: its `[tool.inverse]` names tool {inverse:?}, which is not loaded; the tools are: {known}")]
+    InverseTool {
+        tool: String,
+        inverse: String,
+        known: String,
+    },
     /// Building a registry from tools that do not form a valid tool set.
     #[error(transparent)]
     ToolSet(#[from] crate::toolcall::ToolsError),

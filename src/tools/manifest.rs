@@ -89,6 +89,9 @@ struct Entry {
     /// `confirm = true`, or `[tool.confirm]` with `when` and `ask`: calls that wait for a yes.
     #[serde(default)]
     confirm: Option<Value>,
+    /// `[tool.inverse]`: what "undo that" runs after a call.
+    #[serde(default)]
+    inverse: Option<super::inverse::InverseTable>,
     #[serde(default)]
     exec: Option<ExecTable>,
     #[serde(default)]
@@ -355,6 +358,15 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
             }
         })?,
     };
+    let inverse = entry
+        .inverse
+        .map(|t| t.check())
+        .transpose()
+        .map_err(|problem| ToolsError::Inverse {
+            path: p(),
+            tool: name.clone(),
+            problem,
+        })?;
     let executor = match table {
         Table::Exec(t) => Executor::Exec(check_exec(t, &check, manifest_dir)?),
         Table::Mqtt(t) => Executor::Mqtt(t.check(&check)?),
@@ -367,6 +379,7 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
         say: entry.say,
         intents,
         confirm,
+        inverse,
         executor,
     })
 }

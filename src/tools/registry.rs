@@ -60,6 +60,20 @@ impl Registry {
     /// that does not compile.
     pub fn new(tools: Vec<Tool>) -> Result<Registry, ToolsError> {
         let toolset = ToolSet::new(tools.iter().map(|t| t.spec.clone()).collect())?;
+        for t in &tools {
+            let other = t.inverse.as_ref().and_then(|i| i.tool.as_ref());
+            if let Some(inverse) = other.filter(|o| !tools.iter().any(|x| &x.spec.name == *o)) {
+                return Err(ToolsError::InverseTool {
+                    tool: t.spec.name.clone(),
+                    inverse: inverse.clone(),
+                    known: tools
+                        .iter()
+                        .map(|x| x.spec.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
         let index = tools
             .iter()
             .enumerate()
@@ -528,6 +542,7 @@ mod tests {
             say: say.map(str::to_string),
             intents: None,
             confirm: None,
+            inverse: None,
             executor: Executor::Exec(ExecSpec {
                 argv: argv.iter().map(|s| s.to_string()).collect(),
                 timeout: Duration::from_secs(10),

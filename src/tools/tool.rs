@@ -25,6 +25,8 @@ pub struct Tool {
     pub intents: Option<Arc<crate::intent::ToolIntents>>,
     /// Calls that run only on a yes (`confirm` in the manifest).
     pub confirm: Option<Confirm>,
+    /// Its way back, for "undo that" (`[tool.inverse]`); none: it cannot be undone.
+    pub inverse: Option<super::inverse::Inverse>,
     /// How a call runs.
     pub executor: Executor,
 }
@@ -109,6 +111,7 @@ impl Tool {
             say: Some(builtin.say().to_string()),
             intents: builtin_intents(builtin),
             confirm: None,
+            inverse: None,
             executor: Executor::Builtin(builtin),
         }
     }

@@ -15,7 +15,7 @@ use hearth::preset::{Preset, ToolChoicePolicy};
 use hearth::tools::{Registry, ToolStatus, ToolsActor};
 use ractor::{Actor, ActorRef};
 
-const CHATML: &str = include_str!("../templates/chatml-tools.jinja");
+pub(crate) const CHATML: &str = include_str!("../templates/chatml-tools.jinja");
 const NO_TOOL_ROLE: &str = include_str!("../templates/no-tool-role.jinja");
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -36,7 +36,7 @@ pub(crate) fn tools_dir() -> (PathBuf, PathBuf) {
 }
 
 /// The same tools, with `intents` (`[[tool.intent]]` tables) added to set_light.
-fn tools_dir_with(intents: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn tools_dir_with(intents: &str) -> (PathBuf, PathBuf) {
     let dir = temp_dir("tools");
     let log = dir.join("calls.log");
     let manifest = format!(
@@ -74,7 +74,7 @@ argv = ["sh", "-c", "echo mail >> {log}; echo '{{\"unread\": 3}}'"]
     (dir, log)
 }
 
-fn executions(log: &PathBuf) -> Vec<String> {
+pub(crate) fn executions(log: &PathBuf) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -82,10 +82,10 @@ fn executions(log: &PathBuf) -> Vec<String> {
         .collect()
 }
 
-struct Rig {
-    agent: ActorRef<AgentMsg>,
-    recorded: std::sync::Arc<std::sync::Mutex<Vec<Recorded>>>,
-    log: PathBuf,
+pub(crate) struct Rig {
+    pub(crate) agent: ActorRef<AgentMsg>,
+    pub(crate) recorded: std::sync::Arc<std::sync::Mutex<Vec<Recorded>>>,
+    pub(crate) log: PathBuf,
 }
 
 async fn rig(
@@ -103,7 +103,7 @@ async fn rig(
     rig_in(tools_dir(), outputs, preset, template, hop_loop).await
 }
 
-async fn rig_in(
+pub(crate) async fn rig_in(
     (dir, log): (PathBuf, PathBuf),
     outputs: &[&str],
     preset: &str,
@@ -130,7 +130,7 @@ async fn rig_in(
     }
 }
 
-async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError> {
+pub(crate) async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, AgentError> {
     ask_in(agent, "s", text).await
 }
 
@@ -139,7 +139,8 @@ async fn ask_in(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Result
 }
 
 const KITCHEN_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}\n</tool_call>";
-const MAIL_CALL: &str = "<tool_call>\n{\"name\": \"check_mail\", \"arguments\": {}}\n</tool_call>";
+pub(crate) const MAIL_CALL: &str =
+    "<tool_call>\n{\"name\": \"check_mail\", \"arguments\": {}}\n</tool_call>";
 
 #[tokio::test]
 async fn confirmation_is_spoken_and_skips_the_second_hop() {

@@ -15,6 +15,7 @@ mod executor_homeassistant;
 mod executor_mqtt;
 mod models;
 mod pull;
+mod recall;
 mod remote;
 mod run_faults;
 mod timers;
