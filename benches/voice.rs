@@ -214,6 +214,7 @@ fn main() {
             satellite: None,
             room: None,
             announcements: None,
+            volume: Default::default(),
         };
         // sample CPU and RSS every 500 ms while the pipeline runs
         let sampler = {

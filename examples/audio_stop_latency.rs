@@ -94,6 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             sink: PlaybackSink::Device(spec),
             events,
             echo_tap: None,
+            volume: Default::default(),
         },
     )
     .await?;

@@ -371,3 +371,65 @@ mod tests {
         );
     }
 }
+
+/// How loud hearth speaks: a level from 0 (silent) to [`Volume::MAX`], shared by every
+/// Playback of the process and the volume tools (cheap to clone). Each step is 3 dB; the
+/// top level plays the voice as synthesised.
+#[derive(Debug, Clone)]
+pub struct Volume(Arc<std::sync::atomic::AtomicU8>);
+
+impl Default for Volume {
+    fn default() -> Self {
+        Volume::new(Volume::MAX)
+    }
+}
+
+impl Volume {
+    /// The loudest level: the voice as synthesised.
+    pub const MAX: u8 = 10;
+
+    pub fn new(level: u8) -> Volume {
+        Volume(Arc::new(std::sync::atomic::AtomicU8::new(
+            level.min(Volume::MAX),
+        )))
+    }
+
+    pub fn level(&self) -> u8 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Set the level (above [`Volume::MAX`]: the maximum); the level set.
+    pub fn set(&self, level: u8) -> u8 {
+        let level = level.min(Volume::MAX);
+        self.0.store(level, std::sync::atomic::Ordering::Relaxed);
+        level
+    }
+
+    /// The factor samples are multiplied by: 0 at level 0, else 3 dB per step below the top.
+    pub fn gain(&self) -> f32 {
+        match self.level() {
+            0 => 0.0,
+            l => 10f32.powf(-3.0 * f32::from(Volume::MAX - l) / 20.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod volume_tests {
+    use super::Volume;
+
+    #[test]
+    fn each_step_is_3_db_and_zero_is_silence() {
+        let v = Volume::default();
+        assert_eq!((v.level(), v.gain()), (10, 1.0));
+        assert_eq!(v.set(12), 10);
+        v.set(8);
+        assert!((20.0 * v.gain().log10() + 6.0).abs() < 1e-4, "{}", v.gain());
+        v.set(0);
+        assert_eq!(v.gain(), 0.0);
+        // one shared level
+        let other = v.clone();
+        other.set(5);
+        assert_eq!(v.level(), 5);
+    }
+}

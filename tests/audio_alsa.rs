@@ -212,6 +212,7 @@ async fn playback_through_alsa_writes_what_was_played() {
             sink,
             events,
             echo_tap: None,
+            volume: Default::default(),
         },
     )
     .await
@@ -313,6 +314,7 @@ async fn a_missing_device_lists_those_that_exist() {
             sink,
             events,
             echo_tap: None,
+            volume: Default::default(),
         },
     )
     .await

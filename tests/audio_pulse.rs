@@ -135,6 +135,7 @@ async fn spawn_player() -> (
             sink: PlaybackSink::Device(pulse("vsink")),
             events,
             echo_tap: None,
+            volume: Default::default(),
         },
     )
     .await

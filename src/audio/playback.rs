@@ -115,6 +115,8 @@ pub struct PlaybackArgs {
     /// Echo cancellation's render reference: every sample the output plays (silence
     /// included) goes into a tap connected through this link. `None`: no tap.
     pub echo_tap: Option<RenderLink>,
+    /// How loud: each chunk is scaled by its gain as it is queued.
+    pub volume: crate::voice::Volume,
 }
 
 /// Messages to the [`Playback`] actor.
@@ -495,6 +497,7 @@ pub struct PlaybackState {
     ticks: u64,
     tick_task: Option<JoinHandle<()>>,
     stats: PlaybackStats,
+    volume: crate::voice::Volume,
 }
 
 impl PlaybackState {
@@ -570,8 +573,9 @@ impl PlaybackState {
             }
         }
         self.scratch_in.clear();
+        let gain = self.volume.gain();
         self.scratch_in
-            .extend(pcm.samples.iter().map(|&s| i16_to_f32(s)));
+            .extend(pcm.samples.iter().map(|&s| i16_to_f32(s) * gain));
         self.scratch_out.clear();
         if let Some(r) = self.resampler.as_mut() {
             if let Err(e) = r.push(&self.scratch_in, &mut self.scratch_out) {
@@ -643,7 +647,8 @@ impl PlaybackState {
             tracing::debug!("a cue during a reply is not played");
             return;
         }
-        let samples: Vec<f32> = pcm.samples.iter().map(|&s| i16_to_f32(s)).collect();
+        let gain = self.volume.gain();
+        let samples: Vec<f32> = pcm.samples.iter().map(|&s| i16_to_f32(s) * gain).collect();
         match resample::resample(&samples, pcm.rate, self.output.rate) {
             Ok(at_rate) => {
                 self.pending.extend(at_rate);
@@ -731,7 +736,7 @@ impl PlaybackState {
 ///
 /// let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
 /// let sink = PlaybackSink::Wav { path: "reply.wav".into(), rate: 22050, realtime: false };
-/// let args = PlaybackArgs { sink, events, echo_tap: None };
+/// let args = PlaybackArgs { sink, events, echo_tap: None, volume: Default::default() };
 /// let (playback, handle) = Actor::spawn(None, Playback, args).await?;
 /// let reply = hearth::voice::ReplyId::fresh();
 /// let pcm = Pcm { samples: vec![0i16; 22050].into(), rate: 22050 };
@@ -787,6 +792,7 @@ impl Actor for Playback {
             output,
             ring,
             shared,
+            volume: args.volume,
             events: args.events,
             pending: VecDeque::new(),
             resampler: None,

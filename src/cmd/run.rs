@@ -195,6 +195,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .then(hearth::announce::Announcer::new),
     };
     let rt = super::runtime()?;
+    let volume = hearth::voice::Volume::default();
+    if !args.no_audio || !satellites.is_empty() {
+        // something speaks: "louder", "stop listening for an hour"
+        opts.backends.serve_controls(hearth::tools::Controls::new(
+            volume.clone(),
+            face.muted.clone(),
+        ));
+    }
     if args.no_audio && satellites.is_empty() {
         // the face is all there is to serve: a bus that cannot be reached is an error
         let face = FaceSetup {
@@ -204,7 +212,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return rt.block_on(serve_text_only(opts, face));
     }
     let voice = voice_parts(&args, &settings, satellites)?;
-    let answered = rt.block_on(serve_voice(opts, face, voice, args.once, args.json))?;
+    let answered = rt.block_on(serve_voice(
+        opts,
+        face,
+        (voice, volume),
+        args.once,
+        args.json,
+    ))?;
     Ok(if answered.failed > 0 {
         ExitCode::FAILURE
     } else {
@@ -346,7 +360,7 @@ async fn serve_text_only(opts: TextOptions, face: FaceSetup) -> Result<ExitCode>
 async fn serve_voice(
     opts: TextOptions,
     face: FaceSetup,
-    mut voice: VoiceParts,
+    (mut voice, volume): (VoiceParts, hearth::voice::Volume),
     once: bool,
     json: bool,
 ) -> Result<RunSummary> {
@@ -390,6 +404,7 @@ async fn serve_voice(
         announcements: Some(announcer.subscribe(src.room.clone())),
         satellite: src.satellite,
         room: src.room,
+        volume: volume.clone(),
     };
     // one signal (or the end of the local input) ends every pipeline
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

@@ -97,6 +97,8 @@ pub struct VoiceOptions {
     pub room: Option<String>,
     /// Announcements to say between turns ([`crate::announce`]).
     pub announcements: Option<mpsc::UnboundedReceiver<String>>,
+    /// How loud replies play (shared with the volume tools).
+    pub volume: crate::voice::Volume,
 }
 
 /// How long a spoken request waits for a turn already running (a D-Bus `Ask`).
@@ -210,6 +212,7 @@ pub async fn run(
         satellite,
         room,
         announcements,
+        volume,
     } = opts;
     let attention = attention::Attention::new(wake.is_some(), follow_up);
     let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
@@ -219,7 +222,7 @@ pub async fn run(
         .filter(|_| listen.phrase_end_ms < listen.intent_end_ms)
         .map(|_| Duration::from_millis(u64::from(listen.phrase_end_ms)));
     let (stages, outputs) =
-        stages::Stages::start(input, output, stt, tts, listen, wake, echo_cancel).await?;
+        stages::Stages::start(input, (output, volume), stt, tts, listen, wake, echo_cancel).await?;
     let policy = conductor::Policy {
         once,
         intent_end,

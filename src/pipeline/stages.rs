@@ -207,7 +207,7 @@ impl Stages {
     /// Playback. A stage that fails to start stops the ones already running and is the error.
     pub(super) async fn start(
         input: CaptureSource,
-        sink: PlaybackSink,
+        (sink, volume): (PlaybackSink, crate::voice::Volume),
         stt_cfg: SttConfig,
         tts_cfg: TtsConfig,
         listen_cfg: ListenConfig,
@@ -240,6 +240,7 @@ impl Stages {
                 sink: sink.clone(),
                 events: pb_tx.clone(),
                 echo_tap: echo_link.clone(),
+                volume: volume.clone(),
             })
         };
         let listen_args = move || {

@@ -37,6 +37,8 @@ pub struct Backends {
     providers: OnceLock<zbus::Connection>,
     /// The timers actor the timer tools ask (none: this process keeps no timers).
     timers: OnceLock<ractor::ActorRef<crate::timers::TimersMsg>>,
+    /// The volume and the microphone mute the control tools set (none: nothing speaks).
+    controls: OnceLock<super::Controls>,
 }
 
 impl std::fmt::Debug for Backends {
@@ -80,6 +82,7 @@ impl Backends {
             dbus: super::dbus::DbusBackend::default(),
             providers: OnceLock::new(),
             timers: OnceLock::new(),
+            controls: OnceLock::new(),
         })
     }
 
@@ -108,6 +111,18 @@ impl Backends {
         if self.timers.set(timers).is_err() {
             tracing::warn!("the timers actor was already set; keeping the first");
         }
+    }
+
+    /// The control tools act on `controls` from now on. Set once.
+    pub fn serve_controls(&self, controls: super::Controls) {
+        if self.controls.set(controls).is_err() {
+            tracing::warn!("the controls were already set; keeping the first");
+        }
+    }
+
+    /// The controls, once set.
+    pub(crate) fn controls(&self) -> Option<&super::Controls> {
+        self.controls.get()
     }
 
     /// The timers actor, once set.

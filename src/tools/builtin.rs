@@ -4,6 +4,7 @@
 use jiff::Zoned;
 
 use super::alarm_tools::AlarmTool;
+use super::device_tools::DeviceTool;
 use super::timer_tools::TimerTool;
 use serde_json::{json, Value};
 
@@ -20,6 +21,8 @@ pub enum Builtin {
     Timer(TimerTool),
     /// An alarm or reminder tool.
     Alarm(AlarmTool),
+    /// A control of hearth itself: the volume, the microphone.
+    Device(DeviceTool),
 }
 
 impl Builtin {
@@ -29,6 +32,7 @@ impl Builtin {
             .into_iter()
             .chain(TimerTool::ALL.map(Builtin::Timer))
             .chain(AlarmTool::ALL.map(Builtin::Alarm))
+            .chain(DeviceTool::ALL.map(Builtin::Device))
     }
 
     /// The tool name.
@@ -38,6 +42,7 @@ impl Builtin {
             Builtin::Date => "get_date",
             Builtin::Timer(t) => t.name(),
             Builtin::Alarm(a) => a.name(),
+            Builtin::Device(d) => d.name(),
         }
     }
 
@@ -48,6 +53,7 @@ impl Builtin {
             Builtin::Date => "Get today's date.",
             Builtin::Timer(t) => t.description(),
             Builtin::Alarm(a) => a.description(),
+            Builtin::Device(d) => d.description(),
         }
     }
 
@@ -57,6 +63,7 @@ impl Builtin {
             Builtin::Time | Builtin::Date => no_parameters(),
             Builtin::Timer(t) => t.parameters(),
             Builtin::Alarm(a) => a.parameters(),
+            Builtin::Device(d) => d.parameters(),
         }
     }
 
@@ -73,7 +80,7 @@ impl Builtin {
         match self {
             Builtin::Time => "It's {{ result }}.",
             Builtin::Date => "Today is {{ result }}.",
-            Builtin::Timer(_) | Builtin::Alarm(_) => "{{ result }}",
+            Builtin::Timer(_) | Builtin::Alarm(_) | Builtin::Device(_) => "{{ result }}",
         }
     }
 
@@ -82,6 +89,7 @@ impl Builtin {
         let sentences: &[&str] = match self {
             Builtin::Timer(t) => return t.intents(),
             Builtin::Alarm(a) => return a.intents(),
+            Builtin::Device(d) => return d.intents(),
             Builtin::Time => &[
                 "what time is it",
                 "what's the time",
@@ -114,7 +122,7 @@ impl Builtin {
         let format = match self {
             Builtin::Time => "%-I:%M %p",
             Builtin::Date => "%A, %-d %B %Y",
-            Builtin::Timer(_) | Builtin::Alarm(_) => return None,
+            Builtin::Timer(_) | Builtin::Alarm(_) | Builtin::Device(_) => return None,
         };
         Some(jiff::fmt::strtime::format(format, now))
     }

@@ -418,12 +418,16 @@ impl Registry {
     }
 }
 
-/// The built-ins a registry over `backends` offers: the clock's, and the timers' when this
-/// process keeps timers (a tool that could only answer "not here" is not offered).
+/// The built-ins a registry over `backends` offers: the clock's, the timers' when this
+/// process keeps timers, the controls' when it speaks (a tool that could only answer "not
+/// here" is not offered).
 fn builtins_for(backends: &Backends) -> Vec<Tool> {
     let mut tools = Tool::builtins();
     if backends.timers().is_some() {
         tools.extend(Tool::timers());
+    }
+    if backends.controls().is_some() {
+        tools.extend(Tool::controls());
     }
     tools
 }
@@ -454,6 +458,7 @@ async fn run(
         Executor::Builtin(Builtin::Alarm(a)) => {
             return a.run(arguments, room, backends.timers()).await
         }
+        Executor::Builtin(Builtin::Device(d)) => return d.run(arguments, backends.controls()),
         Executor::Builtin(b) => {
             return match b.run() {
                 Some(Ok(text)) => (ToolStatus::Ok, text),

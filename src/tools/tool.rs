@@ -125,6 +125,15 @@ impl Tool {
             .collect()
     }
 
+    /// The controls of hearth itself (volume, microphone): a registry has them when its
+    /// process speaks ([`super::Backends::controls`]).
+    pub fn controls() -> Vec<Tool> {
+        super::DeviceTool::ALL
+            .into_iter()
+            .map(|d| Tool::builtin(Builtin::Device(d)))
+            .collect()
+    }
+
     /// The timer, alarm and reminder tools: a registry has them when its process keeps timers
     /// ([`super::Backends::timers`]).
     pub fn timers() -> Vec<Tool> {

@@ -237,6 +237,19 @@ async fn wav_playback(
     tokio::task::JoinHandle<()>,
     mpsc::UnboundedReceiver<PlaybackEvent>,
 ) {
+    wav_playback_at(path, realtime, Default::default()).await
+}
+
+/// [`wav_playback`] at `volume`.
+async fn wav_playback_at(
+    path: &std::path::Path,
+    realtime: bool,
+    volume: hearth::voice::Volume,
+) -> (
+    ActorRef<PlaybackMsg>,
+    tokio::task::JoinHandle<()>,
+    mpsc::UnboundedReceiver<PlaybackEvent>,
+) {
     let (events, rx) = mpsc::unbounded_channel();
     let sink = PlaybackSink::Wav {
         path: path.to_path_buf(),
@@ -250,11 +263,57 @@ async fn wav_playback(
             sink,
             events,
             echo_tap: None,
+            volume,
         },
     )
     .await
     .unwrap();
     (playback, handle, rx)
+}
+
+/// The volume scales what plays: level 8 is 6 dB down, and a change reaches the next chunk.
+#[tokio::test]
+async fn the_volume_scales_what_plays() {
+    let rid = ReplyId::fresh();
+    let path = tmp("volume.wav");
+    let volume = hearth::voice::Volume::new(8);
+    let (playback, handle, mut rx) = wav_playback_at(&path, false, volume.clone()).await;
+    let tone_a = tone(440.0, 16000, 0.25, 0.5);
+    let play = |samples: &[i16]| PlaybackMsg::Play {
+        reply: rid,
+        pcm: Pcm {
+            samples: samples.to_vec().into(),
+            rate: 16000,
+        },
+    };
+    playback.cast(play(&tone_a)).unwrap();
+    playback.cast(PlaybackMsg::EndOfReply { reply: rid }).unwrap();
+    until_stopped(&mut rx).await;
+    volume.set(10);
+    let rid2 = ReplyId::fresh();
+    playback
+        .cast(PlaybackMsg::Play {
+            reply: rid2,
+            pcm: Pcm {
+                samples: tone_a.clone().into(),
+                rate: 16000,
+            },
+        })
+        .unwrap();
+    playback.cast(PlaybackMsg::EndOfReply { reply: rid2 }).unwrap();
+    until_stopped(&mut rx).await;
+    playback.stop(None);
+    handle.await.unwrap();
+    let got: Vec<i16> = hound::WavReader::open(&path)
+        .unwrap()
+        .samples::<i16>()
+        .map(Result::unwrap)
+        .collect();
+    let peak = |s: &[i16]| s.iter().map(|x| i32::from(*x).abs()).max().unwrap() as f64;
+    let (quiet, full) = got.split_at(tone_a.len());
+    let db = 20.0 * (peak(quiet) / peak(full)).log10();
+    assert!((db + 6.0).abs() < 0.1, "{db} dB");
+    assert!((peak(full) - peak(&tone_a)).abs() <= 1.0);
 }
 
 #[tokio::test]
@@ -506,6 +565,7 @@ async fn devices_need_the_audio_feature() {
             sink,
             events,
             echo_tap: None,
+            volume: Default::default(),
         },
     )
     .await

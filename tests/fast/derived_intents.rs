@@ -194,13 +194,15 @@ fn every_shipped_tools_derived_sentences_compile() {
     assert!(shaped >= 15, "{shaped} shipped tools have a shape");
 }
 
-/// The daily-use set typed, with the timer, alarm and reminder tools a daemon offers: every
+/// The daily-use set typed, with the timer, alarm, reminder and control tools a daemon
+/// offers (and "what did you just do?", which is no intent and calls nothing): every
 /// request but the remarks about time is a local intent making exactly the call asked for
 /// (100 % typed), and the remarks make none.
 #[test]
 fn every_daily_use_request_typed_is_its_local_intent() {
     let mut tools = hearth::tools::Tool::builtins();
     tools.extend(hearth::tools::Tool::timers());
+    tools.extend(hearth::tools::Tool::controls());
     let c = coverage("daily", &Registry::new(tools).expect("the built-ins"));
     eprintln!(
         "daily: {} of {} answered by local intents",

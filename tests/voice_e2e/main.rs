@@ -797,6 +797,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         satellite: None,
         room: None,
         announcements: None,
+        volume: Default::default(),
     }
 }
 

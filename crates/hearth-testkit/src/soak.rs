@@ -430,6 +430,7 @@ pub async fn soak(
         satellite: None,
         room: None,
         announcements: None,
+        volume: Default::default(),
     };
 
     let turns = AtomicUsize::new(0);
