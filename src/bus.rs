@@ -343,7 +343,7 @@ impl AgentFace {
         let registry = ractor::call!(self.tools, ToolsMsg::Snapshot).map_err(|_| {
             FaceError::Failed("ListTools: the tools actor is not answering; restart hearth".into())
         })?;
-        Ok(registry.openai_tools().to_string())
+        Ok(registry.listed_tools().to_string())
     }
 
     /// Run one tool with JSON arguments, checked like a model's call (the allowlist, then

@@ -215,11 +215,11 @@ async fn is_intent(shared: &Shared, session: &str, text: &str, room: Option<&str
     if !shared.cfg.intents {
         return false;
     }
-    let Ok((registry, toolset)) = snapshot(shared).await else {
+    let Ok((registry, _)) = snapshot(shared).await else {
         return false;
     };
     let before = shared.sessions.peek(session, |s| s.before.clone());
-    intent_turn::intent_calls(&registry, &toolset, text, &before, room).is_some()
+    intent_turn::intent_calls(&registry, &registry.toolset(), text, &before, room).is_some()
 }
 
 impl Actor for Agent {

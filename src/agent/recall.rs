@@ -115,7 +115,8 @@ pub(super) async fn recall_turn(
     }
 }
 
-/// "I turned on the kitchen light.", from each call's confirmation; what failed, said so.
+/// "The last thing I did: the kitchen light is on.", from each call's confirmation; what
+/// failed, said so.
 fn what_did(registry: &Registry, toolset: &ToolSet, done: &[CallReport]) -> String {
     if done.is_empty() {
         return "I haven't done anything in this conversation yet.".into();
@@ -140,7 +141,9 @@ fn what_did(registry: &Registry, toolset: &ToolSet, done: &[CallReport]) -> Stri
             }
         })
         .collect();
-    Speakable::sanitize(&said.join(" "))
+    // said as what was done before, not as something done now
+    let told = format!("The last thing I did: {}", lower_first(&said.join(" ")));
+    Speakable::sanitize(&told)
         .map(|s| s.to_string())
         .unwrap_or_else(|| "I ran some tools, but I can't put what they did into words.".into())
 }
@@ -188,6 +191,18 @@ fn undo_calls(
         calls.push(call);
     }
     Ok(calls)
+}
+
+/// "the kitchen light is on." from "The kitchen light is on."
+fn lower_first(s: &str) -> String {
+    if s.starts_with("I ") {
+        return s.to_string();
+    }
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
 }
 
 /// "set light" for `set_light`.

@@ -129,7 +129,11 @@ pub(super) async fn snapshot(shared: &Shared) -> Result<(Arc<Registry>, Arc<Tool
     let set = match cached {
         Some(s) => s,
         None => {
-            let s = Arc::new(reg.toolset());
+            let s = Arc::new(reg.model_toolset().unwrap_or_else(|e| {
+                // a subset of a valid tool set is one: not reached
+                tracing::error!(error = %e, "the model's tools do not form a tool set");
+                ToolSet::empty()
+            }));
             if let Ok(mut m) = shared.toolsets.lock() {
                 m.put(fp, s.clone());
             }

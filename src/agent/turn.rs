@@ -250,14 +250,18 @@ pub(super) async fn run_turn(
     if let Some(turn) = answer_question(shared, &registry, &ask, &mut session).await? {
         return Ok(turn);
     }
+    // sentences reach every tool; the model, only those it is shown (`toolset`)
+    let every_tool = registry.toolset();
     if ask.force_tool.is_none() {
-        let recalled = recall_turn(shared, &registry, &toolset, &ask, session.clone()).await?;
+        let recalled = recall_turn(shared, &registry, &every_tool, &ask, session.clone()).await?;
         if let Some(turn) = recalled {
             return Ok(turn);
         }
     }
     if ask.force_tool.is_none() && shared.cfg.intents {
-        if let Some(turn) = intent_turn(shared, &registry, &toolset, &ask, session.clone()).await? {
+        if let Some(turn) =
+            intent_turn(shared, &registry, &every_tool, &ask, session.clone()).await?
+        {
             return Ok(turn);
         }
     }

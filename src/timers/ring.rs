@@ -3,7 +3,7 @@
 //! room the timer was set in ("Your pasta timer is done."), through the announcer: between
 //! turns, never over a reply. It says it again every [`Ringing::every`] until the timer is
 //! silenced ("stop", "stop the timer": [`TimersMsg::Silence`]) or it has been said
-//! [`Ringing::times`] times. Each announcement opens the follow-up window, so "stop" needs
+//! [`Ringing::times`] times; timers ringing in one room share one sentence a round. Each announcement opens the follow-up window, so "stop" needs
 //! no wake word.
 
 use std::time::Duration;
@@ -70,7 +70,10 @@ pub fn ring_text(fired: &Fired) -> String {
 }
 
 /// Ring every timer `timers` fires, on `announcer`'s speakers, publishing each on `events`;
-/// runs until the timers actor is gone.
+/// runs until the timers actor is gone. One task: a timer done is said at once; then, every
+/// [`Ringing::every`], each room hears one sentence for all that still ring there ("Your tea
+/// timer and your egg timer are done."), so five timers done together cost the room what
+/// one does.
 pub fn spawn_ringer(
     timers: ActorRef<TimersMsg>,
     announcer: Option<Announcer>,
@@ -81,63 +84,140 @@ pub fn spawn_ringer(
     if timers.cast(TimersMsg::Subscribe(tx)).is_err() {
         tracing::warn!("the timers actor is gone: no timer will ring");
     }
-    tokio::spawn(async move {
-        while let Some(fired) = rx.recv().await {
-            crate::events::publish(
-                events.as_ref(),
-                Event::TimerFinished {
-                    kind: fired.timer.kind().as_str().into(),
-                    name: fired.timer.what(),
-                    room: fired.timer.room.clone().unwrap_or_default(),
-                    late_s: fired.late_ms / 1000,
-                },
-            );
-            let span = tracing::info_span!("ring", timer = %fired.timer.called());
-            tokio::spawn(ring(timers.clone(), announcer.clone(), fired, ringing).instrument(span));
-        }
-    })
-}
-
-/// Say one timer's ring until it is silenced or rung out.
-async fn ring(
-    timers: ActorRef<TimersMsg>,
-    announcer: Option<Announcer>,
-    fired: Fired,
-    ringing: Ringing,
-) {
-    let id = fired.timer.id;
-    let text = ring_text(&fired);
-    let room = fired.timer.room.clone().unwrap_or_default();
-    for i in 0..ringing.times {
-        if i > 0 {
-            tokio::time::sleep(ringing.every).await;
-            let still = ractor::call!(timers, TimersMsg::Ringing)
-                .is_ok_and(|now| now.iter().any(|t| t.id == id));
-            if !still {
-                tracing::info!(times = i, "timer silenced");
-                return;
-            }
-        }
-        let Some(announcer) = &announcer else {
-            tracing::info!(%text, "a timer rang with no speaker to say it on");
-            break;
-        };
-        match announcer.announce(&text, &room) {
-            Ok(_) => {}
-            // a room no speaker is in any more (a satellite removed): say it everywhere
-            Err(AnnounceError::NoRoom { .. }) => {
-                if let Err(e) = announcer.announce(&text, "") {
-                    tracing::warn!(error = %e, "a timer rang and could not be said");
-                    break;
+    let span = tracing::info_span!("ringer");
+    tokio::spawn(
+        async move {
+            let mut bell = Bell {
+                timers,
+                announcer,
+                ringing,
+                rung: Vec::new(),
+            };
+            let mut round = tokio::time::interval(ringing.every);
+            round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    fired = rx.recv() => {
+                        let Some(fired) = fired else { break };
+                        crate::events::publish(
+                            events.as_ref(),
+                            Event::TimerFinished {
+                                kind: fired.timer.kind().as_str().into(),
+                                name: fired.timer.what(),
+                                room: fired.timer.room.clone().unwrap_or_default(),
+                                late_s: fired.late_ms / 1000,
+                            },
+                        );
+                        bell.first(fired);
+                        round.reset();
+                    }
+                    _ = round.tick(), if !bell.rung.is_empty() => bell.again().await,
                 }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "a timer rang and could not be said");
-                break;
-            }
+        }
+        .instrument(span),
+    )
+}
+
+/// The ringer's state: the timers ringing and how often each has been said.
+struct Bell {
+    timers: ActorRef<TimersMsg>,
+    announcer: Option<Announcer>,
+    ringing: Ringing,
+    rung: Vec<(Fired, u32)>,
+}
+
+impl Bell {
+    /// A timer done: said at once, in its room.
+    fn first(&mut self, fired: Fired) {
+        let room = fired.timer.room.clone().unwrap_or_default();
+        tracing::info!(timer = %fired.timer.called(), %room, "ringing");
+        self.say(&ring_text(&fired), &room);
+        self.rung.push((fired, 1));
+    }
+
+    /// Another round: what still rings (not silenced, not rung out), one sentence a room.
+    async fn again(&mut self) {
+        let still: Vec<u64> = ractor::call!(self.timers, TimersMsg::Ringing)
+            .map(|now| now.iter().map(|t| t.id).collect())
+            .unwrap_or_default();
+        let times = self.ringing.times;
+        let (done, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.rung)
+            .into_iter()
+            .partition(|(f, said)| !still.contains(&f.timer.id) || *said >= times);
+        for (f, said) in done {
+            tracing::info!(timer = %f.timer.called(), times = said, "no longer ringing");
+            let _ = self.timers.cast(TimersMsg::Rung(f.timer.id));
+        }
+        self.rung = kept;
+        let mut rooms: Vec<String> = self
+            .rung
+            .iter()
+            .map(|(f, _)| f.timer.room.clone().unwrap_or_default())
+            .collect();
+        rooms.dedup();
+        rooms.sort();
+        rooms.dedup();
+        for room in rooms {
+            let here: Vec<&Fired> = self
+                .rung
+                .iter()
+                .filter(|(f, _)| f.timer.room.as_deref().unwrap_or_default() == room)
+                .map(|(f, _)| f)
+                .collect();
+            let text = together(&here);
+            self.say(&text, &room);
+        }
+        for (_, said) in &mut self.rung {
+            *said += 1;
         }
     }
-    let _ = timers.cast(TimersMsg::Rung(id));
+
+    /// Say `text` in `room` (a room no speaker is in any more: everywhere).
+    fn say(&self, text: &str, room: &str) {
+        let Some(announcer) = &self.announcer else {
+            tracing::info!(%text, "a ring with no speaker to say it on");
+            return;
+        };
+        let said = match announcer.announce(text, room) {
+            Err(AnnounceError::NoRoom { .. }) => announcer.announce(text, ""),
+            other => other,
+        };
+        if let Err(e) = said {
+            tracing::warn!(error = %e, "a ring could not be said");
+        }
+    }
+}
+
+/// One sentence for every timer ringing in a room: the one's own ring, or "Your tea timer
+/// and your 7:00 AM alarm are going off."
+fn together(ringing: &[&Fired]) -> String {
+    match ringing {
+        [one] => ring_text(one),
+        many => {
+            let each: Vec<String> = many.iter().map(|f| your(&f.timer)).collect();
+            let (last, rest) = each.split_last().unwrap_or((&each[0], &[]));
+            let list = format!("{} and {last}", rest.join(", "));
+            let mut c = list.chars();
+            let first: String = c
+                .next()
+                .map(|f| f.to_uppercase().collect())
+                .unwrap_or_default();
+            format!("{first}{} are going off.", c.as_str())
+        }
+    }
+}
+
+/// "your tea timer", "your timer", "your 7:00 AM alarm", "your reminder to call mum".
+fn your(t: &super::Timer) -> String {
+    match (t.kind(), &t.alarm, &t.name) {
+        (Kind::Reminder, _, _) => {
+            format!("your reminder to {}", t.reminder.as_deref().unwrap_or(""))
+        }
+        (Kind::Alarm, Some(a), _) => format!("your {} alarm", say_time(a.time())),
+        (_, _, Some(n)) => format!("your {n} timer"),
+        _ => "your timer".into(),
+    }
 }
 
 #[cfg(test)]
@@ -185,5 +265,11 @@ mod tests {
         let mut reminder = fired(None, 0);
         reminder.timer.reminder = Some("call mum".into());
         assert_eq!(ring_text(&reminder), "Reminder: call mum.");
+        let tea = fired(Some("tea"), 0);
+        assert_eq!(together(&[&tea]), "Your tea timer is done.");
+        assert_eq!(
+            together(&[&tea, &fired(None, 0), &reminder]),
+            "Your tea timer, your timer and your reminder to call mum are going off."
+        );
     }
 }

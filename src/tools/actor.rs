@@ -327,6 +327,7 @@ fn register(
             intents: None,
             confirm: None,
             inverse: None,
+            for_model: true,
             executor: Executor::Provider(ProviderSpec {
                 owner: owner.to_string(),
                 timeout: super::backends::PROVIDER_TIMEOUT,
@@ -358,6 +359,7 @@ mod tests {
             intents: None,
             confirm: None,
             inverse: None,
+            for_model: true,
             executor: Executor::Exec(ExecSpec {
                 argv: ["sh", "-c", "sleep \"$0\"; echo \"slept $0\"", "{{ s }}"]
                     .map(String::from)

@@ -96,16 +96,12 @@ impl AlarmTool {
             AlarmTool::CancelReminder => (json!({"all": all("reminder")}), json!([])),
             AlarmTool::GetAlarms => (json!({}), json!([])),
         };
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+        super::builtin_parts::object_schema(properties, required)
     }
 
     /// Its local intents.
     pub fn intents(self) -> Vec<IntentSpec> {
-        let intent = |sentences: &[&str], args: Map<String, Value>| IntentSpec {
-            sentences: sentences.iter().map(|s| s.to_string()).collect(),
-            args,
-            ..Default::default()
-        };
+        let intent = super::builtin_parts::intent;
         let all = || Map::from_iter([("all".to_string(), Value::Bool(true))]);
         match self {
             AlarmTool::SetAlarm => vec![IntentSpec {
@@ -259,12 +255,7 @@ impl AlarmTool {
                 ractor::call!(timers, TimersMsg::List).map(|all| Ok(listed(&all, &now)))
             }
         };
-        match answer {
-            Ok(Ok(said)) => (ToolStatus::Ok, said),
-            Ok(Err(e @ TimerError::Store(_))) => (ToolStatus::Error, e.to_string()),
-            Ok(Err(e)) => (ToolStatus::Ok, e.to_string()),
-            Err(_) => (ToolStatus::Error, super::timer_tools::NOT_HERE.into()),
-        }
+        super::timer_tools::outcome(answer)
     }
 }
 

@@ -105,10 +105,10 @@ impl Builtin {
                 "tell me the date",
             ],
         };
-        vec![IntentSpec {
-            sentences: sentences.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }]
+        vec![super::builtin_parts::intent(
+            sentences,
+            serde_json::Map::new(),
+        )]
     }
 
     /// Run a clock built-in now, in the system time zone (`None` for the timers, which

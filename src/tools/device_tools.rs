@@ -96,15 +96,11 @@ impl DeviceTool {
                 json!(["length"]),
             ),
         };
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+        super::builtin_parts::object_schema(properties, required)
     }
 
     pub fn intents(self) -> Vec<IntentSpec> {
-        let intent = |sentences: &[&str], args: Map<String, Value>| IntentSpec {
-            sentences: sentences.iter().map(|s| s.to_string()).collect(),
-            args,
-            ..Default::default()
-        };
+        let intent = super::builtin_parts::intent;
         let way = |w: &str| Map::from_iter([("direction".to_string(), Value::from(w))]);
         match self {
             DeviceTool::SetVolume => vec![intent(

@@ -380,6 +380,7 @@ fn check_entry(entry: Entry, path: &Path, manifest_dir: &Path) -> Result<Tool, T
         intents,
         confirm,
         inverse,
+        for_model: true,
         executor,
     })
 }

@@ -31,6 +31,7 @@ mod actor;
 mod alarm_tools;
 mod backends;
 mod builtin;
+mod builtin_parts;
 pub mod dbus;
 mod device_tools;
 mod error;

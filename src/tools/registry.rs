@@ -170,12 +170,30 @@ impl Registry {
         self.toolset.clone()
     }
 
-    /// The tools as chat templates take them, in registry order:
+    /// The allowlist of the tools the model is shown ([`Tool::for_model`]): what a hop's
+    /// calls are checked against.
+    pub fn model_toolset(&self) -> Result<ToolSet, ToolsError> {
+        let shown = self.tools.iter().filter(|t| t.for_model);
+        Ok(ToolSet::new(shown.map(|t| t.spec.clone()).collect())?)
+    }
+
+    /// The tools the model is shown, as chat templates take them, in registry order:
     /// `[{"type":"function","function":{"name","description","parameters"}}]`.
     pub fn openai_tools(&self) -> Value {
+        self.tools_json(|t| t.for_model)
+    }
+
+    /// Every tool, the model's and those only sentences and D-Bus callers reach, in the same
+    /// form (`ListTools`).
+    pub fn listed_tools(&self) -> Value {
+        self.tools_json(|_| true)
+    }
+
+    fn tools_json(&self, which: impl Fn(&Tool) -> bool) -> Value {
         Value::Array(
             self.tools
                 .iter()
+                .filter(|t| which(t))
                 .map(|t| {
                     json!({"type": "function", "function": {
                         "name": t.spec.name,
@@ -548,6 +566,7 @@ mod tests {
             intents: None,
             confirm: None,
             inverse: None,
+            for_model: true,
             executor: Executor::Exec(ExecSpec {
                 argv: argv.iter().map(|s| s.to_string()).collect(),
                 timeout: Duration::from_secs(10),

@@ -93,16 +93,15 @@ impl TimerTool {
                 (json!({"name": name}), json!([]))
             }
         };
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+        super::builtin_parts::object_schema(properties, required)
     }
 
     /// Its local intents.
     pub fn intents(self) -> Vec<IntentSpec> {
         let named = |s: &str| s.replace("{the}", THE);
-        let intent = |sentences: &[&str], args: Map<String, Value>| IntentSpec {
-            sentences: sentences.iter().map(|s| named(s)).collect(),
-            args,
-            ..Default::default()
+        let intent = |sentences: &[&str], args: Map<String, Value>| {
+            let sentences: Vec<String> = sentences.iter().map(|s| named(s)).collect();
+            super::builtin_parts::intent(&sentences, args)
         };
         match self {
             TimerTool::Set => vec![intent(
@@ -293,12 +292,21 @@ impl TimerTool {
                 status(&timers, name.as_deref())
             }),
         };
-        match asked {
-            Ok(Ok(said)) => (ToolStatus::Ok, said),
-            Ok(Err(e @ TimerError::Store(_))) => (ToolStatus::Error, e.to_string()),
-            Ok(Err(e)) => (ToolStatus::Ok, e.to_string()),
-            Err(_) => (ToolStatus::Error, NOT_HERE.into()),
-        }
+        outcome(asked)
+    }
+}
+
+/// What the timers actor answered, as a tool's outcome: what could not be done as asked (no
+/// such timer, which of two) is the answer, said as it is; a failed save, or no actor, is
+/// an error.
+pub(super) fn outcome(
+    asked: Result<Result<String, TimerError>, ractor::RactorErr<TimersMsg>>,
+) -> (ToolStatus, String) {
+    match asked {
+        Ok(Ok(said)) => (ToolStatus::Ok, said),
+        Ok(Err(e @ TimerError::Store(_))) => (ToolStatus::Error, e.to_string()),
+        Ok(Err(e)) => (ToolStatus::Ok, e.to_string()),
+        Err(_) => (ToolStatus::Error, NOT_HERE.into()),
     }
 }
 

@@ -27,6 +27,10 @@ pub struct Tool {
     pub confirm: Option<Confirm>,
     /// Its way back, for "undo that" (`[tool.inverse]`); none: it cannot be undone.
     pub inverse: Option<super::inverse::Inverse>,
+    /// Whether the model is shown it and may call it. The timers', alarms' and controls'
+    /// built-ins are not: their sentences are local intents, and shown to a 0.5B model they
+    /// cost every turn a longer prompt and drew calls nobody asked for.
+    pub for_model: bool,
     /// How a call runs.
     pub executor: Executor,
 }
@@ -112,6 +116,7 @@ impl Tool {
             intents: builtin_intents(builtin),
             confirm: None,
             inverse: None,
+            for_model: matches!(builtin, Builtin::Time | Builtin::Date),
             executor: Executor::Builtin(builtin),
         }
     }

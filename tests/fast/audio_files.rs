@@ -287,7 +287,9 @@ async fn the_volume_scales_what_plays() {
         },
     };
     playback.cast(play(&tone_a)).unwrap();
-    playback.cast(PlaybackMsg::EndOfReply { reply: rid }).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid })
+        .unwrap();
     until_stopped(&mut rx).await;
     volume.set(10);
     let rid2 = ReplyId::fresh();
@@ -300,7 +302,9 @@ async fn the_volume_scales_what_plays() {
             },
         })
         .unwrap();
-    playback.cast(PlaybackMsg::EndOfReply { reply: rid2 }).unwrap();
+    playback
+        .cast(PlaybackMsg::EndOfReply { reply: rid2 })
+        .unwrap();
     until_stopped(&mut rx).await;
     playback.stop(None);
     handle.await.unwrap();

@@ -24,14 +24,19 @@ async fn what_did_you_do_and_undo_answer_from_the_last_calls() {
     );
     ask(&r.agent, "turn on the kitchen light").await.unwrap();
     let told = ask(&r.agent, "What did you just do?").await.unwrap();
-    assert_eq!(told.reply, "The kitchen light is on.");
+    assert_eq!(told.reply, "The last thing I did: the kitchen light is on.");
     let undone = ask(&r.agent, "Undo that, please.").await.unwrap();
     assert_eq!(undone.reply, "The kitchen light is off.");
     assert_eq!(executions(&r.log), ["kitchen on", "kitchen off"]);
     // the model's call of a tool with no way back: told, and never undone
     ask(&r.agent, "how much mail is there").await.unwrap();
     let told = ask(&r.agent, "what did you do").await.unwrap();
-    assert!(told.reply.starts_with("I ran check mail"), "{}", told.reply);
+    assert!(
+        told.reply
+            .starts_with("The last thing I did: I ran check mail"),
+        "{}",
+        told.reply
+    );
     let refused = ask(&r.agent, "undo that").await.unwrap();
     assert_eq!(
         refused.reply,
