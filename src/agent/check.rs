@@ -427,15 +427,20 @@ fn asks(request: &str) -> bool {
     if request.trim_end().ends_with('?') {
         return true;
     }
-    words(request)
-        .iter()
-        .find(|w| {
-            !matches!(
-                w.as_str(),
-                "please" | "hey" | "so" | "ok" | "okay" | "and" | "now"
-            )
-        })
-        .is_some_and(|w| ASKING.contains(&w.as_str()))
+    let said = words(request);
+    let filler = |w: &&String| {
+        matches!(
+            w.as_str(),
+            "please" | "hey" | "so" | "ok" | "okay" | "and" | "now"
+        )
+    };
+    let mut w = said.iter().skip_while(filler).map(String::as_str);
+    match (w.next(), w.next()) {
+        // "what a time to be alive" exclaims
+        (Some("what"), Some("a" | "an")) => false,
+        (Some(first), _) => ASKING.contains(&first),
+        (None, _) => false,
+    }
 }
 
 impl ReplyCheck {
@@ -1197,5 +1202,7 @@ mod tests {
         assert!(!c.grounded("get_time", &none, "Time flies when you're having fun."));
         assert!(!c.grounded("get_time", &none, "long time, no see"));
         assert!(!c.grounded("get_time", &none, "It's about time."));
+        assert!(!c.grounded("get_time", &none, "What a time to be alive."));
+        assert!(c.grounded("get_time", &none, "what time is it"));
     }
 }

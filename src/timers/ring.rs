@@ -129,8 +129,14 @@ struct Bell {
 
 impl Bell {
     /// A timer done: said at once, in its room.
+    /// With no speaker to say it on, it is done and nothing rings.
     fn first(&mut self, fired: Fired) {
         let room = fired.timer.room.clone().unwrap_or_default();
+        if self.announcer.is_none() {
+            tracing::info!(timer = %fired.timer.called(), "done, with no speaker to ring on");
+            let _ = self.timers.cast(TimersMsg::Rung(fired.timer.id));
+            return;
+        }
         tracing::info!(timer = %fired.timer.called(), %room, "ringing");
         self.say(&ring_text(&fired), &room);
         self.rung.push((fired, 1));

@@ -9,7 +9,7 @@
 //! let registry = Arc::new(Registry::load_dir("tools")?);
 //! let (tools, _handle) = Actor::spawn(None, ToolsActor, registry).await?;
 //! let snapshot = ractor::call!(tools, ToolsMsg::Snapshot)?;
-//! let outcomes = ractor::call!(tools, |reply| ToolsMsg::CallAll { calls: vec![], reply })?;
+//! let outcomes = ractor::call!(tools, |reply| ToolsMsg::CallAll { calls: vec![], room: None, reply })?;
 //! # let _ = (snapshot, outcomes);
 //! # Ok(())
 //! # }

@@ -369,6 +369,7 @@ impl Live {
         }
         cmd.args(args)
             .env("HEARTH_DEMO_STATE", state)
+            .env("HEARTH_STATE_DIR", state.join("hearth"))
             .env("HEARTH_LOG", "hearth=info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

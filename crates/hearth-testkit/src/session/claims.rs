@@ -485,8 +485,12 @@ fn touches(call: &Call, d: &Device) -> bool {
         Device::Room(room) => names(room),
         Device::Door(door) => names(door),
         Device::Thermostat => name_says(call, HEATING),
-        Device::Time => name_says(call, &["time", "clock"]),
-        Device::Date => name_says(call, &["date", "time", "day"]),
+        // an alarm or a reminder is set and read at a time of day, on days
+        Device::Time => name_says(call, &["time", "clock", "alarm", "alarms", "reminder"]),
+        Device::Date => name_says(
+            call,
+            &["date", "time", "day", "alarm", "alarms", "reminder"],
+        ),
     }
 }
 
