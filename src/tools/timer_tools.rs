@@ -246,9 +246,12 @@ impl TimerTool {
             (None, false) => Which::Only,
         };
         let ms = length.as_millis().min(i64::MAX as u128) as i64;
-        // "stop", "cancel the timer" while one rings: it stops ringing
+        // "stop", "cancel the timer" while one rings: it stops ringing ("cancel all
+        // timers" silences what rings and cancels what runs)
         if matches!(self, TimerTool::Stop | TimerTool::Cancel) {
+            let all_cancelled = self == TimerTool::Cancel && which == Which::All;
             match ractor::call!(timers, TimersMsg::Silence, which.clone()) {
+                Ok(_) if all_cancelled => {}
                 Ok(stopped) if !stopped.is_empty() => return (ToolStatus::Ok, silenced(&stopped)),
                 Ok(_) if self == TimerTool::Stop && name.is_none() => {
                     return (ToolStatus::Ok, "No timer is ringing.".into())
@@ -672,7 +675,7 @@ mod run_tests {
     use ractor::Actor;
     use serde_json::json;
 
-    use crate::timers::{Store, Timers, TimersArgs};
+    use crate::timers::{Store, Timers, TimersArgs, TimersMsg};
     use crate::toolcall::ToolSet;
     use crate::tools::{Backends, Registry, ToolStatus};
 
@@ -819,6 +822,32 @@ mod run_tests {
             rings += 1;
         }
         assert_eq!(rings, 3);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// "Cancel all timers" while one rings: it stops ringing, and the running ones go too.
+    #[tokio::test]
+    async fn cancel_all_silences_what_rings_and_cancels_what_runs() {
+        let (r, dir) = registry("cancel-all").await;
+        let timers = r.backends().timers().unwrap().clone();
+        say(
+            &r,
+            "set_timer",
+            json!({"length": "1 second", "name": "tea"}),
+        )
+        .await;
+        say(&r, "set_timer", json!({"length": "1 hour"})).await;
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let ringing = ractor::call!(timers, TimersMsg::Ringing).unwrap();
+        assert_eq!(ringing.len(), 1, "the tea timer rings");
+        assert_eq!(
+            say(&r, "cancel_timer", json!({"all": true})).await,
+            (ToolStatus::Ok, "1 hour timer cancelled.".into())
+        );
+        assert!(ractor::call!(timers, TimersMsg::Ringing)
+            .unwrap()
+            .is_empty());
+        assert!(ractor::call!(timers, TimersMsg::List).unwrap().is_empty());
         let _ = std::fs::remove_dir_all(dir);
     }
 }
