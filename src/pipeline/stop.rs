@@ -1,8 +1,9 @@
 //! "Stop": the words that stop what hearth is saying or doing, without the wake word and
 //! without the model. During a reply, a short stretch of speech is recognised as soon as the
 //! speaker pauses ([`is_short`]); if it is one of [`STOP_PHRASES`] the reply stops there. The
-//! same words heard as a request (between turns, or after a wake word) never reach the model:
-//! the turn is reported as heard, with no reply and nothing done.
+//! same words heard as a request (between turns, or after a wake word) are reported as heard,
+//! with no reply and nothing done; but said right after an announcement (a timer ringing) they
+//! are its answer, and the agent is asked "stop" (the timers' `stop_timer` takes it).
 
 use crate::voice::{Utterance, SAMPLE_RATE};
 
