@@ -227,7 +227,8 @@ pub enum TimerError {
     Store(String),
 }
 
-fn capitalised(s: &str) -> String {
+/// `s` with its first letter upper-case ("the pasta timer" → "The pasta timer").
+pub(crate) fn capitalised(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
@@ -236,7 +237,7 @@ fn capitalised(s: &str) -> String {
 }
 
 /// "pasta or eggs", "pasta, eggs or the unnamed one".
-fn or_list(names: &[String]) -> String {
+pub(crate) fn or_list(names: &[String]) -> String {
     match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),

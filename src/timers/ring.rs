@@ -161,7 +161,6 @@ impl Bell {
             .iter()
             .map(|(f, _)| f.timer.room.clone().unwrap_or_default())
             .collect();
-        rooms.dedup();
         rooms.sort();
         rooms.dedup();
         for room in rooms {
@@ -202,14 +201,11 @@ fn together(ringing: &[&Fired]) -> String {
         [one] => ring_text(one),
         many => {
             let each: Vec<String> = many.iter().map(|f| your(&f.timer)).collect();
-            let (last, rest) = each.split_last().unwrap_or((&each[0], &[]));
-            let list = format!("{} and {last}", rest.join(", "));
-            let mut c = list.chars();
-            let first: String = c
-                .next()
-                .map(|f| f.to_uppercase().collect())
-                .unwrap_or_default();
-            format!("{first}{} are going off.", c.as_str())
+            let list = match each.split_last() {
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            format!("{} are going off.", super::capitalised(&list))
         }
     }
 }

@@ -299,25 +299,11 @@ fn day_phrases() -> std::collections::BTreeMap<String, Value> {
     out
 }
 
-/// The `days` parameter's value as [`Days`] (absent or unknown: once).
+/// The `days` parameter's value as [`Days`] (its values are the names `Days` is kept by;
+/// absent or unknown: once).
 fn days_of(said: Option<&str>) -> Days {
-    let weekday = |d: &str| match d {
-        "monday" => Some(Weekday::Monday),
-        "tuesday" => Some(Weekday::Tuesday),
-        "wednesday" => Some(Weekday::Wednesday),
-        "thursday" => Some(Weekday::Thursday),
-        "friday" => Some(Weekday::Friday),
-        "saturday" => Some(Weekday::Saturday),
-        "sunday" => Some(Weekday::Sunday),
-        _ => None,
-    };
-    match said {
-        Some("every day") => Days::Every,
-        Some("weekdays") => Days::Weekdays,
-        Some("weekends") => Days::Weekends,
-        Some(d) => weekday(d).map_or(Days::Once, Days::On),
-        None => Days::Once,
-    }
+    said.and_then(|d| Days::try_from(d.to_string()).ok())
+        .unwrap_or(Days::Once)
 }
 
 /// The time a clock said means: with "am"/"pm", that one; without, for a one-off, the one
@@ -415,8 +401,10 @@ async fn cancel(
         ([], None, _) => return Ok(Ok(format!("There is no {what} set."))),
         ([_, _, ..], _, false) => {
             let names: Vec<String> = meant.iter().map(|t| label(t)).collect();
-            let (last, rest) = names.split_last().unwrap_or((&names[0], &[]));
-            return Ok(Ok(format!("Which {what}: {} or {last}?", rest.join(", "))));
+            return Ok(Ok(format!(
+                "Which {what}: {}?",
+                crate::timers::or_list(&names)
+            )));
         }
         _ => {}
     }

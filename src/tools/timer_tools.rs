@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use super::output::ToolStatus;
 use crate::intent::{parse_length, say_length, IntentSpec};
-use crate::timers::{Kind, Run, Timer, TimerError, TimersMsg, Which};
+use crate::timers::{capitalised, Kind, Run, Timer, TimerError, TimersMsg, Which};
 
 /// One of the timer tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,13 +348,9 @@ fn label(t: &Timer) -> String {
     }
 }
 
+/// "Pasta timer" from "the pasta timer".
 fn capital(s: &str) -> String {
-    let s = s.strip_prefix("the ").unwrap_or(s);
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
+    capitalised(s.strip_prefix("the ").unwrap_or(s))
 }
 
 fn say_left(t: &Timer) -> String {
@@ -416,23 +412,15 @@ fn status(all: &[Timer], name: Option<&str>) -> Result<String, TimerError> {
             .iter()
             .find(|t| t.name.as_deref() == Some(n))
             .ok_or_else(|| TimerError::NoSuch(n.to_string()))?;
-        return Ok(format!("{}.", capital_first(&one(t))));
+        return Ok(format!("{}.", capitalised(&one(t))));
     }
     match all {
         [] => Err(TimerError::None),
-        [t] => Ok(format!("{}.", capital_first(&one(t)))),
+        [t] => Ok(format!("{}.", capitalised(&one(t)))),
         many => {
             let each: Vec<String> = many.iter().map(one).collect();
             Ok(format!("{} timers: {}.", many.len(), join_and(&each)))
         }
-    }
-}
-
-fn capital_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 
