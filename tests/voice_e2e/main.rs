@@ -420,9 +420,15 @@ impl Live {
 
     /// Wait for a log line containing `what`.
     fn wait_log(&mut self, what: &str, within: Duration) {
+        self.wait_log_since(0, what, within)
+    }
+
+    /// Wait for a log line containing `what` among the lines from `from` on (a line logged
+    /// before, for an earlier reply, does not count).
+    fn wait_log_since(&mut self, from: usize, what: &str, within: Duration) {
         let deadline = Instant::now() + within;
         loop {
-            if self.log_tail.iter().any(|l| l.contains(what)) {
+            if self.log_tail.iter().skip(from).any(|l| l.contains(what)) {
                 return;
             }
             let left = deadline.saturating_duration_since(Instant::now());

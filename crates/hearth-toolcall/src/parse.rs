@@ -640,10 +640,10 @@ fn settle_items(
     eof: bool,
 ) -> (Vec<Item>, Vec<Rejected>, Vec<usize>) {
     // markup starting in a think block cannot run past its close tag
-    let holds = clip_to_think(&scan.regions, &mut items);
+    let mut rejected = Vec::new();
+    let holds = clip_to_think(&scan.regions, &mut items, &mut rejected);
     // one winner per place; then, inside think blocks, only complete trailing strict markup
     let mut items = resolve_overlaps(items);
-    let mut rejected = Vec::new();
     apply_think_rule(m, &scan.regions, &mut items, &mut rejected);
     if let (false, Some(h)) = (eof, scan.hold_from) {
         // past an undecided think boundary nothing is final yet (a call trailing an
@@ -752,13 +752,18 @@ fn region_of(regions: &[Region], at: usize) -> Option<usize> {
     idx.checked_sub(1).filter(|&i| at < regions[i].outer.end)
 }
 
-/// Mark founds that start inside a think block; markup cannot run past a block's close tag,
-/// so such spans are clipped there, and a pending construct in a closed block (the block
-/// closed before it completed) was only mentioned and is dropped.
+/// Mark founds that start inside a think block. Markup cannot run past a block's close tag:
+/// a construct that began in a closed block and reaches past its close (pending while
+/// streaming, or read to the end of the output like `<|python_tag|>` code) was only
+/// mentioned, and is dropped, at the end of the output as while streaming, so the two agree.
 ///
 /// Returns where streaming must hold: a detector whose pending construct began in a closed
 /// block stopped scanning there, so the text after that block is not examined yet.
-fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) -> Vec<usize> {
+fn clip_to_think(
+    regions: &[Region],
+    items: &mut Vec<Item>,
+    rejected: &mut Vec<Rejected>,
+) -> Vec<usize> {
     let mut holds = Vec::new();
     if regions.is_empty() {
         return holds;
@@ -769,17 +774,20 @@ fn clip_to_think(regions: &[Region], items: &mut Vec<Item>) -> Vec<usize> {
         };
         let r = &regions[ri];
         it.in_think = true;
-        if r.closed && it.found.span.end > r.inner.end {
-            if it.found.kind == FoundKind::Pending {
-                holds.push(r.outer.end);
-                return false;
-            }
-            if it.found.span.start >= r.inner.end {
-                return false;
-            }
-            it.found.span.end = r.inner.end;
+        if !r.closed || it.found.span.end <= r.inner.end {
+            return true;
         }
-        true
+        match &it.found.kind {
+            FoundKind::Pending => holds.push(r.outer.end),
+            FoundKind::Calls(cands) if it.found.span.start < r.inner.end => {
+                rejected.extend(cands.iter().map(|c| Rejected {
+                    name: Some(c.name.clone()),
+                    reason: "began inside reasoning and ran past its end, not a call".into(),
+                }))
+            }
+            _ => {}
+        }
+        false
     });
     holds
 }
@@ -1132,6 +1140,33 @@ mod tests {
             &tools(),
         );
         assert_eq!(names(&o), ["get_time"]);
+    }
+
+    #[test]
+    fn markup_running_past_a_think_block_is_no_call_streamed_or_not() {
+        // `<|python_tag|>` code reads to the end of the output: begun in reasoning, it runs
+        // past the block's close and is dropped; the complete call trailing the block
+        // counts, while streaming as at the end (it once streamed and then vanished)
+        let p = Parser::auto();
+        let raw = "<|python_tag|><function=get_time></function></think>";
+        let o = p.parse(raw, &tools());
+        assert_eq!(names(&o), ["get_time"]);
+        assert!(o
+            .rejected
+            .iter()
+            .any(|r| r.reason.contains("ran past its end")));
+        let offered = tools();
+        let mut s = p.stream(&offered);
+        let streamed: Vec<String> = s
+            .push(raw)
+            .into_iter()
+            .chain(s.finish().0)
+            .filter_map(|e| match e {
+                crate::StreamEvent::Call(c) => Some(c.name().to_string()),
+                crate::StreamEvent::Text(_) => None,
+            })
+            .collect();
+        assert_eq!(streamed, ["get_time"]);
     }
 
     #[test]
