@@ -207,7 +207,7 @@ fn main() {
             events: None,
             // no wake word: every utterance is a request
             wake: None,
-            earcon: None,
+            cues: Default::default(),
             follow_up: Duration::ZERO,
             listen_requests: None,
             echo_cancel: false,

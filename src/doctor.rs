@@ -148,7 +148,7 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     check_stt(&settings, &mut out).await;
     check_voice(&settings, &mut out);
     check_wake(&settings, &mut out);
-    check_earcon(&settings, &mut out);
+    check_cues(&settings, &mut out);
     check_audio(&settings, &mut out);
     check_bus(&settings, &mut out).await;
     check_tools(&settings, &mut out).await;
@@ -532,8 +532,8 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
     });
 }
 
-/// The earcon (`[listen] earcon`): read as `hearth run` reads it.
-fn check_earcon(settings: &Settings, out: &mut Vec<Finding>) {
+/// The cues (`[listen] earcon`, `[audio] bell`): read as `hearth run` reads them.
+fn check_cues(settings: &Settings, out: &mut Vec<Finding>) {
     out.push(match settings.earcon() {
         Ok(Some(pcm)) => Finding::ok(
             "earcon",
@@ -544,6 +544,21 @@ fn check_earcon(settings: &Settings, out: &mut Vec<Finding>) {
             "earcon",
             e.to_string(),
             "give a WAV file of at most 2 s, or earcon = \"chime\" or \"none\"",
+        ),
+    });
+    out.push(match settings.bell() {
+        Ok(Some(pcm)) => Finding::ok(
+            "bell",
+            format!(
+                "{:.2} s before an announcement or a timer ringing",
+                pcm.secs()
+            ),
+        ),
+        Ok(None) => Finding::ok("bell", "none ([audio] bell = \"none\")"),
+        Err(e) => Finding::fail(
+            "bell",
+            e.to_string(),
+            "give a WAV file of at most 2 s, or bell = \"bell\" or \"none\"",
         ),
     });
 }

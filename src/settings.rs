@@ -82,6 +82,9 @@ pub enum SettingsError {
     /// `[listen] earcon` names a WAV file that cannot be used.
     #[error("[listen] earcon: {0} (or earcon = \"chime\" or \"none\")")]
     Earcon(crate::audio::AudioError),
+    /// `[audio] bell` names a WAV file that cannot be used.
+    #[error("[audio] bell: {0} (or bell = \"bell\" or \"none\")")]
+    Bell(crate::audio::AudioError),
 }
 
 /// `--bus` as the command line gives it: `session`, `system` or `none`.
@@ -573,6 +576,24 @@ impl Settings {
         earcon.load().map_err(SettingsError::Earcon)
     }
 
+    /// The sound before an announcement or a timer ringing (`[audio] bell`, default the
+    /// bell), loaded and checked; `None` for `"none"`.
+    pub fn bell(&self) -> Result<Option<crate::voice::Pcm>, SettingsError> {
+        let bell = self.config.audio.bell.as_deref().map_or(
+            crate::audio::earcon::Earcon::Bell,
+            crate::audio::earcon::Earcon::parse,
+        );
+        bell.load().map_err(SettingsError::Bell)
+    }
+
+    /// Every cue a voice pipeline plays ([`Settings::earcon`], [`Settings::bell`]).
+    pub fn cues(&self) -> Result<crate::audio::earcon::Cues, SettingsError> {
+        Ok(crate::audio::earcon::Cues {
+            earcon: self.earcon()?,
+            bell: self.bell()?,
+        })
+    }
+
     /// After a reply, how long a request needs no wake word: `[listen] follow_up_s`, else
     /// [`crate::pipeline::FOLLOW_UP`].
     #[cfg(feature = "tts")]
@@ -827,6 +848,10 @@ mod tests {
             format!(
                 "earcon: {:?}",
                 s.earcon().map(|e| e.is_some()).map_err(|e| e.to_string())
+            ),
+            format!(
+                "bell: {:?}",
+                s.bell().map(|e| e.is_some()).map_err(|e| e.to_string())
             ),
             format!(
                 "stt: {:?} {:?}",

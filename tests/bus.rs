@@ -570,6 +570,7 @@ fn doctor_reports_each_check_and_its_fix() {
         "espeak-ng",
         "wake",
         "earcon",
+        "bell",
         "audio",
         "bus",
         "tools",

@@ -149,7 +149,8 @@ struct VoiceParts {
     wake: Option<WakeConfig>,
     /// `[stt] phrases`.
     phrases: bool,
-    earcon: Option<hearth::voice::Pcm>,
+    /// The earcon and the bell.
+    cues: hearth::audio::earcon::Cues,
     follow_up: Duration,
     conversation_idle: Duration,
     echo_cancel: bool,
@@ -336,7 +337,7 @@ fn voice_parts(
         tts,
         listen,
         wake,
-        earcon: settings.earcon()?,
+        cues: settings.cues()?,
         follow_up: settings.follow_up(),
         conversation_idle: settings.conversation_idle(),
     })
@@ -396,7 +397,7 @@ async fn serve_voice(
         bus_events: Some(src.bus_events),
         muted: muted.clone(),
         wake: voice.wake.clone(),
-        earcon: voice.earcon.clone(),
+        cues: voice.cues.clone(),
         follow_up: voice.follow_up,
         listen_requests: src.listen_requests,
         // a satellite does its own, if any: its playback is not heard here

@@ -31,6 +31,7 @@ use super::attention::{self, request_text, Admit, Attention};
 use super::pending::Pending;
 use super::stop;
 use super::{TurnTimings, VoiceTurn};
+use crate::audio::earcon::Cue;
 use crate::events::{Activity, Event};
 use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
@@ -415,12 +416,12 @@ impl Conductor {
             Input::ListenClosed => self.input_done = true,
             Input::Wake(w) => {
                 if self.on_wake(w) {
-                    self.out.push(Action::Cue);
+                    self.out.push(Action::Cue(Cue::Earcon));
                 }
             }
             Input::ListenCalled => {
                 self.on_listen(now);
-                self.out.push(Action::Cue);
+                self.out.push(Action::Cue(Cue::Earcon));
             }
             Input::Failed => self.failed = true,
             Input::Shutdown => self.stopping = true,
@@ -449,11 +450,16 @@ impl Conductor {
     }
 
     /// Say `text` (a notice, an announcement: no turn), then judge `then` (and, for an
-    /// announcement, `listen`: open the follow-up window); false when it cannot be said.
+    /// announcement, `listen`: the bell first, and the follow-up window after); false when
+    /// it cannot be said.
     fn say(&mut self, text: &str, now: Instant, then: Option<Incoming>, listen: bool) -> bool {
         let Some(sentence) = Speakable::sanitize(text) else {
             return false;
         };
+        if listen {
+            // Playback starts the words once the cue has played
+            self.out.push(Action::Cue(Cue::Bell));
+        }
         let reply = ReplyId::fresh();
         self.out.push(Action::Speak { reply, sentence });
         self.phase = Phase::Notice {
@@ -936,7 +942,7 @@ impl Conductor {
             tracing::info!("addressed over the reply: stopping it");
         }
         reply.stop(&mut self.out);
-        self.out.push(Action::Cue);
+        self.out.push(Action::Cue(Cue::Earcon));
     }
 
     /// The reply goes on, or is over.

@@ -21,11 +21,12 @@ use super::conductor::{Action, Conductor, Input, Job};
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::{PipelineError, RunSummary, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentMsg, Ask};
+use crate::audio::earcon::Cues;
 use crate::audio::PlaybackMsg;
 use crate::events::Events;
 use crate::supervisor::StageEvent;
 use crate::tts::TtsMsg;
-use crate::voice::{Pcm, WakeWord};
+use crate::voice::WakeWord;
 
 /// What the driver needs besides the stages and the conductor.
 pub(super) struct Wiring {
@@ -35,8 +36,8 @@ pub(super) struct Wiring {
     pub(super) bus_events: Option<Events>,
     /// `Listen()`: the next utterance is a request without the wake word.
     pub(super) listen_requests: Option<Arc<Notify>>,
-    /// Played when hearth is addressed (a wake word, `Listen()`).
-    pub(super) earcon: Option<Pcm>,
+    /// The earcon (hearth is addressed) and the bell (before an announcement).
+    pub(super) cues: Cues,
     /// The room this source is in (a satellite's): context for requests that name none.
     pub(super) room: Option<String>,
     /// Announcements for this source's speaker.
@@ -254,8 +255,10 @@ impl<'a> Driver<'a> {
                     .cast(AgentMsg::CancelSession(self.session.clone()));
             }
             // played as a cue: no reply events, never over a reply
-            Action::Cue => {
-                if let (Some(pcm), Some(p)) = (&self.wiring.earcon, self.stages.playback.get()) {
+            Action::Cue(cue) => {
+                if let (Some(pcm), Some(p)) =
+                    (self.wiring.cues.get(cue), self.stages.playback.get())
+                {
                     let _ = p.cast(PlaybackMsg::Cue(pcm.clone()));
                 }
             }

@@ -80,8 +80,9 @@ pub struct VoiceOptions {
     pub muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The wake words (`None`: every utterance is a request).
     pub wake: Option<crate::wake::WakeConfig>,
-    /// Played when a wake word or `Listen()` is heard (`None`: nothing).
-    pub earcon: Option<crate::voice::Pcm>,
+    /// The earcon, played when a wake word or `Listen()` is heard, and the bell, before an
+    /// announcement.
+    pub cues: crate::audio::earcon::Cues,
     /// After a reply has played, how long a request needs no wake word (zero: never).
     pub follow_up: Duration,
     /// `Listen()` over D-Bus: the next utterance is a request without the wake word.
@@ -205,7 +206,7 @@ pub async fn run(
         bus_events,
         muted,
         wake,
-        earcon,
+        cues,
         follow_up,
         listen_requests,
         echo_cancel,
@@ -239,7 +240,7 @@ pub async fn run(
         events,
         bus_events,
         listen_requests,
-        earcon,
+        cues,
         room,
         announcements,
     };

@@ -486,6 +486,19 @@ fn an_announcement_is_said_in_its_room() {
     }
     assert!(bedroom.heard().len() >= 11_025, "{}", hearth.log());
     assert!(rms(&bedroom.heard()) > 300.0);
+    // the bell first: its first note, E5 (659.3 Hz), is most of the first 100 ms that sound
+    let heard: Vec<f32> = bedroom
+        .heard()
+        .iter()
+        .skip_while(|s| s.unsigned_abs() < 100)
+        .take(2_205)
+        .map(|&s| f32::from(s) / 32_768.0)
+        .collect();
+    let bell = hearth_testkit::tone::share_at(&heard, 22_050, 659.3);
+    assert!(
+        bell > 0.4,
+        "the announcement began with {bell:.2} of the bell's note"
+    );
     std::thread::sleep(Duration::from_secs(2));
     assert!(
         hall.heard().is_empty(),

@@ -797,7 +797,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
         muted: Default::default(),
         events: None,
         wake: None,
-        earcon: None,
+        cues: Default::default(),
         follow_up: Duration::ZERO,
         listen_requests: None,
         echo_cancel: false,

@@ -103,21 +103,13 @@ fn only_the_addressed_request(tag: &str, wake: &str) {
 pub(super) fn begins_with_the_chime(path: &Path) -> bool {
     let clip = hearth::audio::wav::read_mono(path).expect("the reply WAV");
     let n = (clip.rate as f32 * 0.06) as usize;
-    let x = &clip.samples[..n.min(clip.samples.len())];
-    let w = 2.0 * std::f32::consts::PI * 1318.5 / clip.rate as f32;
-    let (mut s1, mut s2) = (0f32, 0f32);
-    for &v in x {
-        let s0 = v + 2.0 * w.cos() * s1 - s2;
-        s2 = s1;
-        s1 = s0;
-    }
-    let tone = (s1 * s1 + s2 * s2 - 2.0 * w.cos() * s1 * s2) * 2.0 / x.len().max(1) as f32;
-    let total: f32 = x.iter().map(|v| v * v).sum();
-    eprintln!(
-        "chime: {:.3} of the power of the reply's first 60 ms",
-        tone / total.max(1e-12)
+    let share = common::tone::share_at(
+        &clip.samples[..n.min(clip.samples.len())],
+        clip.rate,
+        1318.5,
     );
-    tone > 0.25 * total
+    eprintln!("chime: {share:.3} of the power of the reply's first 60 ms");
+    share > 0.25
 }
 
 /// "Never mind." between turns (every utterance a request here) never reaches the model:

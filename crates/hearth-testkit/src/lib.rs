@@ -22,5 +22,6 @@ pub mod session;
 pub mod soak;
 pub mod story;
 pub mod timers;
+pub mod tone;
 
 pub use checkout::{hearth_exe, root};

@@ -423,7 +423,7 @@ pub async fn soak(
         bus_events: Some(events.clone()),
         muted: Default::default(),
         wake: None,
-        earcon: None,
+        cues: Default::default(),
         follow_up: Duration::ZERO,
         listen_requests: None,
         echo_cancel: false,

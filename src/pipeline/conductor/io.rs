@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::Turn;
+use crate::audio::earcon::Cue;
 use crate::events::Event;
 use crate::pipeline::VoiceTurn;
 use crate::speech::Speakable;
@@ -103,8 +104,9 @@ pub(in crate::pipeline) enum Action {
     StopReply(ReplyId),
     /// Cancel the agent's turn (a stage died for good: it cannot be spoken).
     CancelTurn,
-    /// Play the earcon: hearth heard that it was addressed.
-    Cue,
+    /// Play a cue: the earcon (hearth heard that it was addressed) or the bell (an
+    /// announcement follows).
+    Cue(Cue),
     /// Publish on the D-Bus face.
     Publish(Event),
     /// A turn is over: report it.

@@ -323,7 +323,7 @@ fn a_barge_in_stops_the_reply_and_its_speech_is_answered_next() {
 fn with_wake_words_speech_over_a_reply_plays_on_and_a_wake_word_stops_it() {
     let (mut c, t0) = (with_wake_words(), Instant::now());
     let a = c.on(wake_word(1.0, t0), t0);
-    assert!(has(&a, |a| matches!(a, Action::Cue)));
+    assert!(has(&a, |a| matches!(a, Action::Cue(Cue::Earcon))));
     let (_, reply) = ask_and_start_reply(
         &mut c,
         t0,
@@ -338,7 +338,7 @@ fn with_wake_words_speech_over_a_reply_plays_on_and_a_wake_word_stops_it() {
     );
     let a = c.on(wake_word(5.0, t0), t0);
     assert!(has(&a, |a| matches!(a, Action::StopReply(_))), "{a:?}");
-    assert!(has(&a, |a| matches!(a, Action::Cue)));
+    assert!(has(&a, |a| matches!(a, Action::Cue(Cue::Earcon))));
 }
 
 #[test]
@@ -465,6 +465,10 @@ fn utterances_dropped_during_a_long_turn_are_owned_up_to_then_the_latest_answere
         panic!("one utterance of four was dropped: hearth says so: {a:?}");
     };
     assert_eq!(said, MISSED);
+    assert!(
+        !has(&a, |x| matches!(x, Action::Cue(_))),
+        "a notice answers what was said: no bell: {a:?}"
+    );
     assert!(
         recognitions(&a).is_empty(),
         "not before the notice has played: {a:?}"
@@ -649,9 +653,9 @@ fn a_failed_recognition_is_reported_and_nothing_is_asked() {
     assert!(asked(&a).is_none());
 }
 
-/// An announcement between turns is said at once (no turn, nothing asked); one that comes
-/// during a reply waits for it to have played, then is said; an utterance heard while it
-/// is said is answered after it.
+/// An announcement between turns is said at once, after the bell (no turn, nothing asked);
+/// one that comes during a reply waits for it to have played, then is said; an utterance
+/// heard while it is said is answered after it.
 #[test]
 fn an_announcement_waits_for_the_reply_under_way() {
     let t0 = Instant::now();
@@ -661,6 +665,13 @@ fn an_announcement_waits_for_the_reply_under_way() {
         panic!("said at once between turns: {a:?}");
     };
     assert_eq!(text, "Dinner is ready.");
+    let bell = a.iter().position(|x| matches!(x, Action::Cue(Cue::Bell)));
+    let words = a.iter().position(|x| matches!(x, Action::Speak { .. }));
+    assert!(
+        bell.is_some() && bell < words,
+        "the bell before the words: {a:?}"
+    );
+    assert!(!has(&a, |x| matches!(x, Action::Cue(Cue::Earcon))), "{a:?}");
     assert!(asked(&a).is_none() && turns(&a).is_empty(), "{a:?}");
     let a = c.on(done(first, 1.0), at(t0, 0.2));
     assert!(
