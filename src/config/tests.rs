@@ -120,8 +120,7 @@ fn empty_is_the_defaults() {
 
 #[test]
 fn a_typo_is_an_error_with_line_column_and_the_valid_keys() {
-    let e =
-        parse("[agent]\npreset = \"qwen2.5-coder\"\n\n[listen]\nhangover = 500\n").unwrap_err();
+    let e = parse("[agent]\npreset = \"qwen2.5-coder\"\n\n[listen]\nhangover = 500\n").unwrap_err();
     let msg = e.to_string();
     assert!(msg.starts_with("hearth.toml:5:1: "), "{msg}");
     assert!(msg.contains("unknown field `hangover`"), "{msg}");
@@ -353,7 +352,10 @@ fn device_sections_are_checked() {
     assert!(e.contains("token_file"), "{e}");
     let e = parse("[bus]\nbus = \"desktop\"\n").unwrap_err().to_string();
     assert!(e.contains("session") && e.contains("system"), "{e}");
-    let c = parse("[mqtt]\nurl = \"mqtt://10.0.0.2\"\n[bus]\nbus = \"none\"\n[gpio]\nchip = \"gpiochip0\"\n").unwrap();
+    let c = parse(
+        "[mqtt]\nurl = \"mqtt://10.0.0.2\"\n[bus]\nbus = \"none\"\n[gpio]\nchip = \"gpiochip0\"\n",
+    )
+    .unwrap();
     assert_eq!(c.bus.bus, Some(BusKind::None));
     assert_eq!(c.gpio.chip.as_deref(), Some("gpiochip0"));
 }

@@ -167,7 +167,7 @@ pub fn parse_clock(text: &str) -> Option<Clock> {
             Clock::said(hour, (60 - minutes) as u8, half)
         };
     }
-    // "7:30"
+    // "7:30"; "630", "1045" (whisper writes "six thirty" so)
     if let [one] = w.as_slice() {
         if let Some((h, m)) = one.split_once(':') {
             let (h, m): (u8, u8) = (h.parse().ok()?, m.parse().ok()?);
@@ -175,6 +175,24 @@ pub fn parse_clock(text: &str) -> Option<Clock> {
                 return None;
             }
             return Clock::said(h, m, half).filter(|c| half.is_none() || c.hour <= 12);
+        }
+        if (3..=4).contains(&one.len()) && one.bytes().all(|b| b.is_ascii_digit()) {
+            let (h, m) = one.split_at(one.len() - 2);
+            let (h, m): (u8, u8) = (h.parse().ok()?, m.parse().ok()?);
+            return Clock::said(h, m, half).filter(|c| half.is_none() || c.hour <= 12);
+        }
+    }
+    // whisper writes "six thirty" as "6th 30" too: an ordinal hour, with minutes after it
+    // (alone, "the 6th" is a day)
+    let mut w = w;
+    if let [hour, _minutes] = w.as_slice() {
+        let bare = hour.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let suffix = &hour[bare.len()..];
+        if !bare.is_empty()
+            && bare.bytes().all(|b| b.is_ascii_digit())
+            && matches!(suffix, "st" | "nd" | "rd" | "th")
+        {
+            w[0] = bare;
         }
     }
     // "7", "seven thirty", "7 30", "seven oh five"
@@ -228,6 +246,14 @@ mod tests {
             ("seven thirty", "7:30"),
             ("seven thirty pm", "7:30 PM"),
             ("7 45", "7:45"),
+            ("6th 30", "6:30"),
+            ("630", "6:30"),
+            ("1045 pm", "10:45 PM"),
+            ("1900", "7:00 PM"),
+            ("6th", "none"),
+            ("6th 5", "none"),
+            ("1375", "none"),
+            ("630 tomorrow", "none"),
             ("seven oh five", "7:05"),
             ("half past six", "6:30"),
             ("quarter past 7 pm", "7:15 PM"),

@@ -524,6 +524,12 @@ mod tests {
                 "cancel_alarm",
                 json!({"time": "7:00 AM"}),
             ),
+            // "six thirty" as whisper tiny.en wrote it
+            (
+                "cancel the 6th 30 alarm,",
+                "cancel_alarm",
+                json!({"time": "6:30"}),
+            ),
             ("turn off all alarms", "cancel_alarm", json!({"all": true})),
             ("cancel the reminder", "cancel_reminder", json!({})),
             ("what alarms do I have?", "get_alarms", json!({})),

@@ -238,9 +238,10 @@ impl Registry {
 
     /// Words a person is likely to say to these tools, for priming speech recognition
     /// (whisper's initial prompt): every string a parameter schema enumerates (`enum`,
-    /// `const`, at any depth: room names, scenes, modes) and the nouns of the tool names
-    /// (`set_light` gives "light": every word after the first, which names the action).
-    /// In registry order, each once (case-insensitive), blank ones left out.
+    /// `const`, at any depth: room names, scenes, modes) and the tool names as words
+    /// (`cancel_timer` gives "cancel timer": with its verb, which tiny.en otherwise heard as
+    /// "answer" in "Cancel the pasta timer"). In registry order, each once
+    /// (case-insensitive), blank ones left out.
     pub fn vocabulary(&self) -> Vec<String> {
         let mut words: Vec<String> = Vec::new();
         let mut add = |w: &str| {
@@ -254,10 +255,7 @@ impl Registry {
         }
         for t in &self.tools {
             let name = t.spec.name.replace(['_', '-'], " ");
-            let mut parts = name.split_whitespace().skip(1).peekable();
-            if parts.peek().is_some() {
-                add(&parts.collect::<Vec<_>>().join(" "));
-            }
+            add(&name.split_whitespace().collect::<Vec<_>>().join(" "));
         }
         words
     }
@@ -754,7 +752,7 @@ mod tests {
     }
 
     #[test]
-    fn vocabulary_has_enumerated_values_and_tool_nouns() {
+    fn vocabulary_has_enumerated_values_and_tool_names_as_words() {
         let mut scene = exec_tool("activate_scene", &["true"], None);
         scene.spec.parameters = json!({"type": "object", "properties": {
             "scene": {"type": "string", "enum": ["Movie night", "good morning", 3]},
@@ -778,10 +776,12 @@ mod tests {
                 "Kitchen",
                 "garden",
                 "living room",
-                "time",
-                "date",
-                "scene",
-                "light"
+                "get time",
+                "get date",
+                "activate scene",
+                "set light",
+                "get light",
+                "ping"
             ]
         );
     }

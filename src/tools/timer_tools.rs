@@ -107,7 +107,7 @@ impl TimerTool {
             TimerTool::Set => vec![intent(
                 &[
                     "(set|start) [a|the] timer for {length}",
-                    "[a] timer for {length}",
+                    "[a|the] timer for {length}",
                     "(set|start) (a|an) {length} timer",
                     "(a|an) {length} timer",
                     "{length} timer",
@@ -553,6 +553,11 @@ mod intent_tests {
             ),
             (
                 "half an hour timer",
+                "set_timer",
+                json!({"length": "30 minutes"}),
+            ),
+            (
+                "the timer for half an hour.",
                 "set_timer",
                 json!({"length": "30 minutes"}),
             ),
