@@ -55,6 +55,11 @@ pub struct Registry {
     shapes: Vec<Option<Shape>>,
 }
 
+/// The verbs a tool name's words leave out of whisper's prompt: whisper writes them
+/// unprompted, and in the one run primed with "set light" it heard "Is the kitchen light
+/// on?" as "set the kitchen light on." (a question heard as a write).
+const PLAIN_VERBS: &[&str] = &["get", "set"];
+
 impl Registry {
     /// A registry of the given tools, in that order. Fails on duplicate names or a schema
     /// that does not compile.
@@ -240,8 +245,8 @@ impl Registry {
     /// (whisper's initial prompt): every string a parameter schema enumerates (`enum`,
     /// `const`, at any depth: room names, scenes, modes) and the tool names as words
     /// (`cancel_timer` gives "cancel timer": with its verb, which tiny.en otherwise heard as
-    /// "answer" in "Cancel the pasta timer"). In registry order, each once
-    /// (case-insensitive), blank ones left out.
+    /// "answer" in "Cancel the pasta timer"), but for a leading "get" or "set" ([`PLAIN_VERBS`]).
+    /// In registry order, each once (case-insensitive), blank ones left out.
     pub fn vocabulary(&self) -> Vec<String> {
         let mut words: Vec<String> = Vec::new();
         let mut add = |w: &str| {
@@ -255,7 +260,14 @@ impl Registry {
         }
         for t in &self.tools {
             let name = t.spec.name.replace(['_', '-'], " ");
-            add(&name.split_whitespace().collect::<Vec<_>>().join(" "));
+            let mut parts = name.split_whitespace().peekable();
+            if parts
+                .peek()
+                .is_some_and(|v| PLAIN_VERBS.contains(&v.to_lowercase().as_str()))
+            {
+                parts.next();
+            }
+            add(&parts.collect::<Vec<_>>().join(" "));
         }
         words
     }
@@ -776,11 +788,10 @@ mod tests {
                 "Kitchen",
                 "garden",
                 "living room",
-                "get time",
-                "get date",
+                "time",
+                "date",
                 "activate scene",
-                "set light",
-                "get light",
+                "light",
                 "ping"
             ]
         );
