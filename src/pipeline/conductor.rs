@@ -140,11 +140,17 @@ pub(super) struct Conductor {
     pending: Pending<Incoming>,
     /// Announcements waiting for the turn under way to end (the first [`MAX_ANNOUNCEMENTS`]).
     announcements: VecDeque<String>,
-    /// The last thing said was an announcement (a timer ringing), and nothing was heard
-    /// since: a stop phrase now is the answer to it, and goes to the agent as "stop".
-    announced: bool,
+    /// When an announcement (a timer ringing) last finished playing: a stop phrase within
+    /// [`ANSWER_WINDOW`] of it is the answer to it, and goes to the agent as "stop", whatever
+    /// was said in between ("thank you", a question while it rings).
+    announced: Option<Instant>,
     out: Outbox,
 }
+
+/// How long after an announcement has played a stop phrase still answers it: longer than
+/// the 15 s between a ringing timer's rounds, so "stop" said while one rings always reaches
+/// it.
+const ANSWER_WINDOW: Duration = Duration::from_secs(20);
 
 /// What a stop phrase said after an announcement is asked as (the timers' `stop_timer`
 /// takes it).
@@ -169,7 +175,7 @@ impl Conductor {
             failed: false,
             pending: Pending::default(),
             announcements: VecDeque::new(),
-            announced: false,
+            announced: None,
             out: Outbox::default(),
         }
     }
@@ -517,7 +523,7 @@ impl Conductor {
         self.phase = Phase::Idle;
         if listen {
             self.attention.on_reply_done(now);
-            self.announced = true;
+            self.announced = Some(now);
         }
         if let Some(u) = then.filter(|_| !self.muted() && !self.stopping && !self.failed) {
             if let Some(r) = self.judged(u) {
@@ -779,7 +785,11 @@ impl Conductor {
         };
         let mut text = text.to_string();
         // a stop phrase answering an announcement (a timer ringing) is asked as "stop"
-        if std::mem::take(&mut self.announced) && stop::is_stop(&text) {
+        let answers = self
+            .announced
+            .is_some_and(|at| now.saturating_duration_since(at) <= ANSWER_WINDOW);
+        if answers && stop::is_stop(&text) {
+            self.announced = None;
             tracing::info!(heard = %text, "a stop phrase after an announcement: asked as \"stop\"");
             text = ANSWER_TO_ANNOUNCEMENT.to_string();
         }

@@ -756,3 +756,46 @@ fn a_stop_phrase_with_nothing_to_stop_asks_nothing() {
     assert!(asked(&a).is_none(), "{a:?}");
     assert_eq!(turns(&a).len(), 1, "reported as heard: {a:?}");
 }
+
+/// While a timer rings, "stop" answers it whatever was said since the last round ("thank
+/// you" answered in between); 20 s after the last round, a stop phrase is no request again.
+#[test]
+fn a_stop_phrase_answers_a_ring_until_its_window_closes() {
+    let stop_at = |c: &mut Conductor, t0: Instant, start: f64| {
+        let a = c.on(
+            Input::Listen(ListenEvent::Utterance(utterance(start, start + 0.5, t0))),
+            at(t0, start + 1.2),
+        );
+        let [(job, ..)] = recognitions(&a)[..] else {
+            panic!("{a:?}");
+        };
+        let a = c.on(
+            Input::Heard {
+                job,
+                heard: heard("Stop."),
+            },
+            at(t0, start + 1.4),
+        );
+        asked(&a).map(|(_, text, _)| text)
+    };
+    let ring = |c: &mut Conductor, t0: Instant| {
+        let a = c.on(Input::Announce("Your tea timer is done.".into()), t0);
+        let [(ring, _)] = spoken(&a)[..] else {
+            panic!("said at once: {a:?}");
+        };
+        c.on(done(ring, 1.0), at(t0, 0.2));
+        c.on(played(ring, at(t0, 1.3)), at(t0, 1.3));
+    };
+    let t0 = Instant::now();
+    let mut c = open_mic();
+    ring(&mut c, t0);
+    let (job, reply) = ask_and_start_reply(&mut c, t0, ("Thank you.", "Thank you."), 2.0);
+    agent_ends(&mut c, job, answer("You're welcome."), at(t0, 4.4));
+    c.on(done(reply, 1.0), at(t0, 4.5));
+    c.on(played(reply, at(t0, 5.5)), at(t0, 5.5));
+    assert_eq!(stop_at(&mut c, t0, 7.0).as_deref(), Some("stop"));
+
+    let mut late = open_mic();
+    ring(&mut late, t0);
+    assert_eq!(stop_at(&mut late, t0, 22.0), None, "the window has closed");
+}
