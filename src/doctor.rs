@@ -534,33 +534,34 @@ fn check_wake(settings: &Settings, out: &mut Vec<Finding>) {
 
 /// The cues (`[listen] earcon`, `[audio] bell`): read as `hearth run` reads them.
 fn check_cues(settings: &Settings, out: &mut Vec<Finding>) {
-    out.push(match settings.earcon() {
-        Ok(Some(pcm)) => Finding::ok(
-            "earcon",
-            format!("{:.2} s acknowledges a wake word", pcm.secs()),
-        ),
-        Ok(None) => Finding::ok("earcon", "none ([listen] earcon = \"none\")"),
+    out.push(cue_finding(
+        ("earcon", "[listen] earcon", "chime"),
+        settings.earcon(),
+        "acknowledges a wake word",
+    ));
+    out.push(cue_finding(
+        ("bell", "[audio] bell", "bell"),
+        settings.bell(),
+        "before an announcement or a timer ringing",
+    ));
+}
+
+/// One cue's finding: `(area, key, its own sound)` (the key's last word is the area), the
+/// sound as read, what it is for.
+fn cue_finding(
+    (area, key, own): (&'static str, &str, &str),
+    sound: Result<Option<crate::voice::Pcm>, crate::settings::SettingsError>,
+    what: &str,
+) -> Finding {
+    match sound {
+        Ok(Some(pcm)) => Finding::ok(area, format!("{:.2} s {what}", pcm.secs())),
+        Ok(None) => Finding::ok(area, format!("none ({key} = \"none\")")),
         Err(e) => Finding::fail(
-            "earcon",
+            area,
             e.to_string(),
-            "give a WAV file of at most 2 s, or earcon = \"chime\" or \"none\"",
+            format!("give a WAV file of at most 2 s, or {area} = \"{own}\" or \"none\""),
         ),
-    });
-    out.push(match settings.bell() {
-        Ok(Some(pcm)) => Finding::ok(
-            "bell",
-            format!(
-                "{:.2} s before an announcement or a timer ringing",
-                pcm.secs()
-            ),
-        ),
-        Ok(None) => Finding::ok("bell", "none ([audio] bell = \"none\")"),
-        Err(e) => Finding::fail(
-            "bell",
-            e.to_string(),
-            "give a WAV file of at most 2 s, or bell = \"bell\" or \"none\"",
-        ),
-    });
+    }
 }
 
 fn check_audio(settings: &Settings, out: &mut Vec<Finding>) {

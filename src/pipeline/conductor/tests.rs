@@ -710,29 +710,42 @@ fn an_announcement_opens_the_follow_up_window() {
     );
 
     let mut c = with_wake_words();
+    ring_played(&mut c, t0);
+    // "okay, stop" answers the announcement: the agent is asked "stop"
+    assert_eq!(
+        heard_alone(&mut c, t0, 2.0, "Okay, stop.").as_deref(),
+        Some("stop")
+    );
+}
+
+/// A timer's announcement said at `t0`, played by 1.3 s.
+fn ring_played(c: &mut Conductor, t0: Instant) {
     let a = c.on(Input::Announce("Your pasta timer is done.".into()), t0);
     let [(ring, _)] = spoken(&a)[..] else {
         panic!("said at once: {a:?}");
     };
     c.on(done(ring, 1.0), at(t0, 0.2));
     c.on(played(ring, at(t0, 1.3)), at(t0, 1.3));
+}
+
+/// `text` said alone from `start` s (0.6 s long) and heard: what the agent is asked, if
+/// anything.
+fn heard_alone(c: &mut Conductor, t0: Instant, start: f64, text: &str) -> Option<String> {
     let a = c.on(
-        Input::Listen(ListenEvent::Utterance(utterance(2.0, 2.6, t0))),
-        at(t0, 3.3),
+        Input::Listen(ListenEvent::Utterance(utterance(start, start + 0.6, t0))),
+        at(t0, start + 1.3),
     );
     let [(job, ..)] = recognitions(&a)[..] else {
         panic!("said in the window: {a:?}");
     };
-    // "okay, stop" answers the announcement: the agent is asked "stop"
     let a = c.on(
         Input::Heard {
             job,
-            heard: heard("Okay, stop."),
+            heard: heard(text),
         },
-        at(t0, 3.5),
+        at(t0, start + 1.5),
     );
-    let (_, asked_text, _) = asked(&a).expect("asked");
-    assert_eq!(asked_text, "stop");
+    asked(&a).map(|(_, asked_text, _)| asked_text)
 }
 
 /// A stop phrase with nothing said before it is no request: the agent is not asked.
@@ -761,41 +774,23 @@ fn a_stop_phrase_with_nothing_to_stop_asks_nothing() {
 /// you" answered in between); 20 s after the last round, a stop phrase is no request again.
 #[test]
 fn a_stop_phrase_answers_a_ring_until_its_window_closes() {
-    let stop_at = |c: &mut Conductor, t0: Instant, start: f64| {
-        let a = c.on(
-            Input::Listen(ListenEvent::Utterance(utterance(start, start + 0.5, t0))),
-            at(t0, start + 1.2),
-        );
-        let [(job, ..)] = recognitions(&a)[..] else {
-            panic!("{a:?}");
-        };
-        let a = c.on(
-            Input::Heard {
-                job,
-                heard: heard("Stop."),
-            },
-            at(t0, start + 1.4),
-        );
-        asked(&a).map(|(_, text, _)| text)
-    };
-    let ring = |c: &mut Conductor, t0: Instant| {
-        let a = c.on(Input::Announce("Your tea timer is done.".into()), t0);
-        let [(ring, _)] = spoken(&a)[..] else {
-            panic!("said at once: {a:?}");
-        };
-        c.on(done(ring, 1.0), at(t0, 0.2));
-        c.on(played(ring, at(t0, 1.3)), at(t0, 1.3));
-    };
     let t0 = Instant::now();
     let mut c = open_mic();
-    ring(&mut c, t0);
+    ring_played(&mut c, t0);
     let (job, reply) = ask_and_start_reply(&mut c, t0, ("Thank you.", "Thank you."), 2.0);
     agent_ends(&mut c, job, answer("You're welcome."), at(t0, 4.4));
     c.on(done(reply, 1.0), at(t0, 4.5));
     c.on(played(reply, at(t0, 5.5)), at(t0, 5.5));
-    assert_eq!(stop_at(&mut c, t0, 7.0).as_deref(), Some("stop"));
+    assert_eq!(
+        heard_alone(&mut c, t0, 7.0, "Stop.").as_deref(),
+        Some("stop")
+    );
 
     let mut late = open_mic();
-    ring(&mut late, t0);
-    assert_eq!(stop_at(&mut late, t0, 22.0), None, "the window has closed");
+    ring_played(&mut late, t0);
+    assert_eq!(
+        heard_alone(&mut late, t0, 22.0, "Stop."),
+        None,
+        "the window has closed"
+    );
 }
