@@ -1,14 +1,21 @@
 //! The [`Timers`] actor: the timers, their file, and the one delayed message for the
 //! earliest deadline.
+//!
+//! **The writer.** A change is made to the timers in memory at once and acknowledged once
+//! the file holds it. The file is written by a task of its own ([`Writing`]), one write at
+//! a time: changes that come while one is under way share the next (a group commit). So
+//! the actor never waits for a disk: a timer due during a write rings on time. A write
+//! that fails takes back every change not yet acknowledged, and each is refused.
 
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
 
 use super::store::{Store, StoreError};
 use super::{
-    now_ms, Alarm, Days, Fired, Kind, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND,
+    named, now_ms, Alarm, Days, Fired, Kind, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND,
 };
 
 /// What the timers actor does.
@@ -56,6 +63,8 @@ pub enum TimersMsg {
     Due(u64),
     /// Write the timers that rang out of the file ([`FLUSH_AFTER`] after the first).
     Flush,
+    /// The write under way has ended: how it went.
+    Written(Result<(), String>),
 }
 
 /// How long after a timer rings the file drops it: the rings of that window share one
@@ -68,11 +77,28 @@ pub struct TimersArgs {
     pub store: Store,
 }
 
+/// A change made in memory and not yet acknowledged.
+struct Pending {
+    /// Each timer it touched as it was before (`None`: it was not there).
+    undo: Vec<(u64, Option<Timer>)>,
+    /// Answers the request, once the write has gone one way or the other.
+    ack: Box<dyn FnOnce(Result<(), TimerError>) + Send>,
+}
+
+/// The write under way: its task (which also sends [`TimersMsg::Written`]) and the changes
+/// it makes durable.
+struct Writing {
+    task: JoinHandle<Result<(), String>>,
+    changes: Vec<Pending>,
+}
+
 /// The actor's state.
 pub struct TimersState {
     store: Store,
     /// The lock on the state directory's timers, held while the actor lives.
     _lock: std::fs::File,
+    /// The timers as the person was told or is about to be: the file's version and the
+    /// changes in [`Self::writing`] and [`Self::changes`].
     timers: Vec<Timer>,
     next_id: u64,
     subscribers: Vec<UnboundedSender<Fired>>,
@@ -82,12 +108,18 @@ pub struct TimersState {
     /// restart, what fell due rings again, marked late).
     ringing: Vec<Timer>,
     /// The delayed message for the earliest deadline, and its generation.
-    armed: Option<tokio::task::JoinHandle<Result<(), ractor::MessagingErr<TimersMsg>>>>,
+    armed: Option<JoinHandle<Result<(), ractor::MessagingErr<TimersMsg>>>>,
     generation: u64,
     /// The due time the armed message is for.
     armed_for: Option<i64>,
-    /// Timers rang that the file still holds; a [`TimersMsg::Flush`] is on its way.
+    /// The write under way, if one is.
+    writing: Option<Writing>,
+    /// Changes made since that write began: the next write's.
+    changes: Vec<Pending>,
+    /// Timers rang that the file still holds: the next write drops them.
     unflushed: bool,
+    /// A [`TimersMsg::Flush`] is on its way.
+    flush_sent: bool,
 }
 
 /// The timers actor.
@@ -116,7 +148,10 @@ impl Actor for Timers {
             armed: None,
             generation: 0,
             armed_for: None,
+            writing: None,
+            changes: Vec::new(),
             unflushed: false,
+            flush_sent: false,
         };
         let before = state.timers.len();
         let missed = take_due(&mut state.timers, now_ms());
@@ -134,7 +169,7 @@ impl Actor for Timers {
             }
         }
         if state.timers.len() != before {
-            if let Err(e) = state.store.save(&state.timers, state.next_id) {
+            if let Err(e) = save(&state.store, &state.timers, state.next_id).await {
                 tracing::error!(error = %e, "the timers that fell due could not be taken out of the file: they may ring again at the next start");
             }
         }
@@ -155,8 +190,28 @@ impl Actor for Timers {
         if let Some(h) = state.armed.take() {
             h.abort();
         }
-        // a clean stop writes what rang since the last write: it does not ring again
-        state.flush().await;
+        // a clean stop writes what is not written yet (what rang, changes still waiting)
+        // and answers them: the write under way ends first, so two never race
+        let mut waiting = std::mem::take(&mut state.changes);
+        if let Some(w) = state.writing.take() {
+            let went = w.task.await.unwrap_or_else(|e| Err(e.to_string()));
+            match went {
+                Ok(()) => acknowledge(w.changes, Ok(())),
+                // the write below holds them too
+                Err(_) => {
+                    let mut all = w.changes;
+                    all.append(&mut waiting);
+                    waiting = all;
+                }
+            }
+        }
+        if state.unflushed || !waiting.is_empty() {
+            let went = save(&state.store, &state.timers, state.next_id).await;
+            if let Err(e) = &went {
+                tracing::error!(error = %e, "the timers could not be written at stop: what rang may ring again, and changes not yet answered are refused");
+            }
+            acknowledge(waiting, went.map_err(|e| TimerError::Store(e.to_string())));
+        }
         Ok(())
     }
 
@@ -174,36 +229,26 @@ impl Actor for Timers {
                 room,
                 reminder,
                 reply,
-            } => {
-                let _ = reply.send(state.start(name, length, room, reminder).await);
-            }
+            } => state.change(reply, |s| s.start(name, length, room, reminder)),
             TimersMsg::StartAlarm {
                 at,
                 days,
                 reminder,
                 room,
                 reply,
-            } => {
-                let _ = reply.send(
-                    state
-                        .start_alarm(Alarm::new(at, days), reminder, room)
-                        .await,
-                );
-            }
-            TimersMsg::CancelIds(ids, reply) => {
-                let _ = reply.send(state.cancel_ids(&ids).await);
-            }
-            TimersMsg::Cancel(which, reply) => {
-                let _ = reply.send(state.cancel(&which).await);
-            }
+            } => state.change(reply, |s| {
+                s.start_alarm(Alarm::new(at, days), reminder, room)
+            }),
+            TimersMsg::CancelIds(ids, reply) => state.change(reply, |s| Ok(s.cancel_ids(&ids))),
+            TimersMsg::Cancel(which, reply) => state.change(reply, |s| s.cancel(&which)),
             TimersMsg::Adjust(which, delta_ms, reply) => {
-                let _ = reply.send(state.change(&which, Change::Adjust(delta_ms)).await);
+                state.change(reply, |s| s.alter(&which, Change::Adjust(delta_ms)))
             }
             TimersMsg::Pause(which, reply) => {
-                let _ = reply.send(state.change(&which, Change::Pause).await);
+                state.change(reply, |s| s.alter(&which, Change::Pause))
             }
             TimersMsg::Resume(which, reply) => {
-                let _ = reply.send(state.change(&which, Change::Resume).await);
+                state.change(reply, |s| s.alter(&which, Change::Resume))
             }
             TimersMsg::List(reply) => {
                 let now = now_ms();
@@ -233,21 +278,37 @@ impl Actor for Timers {
             }
             TimersMsg::Due(generation) => {
                 if generation == state.generation {
-                    if state.fire_due() && !state.unflushed {
+                    if state.fire_due() {
                         state.unflushed = true;
-                        myself.send_after(FLUSH_AFTER, || TimersMsg::Flush);
+                        if !state.flush_sent {
+                            state.flush_sent = true;
+                            myself.send_after(FLUSH_AFTER, || TimersMsg::Flush);
+                        }
                     }
                     // armed again from the clock, even if nothing was due yet
                     rearm = true;
                 }
             }
-            TimersMsg::Flush => state.flush().await,
+            TimersMsg::Flush => state.flush_sent = false,
+            TimersMsg::Written(went) => state.written(went),
+        }
+        // what is not written yet goes to the writer, unless it is busy; what rang waits
+        // for its flush
+        if !state.changes.is_empty() || (state.unflushed && !state.flush_sent) {
+            state.write(&myself);
         }
         // whatever changed, the one delayed message is for the earliest deadline
         if rearm || state.earliest() != state.armed_for {
             arm(&myself, state);
         }
         Ok(())
+    }
+}
+
+/// Answer each of `changes` with how the write went.
+fn acknowledge(changes: Vec<Pending>, went: Result<(), TimerError>) {
+    for c in changes {
+        (c.ack)(went.clone());
     }
 }
 
@@ -260,7 +321,79 @@ enum Change {
 }
 
 impl TimersState {
-    async fn start(
+    /// Make the change `op` describes in memory; a refusal is answered at once, a change
+    /// once the file holds it ([`Self::written`]).
+    fn change<T: Send + 'static>(
+        &mut self,
+        reply: RpcReplyPort<Result<T, TimerError>>,
+        op: impl FnOnce(&mut Self) -> Result<T, TimerError>,
+    ) {
+        let before = self.timers.clone();
+        let done = match op(self) {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
+        let undo = touched(&before, &self.timers);
+        self.changes.push(Pending {
+            undo,
+            ack: Box::new(move |went| {
+                let _ = reply.send(went.map(|()| done));
+            }),
+        });
+    }
+
+    /// Hand the timers as they are to a writer task, unless one is under way (then they
+    /// wait for it to end).
+    fn write(&mut self, myself: &ActorRef<TimersMsg>) {
+        if self.writing.is_some() {
+            return;
+        }
+        self.unflushed = false;
+        let (store, timers, next_id) = (self.store.clone(), self.timers.clone(), self.next_id);
+        let me = myself.clone();
+        let task = tokio::spawn(async move {
+            let went = save(&store, &timers, next_id)
+                .await
+                .map_err(|e| e.to_string());
+            let _ = me.cast(TimersMsg::Written(went.clone()));
+            went
+        });
+        self.writing = Some(Writing {
+            task,
+            changes: std::mem::take(&mut self.changes),
+        });
+    }
+
+    /// The write under way has ended: its changes are acknowledged, or taken back with
+    /// every change made since, and refused.
+    fn written(&mut self, went: Result<(), String>) {
+        let Some(done) = self.writing.take() else {
+            return;
+        };
+        match went {
+            Ok(()) => acknowledge(done.changes, Ok(())),
+            Err(e) if done.changes.is_empty() && self.changes.is_empty() => {
+                tracing::error!(error = %e, "the timers that rang could not be taken out of the file: they may ring again at the next start");
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "timers not saved: the changes not yet acknowledged are refused");
+                let mut all = done.changes;
+                all.append(&mut self.changes);
+                for c in all.iter().rev() {
+                    for (id, was) in c.undo.iter().rev() {
+                        self.timers.retain(|t| t.id != *id);
+                        self.timers.extend(was.clone());
+                    }
+                }
+                acknowledge(all, Err(TimerError::Store(e)));
+            }
+        }
+    }
+
+    fn start(
         &mut self,
         name: Option<String>,
         length: Duration,
@@ -291,14 +424,13 @@ impl TimersState {
             alarm: None,
             reminder,
         };
-        let mut timers = self.timers.clone();
-        timers.push(timer.clone());
-        self.commit(timers, self.next_id + 1).await?;
+        self.timers.push(timer.clone());
+        self.next_id += 1;
         tracing::info!(timer = %timer.called(), seconds = total_ms / 1000, "timer started");
         Ok(timer)
     }
 
-    async fn start_alarm(
+    fn start_alarm(
         &mut self,
         alarm: Alarm,
         reminder: Option<String>,
@@ -314,38 +446,30 @@ impl TimersState {
             alarm: Some(alarm),
             reminder,
         };
-        let mut timers = self.timers.clone();
-        timers.push(timer.clone());
-        self.commit(timers, self.next_id + 1).await?;
+        self.timers.push(timer.clone());
+        self.next_id += 1;
         tracing::info!(kind = ?timer.kind(), due_ms, "alarm set");
         Ok(timer)
     }
 
-    async fn cancel_ids(&mut self, ids: &[u64]) -> Result<Vec<Timer>, TimerError> {
-        let (gone, kept): (Vec<Timer>, Vec<Timer>) = self
-            .timers
-            .iter()
-            .cloned()
+    fn cancel_ids(&mut self, ids: &[u64]) -> Vec<Timer> {
+        let (gone, kept) = std::mem::take(&mut self.timers)
+            .into_iter()
             .partition(|t| ids.contains(&t.id));
-        self.commit(kept, self.next_id).await?;
-        Ok(gone)
+        self.timers = kept;
+        gone
     }
 
-    async fn cancel(&mut self, which: &Which) -> Result<Vec<Timer>, TimerError> {
+    fn cancel(&mut self, which: &Which) -> Result<Vec<Timer>, TimerError> {
         let picked = pick(&self.timers, which, |_| true)?;
-        let (gone, kept): (Vec<Timer>, Vec<Timer>) = self
-            .timers
-            .iter()
-            .cloned()
-            .partition(|t| picked.contains(&t.id));
-        self.commit(kept, self.next_id).await?;
+        let gone = self.cancel_ids(&picked);
         for t in &gone {
             tracing::info!(timer = %t.called(), "timer cancelled");
         }
         Ok(gone)
     }
 
-    async fn change(&mut self, which: &Which, change: Change) -> Result<Timer, TimerError> {
+    fn alter(&mut self, which: &Which, change: Change) -> Result<Timer, TimerError> {
         let applies = |t: &Timer| match change {
             Change::Adjust(_) => true,
             Change::Pause => matches!(t.run, Run::Running { .. }),
@@ -359,8 +483,7 @@ impl TimersState {
             Err(e) => return Err(e),
         };
         let now = now_ms();
-        let mut timers = self.timers.clone();
-        let Some(t) = timers.iter_mut().find(|t| t.id == id) else {
+        let Some(t) = self.timers.iter_mut().find(|t| t.id == id) else {
             return Err(TimerError::None);
         };
         t.run = match (t.run, change) {
@@ -381,9 +504,7 @@ impl TimersState {
         if let Change::Adjust(d) = change {
             t.total_ms = (t.total_ms as i64 + d).max(0) as u64;
         }
-        let changed = t.clone();
-        self.commit(timers, self.next_id).await?;
-        Ok(changed)
+        Ok(t.clone())
     }
 
     /// Why a change cannot apply to the timer named `name`.
@@ -396,21 +517,8 @@ impl TimersState {
         }
     }
 
-    /// Make `timers` the state, once the file holds them: on a failed write nothing
-    /// changes and the request is refused.
-    async fn commit(&mut self, timers: Vec<Timer>, next_id: u64) -> Result<(), TimerError> {
-        if let Err(e) = save(&self.store, &timers, next_id).await {
-            tracing::error!(error = %e, "timers not saved: the change is refused");
-            return Err(TimerError::Store(e.to_string()));
-        }
-        self.timers = timers;
-        self.next_id = next_id;
-        self.unflushed = false;
-        Ok(())
-    }
-
     /// Ring every running timer that is due, and take it out (the file drops it at the
-    /// next write: [`TimersMsg::Flush`], or any change before it). Whether any rang.
+    /// next write). Whether any rang.
     fn fire_due(&mut self) -> bool {
         let fired = take_due(&mut self.timers, now_ms());
         self.subscribers.retain(|s| !s.is_closed());
@@ -427,16 +535,6 @@ impl TimersState {
         !fired.is_empty()
     }
 
-    /// Write the file if timers rang since it was last written.
-    async fn flush(&mut self) {
-        if !std::mem::take(&mut self.unflushed) {
-            return;
-        }
-        if let Err(e) = save(&self.store, &self.timers, self.next_id).await {
-            tracing::error!(error = %e, "the timers that rang could not be taken out of the file: they may ring again at the next start");
-        }
-    }
-
     /// The earliest due time of a running timer.
     fn earliest(&self) -> Option<i64> {
         self.timers
@@ -449,8 +547,22 @@ impl TimersState {
     }
 }
 
-/// Write the file off the async threads (a write and two fsyncs: milliseconds), so the
-/// delayed message and everything else keep running meanwhile.
+/// Each timer that differs between `before` and `after`, as it was before (`None`: it was
+/// not there).
+fn touched(before: &[Timer], after: &[Timer]) -> Vec<(u64, Option<Timer>)> {
+    let was = |id| before.iter().find(|t| t.id == id);
+    let gone = before
+        .iter()
+        .filter(|b| !after.iter().any(|a| a.id == b.id))
+        .map(|b| (b.id, Some(b.clone())));
+    let changed = after
+        .iter()
+        .filter(|a| was(a.id) != Some(*a))
+        .map(|a| (a.id, was(a.id).cloned()));
+    gone.chain(changed).collect()
+}
+
+/// Write the file off the async threads (a write and two fsyncs: milliseconds).
 async fn save(store: &Store, timers: &[Timer], next_id: u64) -> Result<(), StoreError> {
     let (store, timers) = (store.clone(), timers.to_vec());
     let path = store.path().to_path_buf();
@@ -523,11 +635,12 @@ fn pick(
         Which::All => Ok(timers.iter().map(|t| t.id).collect()),
         Which::Named(n) => {
             let n = n.trim().to_lowercase();
-            timers
-                .iter()
-                .find(|t| t.name.as_deref() == Some(n.as_str()) && applies(t))
-                .map(|t| vec![t.id])
-                .ok_or(TimerError::NoSuch(n))
+            match named(timers, &n) {
+                Some(t) if applies(t) => Ok(vec![t.id]),
+                // (by its own name, so the answer says why it does not apply)
+                Some(t) => Err(TimerError::NoSuch(t.name.clone().unwrap_or(n))),
+                None => Err(TimerError::NoSuch(n)),
+            }
         }
         Which::Only => {
             let fit: Vec<&Timer> = timers.iter().filter(|t| applies(t)).collect();
@@ -600,5 +713,68 @@ mod tests {
         let next = timers[0].due_ms().unwrap();
         assert_eq!(Some(next), every.next_after(now));
         assert!(next > now && next <= now + 25 * 3600 * 1000, "{next} {now}");
+    }
+
+    async fn start(t: ActorRef<TimersMsg>, name: &str, secs: u64) -> Result<Timer, TimerError> {
+        ractor::call!(t, |reply| TimersMsg::Start {
+            name: Some(name.to_string()),
+            length: Duration::from_secs(secs),
+            room: None,
+            reminder: None,
+            reply,
+        })
+        .expect("the timers actor answers")
+    }
+
+    /// A timer due while a write is under way rings on time; when that write fails, the
+    /// change it carried is refused and taken back, and the next write holds what was
+    /// acknowledged. The write is held by making its temporary file a FIFO: opening it
+    /// waits for a reader, and a FIFO cannot be fsynced.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_ring_never_waits_for_a_write_and_a_failed_write_refuses_its_change() {
+        let dir = std::env::temp_dir().join(format!("hearth-writer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::in_dir(&dir);
+        let (timers, _) = Actor::spawn(
+            None,
+            Timers,
+            TimersArgs {
+                store: store.clone(),
+            },
+        )
+        .await
+        .expect("the timers actor starts");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        timers.cast(TimersMsg::Subscribe(tx)).expect("subscribed");
+        start(timers.clone(), "tea", 1).await.expect("tea set");
+
+        let fifo = store.path().with_extension("json.tmp");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+        let pasta = tokio::spawn(start(timers.clone(), "pasta", 600));
+        let fired = tokio::time::timeout(Duration::from_secs(3), rx.recv()).await;
+        let held = !pasta.is_finished();
+        // the write goes on before anything is asserted: a failure must not leave it held
+        let read = tokio::task::spawn_blocking(move || std::fs::File::open(fifo));
+        let reader = read.await.expect("joined").expect("the FIFO opens");
+        let fired = fired
+            .expect("the tea timer rings while the pasta timer's write is held")
+            .expect("a firing");
+        assert_eq!(fired.timer.name.as_deref(), Some("tea"));
+        assert!(fired.late_ms < 100, "rang {} ms late", fired.late_ms);
+        assert!(held, "the pasta timer waits for its write");
+        let refused = pasta.await.expect("joined");
+        assert!(matches!(refused, Err(TimerError::Store(_))), "{refused:?}");
+        let left = ractor::call!(timers, TimersMsg::List).expect("listed");
+        assert!(left.is_empty(), "taken back: {left:?}");
+
+        drop(reader);
+        std::fs::remove_file(store.path().with_extension("json.tmp")).expect("FIFO removed");
+        start(timers.clone(), "eggs", 600).await.expect("eggs set");
+        let kept = store.load().timers;
+        let kept: Vec<_> = kept.iter().map(|t| t.name.as_deref()).collect();
+        assert_eq!(kept, [Some("eggs")]);
+        timers.stop(None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -250,10 +250,33 @@ pub fn crash_rounds(
 
 /// How late each of `n` timers of 2 to 6 seconds rang, in milliseconds, sorted: they are
 /// set at once on a fresh actor over the state directory `dir`, and each ring is timed as
-/// it reaches a subscriber, while the rest are still being set. Must run on a runtime with
-/// its timers enabled.
-pub async fn ring_lateness(dir: &Path, n: usize) -> Result<Vec<i64>, String> {
+/// it reaches a subscriber, while the rest are still being set. With `churn`, another
+/// timer is changed back to back until the last has rung, so a write is under way at every
+/// ring. Must run on a runtime with its timers enabled.
+pub async fn ring_lateness(dir: &Path, n: usize, churn: bool) -> Result<Vec<i64>, String> {
     let t = spawn(dir).await?;
+    let churner = churn.then(|| {
+        let t = t.clone();
+        tokio::spawn(async move {
+            let churn = || Which::Named("churn".to_string());
+            let started = ractor::call!(t, |reply| TimersMsg::Start {
+                name: Some("churn".to_string()),
+                length: Duration::from_secs(3600),
+                room: None,
+                reminder: None,
+                reply,
+            });
+            let mut writes = u64::from(matches!(started, Ok(Ok(_))));
+            while writes > 0 {
+                let sign = if writes % 2 == 0 { 1 } else { -1 };
+                match ractor::call!(t, TimersMsg::Adjust, churn(), sign * 1000) {
+                    Ok(Ok(_)) => writes += 1,
+                    _ => break,
+                }
+            }
+            writes
+        })
+    });
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     t.cast(TimersMsg::Subscribe(tx))
         .map_err(|e| e.to_string())?;
@@ -281,7 +304,16 @@ pub async fn ring_lateness(dir: &Path, n: usize) -> Result<Vec<i64>, String> {
         .map_err(|e| e.to_string())?;
     }
     let mut late = heard.await.map_err(|e| e.to_string())?;
-    t.stop(None);
+    // (its last write ends before the directory is another's)
+    let _ = t.stop_and_wait(None, None).await;
+    if let Some(c) = churner {
+        let writes = c.await.map_err(|e| e.to_string())?;
+        if writes < n as u64 {
+            return Err(format!(
+                "only {writes} changes were written while {n} timers rang"
+            ));
+        }
+    }
     if late.len() != n {
         return Err(format!(
             "{} of {n} timers rang within 30 s of each other",
