@@ -138,8 +138,10 @@ pub fn parse_clock(text: &str) -> Option<Clock> {
         [] => return None,
         _ => {}
     }
-    // "half past six", "quarter past 7", "quarter to eight", "ten past six", "20 to 8"
-    if let Some(i) = w.iter().position(|x| *x == "past" || *x == "to") {
+    // "half past six", "quarter past 7", "quarter to eight", "ten past six", "20 to 8";
+    // "half pass six" as whisper writes it
+    let past = |x: &str| x == "past" || x == "pass";
+    if let Some(i) = w.iter().position(|x| past(x) || *x == "to") {
         let (before, after) = (&w[..i], &w[i + 1..]);
         let minutes = match before {
             ["half"] => 30,
@@ -160,7 +162,7 @@ pub fn parse_clock(text: &str) -> Option<Clock> {
             return None;
         }
         let h = h as u8;
-        return if w[i] == "past" {
+        return if past(w[i]) {
             Clock::said(h, minutes as u8, half)
         } else {
             let hour = if h == 1 { 12 } else { h - 1 };
@@ -256,6 +258,7 @@ mod tests {
             ("630 tomorrow", "none"),
             ("seven oh five", "7:05"),
             ("half past six", "6:30"),
+            ("half, pass 6", "6:30"),
             ("quarter past 7 pm", "7:15 PM"),
             ("a quarter to eight", "7:45"),
             ("quarter to one", "12:45"),

@@ -141,7 +141,8 @@ pub(super) struct Conductor {
     /// Announcements waiting for the turn under way to end (the first [`MAX_ANNOUNCEMENTS`]).
     announcements: VecDeque<String>,
     /// When an announcement (a timer ringing) last finished playing: a stop phrase within
-    /// [`ANSWER_WINDOW`] of it is the answer to it, and goes to the agent as "stop", whatever
+    /// [`ANSWER_WINDOW`] of it (or one word as whisper writes a clipped "stop":
+    /// [`stop::means_stop`]) is the answer to it, and goes to the agent as "stop", whatever
     /// was said in between ("thank you", a question while it rings).
     announced: Option<Instant>,
     out: Outbox,
@@ -788,7 +789,7 @@ impl Conductor {
         let answers = self
             .announced
             .is_some_and(|at| now.saturating_duration_since(at) <= ANSWER_WINDOW);
-        if answers && stop::is_stop(&text) {
+        if answers && stop::means_stop(&text) {
             self.announced = None;
             tracing::info!(heard = %text, "a stop phrase after an announcement: asked as \"stop\"");
             text = ANSWER_TO_ANNOUNCEMENT.to_string();

@@ -44,16 +44,17 @@ pub(crate) fn is_stop(text: &str) -> bool {
     !kept.is_empty() && STOP_PHRASES.contains(&kept.join(" ").as_str())
 }
 
-/// Whether `text`, heard over hearth's own reply, asks it to stop: a stop phrase, or one
-/// short word as whisper tiny.en writes a clipped "stop" ("Star." for the Piper voice's
-/// "Stop.", every time). Stopping is the safe direction: a stray "start" said over a reply
-/// stops it, and nothing runs.
-pub(crate) fn is_stop_over_reply(text: &str) -> bool {
+/// Whether `text`, heard over hearth's own reply or while a timer rings, asks it to stop: a
+/// stop phrase, or one short word as whisper tiny.en writes a clipped or jumbled "stop"
+/// ("Star." for the Piper voice's "Stop." over a reply, every time; "Start." and "Spot." for
+/// it after a ring). Stopping is the safe direction: a stray "start" said over a reply stops
+/// it, one said while a timer rings silences the ring, and nothing else runs.
+pub(crate) fn means_stop(text: &str) -> bool {
     if is_stop(text) {
         return true;
     }
     match kept_words(text).as_slice() {
-        [word] => word.starts_with("st") && word.len() <= 5,
+        [word] => (word.starts_with("st") || word.starts_with("sp")) && word.len() <= 5,
         _ => false,
     }
 }
@@ -107,12 +108,18 @@ mod tests {
     }
 
     #[test]
-    fn over_a_reply_a_clipped_stop_stops_it_too() {
-        for text in ["Star.", "Stop.", "Stopp!", "Okay, stop."] {
-            assert!(is_stop_over_reply(text), "{text:?}");
+    fn over_a_reply_or_a_ring_a_clipped_stop_stops_it() {
+        for text in ["Star.", "Stop.", "Stopp!", "Okay, stop.", "Start.", "Spot."] {
+            assert!(means_stop(text), "{text:?}");
         }
-        for text in ["Stars are out.", "Turn it off.", "Storage.", "Star"] {
-            assert_eq!(is_stop_over_reply(text), text == "Star", "{text:?}");
+        for text in [
+            "Stars are out.",
+            "Turn it off.",
+            "Storage.",
+            "Spotted.",
+            "Star",
+        ] {
+            assert_eq!(means_stop(text), text == "Star", "{text:?}");
         }
         // between turns only the phrases themselves
         assert!(!is_stop("Star."));

@@ -245,6 +245,42 @@ pub(crate) fn or_list(names: &[String]) -> String {
     }
 }
 
+/// The timer a name heard means: the one of that name, else the only one whose name the
+/// heard one sounds near ([`sounds_near`]); `None` when none is, or two are as near.
+pub fn named<'a>(timers: &'a [Timer], said: &str) -> Option<&'a Timer> {
+    let only = |near: fn(&str, &str) -> bool| {
+        let mut found = timers
+            .iter()
+            .filter(|t| t.name.as_deref().is_some_and(|name| near(said, name)));
+        match (found.next(), found.next()) {
+            (Some(t), None) => Some(t),
+            _ => None,
+        }
+    };
+    only(|a, b| a == b).or_else(|| only(sounds_near))
+}
+
+/// Whether a name heard (`said`) is a timer's `name` misheard: the shorter is the longer
+/// with letters left out, begins as it does, and has three letters or more and at least half
+/// of them ("ros" for "roast"); or both have four or more and one letter differs ("pasto"
+/// for "pasta"). The answer then says the timer's real name, so the person hears which was
+/// meant.
+fn sounds_near(said: &str, name: &str) -> bool {
+    let (a, b) = (said.chars().count(), name.chars().count());
+    let (short, long) = if a <= b { (said, name) } else { (name, said) };
+    let clipped = short.chars().count() >= 3
+        && short.chars().count() * 2 >= long.chars().count()
+        && short.chars().next() == long.chars().next()
+        && letters_in_order(short, long);
+    clipped || (a.min(b) >= 4 && strsim::levenshtein(said, name) <= 1)
+}
+
+/// Whether every letter of `short` is in `long`, in the same order.
+fn letters_in_order(short: &str, long: &str) -> bool {
+    let mut rest = long.chars();
+    short.chars().all(|c| rest.any(|l| l == c))
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
@@ -262,6 +298,35 @@ mod tests {
         assert_eq!(e.to_string(), "Which timer: pasta, eggs or tea?");
         let e = TimerError::AlreadyPaused("the pasta timer".into());
         assert_eq!(e.to_string(), "The pasta timer is already paused.");
+    }
+
+    #[test]
+    fn a_misheard_name_means_the_one_timer_it_sounds_near() {
+        let timer = |id, name: &str| Timer {
+            id,
+            name: Some(name.into()),
+            total_ms: 60_000,
+            run: Run::Running { due_ms: 10_000 },
+            room: None,
+            alarm: None,
+            reminder: None,
+        };
+        let all = [timer(1, "roast"), timer(2, "pasta"), timer(3, "pastry")];
+        let id = |said| named(&all, said).map(|t| t.id);
+        assert_eq!(id("roast"), Some(1));
+        assert_eq!(id("ros"), Some(1), "a clipped name");
+        assert_eq!(id("roasts"), Some(1));
+        assert_eq!(id("pasta"), Some(2), "its own name, though pastry is near");
+        assert_eq!(id("past"), None, "near two");
+        assert_eq!(
+            id("pastro"),
+            Some(3),
+            "one letter off pastry, two off pasta"
+        );
+        assert_eq!(id("ro"), None, "too short to tell");
+        assert_eq!(id("oast"), None, "it begins as roast does not");
+        assert_eq!(id("egg"), None);
+        assert_eq!(id("boost"), None, "two letters off roast");
     }
 
     #[test]

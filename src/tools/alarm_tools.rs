@@ -108,9 +108,9 @@ impl AlarmTool {
                 slots: [("days".to_string(), day_phrases())].into(),
                 ..intent(
                     &[
-                        "set [an] alarm (for|at) {time}",
-                        "set [an] alarm (for|at) {time} {days}",
-                        "set [an] alarm {days} (for|at) {time}",
+                        "set [an|and|in] alarm (for|at) {time}",
+                        "set [an|and|in] alarm (for|at) {time} {days}",
+                        "set [an|and|in] alarm {days} (for|at) {time}",
                         "[an] alarm (for|at) {time}",
                         "wake me [up] at {time}",
                         "wake me [up] at {time} {days}",
@@ -492,6 +492,11 @@ mod tests {
                 "Set an alarm for 6:30 every weekday.",
                 "set_alarm",
                 json!({"time": "6:30", "days": "weekdays"}),
+            ),
+            (
+                "set and alarm for half, pass 6,",
+                "set_alarm",
+                json!({"time": "6:30"}),
             ),
             (
                 "set an alarm for half past six on saturdays",

@@ -39,6 +39,10 @@ pub enum TimerTool {
 /// Words that may stand before a timer's name in a sentence.
 const THE: &str = "(the|my)";
 
+/// "set an egg timer": the article after "set", with "in" and "and" as whisper tiny.en writes
+/// "an" there ("set in, egg timer for 6 minutes").
+const AN: &str = "(a|an|in|and)";
+
 impl TimerTool {
     pub const ALL: [TimerTool; 8] = [
         TimerTool::Set,
@@ -98,7 +102,7 @@ impl TimerTool {
 
     /// Its local intents.
     pub fn intents(self) -> Vec<IntentSpec> {
-        let named = |s: &str| s.replace("{the}", THE);
+        let named = |s: &str| s.replace("{the}", THE).replace("{an}", AN);
         let intent = |sentences: &[&str], args: Map<String, Value>| {
             let sentences: Vec<String> = sentences.iter().map(|s| named(s)).collect();
             super::builtin_parts::intent(&sentences, args)
@@ -108,12 +112,12 @@ impl TimerTool {
                 &[
                     "(set|start) [a|the] timer for {length}",
                     "[a|the] timer for {length}",
-                    "(set|start) (a|an) {length} timer",
+                    "(set|start) {an} {length} timer",
                     "(a|an) {length} timer",
                     "{length} timer",
-                    "(set|start) (a|an) {name} timer for {length}",
+                    "(set|start) {an} {name} timer for {length}",
                     "(a|an) {name} timer for {length}",
-                    "(set|start) (a|an) {length} {name} timer",
+                    "(set|start) {an} {length} {name} timer",
                     "(set|start) [a] timer for {length} for {the} {name}",
                     "(set|start) [a] timer (called|named) {name} for {length}",
                     "(set|start) [a] timer for {length} (called|named) {name}",
@@ -408,10 +412,7 @@ fn status(all: &[Timer], name: Option<&str>) -> Result<String, TimerError> {
         format!("{} has {} left{paused}", label(t), say_left(t))
     };
     if let Some(n) = name {
-        let t = all
-            .iter()
-            .find(|t| t.name.as_deref() == Some(n))
-            .ok_or_else(|| TimerError::NoSuch(n.to_string()))?;
+        let t = crate::timers::named(all, n).ok_or_else(|| TimerError::NoSuch(n.to_string()))?;
         return Ok(format!("{}.", capitalised(&one(t))));
     }
     match all {
@@ -535,6 +536,11 @@ mod intent_tests {
                 "set a pasta timer for eight minutes please",
                 "set_timer",
                 json!({"length": "8 minutes", "name": "pasta"}),
+            ),
+            (
+                "set in, egg timer for 6 minutes.",
+                "set_timer",
+                json!({"length": "6 minutes", "name": "egg"}),
             ),
             (
                 "set a ten minute eggs timer",
@@ -738,6 +744,17 @@ mod run_tests {
             said.starts_with("Added 2 minutes: the pasta timer has 10 minutes left")
                 || said.starts_with("Added 2 minutes: the pasta timer has 9 minutes and 59"),
             "{said}"
+        );
+        // a name misheard ("pasto", "past") means the timer it sounds near, said by its name
+        let (_, said) = say(&r, "get_timers", json!({"name": "past"})).await;
+        assert!(said.starts_with("The pasta timer has "), "{said}");
+        let (_, said) = say(&r, "resume_timer", json!({"name": "pasto"})).await;
+        assert!(said.starts_with("Pasta timer resumed"), "{said}");
+        let (_, said) = say(&r, "pause_timer", json!({"name": "pasto"})).await;
+        assert!(said.starts_with("Pasta timer paused"), "{said}");
+        assert_eq!(
+            say(&r, "pause_timer", json!({"name": "past"})).await,
+            ok("The pasta timer is already paused.")
         );
         let (_, said) = say(&r, "get_timers", json!({})).await;
         // soonest first: the two have about 10 minutes each, in either order

@@ -158,7 +158,7 @@ impl Reply {
         let (Ok(h), Some(check)) = (heard, self.stop_check.take()) else {
             return;
         };
-        if stop::is_stop_over_reply(&h.text) && !self.state.interrupted() {
+        if stop::means_stop(&h.text) && !self.state.interrupted() {
             let after_speech_ms = now.saturating_duration_since(check.speech_ended);
             let after_speech_ms = after_speech_ms.as_secs_f64() * 1e3;
             tracing::info!(after_speech_ms, "stop: the reply is stopped");

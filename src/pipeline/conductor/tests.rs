@@ -771,7 +771,8 @@ fn a_stop_phrase_with_nothing_to_stop_asks_nothing() {
 }
 
 /// While a timer rings, "stop" answers it whatever was said since the last round ("thank
-/// you" answered in between); 20 s after the last round, a stop phrase is no request again.
+/// you" answered in between), and so does "spot", as whisper may write it; 20 s after the
+/// last round, a stop phrase is no request again, and "spot" is a request of its own.
 #[test]
 fn a_stop_phrase_answers_a_ring_until_its_window_closes() {
     let t0 = Instant::now();
@@ -786,11 +787,25 @@ fn a_stop_phrase_answers_a_ring_until_its_window_closes() {
         Some("stop")
     );
 
+    let mut jumbled = open_mic();
+    ring_played(&mut jumbled, t0);
+    assert_eq!(
+        heard_alone(&mut jumbled, t0, 3.0, "Spot.").as_deref(),
+        Some("stop")
+    );
+
     let mut late = open_mic();
     ring_played(&mut late, t0);
     assert_eq!(
         heard_alone(&mut late, t0, 22.0, "Stop."),
         None,
+        "the window has closed"
+    );
+    let mut late = open_mic();
+    ring_played(&mut late, t0);
+    assert_eq!(
+        heard_alone(&mut late, t0, 22.0, "Spot.").as_deref(),
+        Some("Spot."),
         "the window has closed"
     );
 }

@@ -343,7 +343,9 @@ fn assign(expect: &[Expect], ran: &[&Call], used: &mut Vec<bool>) -> bool {
 }
 
 /// Whether a call meets an expectation: same tool, the same argument names, each value equal
-/// (numbers by value: 21 == 21.0) or inside an expected `{"min", "max"}` range.
+/// (numbers by value: 21 == 21.0), inside an expected `{"min", "max"}` range, or one of an
+/// expected `{"one_of": [...]}` (the spellings of a free text that mean the same: "call mum",
+/// "call mom").
 pub fn meets(e: &Expect, c: &Call) -> bool {
     let Some(args) = c.arguments.as_object() else {
         return false;
@@ -356,9 +358,21 @@ pub fn meets(e: &Expect, c: &Call) -> bool {
 }
 
 fn value_meets(want: &Value, got: &Value) -> bool {
+    if let Some(any) = one_of(want) {
+        return any.iter().any(|w| same_value(w, got));
+    }
     match range(want) {
         Some((lo, hi)) => got.as_f64().is_some_and(|v| v >= lo && v <= hi),
         None => same_value(want, got),
+    }
+}
+
+/// `{"one_of": [a, b]}` as the values it allows.
+fn one_of(v: &Value) -> Option<&Vec<Value>> {
+    let m = v.as_object()?;
+    match (m.len(), m.get("one_of")) {
+        (1, Some(Value::Array(any))) => Some(any),
+        _ => None,
     }
 }
 

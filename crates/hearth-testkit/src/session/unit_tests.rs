@@ -571,6 +571,24 @@ mod score {
             &warmer,
             &Call::ok("set_thermostat", json!({"temperature": 19}), "")
         ));
+        // a free text's spellings that mean the same
+        let mum = expect(
+            "set_reminder",
+            json!({"text": {"one_of": ["call mum", "call mom"]}, "time": "6:00 PM"}),
+        );
+        let reminder = |text: &str| json!({"text": text, "time": "6:00 PM"});
+        assert!(meets(
+            &mum,
+            &Call::ok("set_reminder", reminder("call mom"), "")
+        ));
+        assert!(meets(
+            &mum,
+            &Call::ok("set_reminder", reminder("call mum"), "")
+        ));
+        assert!(!meets(
+            &mum,
+            &Call::ok("set_reminder", reminder("call me"), "")
+        ));
         // an extra argument is a different call
         let light = expect("set_light", json!({"room": "kitchen", "on": true}));
         let extra = json!({"room": "kitchen", "on": true, "level": 3});
