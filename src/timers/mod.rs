@@ -263,8 +263,8 @@ pub fn named<'a>(timers: &'a [Timer], said: &str) -> Option<&'a Timer> {
 /// Whether a name heard (`said`) is a timer's `name` misheard: the shorter is the longer
 /// with letters left out, begins as it does, and has three letters or more and at least half
 /// of them ("ros" for "roast"); or both have four or more and one letter differs ("pasto"
-/// for "pasta"). The answer then says the timer's real name, so the person hears which was
-/// meant.
+/// for "pasta"); or they sound alike ([`sound_key`]: "ed", "aid" and "8" for "egg"). The
+/// answer then says the timer's real name, so the person hears which was meant.
 fn sounds_near(said: &str, name: &str) -> bool {
     let (a, b) = (said.chars().count(), name.chars().count());
     let (short, long) = if a <= b { (said, name) } else { (name, said) };
@@ -272,7 +272,41 @@ fn sounds_near(said: &str, name: &str) -> bool {
         && short.chars().count() * 2 >= long.chars().count()
         && short.chars().next() == long.chars().next()
         && letters_in_order(short, long);
-    clipped || (a.min(b) >= 4 && strsim::levenshtein(said, name) <= 1)
+    let one_off = a.min(b) >= 4 && strsim::levenshtein(said, name) <= 1;
+    clipped || one_off || sound_key(said) == sound_key(name)
+}
+
+/// How a name sounds, roughly, as a mishearing keeps it: each letter by its class (vowels
+/// `a`, stops `t`, fricatives `s`, nasals `n`, liquids `l`; `h` and `w` only at the start,
+/// where they are heard), repeats as one, digits as their words ("8" sounds as "eight").
+/// "egg", "ed", "aid" and "8" are all `at`; "roast" is `last`, "toast" `tast`.
+fn sound_key(name: &str) -> String {
+    const DIGITS: [&str; 10] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    let spelled: String = name
+        .chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) => DIGITS[d as usize].to_string(),
+            None => c.to_lowercase().to_string(),
+        })
+        .collect();
+    let mut key = String::new();
+    for c in spelled.chars() {
+        let class = match c {
+            'a' | 'e' | 'i' | 'o' | 'u' | 'y' => 'a',
+            'b' | 'd' | 'g' | 'p' | 't' | 'k' | 'c' | 'q' | 'j' => 't',
+            'f' | 'v' | 's' | 'z' | 'x' => 's',
+            'm' | 'n' => 'n',
+            'l' | 'r' => 'l',
+            'h' | 'w' if key.is_empty() => 'h',
+            _ => continue,
+        };
+        if !key.ends_with(class) {
+            key.push(class);
+        }
+    }
+    key
 }
 
 /// Whether every letter of `short` is in `long`, in the same order.
@@ -324,9 +358,18 @@ mod tests {
             "one letter off pastry, two off pasta"
         );
         assert_eq!(id("ro"), None, "too short to tell");
-        assert_eq!(id("oast"), None, "it begins as roast does not");
+        assert_eq!(id("rice"), None);
         assert_eq!(id("egg"), None);
         assert_eq!(id("boost"), None, "two letters off roast");
+
+        let all = [timer(1, "egg"), timer(2, "roast")];
+        let id = |said| named(&all, said).map(|t| t.id);
+        for said in ["ed", "aid", "8", "eight", "egg"] {
+            assert_eq!(id(said), Some(1), "{said}");
+        }
+        for said in ["head", "bed", "tea", "at home"] {
+            assert_eq!(id(said), None, "{said}");
+        }
     }
 
     #[test]
