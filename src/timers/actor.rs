@@ -257,10 +257,17 @@ impl Actor for Timers {
                 let _ = reply.send(all);
             }
             TimersMsg::Silence(which, reply) => {
+                // a name means the ringing timer it names or sounds near, as in a change
+                let meant = match &which {
+                    Which::Named(n) => {
+                        named(&state.ringing, &n.trim().to_lowercase()).map(|t| t.id)
+                    }
+                    Which::Only | Which::All => None,
+                };
                 let (gone, kept) = std::mem::take(&mut state.ringing)
                     .into_iter()
                     .partition(|t| match &which {
-                        Which::Named(n) => t.name.as_ref() == Some(n),
+                        Which::Named(_) => meant == Some(t.id),
                         Which::Only | Which::All => true,
                     });
                 state.ringing = kept;

@@ -357,8 +357,12 @@ impl Registry {
         let start = Instant::now();
         let name = call.name();
         tracing::info!("tool call started");
+        let mut arguments = call.arguments().clone();
         let (status, result) = match (self.toolset.check(name, call.arguments()), self.get(name)) {
-            (Verdict::Valid, Some(tool)) => run(tool, call.arguments(), room, &self.backends).await,
+            (Verdict::Valid, Some(tool)) => {
+                arguments = meant(tool, arguments, &self.backends).await;
+                run(tool, &arguments, room, &self.backends).await
+            }
             (Verdict::UnknownTool, _) | (Verdict::Valid, None) => (
                 ToolStatus::Error,
                 format!(
@@ -390,7 +394,7 @@ impl Registry {
         ToolOutcome {
             id: call.id().to_string(),
             name: call.name().to_string(),
-            arguments: call.arguments().clone(),
+            arguments,
             status,
             result,
             elapsed_ms,
@@ -469,6 +473,16 @@ fn failed(call: &ToolCall, result: String) -> ToolOutcome {
         status: ToolStatus::Error,
         result,
         elapsed_ms: 0.0,
+    }
+}
+
+/// A checked call's arguments as meant, where a built-in reads them so (a timer named as it
+/// sounds: [`super::TimerTool::meant`]); the outcome carries these, so what is told of the
+/// call is what ran.
+async fn meant(tool: &Tool, arguments: Value, backends: &Backends) -> Value {
+    match &tool.executor {
+        Executor::Builtin(Builtin::Timer(t)) => t.meant(&arguments, backends.timers()).await,
+        _ => arguments,
     }
 }
 

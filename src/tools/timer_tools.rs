@@ -337,6 +337,42 @@ fn timer_name(said: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
+impl TimerTool {
+    /// The call's arguments as meant: a `name` that names no timer but sounds near one
+    /// ([`crate::timers::named`]: "ros" for roast; for `stop_timer`, a ringing one first) is
+    /// that timer's name, so the call that runs, and what is told of it ("what did you just
+    /// do?", the trace), names the timer it acts on. A new timer's name stays as said.
+    pub async fn meant(self, arguments: &Value, timers: Option<&ActorRef<TimersMsg>>) -> Value {
+        let said = arguments
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(timer_name);
+        let (Some(timers), Some(said), false) = (timers, said, self == TimerTool::Set) else {
+            return arguments.clone();
+        };
+        let ringing = match self {
+            TimerTool::Stop => ractor::call!(timers, TimersMsg::Ringing).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let all = ractor::call!(timers, TimersMsg::List).unwrap_or_default();
+        let timers: Vec<Timer> = all
+            .into_iter()
+            .filter(|t| t.kind() == Kind::Timer)
+            .collect();
+        let meant = crate::timers::named(&ringing, &said)
+            .or_else(|| crate::timers::named(&timers, &said))
+            .and_then(|t| t.name.clone());
+        let mut arguments = arguments.clone();
+        if let (Some(name), Some(fields)) = (meant, arguments.as_object_mut()) {
+            if name != said {
+                tracing::info!(heard = %said, meant = %name, "a timer named as it sounds");
+                fields.insert("name".into(), Value::String(name));
+            }
+        }
+        arguments
+    }
+}
+
 /// "the pasta timer", "the 10 minute timer".
 fn label(t: &Timer) -> String {
     match &t.name {
@@ -745,7 +781,18 @@ mod run_tests {
                 || said.starts_with("Added 2 minutes: the pasta timer has 9 minutes and 59"),
             "{said}"
         );
-        // a name misheard ("pasto", "past") means the timer it sounds near, said by its name
+        // a name misheard ("pasto", "past") means the timer it sounds near, said by its name;
+        // the call that ran names it too
+        let call = ToolSet::unrestricted()
+            .call("c", "get_timers", json!({"name": "the past timer"}))
+            .unwrap();
+        let ran = r.call_in(&call, None).await;
+        assert!(
+            ran.result.starts_with("The pasta timer has "),
+            "{}",
+            ran.result
+        );
+        assert_eq!(ran.arguments, json!({"name": "pasta"}));
         let (_, said) = say(&r, "get_timers", json!({"name": "past"})).await;
         assert!(said.starts_with("The pasta timer has "), "{said}");
         let (_, said) = say(&r, "resume_timer", json!({"name": "pasto"})).await;
@@ -812,8 +859,9 @@ mod run_tests {
             }
             other => panic!("{other:?}"),
         }
+        // named as heard ("the tee timer"): the ringing timer it sounds like
         assert_eq!(
-            say(&r, "stop_timer", json!({})).await,
+            say(&r, "stop_timer", json!({"name": "Tee"})).await,
             (ToolStatus::Ok, "Stopped the tea timer.".into())
         );
         let again = tokio::time::timeout(Duration::from_millis(700), kitchen.recv()).await;
