@@ -375,14 +375,15 @@ impl TimersState {
     }
 
     /// The write under way has ended: its changes are acknowledged, or taken back with
-    /// every change made since, and refused.
+    /// every change made since (each made on top of them), and refused. A write of what
+    /// rang alone that fails refuses nothing: the next write holds the changes since.
     fn written(&mut self, went: Result<(), String>) {
         let Some(done) = self.writing.take() else {
             return;
         };
         match went {
             Ok(()) => acknowledge(done.changes, Ok(())),
-            Err(e) if done.changes.is_empty() && self.changes.is_empty() => {
+            Err(e) if done.changes.is_empty() => {
                 tracing::error!(error = %e, "the timers that rang could not be taken out of the file: they may ring again at the next start");
             }
             Err(e) => {
