@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use super::store::{Store, StoreError};
 use super::{
-    named, now_ms, Alarm, Days, Fired, Kind, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND,
+    now_ms, Alarm, Days, Fired, Kind, Run, Timer, TimerError, Which, LONGEST, MISSED_BOUND,
 };
 
 /// What the timers actor does.
@@ -257,17 +257,10 @@ impl Actor for Timers {
                 let _ = reply.send(all);
             }
             TimersMsg::Silence(which, reply) => {
-                // a name means the ringing timer it names or sounds near, as in a change
-                let meant = match &which {
-                    Which::Named(n) => {
-                        named(&state.ringing, &n.trim().to_lowercase()).map(|t| t.id)
-                    }
-                    Which::Only | Which::All => None,
-                };
                 let (gone, kept) = std::mem::take(&mut state.ringing)
                     .into_iter()
                     .partition(|t| match &which {
-                        Which::Named(_) => meant == Some(t.id),
+                        Which::Named(n) => t.name.as_ref() == Some(n),
                         Which::Only | Which::All => true,
                     });
                 state.ringing = kept;
@@ -643,12 +636,11 @@ fn pick(
         Which::All => Ok(timers.iter().map(|t| t.id).collect()),
         Which::Named(n) => {
             let n = n.trim().to_lowercase();
-            match named(timers, &n) {
-                Some(t) if applies(t) => Ok(vec![t.id]),
-                // (by its own name, so the answer says why it does not apply)
-                Some(t) => Err(TimerError::NoSuch(t.name.clone().unwrap_or(n))),
-                None => Err(TimerError::NoSuch(n)),
-            }
+            timers
+                .iter()
+                .find(|t| t.name.as_deref() == Some(n.as_str()) && applies(t))
+                .map(|t| vec![t.id])
+                .ok_or(TimerError::NoSuch(n))
         }
         Which::Only => {
             let fit: Vec<&Timer> = timers.iter().filter(|t| applies(t)).collect();

@@ -268,8 +268,8 @@ pub fn named<'a>(timers: &'a [Timer], said: &str) -> Option<&'a Timer> {
 fn sounds_near(said: &str, name: &str) -> bool {
     let (a, b) = (said.chars().count(), name.chars().count());
     let (short, long) = if a <= b { (said, name) } else { (name, said) };
-    let clipped = short.chars().count() >= 3
-        && short.chars().count() * 2 >= long.chars().count()
+    let clipped = a.min(b) >= 3
+        && a.min(b) * 2 >= a.max(b)
         && short.chars().next() == long.chars().next()
         && letters_in_order(short, long);
     let one_off = a.min(b) >= 4 && strsim::levenshtein(said, name) <= 1;

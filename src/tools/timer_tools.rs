@@ -448,7 +448,10 @@ fn status(all: &[Timer], name: Option<&str>) -> Result<String, TimerError> {
         format!("{} has {} left{paused}", label(t), say_left(t))
     };
     if let Some(n) = name {
-        let t = crate::timers::named(all, n).ok_or_else(|| TimerError::NoSuch(n.to_string()))?;
+        let t = all
+            .iter()
+            .find(|t| t.name.as_deref() == Some(n))
+            .ok_or_else(|| TimerError::NoSuch(n.to_string()))?;
         return Ok(format!("{}.", capitalised(&one(t))));
     }
     match all {
