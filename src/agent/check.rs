@@ -37,7 +37,7 @@ use serde_json::Value;
 use super::reading::{states_reading, Carried};
 use super::words::{request_parts, singular};
 use crate::llm::ChatMessage;
-use crate::tools::Registry;
+use crate::tools::{schema_strings, Listed, Registry};
 
 /// Why a reply in words is not spoken as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -466,7 +466,7 @@ impl ReplyCheck {
                 // word is no talk of tools ("I can turn the heating up.")
                 check.add_subject(&name);
             }
-            enum_strings(&tool.spec.parameters, &mut |s| {
+            schema_strings(&tool.spec.parameters, Listed::Values, &mut |s| {
                 for w in words(s) {
                     check.add_subject(&w);
                 }
@@ -770,25 +770,6 @@ fn literal_runs(template: &str) -> Vec<Vec<String>> {
     }
     runs.retain(|r| !r.is_empty());
     runs
-}
-
-/// Every string an `enum` or `const` of a schema names, at any depth.
-fn enum_strings(schema: &Value, add: &mut impl FnMut(&str)) {
-    match schema {
-        Value::Object(m) => {
-            for (k, v) in m {
-                match (k.as_str(), v) {
-                    ("enum", Value::Array(a)) => {
-                        a.iter().filter_map(Value::as_str).for_each(&mut *add)
-                    }
-                    ("const", Value::String(s)) => add(s),
-                    _ => enum_strings(v, add),
-                }
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|v| enum_strings(v, add)),
-        _ => {}
-    }
 }
 
 /// Lower-case words: letters, digits, `_` and inner apostrophes; "it's" gives "it", "is".

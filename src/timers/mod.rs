@@ -276,6 +276,55 @@ fn sounds_near(said: &str, name: &str) -> bool {
     clipped || one_off || sound_key(said) == sound_key(name)
 }
 
+/// The word among `expected` that a name heard as one letter stands for: whisper writes a
+/// word that sounds like a letter's name as the letter ("set a t timer" for a tea timer), and
+/// no one names a timer with a letter. The one word that begins as the letter's name does
+/// and sounds as it does ([`sound_key`]), if exactly one does.
+pub fn spelt_as_a_letter<'a>(said: &str, expected: &[&'a str]) -> Option<&'a str> {
+    const NAMES: [&str; 26] = [
+        "ay",
+        "bee",
+        "see",
+        "dee",
+        "ee",
+        "ef",
+        "jee",
+        "aitch",
+        "eye",
+        "jay",
+        "kay",
+        "el",
+        "em",
+        "en",
+        "oh",
+        "pee",
+        "cue",
+        "ar",
+        "es",
+        "tee",
+        "you",
+        "vee",
+        "double you",
+        "ex",
+        "why",
+        "zed",
+    ];
+    let mut letters = said.chars();
+    let (Some(letter), None) = (letters.next(), letters.next()) else {
+        return None;
+    };
+    let index = u32::from(letter.to_ascii_lowercase()).checked_sub(u32::from('a'))?;
+    let name = NAMES.get(usize::try_from(index).ok()?)?;
+    let (first, sound) = (name.chars().next(), sound_key(name));
+    let mut found = expected
+        .iter()
+        .filter(|w| w.chars().next() == first && sound_key(w) == sound);
+    match (found.next(), found.next()) {
+        (Some(w), None) => Some(w),
+        _ => None,
+    }
+}
+
 /// How a name sounds, roughly, as a mishearing keeps it: each letter by its class (vowels
 /// `a`, stops `t`, fricatives `s`, nasals `n`, liquids `l`; `h` and `w` only at the start,
 /// where they are heard), repeats as one, digits as their words ("8" sounds as "eight").
@@ -323,6 +372,21 @@ pub(crate) fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_letter_heard_for_a_name_is_the_word_it_sounds_like() {
+        let expected = ["tea", "egg", "pasta", "cake"];
+        assert_eq!(spelt_as_a_letter("t", &expected), Some("tea"));
+        assert_eq!(spelt_as_a_letter("T", &expected), Some("tea"));
+        assert_eq!(spelt_as_a_letter("c", &["sea", "cake"]), Some("sea"));
+        // a word, a digit, or a letter that sounds like none of them stays as it is ("pee"
+        // and "kay" sound as "tea" does to the rough key, but begin otherwise)
+        for said in ["tea", "to", "8", "m", "p", "k", "", "é"] {
+            assert_eq!(spelt_as_a_letter(said, &expected), None, "{said}");
+        }
+        // two words that sound alike: neither is chosen
+        assert_eq!(spelt_as_a_letter("t", &["tea", "toe"]), None);
+    }
 
     #[test]
     fn a_question_names_the_timers() {

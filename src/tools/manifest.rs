@@ -15,6 +15,8 @@
 //! enum = ["kitchen", "living room", "bedroom", "bathroom"]
 //! [tool.parameters.properties.on]
 //! type = "boolean"
+//! # a free string may list `examples = ["Oma", "the twins"]`: never a limit, only words the
+//! # recogniser is told to expect
 //! [tool.exec]                  # exactly one executor table per tool
 //! argv = ["./demo-home", "light", "{{ room }}", "{{ 'on' if on else 'off' }}"]
 //!                              # argv[0]: fixed, never a template; ./x is this file's directory

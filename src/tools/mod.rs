@@ -62,6 +62,7 @@ pub use exec::ExecSpec;
 pub use inverse::Inverse;
 pub use manifest::{load_dir, parse_manifest, valid_name};
 pub use output::{ExecOutput, ToolStatus, MAX_SAY_CHARS};
+pub(crate) use registry::{schema_strings, Listed};
 pub use registry::{Registry, ToolOutcome};
 pub use timer_tools::TimerTool;
 pub(crate) use tool::no_parameters;

@@ -243,7 +243,8 @@ impl Registry {
 
     /// Words a person is likely to say to these tools, for priming speech recognition
     /// (whisper's initial prompt): every string a parameter schema enumerates (`enum`,
-    /// `const`, at any depth: room names, scenes, modes) and the tool names as words
+    /// `const`, at any depth: room names, scenes, modes) or gives as `examples` (the usual
+    /// values of a free one: a timer's "tea", "pasta") and the tool names as words
     /// (`cancel_timer` gives "cancel timer": with its verb, which tiny.en otherwise heard as
     /// "answer" in "Cancel the pasta timer"), but for a leading "get" or "set" ([`PLAIN_VERBS`]).
     /// In registry order, each once (case-insensitive), blank ones left out.
@@ -256,7 +257,7 @@ impl Registry {
             }
         };
         for t in &self.tools {
-            schema_strings(&t.spec.parameters, &mut add);
+            schema_strings(&t.spec.parameters, Listed::WithExamples, &mut add);
         }
         for t in &self.tools {
             let name = t.spec.name.replace(['_', '-'], " ");
@@ -551,8 +552,17 @@ fn hex_sha256(bytes: &[u8]) -> String {
     hex
 }
 
-/// Every string a JSON Schema enumerates (`enum`, `const`), depth first.
-fn schema_strings(schema: &Value, add: &mut impl FnMut(&str)) {
+/// Which strings of a schema [`schema_strings`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listed {
+    /// The values it allows: `enum`, `const`.
+    Values,
+    /// Those and the `examples` of a free value: words a person may say, not a limit.
+    WithExamples,
+}
+
+/// Every string a JSON Schema lists (as `listed` says), depth first.
+pub(crate) fn schema_strings(schema: &Value, listed: Listed, add: &mut impl FnMut(&str)) {
     match schema {
         Value::Object(m) => {
             for (k, v) in m {
@@ -560,12 +570,15 @@ fn schema_strings(schema: &Value, add: &mut impl FnMut(&str)) {
                     ("enum", Value::Array(values)) => {
                         values.iter().filter_map(Value::as_str).for_each(&mut *add)
                     }
+                    ("examples", Value::Array(values)) if listed == Listed::WithExamples => {
+                        values.iter().filter_map(Value::as_str).for_each(&mut *add)
+                    }
                     ("const", Value::String(s)) => add(s),
-                    _ => schema_strings(v, add),
+                    _ => schema_strings(v, listed, add),
                 }
             }
         }
-        Value::Array(items) => items.iter().for_each(|v| schema_strings(v, add)),
+        Value::Array(items) => items.iter().for_each(|v| schema_strings(v, listed, add)),
         _ => {}
     }
 }
@@ -782,6 +795,7 @@ mod tests {
         let mut scene = exec_tool("activate_scene", &["true"], None);
         scene.spec.parameters = json!({"type": "object", "properties": {
             "scene": {"type": "string", "enum": ["Movie night", "good morning", 3]},
+            "guest": {"type": "string", "examples": ["Oma", "Opa"]},
             "where": {"anyOf": [{"const": "Kitchen"}, {"const": "garden"}]},
             "level": {"type": "integer", "enum": [1, 2]}
         }});
@@ -799,6 +813,8 @@ mod tests {
             [
                 "Movie night",
                 "good morning",
+                "Oma",
+                "Opa",
                 "Kitchen",
                 "garden",
                 "living room",

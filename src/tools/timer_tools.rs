@@ -43,6 +43,12 @@ const THE: &str = "(the|my)";
 /// "an" there ("set in, egg timer for 6 minutes").
 const AN: &str = "(a|an|in|and)";
 
+/// Names a kitchen gives its timers, given to the recogniser as words to expect (the
+/// `examples` of `set_timer`'s name: never a limit on what a timer may be called).
+const NAMES_HEARD: &[&str] = &[
+    "tea", "egg", "pasta", "rice", "pizza", "bread", "cake", "roast", "oven", "laundry",
+];
+
 impl TimerTool {
     pub const ALL: [TimerTool; 8] = [
         TimerTool::Set,
@@ -83,7 +89,12 @@ impl TimerTool {
 
     /// The JSON Schema of its arguments.
     pub fn parameters(self) -> Value {
-        let name = json!({"type": "string", "description": "The timer's name, e.g. \"pasta\"; leave out for an unnamed timer."});
+        let mut name = json!({"type": "string", "description": "The timer's name, e.g. \"pasta\"; leave out for an unnamed timer."});
+        if matches!(self, TimerTool::Set) {
+            // what kitchens time, for the ear (the recogniser's words to expect): tiny.en
+            // wrote "a t timer" for a tea timer, "pause to" for pasta, "rose" for roast
+            name["examples"] = json!(NAMES_HEARD);
+        }
         let length = json!({"type": "string", "format": "length", "description": "How long, as said: \"10 minutes\", \"an hour and a half\"."});
         let (properties, required) = match self {
             TimerTool::Set | TimerTool::Add | TimerTool::Remove => {
@@ -341,14 +352,25 @@ impl TimerTool {
     /// The call's arguments as meant: a `name` that names no timer but sounds near one
     /// ([`crate::timers::named`]: "ros" for roast; for `stop_timer`, a ringing one first) is
     /// that timer's name, so the call that runs, and what is told of it ("what did you just
-    /// do?", the trace), names the timer it acts on. A new timer's name stays as said.
+    /// do?", the trace), names the timer it acts on. A new timer's name stays as said, but
+    /// for one letter, which is the word of [`NAMES_HEARD`] it sounds like ("t" for tea:
+    /// [`crate::timers::spelt_as_a_letter`]).
     pub async fn meant(self, arguments: &Value, timers: Option<&ActorRef<TimersMsg>>) -> Value {
         let said = arguments
             .get("name")
             .and_then(Value::as_str)
             .and_then(timer_name);
-        let (Some(timers), Some(said), false) = (timers, said, self == TimerTool::Set) else {
-            return arguments.clone();
+        let mut arguments = arguments.clone();
+        if self == TimerTool::Set {
+            let word = said.and_then(|s| crate::timers::spelt_as_a_letter(&s, NAMES_HEARD));
+            if let (Some(word), Some(fields)) = (word, arguments.as_object_mut()) {
+                tracing::info!(meant = %word, "a new timer's name heard as a letter");
+                fields.insert("name".into(), Value::String(word.to_string()));
+            }
+            return arguments;
+        }
+        let (Some(timers), Some(said)) = (timers, said) else {
+            return arguments;
         };
         let ringing = match self {
             TimerTool::Stop => ractor::call!(timers, TimersMsg::Ringing).unwrap_or_default(),
@@ -362,7 +384,6 @@ impl TimerTool {
         let meant = crate::timers::named(&ringing, &said)
             .or_else(|| crate::timers::named(&timers, &said))
             .and_then(|t| t.name.clone());
-        let mut arguments = arguments.clone();
         if let (Some(name), Some(fields)) = (meant, arguments.as_object_mut()) {
             if name != said {
                 tracing::info!(heard = %said, meant = %name, "a timer named as it sounds");
@@ -800,6 +821,22 @@ mod run_tests {
         assert!(said.starts_with("The pasta timer has "), "{said}");
         let (_, said) = say(&r, "resume_timer", json!({"name": "pasto"})).await;
         assert!(said.starts_with("Pasta timer resumed"), "{said}");
+        // a new timer's name heard as a letter ("set a t timer") is the word it sounds like
+        let call = ToolSet::unrestricted()
+            .call(
+                "c",
+                "set_timer",
+                json!({"name": "t", "length": "20 seconds"}),
+            )
+            .unwrap();
+        let ran = r.call_in(&call, None).await;
+        assert_eq!(ran.result, "Tea timer set for 20 seconds.");
+        assert_eq!(
+            ran.arguments,
+            json!({"name": "tea", "length": "20 seconds"})
+        );
+        let (_, said) = say(&r, "cancel_timer", json!({"name": "tea"})).await;
+        assert_eq!(said, "Tea timer cancelled.");
         let (_, said) = say(&r, "pause_timer", json!({"name": "pasto"})).await;
         assert!(said.starts_with("Pasta timer paused"), "{said}");
         assert_eq!(

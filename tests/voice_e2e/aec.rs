@@ -53,11 +53,12 @@ fn field(line: &str, name: &str) -> Option<f32> {
     rest[..end].parse().ok()
 }
 
-/// Asks for the story out loud, through `Listen()`, until hearth reads it: up to three
-/// times, as a person would when misheard (whisper tiny.en on a busy machine once made
-/// "Read me the story." "We'll meet the story."). Returns where in the log the story's
-/// reply began to play.
-fn start_the_story(live: &mut Live, bus: &PrivateBus, pulse: &Pulse, read: &Path) -> usize {
+/// Asks for the story out loud, through `Listen()`, until hearth reads it: up to four times,
+/// in the two wordings its intent takes, as a person would when misheard (whisper tiny.en on a
+/// busy machine made "Read me the story." "We'll meet the story." and "We meet the story.",
+/// and one CI run missed it three times in a row). Returns where in the log the story's reply
+/// began to play; fails naming what each request was heard as.
+fn start_the_story(live: &mut Live, bus: &PrivateBus, pulse: &Pulse, asks: &[PathBuf]) -> usize {
     let listen = [
         "call",
         "io.hearth.Agent1",
@@ -65,12 +66,13 @@ fn start_the_story(live: &mut Live, bus: &PrivateBus, pulse: &Pulse, read: &Path
         "io.hearth.Agent1",
         "Listen",
     ];
-    for _ in 0..3 {
+    let mut heard = Vec::new();
+    for ask in asks.iter().cycle().take(4) {
         let (ok, _, err) = bus_tool(bus, &listen);
         assert!(ok, "Listen() failed: {err}");
         live.drain_log();
         let asked = live.log_tail.len();
-        pulse.say(read).unwrap();
+        pulse.say(ask).unwrap();
         live.wait_log_since(asked, "speaking", Duration::from_secs(120));
         let from = live.log_tail.len();
         if live.log_tail[asked..]
@@ -84,10 +86,11 @@ fn start_the_story(live: &mut Live, bus: &PrivateBus, pulse: &Pulse, read: &Path
             "the request for the story was heard as {}: said again",
             misheard["heard"]
         );
+        heard.push(misheard["heard"].to_string());
         // once the answer to it ("Sorry, …") has left the room
         std::thread::sleep(Duration::from_secs(3));
     }
-    panic!("hearth did not read the story when asked three times");
+    panic!("hearth did not read the story when asked four times: heard {heard:?}");
 }
 
 #[test]
@@ -101,6 +104,9 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     let bus = PrivateBus::start();
     let dir = pulse.dir.join("aec");
     let (tools, read) = story_scene(&dir, &models);
+    let tell = dir.join("tell.wav");
+    speak_to_wav(&models, "Tell me a story.", &tell);
+    let asks = [read, tell];
     // the reply as hearth will play it, for its level: the user says "Alexa" as loud
     let story = dir.join("story.wav");
     speak_to_wav(&models, common::story::STORY, &story);
@@ -139,7 +145,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
 
     // (a) the whole story plays back into the microphone: no utterance, no wake word, and
     // the turn is not interrupted; nothing follows it
-    let from = start_the_story(&mut live, &bus, &pulse, &read);
+    let from = start_the_story(&mut live, &bus, &pulse, &asks);
     let story_from = from;
     let turn = live.next_turn(Duration::from_secs(120));
     let ran_story = turn["turn"]["hops"]
@@ -190,7 +196,7 @@ fn hearth_does_not_hear_itself_but_hears_alexa_said_over_its_reply() {
     // (b) the story again; "Alexa, turn on the kitchen light." said over it at the reply's
     // own level once the canceller has settled: the wake word is heard, the reply stops and
     // the request is answered
-    let from = start_the_story(&mut live, &bus, &pulse, &read);
+    let from = start_the_story(&mut live, &bus, &pulse, &asks);
     // (the output's latency may have moved between the replies: time to converge again).
     // The wake word is said up to five times while the story plays, as a person would when
     // not answered: over the raw microphone the model heard it 1 time in 42 at this level,

@@ -426,8 +426,8 @@ impl Recognizer {
 
         let max_tokens = max_tokens_for(audio_seconds);
         let start = Instant::now();
-        let (mut text, mut tokens, mut open_logprob) =
-            self.run(samples, &language, audio_ctx, max_tokens)?;
+        let (mut text, mut tokens) = self.run(samples, &language, audio_ctx, max_tokens)?;
+        let mut open_logprob = Some(logprob_of(&tokens));
         let mut used_ctx = audio_ctx;
         let mut retried = false;
         let mut collapsed = false;
@@ -442,8 +442,11 @@ impl Recognizer {
                 Step::Keep => break,
                 Step::Collapse(phrase) => {
                     tracing::debug!(looped = %text, %phrase, "the transcript is one phrase over and over to the token cap: keeping it once");
-                    text = phrase;
                     collapsed = true;
+                    // the open transcript is now the phrase's first time, and weighs what
+                    // that time's tokens weigh
+                    open_logprob = first_time_logprob(&tokens, &self.vocab.texts, &phrase);
+                    text = phrase;
                     break;
                 }
                 Step::Wider(wider) => {
@@ -453,16 +456,16 @@ impl Recognizer {
                         "the transcript looks like a repetition loop ({text:?}); decoding again \
                          with a wider window"
                     );
-                    (text, tokens, open_logprob) =
-                        self.run(samples, &language, wider, max_tokens)?;
+                    (text, tokens) = self.run(samples, &language, wider, max_tokens)?;
+                    open_logprob = Some(logprob_of(&tokens));
                     used_ctx = wider;
                     retried = true;
                 }
             }
         }
-        // a transcript cut to its phrase is no longer what the tokens say
-        let phrase = match phrases {
-            Some(m) if !collapsed => Some(self.phrase_pass(m, &language, &text, open_logprob)?),
+        // (a transcript cut to a phrase its tokens do not spell has no likelihood to weigh)
+        let phrase = match (phrases, open_logprob) {
+            (Some(m), Some(logprob)) => Some(self.phrase_pass(m, &language, &text, logprob)?),
             _ => None,
         };
         if let Some(p) = phrase.as_ref().filter(|p| p.taken) {
@@ -572,15 +575,15 @@ impl Recognizer {
         Ok(prompt)
     }
 
-    /// One whisper.cpp run: the trimmed text, its text tokens, and their log-likelihood as
-    /// the decoder gave it (each token's log-probability after whisper.cpp's suppressions).
+    /// One whisper.cpp run: the trimmed text, and its text tokens each with its
+    /// log-probability as the decoder gave it (after whisper.cpp's suppressions).
     fn run(
         &mut self,
         samples: &[f32],
         language: &str,
         audio_ctx: usize,
         max_tokens: i32,
-    ) -> Result<(String, Vec<i32>, f32), TranscribeError> {
+    ) -> Result<(String, Vec<(i32, f32)>), TranscribeError> {
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_n_threads(i32::try_from(self.config.threads).unwrap_or(4));
         params.set_language(Some(language));
@@ -607,21 +610,43 @@ impl Recognizer {
         self.state.full(params, samples)?;
         let mut text = String::new();
         let mut tokens = Vec::new();
-        let mut logprob = 0.0;
         for segment in self.state.as_iter() {
             text.push_str(&segment.to_str_lossy()?);
             for t in (0..segment.n_tokens()).filter_map(|i| segment.get_token(i)) {
                 let data = t.token_data();
                 if data.id < self.vocab.eot {
-                    tokens.push(data.id);
-                    logprob += data.plog;
+                    tokens.push((data.id, data.plog));
                 }
             }
         }
         let text = text.trim().to_string();
+        let logprob = logprob_of(&tokens);
         tracing::debug!(audio_ctx, n_tokens = tokens.len(), max_tokens, logprob, %text, "whisper decoded");
-        Ok((text, tokens, logprob))
+        Ok((text, tokens))
     }
+}
+
+/// The log-likelihood of a decode: the sum of its tokens' log-probabilities.
+fn logprob_of(tokens: &[(i32, f32)]) -> f32 {
+    tokens.iter().map(|t| t.1).sum()
+}
+
+/// The log-likelihood of `phrase`'s first time in a looped decode: the sum over the fewest
+/// tokens from the start whose texts (`texts[id]`) spell it, or `None` if no prefix does (a
+/// token that is part of a character, say). Whisper decodes greedily, so these tokens weigh
+/// what they would had it stopped after the phrase, less the end of text it never chose.
+pub fn first_time_logprob(tokens: &[(i32, f32)], texts: &[String], phrase: &str) -> Option<f32> {
+    let mut spelt = String::new();
+    let mut logprob = 0.0;
+    for &(id, plog) in tokens {
+        spelt.push_str(texts.get(usize::try_from(id).ok()?)?);
+        logprob += plog;
+        let so_far = spelt.trim_start();
+        if so_far.len() >= phrase.len() {
+            return so_far.starts_with(phrase).then_some(logprob);
+        }
+    }
+    None
 }
 
 /// The text tokens' texts (bytes a token does not complete as UTF-8 read lossily: such a
@@ -983,6 +1008,31 @@ mod tests {
             // twice, and stands
             assert_eq!(next_step(twice, 12, 34, 1500, 1500), Step::Keep, "{twice}");
         }
+    }
+
+    #[test]
+    fn a_collapsed_loop_weighs_what_its_first_time_weighs() {
+        let texts: Vec<String> = [" Help", " me", " the", " time", ".", "\u{fffd}"]
+            .map(String::from)
+            .to_vec();
+        let looped = [(0, -0.5), (1, -0.25), (2, -0.125), (3, -1.0), (4, -0.5)];
+        let twice: Vec<(i32, f32)> = looped.iter().chain(&looped).copied().collect();
+        assert_eq!(
+            first_time_logprob(&twice, &texts, "Help me the time."),
+            Some(-2.375)
+        );
+        // the phrase as repeated_phrase cuts it, without its closing comma
+        assert_eq!(
+            first_time_logprob(&twice, &texts, "Help me the time"),
+            Some(-1.875)
+        );
+        // tokens that spell something else, or too little, or an id outside the vocabulary
+        assert_eq!(first_time_logprob(&twice, &texts, "Help us"), None);
+        assert_eq!(
+            first_time_logprob(&looped[..2], &texts, "Help me the time."),
+            None
+        );
+        assert_eq!(first_time_logprob(&[(9, -1.0)], &texts, "Help"), None);
     }
 
     #[test]
