@@ -123,6 +123,8 @@ impl TimerTool {
                 &[
                     "(set|start) [a|the] timer for {length}",
                     "[a|the] timer for {length}",
+                    // as whisper tiny.en writes "set a" (no one says it otherwise)
+                    "that timer for {length}",
                     "(set|start) {an} {length} timer",
                     "(a|an) {length} timer",
                     "{length} timer",
@@ -168,6 +170,8 @@ impl TimerTool {
                 &[
                     "add [another] {length} [to {the} timer]",
                     "add [another] {length} to {the} {name} timer",
+                    // as whisper tiny.en writes "add" (the rest says what it is)
+                    "at {length} to {the} [{name}] timer",
                     "(extend|increase) [the|my] timer by {length}",
                     "(extend|increase) {the} {name} timer by {length}",
                 ],
@@ -177,6 +181,8 @@ impl TimerTool {
                 &[
                     "(take|knock) {length} off [{the} timer]",
                     "(take|knock) {length} off {the} {name} timer",
+                    // as whisper tiny.en writes "knock" (the rest says what it is)
+                    "not {length} off {the} [{name}] timer",
                     "(remove|subtract) {length} from {the} timer",
                     "(remove|subtract) {length} from {the} {name} timer",
                     "(reduce|shorten) [the|my] timer by {length}",
@@ -673,6 +679,22 @@ mod intent_tests {
                 "remove_timer_time",
                 json!({"length": "30 seconds"}),
             ),
+            // whisper tiny.en's "knock", "add" and "set a"
+            (
+                "not two minutes off the timer.",
+                "remove_timer_time",
+                json!({"length": "2 minutes"}),
+            ),
+            (
+                "at 30 seconds to the egg timer",
+                "add_timer_time",
+                json!({"length": "30 seconds", "name": "egg"}),
+            ),
+            (
+                "That timer for an hour and a half.",
+                "set_timer",
+                json!({"length": "1 hour and 30 minutes"}),
+            ),
             ("pause the timer", "pause_timer", json!({})),
             (
                 "pause my pasta timer",
@@ -721,6 +743,9 @@ mod intent_tests {
             "how long is the film",
             "take the bins out",
             "timer",
+            "not now",
+            "at 5 minutes past 6",
+            "that timer was too long",
         ] {
             assert_eq!(heard(&registry, text), None, "{text:?}");
         }
