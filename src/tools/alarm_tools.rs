@@ -108,9 +108,10 @@ impl AlarmTool {
                 slots: [("days".to_string(), day_phrases())].into(),
                 ..intent(
                     &[
-                        "set [an|and|in] alarm (for|at) {time}",
-                        "set [an|and|in] alarm (for|at) {time} {days}",
-                        "set [an|and|in] alarm {days} (for|at) {time}",
+                        // "4": whisper tiny.en writes "for" so before a time
+                        "set [an|and|in] alarm (for|at|4) {time}",
+                        "set [an|and|in] alarm (for|at|4) {time} {days}",
+                        "set [an|and|in] alarm {days} (for|at|4) {time}",
                         "[an] alarm (for|at) {time}",
                         "wake me [up] at {time}",
                         "wake me [up] at {time} {days}",
@@ -495,6 +496,11 @@ mod tests {
             ),
             (
                 "set and alarm for half, pass 6,",
+                "set_alarm",
+                json!({"time": "6:30"}),
+            ),
+            (
+                "set and alarm, 4 half past 6,",
                 "set_alarm",
                 json!({"time": "6:30"}),
             ),

@@ -691,6 +691,11 @@ mod intent_tests {
                 json!({"length": "30 seconds", "name": "egg"}),
             ),
             (
+                "set the timer for 5 minutes",
+                "set_timer",
+                json!({"length": "5 minutes"}),
+            ),
+            (
                 "That timer for an hour and a half.",
                 "set_timer",
                 json!({"length": "1 hour and 30 minutes"}),
