@@ -26,7 +26,8 @@
 //! A repeat: the same words (at least four) as an earlier reply of the session whose
 //! request was different.
 //! An echo: the request said back ("Lock the front door." to "lock the front door"): its
-//! words in order, fillers ("okay", "sure", "the") aside, with at most two words more; or
+//! words in order, fillers ("okay", "sure", "the") aside, with at most two words more, as
+//! said or mirrored ("I had a long day." to "You had a long day."); or
 //! the words of any earlier request of the session. A greeting said back is no echo
 //! ("Good night!").
 
@@ -727,8 +728,11 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
         if asked.len() < ECHO_MIN_WORDS || all_social(&asked) {
             return false;
         }
-        let whole = said.len() <= asked.len() + extra
-            && said.windows(asked.len()).any(|run| run == asked.as_slice());
+        let said_whole = |asked: &[&str]| {
+            said.len() <= asked.len() + extra && said.windows(asked.len()).any(|run| run == asked)
+        };
+        // or mirrored: "I woke up at 7 today." to "You woke up at 7 today."
+        let whole = said_whole(&asked) || said_whole(&mirrored(&asked));
         // the request less a word at one end: "The former staff to hunting the breeze." to
         // "Since the former staff to hunting the breeze."
         let clipped = said.len() >= ECHO_MIN_WORDS
@@ -745,6 +749,21 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
         || earlier
             .iter()
             .any(|e| parts(e).iter().any(|p| says_back(p, 0)))
+}
+
+/// A person's words as said back to them: "i", "me", "my", "we" … as "you", "your" ….
+fn mirrored<'a>(w: &[&'a str]) -> Vec<&'a str> {
+    w.iter()
+        .map(|&x| match x {
+            "i" | "me" | "we" | "us" => "you",
+            "my" | "our" => "your",
+            "mine" | "ours" => "yours",
+            "myself" => "yourself",
+            "i'm" => "you're",
+            "am" => "are",
+            _ => x,
+        })
+        .collect()
 }
 
 /// The literal words of a `say` template, as runs cut at each `{{ … }}` or `{% … %}`.
@@ -1050,6 +1069,10 @@ mod tests {
                 "The former staff to hunting the breeze.",
                 "Since the former staff to hunting the breeze.",
             ),
+            // said back to the person: a remark is no reading of the home
+            ("You woke up at 7 today.", "I woke up at 7 today."),
+            ("You had a long day.", "I had a long day."),
+            ("You're tired of waiting.", "I'm tired of waiting."),
         ] {
             assert_eq!(check(s, request), Some(Unfounded::Echo), "{s} / {request}");
         }
