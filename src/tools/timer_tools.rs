@@ -238,10 +238,7 @@ impl TimerTool {
         let Some(timers) = timers else {
             return (ToolStatus::Error, NOT_HERE.into());
         };
-        let name = arguments
-            .get("name")
-            .and_then(Value::as_str)
-            .and_then(timer_name);
+        let name = name_said(arguments);
         let length = match self {
             TimerTool::Set | TimerTool::Add | TimerTool::Remove => {
                 let said = arguments
@@ -362,22 +359,29 @@ impl TimerTool {
     /// for one letter, which is the word of [`NAMES_HEARD`] it sounds like ("t" for tea:
     /// [`crate::timers::spelt_as_a_letter`]).
     pub async fn meant(self, arguments: &Value, timers: Option<&ActorRef<TimersMsg>>) -> Value {
-        let said = arguments
-            .get("name")
-            .and_then(Value::as_str)
-            .and_then(timer_name);
         let mut arguments = arguments.clone();
-        if self == TimerTool::Set {
-            let word = said.and_then(|s| crate::timers::spelt_as_a_letter(&s, NAMES_HEARD));
-            if let (Some(word), Some(fields)) = (word, arguments.as_object_mut()) {
-                tracing::info!(meant = %word, "a new timer's name heard as a letter");
-                fields.insert("name".into(), Value::String(word.to_string()));
-            }
-            return arguments;
-        }
-        let (Some(timers), Some(said)) = (timers, said) else {
+        let Some(said) = name_said(&arguments) else {
             return arguments;
         };
+        let meant = match (self, timers) {
+            (TimerTool::Set, _) => {
+                crate::timers::spelt_as_a_letter(&said, NAMES_HEARD).map(str::to_string)
+            }
+            (_, Some(timers)) => self.running_named(timers, &said).await,
+            (_, None) => None,
+        };
+        if let (Some(name), Some(fields)) = (meant, arguments.as_object_mut()) {
+            if name != said {
+                tracing::info!(heard = %said, meant = %name, "a timer's name as meant");
+                fields.insert("name".into(), Value::String(name));
+            }
+        }
+        arguments
+    }
+
+    /// The name of the running timer `said` means ([`crate::timers::named`]; for
+    /// `stop_timer`, a ringing one first).
+    async fn running_named(self, timers: &ActorRef<TimersMsg>, said: &str) -> Option<String> {
         let ringing = match self {
             TimerTool::Stop => ractor::call!(timers, TimersMsg::Ringing).unwrap_or_default(),
             _ => Vec::new(),
@@ -387,17 +391,18 @@ impl TimerTool {
             .into_iter()
             .filter(|t| t.kind() == Kind::Timer)
             .collect();
-        let meant = crate::timers::named(&ringing, &said)
-            .or_else(|| crate::timers::named(&timers, &said))
-            .and_then(|t| t.name.clone());
-        if let (Some(name), Some(fields)) = (meant, arguments.as_object_mut()) {
-            if name != said {
-                tracing::info!(heard = %said, meant = %name, "a timer named as it sounds");
-                fields.insert("name".into(), Value::String(name));
-            }
-        }
-        arguments
+        crate::timers::named(&ringing, said)
+            .or_else(|| crate::timers::named(&timers, said))
+            .and_then(|t| t.name.clone())
     }
+}
+
+/// The `name` argument of a call, as [`timer_name`] reads it.
+fn name_said(arguments: &Value) -> Option<String> {
+    arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(timer_name)
 }
 
 /// "the pasta timer", "the 10 minute timer".
