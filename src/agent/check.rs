@@ -157,6 +157,18 @@ const VAGUE_PARAMETERS: &[&str] = &[
     "entity",
 ];
 
+/// Words after a number that make it a length of time or a clock time ("20 seconds", "6
+/// pm"): such a number grounds only a parameter named for time ([`TIME_KEYS`], or the unit
+/// itself: `minutes`), so "a timer for 20 seconds" sets no thermostat to 20.
+const TIME_UNITS: &[&str] = &[
+    "second", "sec", "minute", "min", "hour", "day", "week", "am", "pm", "o'clock",
+];
+
+/// Words in a parameter's name that make it a time (see [`TIME_UNITS`]).
+const TIME_KEYS: &[&str] = &[
+    "duration", "length", "delay", "time", "timeout", "period", "interval", "after", "for",
+];
+
 /// Verbs an order about the home begins with ([`ReplyCheck::orders`]).
 const ORDER_VERBS: &[&str] = &[
     "mark",
@@ -597,10 +609,10 @@ impl ReplyCheck {
         let mut strings = Vec::new();
         let mut numbers = Vec::new();
         if let Value::Object(m) = arguments {
-            for v in m.values() {
+            for (key, v) in m {
                 match v {
                     Value::String(s) => strings.push(s.to_lowercase()),
-                    Value::Number(n) => numbers.push(n.as_f64()),
+                    Value::Number(n) => numbers.extend(n.as_f64().map(|n| (key.to_lowercase(), n))),
                     _ => {}
                 }
             }
@@ -610,10 +622,9 @@ impl ReplyCheck {
                 .iter()
                 .any(|s| joined.contains(&format!(" {} ", words(s).join(" "))));
         }
-        let number_said = numbers.iter().flatten().any(|n| {
-            said.iter()
-                .any(|w| w.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9))
-        });
+        let number_said = numbers
+            .iter()
+            .any(|(key, n)| number_grounds(request, key, *n));
         if number_said {
             return true;
         }
@@ -624,6 +635,22 @@ impl ReplyCheck {
             .any(|noun| said.contains(singular(noun)));
         noun_said && (!self.readings.contains(&tool) || asks(request))
     }
+}
+
+/// Whether `request` says `n` as the value of a parameter named `key`: the number is said,
+/// and when a unit of time follows it ([`TIME_UNITS`]), the key is named for time.
+fn number_grounds(request: &str, key: &str, n: f64) -> bool {
+    let w = words(request);
+    let timed = |unit: &str| {
+        let unit = singular(unit);
+        key.contains(unit) || TIME_KEYS.iter().any(|k| key.contains(k))
+    };
+    w.iter().enumerate().any(|(i, x)| {
+        x.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9)
+            && w.get(i + 1)
+                .filter(|u| TIME_UNITS.contains(&singular(u)))
+                .is_none_or(|u| timed(u))
+    })
 }
 
 /// "… is (now|not|…)* STATE", "I turned …", "has been set …", or a sentence that starts
@@ -1197,6 +1224,14 @@ mod tests {
         let t = serde_json::json!({"temperature": 21.5});
         assert!(c.grounded("set_thermostat", &t, "make it 21.5"));
         assert!(!c.grounded("set_thermostat", &t, "make it warmer"));
+        // a length of time is not a temperature; a parameter named for time takes it
+        let twenty = serde_json::json!({"temperature": 20});
+        assert!(!c.grounded("set_thermostat", &twenty, "Saturday, timer for 20 seconds."));
+        assert!(c.grounded("set_thermostat", &twenty, "20, please"));
+        let snooze = serde_json::json!({"minutes": 10});
+        assert!(c.grounded("snooze", &snooze, "snooze for 10 minutes"));
+        let delay = serde_json::json!({"delay_s": 30});
+        assert!(c.grounded("snooze", &delay, "in 30 seconds"));
         assert!(c.grounded("get_time", &serde_json::json!({}), "what time is it"));
         assert!(!c.grounded("get_time", &serde_json::json!({}), "thank you"));
         // a reading only when asked: a remark that mentions time reads no clock

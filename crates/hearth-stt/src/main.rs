@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use hearth_stt::recognizer::{
-    default_threads, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_PHRASE_BEAM, DEFAULT_PHRASE_BUDGET,
-    DEFAULT_PHRASE_MARGIN,
+    default_threads, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_MEND_MARGIN, DEFAULT_PHRASE_BEAM,
+    DEFAULT_PHRASE_BUDGET, DEFAULT_PHRASE_MARGIN,
 };
 use hearth_stt::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_AUDIO_BYTES, DEFAULT_MAX_AUDIO_SECONDS,
@@ -61,6 +61,11 @@ struct Cli {
     /// set's likeliest request may be and still be taken, when a client names a phrase set
     #[arg(long, value_name = "NATS", default_value_t = DEFAULT_PHRASE_MARGIN)]
     phrase_margin: f32,
+
+    /// The same for a phrase that mends at most two words of the open transcript (two out,
+    /// two in); a smaller value than --phrase-margin changes nothing
+    #[arg(long, value_name = "NATS", default_value_t = DEFAULT_MEND_MARGIN)]
+    mend_margin: f32,
 
     /// Decoder calls the phrase pass may make per utterance
     #[arg(long, value_name = "N", default_value_t = DEFAULT_PHRASE_BUDGET)]
@@ -143,6 +148,7 @@ fn main() -> ExitCode {
         trim_audio_ctx: !cli.full_audio_ctx,
         audio_ctx_margin: cli.audio_ctx_margin,
         phrase_margin: cli.phrase_margin,
+        mend_margin: cli.mend_margin,
         phrase_budget: cli.phrase_budget,
         phrase_beam: cli.phrase_beam,
     };

@@ -202,6 +202,30 @@ fn split(text: &str) -> (Vec<String>, Option<String>) {
     (words, partial)
 }
 
+/// How many words a phrase changes in the open transcript: the larger of the words it takes
+/// out and the words it puts in, kept words counted once in order (the longest common
+/// subsequence of their keys). "is in the pasta timer" → "resume the pasta timer": 2 (out
+/// "is", "in"; in "resume").
+pub fn mended_words(open: &str, phrase: &str) -> usize {
+    let (a, b) = (normalize::keys(open), normalize::keys(phrase));
+    // kept[j]: the longest common subsequence of the words of `a` so far and b[..j]
+    let mut kept = vec![0usize; b.len() + 1];
+    for x in &a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = kept[j + 1];
+            kept[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(kept[j])
+            };
+            diagonal = above;
+        }
+    }
+    let common = kept[b.len()];
+    (a.len() - common).max(b.len() - common)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,5 +386,38 @@ mod tests {
         assert_eq!(s(" the door."), (vec!["the".into(), "door".into()], None));
         assert_eq!(s(" it's"), (vec![], Some("it's".into())));
         assert_eq!(s(""), (vec![], None));
+    }
+
+    #[test]
+    fn a_mend_counts_the_words_it_takes_out_or_puts_in() {
+        let m = mended_words;
+        assert_eq!(m("is in the pasta timer,", "resume the pasta timer."), 2);
+        assert_eq!(m("Help me the time.", "Tell me the time."), 1);
+        assert_eq!(
+            m(
+                "Are there any time or running?",
+                "Are there any timers running?"
+            ),
+            2
+        );
+        assert_eq!(
+            m(
+                "alarm is left on the pasta timer",
+                "How long is left on the pasta timer?"
+            ),
+            2
+        );
+        // one request of two kept
+        assert_eq!(
+            m(
+                "lock the back door and the garage door.",
+                "lock the back door"
+            ),
+            4
+        );
+        // a remark rewritten
+        assert_eq!(m("What a time to be alive.", "what's time"), 5);
+        assert_eq!(m("Stop.", "stop"), 0);
+        assert_eq!(m("", "stop"), 1);
     }
 }

@@ -63,11 +63,29 @@ pub const DEFAULT_AUDIO_CTX_MARGIN: usize = 256;
 /// word ([`hearth_phrases::Matcher::introduces`]).
 pub const DEFAULT_PHRASE_MARGIN: f32 = 1.5;
 
-/// Default [`RecognizerConfig::phrase_budget`]: decoder steps per utterance.
-pub const DEFAULT_PHRASE_BUDGET: usize = 40;
+/// Default [`RecognizerConfig::mend_margin`], in nats. Measured on the session bench's
+/// spoken runs (the daily, demo and household sets; Piper and flite voices; the search let
+/// down to 12 nats to see every phrase within reach): the phrases that mended a word or two
+/// of a request came 0.6–3.2 nats below the open transcript ("is in the pasta timer" →
+/// "resume the pasta timer" 2.1, "but the living room light at 40%" → "put …" 2.9, "Are
+/// there any time or running?" → "Are there any timers running?" 3.2), and the closest a
+/// question came to a request in one or two words was 4.1 ("Did you lock the back door?" →
+/// "Could you lock the back door?"). Phrases that drop more words (a two-part request cut to
+/// its first part, 3.5) or rewrite a remark (6 and more) are left by [`MEND_WORDS`].
+pub const DEFAULT_MEND_MARGIN: f32 = 3.5;
 
-/// Default [`RecognizerConfig::phrase_beam`].
-pub const DEFAULT_PHRASE_BEAM: usize = 2;
+/// Most words a mend may take out of the open transcript, and most it may put in.
+pub const MEND_WORDS: usize = 2;
+
+/// Default [`RecognizerConfig::phrase_budget`]: decoder steps per utterance (5–15 ms each
+/// on 2 cores with tiny.en, so at most about 0.3–0.9 s, spent only on a transcript outside
+/// the set; a remark is left in 2–12 steps, the phrase's likelihood falling below the floor).
+pub const DEFAULT_PHRASE_BUDGET: usize = 60;
+
+/// Default [`RecognizerConfig::phrase_beam`]. With 2, a mend of a request's first words was
+/// lost at its first token ("Set it past a timer" → "Set a pasta timer", 2.4 nats below,
+/// found with 4 in 38 steps).
+pub const DEFAULT_PHRASE_BEAM: usize = 4;
 
 /// The first four bytes of a whisper.cpp ggml model ("ggml" as a little-endian u32).
 const GGML_MAGIC: [u8; 4] = *b"lmgg";
@@ -151,6 +169,10 @@ pub struct RecognizerConfig {
     /// How much less likely (in nats of log-likelihood) than the open transcript the phrase
     /// set's likeliest request may be and still be taken (see [`crate::phrase_pass`]).
     pub phrase_margin: f32,
+    /// The same for a phrase that only mends the open transcript: at most [`MEND_WORDS`] of
+    /// its words out, and as many in ([`phrase_pass::mended_words`]). Below `phrase_margin`,
+    /// it changes nothing.
+    pub mend_margin: f32,
     /// Decoder steps the phrase pass may take per utterance.
     pub phrase_budget: usize,
     /// Sequences the phrase pass's beam holds.
@@ -166,6 +188,7 @@ impl Default for RecognizerConfig {
             trim_audio_ctx: true,
             audio_ctx_margin: DEFAULT_AUDIO_CTX_MARGIN,
             phrase_margin: DEFAULT_PHRASE_MARGIN,
+            mend_margin: DEFAULT_MEND_MARGIN,
             phrase_budget: DEFAULT_PHRASE_BUDGET,
             phrase_beam: DEFAULT_PHRASE_BEAM,
         }
@@ -506,7 +529,8 @@ impl Recognizer {
         let prompt = self.decoder_prompt(language)?;
         let threads = self.config.threads.max(1);
         let mut decoder = Primed::new(&mut self.state, prompt, threads, self.vocab.eot)?;
-        let floor = open_logprob - self.config.phrase_margin;
+        let margin = self.config.phrase_margin.max(self.config.mend_margin);
+        let floor = open_logprob - margin;
         let bounds = phrase_pass::Bounds {
             width: self.config.phrase_beam,
             budget: self.config.phrase_budget,
@@ -525,7 +549,13 @@ impl Recognizer {
                 "the phrase would say a way the open transcript does not: left"
             );
         }
-        let taken = phrase_logprob >= floor && changes_the_way.is_none();
+        let close = found.as_ref().is_some_and(|f| {
+            let gap = open_logprob - f.logprob;
+            gap <= self.config.phrase_margin
+                || (gap <= self.config.mend_margin
+                    && phrase_pass::mended_words(open, &f.text) <= MEND_WORDS)
+        });
+        let taken = close && changes_the_way.is_none();
         tracing::debug!(
             open,
             phrase = found.as_ref().map(|f| f.text.as_str()),
