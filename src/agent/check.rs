@@ -158,15 +158,16 @@ const VAGUE_PARAMETERS: &[&str] = &[
 ];
 
 /// Words after a number that make it a length of time or a clock time ("20 seconds", "6
-/// pm"): such a number grounds only a parameter named for time ([`TIME_KEYS`], or the unit
-/// itself: `minutes`), so "a timer for 20 seconds" sets no thermostat to 20.
+/// pm"): such a number grounds only a parameter named for time ([`TIME_KEYS`]), so "a timer
+/// for 20 seconds" sets no thermostat to 20.
 const TIME_UNITS: &[&str] = &[
     "second", "sec", "minute", "min", "hour", "day", "week", "am", "pm", "o'clock",
 ];
 
 /// Words in a parameter's name that make it a time (see [`TIME_UNITS`]).
 const TIME_KEYS: &[&str] = &[
-    "duration", "length", "delay", "time", "timeout", "period", "interval", "after", "for",
+    "duration", "length", "delay", "time", "period", "interval", "after", "second", "minute",
+    "hour", "day", "week", "clock", "alarm",
 ];
 
 /// Verbs an order about the home begins with ([`ReplyCheck::orders`]).
@@ -641,15 +642,12 @@ impl ReplyCheck {
 /// and when a unit of time follows it ([`TIME_UNITS`]), the key is named for time.
 fn number_grounds(request: &str, key: &str, n: f64) -> bool {
     let w = words(request);
-    let timed = |unit: &str| {
-        let unit = singular(unit);
-        key.contains(unit) || TIME_KEYS.iter().any(|k| key.contains(k))
-    };
+    let timed = TIME_KEYS.iter().any(|k| key.contains(k));
     w.iter().enumerate().any(|(i, x)| {
-        x.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9)
-            && w.get(i + 1)
-                .filter(|u| TIME_UNITS.contains(&singular(u)))
-                .is_none_or(|u| timed(u))
+        let of_time = w
+            .get(i + 1)
+            .is_some_and(|u| TIME_UNITS.contains(&singular(u)));
+        x.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9) && (timed || !of_time)
     })
 }
 
@@ -1232,6 +1230,9 @@ mod tests {
         assert!(c.grounded("snooze", &snooze, "snooze for 10 minutes"));
         let delay = serde_json::json!({"delay_s": 30});
         assert!(c.grounded("snooze", &delay, "in 30 seconds"));
+        let hour = serde_json::json!({"hour": 6});
+        assert!(c.grounded("wake", &hour, "wake me at 6 am"));
+        assert!(!c.grounded("set_volume", &serde_json::json!({"level": 6}), "at 6 pm"));
         assert!(c.grounded("get_time", &serde_json::json!({}), "what time is it"));
         assert!(!c.grounded("get_time", &serde_json::json!({}), "thank you"));
         // a reading only when asked: a remark that mentions time reads no clock

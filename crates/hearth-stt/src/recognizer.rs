@@ -71,7 +71,7 @@ pub const DEFAULT_PHRASE_MARGIN: f32 = 1.5;
 /// there any time or running?" → "Are there any timers running?" 3.2), and the closest a
 /// question came to a request in one or two words was 4.1 ("Did you lock the back door?" →
 /// "Could you lock the back door?"). Phrases that drop more words (a two-part request cut to
-/// its first part, 3.5) or rewrite a remark (6 and more) are left by [`MEND_WORDS`].
+/// its first part, 3.5) or rewrite a remark (5.5 and more) are left by [`MEND_WORDS`].
 pub const DEFAULT_MEND_MARGIN: f32 = 3.5;
 
 /// Most words a mend may take out of the open transcript, and most it may put in.
