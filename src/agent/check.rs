@@ -35,8 +35,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::reading::{states_reading, Carried};
+use super::reading::{states_reading, Carried, CLOCK};
 use super::words::{request_parts, singular};
+use crate::intent::is_length_unit;
 use crate::llm::ChatMessage;
 use crate::tools::{schema_strings, Listed, Registry};
 
@@ -157,14 +158,10 @@ const VAGUE_PARAMETERS: &[&str] = &[
     "entity",
 ];
 
-/// Words after a number that make it a length of time or a clock time ("20 seconds", "6
-/// pm"): such a number grounds only a parameter named for time ([`TIME_KEYS`]), so "a timer
-/// for 20 seconds" sets no thermostat to 20.
-const TIME_UNITS: &[&str] = &[
-    "second", "sec", "minute", "min", "hour", "day", "week", "am", "pm", "o'clock",
-];
+/// Units of time longer than a timer's (whose units are [`is_length_unit`]'s).
+const CALENDAR: &[&str] = &["day", "week"];
 
-/// Words in a parameter's name that make it a time (see [`TIME_UNITS`]).
+/// Words in a parameter's name that make it a time (see [`number_grounds`]).
 const TIME_KEYS: &[&str] = &[
     "duration", "length", "delay", "time", "period", "interval", "after", "second", "minute",
     "hour", "day", "week", "clock", "alarm",
@@ -602,18 +599,16 @@ impl ReplyCheck {
     /// when the request asks ([`asks`]: "time flies" reads no clock). A call a retry
     /// forced must be; otherwise it is a guess and does not run.
     pub(crate) fn grounded(&self, tool: &str, arguments: &Value, request: &str) -> bool {
-        let said: HashSet<String> = words(request)
-            .iter()
-            .map(|w| singular(w).to_string())
-            .collect();
-        let joined = format!(" {} ", words(request).join(" "));
+        let w = words(request);
+        let said: HashSet<&str> = w.iter().map(|x| singular(x)).collect();
+        let joined = format!(" {} ", w.join(" "));
         let mut strings = Vec::new();
         let mut numbers = Vec::new();
         if let Value::Object(m) = arguments {
             for (key, v) in m {
                 match v {
                     Value::String(s) => strings.push(s.to_lowercase()),
-                    Value::Number(n) => numbers.extend(n.as_f64().map(|n| (key.to_lowercase(), n))),
+                    Value::Number(n) => numbers.extend(n.as_f64().map(|n| (key, n))),
                     _ => {}
                 }
             }
@@ -625,7 +620,7 @@ impl ReplyCheck {
         }
         let number_said = numbers
             .iter()
-            .any(|(key, n)| number_grounds(request, key, *n));
+            .any(|(key, n)| number_grounds(&w, &key.to_lowercase(), *n));
         if number_said {
             return true;
         }
@@ -638,15 +633,16 @@ impl ReplyCheck {
     }
 }
 
-/// Whether `request` says `n` as the value of a parameter named `key`: the number is said,
-/// and when a unit of time follows it ([`TIME_UNITS`]), the key is named for time.
-fn number_grounds(request: &str, key: &str, n: f64) -> bool {
-    let w = words(request);
+/// Whether the request's words `w` say `n` as the value of a parameter named `key`: the
+/// number is said, and when a unit of time or a clock's word follows it ("20 seconds", "6
+/// pm"), the key is named for time ([`TIME_KEYS`]): "a timer for 20 seconds" sets no
+/// thermostat to 20.
+fn number_grounds(w: &[String], key: &str, n: f64) -> bool {
     let timed = TIME_KEYS.iter().any(|k| key.contains(k));
     w.iter().enumerate().any(|(i, x)| {
-        let of_time = w
-            .get(i + 1)
-            .is_some_and(|u| TIME_UNITS.contains(&singular(u)));
+        let of_time = w.get(i + 1).is_some_and(|u| {
+            is_length_unit(u) || CLOCK.contains(&u.as_str()) || CALENDAR.contains(&singular(u))
+        });
         x.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9) && (timed || !of_time)
     })
 }

@@ -81,7 +81,7 @@ const READING_WORDS: &[&str] = &[
 ];
 
 /// Words after a number that make it a time of day.
-const CLOCK: &[&str] = &["am", "pm", "o'clock", "oclock"];
+pub(super) const CLOCK: &[&str] = &["am", "pm", "o'clock", "oclock"];
 
 /// Forms of "to be" that assert (`'s` is split off as "is").
 const BE: &[&str] = &[

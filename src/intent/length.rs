@@ -21,6 +21,11 @@ fn unit(w: &str) -> Option<u64> {
     }
 }
 
+/// Whether `w` is a unit of a length ("minutes", "sec", "h").
+pub(crate) fn is_length_unit(w: &str) -> bool {
+    unit(w).is_some()
+}
+
 /// The words of `text`, lower-cased, split at spaces, hyphens and commas.
 fn words(text: &str) -> Vec<String> {
     text.to_lowercase()
