@@ -486,11 +486,13 @@ fn homely(w: &str, subjects: &HashSet<String>) -> bool {
 
 /// The states asserted of the home: for each "… is (filler)* STATE" whose subject (the
 /// words before "is") names the home or a tool's subject, or is "it" when `request` is
-/// about the home, the state; never of a person ("you are warm").
+/// about the home, the state; never of a person ("you are warm"). The state a yes-or-no
+/// question asks about counts as one ([`asked_state`]).
 fn home_states(t: &[String], request: &[String], subjects: &HashSet<String>) -> Vec<String> {
     let about_home = request
         .iter()
         .any(|w| homely(w, subjects) || STATES.contains(&w.as_str()));
+    let asked = asked_state(request, subjects);
     let mut out = Vec::new();
     for (i, w) in t.iter().enumerate() {
         if !BE.contains(&w.as_str()) {
@@ -499,7 +501,7 @@ fn home_states(t: &[String], request: &[String], subjects: &HashSet<String>) -> 
         let Some(state) = t[i + 1..]
             .iter()
             .find(|y| !FILLER.contains(&y.as_str()))
-            .filter(|y| STATES.contains(&y.as_str()))
+            .filter(|y| STATES.contains(&y.as_str()) || asked == Some(y.as_str()))
         else {
             continue;
         };
@@ -514,6 +516,18 @@ fn home_states(t: &[String], request: &[String], subjects: &HashSet<String>) -> 
         }
     }
     out
+}
+
+/// The state a yes-or-no question asks of the home, when it ends with a word of its own:
+/// "is the egg timer running" → "running", which said back ("The egg timer is not
+/// running.") is a reading as much as "locked" is. Not a word of the home, a person, "to
+/// be" or [`FILLER`].
+fn asked_state<'a>(request: &'a [String], subjects: &HashSet<String>) -> Option<&'a str> {
+    let (first, last) = (request.first()?.as_str(), request.last()?.as_str());
+    let asks = YES_NO_QUESTIONS.contains(&first) && request.len() > 2;
+    let own =
+        !homely(last, subjects) && ![PEOPLE, BE, FILLER].iter().any(|list| list.contains(&last));
+    (asks && own).then_some(last)
 }
 
 /// Whether `sentence`, said while no call has run in the turn, states a reading (see the
@@ -863,9 +877,26 @@ mod tests {
                 "The light in the kitchen is dimmer than the light in the living room.",
                 "is the mag more light.",
             ),
+            // the question's own state said back
+            (
+                "The kitchen fan is not spinning.",
+                "is the kitchen fan spinning",
+            ),
         ] {
             assert!(reading(sentence, request), "{sentence} / {request}");
         }
+        // of a tool's subject (flite session, 2026-11-29: "running" heard "rounding")
+        let timer = HashSet::from(["timer".to_string()]);
+        assert!(states_reading(
+            "The egg timer is not rounding.",
+            "is the egg timer rounding,",
+            &timer
+        ));
+        assert!(!states_reading(
+            "The film is not boring.",
+            "is the film boring",
+            &timer
+        ));
     }
 
     #[test]

@@ -77,7 +77,10 @@
 //! order; whole words only, so "unlock" never matches "lock". Every template of every tool
 //! is tried, and every required parameter must have a value. Exactly one distinct call
 //! (tool and arguments, fixed `args` included) must come out; two or more is ambiguous,
-//! and nothing matches.
+//! and nothing matches. A free slot's words never end with an article ("set a timer"
+//! names no timer "a", "set it past a timer" none "it past a"), and two calls that differ only in one string value, one the other with words
+//! before it ("an egg", "egg": "set an egg timer" read with and without the article as the
+//! sentence's), are one: the shorter.
 //!
 //! **Two commands in one.** A request that does not match as a whole is cut at "and",
 //! "then", "also" and at `,` `.` `?` `!` `;` `:`, and every part must match on its own (a
@@ -368,10 +371,7 @@ impl ToolIntents {
             }
             let mut bound = Vec::new();
             match_form(&form.tokens, words, intent, &mut bound, &mut |bound| {
-                let call = self.call(&Map::new(), intent, bound);
-                if !found.contains(&call) {
-                    found.push(call);
-                }
+                add_call(found, self.call(&Map::new(), intent, bound));
             });
             if found.len() > 1 {
                 return;
@@ -397,6 +397,41 @@ impl ToolIntents {
             tool: self.tool.clone(),
             arguments: Value::Object(args),
         }
+    }
+}
+
+/// Put `call` in `found` unless it is there. Two calls that differ only in one string
+/// argument, one value the other with words before it ("an egg" and "egg": "set an egg
+/// timer" read by "set {an} {name} timer" and by "set {name} timer"), are one: the other
+/// reading took those words as the sentence's own, and its shorter value stays.
+fn add_call(found: &mut Vec<IntentCall>, call: IntentCall) {
+    if let Some(longer) = found.iter().position(|f| has_words_before(f, &call)) {
+        found[longer] = call;
+    } else if !found
+        .iter()
+        .any(|f| *f == call || has_words_before(&call, f))
+    {
+        found.push(call);
+    }
+}
+
+/// Whether `a` is `b` but for one string argument whose value is `b`'s with words before it.
+fn has_words_before(a: &IntentCall, b: &IntentCall) -> bool {
+    let (Some(x), Some(y)) = (a.arguments.as_object(), b.arguments.as_object()) else {
+        return false;
+    };
+    if a.tool != b.tool || x.len() != y.len() {
+        return false;
+    }
+    let mut differ = x.iter().filter(|(k, v)| y.get(*k) != Some(*v));
+    let (Some((key, longer)), None) = (differ.next(), differ.next()) else {
+        return false;
+    };
+    match (longer.as_str(), y.get(key).and_then(Value::as_str)) {
+        (Some(longer), Some(shorter)) => longer
+            .strip_suffix(shorter)
+            .is_some_and(|before| before.ends_with(' ')),
+        _ => false,
     }
 }
 

@@ -495,6 +495,35 @@ fn words_that_carry_no_command_are_left_out_at_the_ends() {
 }
 
 #[test]
+fn an_article_before_free_words_is_the_sentences() {
+    let schema = notify();
+    let show = with_args(
+        spec(&["show [the|a] {body}", "show {body} (please|now)"]),
+        json!({"title": "t"}),
+    );
+    let intents = Intents::new(vec![compile("notify", &[show], &schema)]);
+    let body = |b: &str| Some(vec![("notify".into(), json!({"title": "t", "body": b}))]);
+    // read with the article as the sentence's and as the slot's: one call, without it
+    assert_eq!(calls_of(&intents, "show the news"), body("news"));
+    assert_eq!(
+        calls_of(&intents, "show a shopping list"),
+        body("shopping list")
+    );
+    // free words never end with an article
+    assert_eq!(calls_of(&intents, "show the"), None);
+    assert_eq!(calls_of(&intents, "show an"), None);
+    assert_eq!(calls_of(&intents, "show it past a"), None);
+    // two readings that differ otherwise stay ambiguous
+    let two = with_args(
+        spec(&["show {body} here", "show here {body}"]),
+        json!({"title": "t"}),
+    );
+    let intents = Intents::new(vec![compile("notify", &[two], &schema)]);
+    assert_eq!(calls_of(&intents, "show here here"), body("here"));
+    assert_eq!(calls_of(&intents, "show here red here"), None);
+}
+
+#[test]
 fn free_text_slots_keep_what_was_said() {
     let note = |body: &str| {
         Some((
@@ -1261,6 +1290,20 @@ fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
     assert!(matcher.accepts("Remind me to call Anna."));
     assert!(matcher.accepts("volume 7"));
     assert!(!matcher.accepts("volume seven"));
+    // any words right after the first word: understood, but not sent
+    let show = ToolIntents::compile(
+        "notify",
+        &[with_args(
+            spec(&["show {body} here"]),
+            json!({"title": "t"}),
+        )],
+        &notify(),
+    )
+    .unwrap();
+    let intents = Intents::new(vec![Arc::new(show)]);
+    assert_eq!(intents.phrases().forms().len(), 1);
+    assert!(intents.phrases().grammar().forms.is_empty());
+    assert!(intents.recognize("show the news here").is_some());
 }
 
 fn calls_in(intents: &Intents, text: &str, room: &str) -> Option<Vec<Call>> {

@@ -129,6 +129,8 @@ impl TimerTool {
                     "(a|an) {length} timer",
                     "{length} timer",
                     "(set|start) {an} {name} timer for {length}",
+                    // whisper drops the article ("set roast timer for one hour")
+                    "(set|start) {name} timer for {length}",
                     "(a|an) {name} timer for {length}",
                     "(set|start) {an} {length} {name} timer",
                     "(set|start) [a] timer for {length} for {the} {name}",
@@ -614,6 +616,12 @@ mod intent_tests {
                 json!({"length": "6 minutes", "name": "egg"}),
             ),
             (
+                // whisper dropped the article
+                "set roast timer for one hour.",
+                "set_timer",
+                json!({"length": "1 hour", "name": "roast"}),
+            ),
+            (
                 "set a ten minute eggs timer",
                 "set_timer",
                 json!({"length": "10 minutes", "name": "eggs"}),
@@ -748,6 +756,8 @@ mod intent_tests {
             "it's been a long time",
             "set a timer",
             "set a timer for my mum",
+            // whisper's "set a pasta timer": the phrase pass mends it, no timer "it past a"
+            "set it past a timer for 8 minutes",
             "add salt to the pasta",
             "cancel my dentist appointment",
             "how long is the film",

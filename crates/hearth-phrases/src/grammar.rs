@@ -6,7 +6,8 @@ use sha2::{Digest, Sha256};
 /// A phrase set: sentence forms whose slots refer to lists of values.
 ///
 /// A form is its words separated by spaces; a slot is written `{N}` (any value of `lists[N]`),
-/// `{number}` (any number, in digits) or `{words}` (one or more words of any kind). Words are
+/// `{number}` (any number, in digits) or `{words}` (one or more words of any kind, the last
+/// not "a", "an" or "the": an article goes before its noun). Words are
 /// compared as [`crate::normalize::keys`] gives them, so "Living-room" in a form is "living
 /// room". A list's values are phrases of one or more words.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -41,11 +41,26 @@ enum Pos {
     InList { list: u32, at: u32, then: u32 },
     /// Inside an any-words slot (a word taken); the form may go on at `then`.
     InWords { then: u32 },
+    /// Inside an any-words slot whose last word is an article: another word must come before
+    /// the form goes on at `then` (the intents' free slots never end with one).
+    AfterArticle { then: u32 },
     /// After a whole request, inside the words that may follow it (`Trail(0)`: complete).
     Trail(u32),
 }
 
 const ROOT: u32 = 0;
+
+/// Words an any-words slot never ends with: an article goes before its noun.
+const ARTICLES: &[&str] = &["a", "an", "the"];
+
+/// Where `word`, taken by an any-words slot that goes on at `then`, leads.
+fn in_words(word: &str, then: u32) -> Pos {
+    if ARTICLES.contains(&word) {
+        Pos::AfterArticle { then }
+    } else {
+        Pos::InWords { then }
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Trie {
@@ -212,7 +227,7 @@ impl Matcher {
             Pos::InList { list, at, .. } => {
                 self.lists[list as usize].has_word_starting(at, partial)
             }
-            Pos::InWords { .. } => true,
+            Pos::InWords { .. } | Pos::AfterArticle { .. } => true,
             Pos::Trail(n) => {
                 self.trail.has_word_starting(n, partial)
                     || (n == ROOT && JOINERS.iter().any(|j| j.starts_with(partial)))
@@ -231,7 +246,9 @@ impl Matcher {
     /// one, "and" and another request) does not count.
     pub fn may_grow(&self, state: &State) -> bool {
         state.at.iter().any(|&p| match p {
-            Pos::Lead(_) | Pos::InWords { .. } | Pos::InList { .. } => true,
+            Pos::Lead(_) | Pos::InWords { .. } | Pos::AfterArticle { .. } | Pos::InList { .. } => {
+                true
+            }
             Pos::Form(n) => self.forms.has_next(n),
             Pos::Trail(_) => false,
         })
@@ -289,7 +306,7 @@ impl Matcher {
                 }
             }
             Pos::InWords { then } => self.close(Pos::Form(then), out),
-            Pos::Lead(_) | Pos::InList { .. } | Pos::Trail(_) => {}
+            Pos::Lead(_) | Pos::InList { .. } | Pos::AfterArticle { .. } | Pos::Trail(_) => {}
         }
     }
 
@@ -308,7 +325,7 @@ impl Matcher {
                 for &(slot, then) in &self.forms.node(n).slots {
                     match slot {
                         Slot::Number if is_number(word) => self.close(Pos::Form(then), out),
-                        Slot::Words => self.close(Pos::InWords { then }, out),
+                        Slot::Words => self.close(in_words(word, then), out),
                         Slot::Number | Slot::List(_) => {}
                     }
                 }
@@ -324,7 +341,9 @@ impl Matcher {
                     }
                 }
             }
-            Pos::InWords { then } => self.close(Pos::InWords { then }, out),
+            Pos::InWords { then } | Pos::AfterArticle { then } => {
+                self.close(in_words(word, then), out)
+            }
             Pos::Trail(n) => {
                 if let Some(c) = self.trail.next(n, word) {
                     self.enter(&self.trail, c, Pos::Trail, out);
@@ -454,6 +473,7 @@ mod tests {
             "Set the thermostat to 20.5 degrees.",
             "Set a timer for 15 minutes",
             "Remind me to water the plants at 7:30",
+            "Remind me to take a break at 7",
             "Please, could you lock the front door for me? Thanks.",
             "Hey, turn on the kitchen light and lock the front door",
             "Hey Jarvis, turn on the kitchen light.",
@@ -468,6 +488,8 @@ mod tests {
             "Set the thermostat to 21 degrees",
             "Set a timer for fifteen minutes",
             "Remind me to at 7",
+            // free words never end with an article
+            "Remind me to water the at 7",
             "Is the kitchen light on?",
             "Did you lock the front door?",
             "lock the front door please please me",
