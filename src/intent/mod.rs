@@ -78,9 +78,9 @@
 //! is tried, and every required parameter must have a value. Exactly one distinct call
 //! (tool and arguments, fixed `args` included) must come out; two or more is ambiguous,
 //! and nothing matches. A free slot's words never end with an article ("set a timer"
-//! names no timer "a", "set it past a timer" none "it past a"), and two calls that differ only in one string value, one the other with words
-//! before it ("an egg", "egg": "set an egg timer" read with and without the article as the
-//! sentence's), are one: the shorter.
+//! names no timer "a", "set it past a timer" none "it past a"), and two calls that differ
+//! only in one string value, one the other with words before it ("an egg", "egg": "set an
+//! egg timer" read with and without the article as the sentence's), are one: the shorter.
 //!
 //! **Two commands in one.** A request that does not match as a whole is cut at "and",
 //! "then", "also" and at `,` `.` `?` `!` `;` `:`, and every part must match on its own (a

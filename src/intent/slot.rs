@@ -66,10 +66,6 @@ pub(super) enum Reading {
     Clock,
 }
 
-/// Words a free slot's words never end with: an article goes before its noun, so "set a
-/// timer" names no timer "a", and "set it past a timer" none "it past a".
-const ARTICLES: &[&str] = &["a", "an", "the"];
-
 /// The most words a length or a time said takes ("one hour thirty minutes and forty five
 /// seconds").
 const MAX_READING_WORDS: usize = 12;
@@ -236,7 +232,7 @@ impl Slot {
             }
             Open::Words => {
                 for k in 1..=words.len() {
-                    let dangling = ARTICLES.contains(&words[k - 1].key.as_str());
+                    let dangling = normalize::ARTICLES.contains(&words[k - 1].key.as_str());
                     if !dangling && !out.iter().any(|(n, _)| *n == k) {
                         let said: Vec<&str> = words[..k].iter().map(|w| w.said.as_str()).collect();
                         out.push((k, Value::String(said.join(" "))));

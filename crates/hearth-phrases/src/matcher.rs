@@ -50,12 +50,9 @@ enum Pos {
 
 const ROOT: u32 = 0;
 
-/// Words an any-words slot never ends with: an article goes before its noun.
-const ARTICLES: &[&str] = &["a", "an", "the"];
-
 /// Where `word`, taken by an any-words slot that goes on at `then`, leads.
 fn in_words(word: &str, then: u32) -> Pos {
-    if ARTICLES.contains(&word) {
+    if normalize::ARTICLES.contains(&word) {
         Pos::AfterArticle { then }
     } else {
         Pos::InWords { then }

@@ -29,6 +29,10 @@ pub const SKIP_TRAILING: &[&[&str]] = &[
 /// Words where one command ends and the next may begin ("… and lock the door").
 pub const JOINERS: &[&str] = &["and", "then", "also"];
 
+/// The words a slot of any words never ends with: an article goes before its noun, so "set
+/// a timer" names no timer "a", and "set it past a timer" none "it past a".
+pub const ARTICLES: &[&str] = &["a", "an", "the"];
+
 /// A word of a request: `key` is what templates compare (lower case), `said` the word as the
 /// transcript wrote it (what a free-text slot keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
