@@ -1291,16 +1291,15 @@ fn the_grammar_a_recogniser_is_sent_holds_the_same_sentences() {
     assert!(matcher.accepts("volume 7"));
     assert!(!matcher.accepts("volume seven"));
     // any words right after the first word: understood, but not sent
-    let show = ToolIntents::compile(
+    let show = compile(
         "notify",
         &[with_args(
             spec(&["show {body} here"]),
             json!({"title": "t"}),
         )],
         &notify(),
-    )
-    .unwrap();
-    let intents = Intents::new(vec![Arc::new(show)]);
+    );
+    let intents = Intents::new(vec![show]);
     assert_eq!(intents.phrases().forms().len(), 1);
     assert!(intents.phrases().grammar().forms.is_empty());
     assert!(intents.recognize("show the news here").is_some());
