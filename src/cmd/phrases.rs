@@ -41,11 +41,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ..Flags::default()
     })?;
     let backends = Arc::new(Backends::from_config(&settings.config)?);
-    let registry = match settings.tools_dir() {
-        Some(dir) => Registry::load(&dir, backends)
-            .with_context(|| format!("loading the tools in {}", dir.display()))?,
-        None => Registry::builtins_with(backends)?,
-    };
+    // what `hearth run` sends its recogniser: its timer and control tools included
+    let dir = settings.tools_dir();
+    let registry = Registry::offered(dir.as_deref(), backends).with_context(|| match &dir {
+        Some(dir) => format!("loading the tools in {}", dir.display()),
+        None => "loading the built-in tools".to_string(),
+    })?;
     #[cfg(feature = "tts")]
     let stop = hearth::pipeline::stop::STOP_PHRASES;
     #[cfg(not(feature = "tts"))]

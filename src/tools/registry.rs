@@ -137,8 +137,30 @@ impl Registry {
     /// The built-ins plus every manifest in `dir`, run against `backends`. A tool whose
     /// executor needs a connection `backends` does not have fails the load.
     pub fn load(dir: impl AsRef<Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
-        let dir = dir.as_ref();
-        let mut tools = builtins_for(&backends);
+        let tools = builtins_for(&backends);
+        Self::load_after(tools, dir.as_ref(), backends)
+    }
+
+    /// Every tool a `hearth run` that speaks and keeps timers offers: the built-ins (the
+    /// timer, alarm and control tools among them) and the manifests in `dir`, if any. For
+    /// listing what the daemon understands (`hearth phrases`): the timer and control tools
+    /// answer that this process keeps no timers and speaks no reply.
+    pub fn offered(dir: Option<&Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
+        let mut tools = Tool::builtins();
+        tools.extend(Tool::timers());
+        tools.extend(Tool::controls());
+        match dir {
+            Some(dir) => Self::load_after(tools, dir, backends),
+            None => Self::new(tools)?.with_backends(backends),
+        }
+    }
+
+    /// `tools` then the manifests in `dir`, run against `backends`.
+    fn load_after(
+        mut tools: Vec<Tool>,
+        dir: &Path,
+        backends: Arc<Backends>,
+    ) -> Result<Registry, ToolsError> {
         tools.extend(manifest::load_dir(dir)?);
         let registry = Self::new(tools)?.with_backends(backends)?;
         tracing::info!(

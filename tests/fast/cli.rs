@@ -164,12 +164,23 @@ fn phrases_counts_the_house_and_draws_from_it() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let (counts, sample) = text.split_once("\n\n").expect("counts, then the sample");
-    // a line per tool with intents, the stop words, and the whole
+    // a line per tool with intents (the timers and controls `hearth run` offers among
+    // them), the stop words, and the whole
     let tools: Vec<&str> = counts
         .lines()
         .filter_map(|l| l.split_once(':').map(|(t, _)| t))
         .collect();
-    for tool in ["set_light", "set_lock", "set_thermostat", "stop", "in all"] {
+    let listed = [
+        "set_light",
+        "set_lock",
+        "set_thermostat",
+        "set_timer",
+        "set_alarm",
+        "change_volume",
+        "stop",
+        "in all",
+    ];
+    for tool in listed {
         assert!(tools.contains(&tool), "{tool} in {counts}");
     }
     let drawn: Vec<(&str, &str)> = sample.lines().filter_map(|l| l.split_once('\t')).collect();
