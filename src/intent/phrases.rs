@@ -209,6 +209,10 @@ impl PhraseSet {
                 .map(String::from)
                 .chain(self.own_guarded())
                 .collect(),
+            ways: super::derive::direction_words()
+                .into_iter()
+                .map(String::from)
+                .collect(),
             ..Grammar::default()
         }
     }

@@ -1234,6 +1234,7 @@ fn the_words_that_decide_a_requests_way_are_guarded_and_the_shared_verbs_are_not
     }
     let grammar = house_phrases().grammar();
     assert_eq!(grammar.guarded.len(), words.len());
+    assert_eq!(grammar.ways, words);
 }
 
 #[test]
@@ -1243,6 +1244,8 @@ fn the_answers_words_are_guarded_unless_a_request_has_them_too() {
         .grammar();
     for w in ["yes", "go", "ahead", "no"] {
         assert!(grammar.guarded.iter().any(|g| g == w), "{w}");
+        // held everywhere, not only where another answer could stand in their place
+        assert!(!grammar.ways.iter().any(|g| g == w), "{w}");
     }
     // words of the lights' forms and their follow-ups ("turn it on"): guarding them would
     // keep the pass from mending those

@@ -25,6 +25,14 @@ pub struct Grammar {
     /// ([`crate::Matcher::introduces`]; numbers are held so too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub guarded: Vec<String>,
+    /// Of the guarded words, those that choose a way only where another guarded word could
+    /// stand in their place: "lock" in "lock the front door" (the set also has "unlock the
+    /// front door"), not "running" in "is the egg timer running" or "up" in "wake me up at
+    /// 7", which are only how their forms are worded. The other guarded words (the answers to
+    /// a question: "yes", "go ahead") are held everywhere. A reader that does not know this
+    /// list holds all of them everywhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ways: Vec<String>,
 }
 
 /// A slot of a form as written.
@@ -86,6 +94,11 @@ impl Grammar {
         }
         hash.update([4]);
         for word in &self.guarded {
+            hash.update(word.as_bytes());
+            hash.update([0]);
+        }
+        hash.update([5]);
+        for word in &self.ways {
             hash.update(word.as_bytes());
             hash.update([0]);
         }

@@ -18,6 +18,8 @@ pub struct Matcher {
     n_forms: usize,
     /// The grammar's guarded words, as keys.
     guarded: std::collections::BTreeSet<String>,
+    /// Those of them held only where they choose a way ([`Grammar::ways`]), as keys.
+    ways: std::collections::BTreeSet<String>,
     forms: Trie,
     lists: Vec<Trie>,
     lead: Trie,
@@ -173,6 +175,11 @@ impl Matcher {
                 .iter()
                 .flat_map(|w| normalize::keys(w))
                 .collect(),
+            ways: grammar
+                .ways
+                .iter()
+                .flat_map(|w| normalize::keys(w))
+                .collect(),
             n_forms: grammar.forms.len(),
             forms,
             lists,
@@ -258,16 +265,37 @@ impl Matcher {
         self.is_complete(&state) && !self.may_grow(&state)
     }
 
-    /// The first word of `phrase` that decides a request's way (a guarded word, or a number)
-    /// and that `open` does not have: a phrase that would change what was asked for rather
-    /// than how it was heard ("Mott the garage door" → "Lock the garage door"). `None`:
-    /// the phrase only mends words around those.
+    /// The first word of `phrase` that decides a request's way (a number, or a guarded word
+    /// where it chooses: [`Grammar::ways`]) and that `open` does not have: a phrase that
+    /// would change what was asked for rather than how it was heard ("Mott the garage door"
+    /// → "Lock the garage door"). `None`: the phrase only mends words around those ("is the
+    /// egg timer rounding" → "… running", where no other way could be said).
     pub fn introduces(&self, open: &str, phrase: &str) -> Option<String> {
         let had = normalize::keys(open);
-        normalize::keys(phrase)
-            .into_iter()
-            .filter(|w| self.guarded.contains(w) || is_number(w))
-            .find(|w| !had.contains(w))
+        let words = normalize::keys(phrase);
+        let decides = |at: usize, w: &String| {
+            is_number(w)
+                || (self.guarded.contains(w)
+                    && (!self.ways.contains(w) || self.has_other_way(&words, at)))
+        };
+        words
+            .iter()
+            .enumerate()
+            .find(|&(at, w)| !had.contains(w) && decides(at, w))
+            .map(|(_, w)| w.clone())
+    }
+
+    /// Whether another guarded word in place of the one `at` still makes a request of the
+    /// set: the word there chooses between ways.
+    fn has_other_way(&self, words: &[String], at: usize) -> bool {
+        self.guarded
+            .iter()
+            .filter(|g| words.get(at) != Some(*g))
+            .any(|g| {
+                let mut other = words.to_vec();
+                other[at] = g.clone();
+                self.is_complete(&self.feed_all(&self.start(), &other))
+            })
     }
 
     /// Whether `text` as a whole is a request of the set.
@@ -412,10 +440,20 @@ mod tests {
                 "set a timer for {number} minutes".into(),
                 "remind me to {words} at {number}".into(),
                 "lock the front door".into(),
+                "unlock the front door".into(),
+                "is the {words} timer running".into(),
+                "wake me up at {number}".into(),
                 "stop".into(),
+                "do it".into(),
+                "no".into(),
             ],
             lead: vec!["Hey Jarvis".into(), "okay nabu".into()],
-            guarded: vec!["lock".into(), "unlock".into(), "on".into(), "off".into()],
+            guarded: ["lock", "unlock", "on", "off", "running", "up", "do", "no"]
+                .map(String::from)
+                .to_vec(),
+            ways: ["lock", "unlock", "on", "off", "running", "up"]
+                .map(String::from)
+                .to_vec(),
         })
         .unwrap()
     }
@@ -434,6 +472,7 @@ mod tests {
             ],
             lead: vec!["Hey Jarvis".into()],
             guarded: vec![],
+            ways: vec![],
         })
         .unwrap();
         for ends in [
@@ -526,6 +565,19 @@ mod tests {
             m.introduces("set a timer for 15 minute", "set a timer for 15 minutes"),
             None
         );
+        // the same words where they choose nothing: only how a form is worded
+        assert_eq!(
+            m.introduces("is the egg timer rounding", "is the egg timer running"),
+            None
+        );
+        assert_eq!(m.introduces("wake me at bed 7", "wake me up at 7"), None);
+        // still held where another way could stand in their place
+        assert_eq!(
+            m.introduces("switch up the kitchen light", "turn off the kitchen light"),
+            Some("off".into())
+        );
+        // a guarded word that is not a way's (an answer's) is held everywhere
+        assert_eq!(m.introduces("to it", "do it"), Some("do".into()));
     }
 
     #[test]
@@ -534,7 +586,7 @@ mod tests {
         let s = m.start();
         assert!(m.may_begin(&s, "tu"));
         assert!(m.may_begin(&s, "pl")); // please
-        assert!(!m.may_begin(&s, "is"));
+        assert!(!m.may_begin(&s, "bed"));
         let s = m.feed_all(&s, &["turn", "on", "the"]);
         assert!(m.may_begin(&s, "kit"));
         assert!(m.may_begin(&s, "liv"));
@@ -549,6 +601,6 @@ mod tests {
         let timer = m.feed_all(&m.start(), &["set", "a", "timer", "for"]);
         assert!(m.may_begin(&timer, "1"));
         assert!(!m.may_begin(&timer, "fif"));
-        assert!(m.feed(&m.start(), "is").is_dead());
+        assert!(m.feed(&m.start(), "bedroom").is_dead());
     }
 }
