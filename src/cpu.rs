@@ -11,9 +11,14 @@
 //! for them too moved its work into the playback, where the echo canceller's capture fell
 //! behind on the debug-built end-to-end tests.
 //!
+//! Work done ahead of a turn (the next prompt warmed, [`crate::agent`]'s warm-up) gives way
+//! to recognition as well ([`recognising`], [`wait_ahead`]): a warm-up of a history just cut
+//! back (500 tokens) beside whisper once took 24 s, and the utterance 19 s to be heard (1 s
+//! alone), and every request after it fell behind (the daily session, 2 cores).
+//!
 //! One process-wide fact, like the CPU itself: the voice holds it, the engine reads it.
-//! A wait is bounded ([`GIVE_WAY_MAX`]), so a synthesis that hangs slows the model, never
-//! stops it.
+//! A wait is bounded ([`GIVE_WAY_MAX`], [`AHEAD_WAIT_MAX`]), so a synthesis or recognition
+//! that hangs slows the model, never stops it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -21,26 +26,44 @@ use std::time::{Duration, Instant};
 /// Syntheses under way.
 static SPEAKING: AtomicUsize = AtomicUsize::new(0);
 
+/// Utterances being recognised.
+static RECOGNISING: AtomicUsize = AtomicUsize::new(0);
+
 /// The longest one step of the model waits for speech.
 pub(crate) const GIVE_WAY_MAX: Duration = Duration::from_millis(600);
+
+/// The longest one step of work done ahead waits for the voice (an utterance's recognition
+/// is bounded by [`crate::stt::SttConfig::utterance_timeout`], 30 s by default).
+pub(crate) const AHEAD_WAIT_MAX: Duration = Duration::from_secs(30);
 
 /// How often a waiting step looks again.
 const POLL: Duration = Duration::from_millis(2);
 
-/// Held while a sentence is synthesised; dropping it ends the hold.
+/// Held while a sentence is synthesised or an utterance recognised; dropping it ends the
+/// hold.
 #[must_use = "the hold ends when this is dropped"]
-pub struct Speaking(());
+pub struct Hold(&'static AtomicUsize);
 
-impl Drop for Speaking {
+impl Drop for Hold {
     fn drop(&mut self) {
-        SPEAKING.fetch_sub(1, Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
+fn hold(count: &'static AtomicUsize) -> Hold {
+    count.fetch_add(1, Ordering::SeqCst);
+    Hold(count)
+}
+
 /// A sentence is being synthesised until the returned hold is dropped.
-pub fn speaking() -> Speaking {
-    SPEAKING.fetch_add(1, Ordering::SeqCst);
-    Speaking(())
+pub fn speaking() -> Hold {
+    hold(&SPEAKING)
+}
+
+/// An utterance is being recognised until the returned hold is dropped (by a recogniser on
+/// this machine or not: only work done ahead waits for it).
+pub fn recognising() -> Hold {
+    hold(&RECOGNISING)
 }
 
 /// Whether speech is being synthesised now.
@@ -48,10 +71,29 @@ pub(crate) fn is_speaking() -> bool {
     SPEAKING.load(Ordering::SeqCst) > 0
 }
 
+/// Whether an utterance is being recognised now.
+fn is_recognising() -> bool {
+    RECOGNISING.load(Ordering::SeqCst) > 0
+}
+
 /// Blocks while speech is being synthesised, at most [`GIVE_WAY_MAX`]; how long it waited.
 pub(crate) fn give_way() -> Duration {
+    wait_while(is_speaking, GIVE_WAY_MAX)
+}
+
+/// For work done ahead of a turn: blocks while speech is synthesised or an utterance
+/// recognised, until `cancelled` (a turn wants the engine) or [`AHEAD_WAIT_MAX`]; how long
+/// it waited.
+pub(crate) fn wait_ahead(cancelled: impl Fn() -> bool) -> Duration {
+    wait_while(
+        || (is_speaking() || is_recognising()) && !cancelled(),
+        AHEAD_WAIT_MAX,
+    )
+}
+
+fn wait_while(busy: impl Fn() -> bool, max: Duration) -> Duration {
     let start = Instant::now();
-    while is_speaking() && start.elapsed() < GIVE_WAY_MAX {
+    while busy() && start.elapsed() < max {
         std::thread::sleep(POLL);
     }
     start.elapsed()
@@ -78,5 +120,36 @@ mod tests {
         let waited = give_way();
         assert!(waited >= GIVE_WAY_MAX, "{waited:?}");
         drop(stuck);
+    }
+
+    #[test]
+    fn work_done_ahead_waits_while_an_utterance_is_recognised_until_a_turn_wants_the_engine() {
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cancelled = {
+            let cancel = cancel.clone();
+            move || cancel.load(Ordering::SeqCst)
+        };
+        assert!(wait_ahead(&cancelled) < Duration::from_millis(1));
+        // a turn's steps do not wait for recognition
+        let hold = recognising();
+        assert!(give_way() < Duration::from_millis(1));
+        let waiter = std::thread::spawn({
+            let cancelled = cancelled.clone();
+            move || wait_ahead(cancelled)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        drop(hold);
+        let waited = waiter.join().unwrap();
+        assert!(waited >= Duration::from_millis(45), "{waited:?}");
+        assert!(waited < AHEAD_WAIT_MAX, "{waited:?}");
+        // still recognising, but a turn cancels the work: the wait ends
+        let hold = recognising();
+        let waiter = std::thread::spawn(move || wait_ahead(cancelled));
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.store(true, Ordering::SeqCst);
+        let waited = waiter.join().unwrap();
+        assert!(waited >= Duration::from_millis(45), "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        drop(hold);
     }
 }

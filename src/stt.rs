@@ -644,6 +644,8 @@ impl SttState {
     async fn transcribe(&mut self, utterance: &Utterance, hold: Hold) -> Result<Heard, SttError> {
         let span = tracing::info_span!("stt", secs = utterance.secs());
         let _enter = span.enter();
+        // the next prompt's warm-up waits meanwhile (two cores: `crate::cpu`)
+        let _recognising = crate::cpu::recognising();
         let started = Instant::now();
         let limit = self.config.utterance_timeout;
         let deadline = tokio::time::Instant::now() + limit;

@@ -13,8 +13,10 @@
 //! continues what a sequence holds is evaluated there; one that departs from it part-way (a
 //! retry asked without the conversation, a history cut back by the warm-up) goes to the
 //! least recently used sequence, from a copy of the shared prefix (cells shared, nothing
-//! evaluated). A turn's first hop always continues the conversation, so that is never the
-//! least recently used when a retry comes, and it is still there for the prompt after it.
+//! evaluated). A turn's first hop always continues the conversation, and a retry and a cut
+//! history each have a sequence of their own to go on in, so the conversation is not the
+//! least recently used when a retry or a cut comes, and it is still there for the prompt
+//! after it.
 //!
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
@@ -52,8 +54,12 @@ use super::grammar::LazyGrammar;
 /// cache may hand it).
 const PARSERS_KEPT: usize = super::grammar::GRAMMARS_KEPT;
 
-/// Sequences of the KV cache the worker keeps prompts in ([`place`]).
-const SEQUENCES: usize = 2;
+/// Sequences of the KV cache the worker keeps prompts in ([`place`]): the conversation, a
+/// history being cut back, a retry asked without the history. With two, a turn's retry
+/// left the conversation the least recently used, and the warm-up's cut history then
+/// overwrote it: the next turn evaluated 1,000 tokens of history again (25 s on 2 cores,
+/// the daily session). One pool of cells: a third sequence costs no memory.
+const SEQUENCES: usize = 3;
 
 /// How to load and run the model.
 #[derive(Debug, Clone)]
@@ -595,7 +601,7 @@ impl Worker<'_> {
         let mut stats = GenStats::default();
         let tokens = self.tokenize(prompt);
         self.check_fits(&tokens, 0)?;
-        let evaluated = self.evaluate(id, &tokens, &mut stats, t0)?;
+        let evaluated = self.evaluate(id, &tokens, &mut stats, t0, Work::Warm)?;
         if evaluated.is_none() {
             stats.stop = Some(StopReason::Cancelled);
         }
@@ -625,6 +631,7 @@ impl Worker<'_> {
         tokens: &[LlamaToken],
         stats: &mut GenStats,
         t0: Instant,
+        work: Work,
     ) -> Result<Option<LlamaBatch<'static>>, EngineError> {
         stats.prompt_tokens = tokens.len();
         let held: Vec<&[LlamaToken]> = self.slots.iter().map(|s| s.tokens.as_slice()).collect();
@@ -642,6 +649,9 @@ impl Worker<'_> {
         let mut batch = LlamaBatch::new(chunk, 1);
         let mut pos = start;
         while pos < tokens.len() {
+            if work == Work::Warm {
+                crate::cpu::wait_ahead(|| self.cancelled(id));
+            }
             if self.cancelled(id) {
                 stats.prompt_eval_ms = ms(t0);
                 return Ok(None);
@@ -777,7 +787,7 @@ impl Worker<'_> {
         };
         let mut lazy = LazyStart::new(req.lazy.clone().filter(|_| matcher.is_none()));
         let mut sampler = LlamaSampler::greedy();
-        let Some(batch) = self.evaluate(id, &tokens, &mut stats, t0)? else {
+        let Some(batch) = self.evaluate(id, &tokens, &mut stats, t0, Work::Turn)? else {
             stats.stop = Some(StopReason::Cancelled);
             return Ok(stats);
         };
@@ -995,6 +1005,16 @@ struct Slot {
     used: u64,
 }
 
+/// Whom a prompt's evaluation is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// A turn: someone waits for its reply.
+    Turn,
+    /// The next turn's prompt, evaluated ahead of it (a prefill): it waits while the voice
+    /// works ([`crate::cpu::wait_ahead`]).
+    Warm,
+}
+
 /// Where a prompt is evaluated ([`place`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Placement {
@@ -1188,6 +1208,40 @@ mod tests {
         let (a, b) = (toks(&[1, 2, 3, 3]), toks(&[1, 2, 4, 4]));
         let placed = place(&[&a, &b], &[1, 2], &toks(&[1, 2, 5]));
         assert_eq!(placed, at(0, 0, 2));
+    }
+
+    #[test]
+    fn neither_a_retry_nor_the_cut_after_it_evicts_the_conversation() {
+        // the conversation 1 2 3 4 5 6 in slot 0, used by a turn's first hop (3); the
+        // warm-up's cut history 1 2 5 half evaluated in slot 1 before the turn (2); an old
+        // retry in slot 2 (1)
+        let (conversation, cut, old) = (
+            toks(&[1, 2, 3, 4, 5, 6]),
+            toks(&[1, 2, 5]),
+            toks(&[1, 2, 8]),
+        );
+        // the turn's retry without the history: the oldest slot, not the conversation
+        let placed = place(
+            &[&conversation, &cut, &old],
+            &[3, 2, 1],
+            &toks(&[1, 2, 7, 8]),
+        );
+        assert_eq!(placed, at(2, 2, 2));
+        // the warm-up goes on with the cut where it stopped
+        let retry = toks(&[1, 2, 7, 8]);
+        let placed = place(
+            &[&conversation, &cut, &retry],
+            &[3, 2, 4],
+            &toks(&[1, 2, 5, 6]),
+        );
+        assert_eq!(placed, at(1, 1, 3));
+        // the cut lost to a retry: the warm-up begins it again beside both
+        let placed = place(
+            &[&conversation, &retry, &old],
+            &[3, 4, 1],
+            &toks(&[1, 2, 5, 6]),
+        );
+        assert_eq!(placed, at(2, 2, 2));
     }
 
     #[test]
