@@ -103,8 +103,14 @@ fn wait_while(busy: impl Fn() -> bool, max: Duration) -> Duration {
 mod tests {
     use super::*;
 
+    /// The holds are process-wide: these tests take turns.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn the_model_waits_while_speech_is_synthesised_and_no_longer() {
+        let _serial = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // nothing synthesised: no wait
         assert!(give_way() < Duration::from_millis(1));
         let hold = speaking();
@@ -129,9 +135,13 @@ mod tests {
             let cancel = cancel.clone();
             move || cancel.load(Ordering::SeqCst)
         };
-        assert!(wait_ahead(&cancelled) < Duration::from_millis(1));
-        // a turn's steps do not wait for recognition
+        let _serial = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // work already cancelled never waits
         let hold = recognising();
+        assert!(wait_ahead(|| true) < Duration::from_millis(1));
+        // a turn's steps do not wait for recognition
         assert!(give_way() < Duration::from_millis(1));
         let waiter = std::thread::spawn({
             let cancelled = cancelled.clone();
