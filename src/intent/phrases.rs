@@ -201,18 +201,15 @@ impl PhraseSet {
             forms.extend(written.into_iter().map(|w| w.trim().to_string()));
         }
         forms.dedup();
+        let ways: Vec<String> = super::derive::direction_words()
+            .into_iter()
+            .map(String::from)
+            .collect();
         Grammar {
             lists,
             forms,
-            guarded: super::derive::direction_words()
-                .into_iter()
-                .map(String::from)
-                .chain(self.own_guarded())
-                .collect(),
-            ways: super::derive::direction_words()
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            guarded: ways.iter().cloned().chain(self.own_guarded()).collect(),
+            ways,
             ..Grammar::default()
         }
     }

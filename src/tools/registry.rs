@@ -146,9 +146,7 @@ impl Registry {
     /// listing what the daemon understands (`hearth phrases`): the timer and control tools
     /// answer that this process keeps no timers and speaks no reply.
     pub fn offered(dir: Option<&Path>, backends: Arc<Backends>) -> Result<Registry, ToolsError> {
-        let mut tools = Tool::builtins();
-        tools.extend(Tool::timers());
-        tools.extend(Tool::controls());
+        let tools = builtins(true, true);
         match dir {
             Some(dir) => Self::load_after(tools, dir, backends),
             None => Self::new(tools)?.with_backends(backends),
@@ -477,11 +475,17 @@ impl Registry {
 /// process keeps timers, the controls' when it speaks (a tool that could only answer "not
 /// here" is not offered).
 fn builtins_for(backends: &Backends) -> Vec<Tool> {
+    builtins(backends.timers().is_some(), backends.controls().is_some())
+}
+
+/// The built-ins, with the timer, alarm and reminder tools and the control tools when asked
+/// for, in the order a registry lists them.
+fn builtins(timers: bool, controls: bool) -> Vec<Tool> {
     let mut tools = Tool::builtins();
-    if backends.timers().is_some() {
+    if timers {
         tools.extend(Tool::timers());
     }
-    if backends.controls().is_some() {
+    if controls {
         tools.extend(Tool::controls());
     }
     tools
