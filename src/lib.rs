@@ -30,7 +30,6 @@ pub mod audio;
 pub mod bounded;
 pub mod bus;
 pub mod config;
-#[cfg(any(feature = "llm", feature = "tts"))]
 mod cpu;
 pub mod doctor;
 pub mod events;
