@@ -239,6 +239,47 @@ impl Matcher {
         })
     }
 
+    /// Whether `word` after `state` can be one of the set's own words (a form's, a list
+    /// value's, a number in its slot, a word around a request), not only a word an any-words
+    /// slot takes; when `partial`, whether a word beginning with it can. After "is the egg
+    /// timer": "running" yes, "rounding" no (only a timer's name could go on so).
+    pub fn own_word(&self, state: &State, word: &str, partial: bool) -> bool {
+        let in_trie = |trie: &Trie, n: u32| {
+            if partial {
+                trie.has_word_starting(n, word)
+            } else {
+                trie.next(n, word).is_some()
+            }
+        };
+        let number = || {
+            if partial {
+                begins_number(word)
+            } else {
+                is_number(word)
+            }
+        };
+        let joiner = || {
+            JOINERS.iter().any(|j| {
+                if partial {
+                    j.starts_with(word)
+                } else {
+                    *j == word
+                }
+            })
+        };
+        state.at.iter().any(|&p| match p {
+            Pos::InWords { .. } | Pos::AfterArticle { .. } => false,
+            Pos::Lead(n) => in_trie(&self.lead, n),
+            Pos::Form(n) => {
+                in_trie(&self.forms, n)
+                    || (self.forms.node(n).slots.iter())
+                        .any(|(s, _)| *s == Slot::Number && number())
+            }
+            Pos::InList { list, at, .. } => in_trie(&self.lists[list as usize], at),
+            Pos::Trail(n) => in_trie(&self.trail, n) || (n == ROOT && joiner()),
+        })
+    }
+
     /// Whether the words so far are a whole request of the set (or several joined).
     pub fn is_complete(&self, state: &State) -> bool {
         state.at.contains(&Pos::Trail(ROOT))
@@ -602,5 +643,33 @@ mod tests {
         assert!(m.may_begin(&timer, "1"));
         assert!(!m.may_begin(&timer, "fif"));
         assert!(m.feed(&m.start(), "bedroom").is_dead());
+    }
+
+    #[test]
+    fn a_word_an_any_words_slot_takes_is_not_the_sets_own() {
+        let m = house();
+        let own = |words: &[&str], word: &str, partial: bool| {
+            m.own_word(&m.feed_all(&m.start(), words), word, partial)
+        };
+        let timer = ["is", "the", "egg", "timer"];
+        assert!(own(&timer, "running", false));
+        assert!(own(&timer, "run", true));
+        assert!(!own(&timer, "rounding", false));
+        assert!(!own(&timer, "round", true));
+        // a timer's name, and the form's own word that may also be one of its words
+        assert!(!own(&["is", "the"], "egg", false));
+        assert!(own(&["is", "the", "egg"], "timer", false));
+        // a list's value, a number in its slot, the words around a request
+        assert!(own(&["turn", "on", "the"], "kit", true));
+        assert!(!own(&["turn", "on", "the"], "bed", true));
+        assert!(own(&["set", "a", "timer", "for"], "15", false));
+        assert!(own(&["set", "a", "timer", "for"], "1", true));
+        assert!(!own(&["set", "a", "timer", "for"], "fifteen", false));
+        assert!(own(&[], "hey", false));
+        assert!(own(&["stop"], "please", false));
+        assert!(own(&["stop"], "and", false));
+        let remind = ["remind", "me", "to", "water", "the"];
+        assert!(!own(&remind, "plants", false));
+        assert!(own(&[&remind[..], &["plants"]].concat(), "at", false));
     }
 }

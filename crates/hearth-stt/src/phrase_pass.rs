@@ -5,7 +5,8 @@
 //! runs a beam search over the token sequences whose words the [`Matcher`] allows: each step
 //! extends every sequence in the beam by the likeliest tokens that keep its words on the way
 //! to a request of the set (looking at most at the `SCAN` likeliest tokens), keeps the
-//! `width` likeliest, and stops once no sequence under way can beat the best finished one
+//! `width` likeliest (with room for those on the set's own words, not an any-words slot's:
+//! `keep`), and stops once no sequence under way can beat the best finished one
 //! (every token only lowers a sequence's log-likelihood) or the step budget is spent.
 //!
 //! The caller compares the phrase found with the open transcript's own log-likelihood (a
@@ -58,6 +59,9 @@ struct Hyp {
     /// How many of the text's words `state` has taken.
     fed: usize,
     logprob: f32,
+    /// Whether its last word (or the word it is writing) can be the set's own, not only a
+    /// word an any-words slot takes ([`Matcher::own_word`]).
+    own: bool,
 }
 
 /// How a search is bounded.
@@ -93,6 +97,7 @@ pub fn search<D: Decoder>(
         state: matcher.start(),
         fed: 0,
         logprob: 0.0,
+        own: true,
     }];
     let mut best: Option<Found> = None;
     let beaten = |lp: f32, best: &Option<Found>| {
@@ -120,26 +125,36 @@ pub fn search<D: Decoder>(
                     });
                 }
             }
-            let mut taken = 0;
+            // up to `width` children of each kind (`keep` chooses among them)
+            let (mut own, mut free) = (0, 0);
             for (token, l) in likeliest(&lp[..eot.min(lp.len())], SCAN) {
-                if taken == width || beaten(hyp.logprob + l, &best) {
+                if (own == width && free == width) || beaten(hyp.logprob + l, &best) {
                     break;
                 }
                 let Some(text) = vocab.texts.get(token) else {
                     continue;
                 };
                 let token = i32::try_from(token).unwrap_or(0);
-                if let Some(child) = extend(matcher, hyp, token, text, l) {
+                let Some(child) = extend(matcher, hyp, token, text, l) else {
+                    continue;
+                };
+                let taken = if child.own { &mut own } else { &mut free };
+                if *taken < width {
+                    *taken += 1;
                     children.push(child);
-                    taken += 1;
                 }
             }
         }
         children.retain(|c| !beaten(c.logprob, &best));
         children.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
-        children.truncate(width);
+        let mut children = keep(children, width);
         // siblings next to each other: the decoder's cache then differs by one token
         children.sort_by(|a, b| a.tokens.cmp(&b.tokens));
+        tracing::trace!(
+            calls = decoder.calls(),
+            beam = ?children.iter().map(|c| (&c.text, c.logprob, c.own)).collect::<Vec<_>>(),
+            "phrase search step"
+        );
         beam = children;
     }
     Ok(best)
@@ -157,6 +172,29 @@ fn likeliest(lp: &[f32], n: usize) -> Vec<(usize, f32)> {
     ids.into_iter().map(|i| (i, lp[i])).collect()
 }
 
+/// The `width` first of `children` (likeliest first), with room kept for those on the set's
+/// own words: sequences an any-words slot keeps alive with whatever the audio sounds like
+/// take at most the rest. After "is the egg timer", "rounding", "round" and ", rounding" (a
+/// timer's name going on) would otherwise push out "running", the form's own word, 3 nats
+/// less likely; every way on through the name still needs the form's words after it.
+fn keep(children: Vec<Hyp>, width: usize) -> Vec<Hyp> {
+    let own = children.iter().filter(|c| c.own).count();
+    let mut free_places = width - own.min(width / 2);
+    let mut kept = Vec::with_capacity(width);
+    for child in children {
+        if kept.len() == width {
+            break;
+        }
+        if child.own {
+            kept.push(child);
+        } else if free_places > 0 {
+            free_places -= 1;
+            kept.push(child);
+        }
+    }
+    kept
+}
+
 /// `hyp` with `token` written after it, if its words may still become a request of the set.
 fn extend(matcher: &Matcher, hyp: &Hyp, token: i32, text: &str, lp: f32) -> Option<Hyp> {
     if text.is_empty() || text.contains(['\n', '\u{fffd}']) {
@@ -167,7 +205,14 @@ fn extend(matcher: &Matcher, hyp: &Hyp, token: i32, text: &str, lp: f32) -> Opti
     if words.len() < hyp.fed {
         return None;
     }
-    let state = matcher.feed_all(&hyp.state, &words[hyp.fed..]);
+    let (before, last) = match words[hyp.fed..].split_last() {
+        Some((last, earlier)) => (matcher.feed_all(&hyp.state, earlier), Some(last)),
+        None => (hyp.state.clone(), None),
+    };
+    let state = match last {
+        Some(last) => matcher.feed(&before, last),
+        None => before.clone(),
+    };
     if state.is_dead() {
         return None;
     }
@@ -176,6 +221,11 @@ fn extend(matcher: &Matcher, hyp: &Hyp, token: i32, text: &str, lp: f32) -> Opti
             return None;
         }
     }
+    let own = match (&partial, last) {
+        (Some(p), _) => matcher.own_word(&state, p, true),
+        (None, Some(last)) => matcher.own_word(&before, last, false),
+        (None, None) => hyp.own,
+    };
     let mut tokens = hyp.tokens.clone();
     tokens.push(token);
     Some(Hyp {
@@ -184,6 +234,7 @@ fn extend(matcher: &Matcher, hyp: &Hyp, token: i32, text: &str, lp: f32) -> Opti
         state,
         fed: words.len(),
         logprob: hyp.logprob + lp,
+        own,
     })
 }
 
@@ -264,18 +315,22 @@ mod tests {
     const WORDS: [&str; 8] = [" Lock", " Un", "lock", " the", " door", ".", " Is", "?"];
 
     fn table(rows: &[(&str, &[(&str, f32)])]) -> Table {
-        let texts: Vec<String> = WORDS.iter().map(|w| w.to_string()).collect();
+        table_of(&WORDS, rows)
+    }
+
+    fn table_of(words: &[&str], rows: &[(&str, &[(&str, f32)])]) -> Table {
+        let texts: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         let id = |w: &str| -> i32 {
             if w == "<eot>" {
-                WORDS.len() as i32
+                words.len() as i32
             } else {
-                WORDS.iter().position(|x| *x == w).unwrap() as i32
+                words.iter().position(|x| *x == w).unwrap() as i32
             }
         };
         Table {
             vocab: Vocab {
                 texts,
-                eot: WORDS.len() as i32,
+                eot: words.len() as i32,
             },
             rows: rows
                 .iter()
@@ -365,6 +420,60 @@ mod tests {
         assert_eq!(search(&mut t, &vocab, &doors(), floor).unwrap(), None);
         // "", " Lock", " Lock?" and " Lock the" (at the floor); " door" falls below it
         assert_eq!(t.calls, 4);
+    }
+
+    #[test]
+    fn a_name_that_follows_the_audio_leaves_room_for_the_forms_own_words() {
+        // the audio sounds like "rounding"; a timer's name could go on with it (and with
+        // "round", "rounded"), the form only with "," or "running"
+        let words = [
+            " Is",
+            " the",
+            " egg",
+            " timer",
+            " running",
+            " rounding",
+            " round",
+            "ing",
+            ",",
+            "?",
+            " rounded",
+        ];
+        let mut t = table_of(
+            &words,
+            &[
+                ("", &[(" Is", -0.1)]),
+                (" Is", &[(" the", -0.1)]),
+                (" Is the", &[(" egg", -0.1)]),
+                (" Is the egg", &[(" timer", -0.1)]),
+                (
+                    " Is the egg timer",
+                    &[
+                        (" rounding", -0.5),
+                        (" round", -0.7),
+                        (",", -1.0),
+                        (" rounded", -1.2),
+                        (" running", -3.4),
+                    ],
+                ),
+                (" Is the egg timer rounding", &[("?", -0.1)]),
+                (" Is the egg timer round", &[("ing", -0.1)]),
+                (" Is the egg timer,", &[(" rounding", -0.2)]),
+                (" Is the egg timer running", &[("?", -0.1)]),
+                (" Is the egg timer running?", &[("<eot>", -0.1)]),
+            ],
+        );
+        let vocab = t.vocab.clone();
+        let timer = Matcher::new(&Grammar {
+            forms: vec!["is the {words} timer running".into()],
+            ..Grammar::default()
+        })
+        .unwrap();
+        let found = search(&mut t, &vocab, &timer, bounds(4, 60))
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.text, "Is the egg timer running?");
+        assert!((found.logprob - (-4.0)).abs() < 1e-4, "{}", found.logprob);
     }
 
     #[test]
