@@ -1,31 +1,6 @@
 //! Spoken numbers: digits as a transcript writes them, or words.
 
-const UNITS: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-
-const TENS: [&str; 8] = [
-    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
+use hearth_phrases::normalize::{TENS, UNITS};
 
 /// The most words a number may take ("nine hundred and ninety nine point five five").
 pub(super) const MAX_NUMBER_WORDS: usize = 10;

@@ -326,6 +326,53 @@ impl Matcher {
             .map(|(_, w)| w.clone())
     }
 
+    /// The first word of `open` that says an amount or a way (a number, a number word, a
+    /// guarded word) and that `phrase` leaves out with no word of its own in its place: a
+    /// phrase that drops it changes what was asked rather than how it was heard ("set a timer
+    /// for an hour, end to half" → "set a timer for an hour"), as one that
+    /// [`Matcher::introduces`] such a word would. Heard differently is a mend ("and the back
+    /// door 2" → "… too").
+    pub fn leaves_out(&self, open: &str, phrase: &str) -> Option<String> {
+        let (a, b) = (normalize::keys(open), normalize::keys(phrase));
+        // kept[i][j]: the most words a[i..] and b[j..] have in common, in order
+        let mut kept = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in (0..a.len()).rev() {
+            for j in (0..b.len()).rev() {
+                kept[i][j] = if a[i] == b[j] {
+                    kept[i + 1][j + 1] + 1
+                } else {
+                    kept[i + 1][j].max(kept[i][j + 1])
+                };
+            }
+        }
+        let decides =
+            |w: &str| is_number(w) || normalize::is_number_word(w) || self.guarded.contains(w);
+        // between two words kept: the open transcript's words, and whether the phrase has any
+        let (mut i, mut j) = (0, 0);
+        let (mut dropped, mut replaced): (Vec<&str>, bool) = (Vec::new(), false);
+        loop {
+            let done = i == a.len() && j == b.len();
+            if done || (i < a.len() && j < b.len() && a[i] == b[j]) {
+                if !replaced {
+                    if let Some(w) = dropped.iter().find(|w| decides(w)) {
+                        return Some(w.to_string());
+                    }
+                }
+                if done {
+                    return None;
+                }
+                (dropped, replaced) = (Vec::new(), false);
+                (i, j) = (i + 1, j + 1);
+            } else if j < b.len() && (i == a.len() || kept[i][j + 1] >= kept[i + 1][j]) {
+                replaced = true;
+                j += 1;
+            } else {
+                dropped.push(a[i].as_str());
+                i += 1;
+            }
+        }
+    }
+
     /// Whether another guarded word in place of the one `at` still makes a request of the
     /// set: the word there chooses between ways.
     fn has_other_way(&self, words: &[String], at: usize) -> bool {
@@ -619,6 +666,44 @@ mod tests {
         );
         // a guarded word that is not a way's (an answer's) is held everywhere
         assert_eq!(m.introduces("to it", "do it"), Some("do".into()));
+    }
+
+    #[test]
+    fn a_phrase_never_leaves_out_an_amount_or_a_way_that_was_heard() {
+        let m = house();
+        let out = |open, phrase| m.leaves_out(open, phrase);
+        assert_eq!(
+            out(
+                "set a timer for 15 minutes, end to half.",
+                "set a timer for 15 minutes"
+            ),
+            Some("half".into())
+        );
+        assert_eq!(
+            out(
+                "set a timer for 15 minutes and 20 seconds",
+                "set a timer for 15 minutes"
+            ),
+            Some("20".into())
+        );
+        // heard otherwise, not left out
+        assert_eq!(out("and the back door 2", "and the back door too"), None);
+        assert_eq!(
+            out("turn of the kitchen light", "turn off the kitchen light"),
+            None
+        );
+        assert_eq!(
+            out(
+                "lock the front door, the front door on",
+                "lock the front door"
+            ),
+            Some("on".into())
+        );
+        assert_eq!(out("is in the pasta timer", "resume the pasta timer"), None);
+        assert_eq!(
+            out("Turn on the kitten light", "turn on the kitchen light"),
+            None
+        );
     }
 
     #[test]

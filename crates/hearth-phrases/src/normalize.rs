@@ -33,6 +33,41 @@ pub const JOINERS: &[&str] = &["and", "then", "also"];
 /// a timer" names no timer "a", and "set it past a timer" none "it past a".
 pub const ARTICLES: &[&str] = &["a", "an", "the"];
 
+/// Number words below twenty, each at its value.
+pub const UNITS: [&str; 20] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+];
+
+/// The tens' words from twenty, in order.
+pub const TENS: [&str; 8] = [
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+];
+
+/// Whether `key` is a word that says an amount ("six", "twenty", "hundred", "half",
+/// "quarter").
+pub fn is_number_word(key: &str) -> bool {
+    UNITS.contains(&key) || TENS.contains(&key) || matches!(key, "hundred" | "half" | "quarter")
+}
+
 /// A word of a request: `key` is what templates compare (lower case), `said` the word as the
 /// transcript wrote it (what a free-text slot keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -539,14 +539,16 @@ impl Recognizer {
         let found = phrase_pass::search(&mut decoder, &self.vocab, matcher, bounds)?;
         let steps = decoder.calls;
         let phrase_logprob = found.as_ref().map_or(f32::NEG_INFINITY, |f| f.logprob);
-        // the pass mends how a request was heard, never which way it goes
-        let changes_the_way = found
-            .as_ref()
-            .and_then(|f| matcher.introduces(open, &f.text));
+        // the pass mends how a request was heard, never which way it goes or how much
+        let changes_the_way = found.as_ref().and_then(|f| {
+            matcher
+                .introduces(open, &f.text)
+                .or_else(|| matcher.leaves_out(open, &f.text))
+        });
         if let Some(word) = &changes_the_way {
             tracing::debug!(
                 word,
-                "the phrase would say a way the open transcript does not: left"
+                "the phrase would add or leave out an amount or a way: left"
             );
         }
         let close = found.as_ref().is_some_and(|f| {
