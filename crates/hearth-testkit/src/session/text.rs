@@ -1,5 +1,7 @@
 // Transcripts as comparable words: normalising, repeated requests, mishearings.
 
+use hearth_phrases::normalize::{TENS, UNITS};
+
 /// Lower-case words with punctuation dropped, number words and numerals alike as numerals
 /// ("Twenty-one point five" and "21.5" both give "21.5"), `%` as "percent", `°` as
 /// "degrees", apostrophes dropped ("what's" → "whats").
@@ -49,32 +51,6 @@ fn canonical(word: &str) -> String {
         _ => word.to_string(),
     }
 }
-
-const UNITS: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-const TENS: [&str; 8] = [
-    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
 
 /// A whole number from 0 to 100 spelled out at the start of `words`: its value and the words
 /// it took.
