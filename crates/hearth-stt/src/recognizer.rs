@@ -540,12 +540,12 @@ impl Recognizer {
         let steps = decoder.calls;
         let phrase_logprob = found.as_ref().map_or(f32::NEG_INFINITY, |f| f.logprob);
         // the pass mends how a request was heard, never which way it goes or how much
-        let changes_the_way = found.as_ref().and_then(|f| {
+        let changes_the_request = found.as_ref().and_then(|f| {
             matcher
                 .introduces(open, &f.text)
                 .or_else(|| matcher.leaves_out(open, &f.text))
         });
-        if let Some(word) = &changes_the_way {
+        if let Some(word) = &changes_the_request {
             tracing::debug!(
                 word,
                 "the phrase would add or leave out an amount or a way: left"
@@ -557,7 +557,7 @@ impl Recognizer {
                 || (gap <= self.config.mend_margin
                     && phrase_pass::mended_words(open, &f.text) <= MEND_WORDS)
         });
-        let taken = close && changes_the_way.is_none();
+        let taken = close && changes_the_request.is_none();
         tracing::debug!(
             open,
             phrase = found.as_ref().map(|f| f.text.as_str()),
