@@ -216,27 +216,15 @@ impl Matcher {
             .fold(state.clone(), |s, w| self.feed(&s, w.as_ref()))
     }
 
-    /// Whether a word that begins with `partial` may come next.
+    /// Whether a word that begins with `partial` may come next: one of the set's own
+    /// ([`Matcher::own_word`]), or any word where an any-words slot may take it.
     pub fn may_begin(&self, state: &State, partial: &str) -> bool {
-        state.at.iter().any(|&p| match p {
-            Pos::Lead(n) => self.lead.has_word_starting(n, partial),
-            Pos::Form(n) => {
-                self.forms.has_word_starting(n, partial)
-                    || self.forms.node(n).slots.iter().any(|(s, _)| match s {
-                        Slot::Number => begins_number(partial),
-                        Slot::Words => true,
-                        Slot::List(_) => false,
-                    })
-            }
-            Pos::InList { list, at, .. } => {
-                self.lists[list as usize].has_word_starting(at, partial)
-            }
-            Pos::InWords { .. } | Pos::AfterArticle { .. } => true,
-            Pos::Trail(n) => {
-                self.trail.has_word_starting(n, partial)
-                    || (n == ROOT && JOINERS.iter().any(|j| j.starts_with(partial)))
-            }
-        })
+        self.own_word(state, partial, true)
+            || state.at.iter().any(|&p| match p {
+                Pos::InWords { .. } | Pos::AfterArticle { .. } => true,
+                Pos::Form(n) => (self.forms.node(n).slots.iter()).any(|(s, _)| *s == Slot::Words),
+                Pos::Lead(_) | Pos::InList { .. } | Pos::Trail(_) => false,
+            })
     }
 
     /// Whether `word` after `state` can be one of the set's own words (a form's, a list
@@ -333,44 +321,11 @@ impl Matcher {
     /// [`Matcher::introduces`] such a word would. Heard differently is a mend ("and the back
     /// door 2" → "… too").
     pub fn leaves_out(&self, open: &str, phrase: &str) -> Option<String> {
-        let (a, b) = (normalize::keys(open), normalize::keys(phrase));
-        // kept[i][j]: the most words a[i..] and b[j..] have in common, in order
-        let mut kept = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-        for i in (0..a.len()).rev() {
-            for j in (0..b.len()).rev() {
-                kept[i][j] = if a[i] == b[j] {
-                    kept[i + 1][j + 1] + 1
-                } else {
-                    kept[i + 1][j].max(kept[i][j + 1])
-                };
-            }
-        }
-        let decides =
-            |w: &str| is_number(w) || normalize::is_number_word(w) || self.guarded.contains(w);
-        // between two words kept: the open transcript's words, and whether the phrase has any
-        let (mut i, mut j) = (0, 0);
-        let (mut dropped, mut replaced): (Vec<&str>, bool) = (Vec::new(), false);
-        loop {
-            let done = i == a.len() && j == b.len();
-            if done || (i < a.len() && j < b.len() && a[i] == b[j]) {
-                if !replaced {
-                    if let Some(w) = dropped.iter().find(|w| decides(w)) {
-                        return Some(w.to_string());
-                    }
-                }
-                if done {
-                    return None;
-                }
-                (dropped, replaced) = (Vec::new(), false);
-                (i, j) = (i + 1, j + 1);
-            } else if j < b.len() && (i == a.len() || kept[i][j + 1] >= kept[i + 1][j]) {
-                replaced = true;
-                j += 1;
-            } else {
-                dropped.push(a[i].as_str());
-                i += 1;
-            }
-        }
+        normalize::gaps(open, phrase)
+            .into_iter()
+            .filter(|gap| gap.put_in == 0)
+            .flat_map(|gap| gap.out)
+            .find(|w| is_number(w) || normalize::is_number_word(w) || self.guarded.contains(w))
     }
 
     /// Whether another guarded word in place of the one `at` still makes a request of the

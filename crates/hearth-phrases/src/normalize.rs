@@ -68,6 +68,61 @@ pub fn is_number_word(key: &str) -> bool {
     UNITS.contains(&key) || TENS.contains(&key) || matches!(key, "hundred" | "half" | "quarter")
 }
 
+/// Where one text's words differ from another's: between two words both keep (their longest
+/// common run, in order), the first's words left `out` and how many the second `put_in`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub out: Vec<String>,
+    pub put_in: usize,
+}
+
+/// The gaps between `from`'s and `to`'s word keys, in order. "is in the pasta timer" →
+/// "resume the pasta timer": one, `out` "is", "in", one word put in.
+pub fn gaps(from: &str, to: &str) -> Vec<Gap> {
+    let (a, b) = (keys(from), keys(to));
+    // kept[i][j]: the most words a[i..] and b[j..] have in common, in order
+    let mut kept = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            kept[i][j] = if a[i] == b[j] {
+                kept[i + 1][j + 1] + 1
+            } else {
+                kept[i + 1][j].max(kept[i][j + 1])
+            };
+        }
+    }
+    let mut gaps = Vec::new();
+    let mut gap = Gap {
+        out: Vec::new(),
+        put_in: 0,
+    };
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let done = i == a.len() && j == b.len();
+        if done || (i < a.len() && j < b.len() && a[i] == b[j]) {
+            if !gap.out.is_empty() || gap.put_in > 0 {
+                gaps.push(std::mem::replace(
+                    &mut gap,
+                    Gap {
+                        out: Vec::new(),
+                        put_in: 0,
+                    },
+                ));
+            }
+            if done {
+                return gaps;
+            }
+            (i, j) = (i + 1, j + 1);
+        } else if j < b.len() && (i == a.len() || kept[i][j + 1] >= kept[i + 1][j]) {
+            gap.put_in += 1;
+            j += 1;
+        } else {
+            gap.out.push(a[i].clone());
+            i += 1;
+        }
+    }
+}
+
 /// A word of a request: `key` is what templates compare (lower case), `said` the word as the
 /// transcript wrote it (what a free-text slot keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]

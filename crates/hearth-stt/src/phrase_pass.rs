@@ -258,23 +258,10 @@ fn split(text: &str) -> (Vec<String>, Option<String>) {
 /// subsequence of their keys). "is in the pasta timer" → "resume the pasta timer": 2 (out
 /// "is", "in"; in "resume").
 pub fn mended_words(open: &str, phrase: &str) -> usize {
-    let (a, b) = (normalize::keys(open), normalize::keys(phrase));
-    // kept[j]: the longest common subsequence of the words of `a` so far and b[..j]
-    let mut kept = vec![0usize; b.len() + 1];
-    for x in &a {
-        let mut diagonal = 0;
-        for (j, y) in b.iter().enumerate() {
-            let above = kept[j + 1];
-            kept[j + 1] = if x == y {
-                diagonal + 1
-            } else {
-                above.max(kept[j])
-            };
-            diagonal = above;
-        }
-    }
-    let common = kept[b.len()];
-    (a.len() - common).max(b.len() - common)
+    let gaps = normalize::gaps(open, phrase);
+    let out: usize = gaps.iter().map(|g| g.out.len()).sum();
+    let put_in: usize = gaps.iter().map(|g| g.put_in).sum();
+    out.max(put_in)
 }
 
 #[cfg(test)]
