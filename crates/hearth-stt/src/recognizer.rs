@@ -245,7 +245,8 @@ pub struct PhrasePass {
     /// The set's likeliest request, if the search found one; the open transcript itself when
     /// it is a request of the set and nothing likelier was found.
     pub phrase: Option<String>,
-    /// The open transcript's log-likelihood (nats; 0 when it was not scored).
+    /// The open transcript's log-likelihood (nats; with its end of text when it was a
+    /// request of the set weighed after a loop; 0 when it was not scored).
     pub open_logprob: f32,
     /// The phrase's (nats).
     pub phrase_logprob: f32,

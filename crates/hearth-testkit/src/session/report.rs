@@ -288,7 +288,8 @@ pub fn details(scored: &[Scored]) -> String {
         }
     };
     section(
-        "Phrase pass (the open transcript was not a request of the house's set)",
+        "Phrase pass (the open transcript was not a request of the house's set, or came from \
+         a wider window after a loop)",
         &|s| {
             let lines: Vec<String> = s
                 .turns
@@ -296,6 +297,7 @@ pub fn details(scored: &[Scored]) -> String {
                 .filter_map(|t| t.phrase_search())
                 .map(|(open, phrase, below, taken)| {
                     let found = match (phrase, below) {
+                        (Some(p), Some(b)) if b < 0.0 => format!("{p:?} {:.2} nats likelier", -b),
                         (Some(p), Some(b)) => format!("{p:?} {b:.2} nats below"),
                         _ => "nothing within the margin".into(),
                     };

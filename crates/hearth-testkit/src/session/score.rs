@@ -344,8 +344,8 @@ fn assign(expect: &[Expect], ran: &[&Call], used: &mut Vec<bool>) -> bool {
 
 /// Whether a call meets an expectation: same tool, the same argument names, each value equal
 /// (numbers by value: 21 == 21.0), inside an expected `{"min", "max"}` range, or one of an
-/// expected `{"one_of": [...]}` (the spellings of a free text that mean the same: "call mum",
-/// "call mom").
+/// expected `{"one_of": [...]}` (the spellings of a free text that mean the same, in any
+/// letter case: "call mum", "call mom", "call Mum").
 pub fn meets(e: &Expect, c: &Call) -> bool {
     let Some(args) = c.arguments.as_object() else {
         return false;
@@ -359,7 +359,10 @@ pub fn meets(e: &Expect, c: &Call) -> bool {
 
 fn value_meets(want: &Value, got: &Value) -> bool {
     if let Some(any) = one_of(want) {
-        return any.iter().any(|w| same_value(w, got));
+        return any.iter().any(|w| match (w.as_str(), got.as_str()) {
+            (Some(w), Some(got)) => w.to_lowercase() == got.to_lowercase(),
+            _ => same_value(w, got),
+        });
     }
     match range(want) {
         Some((lo, hi)) => got.as_f64().is_some_and(|v| v >= lo && v <= hi),

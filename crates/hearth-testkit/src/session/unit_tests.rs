@@ -585,6 +585,11 @@ mod score {
             &mum,
             &Call::ok("set_reminder", reminder("call mum"), "")
         ));
+        // whisper writes a name with its capital
+        assert!(meets(
+            &mum,
+            &Call::ok("set_reminder", reminder("call Mum"), "")
+        ));
         assert!(!meets(
             &mum,
             &Call::ok("set_reminder", reminder("call me"), "")
