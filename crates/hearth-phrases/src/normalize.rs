@@ -70,7 +70,7 @@ pub fn is_number_word(key: &str) -> bool {
 
 /// Where one text's words differ from another's: between two words both keep (their longest
 /// common run, in order), the first's words left `out` and how many the second `put_in`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Gap {
     pub out: Vec<String>,
     pub put_in: usize,
@@ -92,22 +92,13 @@ pub fn gaps(from: &str, to: &str) -> Vec<Gap> {
         }
     }
     let mut gaps = Vec::new();
-    let mut gap = Gap {
-        out: Vec::new(),
-        put_in: 0,
-    };
+    let mut gap = Gap::default();
     let (mut i, mut j) = (0, 0);
     loop {
         let done = i == a.len() && j == b.len();
         if done || (i < a.len() && j < b.len() && a[i] == b[j]) {
             if !gap.out.is_empty() || gap.put_in > 0 {
-                gaps.push(std::mem::replace(
-                    &mut gap,
-                    Gap {
-                        out: Vec::new(),
-                        put_in: 0,
-                    },
-                ));
+                gaps.push(std::mem::take(&mut gap));
             }
             if done {
                 return gaps;

@@ -570,7 +570,7 @@ impl Recognizer {
         let floor = if accepted {
             // weighed as the phrases are: with its end of text
             let ids: Vec<i32> = open.tokens.iter().map(|t| t.0).collect();
-            let eot = usize::try_from(self.vocab.eot).unwrap_or(0);
+            let eot = decoder.eot;
             let lp = phrase_pass::Decoder::logprobs(&mut decoder, &ids)?;
             open_logprob += lp.get(eot).copied().unwrap_or(f32::NEG_INFINITY);
             open_logprob

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{recording, transcript_text, TcpServer, DEMO_PROMPT};
-use wyoming::{Eventable, Transcribe};
+use wyoming::Eventable;
 
 /// Lower case, letters, digits and spaces only ("Goodnight" and "good night" both count as
 /// one "night").
@@ -93,28 +93,18 @@ async fn after_a_loop_the_wider_windows_request_is_weighed_against_the_set() {
         .to_vec(),
         ..Default::default()
     };
-    let load = wyoming::Phrases {
-        id: set.id(),
-        grammar: serde_json::to_vec(&set).expect("a grammar serialises"),
-    };
-    client.send(&load.to_event()).await;
+    client.send(&common::phrases_event(&set).to_event()).await;
     assert_eq!(client.expect().await.kind, "phrases-loaded");
 
     let mut heard = Vec::new();
     for name in ["cancel-all-timers.wav", "stop.wav"] {
         let (format, pcm) = common::read_wav(&recording(name));
-        let ask = Transcribe {
-            name: None,
-            language: Some("en".into()),
-            phrases: Some(set.id()),
-        };
-        client.send_request(ask, format, &pcm).await;
-        let event = client.expect().await;
-        assert_eq!(event.kind, "transcript", "{event:?}");
-        let t = wyoming::Transcript::from_event(event).expect("a valid transcript");
-        let pass = t.phrase_pass.expect("the phrase pass is reported");
-        eprintln!("{name}: {:?} ({pass:?})", t.text);
-        heard.push((plain(&t.text), pass));
+        client
+            .send_request(common::ask_with_phrases(&set.id()), format, &pcm)
+            .await;
+        let (text, pass) = common::transcript_and_pass(client.expect().await);
+        eprintln!("{name}: {text:?} ({pass:?})");
+        heard.push((plain(&text), pass));
     }
     let log = server.log();
     let (text, pass) = &heard[0];

@@ -7,7 +7,10 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{error_code, transcript_text, TcpServer, BIN};
+use common::{
+    ask_with_phrases, error_code, phrases_event, transcript_and_pass, transcript_text, TcpServer,
+    BIN,
+};
 use wyoming::{AudioChunk, AudioFormat, Describe, Eventable, Info, Ping, Transcribe};
 
 fn lower(s: &str) -> String {
@@ -347,40 +350,27 @@ async fn a_phrase_set_holds_transcripts_to_the_house_where_the_audio_supports_it
         forms: forms.iter().map(|f| f.to_string()).collect(),
         ..Default::default()
     };
-    let load = |g: &hearth_phrases::Grammar| wyoming::Phrases {
-        id: g.id(),
-        grammar: serde_json::to_vec(g).unwrap(),
-    };
-    let ask = |id: &str| Transcribe {
-        name: None,
-        language: Some("en".into()),
-        phrases: Some(id.into()),
-    };
-    let pass_of = |event: wyoming::Event| {
-        assert_eq!(event.kind, "transcript", "{event:?}");
-        let t = wyoming::Transcript::from_event(event).unwrap();
-        (
-            t.text.clone(),
-            t.phrase_pass.expect("the phrase pass is reported"),
-        )
-    };
 
     let house = set(&["turn on the {0} light", "turn off the {0} light"]);
-    client.send(&load(&house).to_event()).await;
+    client.send(&phrases_event(&house).to_event()).await;
     let loaded = wyoming::PhrasesLoaded::from_event(client.expect().await).unwrap();
     assert_eq!((loaded.id.as_str(), loaded.forms), (house.id().as_str(), 2));
-    client.send_request(ask(&house.id()), format, &pcm).await;
-    let (text, pass) = pass_of(client.expect().await);
+    client
+        .send_request(ask_with_phrases(&house.id()), format, &pcm)
+        .await;
+    let (text, pass) = transcript_and_pass(client.expect().await);
     assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
     assert!(pass.taken && pass.steps == 0, "{pass:?}");
     assert_eq!(pass.open, text);
 
     // a set that does not hold what was said: the open transcript stands
     let lamps = set(&["turn on the {0} lamp", "open the {0} door"]);
-    client.send(&load(&lamps).to_event()).await;
+    client.send(&phrases_event(&lamps).to_event()).await;
     assert_eq!(client.expect().await.kind, "phrases-loaded");
-    client.send_request(ask(&lamps.id()), format, &pcm).await;
-    let (text, pass) = pass_of(client.expect().await);
+    client
+        .send_request(ask_with_phrases(&lamps.id()), format, &pcm)
+        .await;
+    let (text, pass) = transcript_and_pass(client.expect().await);
     assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
     assert!(!pass.taken && pass.steps > 0, "{pass:?}");
     assert_eq!(pass.open, text);
@@ -403,12 +393,12 @@ async fn a_phrase_set_holds_transcripts_to_the_house_where_the_audio_supports_it
         )
         .await;
     assert_eq!(error_code(client.expect().await), "bad-phrases");
-    let mut wrong = load(&house);
+    let mut wrong = phrases_event(&house);
     wrong.id = "0000000000000000".into();
     client.send(&wrong.to_event()).await;
     assert_eq!(error_code(client.expect().await), "bad-phrases");
     client
-        .send_request(ask("ffffffffffffffff"), format, &pcm)
+        .send_request(ask_with_phrases("ffffffffffffffff"), format, &pcm)
         .await;
     assert_eq!(error_code(client.expect().await), "unknown-phrases");
     // and the connection still transcribes

@@ -325,6 +325,30 @@ pub fn transcript_text(event: Event) -> String {
         .text
 }
 
+/// The `phrases` event that loads `set`.
+pub fn phrases_event(set: &hearth_phrases::Grammar) -> wyoming::Phrases {
+    wyoming::Phrases {
+        id: set.id(),
+        grammar: serde_json::to_vec(set).expect("a grammar serialises"),
+    }
+}
+
+/// A `transcribe` in English held to the phrase set `id`.
+pub fn ask_with_phrases(id: &str) -> Transcribe {
+    Transcribe {
+        name: None,
+        language: Some("en".into()),
+        phrases: Some(id.into()),
+    }
+}
+
+/// The text of a `transcript` event and its phrase pass (panics with the event otherwise).
+pub fn transcript_and_pass(event: Event) -> (String, wyoming::PhrasePass) {
+    assert_eq!(event.kind, "transcript", "expected a transcript: {event:?}");
+    let t = wyoming::Transcript::from_event(event).expect("a valid transcript");
+    (t.text, t.phrase_pass.expect("the phrase pass is reported"))
+}
+
 /// The code of an `error` event (panics with the event otherwise).
 pub fn error_code(event: Event) -> String {
     assert_eq!(event.kind, "error", "expected an error event: {event:?}");
