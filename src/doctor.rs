@@ -473,11 +473,58 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
         ));
     }
     if let Ok(Some(t)) = settings.turn_model() {
-        out.push(stamped_file(
+        let found = stamped_file(
             "end of turn",
             &t,
             &pull_fix(settings, &t, "set [listen] end_of_turn = \"silence\""),
-        ));
+        );
+        let usable = found.level == Level::Ok;
+        out.push(found);
+        if usable {
+            let library = match &resolved {
+                Ok(r) => Ok(r.ort_library.clone()),
+                Err(_) => crate::onnx::find_library(
+                    tts.ort_library.as_deref(),
+                    |k| std::env::var_os(k),
+                    &crate::onnx::search_dirs(&t),
+                ),
+            };
+            // no library: reported above as "onnxruntime"
+            if let Ok(library) = library {
+                out.push(check_turn_answer(&t, &library));
+            }
+        }
+    }
+}
+
+/// Whether the end-of-turn model answers its known input as the reference does on this CPU
+/// ([`crate::audio::smart_turn::SmartTurn::check_known_answer`]), as `hearth run` asks at load.
+#[cfg(feature = "tts")]
+fn check_turn_answer(model: &Path, library: &Path) -> Finding {
+    use crate::audio::smart_turn::{SmartTurn, SmartTurnError};
+    let answer = SmartTurn::load(model, library).and_then(|mut t| t.check_known_answer());
+    match answer {
+        Ok(p) => Finding::ok(
+            "end of turn",
+            format!(
+                "answers its known input as the reference does on this CPU ({p:.3}{})",
+                if crate::onnx::int8_products_saturate() {
+                    "; exact int8 products, as this CPU has no VNNI"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        Err(e @ SmartTurnError::Disagrees { .. }) => Finding::warn(
+            "end of turn",
+            e.to_string(),
+            "set [listen] end_of_turn = \"silence\" (hearth already ends turns at the silence on this CPU)",
+        ),
+        Err(e) => Finding::fail(
+            "end of turn",
+            e.to_string(),
+            "fetch it again: hearth models pull turn:smart-turn-v3.2",
+        ),
     }
 }
 

@@ -135,8 +135,27 @@ pub(crate) fn multiarch_lib_dirs() -> Vec<PathBuf> {
     }
 }
 
+/// Whether ONNX Runtime's fast int8 matrix products saturate on this CPU: x86 without VNNI.
+/// There the u8×s8 product adds pairs of products in 16 bits (AVX2's `vpmaddubsw`, and
+/// AVX-512's without VNNI) and clips them (onnxruntime issues #6004, #14642, #16105): on an AVX2
+/// CPU the int8 Smart Turn model said 0.026 where the reference says 0.878. VNNI
+/// (`vpdpbusd`) adds in 32 bits, and arm64's dot products do too. The exact products cost
+/// time (on an AVX-512 VNNI CPU, where they are not needed, a Smart Turn decision took 68 ms
+/// instead of 45), so they are asked for only here.
+pub fn int8_products_saturate() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        !(std::arch::is_x86_feature_detected!("avx512vnni")
+            || std::arch::is_x86_feature_detected!("avxvnni"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg(feature = "tts")]
-pub use loader::load;
+pub use loader::{builder, load};
 
 #[cfg(feature = "tts")]
 mod loader {
@@ -257,6 +276,19 @@ mod loader {
         builder.with_name("hearth").commit();
         *loaded = Some(path.to_path_buf());
         Ok(())
+    }
+
+    /// A session builder with what every model hearth runs on ONNX Runtime gets, decided
+    /// here once: exact int8 products where the fast ones saturate
+    /// ([`super::int8_products_saturate`]), through `session.x64quantprecision`, which makes
+    /// ONNX Runtime multiply u8×u8 instead of u8×s8. Float models (the voice, Silero) have no
+    /// int8 products to change.
+    pub fn builder() -> Result<ort::session::builder::SessionBuilder, String> {
+        let builder = ort::session::Session::builder().map_err(|e| e.to_string())?;
+        if !super::int8_products_saturate() {
+            return Ok(builder);
+        }
+        builder.with_precise_qmm().map_err(|e| e.to_string())
     }
 
     /// Make ONNX Runtime from `library` this process's (once; later calls keep the first):

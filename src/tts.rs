@@ -565,7 +565,7 @@ mod engine {
             path: cfg.model.clone(),
             cause: e,
         };
-        let mut builder = ort::session::Session::builder().map_err(|e| err(e.to_string()))?;
+        let mut builder = crate::onnx::builder().map_err(err)?;
         if let Some(n) = cfg.threads.filter(|&n| n > 0) {
             builder = builder
                 .with_intra_threads(n)

@@ -133,7 +133,7 @@ fn the_face_on_a_private_bus() {
     let notes = daemon.wait_ready();
     assert!(notes.iter().any(|m| m.starts_with("STATUS=")), "{notes:?}");
 
-    // introspection: the interface exactly as the README documents it
+    // introspection: the interface exactly as docs/guide.md documents it
     let (ok, xml, err) = bus_tool(&bus, &["introspect", "--xml-interface", AGENT[0], AGENT[1]]);
     assert!(ok, "{err}");
     for member in [
@@ -634,6 +634,31 @@ fn doctor_reports_each_check_and_its_fix() {
             .contains("hey_nobody.tflite")
             && failed[0]["fix"].as_str().unwrap().contains("[listen] wake"),
         "{wake:#?}"
+    );
+
+    // the end-of-turn model: its file, and its answer on the known input on this CPU (the
+    // check `hearth run` makes at load; int8 products once differed between CPUs)
+    let config = dir.join("turn.toml");
+    std::fs::write(
+        &config,
+        "[listen]\nend_of_turn = \"smart-turn\"\n[bus]\nbus = \"none\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["doctor", "--json", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let turn = area(report["findings"].as_array().unwrap(), "end of turn");
+    assert_eq!(turn.len(), 2, "the file and its answer: {turn:#?}");
+    assert!(turn.iter().all(|f| f["level"] == "ok"), "{turn:#?}");
+    assert!(
+        turn[1]["what"]
+            .as_str()
+            .unwrap()
+            .contains("answers its known input as the reference does"),
+        "{turn:#?}"
     );
 
     // a broken config file is reported with its place, and the rest is still checked

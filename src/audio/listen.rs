@@ -65,7 +65,7 @@ pub(crate) const WAKE_BARGE_IN_MS: u32 = 128;
 /// request that no longer one continues ends its turn as soon as it is recognised at the
 /// pause) took 58 ms off the intent path's median endpoint on the session bench and split 3
 /// more of 54 requests with a 400 ms pause inside ("Turn off the kitchen light … and lock the
-/// front door": README).
+/// front door": docs/measurements.md).
 pub(crate) const PHRASE_END_MS: u32 = 576;
 
 /// While hearth speaks: the longest gap (under the raised gate) inside one run of the
@@ -534,9 +534,20 @@ fn load_end_of_turn(config: &ListenConfig) -> Result<Option<EndOfTurnModel>, Act
                 &crate::onnx::search_dirs(&m.model),
             )?,
         };
-        let turn = crate::audio::smart_turn::SmartTurn::load(&m.model, &library)?;
-        tracing::info!(model = %m.model.display(), "end-of-turn model loaded");
-        Ok(Some(turn))
+        let mut turn = crate::audio::smart_turn::SmartTurn::load(&m.model, &library)?;
+        // a model this CPU computes differently would end turns at random: the silence
+        // decides instead, and the log and `hearth doctor` say why
+        match turn.check_known_answer() {
+            Ok(p) => {
+                tracing::info!(model = %m.model.display(), known_answer = p, "end-of-turn model loaded");
+                Ok(Some(turn))
+            }
+            Err(e @ crate::audio::smart_turn::SmartTurnError::Disagrees { .. }) => {
+                tracing::error!(model = %m.model.display(), "{e}");
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
     #[cfg(not(feature = "tts"))]
     Err(format!("the end-of-turn model {} needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] end_of_turn = \"silence\" or rebuild with default features", m.model.display()).into())

@@ -70,8 +70,8 @@ impl Silero {
             path: model.to_path_buf(),
             cause,
         };
-        let session = Session::builder()
-            .map_err(|e| load(e.to_string()))?
+        let session = crate::onnx::builder()
+            .map_err(load)?
             .with_intra_threads(1)
             .map_err(|e| load(e.to_string()))?
             .with_inter_threads(1)

@@ -86,6 +86,15 @@ pub enum SmartTurnError {
     /// The model failed on an utterance.
     #[error("the Smart Turn model failed on an utterance: {0}")]
     Inference(String),
+    /// The model's answer on the known input is not the reference's: this CPU computes it
+    /// differently (see [`crate::onnx::builder`]).
+    #[error("the Smart Turn model answers {got:.3} on its known input where the reference answers {want:.3}: ONNX Runtime computes it differently on this CPU, so its end-of-turn decisions cannot be trusted; hearth ends turns at the silence instead. Set [listen] end_of_turn = \"silence\" to say so, and report the CPU (lscpu) and the ONNX Runtime library to hearth's developers")]
+    Disagrees {
+        /// The probability the model gave.
+        got: f32,
+        /// The reference's.
+        want: f32,
+    },
 }
 
 /// A loaded Smart Turn model with its feature buffers.
@@ -139,13 +148,67 @@ impl SmartTurn {
     pub fn is_complete(&mut self, audio: &[f32]) -> Result<bool, SmartTurnError> {
         Ok(self.complete_prob(audio)? > COMPLETE_THRESHOLD)
     }
+
+    /// The model's answer on [`probe_signal`], checked against the reference's
+    /// ([`PROBE_PROBABILITY`], within [`PROBE_TOLERANCE`]): the probability, or
+    /// [`SmartTurnError::Disagrees`] when this CPU computes the model differently. One
+    /// decision's cost; `hearth run` asks it once at load, `hearth doctor` every time.
+    pub fn check_known_answer(&mut self) -> Result<f32, SmartTurnError> {
+        let got = self.complete_prob(&probe_signal())?;
+        judge_known_answer(got)
+    }
+}
+
+/// `got`, the model's answer on [`probe_signal`], if it is the reference's.
+fn judge_known_answer(got: f32) -> Result<f32, SmartTurnError> {
+    if (got - PROBE_PROBABILITY).abs() > PROBE_TOLERANCE || got.is_nan() {
+        return Err(SmartTurnError::Disagrees {
+            got,
+            want: PROBE_PROBABILITY,
+        });
+    }
+    Ok(got)
+}
+
+/// The model's probability for [`probe_signal`], as the reference computes it
+/// (`tests/corpus/smart_turn/features.json`, case `synthetic_short`; a test keeps the two
+/// equal). Where int8 products saturate (AVX2 without the exact products) the model said
+/// 0.986 here, and 0.026 for a finished command.
+pub const PROBE_PROBABILITY: f32 = 0.849_800_35;
+/// How far the answer on [`probe_signal`] may stray from [`PROBE_PROBABILITY`]: rounding
+/// differs by less than 1e-4 between CPUs; a miscomputed model by more than 0.1.
+pub const PROBE_TOLERANCE: f32 = 0.01;
+
+/// The known input: one second of a 220 Hz tone swelling at 3 Hz, a quiet 1870 Hz tone and
+/// white noise from a 64-bit LCG (the reference script builds the same samples), so the
+/// check needs no audio file.
+pub fn probe_signal() -> Vec<f32> {
+    synthetic(SAMPLE_RATE as usize)
+}
+
+/// `n` samples of the known signal (see [`probe_signal`]).
+fn synthetic(n: usize) -> Vec<f32> {
+    let tau = 2.0 * std::f64::consts::PI;
+    let mut state = 0u64;
+    (0..n)
+        .map(|i| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let noise = (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+            let t = i as f64 / f64::from(SAMPLE_RATE);
+            let swell = 0.5 + 0.5 * (tau * 3.0 * t).sin();
+            let mut v = 0.3 * (tau * 220.0 * t).sin() * swell;
+            v += 0.1 * (tau * 1870.0 * t).sin() + 0.05 * noise;
+            v as f32
+        })
+        .collect()
 }
 
 /// A session on `model` as the reference opens it (one thread, sequential, every graph
 /// optimisation), checked to have Smart Turn v3's input and output.
 fn open(model: &Path) -> Result<Session, String> {
-    let session = Session::builder()
-        .map_err(|e| e.to_string())?
+    let session = crate::onnx::builder()?
         .with_optimization_level(GraphOptimizationLevel::All)
         .map_err(|e| e.to_string())?
         .with_parallel_execution(false)
@@ -432,26 +495,6 @@ mod tests {
             .collect()
     }
 
-    /// The reference script's synthetic signal: a 220 Hz tone swelling at 3 Hz, a quiet
-    /// 1870 Hz tone and white noise from a 64-bit LCG.
-    fn synthetic(n: usize) -> Vec<f32> {
-        let tau = 2.0 * std::f64::consts::PI;
-        let mut state = 0u64;
-        (0..n)
-            .map(|i| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let noise = (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-                let t = i as f64 / f64::from(SAMPLE_RATE);
-                let swell = 0.5 + 0.5 * (tau * 3.0 * t).sin();
-                let mut v = 0.3 * (tau * 220.0 * t).sin() * swell;
-                v += 0.1 * (tau * 1870.0 * t).sin() + 0.05 * noise;
-                v as f32
-            })
-            .collect()
-    }
-
     /// kitchen.wav ("Turn on the kitchen light.") as hearth reads it: 16 kHz mono.
     fn kitchen() -> Vec<f32> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/audio/kitchen.wav");
@@ -552,6 +595,30 @@ mod tests {
     }
 
     #[test]
+    fn the_known_answer_is_the_references() {
+        let reference = reference();
+        let case = reference["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .find(|c| c["name"] == "synthetic_short")
+            .expect("the reference has the probe's case");
+        let want = case["probability"].as_f64().expect("a probability") as f32;
+        assert_eq!(PROBE_PROBABILITY, want);
+        assert_eq!(probe_signal(), synthetic(SAMPLE_RATE as usize));
+    }
+
+    #[test]
+    fn an_answer_off_the_reference_is_a_disagreement_naming_the_fix() {
+        // what the model answered on an AVX2 CPU with saturating int8 products
+        let e = judge_known_answer(0.986).expect_err("0.986 is not 0.850");
+        assert!(matches!(e, SmartTurnError::Disagrees { .. }), "{e:?}");
+        assert!(e.to_string().contains("end_of_turn = \"silence\""), "{e}");
+        assert!(judge_known_answer(f32::NAN).is_err());
+        assert_eq!(judge_known_answer(0.8499).expect("within rounding"), 0.8499);
+    }
+
+    #[test]
     fn silence_is_the_floor_everywhere() {
         for audio in [vec![], vec![0.0; SAMPLE_RATE as usize]] {
             let features = log_mel(&audio).expect("features");
@@ -630,6 +697,14 @@ mod tests {
         // "Turn on the" and the same pause: the request has no object yet
         let cut = prob["kitchen_cut_pause"];
         assert!(cut < COMPLETE_THRESHOLD, "the cut command scored {cut}");
+        // and the check `hearth run` and `hearth doctor` make agrees on this CPU
+        let known = turn
+            .check_known_answer()
+            .expect("the known answer on this CPU");
+        assert!(
+            (known - PROBE_PROBABILITY).abs() < PROB_TOLERANCE,
+            "{known}"
+        );
     }
 
     #[test]

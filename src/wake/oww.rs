@@ -111,8 +111,8 @@ impl Net {
             path: path.to_path_buf(),
             reason,
         };
-        let session = Session::builder()
-            .map_err(|e| fail(e.to_string()))?
+        let session = crate::onnx::builder()
+            .map_err(fail)?
             .with_intra_threads(1)
             .map_err(|e| fail(e.to_string()))?
             .with_inter_threads(1)
