@@ -17,7 +17,7 @@
 //!
 //! Options: `--rounds N` (8 requests per way), `--work DIR` (default
 //! `<target>/tmp/satellite-bench`), `--json FILE`. Needs `cargo build --release --workspace
-//! --bins`, `scripts/fetch-models` and `scripts/setup` (espeak-ng, the satellite's venv).
+//! --bins`, `scripts/fetch-models` and `scripts/setup --test` (espeak-ng, the satellite's venv).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,7 +71,7 @@ fn main() -> std::process::ExitCode {
 fn run(o: &Options) -> Result<(), String> {
     if hearth_testkit::model::voice_models().is_none() || sat::available().is_none() {
         return Err(
-            "the models or wyoming-satellite are missing: scripts/fetch-models, scripts/setup"
+            "the models or wyoming-satellite are missing: scripts/fetch-models, scripts/setup --test"
                 .into(),
         );
     }

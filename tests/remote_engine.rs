@@ -1,9 +1,9 @@
 //! The remote engine (`[agent] engine = "openai"`) against the real thing: llama-cpp-python's
-//! server (`python3 -m llama_cpp.server`, a separate process; `scripts/setup` installs it) on
-//! the default model, Qwen2.5-Coder-0.5B. The kitchen command goes to the model (intents off)
-//! and its tool runs, through `hearth ask` and its config file; the server killed in the
-//! middle of a turn gives that turn a spoken apology, and the turn after the server is back
-//! works, in one process; a server down at start leaves the local intents working.
+//! server (`python -m llama_cpp.server` in the test peers' venv, a separate process; `scripts/setup
+//! --test` installs it) on the default model, Qwen2.5-Coder-0.5B. The kitchen command goes to the
+//! model (intents off) and its tool runs, through `hearth ask` and its config file; the server
+//! killed in the middle of a turn gives that turn a spoken apology, and the turn after the server
+//! is back works, in one process; a server down at start leaves the local intents working.
 //!
 //! A missing model or Python package fails with the fix; locally `HEARTH_SKIP_REAL_MODEL=1`
 //! skips (CI never sets it). The tests take turns (each runs its own server on two cores).
@@ -18,6 +18,7 @@ use hearth::preset::Preset;
 use hearth::supervisor::{start_text, EngineChoice, TextOptions, TextRuntime};
 use hearth::Ask;
 use hearth_testkit::model::{or_skip, qwen_path};
+use hearth_testkit::venv::{python, require, Venv};
 use serde_json::{json, Value};
 
 /// One test at a time: each starts a server, and the machine has two cores.
@@ -32,20 +33,11 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 /// The model and llama-cpp-python's server package, or None when skipping is asked for.
 fn needs() -> Option<PathBuf> {
     let model = qwen_path()?;
-    let found = Command::new("python3")
-        .args(["-c", "import llama_cpp.server"])
-        .current_dir("/")
-        .status()
-        .map_err(|e| e.to_string())
-        .and_then(|s| {
-            s.success()
-                .then_some(())
-                .ok_or_else(|| "python3 cannot import llama_cpp.server".to_string())
-        });
+    let found = require(Venv::Peers, "llama_cpp.server");
     or_skip(
         found,
         "a remote-engine test",
-        "run scripts/setup (it installs llama-cpp-python[server])",
+        "run scripts/setup --test (it installs llama-cpp-python[server])",
     )?;
     Some(model)
 }
@@ -70,7 +62,7 @@ impl Server {
         let log =
             std::env::temp_dir().join(format!("hearth-llamacpp-{tag}-{}.log", std::process::id()));
         let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new("python3")
+        let child = Command::new(python(Venv::Peers))
             .args(["-m", "llama_cpp.server", "--model"])
             .arg(model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
@@ -89,7 +81,7 @@ impl Server {
             .stderr(out.try_clone().unwrap())
             .stdout(out)
             .spawn()
-            .expect("starting python3 -m llama_cpp.server");
+            .expect("starting python -m llama_cpp.server (the test peers' venv)");
         let mut server = Server { child, log };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {

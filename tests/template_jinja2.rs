@@ -2,25 +2,34 @@
 //! are written for), on the same template and inputs: hand-written templates that exercise
 //! what HF templates use, and the real Qwen2.5-Coder GGUF's own template.
 //!
-//! Needs `python3` with `jinja2` (`.ci/run` installs it). Not skippable: a missing python or
-//! jinja2 fails the test with the fix.
+//! Needs the test peers' Python with `jinja2` (`scripts/setup --test` installs it; `.ci/run`
+//! runs that). Not skippable: a missing python or jinja2 fails the test with the fix.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use hearth::llm::{ChatMessage, ChatTemplate};
+use hearth_testkit::venv::{require, Venv};
 use serde_json::{json, Value};
+
+/// The test peers' Python with jinja2 (found once), or a panic naming the fix.
+fn jinja2_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| require(Venv::Peers, "jinja2").unwrap_or_else(|why| panic!("{why}")))
+}
 
 /// Run tests/templates/render.py (Python jinja2) on one request.
 fn python(req: &Value) -> std::process::Output {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/templates/render.py");
-    let mut child = Command::new("python3")
+    let mut child = Command::new(jinja2_python())
         .arg(script)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("python3 must be installed (apt install python3)");
+        .expect("the test peers' python starts");
     child
         .stdin
         .take()

@@ -3,40 +3,34 @@
 //! through the real `hearth-stt` on loopback.
 
 mod common;
+// the Python peers' venvs (`scripts/setup --test`), shared with hearth's tests: std only, by
+// path, since this crate does not depend on hearth-testkit
+#[allow(dead_code)]
+#[path = "../../hearth-testkit/src/venv.rs"]
+mod venv;
 
 use std::path::Path;
 use std::process::Command;
 
 use common::TcpServer;
 
-/// Fails (never skips) when the Python package is missing: CI installs it.
+/// The test peers' Python with `wyoming` 1.10.2; fails (never skips) when it is missing: CI
+/// installs it.
 fn require_python_wyoming() {
-    let probe = Command::new("python3")
-        .args(["-c", "import wyoming"])
-        .output();
-    match probe {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => panic!(
-            "the Python package `wyoming` is not installed: run `python3 -m pip install \
-             wyoming==1.10.2` (python3 said: {})",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-        Err(e) => panic!(
-            "python3 cannot be run ({e}): install python3, then `python3 -m pip install \
-             wyoming==1.10.2`"
-        ),
+    if let Err(why) = venv::require(venv::Venv::Peers, "wyoming.client") {
+        panic!("{why}");
     }
 }
 
 fn python_transcribe(server: &TcpServer, wav: &Path) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wyoming_client.py");
-    let out = Command::new("python3")
+    let out = Command::new(venv::python(venv::Venv::Peers))
         .arg(&script)
         .arg("127.0.0.1")
         .arg(server.port().to_string())
         .arg(wav)
         .output()
-        .expect("run python3");
+        .expect("run the test peers' python");
     assert!(
         out.status.success(),
         "wyoming_client.py failed ({:?}):\n{}\nserver log:\n{}",

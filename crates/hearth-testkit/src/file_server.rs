@@ -1,5 +1,5 @@
 //! A real HTTP file server for the model pull tests: a private nginx (Debian's `nginx-light`,
-//! installed by `scripts/setup`) serving a directory on a free loopback port, with its access
+//! installed by `scripts/setup --test`) serving a directory on a free loopback port, with its access
 //! log (URI, status, Range header) readable; killed when dropped.
 
 use std::path::{Path, PathBuf};
@@ -62,7 +62,9 @@ impl FileServer {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| {
-                panic!("cannot start nginx ({e}): run scripts/setup (apt package nginx-light)")
+                panic!(
+                    "cannot start nginx ({e}): run scripts/setup --test (apt package nginx-light)"
+                )
             });
         let server = FileServer { child, dir, port };
         let deadline = Instant::now() + Duration::from_secs(10);

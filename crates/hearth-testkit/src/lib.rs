@@ -1,6 +1,6 @@
 //! The support shared by hearth's integration tests and benches: real services (a private
 //! D-Bus, a Mosquitto broker), the real test models, the daemon under test, a third-party
-//! Wyoming peer, the spoken fixtures and manifest helpers, the scenes and the session set.
+//! Wyoming peer and the Python peers' virtual environments, the spoken fixtures and manifest helpers, the scenes and the session set.
 //! Each test binary and bench uses a part of it.
 
 pub mod bench;
@@ -23,5 +23,6 @@ pub mod soak;
 pub mod story;
 pub mod timers;
 pub mod tone;
+pub mod venv;
 
 pub use checkout::{hearth_exe, root};

@@ -1,7 +1,7 @@
 //! A third-party Wyoming ASR server for the interoperability tests:
-//! `wyoming-faster-whisper` (Python, faster-whisper on CTranslate2; `scripts/setup` installs it)
-//! on loopback, with the faster-whisper tiny.en weights that `scripts/fetch-models peer` puts in
-//! the model directory. Missing pieces fail the test with the fix; locally,
+//! `wyoming-faster-whisper` (Python, faster-whisper on CTranslate2; `scripts/setup --test`
+//! installs it in the test peers' venv, [`crate::venv::Venv::Peers`]) on loopback, with the
+//! faster-whisper tiny.en weights that `scripts/fetch-models peer` puts in the model directory. Missing pieces fail the test with the fix; locally,
 //! `HEARTH_SKIP_REAL_MODEL=1` skips (CI never sets it).
 
 /// A running `wyoming-faster-whisper` on 127.0.0.1; killed when dropped.
@@ -35,20 +35,12 @@ impl FasterWhisper {
                 model.display()
             );
         }
-        let installed = std::process::Command::new("python3")
-            .args(["-c", "import wyoming_faster_whisper"])
-            .current_dir("/")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if !installed {
+        if let Err(why) = crate::venv::require(crate::venv::Venv::Peers, "wyoming_faster_whisper") {
             if skip {
-                eprintln!(
-                    "skipping: wyoming-faster-whisper is not installed (HEARTH_SKIP_REAL_MODEL=1)"
-                );
+                eprintln!("skipping: {why} (HEARTH_SKIP_REAL_MODEL=1)");
                 return None;
             }
-            panic!("python3 cannot import wyoming_faster_whisper: run scripts/setup (pip install wyoming-faster-whisper==3.8.1)");
+            panic!("{why}");
         }
         let tmp = std::env::temp_dir().join(format!("hearth-peer-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -86,7 +78,8 @@ impl FasterWhisper {
     pub fn restart(&mut self) {
         self.kill();
         let log = std::fs::File::create(&self.log).expect("the server log");
-        let child = std::process::Command::new("python3")
+        let python = crate::venv::python(crate::venv::Venv::Peers);
+        let child = std::process::Command::new(&python)
             .args([
                 "-m",
                 "wyoming_faster_whisper",
@@ -109,7 +102,13 @@ impl FasterWhisper {
             .stdout(log.try_clone().expect("the log again"))
             .stderr(log)
             .spawn()
-            .expect("python3 starts");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{} does not start ({e}): {}",
+                    python.display(),
+                    crate::venv::FIX
+                )
+            });
         self.child = Some(child);
         let started = std::time::Instant::now();
         loop {

@@ -56,7 +56,7 @@ impl Pulse {
             .arg("--load=module-always-sink")
             .status()
             .map_err(|e| {
-                format!("pulseaudio does not run ({e}): apt-get install -y pulseaudio (scripts/setup does)")
+                format!("pulseaudio does not run ({e}): apt-get install -y pulseaudio (scripts/setup --test does)")
             })?;
         if !status.success() {
             return Err(format!("pulseaudio failed to start: {status}"));

@@ -1,6 +1,6 @@
 //! Real services for the home-device and D-Bus tests: a private
 //! `dbus-daemon` and a private `mosquitto` broker per test, each on its own socket or port
-//! and killed when dropped. Both are Debian packages that `scripts/setup` installs; a
+//! and killed when dropped. Both are Debian packages that `scripts/setup --test` installs; a
 //! missing one fails the test with that fix.
 
 /// A private session bus (`dbus-daemon --session`); killed when dropped.
@@ -20,7 +20,9 @@ impl PrivateBus {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap_or_else(|e| {
-                panic!("cannot start dbus-daemon ({e}): run scripts/setup (apt package dbus)")
+                panic!(
+                    "cannot start dbus-daemon ({e}): run scripts/setup --test (apt package dbus)"
+                )
             });
         let mut line = String::new();
         let stdout = child.stdout.take().expect("dbus-daemon's stdout");
@@ -125,7 +127,7 @@ impl Broker {
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| {
-                panic!("cannot start mosquitto ({e}): run scripts/setup (apt package mosquitto)")
+                panic!("cannot start mosquitto ({e}): run scripts/setup --test (apt package mosquitto)")
             });
         let broker = Broker { child, port, dir };
         broker.wait_listening(port);

@@ -1,6 +1,6 @@
 //! Wyoming satellites for the tests: the real `wyoming-satellite` 1.0.0 from PyPI (in its own
-//! virtual environment: it pins `wyoming==1.4.1`; `scripts/setup` makes it), its microphone a
-//! script that streams silence in real time and plays a file into it when told
+//! virtual environment: it pins `wyoming==1.4.1`; `scripts/setup --test` makes it), its
+//! microphone a script that streams silence in real time and plays a file into it when told
 //! (`mic.py`), its speaker a file; and `hearth run` serving satellites, its turns read as
 //! they come. Missing pieces fail the test with the fix; locally `HEARTH_SKIP_REAL_MODEL=1`
 //! skips (CI never sets it).
@@ -14,20 +14,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::services::free_port;
+use crate::venv::Venv;
 
 const MIC: &str = include_str!("mic.py");
 const SPEAKER: &str = include_str!("speaker.py");
 
-/// The virtual environment's Python: `$HEARTH_SATELLITE_PYTHON`, else where `scripts/setup`
-/// puts it.
+/// The virtual environment's Python: `$HEARTH_SATELLITE_PYTHON`, else where `scripts/setup
+/// --test` puts it ([`crate::venv`]).
 pub fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("HEARTH_SATELLITE_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    home.join(".cache/hearth/peers/wyoming-satellite/bin/python")
+    crate::venv::python(Venv::Satellite)
 }
 
 /// `text` spoken by espeak-ng (`scripts/setup` installs it) into `dir/name.wav`.
@@ -45,23 +40,14 @@ pub fn espeak(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// Whether `wyoming-satellite` can run; None (skip) or a panic naming the fix when not.
 pub fn available() -> Option<()> {
-    let ok = Command::new(python())
-        .args(["-c", "import wyoming_satellite"])
-        .current_dir("/")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
+    let Err(why) = crate::venv::require(Venv::Satellite, "wyoming_satellite") else {
         return Some(());
-    }
+    };
     if std::env::var("HEARTH_SKIP_REAL_MODEL").as_deref() == Ok("1") {
-        eprintln!("skipping: wyoming-satellite is not installed (HEARTH_SKIP_REAL_MODEL=1)");
+        eprintln!("skipping: {why} (HEARTH_SKIP_REAL_MODEL=1)");
         return None;
     }
-    panic!(
-        "{} cannot import wyoming_satellite: run scripts/setup (a venv with wyoming-satellite==1.0.0)",
-        python().display()
-    );
+    panic!("{why}");
 }
 
 /// A running `wyoming-satellite`; killed when dropped.
@@ -240,32 +226,13 @@ pub struct OpenWakeWord {
 }
 
 impl OpenWakeWord {
-    /// Its Python: `$HEARTH_OPENWAKEWORD_PYTHON`, else where `scripts/setup` puts it.
-    fn python() -> PathBuf {
-        if let Some(p) = std::env::var_os("HEARTH_OPENWAKEWORD_PYTHON") {
-            return PathBuf::from(p);
-        }
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        home.join(".cache/hearth/peers/wyoming-openwakeword/bin/python")
-    }
-
     pub fn start(dir: &Path) -> OpenWakeWord {
-        let installed = Command::new(OpenWakeWord::python())
-            .args(["-c", "import wyoming_openwakeword"])
-            .current_dir("/")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            installed,
-            "{} cannot import wyoming_openwakeword: run scripts/setup",
-            OpenWakeWord::python().display()
-        );
+        // its Python: `$HEARTH_OPENWAKEWORD_PYTHON`, else where `scripts/setup --test` puts it
+        let python = crate::venv::require(Venv::OpenWakeWord, "wyoming_openwakeword")
+            .unwrap_or_else(|why| panic!("{why}"));
         let port = free_port();
         let log = std::fs::File::create(dir.join("openwakeword.log")).expect("a log");
-        let child = Command::new(OpenWakeWord::python())
+        let child = Command::new(python)
             .args([
                 "-m",
                 "wyoming_openwakeword",

@@ -16,7 +16,7 @@ pub const FLITE: &str = "flite";
 
 /// How to get a program the scenes run.
 fn fix(program: &str) -> String {
-    format!("install it with scripts/setup (apt-get install -y {program})")
+    format!("install it with scripts/setup --test (apt-get install -y {program})")
 }
 
 /// What `program args` prints (stdout, then stderr), or why it did not run or failed.
