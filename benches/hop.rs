@@ -10,8 +10,8 @@
 //!
 //! `cargo bench --bench hop -- --remote URL`: the same requests through the remote engine
 //! (`[agent] engine = "openai"`) and the OpenAI-compatible server at `URL`, for the
-//! comparison with the model in process (the README's table runs llama-cpp-python's server on
-//! the same machine, with the same threads). "Cold" is then a fresh engine in hearth: the
+//! comparison with the model in process (docs/measurements.md's table runs llama-cpp-python's
+//! server on the same machine, with the same threads). "Cold" is then a fresh engine in hearth: the
 //! server keeps its own cache. The prompt's token counts are the server's to know
 //! (llama-cpp-python does not say them): shown as `-`.
 

@@ -1,6 +1,6 @@
 //! Bounded containers, and their levels. A daemon runs for months: every map it fills from
 //! what happens (a session, a tool set, a sentence) is a [`Lru`] that keeps only its last few
-//! entries, the limit stated beside it and in ARCHITECTURE.md; every queue reports its length
+//! entries, the limit stated beside it and in docs/architecture.md; every queue reports its length
 //! through a [`Gauge`]. [`levels`] reads them all, so a soak test (and the D-Bus face's
 //! `Bounds` property) can check that none is over its limit.
 

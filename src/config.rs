@@ -399,10 +399,10 @@ pub struct ListenSection {
     /// model's own, 0.85 for okay_nabu); lower hears more wake words and more that are not.
     pub wake_cutoff: Option<f32>,
     /// Noise suppression in front of the wake-word detectors (default on; it helps okay_nabu
-    /// in noise, hurts hey_jarvis: README).
+    /// in noise, hurts hey_jarvis: docs/measurements.md).
     pub wake_denoise: Option<bool>,
     /// A wake detection stands only when whisper's transcript has the wake word too (default
-    /// off: with tiny.en it dropped more real wake words than near misses; README).
+    /// off: with tiny.en it dropped more real wake words than near misses; docs/measurements.md).
     pub wake_check: Option<bool>,
     /// The sound when a wake word or `Listen()` is heard: `"chime"` (default), `"none"`, or
     /// a WAV file of at most 2 s.

@@ -1,8 +1,10 @@
-//! The rules ARCHITECTURE.md states, kept by a test (as rust-analyzer's `tidy` keeps its own):
-//! leaf modules import nothing above them, the workspace's crates stand without the `hearth`
-//! crate (but the tests' support, `hearth-testkit`), no source file passes the line budget,
-//! and the code map names what exists and misses nothing. Each failure names the file and the
-//! fix.
+//! The rules docs/architecture.md states, kept by a test (as rust-analyzer's `tidy` keeps its
+//! own): leaf modules import nothing above them, the workspace's crates stand without the
+//! `hearth` crate (but the tests' support, `hearth-testkit`), no source file passes the line
+//! budget, and the code map names what exists and misses nothing. And the documents' own
+//! rules: README.md is short and undated (its figures' dates and builds are in
+//! docs/measurements.md), and every relative link in README.md and docs/*.md reaches a file of
+//! the repository (and a heading of it, for an anchor). Each failure names the file and the fix.
 
 use std::path::{Path, PathBuf};
 
@@ -209,6 +211,9 @@ fn no_source_file_passes_the_line_budget() {
     );
 }
 
+/// The map of the code, its "## Code map" section's headings naming paths from the root.
+const ARCHITECTURE: &str = "docs/architecture.md";
+
 /// The paths the code map's headings name (`### \`src/agent/\`, \`src/bus.rs\``).
 fn code_map_paths() -> Vec<String> {
     code_map_sections()
@@ -225,16 +230,17 @@ fn the_code_map_names_what_exists() {
         .collect();
     assert!(
         missing.is_empty(),
-        "ARCHITECTURE.md's code map names paths that do not exist; correct its headings: {missing:?}"
+        "{ARCHITECTURE}'s code map names paths that do not exist; correct its headings: {missing:?}"
     );
 }
 
 /// The code map's sections: each heading's paths and the text below it.
 fn code_map_sections() -> Vec<(Vec<String>, String)> {
-    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let doc = std::fs::read_to_string(root().join(ARCHITECTURE))
+        .unwrap_or_else(|e| panic!("{ARCHITECTURE}: {e}"));
     let map = doc
         .split_once("\n## Code map\n")
-        .expect("ARCHITECTURE.md has a \"## Code map\" section")
+        .unwrap_or_else(|| panic!("{ARCHITECTURE} has no \"## Code map\" section"))
         .1;
     let map = map.split("\n## ").next().unwrap_or(map);
     map.split("\n### ")
@@ -280,7 +286,7 @@ fn every_file_a_code_map_entry_names_exists() {
     }
     assert!(
         stale.is_empty(),
-        "ARCHITECTURE.md's code map names files its directory does not hold; rename or drop \
+        "{ARCHITECTURE}'s code map names files its directory does not hold; rename or drop \
          them: {stale:?}"
     );
 }
@@ -310,7 +316,7 @@ fn the_code_map_misses_no_module_crate_or_directory() {
     let unnamed: Vec<String> = wanted.into_iter().filter(|p| !covered(p)).collect();
     assert!(
         unnamed.is_empty(),
-        "ARCHITECTURE.md's code map misses these; give each a place under a `### ` heading: \
+        "{ARCHITECTURE}'s code map misses these; give each a place under a `### ` heading: \
          {unnamed:?}"
     );
 }
@@ -418,5 +424,233 @@ fn no_child_of_a_facade_calls_back_into_it() {
         "children that import from their parent module (it only declares and re-exports: \
          import from the sibling that holds the item):\n{}",
         back.join("\n")
+    );
+}
+
+/// README.md is what a person reads before running hearth: at most this many lines; the rest
+/// is in docs/.
+const README_MAX_LINES: usize = 300;
+
+#[test]
+fn the_readme_is_short() {
+    let n = read("README.md").lines().count();
+    assert!(
+        n <= README_MAX_LINES,
+        "README.md has {n} lines, more than {README_MAX_LINES}: move reference to docs/guide.md \
+         and figures to docs/measurements.md, and link to them"
+    );
+}
+
+/// `text` read whole, or a panic naming the file.
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The dates (`YYYY-MM-DD`) in `text`.
+fn dates(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    (0..b.len().saturating_sub(9))
+        .filter(|&i| {
+            (0..10).all(|k| {
+                if k == 4 || k == 7 {
+                    b[i + k] == b'-'
+                } else {
+                    digit(i + k)
+                }
+            }) && !(i > 0 && digit(i - 1))
+                && !digit(i + 10)
+        })
+        .map(|i| text[i..i + 10].to_string())
+        .collect()
+}
+
+/// The words of `text` that look like a commit: 7 to 40 hex digits with at least one digit and
+/// one letter (`8ddf19e`), so that neither a number (`2097152`) nor a word (`defaced`) counts.
+/// A sha256 (64 digits) is no commit, but README.md keeps none either.
+fn commit_like(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| {
+            (7..=40).contains(&w.len())
+                && w.chars().all(|c| c.is_ascii_hexdigit())
+                && w.chars().any(|c| c.is_ascii_digit())
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_readme_holds_no_dates_or_commit_hashes() {
+    let readme = read("README.md");
+    let (dates, commits) = (dates(&readme), commit_like(&readme));
+    assert!(
+        dates.is_empty() && commits.is_empty(),
+        "README.md says what is true today: a figure's date and build belong with its run in \
+         docs/measurements.md. Dates: {dates:?}; commit hashes: {commits:?}"
+    );
+}
+
+#[test]
+fn the_date_and_commit_rules_see_what_they_should() {
+    assert_eq!(dates("on 2026-11-28, not 12026-11-280"), ["2026-11-28"]);
+    assert_eq!(
+        commit_like("8ddf19e, 1aa3fb3 (2097152 bytes), defaced, x86-64-v3, qwen2.5"),
+        ["8ddf19e", "1aa3fb3"]
+    );
+    assert!(
+        commit_like(&"ab12".repeat(16)).is_empty(),
+        "a sha256 is no commit"
+    );
+}
+
+/// README.md and docs/*.md: the documents whose links are checked.
+fn documents() -> Vec<String> {
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    docs.sort();
+    docs.insert(0, "README.md".to_string());
+    docs
+}
+
+/// `text`'s lines outside fenced code blocks, each with its inline code spans blanked: a link
+/// in an example is no link.
+fn prose_lines(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push(line.split('`').step_by(2).collect::<Vec<_>>().join(" "));
+        }
+    }
+    out
+}
+
+/// The target of each inline link, `[text](target)` or `[text](target "title")`.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose_lines(text) {
+        for (at, _) in line.match_indices("](") {
+            let rest = &line[at + 2..];
+            if let Some(end) = rest.find(')') {
+                let target = rest[..end].split_whitespace().next().unwrap_or("");
+                out.push(target.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The anchors of a Markdown file's headings, as GitHub makes them: lower case, spaces as
+/// hyphens, every other character but letters, digits, `-` and `_` dropped; a repeated one
+/// gets `-1`, `-2`, ….
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let title = line.trim_start_matches('#');
+        if fenced || title.len() == line.len() || !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let seen = out
+            .iter()
+            .filter(|a| {
+                **a == slug
+                    || a.strip_prefix(&format!("{slug}-"))
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .count();
+        out.push(if seen == 0 {
+            slug
+        } else {
+            format!("{slug}-{seen}")
+        });
+    }
+    out
+}
+
+#[test]
+fn the_anchor_rule_slugs_as_github_does() {
+    let doc = "# The hearth guide\n## `hearth-stt`'s speed\n```\n# not a heading\n```\n\
+               ### The latency budget: `cargo bench --bench voice`\n## Tools\n## Tools\n";
+    assert_eq!(
+        anchors(doc),
+        [
+            "the-hearth-guide",
+            "hearth-stts-speed",
+            "the-latency-budget-cargo-bench---bench-voice",
+            "tools",
+            "tools-1"
+        ]
+    );
+}
+
+#[test]
+fn every_relative_link_in_the_docs_reaches_a_file() {
+    let repo = root().canonicalize().unwrap();
+    let mut broken = Vec::new();
+    for doc in documents() {
+        let text = read(&doc);
+        let dir = root().join(&doc).parent().unwrap().to_path_buf();
+        for target in links(&text) {
+            if target.is_empty()
+                || ["http://", "https://", "mailto:"]
+                    .iter()
+                    .any(|s| target.starts_with(s))
+            {
+                continue;
+            }
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                root().join(&doc)
+            } else {
+                dir.join(path)
+            };
+            let Ok(found) = file.canonicalize() else {
+                broken.push(format!("{doc}: {target}: no such file"));
+                continue;
+            };
+            if !found.starts_with(&repo) {
+                broken.push(format!("{doc}: {target}: outside the repository"));
+                continue;
+            }
+            let Some(anchor) = anchor else { continue };
+            if found.extension().is_some_and(|e| e == "md")
+                && !anchors(&std::fs::read_to_string(&found).unwrap())
+                    .iter()
+                    .any(|a| a == anchor)
+            {
+                broken.push(format!("{doc}: {target}: no heading makes #{anchor}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links in README.md and docs/ that lead nowhere; point each at the file (relative to \
+         the document) and heading it means:\n{}",
+        broken.join("\n")
     );
 }

@@ -6,8 +6,8 @@
 //! and no call. What it needs from earlier turns is what was asked and what was done, so
 //! that "and the bedroom too" or "turn it off again" can be resolved: [`HistoryMode::Calls`]
 //! keeps, per turn, the request and the calls in the model's own wire format (or the reply,
-//! for a turn that called nothing). Measured with `cargo bench --bench session` (see the
-//! README's session table).
+//! for a turn that called nothing). Measured with `cargo bench --bench session` (see
+//! docs/measurements.md, "The demo evening").
 //!
 //! No bad turn teaches the next: a reply that failed a check is never kept (the hop loop
 //! keeps only words that passed, and drops what a flagged hop wrote and the hint after it

@@ -24,10 +24,11 @@ fn keys_of(section: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The README's key list: a line `- `[section]`: `key`, `key` (a note), …` per section.
-fn readme_keys() -> Vec<(String, BTreeSet<String>)> {
-    let readme = include_str!("../../README.md");
-    readme
+/// The guide's key list (docs/guide.md, "Configuration"): a line
+/// `- `[section]`: `key`, `key` (a note), …` per section.
+fn guide_keys() -> Vec<(String, BTreeSet<String>)> {
+    let guide = include_str!("../../docs/guide.md");
+    guide
         .lines()
         .filter_map(|l| l.strip_prefix("- `["))
         .filter_map(|l| l.split_once("]`: "))
@@ -45,8 +46,8 @@ fn readme_keys() -> Vec<(String, BTreeSet<String>)> {
 }
 
 #[test]
-fn the_readme_lists_every_key_the_code_reads_and_no_other() {
-    let listed = readme_keys();
+fn the_guide_lists_every_key_the_code_reads_and_no_other() {
+    let listed = guide_keys();
     // `[[satellite]]`, an array of tables, is listed as such; `[agent.openai]` is a
     // table inside `[agent]`
     let sections: BTreeSet<String> = listed
@@ -54,13 +55,17 @@ fn the_readme_lists_every_key_the_code_reads_and_no_other() {
         .map(|(s, _)| s.trim_matches(['[', ']']).to_string())
         .filter(|s| !s.contains('.'))
         .collect();
-    assert_eq!(sections, keys_of(""), "README.md's sections of hearth.toml");
+    assert_eq!(
+        sections,
+        keys_of(""),
+        "docs/guide.md's sections of hearth.toml"
+    );
     assert!(keys_of("gpio").contains("chip"), "the key list is read");
     for (section, keys) in listed {
         assert_eq!(
             keys,
             keys_of(&section),
-            "README.md's keys of [{section}] differ from the code's"
+            "docs/guide.md's keys of [{section}] differ from the code's"
         );
     }
 }

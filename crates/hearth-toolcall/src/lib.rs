@@ -1,7 +1,7 @@
 //! hearth-toolcall: the tool-call parser chain (a detector per wire format, think handling,
 //! validation, streaming), the speakable-text sanitiser ([`speech::Speakable`]) and the model
-//! presets ([`preset`]). Pure Rust: no audio, LLM, D-Bus or async runtime. See ARCHITECTURE.md
-//! for the rules.
+//! presets ([`preset`]). Pure Rust: no audio, LLM, D-Bus or async runtime. See
+//! docs/architecture.md for the rules.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
