@@ -610,21 +610,27 @@ fn doctor_reports_each_check_and_its_fix() {
         "{mqtt}"
     );
 
+    // `hearth doctor --json` on a config file of `text` alone: its exit status and findings
+    let doctor_on = |name: &str, text: &str| -> (bool, Vec<serde_json::Value>) {
+        let config = dir.join(name);
+        std::fs::write(&config, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+            .args(["doctor", "--json", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let findings = report["findings"].as_array().unwrap().clone();
+        (out.status.success(), findings)
+    };
+
     // a wake word whose model is not there: named, with the fix
-    let config = dir.join("wake.toml");
-    std::fs::write(
-        &config,
+    let (ok, findings) = doctor_on(
+        "wake.toml",
         "[listen]\nwake = [\"hey_nobody\"]\n[bus]\nbus = \"none\"\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .args(["doctor", "--json", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let wake = area(report["findings"].as_array().unwrap(), "wake");
+    );
+    assert!(!ok);
+    let wake = area(&findings, "wake");
     let failed: Vec<_> = wake.iter().filter(|f| f["level"] == "fail").collect();
     assert_eq!(failed.len(), 2, "the model and its settings: {wake:#?}");
     assert!(
@@ -638,19 +644,11 @@ fn doctor_reports_each_check_and_its_fix() {
 
     // the end-of-turn model: its file, and its answer on the known input on this CPU (the
     // check `hearth run` makes at load; int8 products once differed between CPUs)
-    let config = dir.join("turn.toml");
-    std::fs::write(
-        &config,
+    let (_, findings) = doctor_on(
+        "turn.toml",
         "[listen]\nend_of_turn = \"smart-turn\"\n[bus]\nbus = \"none\"\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .args(["doctor", "--json", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let turn = area(report["findings"].as_array().unwrap(), "end of turn");
+    );
+    let turn = area(&findings, "end of turn");
     assert_eq!(turn.len(), 2, "the file and its answer: {turn:#?}");
     assert!(turn.iter().all(|f| f["level"] == "ok"), "{turn:#?}");
     assert!(

@@ -12,9 +12,12 @@
 //! [`COMPLETE_THRESHOLD`]. The model expects the utterance as a voice-activity detector hands
 //! it over at a short pause: the speech and the pause so far (about 200 ms).
 //!
-//! One decision costs about 25 ms on one thread of a busy 2-core x86 machine (the features
-//! about 1 ms of it; `cargo run --release --example smart_turn` measures it), whatever the
-//! utterance's length, so it is asked at a pause, not on every frame. The feature buffers are allocated once, at [`SmartTurn::load`].
+//! One decision costs about 45 ms on one thread of a 2-core AVX-512 VNNI x86 machine, idle or
+//! with the other core busy (the features about 1.3 ms of it; `cargo run --release --example
+//! smart_turn` measures it), whatever the utterance's length, so it is asked at a pause, not on
+//! every frame. The feature buffers are allocated once, at [`SmartTurn::load`]. The model is
+//! int8: on x86 without VNNI it runs with exact int8 products ([`crate::onnx::builder`]), and
+//! [`SmartTurn::check_known_answer`] tells whether this CPU computes it as the reference does.
 //! ONNX Runtime is the process's one instance, shared with the Piper voice and the Silero VAD
 //! ([`crate::onnx::load`]).
 //!
