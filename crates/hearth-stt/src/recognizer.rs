@@ -486,12 +486,15 @@ impl Recognizer {
                     break;
                 }
                 Step::Wider(wider) => {
+                    // what was said goes only to the transcript target (off unless asked
+                    // for), never into the log at its default level
                     warn!(
                         audio_ctx = used_ctx,
                         wider,
-                        "the transcript looks like a repetition loop ({text:?}); decoding again \
-                         with a wider window"
+                        "the transcript looks like a repetition loop; decoding again with a \
+                         wider window"
                     );
+                    tracing::info!(target: "transcript", looped = %text, "the repetition loop");
                     (text, tokens) = self.run(samples, &language, wider, max_tokens)?;
                     open_len = Some(tokens.len());
                     used_ctx = wider;
