@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -78,13 +79,7 @@ pub(super) fn device(
     index: usize,
     entry: Value,
 ) -> Result<(Device, Endpoints), Skipped> {
-    let label = entry_label(&entry, index);
-    let entry = Entry::deserialize(entry).map_err(|e| Skipped {
-        name: label.clone(),
-        reason: SkipReason::Malformed {
-            problem: e.to_string(),
-        },
-    })?;
+    let entry: Entry = typed_entry(entry, index)?;
     let skip = |reason| Skipped {
         name: entry.friendly_name.clone(),
         reason,
@@ -160,10 +155,17 @@ pub(super) fn device(
     Ok((device, endpoints))
 }
 
-/// An entry's name for a [`Skipped`]: its friendly name, else its address, else its place.
-pub(super) fn entry_label(entry: &Value, index: usize) -> String {
-    ["friendly_name", "ieee_address"]
+/// `entry` (the `index`th of its payload) read as a `T`, or skipped as malformed under its
+/// friendly name, else its address, else its place.
+pub(super) fn typed_entry<T: DeserializeOwned>(entry: Value, index: usize) -> Result<T, Skipped> {
+    let name = ["friendly_name", "ieee_address"]
         .iter()
         .find_map(|key| entry.get(key).and_then(Value::as_str))
-        .map_or_else(|| format!("entry {index}"), str::to_owned)
+        .map_or_else(|| format!("entry {index}"), str::to_owned);
+    T::deserialize(entry).map_err(|e| Skipped {
+        name,
+        reason: SkipReason::Malformed {
+            problem: e.to_string(),
+        },
+    })
 }

@@ -11,7 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::bridge::{entry_label, Known};
+use super::bridge::{typed_entry, Known};
 use super::{SkipReason, Skipped};
 use crate::device::{Access, Device, DeviceId, Feature, Kind, Preset, Topics, ValueType};
 use crate::words;
@@ -44,13 +44,7 @@ pub(super) fn group(
     devices: &[Device],
     known: &Known,
 ) -> Result<Device, Skipped> {
-    let label = entry_label(&entry, index);
-    let entry = Entry::deserialize(entry).map_err(|e| Skipped {
-        name: label,
-        reason: SkipReason::Malformed {
-            problem: e.to_string(),
-        },
-    })?;
+    let entry: Entry = typed_entry(entry, index)?;
     let skip = |reason| Skipped {
         name: entry.friendly_name.clone(),
         reason,
