@@ -210,7 +210,8 @@ pub(crate) fn misfit(section: &MqttSection, tls: bool) -> Option<(&'static str, 
     }
 }
 
-/// `[homeassistant]`: the Home Assistant `[tool.homeassistant]` tools talk to.
+/// `[homeassistant]`: the Home Assistant `[tool.homeassistant]` tools talk to, and whose
+/// exposed entities become tools (`discover`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HomeAssistantSection {
@@ -218,6 +219,22 @@ pub struct HomeAssistantSection {
     pub url: String,
     /// A file holding a long-lived access token (Home Assistant: your profile → Security).
     pub token_file: PathBuf,
+    /// Make tools of every entity exposed to Assist, by its names, aliases and area, and
+    /// follow Home Assistant's changes (`src/house/`). Default true.
+    #[serde(default = "yes")]
+    pub discover: bool,
+    /// Seconds between two reads of the house with no change event to cause them (exposing
+    /// an entity Home Assistant keeps no registry entry for fires none). Default 30.
+    #[serde(default = "default_refresh_s")]
+    pub refresh_s: u64,
+}
+
+fn default_refresh_s() -> u64 {
+    30
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `[gpio]`: the GPIO chip `[tool.gpio]` tools use when they name none.

@@ -33,6 +33,7 @@ pub mod config;
 mod cpu;
 pub mod doctor;
 pub mod events;
+pub mod house;
 pub mod intent;
 pub mod llm;
 pub mod logs;

@@ -79,6 +79,9 @@ pub enum SettingsError {
     /// The LLM model file cannot be found or checked (for the on-disk prompt cache).
     #[error(transparent)]
     Start(#[from] StartError),
+    /// `[homeassistant]` cannot be read for the house's things (its token file).
+    #[error(transparent)]
+    House(#[from] crate::house::HouseError),
     /// `[listen] earcon` names a WAV file that cannot be used.
     #[error("[listen] earcon: {0} (or earcon = \"chime\" or \"none\")")]
     Earcon(crate::audio::AudioError),
@@ -687,6 +690,9 @@ impl Settings {
             opts.turn_budget = std::time::Duration::from_secs_f64(s);
         }
         opts.engine = self.engine()?;
+        if let Some(section) = &self.config.homeassistant {
+            opts.house = crate::house::HouseWatch::from_config(section)?;
+        }
         // the KV cache is the server's when the model runs elsewhere
         if prompt_cache && opts.engine == EngineChoice::Llama {
             let model = crate::supervisor::model_path(&opts)?;

@@ -57,6 +57,11 @@ pub struct TextOptions {
     /// hearth's state directory: the timers are kept there (`None`: this process keeps
     /// none, and the timer tools say so).
     pub timers: Option<PathBuf>,
+    /// Home Assistant, whose exposed entities become tools (`[homeassistant] discover`).
+    pub house: Option<crate::house::HouseWatch>,
+    /// Follow the house's changes for as long as hearth runs (a daemon); else read it once
+    /// at start (one command and exit).
+    pub follow_house: bool,
 }
 
 /// Where the model runs.
@@ -88,6 +93,8 @@ impl TextOptions {
             history_tokens: crate::agent::HISTORY_TOKENS,
             engine: EngineChoice::Llama,
             timers: None,
+            house: None,
+            follow_house: true,
         }
     }
 }
@@ -99,6 +106,8 @@ pub struct TextRuntime {
     pub tools: ActorRef<ToolsMsg>,
     /// The timers, when this process keeps them ([`TextOptions::timers`]).
     pub timers: Option<ActorRef<TimersMsg>>,
+    /// The task following the house ([`TextOptions::follow_house`]).
+    pub house: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Why start-up failed; each names the fix.
@@ -194,6 +203,7 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
         opts.backends.serve_timers(t.clone());
     }
     let tools = start_tools(opts.tools_dir.as_deref(), opts.backends.clone()).await?;
+    let house = start_house(&opts, &tools).await;
     let engine = start_engine(&opts).await?;
     let mut cfg = AgentConfig::new(opts.preset.clone());
     cfg.events = opts.events.clone();
@@ -213,7 +223,27 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
         engine,
         tools,
         timers,
+        house,
     })
+}
+
+/// The house's tools: followed by a task (a daemon), or read once now (one command). Home
+/// Assistant away is never a failed start: a warning, and the task keeps trying.
+async fn start_house(
+    opts: &TextOptions,
+    tools: &ActorRef<ToolsMsg>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let watch = opts.house.clone()?;
+    if opts.follow_house {
+        return Some(tokio::spawn(crate::house::watch_home_assistant(
+            watch,
+            tools.clone(),
+        )));
+    }
+    if let Err(e) = crate::house::offer_once(&watch, tools).await {
+        tracing::warn!(error = %e, "the house's things are not offered this time");
+    }
+    None
 }
 
 impl TextRuntime {
@@ -223,6 +253,9 @@ impl TextRuntime {
     /// [`crate::tools::STOP_GRACE`]) before the tools' connections close.
     pub async fn stop(&self) {
         let _ = self.agent.cast(AgentMsg::Cancel);
+        if let Some(house) = &self.house {
+            house.abort();
+        }
         let actor_wait = Duration::from_secs(5);
         let tools_wait = crate::tools::STOP_GRACE + Duration::from_secs(2);
         let timers = self

@@ -48,7 +48,9 @@ pub(crate) fn synthetic_results(outcomes: &[ToolOutcome]) -> String {
     )
 }
 
-/// The spoken confirmations of a hop's calls, when every call succeeded and has one.
+/// The spoken confirmations of a hop's calls, when every call has one: a call that
+/// succeeded, its confirmation; one that failed, the refusal its tool says
+/// ([`Registry::refusal`]).
 pub(super) fn confirmations(
     registry: &Registry,
     calls: &[ToolCall],
@@ -57,10 +59,9 @@ pub(super) fn confirmations(
     let said: Option<Vec<String>> = calls
         .iter()
         .zip(outcomes)
-        .map(|(c, o)| {
-            (o.status != ToolStatus::Error)
-                .then(|| registry.confirmation(c, &o.result))
-                .flatten()
+        .map(|(c, o)| match o.status {
+            ToolStatus::Error => registry.refusal(c, &o.result),
+            _ => registry.confirmation(c, &o.result),
         })
         .collect();
     said.filter(|v| !v.is_empty())

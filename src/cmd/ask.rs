@@ -72,6 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut opts = settings.text_options(preset, !args.no_prompt_cache)?;
     // one command, then exit: nothing would use a prompt warmed after it
     opts.warm_next = false;
+    opts.follow_house = false;
     // tools that publish to the broker or call Home Assistant work from `ask` too
     opts.backends = std::sync::Arc::new(hearth::tools::Backends::from_config(&settings.config)?);
     let json = args.json;

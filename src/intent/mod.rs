@@ -404,14 +404,48 @@ impl ToolIntents {
 /// argument, one value the other with words before it ("an egg" and "egg": "set an egg
 /// timer" read by "set {an} {name} timer" and by "set {name} timer"), are one: the other
 /// reading took those words as the sentence's own, and its shorter value stays.
+///
+/// Two readings of the same words where one names a thing whole are one too, that one:
+/// "open the garage door" read with the door's name ("garage door") and with the tool's own
+/// noun and no name; "the kitchen lights" read as the light named so and as the kitchen's
+/// lights ([`names_more`]).
 fn add_call(found: &mut Vec<IntentCall>, call: IntentCall) {
-    if let Some(longer) = found.iter().position(|f| has_words_before(f, &call)) {
-        found[longer] = call;
-    } else if !found
-        .iter()
-        .any(|f| *f == call || has_words_before(&call, f))
-    {
+    let better = |a: &IntentCall, b: &IntentCall| has_words_before(b, a) || names_more(a, b);
+    if let Some(worse) = found.iter().position(|f| better(&call, f)) {
+        found[worse] = call;
+    } else if !found.iter().any(|f| *f == call || better(f, &call)) {
         found.push(call);
+    }
+}
+
+/// Whether `a` reads the words `b` reads with a thing's name said whole: the same tool, and
+/// `a` has every argument `b` has plus string ones (`b` took the name's words as its
+/// template's noun), or `a` has one string argument `b` lacks whose value begins with the
+/// room `b` has in its place ([`ROOM_PARAMETERS`]; `b` took the name as a room and the
+/// tool's noun).
+fn names_more(a: &IntentCall, b: &IntentCall) -> bool {
+    let (Some(x), Some(y)) = (a.arguments.as_object(), b.arguments.as_object()) else {
+        return false;
+    };
+    if a.tool != b.tool || x == y {
+        return false;
+    }
+    let only_a: Vec<(&String, &Value)> = x.iter().filter(|(k, _)| !y.contains_key(*k)).collect();
+    let only_b: Vec<(&String, &Value)> = y.iter().filter(|(k, _)| !x.contains_key(*k)).collect();
+    let shared_agree = x
+        .iter()
+        .filter(|(k, _)| y.contains_key(*k))
+        .all(|(k, v)| y.get(k) == Some(v));
+    if !shared_agree || only_a.is_empty() || !only_a.iter().all(|(_, v)| v.is_string()) {
+        return false;
+    }
+    match only_b.as_slice() {
+        [] => true,
+        [(room, Value::String(room_said))] if ROOM_PARAMETERS.contains(&room.as_str()) => {
+            matches!(only_a.as_slice(), [(_, Value::String(name))]
+                if name.strip_prefix(room_said.as_str()).is_some_and(|rest| rest.starts_with(' ')))
+        }
+        _ => false,
     }
 }
 

@@ -60,6 +60,14 @@ pub enum ToolsMsg {
         owner: String,
         reply: Option<RpcReplyPort<usize>>,
     },
+    /// Put the tools made from the things found in the house (`src/house/`) in place of the
+    /// house's tools offered now. A house tool whose name another tool (a manifest's, a
+    /// built-in, a provider's) has is left out, with a warning naming both: what a household
+    /// wrote wins. Replies how many house tools are offered.
+    House {
+        tools: Vec<Tool>,
+        reply: Option<RpcReplyPort<usize>>,
+    },
     /// Subscribe to the tool set's changes: the function is given the port on which every
     /// registry that replaces the current one is sent (ractor's `OutputPort::subscribe`).
     Subscribe(Subscriber),
@@ -226,6 +234,22 @@ impl Actor for ToolsActor {
                     let _ = reply.send(dropped);
                 }
             }
+            ToolsMsg::House { tools, reply } => {
+                let offered = match with_house(registry, tools) {
+                    Ok((next, offered)) => {
+                        tracing::info!(house_tools = offered, tools = next.len(), fingerprint = %next.fingerprint(), "the house's tools are in place");
+                        state.replace(next);
+                        offered
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "the house's tools cannot be offered: the ones before stay");
+                        0
+                    }
+                };
+                if let Some(reply) = reply {
+                    let _ = reply.send(offered);
+                }
+            }
             ToolsMsg::Subscribe(subscribe) => subscribe(&state.changed),
         }
         Ok(())
@@ -308,6 +332,27 @@ impl ProviderLimits {
         }
         Ok(())
     }
+}
+
+/// The registry with `house` in place of its house tools, and how many of them are offered.
+fn with_house(registry: &Registry, house: Vec<Tool>) -> Result<(Arc<Registry>, usize), ToolsError> {
+    let mut tools: Vec<Tool> = registry
+        .tools()
+        .iter()
+        .filter(|t| !matches!(t.executor, Executor::House(_)))
+        .cloned()
+        .collect();
+    let mut offered = 0;
+    for tool in house {
+        if tools.iter().any(|t| t.spec.name == tool.spec.name) {
+            tracing::warn!(tool = %tool.spec.name, "a tool of this name is already offered (a manifest's, a built-in or a provider's): it is kept, and the house's tool of the name is left out; rename the other tool to have both");
+            continue;
+        }
+        tools.push(tool);
+        offered += 1;
+    }
+    let next = Registry::new(tools)?.with_backends(Arc::clone(registry.backends()))?;
+    Ok((Arc::new(next), offered))
 }
 
 /// The registry with `owner`'s tools added (the same checks as a manifest's tools).

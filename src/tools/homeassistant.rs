@@ -365,6 +365,77 @@ impl HaBackend {
         }
     }
 
+    /// Call a service on the entity a found thing is (`house` tools): the entity id is checked
+    /// for its place first, and nothing is sent when it does not fit. Ok: the summary a
+    /// manifest's service call gives.
+    pub async fn call_service(
+        &self,
+        call: &hearth_house::homeassistant::ServiceCall,
+        timeout: Duration,
+    ) -> Result<String, String> {
+        let service = format!("{}.{}", call.domain, call.service);
+        for (field, kind, value) in targets(&call.data) {
+            if let Err(bad) = check_target(&field, kind, value) {
+                return Err(format!(
+                    "not called: {} is {}, which {}",
+                    bad.field, bad.shown, bad.why
+                ));
+            }
+        }
+        let url = format!("{}/api/services/{}/{}", self.url, call.domain, call.service);
+        tracing::debug!(%service, body = %call.data, "homeassistant service call");
+        let answer = self
+            .request(
+                Method::Post,
+                url,
+                Some(call.data.to_string().into_bytes()),
+                timeout,
+            )
+            .await?;
+        match answer.status {
+            200 | 201 => Ok(service_summary(&service, &answer.body)),
+            status => Err(status_error(
+                self,
+                status,
+                &answer.body,
+                &format!("service {service}"),
+                "the entity's exposure in Home Assistant",
+            )),
+        }
+    }
+
+    /// The live state object of `entity_id` (`GET /api/states/ENTITY_ID`): `state` and
+    /// `attributes`, as Home Assistant has them now.
+    pub async fn state(&self, entity_id: &str, timeout: Duration) -> Result<Value, String> {
+        if let Err(refusal) = values::check(Place::Ha(HaId::Entity), entity_id) {
+            return Err(format!(
+                "not read: the entity id {}, which {refusal}",
+                values::quoted(entity_id)
+            ));
+        }
+        let url = format!("{}/api/states/{entity_id}", self.url);
+        let answer = self.request(Method::Get, url, None, timeout).await?;
+        match answer.status {
+            200 => serde_json::from_str::<Value>(&answer.body)
+                .ok()
+                .filter(|v| v.get("state").is_some())
+                .ok_or_else(|| {
+                    format!(
+                        "Home Assistant at {} answered the state of {entity_id} with {}, not a state object",
+                        self.url,
+                        snippet(&answer.body)
+                    )
+                }),
+            status => Err(status_error(
+                self,
+                status,
+                &answer.body,
+                &format!("entity {entity_id}"),
+                "the entity's exposure in Home Assistant",
+            )),
+        }
+    }
+
     fn token_rejected(&self, status: u16) -> String {
         format!(
             "Home Assistant at {} rejected the token ({status}): create a long-lived access token in your Home Assistant profile (Security tab) and put it in {}",
@@ -795,6 +866,8 @@ mod tests {
         let section = |p: &str| HomeAssistantSection {
             url: "http://ha.lan:8123/".into(),
             token_file: PathBuf::from(p),
+            discover: false,
+            refresh_s: 30,
         };
         let e = HaBackend::new(&section("/nonexistent/hearth-ha-token"))
             .unwrap_err()

@@ -38,6 +38,7 @@ mod error;
 mod exec;
 pub mod gpio;
 pub mod homeassistant;
+pub mod house;
 mod inverse;
 mod manifest;
 pub mod mqtt;

@@ -329,6 +329,16 @@ impl Registry {
         }
     }
 
+    /// What is said when `call` failed with `result`: the result itself for the tools whose
+    /// errors are sentences for the person (the house's: "Which one: the lamp in the office
+    /// or the lamp in the bedroom?"); `None` for the others, whose errors are for logs.
+    pub fn refusal(&self, call: &ToolCall, result: &str) -> Option<String> {
+        let tool = self.get(call.name())?;
+        let said = result.trim();
+        (matches!(tool.executor, Executor::House(_)) && !said.is_empty())
+            .then(|| super::output::spoken(said))
+    }
+
     /// The question hearth asks before `call` runs, when its tool's `confirm` applies to it:
     /// the tool's `ask`, else its confirmation as a question ("Say yes to confirm: the
     /// front door is unlocked."); `None`: it runs at once.
@@ -545,6 +555,7 @@ async fn run(
         Executor::Gpio(spec) => super::gpio::run(name, spec, arguments, &backends.gpio).await,
         Executor::Dbus(spec) => super::dbus::run(name, spec, arguments, &backends.dbus).await,
         Executor::Provider(spec) => backends.call_provider(name, spec, arguments).await,
+        Executor::House(spec) => super::house::run(spec, arguments, room, backends).await,
     };
     (out.status, out.text)
 }

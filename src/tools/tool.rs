@@ -10,6 +10,7 @@ use super::dbus::DbusSpec;
 use super::exec::ExecSpec;
 use super::gpio::GpioSpec;
 use super::homeassistant::HaSpec;
+use super::house::HouseSpec;
 use super::mqtt::MqttSpec;
 use crate::intent::ToolIntents;
 use crate::toolcall::ToolSpec;
@@ -76,6 +77,9 @@ pub enum Executor {
     Dbus(DbusSpec),
     /// A tool a D-Bus client registered (`RegisterTool`): hearth calls it back.
     Provider(ProviderSpec),
+    /// A tool made from the things found in the house (`src/house/`): its errors are
+    /// sentences for the person ("Which one: …?"), said as they are.
+    House(HouseSpec),
 }
 
 impl Executor {
@@ -90,6 +94,7 @@ impl Executor {
             Executor::Gpio(_) => "gpio",
             Executor::Dbus(_) => "dbus",
             Executor::Provider(_) => "provider",
+            Executor::House(_) => "house",
         }
     }
 }

@@ -227,6 +227,8 @@ fn backends(url: &str, token: &str) -> (Arc<Backends>, PathBuf) {
     let ha = HaBackend::new(&HomeAssistantSection {
         url: format!("{url}/"),
         token_file: token_file.clone(),
+        discover: false,
+        refresh_s: 30,
     })
     .unwrap();
     let mut b = Backends::none();
@@ -786,6 +788,8 @@ fn a_token_others_can_read_is_refused() {
     let section = HomeAssistantSection {
         url: "https://ha.lan:8123".into(),
         token_file: token_file.clone(),
+        discover: false,
+        refresh_s: 30,
     };
     let e = HaBackend::new(&section).unwrap_err().to_string();
     assert!(

@@ -788,6 +788,8 @@ fn full_backends(mqtt_url: &str) -> Arc<Backends> {
     let ha = HaBackend::new(&HomeAssistantSection {
         url: format!("http://127.0.0.1:{}", free_port()),
         token_file,
+        discover: false,
+        refresh_s: 30,
     })
     .unwrap();
     let mut b = Backends::none();

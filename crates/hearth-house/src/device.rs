@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::check;
-use crate::Z2mError;
+use crate::HouseError;
 
 /// Which thing a [`Device`] is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -47,6 +47,14 @@ pub enum Kind {
     Fan,
     /// A device that only reports (temperature, motion, contact, a remote's actions).
     Sensor,
+    /// A media player: play, pause, tracks, volume.
+    MediaPlayer,
+    /// A scene: set going, nothing to read.
+    Scene,
+    /// A script or automation's sequence: set going.
+    Script,
+    /// A robot vacuum: started, sent home.
+    Vacuum,
     /// A device with settable features of no kind above (a siren, a valve, a generic relay).
     Other,
 }
@@ -62,6 +70,10 @@ impl Kind {
             Kind::Cover => "cover",
             Kind::Fan => "fan",
             Kind::Sensor => "sensor",
+            Kind::MediaPlayer => "media player",
+            Kind::Scene => "scene",
+            Kind::Script => "script",
+            Kind::Vacuum => "vacuum",
             Kind::Other => "other",
         }
     }
@@ -76,6 +88,10 @@ impl Kind {
             Kind::Cover => "covers",
             Kind::Fan => "fans",
             Kind::Sensor => "sensors",
+            Kind::MediaPlayer => "media players",
+            Kind::Scene => "scenes",
+            Kind::Script => "scripts",
+            Kind::Vacuum => "vacuums",
             Kind::Other => "other devices",
         }
     }
@@ -339,20 +355,20 @@ impl Device {
     /// Refused unless the device has the property, it is settable and it takes the value (one
     /// of a binary's values, a number within bounds or a preset's name, one of an enum's
     /// values, text, an object of a composite's settable parts, an array of a list's items).
-    pub fn set(&self, property: &str, value: Value) -> Result<Message, Z2mError> {
+    pub fn set(&self, property: &str, value: Value) -> Result<Message, HouseError> {
         let features = self.features_named(property)?;
         let settable: Vec<&Feature> = features
             .into_iter()
             .filter(|f| f.access.settable())
             .collect();
         let Some(first) = settable.first() else {
-            return Err(Z2mError::NotSettable {
+            return Err(HouseError::NotSettable {
                 device: self.friendly_name.clone(),
                 property: property.to_owned(),
             });
         };
         if !settable.iter().any(|f| check::accepts(f, &value)) {
-            return Err(Z2mError::BadValue {
+            return Err(HouseError::BadValue {
                 device: self.friendly_name.clone(),
                 property: property.to_owned(),
                 value: value.to_string(),
@@ -369,10 +385,10 @@ impl Device {
 
     /// The message that asks the device for `property`: `{"property": ""}` on the `/get`
     /// topic; the answer comes on the state topic. Refused unless the property is gettable.
-    pub fn get(&self, property: &str) -> Result<Message, Z2mError> {
+    pub fn get(&self, property: &str) -> Result<Message, HouseError> {
         let features = self.features_named(property)?;
         if !features.iter().any(|f| f.access.gettable()) {
-            return Err(Z2mError::NotGettable {
+            return Err(HouseError::NotGettable {
                 device: self.friendly_name.clone(),
                 property: property.to_owned(),
                 state_topic: self.topics.state.clone(),
@@ -386,7 +402,7 @@ impl Device {
         })
     }
 
-    fn features_named(&self, property: &str) -> Result<Vec<&Feature>, Z2mError> {
+    fn features_named(&self, property: &str) -> Result<Vec<&Feature>, HouseError> {
         let found: Vec<&Feature> = self
             .features
             .iter()
@@ -395,7 +411,7 @@ impl Device {
         if found.is_empty() {
             let mut known: Vec<&str> = self.features.iter().map(|f| f.property.as_str()).collect();
             known.dedup();
-            return Err(Z2mError::NoSuchFeature {
+            return Err(HouseError::NoSuchFeature {
                 device: self.friendly_name.clone(),
                 property: property.to_owned(),
                 known: known.join(", "),

@@ -1,12 +1,12 @@
-//! The one error type of this crate: a bridge payload that is not what Zigbee2MQTT publishes,
-//! or a message to a device that it would not take.
+//! The one error type of this crate: a payload that is not what Zigbee2MQTT or Home Assistant
+//! sends, or a message to a device that it would not take.
 
 /// What went wrong reading a bridge payload, or making a message for a device.
 ///
 /// Each message names the topic or the device and property, and what was expected, so a
 /// caller can log it as it stands.
 #[derive(Debug, thiserror::Error)]
-pub enum Z2mError {
+pub enum HouseError {
     /// A payload is not JSON at all (truncated, empty, not UTF-8).
     #[error("{topic}: expected {expected}, but the payload is not JSON: {source}")]
     NotJson {
@@ -29,6 +29,19 @@ pub enum Z2mError {
         expected: &'static str,
         /// The JSON type found instead ("an object", "a string", …).
         got: &'static str,
+    },
+
+    /// A payload or answer is JSON of the right type whose fields are not what the source
+    /// sends (a state without an entity id, an alias that is a number).
+    #[error("{topic}: expected {expected}: {source}")]
+    Shape {
+        /// The topic or WebSocket command the payload came from.
+        topic: String,
+        /// What it carries ("an array of states").
+        expected: &'static str,
+        /// Which field, and why.
+        #[source]
+        source: serde_json::Error,
     },
 
     /// A message names a property the device does not have.

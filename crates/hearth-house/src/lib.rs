@@ -9,7 +9,7 @@
 //!   [`Message`] for a feature, refusing what it does not allow.
 //! - [`Feature`]: a property, the values it takes ([`ValueType`]) and its [`Access`]: set only
 //!   what is settable, read only what is published or gettable.
-//! - [`Z2mError`]: a payload that is not what Zigbee2MQTT publishes, or a message a device
+//! - [`HouseError`]: a payload that is not what Zigbee2MQTT publishes, or a message a device
 //!   would not take.
 //!
 //! ```
@@ -27,7 +27,7 @@
 //! let lock = door.set("state", "LOCK".into())?;
 //! assert_eq!(lock.topic, "zigbee2mqtt/hall/Front Door/set");
 //! assert_eq!(lock.payload, r#"{"state":"LOCK"}"#);
-//! # Ok::<(), hearth_house::Z2mError>(())
+//! # Ok::<(), hearth_house::HouseError>(())
 //! ```
 //!
 //! Pure Rust: no MQTT client, no async runtime; the caller brings the payloads.
@@ -37,6 +37,8 @@
 mod check;
 mod device;
 mod error;
+pub mod homeassistant;
+mod thing;
 mod words;
 pub mod zigbee2mqtt;
 
@@ -44,4 +46,5 @@ pub use device::{
     Access, Category, Device, DeviceId, Feature, Kind, Message, Model, Preset, Topics, Unsupported,
     ValueType,
 };
-pub use error::Z2mError;
+pub use error::HouseError;
+pub use thing::{Ability, Area, Control, Source, Thing};

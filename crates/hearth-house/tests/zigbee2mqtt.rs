@@ -3,7 +3,7 @@
 //! payloads broken on purpose.
 
 use hearth_house::zigbee2mqtt::{self, Found, SkipReason};
-use hearth_house::{Access, Category, Device, DeviceId, Feature, Kind, ValueType, Z2mError};
+use hearth_house::{Access, Category, Device, DeviceId, Feature, HouseError, Kind, ValueType};
 use serde_json::{json, Value};
 
 const DEVICES: &str = include_str!("corpus/zigbee2mqtt/bridge-devices.json");
@@ -320,7 +320,7 @@ fn the_bulb_is_set_within_its_ranges_and_refused_outside_them() {
     ] {
         let err = bulb.set("color_temp", bad.clone()).unwrap_err();
         assert!(
-            matches!(err, Z2mError::BadValue { .. }),
+            matches!(err, HouseError::BadValue { .. }),
             "color_temp {bad}: {err}"
         );
     }
@@ -347,7 +347,7 @@ fn the_bulb_is_set_within_its_ranges_and_refused_outside_them() {
         "living_room/Ceiling Light's `linkquality` cannot be set, only read"
     );
     let err = bulb.set("colour", json!(1)).unwrap_err();
-    let Z2mError::NoSuchFeature { known, .. } = &err else {
+    let HouseError::NoSuchFeature { known, .. } = &err else {
         panic!("{err}")
     };
     assert!(
@@ -402,11 +402,11 @@ fn the_lock_is_locked_and_unlocked_and_its_lock_state_only_read() {
     );
     assert!(matches!(
         door.set("lock_state", json!("locked")),
-        Err(Z2mError::NotSettable { .. })
+        Err(HouseError::NotSettable { .. })
     ));
     assert!(matches!(
         door.get("lock_state"),
-        Err(Z2mError::NotGettable { .. })
+        Err(HouseError::NotGettable { .. })
     ));
     assert_eq!(access(feature(door, "battery")), READ_ONLY);
     assert_eq!(
@@ -466,7 +466,7 @@ fn the_radiator_valve_reads_its_temperature_and_takes_a_setpoint_by_half_degrees
     assert!(trv.set("occupied_heating_setpoint", json!("21")).is_err());
     assert!(matches!(
         trv.set("local_temperature", json!(20)),
-        Err(Z2mError::NotSettable { .. })
+        Err(HouseError::NotSettable { .. })
     ));
     assert_eq!(
         trv.get("local_temperature").unwrap().payload,
@@ -533,7 +533,7 @@ fn the_plug_switches_and_its_power_and_energy_are_only_read() {
         );
         assert!(matches!(
             plug.set(property, json!(1)),
-            Err(Z2mError::NotSettable { .. })
+            Err(HouseError::NotSettable { .. })
         ));
     }
     let child_lock = feature(plug, "child_lock");
@@ -570,7 +570,7 @@ fn the_double_switch_has_one_state_per_endpoint() {
     );
     assert!(matches!(
         switch.set("state", json!("ON")),
-        Err(Z2mError::NoSuchFeature { .. })
+        Err(HouseError::NoSuchFeature { .. })
     ));
     assert_eq!(access(feature(switch, "energy")), READ_ONLY);
     assert_eq!(access(feature(switch, "power")), READ_GET);
@@ -629,7 +629,7 @@ fn a_group_of_bulbs_is_a_light_that_takes_what_both_take() {
         .all(|f| access(f) == (true, true, false)));
     assert!(matches!(
         lamps.get("state"),
-        Err(Z2mError::NotGettable { .. })
+        Err(HouseError::NotGettable { .. })
     ));
     // 153–500 and 250–454 mired: both take 250–454.
     assert_eq!(
@@ -817,7 +817,7 @@ fn odd_entries_are_skipped_or_kept_in_part_with_reasons() {
     assert!(lamp.set("schedule", json!({"hour": 1})).is_err());
     assert!(matches!(
         lamp.get("schedule"),
-        Err(Z2mError::NotGettable { .. })
+        Err(HouseError::NotGettable { .. })
     ));
     lamp.set("note", json!("hello")).unwrap();
     assert!(lamp.set("note", json!(5)).is_err());
@@ -926,7 +926,7 @@ fn truncated_payloads_are_errors_naming_the_topic() {
     let bytes = DEVICES.trim_end().as_bytes();
     for cut in (0..bytes.len()).step_by(97).chain([bytes.len() - 1]) {
         let err = zigbee2mqtt::devices("zigbee2mqtt", &bytes[..cut], None).unwrap_err();
-        let Z2mError::NotJson {
+        let HouseError::NotJson {
             topic, expected, ..
         } = &err
         else {
@@ -947,11 +947,11 @@ fn truncated_payloads_are_errors_naming_the_topic() {
     let groups = &GROUPS.as_bytes()[..GROUPS.len() / 2];
     let err = zigbee2mqtt::devices("z", DEVICES.as_bytes(), Some(groups)).unwrap_err();
     assert!(
-        matches!(&err, Z2mError::NotJson { topic, .. } if topic == "z/bridge/groups"),
+        matches!(&err, HouseError::NotJson { topic, .. } if topic == "z/bridge/groups"),
         "{err}"
     );
     let err = zigbee2mqtt::devices("z", &[0xff, 0xfe], None).unwrap_err();
-    assert!(matches!(err, Z2mError::NotJson { .. }), "{err}");
+    assert!(matches!(err, HouseError::NotJson { .. }), "{err}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The support shared by hearth's integration tests and benches: real services (a private
-//! D-Bus, a Mosquitto broker), the real test models, the daemon under test, a third-party
-//! Wyoming peer and the Python peers' virtual environments, the spoken fixtures and manifest helpers, the scenes and the session set.
+//! D-Bus, a Mosquitto broker, a Home Assistant with the test house), the real test models, the
+//! daemon under test, a third-party Wyoming peer and the Python peers' virtual environments, the
+//! spoken fixtures and manifest helpers, the scenes and the session set.
 //! Each test binary and bench uses a part of it.
 
 pub mod bench;
@@ -8,6 +9,7 @@ pub mod checkout;
 pub mod daemon;
 pub mod file_server;
 pub mod fixtures;
+pub mod homeassistant;
 #[cfg(feature = "tts")]
 pub mod listen;
 pub mod manifest;

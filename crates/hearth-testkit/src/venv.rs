@@ -26,6 +26,10 @@ pub enum Venv {
     /// `wyoming-openwakeword` (`$HEARTH_OPENWAKEWORD_PYTHON`): wyoming-openwakeword 1.8.2,
     /// which pins wyoming 1.2.0 and needs NumPy 1.
     OpenWakeWord,
+    /// `homeassistant` (`$HEARTH_HOMEASSISTANT_PYTHON`): Home Assistant 2024.3.3 (the newest
+    /// that runs on Python 3.11) with `josepy<2`, without which its onboarding API fails; the
+    /// real Home Assistant the tests start (`homeassistant.rs`), run as `python -m homeassistant`.
+    HomeAssistant,
 }
 
 impl Venv {
@@ -35,6 +39,7 @@ impl Venv {
             Venv::Peers => "test-peers",
             Venv::Satellite => "wyoming-satellite",
             Venv::OpenWakeWord => "wyoming-openwakeword",
+            Venv::HomeAssistant => "homeassistant",
         }
     }
 
@@ -44,6 +49,7 @@ impl Venv {
             Venv::Peers => "HEARTH_PEER_PYTHON",
             Venv::Satellite => "HEARTH_SATELLITE_PYTHON",
             Venv::OpenWakeWord => "HEARTH_OPENWAKEWORD_PYTHON",
+            Venv::HomeAssistant => "HEARTH_HOMEASSISTANT_PYTHON",
         }
     }
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::device::{Device, Kind, Unsupported};
 use crate::error::json_type;
-use crate::Z2mError;
+use crate::HouseError;
 
 /// What [`devices`] found: the devices and groups hearth can use, and the entries it left
 /// out.
@@ -174,7 +174,7 @@ pub fn devices(
     base_topic: &str,
     bridge_devices: &[u8],
     bridge_groups: Option<&[u8]>,
-) -> Result<Found, Z2mError> {
+) -> Result<Found, HouseError> {
     let base = base_topic.trim_end_matches('/');
     let entries = array(base, "devices", "a JSON array of devices", bridge_devices)?;
     let mut found = Found::default();
@@ -208,16 +208,16 @@ fn array(
     topic: &str,
     expected: &'static str,
     payload: &[u8],
-) -> Result<Vec<Value>, Z2mError> {
+) -> Result<Vec<Value>, HouseError> {
     let topic = format!("{base}/bridge/{topic}");
     match serde_json::from_slice(payload) {
         Ok(Value::Array(entries)) => Ok(entries),
-        Ok(other) => Err(Z2mError::Unexpected {
+        Ok(other) => Err(HouseError::Unexpected {
             topic,
             expected,
             got: json_type(&other),
         }),
-        Err(source) => Err(Z2mError::NotJson {
+        Err(source) => Err(HouseError::NotJson {
             topic,
             expected,
             source,

@@ -1,0 +1,753 @@
+//! The tools the found things make: one per kind and action, for the things of that kind
+//! that can do it ([`TABLE`]), each taking the things' names and aliases (`name`) and their
+//! areas (`area`) as enums, so a call can only name what is there, and the intents derived
+//! from a tool's shape say them ("turn on the night light", "turn off the lights in the
+//! kitchen", "is the front door locked").
+
+use std::sync::Arc;
+
+use hearth_house::{Area, Kind, Thing};
+use serde_json::{json, Map, Value};
+
+use crate::intent::{IntentSpec, ToolIntents};
+use crate::toolcall::ToolSpec;
+use crate::tools::house::{Action, HouseSpec};
+use crate::tools::{Confirm, Executor, Tool};
+
+/// The value a tool's action takes, besides where.
+#[derive(Debug, Clone, Copy)]
+enum Value_ {
+    /// None: the action is all ("pause the kitchen").
+    Nothing,
+    /// A boolean: its name and what it means.
+    Flag(&'static str, &'static str),
+    /// A percentage: its name and what it means.
+    Percent(&'static str, &'static str),
+    /// A temperature, within the things' bounds.
+    Temperature,
+    /// One of the things' modes.
+    Mode,
+    /// One of [`COLORS`].
+    Color,
+}
+
+/// Colour names every Home Assistant light takes (CSS names).
+const COLORS: &[&str] = &[
+    "red", "orange", "yellow", "green", "blue", "purple", "pink", "white",
+];
+
+/// Which things a tool is made for.
+#[derive(Debug, Clone, Copy)]
+enum For {
+    /// Things of these kinds.
+    Kinds(&'static [Kind]),
+    /// Covers that let someone in (garage doors, gates, doors).
+    WaysIn,
+    /// Covers that do not.
+    OtherCovers,
+}
+
+/// One row of [`TABLE`]: a tool made when some thing can do its action.
+struct Made {
+    name: &'static str,
+    description: &'static str,
+    noun: &'static str,
+    of: For,
+    action: Action,
+    value: Value_,
+    /// Calls with these arguments wait for a yes, and what is asked (a template).
+    confirm: Option<(&'static str, bool, &'static str)>,
+    /// Sentences besides the derived ones.
+    sentences: &'static [&'static str],
+}
+
+const LIGHTS: &[Kind] = &[Kind::Light];
+
+/// Every tool the house can make, in the order the model is shown them.
+const TABLE: &[Made] = &[
+    Made {
+        name: "set_light",
+        description: "Turn lights on or off, by name or by area.",
+        noun: "light",
+        of: For::Kinds(LIGHTS),
+        action: Action::OnOff,
+        value: Value_::Flag("on", "true for on, false for off"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_light_brightness",
+        description: "Set lights' brightness in percent, by name or by area.",
+        noun: "light",
+        of: For::Kinds(LIGHTS),
+        action: Action::Brightness,
+        value: Value_::Percent("brightness", "percent"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_light_color",
+        description: "Set lights' colour, by name or by area.",
+        noun: "light",
+        of: For::Kinds(LIGHTS),
+        action: Action::Color,
+        value: Value_::Color,
+        confirm: None,
+        sentences: &[
+            "(turn|make|set) [the] {name} {color}",
+            "(turn|make|set) the lights in the {area} {color}",
+        ],
+    },
+    Made {
+        name: "set_switch",
+        description: "Turn switches and plugs on or off, by name or by area.",
+        noun: "switch",
+        of: For::Kinds(&[Kind::Switch]),
+        action: Action::OnOff,
+        value: Value_::Flag("on", "true for on, false for off"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_fan",
+        description: "Turn fans on or off, by name or by area.",
+        noun: "fan",
+        of: For::Kinds(&[Kind::Fan]),
+        action: Action::OnOff,
+        value: Value_::Flag("on", "true for on, false for off"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_fan_speed",
+        description: "Set fans' speed in percent, by name or by area.",
+        noun: "fan",
+        of: For::Kinds(&[Kind::Fan]),
+        action: Action::Speed,
+        value: Value_::Percent("speed", "percent"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_cover",
+        description: "Open or close blinds, curtains, windows and shades, by name or by area.",
+        noun: "cover",
+        of: For::OtherCovers,
+        action: Action::OpenClose,
+        value: Value_::Flag("open", "true to open, false to close"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "set_garage_door",
+        description: "Open or close a garage door or gate (opening asks for a yes first).",
+        noun: "door",
+        of: For::WaysIn,
+        action: Action::OpenClose,
+        value: Value_::Flag("open", "true to open, false to close"),
+        confirm: Some((
+            "open",
+            true,
+            "Shall I open the {{ name if name is defined else 'garage door' }}?",
+        )),
+        sentences: &[],
+    },
+    Made {
+        name: "stop_cover",
+        description: "Stop blinds, curtains or a door that is moving.",
+        noun: "cover",
+        of: For::Kinds(&[Kind::Cover]),
+        action: Action::Stop,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &["stop the {name}", "stop the {name} in the {area}"],
+    },
+    Made {
+        name: "set_cover_position",
+        description: "Open blinds, curtains or windows part way, in percent open.",
+        noun: "cover",
+        of: For::Kinds(&[Kind::Cover]),
+        action: Action::Position,
+        value: Value_::Percent("position", "percent open"),
+        confirm: None,
+        sentences: &["(open|set) [the] {name} to {position} [percent]"],
+    },
+    Made {
+        name: "set_lock",
+        description: "Lock or unlock a door (unlocking asks for a yes first).",
+        noun: "lock",
+        of: For::Kinds(&[Kind::Lock]),
+        action: Action::Lock,
+        value: Value_::Flag("locked", "true to lock, false to unlock"),
+        confirm: Some((
+            "locked",
+            false,
+            "Shall I unlock the {{ name if name is defined else 'door' }}?",
+        )),
+        sentences: &[],
+    },
+    Made {
+        name: "set_thermostat",
+        description: "Set a thermostat's target temperature, by name or by area.",
+        noun: "thermostat",
+        of: For::Kinds(&[Kind::Climate]),
+        action: Action::TargetTemperature,
+        value: Value_::Temperature,
+        confirm: None,
+        sentences: &[
+            "set [the] {name} to {temperature} [degrees]",
+            "set the (heating|thermostat|temperature) in the {area} to {temperature} [degrees]",
+        ],
+    },
+    Made {
+        name: "set_thermostat_mode",
+        description: "Set a thermostat's mode (heat, cool, auto, off), by name or by area.",
+        noun: "thermostat",
+        of: For::Kinds(&[Kind::Climate]),
+        action: Action::Mode,
+        value: Value_::Mode,
+        confirm: None,
+        sentences: &["(set|put|switch) [the] {name} [to] {mode} [mode]"],
+    },
+    Made {
+        name: "play_media",
+        description: "Play or resume music or video on a media player.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Play,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "(play|resume) [the] (music|media) [on the {name}]",
+            "(play|resume) [the] (music|media) in the {area}",
+            "resume [the] {name}",
+        ],
+    },
+    Made {
+        name: "pause_media",
+        description: "Pause the music or video on a media player.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Pause,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "pause [the] (music|media) [on the {name}]",
+            "pause [the] (music|media) in the {area}",
+            "pause [the] {name}",
+        ],
+    },
+    Made {
+        name: "next_track",
+        description: "Skip to the next track on a media player.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Next,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "(next|skip) [the] (track|song) [on the {name}]",
+            "(next|skip) [the] (track|song) in the {area}",
+            "skip this (track|song) [on the {name}]",
+        ],
+    },
+    Made {
+        name: "previous_track",
+        description: "Go back to the previous track on a media player.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Previous,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "(previous|last) (track|song) [on the {name}]",
+            "go back a (track|song) [on the {name}]",
+        ],
+    },
+    Made {
+        name: "set_media_volume",
+        description: "Set a media player's volume in percent.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Volume,
+        value: Value_::Percent("volume", "percent"),
+        confirm: None,
+        sentences: &[
+            "set [the] volume (of|on) the {name} to {volume} [percent]",
+            "set [the] {name} volume to {volume} [percent]",
+        ],
+    },
+    Made {
+        name: "mute_media",
+        description: "Mute or unmute a media player.",
+        noun: "media player",
+        of: For::Kinds(&[Kind::MediaPlayer]),
+        action: Action::Mute,
+        value: Value_::Flag("muted", "true to mute, false to unmute"),
+        confirm: None,
+        sentences: &[],
+    },
+    Made {
+        name: "activate_scene",
+        description: "Activate a scene.",
+        noun: "scene",
+        of: For::Kinds(&[Kind::Scene]),
+        action: Action::Activate,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &["(activate|turn on|start) [the] {name} [scene]"],
+    },
+    Made {
+        name: "run_script",
+        description: "Run a script.",
+        noun: "script",
+        of: For::Kinds(&[Kind::Script]),
+        action: Action::Activate,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &["(run|start) [the] {name} [script]"],
+    },
+    Made {
+        name: "start_vacuum",
+        description: "Start a robot vacuum cleaning.",
+        noun: "vacuum",
+        of: For::Kinds(&[Kind::Vacuum]),
+        action: Action::Start,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &["start [the] {name} [vacuum]", "start [the] vacuum"],
+    },
+    Made {
+        name: "return_vacuum",
+        description: "Send a robot vacuum back to its dock.",
+        noun: "vacuum",
+        of: For::Kinds(&[Kind::Vacuum]),
+        action: Action::ReturnHome,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "send [the] {name} [vacuum] (home|back to [its] (dock|base))",
+            "send [the] vacuum (home|back to [its] (dock|base))",
+        ],
+    },
+    Made {
+        name: "get_device_state",
+        description: "Read what a device or sensor says now: a temperature, whether a door is open or locked, what is playing.",
+        noun: "device",
+        of: For::Kinds(&[
+            Kind::Sensor,
+            Kind::Lock,
+            Kind::Cover,
+            Kind::Light,
+            Kind::Switch,
+            Kind::Fan,
+            Kind::Climate,
+            Kind::MediaPlayer,
+            Kind::Vacuum,
+        ]),
+        action: Action::Read,
+        value: Value_::Nothing,
+        confirm: None,
+        sentences: &[
+            "(is|are) the {name} (open|closed|shut|locked|unlocked|on|off|running|playing)",
+            "what (is|'s) [the] {name} [reading|at|set to|saying]",
+            "what (is|'s) playing on the {name}",
+            "what (is|'s) the {name} playing",
+            "how (warm|cold|hot) is [it in] the {area}",
+        ],
+    },
+];
+
+impl For {
+    fn takes(self, thing: &Thing) -> bool {
+        match self {
+            For::Kinds(kinds) => kinds.contains(&thing.kind),
+            For::WaysIn => thing.kind == Kind::Cover && thing.guards_a_way_in(),
+            For::OtherCovers => thing.kind == Kind::Cover && !thing.guards_a_way_in(),
+        }
+    }
+}
+
+/// Every word in `words`, each once, in order.
+fn unique<'a>(words: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words {
+        if !out.iter().any(|o| o == w) {
+            out.push(w.to_owned());
+        }
+    }
+    out
+}
+
+/// The JSON Schema of a tool over `things`: `name` and `area` enums, the action's value.
+fn parameters(made: &Made, things: &[Thing]) -> Value {
+    let names = unique(things.iter().flat_map(Thing::words));
+    let areas = unique(
+        things
+            .iter()
+            .filter_map(|t| t.area.as_ref())
+            .flat_map(Area::words),
+    );
+    let mut properties = Map::new();
+    properties.insert(
+        "name".into(),
+        json!({"type": "string", "enum": names, "description": format!("which {}", made.noun)}),
+    );
+    if !areas.is_empty() {
+        properties.insert(
+            "area".into(),
+            json!({"type": "string", "enum": areas, "description": "the room"}),
+        );
+    }
+    let mut required = Vec::new();
+    match made.value {
+        Value_::Nothing => {}
+        Value_::Flag(key, means) => {
+            properties.insert(key.into(), json!({"type": "boolean", "description": means}));
+            required.push(key);
+        }
+        Value_::Percent(key, means) => {
+            properties.insert(
+                key.into(),
+                json!({"type": "integer", "minimum": 0, "maximum": 100, "description": means}),
+            );
+            required.push(key);
+        }
+        Value_::Temperature => {
+            properties.insert(
+                "temperature".into(),
+                json!({"type": "number", "minimum": 5, "maximum": 35, "description": "degrees"}),
+            );
+            required.push("temperature");
+        }
+        Value_::Mode => {
+            let modes = unique(
+                things
+                    .iter()
+                    .flat_map(|t| t.modes.iter().map(String::as_str)),
+            );
+            properties.insert("mode".into(), json!({"type": "string", "enum": modes}));
+            required.push("mode");
+        }
+        Value_::Color => {
+            properties.insert("color".into(), json!({"type": "string", "enum": COLORS}));
+            required.push("color");
+        }
+    }
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// The tools `things` make: a row of [`TABLE`] becomes a tool when some thing is of its kind
+/// and can do its action; the tool knows only those things.
+pub fn tools(things: &[Thing]) -> Vec<Tool> {
+    TABLE
+        .iter()
+        .filter_map(|made| {
+            let mine: Vec<Thing> = things
+                .iter()
+                .filter(|t| made.of.takes(t) && t.can(made.action.needs()))
+                .cloned()
+                .collect();
+            (!mine.is_empty()).then(|| tool(made, mine))
+        })
+        .collect()
+}
+
+/// Whether every `{slot}` of `sentence` is one of `parameters`' properties (a house with no
+/// areas makes tools without `area`, and their sentences without it).
+fn slots_exist(sentence: &str, parameters: &Value) -> bool {
+    sentence.split('{').skip(1).all(|rest| {
+        let slot = rest.split('}').next().unwrap_or_default();
+        parameters["properties"].get(slot).is_some()
+    })
+}
+
+fn tool(made: &Made, things: Vec<Thing>) -> Tool {
+    let parameters = parameters(made, &things);
+    let sentences: Vec<String> = made
+        .sentences
+        .iter()
+        .filter(|s| slots_exist(s, &parameters))
+        .map(|s| s.to_string())
+        .collect();
+    let intents = (!sentences.is_empty())
+        .then(|| {
+            let specs = [IntentSpec {
+                sentences,
+                args: Map::new(),
+                slots: Default::default(),
+                step: Map::new(),
+            }];
+            ToolIntents::compile(made.name, &specs, &parameters)
+                .map_err(|e| {
+                    tracing::warn!(tool = made.name, error = %e, "a house tool's sentences do not compile: only its derived ones are used");
+                })
+                .ok()
+        })
+        .flatten()
+        .map(Arc::new);
+    let confirm = made.confirm.map(|(key, value, ask)| {
+        let mut when = Map::new();
+        when.insert(key.into(), Value::Bool(value));
+        Confirm {
+            when,
+            ask: Some(ask.into()),
+        }
+    });
+    Tool {
+        spec: ToolSpec {
+            name: made.name.into(),
+            description: made.description.into(),
+            parameters,
+        },
+        say: Some("{{ result }}".into()),
+        intents,
+        confirm,
+        inverse: None,
+        for_model: true,
+        executor: Executor::House(HouseSpec {
+            noun: made.noun,
+            action: made.action,
+            things: things.into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Registry;
+    use hearth_house::{Ability, Control, Source};
+
+    fn thing(
+        id: &str,
+        kind: Kind,
+        name: &str,
+        aliases: &[&str],
+        area: Option<(&str, &[&str])>,
+        abilities: &[Ability],
+    ) -> Thing {
+        Thing {
+            source: Source::HomeAssistant,
+            id: id.into(),
+            kind,
+            name: name.into(),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            area: area.map(|(n, a)| Area {
+                name: n.into(),
+                aliases: a.iter().map(|x| x.to_string()).collect(),
+            }),
+            class: None,
+            abilities: abilities.to_vec(),
+            modes: vec!["heat".into(), "off".into()],
+            control: Control::HomeAssistant {
+                entity_id: id.into(),
+            },
+        }
+    }
+
+    fn house() -> Vec<Thing> {
+        use Ability::*;
+        let light = [OnOff, Brightness, Color, Read];
+        let mut garage = thing(
+            "cover.garage_door",
+            Kind::Cover,
+            "garage door",
+            &[],
+            Some(("garage", &[])),
+            &[OpenClose, Read],
+        );
+        garage.class = Some("garage".into());
+        vec![
+            thing(
+                "light.bed_light",
+                Kind::Light,
+                "bed light",
+                &["night light"],
+                Some(("bedroom", &[])),
+                &light,
+            ),
+            thing(
+                "light.ceiling_lights",
+                Kind::Light,
+                "ceiling lights",
+                &["big light"],
+                Some(("living room", &["lounge"])),
+                &light,
+            ),
+            thing(
+                "light.kitchen_lights",
+                Kind::Light,
+                "kitchen lights",
+                &[],
+                Some(("kitchen", &[])),
+                &light,
+            ),
+            thing(
+                "lock.front_door",
+                Kind::Lock,
+                "front door",
+                &[],
+                None,
+                &[Lock, Read],
+            ),
+            thing(
+                "climate.heatpump",
+                Kind::Climate,
+                "heat pump",
+                &["heating"],
+                Some(("living room", &["lounge"])),
+                &[TargetTemperature, Mode, Read],
+            ),
+            thing(
+                "media_player.kitchen",
+                Kind::MediaPlayer,
+                "kitchen",
+                &[],
+                None,
+                &[PlayPause, Track, Volume, Mute, Read],
+            ),
+            thing(
+                "sensor.outside_temperature",
+                Kind::Sensor,
+                "outside temperature",
+                &[],
+                None,
+                &[Read],
+            ),
+            garage,
+        ]
+    }
+
+    fn call(registry: &Registry, text: &str) -> Option<(String, Value)> {
+        let calls = registry.intents().recognize(text)?;
+        let [c] = calls.as_slice() else { return None };
+        Some((c.tool.clone(), c.arguments.clone()))
+    }
+
+    #[test]
+    fn the_house_is_sayable_by_name_alias_and_area_with_no_sentence_written() {
+        let registry = Registry::new(tools(&house())).unwrap();
+        let cases: &[(&str, &str, Value)] = &[
+            (
+                "turn on the night light",
+                "set_light",
+                json!({"name": "night light", "on": true}),
+            ),
+            (
+                "turn off the kitchen lights",
+                "set_light",
+                json!({"name": "kitchen lights", "on": false}),
+            ),
+            (
+                "turn off the lights in the lounge",
+                "set_light",
+                json!({"area": "lounge", "on": false}),
+            ),
+            (
+                "dim the big light to 30 percent",
+                "set_light_brightness",
+                json!({"name": "big light", "brightness": 30}),
+            ),
+            (
+                "lock the front door",
+                "set_lock",
+                json!({"name": "front door", "locked": true}),
+            ),
+            (
+                "unlock the front door",
+                "set_lock",
+                json!({"name": "front door", "locked": false}),
+            ),
+            (
+                "set the heating to 21 degrees",
+                "set_thermostat",
+                json!({"name": "heating", "temperature": 21}),
+            ),
+            (
+                "pause the kitchen",
+                "pause_media",
+                json!({"name": "kitchen"}),
+            ),
+            (
+                "next track on the kitchen",
+                "next_track",
+                json!({"name": "kitchen"}),
+            ),
+            (
+                "what is the outside temperature",
+                "get_device_state",
+                json!({"name": "outside temperature"}),
+            ),
+            (
+                "is the front door locked",
+                "get_device_state",
+                json!({"name": "front door"}),
+            ),
+            (
+                "open the garage door",
+                "set_garage_door",
+                json!({"name": "garage door", "open": true}),
+            ),
+            (
+                "turn the bed light red",
+                "set_light_color",
+                json!({"name": "bed light", "color": "red"}),
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (text, tool, args) in cases {
+            let got = call(&registry, text);
+            if got.as_ref().map(|(t, a)| (t.as_str(), a)) != Some((tool, args)) {
+                wrong.push(format!("{text:?}: {got:?}, want {tool} {args}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn unlocking_and_opening_a_way_in_wait_for_a_yes() {
+        let registry = Registry::new(tools(&house())).unwrap();
+        let lock = registry.get("set_lock").unwrap().confirm.as_ref().unwrap();
+        assert!(lock.applies(&json!({"name": "front door", "locked": false})));
+        assert!(!lock.applies(&json!({"name": "front door", "locked": true})));
+        let garage = registry
+            .get("set_garage_door")
+            .unwrap()
+            .confirm
+            .as_ref()
+            .unwrap();
+        assert!(garage.applies(&json!({"open": true})));
+        assert!(
+            registry.get("set_cover").is_none(),
+            "no other cover: no tool"
+        );
+    }
+
+    #[test]
+    fn a_tool_knows_only_the_things_that_can_do_its_action() {
+        let made = tools(&house());
+        let names = |tool: &str| {
+            made.iter()
+                .find(|t| t.spec.name == tool)
+                .map(|t| t.spec.parameters["properties"]["name"]["enum"].clone())
+        };
+        assert_eq!(names("set_lock"), Some(json!(["front door"])));
+        assert_eq!(
+            names("set_light"),
+            Some(json!([
+                "bed light",
+                "night light",
+                "ceiling lights",
+                "big light",
+                "kitchen lights"
+            ]))
+        );
+        assert!(names("activate_scene").is_none());
+    }
+}
