@@ -772,6 +772,9 @@ async fn check_tools(settings: &Settings, out: &mut Vec<Finding>) {
             Err(e) => Finding::fail("homeassistant", e, "fix [homeassistant] url and token_file"),
         });
     }
+    if let Some(section) = &config.homeassistant {
+        out.push(house(section).await);
+    }
     let uses_gpio = config.gpio.chip.is_some()
         || registry
             .as_ref()
@@ -781,6 +784,59 @@ async fn check_tools(settings: &Settings, out: &mut Vec<Finding>) {
             Ok(chips) => Finding::ok("gpio", chips.join("; ")),
             Err(e) => Finding::fail("gpio", e, "run on a board with GPIO, add the user to the gpio group (the unit does), or remove the gpio tools"),
         });
+    }
+}
+
+/// What reading the house from Home Assistant finds (`[homeassistant] discover`): how many
+/// things, tools and areas, and what was left out; or why it cannot be read (a server down
+/// at start is this line, and `hearth run` keeps trying).
+async fn house(section: &crate::config::HomeAssistantSection) -> Finding {
+    let watch = match crate::house::HouseWatch::from_config(section) {
+        Ok(Some(w)) => w,
+        Ok(None) => {
+            return Finding::ok(
+                "house",
+                "[homeassistant] discover = false: only the manifests' tools",
+            )
+        }
+        Err(e) => return Finding::fail("house", e.to_string(), "fix [homeassistant] token_file"),
+    };
+    match tokio::time::timeout(NETWORK_TIMEOUT * 4, crate::house::read_once(&watch)).await {
+        Err(_) => Finding::fail(
+            "house",
+            format!("Home Assistant at {} did not answer the registries in time", watch.url),
+            "check that Home Assistant is running; hearth run keeps trying",
+        ),
+        Ok(Err(e)) => Finding::fail(
+            "house",
+            e.to_string(),
+            "the token's user must be an administrator to read the registries; hearth run keeps trying meanwhile",
+        ),
+        Ok(Ok(found)) => {
+            let tools = crate::house::tools(&found.things).len();
+            let mut what = format!(
+                "{} things exposed to Assist make {tools} tools, in {} areas",
+                found.things.len(),
+                found.areas.len()
+            );
+            if let Some(first) = found.left.first() {
+                what.push_str(&format!(
+                    "; {} exposed entities left out ({}: {}; `hearth devices` lists them)",
+                    found.left.len(),
+                    first.entity_id,
+                    first.reason
+                ));
+            }
+            if found.things.is_empty() {
+                Finding::warn(
+                    "house",
+                    what,
+                    "expose entities to Assist in Home Assistant (Settings → Voice assistants → Expose)",
+                )
+            } else {
+                Finding::ok("house", what)
+            }
+        }
     }
 }
 

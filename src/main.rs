@@ -31,6 +31,9 @@ enum Command {
     /// The house's phrase set: what the tools' local intents understand (counts, the forms
     /// with their slots' words, a sample).
     Phrases(cmd::phrases::Args),
+    /// Every tool and where it comes from (manifest, built-in, Home Assistant), the things
+    /// each reaches by name and room, and three things to say to it.
+    Devices(cmd::devices::Args),
     /// List the built-in model presets.
     Presets,
     /// Model files: download, locate, verify, list.
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => cmd::parse::run(args),
         Command::Parsers => cmd::parse::list_parsers(),
         Command::Phrases(args) => cmd::phrases::run(args),
+        Command::Devices(args) => cmd::devices::run(args),
         Command::Presets => cmd::models::list_presets(),
         Command::Models { command } => cmd::models::run(command),
         Command::Doctor(args) => cmd::doctor::run(args),

@@ -71,6 +71,61 @@ fn called(turn: &Turn) -> Vec<String> {
         .collect()
 }
 
+/// `hearth devices` lists the house's tools with their things, names, rooms and three
+/// requests each; `hearth doctor` says what was found; neither shows the unexposed light.
+fn seen_by_the_cli(ha: &HomeAssistant, section: &HomeAssistantSection) {
+    let dir = ha.config_dir().join("hearth");
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    let config = dir.join("hearth.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[homeassistant]\nurl = {:?}\ntoken_file = {:?}\n",
+            section.url,
+            section.token_file.display().to_string()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(hearth_testkit::checkout::hearth_exe())
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .arg("--tools")
+            .arg(dir.join("tools"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let devices = run(&["devices"]);
+    for expected in [
+        "set_light (homeassistant)",
+        "  bed light (night light) in the bedroom\tlight.bed_light",
+        "set_lock (homeassistant)",
+        "set_garage_door (homeassistant)",
+        "pause_media (homeassistant)",
+        "left out humidifier.humidifier: hearth has no tools",
+    ] {
+        assert!(devices.contains(expected), "{expected:?} in {devices}");
+    }
+    assert!(!devices.contains("rgbww"), "{devices}");
+    let says = devices
+        .lines()
+        .skip_while(|l| !l.starts_with("set_light "))
+        .find(|l| l.starts_with("  say: "))
+        .unwrap();
+    assert_eq!(says.matches('"').count(), 6, "three requests: {says}");
+    let doctor = run(&["doctor"]);
+    let house = doctor
+        .lines()
+        .find(|l| l.contains(" house "))
+        .unwrap_or_default();
+    assert!(
+        house.starts_with("[ ok ] house") && house.contains("things exposed to Assist make"),
+        "{doctor}"
+    );
+}
+
 #[test]
 fn a_house_hearth_was_not_written_for_is_sayable_and_followed() {
     let Some(model) = qwen_path() else { return };
@@ -98,6 +153,7 @@ fn a_house_hearth_was_not_written_for_is_sayable_and_followed() {
     let mut backends = Backends::none();
     backends.homeassistant = Some(hearth::tools::homeassistant::HaBackend::new(&section).unwrap());
     opts.backends = std::sync::Arc::new(backends);
+    seen_by_the_cli(&ha, &section);
     let start = Instant::now();
     let text = rt.block_on(start_text(opts)).expect("hearth starts");
     let s = Session { rt, text };

@@ -3,6 +3,7 @@
 //! [`hearth::settings`], never from here; anyhow lives only in the binary.
 
 pub mod ask;
+pub mod devices;
 pub mod doctor;
 pub mod models;
 pub mod parse;

@@ -47,6 +47,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(dir) => format!("loading the tools in {}", dir.display()),
         None => "loading the built-in tools".to_string(),
     })?;
+    // and the house's tools, as `hearth run` offers them once it has read the house
+    let registry = match &settings.config.homeassistant {
+        Some(section) => match hearth::house::HouseWatch::from_config(section)? {
+            Some(watch) => {
+                super::runtime()?
+                    .block_on(hearth::house::with_house(&registry, &watch))
+                    .context("reading the house from Home Assistant")?
+                    .0
+            }
+            None => registry,
+        },
+        None => registry,
+    };
     #[cfg(feature = "tts")]
     let stop = hearth::pipeline::stop::STOP_PHRASES;
     #[cfg(not(feature = "tts"))]

@@ -84,6 +84,8 @@ pub enum HouseError {
     },
     #[error("[homeassistant] token_file {0}: {1}")]
     TokenFile(String, String),
+    #[error("the house's tools: {0}")]
+    Tools(#[from] crate::tools::ToolsError),
 }
 
 impl HouseWatch {
@@ -360,6 +362,17 @@ pub async fn read_once(watch: &HouseWatch) -> Result<Found, HouseError> {
     let found = conn.read().await;
     let _ = conn.socket.close(None).await;
     found
+}
+
+/// `registry` with the tools of one read of the house in place of its house tools (what
+/// `hearth devices` and `hearth phrases` show), and what the read found.
+pub async fn with_house(
+    registry: &crate::tools::Registry,
+    watch: &HouseWatch,
+) -> Result<(crate::tools::Registry, Found), HouseError> {
+    let found = read_once(watch).await?;
+    let (registry, _) = registry.with_house(super::tools(&found.things))?;
+    Ok((registry, found))
 }
 
 /// Log what a read found, and what it left out (never silently).

@@ -11,5 +11,7 @@
 mod homeassistant;
 mod tools;
 
-pub use homeassistant::{offer_once, read_once, watch_home_assistant, HouseError, HouseWatch};
+pub use homeassistant::{
+    offer_once, read_once, watch_home_assistant, with_house, HouseError, HouseWatch,
+};
 pub use tools::tools;

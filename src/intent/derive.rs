@@ -16,7 +16,7 @@
 //!   none ("kitchen_light");
 //! - its **places**: the string parameters with an `enum`, each a *location* (named room,
 //!   area, zone, location, floor, place, space) or the device itself ("door": "the front
-//!   door");
+//!   door"; a parameter called `name` always names the device, and is said alone);
 //! - what it does, from the one parameter left (or none):
 //!   - a **switch**: a boolean, or an enum of two values, whose name or values say a
 //!     direction ([`DIRECTIONS`]: on/off, lock/unlock, open/close, mute, start/stop, arm);
@@ -391,7 +391,12 @@ impl Shape {
         let things: Vec<String> = match device {
             Some(d) => {
                 let name = d.param.replace('_', " ");
-                let mut t = vec![format!("{{{}}} [{name}]", d.param)];
+                // "{door} [door]": "the front door"; a `name` is said alone
+                let mut t = vec![if d.param == "name" {
+                    format!("{{{}}}", d.param)
+                } else {
+                    format!("{{{}}} [{name}]", d.param)
+                }];
                 if name != self.noun.join(" ") {
                     t.push(format!("{{{}}} {noun}", d.param));
                 }
@@ -729,7 +734,7 @@ fn is_action_enum(param: &str, schema: &Value, parameters: usize, verb: Option<&
     let sets = verb.is_none_or(|v| SET_VERBS.contains(&v));
     two_ways(&values).is_some()
         || DIRECTIONS.iter().any(|d| d.names.contains(&param))
-        || (parameters == 1 && sets && !LOCATIONS.contains(&param))
+        || (parameters == 1 && sets && !LOCATIONS.contains(&param) && param != "name")
         || [
             "mode", "scene", "preset", "setting", "program", "effect", "color", "colour",
         ]

@@ -235,8 +235,9 @@ impl Actor for ToolsActor {
                 }
             }
             ToolsMsg::House { tools, reply } => {
-                let offered = match with_house(registry, tools) {
+                let offered = match registry.with_house(tools) {
                     Ok((next, offered)) => {
+                        let next = Arc::new(next);
                         tracing::info!(house_tools = offered, tools = next.len(), fingerprint = %next.fingerprint(), "the house's tools are in place");
                         state.replace(next);
                         offered
@@ -332,27 +333,6 @@ impl ProviderLimits {
         }
         Ok(())
     }
-}
-
-/// The registry with `house` in place of its house tools, and how many of them are offered.
-fn with_house(registry: &Registry, house: Vec<Tool>) -> Result<(Arc<Registry>, usize), ToolsError> {
-    let mut tools: Vec<Tool> = registry
-        .tools()
-        .iter()
-        .filter(|t| !matches!(t.executor, Executor::House(_)))
-        .cloned()
-        .collect();
-    let mut offered = 0;
-    for tool in house {
-        if tools.iter().any(|t| t.spec.name == tool.spec.name) {
-            tracing::warn!(tool = %tool.spec.name, "a tool of this name is already offered (a manifest's, a built-in or a provider's): it is kept, and the house's tool of the name is left out; rename the other tool to have both");
-            continue;
-        }
-        tools.push(tool);
-        offered += 1;
-    }
-    let next = Registry::new(tools)?.with_backends(Arc::clone(registry.backends()))?;
-    Ok((Arc::new(next), offered))
 }
 
 /// The registry with `owner`'s tools added (the same checks as a manifest's tools).

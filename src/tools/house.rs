@@ -22,7 +22,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_house::homeassistant::{self, Command};
+use hearth_house::homeassistant;
+use hearth_house::Command;
 use hearth_house::{Ability, Control, Thing};
 use serde_json::Value;
 

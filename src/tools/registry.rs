@@ -209,9 +209,42 @@ impl Registry {
     }
 
     /// Every tool, the model's and those only sentences and D-Bus callers reach, in the same
-    /// form (`ListTools`).
+    /// form with where each comes from (`ListTools`): `{"type": "function", "source":
+    /// [`Tool::source`], "function": {…}}`.
     pub fn listed_tools(&self) -> Value {
-        self.tools_json(|_| true)
+        let mut listed = self.tools_json(|_| true);
+        if let Value::Array(items) = &mut listed {
+            for (item, tool) in items.iter_mut().zip(&self.tools) {
+                if let Value::Object(m) = item {
+                    m.insert("source".into(), Value::String(tool.source()));
+                }
+            }
+        }
+        listed
+    }
+
+    /// This registry with `house` in place of its house tools (those of
+    /// [`Executor::House`]), and how many of them are offered. A house tool whose name
+    /// another tool has (a manifest's, a built-in, a provider's) is left out with a warning:
+    /// what a household wrote wins.
+    pub fn with_house(&self, house: Vec<Tool>) -> Result<(Registry, usize), ToolsError> {
+        let mut tools: Vec<Tool> = self
+            .tools
+            .iter()
+            .filter(|t| !matches!(t.executor, Executor::House(_)))
+            .cloned()
+            .collect();
+        let mut offered = 0;
+        for tool in house {
+            if tools.iter().any(|t| t.spec.name == tool.spec.name) {
+                tracing::warn!(tool = %tool.spec.name, "a tool of this name is already offered (a manifest's, a built-in or a provider's): it is kept, and the house's tool of the name is left out; rename the other tool to have both");
+                continue;
+            }
+            tools.push(tool);
+            offered += 1;
+        }
+        let next = Registry::new(tools)?.with_backends(Arc::clone(&self.backends))?;
+        Ok((next, offered))
     }
 
     fn tools_json(&self, which: impl Fn(&Tool) -> bool) -> Value {

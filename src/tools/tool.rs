@@ -109,6 +109,25 @@ pub struct ProviderSpec {
 }
 
 impl Tool {
+    /// Where the tool comes from, as `hearth devices` and `ListTools` say it: `builtin`,
+    /// `manifest`, `provider` (registered over D-Bus), or the sources of the things a house
+    /// tool reaches (`homeassistant`, `zigbee2mqtt`, `mqtt-discovery`; several joined by
+    /// `+`).
+    pub fn source(&self) -> String {
+        match &self.executor {
+            Executor::Builtin(_) => "builtin".into(),
+            Executor::Provider(_) => "provider".into(),
+            Executor::House(spec) => {
+                let mut sources: Vec<&str> =
+                    spec.things.iter().map(|t| t.source.as_str()).collect();
+                sources.sort_unstable();
+                sources.dedup();
+                sources.join("+")
+            }
+            _ => "manifest".into(),
+        }
+    }
+
     /// A built-in as a registry tool (no parameters).
     pub fn builtin(builtin: Builtin) -> Tool {
         Tool {

@@ -47,4 +47,4 @@ pub use device::{
     ValueType,
 };
 pub use error::HouseError;
-pub use thing::{Ability, Area, Control, Source, Thing};
+pub use thing::{Ability, Area, Command, Control, Source, Thing};

@@ -80,6 +80,83 @@ pub enum Ability {
     Read,
 }
 
+/// A command to a thing, whatever system runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Turn on.
+    On,
+    /// Turn off.
+    Off,
+    /// Brightness, percent.
+    Brightness(u8),
+    /// Colour temperature, kelvin.
+    ColorTemperature(u32),
+    /// A colour by its CSS name ("red").
+    Color(String),
+    /// Open a cover.
+    Open,
+    /// Close a cover.
+    Close,
+    /// Stop a cover.
+    Stop,
+    /// A cover's position, percent open.
+    Position(u8),
+    /// Lock.
+    Lock,
+    /// Unlock.
+    Unlock,
+    /// A fan's speed, percent.
+    Speed(u8),
+    /// A thermostat's target temperature, in its unit.
+    TargetTemperature(f64),
+    /// A thermostat's mode, as the system names it.
+    Mode(String),
+    /// Play.
+    Play,
+    /// Pause.
+    Pause,
+    /// Next track.
+    Next,
+    /// Previous track.
+    Previous,
+    /// Volume, percent.
+    Volume(u8),
+    /// Mute (`true`) or unmute.
+    Mute(bool),
+    /// Set a scene or script going.
+    Activate,
+    /// Start a vacuum.
+    Start,
+    /// Send a vacuum home.
+    ReturnHome,
+}
+
+impl Command {
+    /// The ability a thing needs to take this command.
+    pub fn needs(&self) -> Ability {
+        match self {
+            Command::On | Command::Off => Ability::OnOff,
+            Command::Brightness(_) => Ability::Brightness,
+            Command::ColorTemperature(_) => Ability::ColorTemperature,
+            Command::Color(_) => Ability::Color,
+            Command::Open | Command::Close => Ability::OpenClose,
+            Command::Stop => Ability::Stop,
+            Command::Position(_) => Ability::Position,
+            Command::Lock | Command::Unlock => Ability::Lock,
+            Command::Speed(_) => Ability::Speed,
+            Command::TargetTemperature(_) => Ability::TargetTemperature,
+            Command::Mode(_) => Ability::Mode,
+            Command::Play | Command::Pause => Ability::PlayPause,
+            Command::Next | Command::Previous => Ability::Track,
+            Command::Volume(_) => Ability::Volume,
+            Command::Mute(_) => Ability::Mute,
+            Command::Activate => Ability::Activate,
+            Command::Start => Ability::Start,
+            Command::ReturnHome => Ability::ReturnHome,
+        }
+    }
+}
+
 /// An area (a room) and the other words for it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Area {
