@@ -33,6 +33,12 @@
 //! - `--no-intents`: `[agent] intents = false` (a config file in the work dir, given to
 //!   `hearth run`/`hearth ask` with `--config`; `typed-session`: `TextOptions::intents`);
 //!
+//! A house hearth was not written for:
+//! - `--homeassistant`: a real Home Assistant with the test house (hearth-testkit's
+//!   `homeassistant`), started for the run; hearth gets its URL and token in `[homeassistant]`
+//!   (the config file) and no manifest (`--tools` defaults to an empty directory). After the
+//!   run the unexposed light's state says whether anything touched it. With `--set house`.
+//!
 //! Who speaks, and where (`spoken` and `alone`; hearth-testkit's `scenes/voices.rs` and `room.rs`):
 //! - `--voice NAME` (piper): one of the scenes' speakers, each at three paces in turn:
 //!   `piper` (Piper's en_US-joe-medium, a man, ×0.85/1.0/1.2), `piper-low` (the same a minor
@@ -78,7 +84,8 @@ use session::set::{Case, Kind};
 
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
-[--work DIR] [--replay DIR] [--tools-as declared|bare] [--no-intents] [--voice NAME] [--snr DB] [--reverb]";
+[--work DIR] [--replay DIR] [--tools-as declared|bare] [--no-intents] [--homeassistant] [--voice NAME] \
+[--snr DB] [--reverb]";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -146,6 +153,10 @@ struct Options {
     /// `spoken`: the input WAV and its windows another run left in this work dir, played
     /// again (the same audio through two builds)
     replay: Option<PathBuf>,
+    /// Run against a real Home Assistant with the test house.
+    homeassistant: bool,
+    /// `--tools` was given.
+    tools_given: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -165,6 +176,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         seed: 7,
         work: std::env::temp_dir().join(format!("hearth-session-{}", std::process::id())),
         replay: None,
+        homeassistant: false,
+        tools_given: false,
     };
     let mut f = bench::Flags::new(args);
     while let Some(a) = f.next_flag() {
@@ -179,7 +192,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--limit" => o.limit = Some(f.number(a)? as usize),
             "--json" => o.json = Some(f.value(a)?.into()),
             "--hearth" => o.hearth = f.value(a)?.into(),
-            "--tools" => o.tools = f.value(a)?.into(),
+            "--tools" => {
+                o.tools = f.value(a)?.into();
+                o.tools_given = true;
+            }
+            "--homeassistant" => o.homeassistant = true,
             "--seed" => o.seed = f.number(a)? as u64,
             "--work" => o.work = f.value(a)?.into(),
             "--replay" => o.replay = Some(f.value(a)?.into()),
@@ -224,10 +241,31 @@ fn run(opts: &Options) -> Result<(), String> {
         hearth.tools = opts.work.join("tools-bare");
         session::tools::copy_bare(&opts.tools, &hearth.tools)?;
     }
+    let mut config = String::new();
     if !opts.intents {
-        let file = opts.work.join("no-intents.toml");
-        std::fs::write(&file, "[agent]\nintents = false\n")
-            .map_err(|e| format!("writing {}: {e}", file.display()))?;
+        config.push_str("[agent]\nintents = false\n");
+    }
+    let ha = match opts.homeassistant {
+        false => None,
+        true => {
+            let ha = hearth_testkit::homeassistant::HomeAssistant::start()?;
+            config.push_str(&format!(
+                "[homeassistant]\nurl = {:?}\ntoken_file = {:?}\n",
+                ha.url(),
+                ha.token_file().display().to_string()
+            ));
+            if !opts.tools_given {
+                hearth.tools = opts.work.join("no-manifests");
+                std::fs::create_dir_all(&hearth.tools)
+                    .map_err(|e| format!("{}: {e}", hearth.tools.display()))?;
+            }
+            let unexposed = ha.state(hearth_testkit::homeassistant::House::UNEXPOSED)?;
+            Some((ha, unexposed))
+        }
+    };
+    if !config.is_empty() {
+        let file = opts.work.join("hearth.toml");
+        std::fs::write(&file, &config).map_err(|e| format!("writing {}: {e}", file.display()))?;
         hearth.config = Some(file);
     }
     let load_before = load_average();
@@ -246,8 +284,23 @@ fn run(opts: &Options) -> Result<(), String> {
         Mode::Spoken => spoken(opts, &hearth, &cases)?,
         Mode::Alone => alone(opts, &hearth, &cases)?,
         Mode::Typed => typed(&hearth, &cases)?,
-        Mode::TypedSession => typed_session(&hearth, &cases, opts.intents)?,
+        Mode::TypedSession => {
+            typed_session(&hearth, &cases, opts.intents, ha.as_ref().map(|h| &h.0))?
+        }
     };
+    if let Some((ha, before)) = &ha {
+        let after = ha.state(hearth_testkit::homeassistant::House::UNEXPOSED)?;
+        let touched = after["last_changed"] != before["last_changed"];
+        println!(
+            "unexposed {}: {}",
+            hearth_testkit::homeassistant::House::UNEXPOSED,
+            if touched {
+                "CHANGED (a call reached it)"
+            } else {
+                "untouched"
+            }
+        );
+    }
     let set_name = path
         .file_stem()
         .map_or(opts.set.clone(), |s| s.to_string_lossy().into());
@@ -487,7 +540,12 @@ fn typed(hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>, String> {
 
 /// Every case typed into one agent session in this process, local intents on or off. Runs
 /// the checkout's library, whatever `--hearth` says.
-fn typed_session(hearth: &Hearth, cases: &[Case], intents: bool) -> Result<Vec<Scored>, String> {
+fn typed_session(
+    hearth: &Hearth,
+    cases: &[Case],
+    intents: bool,
+    ha: Option<&hearth_testkit::homeassistant::HomeAssistant>,
+) -> Result<Vec<Scored>, String> {
     use hearth::preset::Preset;
     use hearth::supervisor::{model_path, prompt_cache_path, start_text, TextOptions};
 
@@ -498,6 +556,22 @@ fn typed_session(hearth: &Hearth, cases: &[Case], intents: bool) -> Result<Vec<S
     opts.tools_dir = Some(hearth.tools.clone());
     opts.intents = intents;
     opts.timers = Some(state.join("hearth"));
+    if let Some(ha) = ha {
+        let section = hearth::config::HomeAssistantSection {
+            url: ha.url().to_string(),
+            token_file: ha.token_file().to_path_buf(),
+            discover: true,
+            refresh_s: 30,
+        };
+        opts.house = hearth::house::HouseWatch::from_config(&section).map_err(|e| e.to_string())?;
+        let mut backends = hearth::tools::Backends::none();
+        backends.homeassistant = Some(
+            hearth::tools::homeassistant::HaBackend::new(&section).map_err(|e| e.to_string())?,
+        );
+        opts.backends = std::sync::Arc::new(backends);
+        // read the house before the first request, as a daemon has by then
+        opts.follow_house = false;
+    }
     let model = model_path(&opts).map_err(|e| format!("{e} (run scripts/fetch-models)"))?;
     opts.prompt_cache = prompt_cache_path(&opts, &model);
     opts.model = Some(model);

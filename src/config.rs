@@ -68,6 +68,8 @@ pub struct Config {
     pub tts: TtsSection,
     pub mqtt: Option<MqttSection>,
     pub homeassistant: Option<HomeAssistantSection>,
+    pub zigbee2mqtt: Zigbee2mqttSection,
+    pub mqtt_discovery: MqttDiscoverySection,
     pub gpio: GpioSection,
     pub bus: BusSection,
     /// `[[satellite]]`: Wyoming satellites in other rooms.
@@ -235,6 +237,47 @@ fn default_refresh_s() -> u64 {
 
 fn yes() -> bool {
     true
+}
+
+/// `[zigbee2mqtt]`: the Zigbee2MQTT bridge on the `[mqtt]` broker whose devices and groups
+/// become tools (`src/house/`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Zigbee2mqttSection {
+    /// Follow it. Default: when `[mqtt]` is set and `[homeassistant]` is not (a Home
+    /// Assistant already offers those devices, as its household exposed them).
+    pub enabled: Option<bool>,
+    /// Its base topic (Zigbee2MQTT's `mqtt.base_topic`). Default `zigbee2mqtt`.
+    pub base_topic: String,
+}
+
+impl Default for Zigbee2mqttSection {
+    fn default() -> Self {
+        Zigbee2mqttSection {
+            enabled: None,
+            base_topic: "zigbee2mqtt".into(),
+        }
+    }
+}
+
+/// `[mqtt_discovery]`: the components Tasmota, ESPHome and others announce on the `[mqtt]`
+/// broker for Home Assistant (`<prefix>/<component>/…/config`), made into tools.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MqttDiscoverySection {
+    /// Follow them. Default: when `[mqtt]` is set and `[homeassistant]` is not.
+    pub enabled: Option<bool>,
+    /// The discovery prefix. Default `homeassistant`.
+    pub prefix: String,
+}
+
+impl Default for MqttDiscoverySection {
+    fn default() -> Self {
+        MqttDiscoverySection {
+            enabled: None,
+            prefix: "homeassistant".into(),
+        }
+    }
 }
 
 /// `[gpio]`: the GPIO chip `[tool.gpio]` tools use when they name none.

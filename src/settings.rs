@@ -693,6 +693,7 @@ impl Settings {
         if let Some(section) = &self.config.homeassistant {
             opts.house = crate::house::HouseWatch::from_config(section)?;
         }
+        opts.mqtt_house = crate::house::MqttWatch::from_config(&self.config);
         // the KV cache is the server's when the model runs elsewhere
         if prompt_cache && opts.engine == EngineChoice::Llama {
             let model = crate::supervisor::model_path(&opts)?;

@@ -59,6 +59,8 @@ pub struct TextOptions {
     pub timers: Option<PathBuf>,
     /// Home Assistant, whose exposed entities become tools (`[homeassistant] discover`).
     pub house: Option<crate::house::HouseWatch>,
+    /// What the `[mqtt]` broker announces that becomes tools (Zigbee2MQTT, discovery).
+    pub mqtt_house: Option<crate::house::MqttWatch>,
     /// Follow the house's changes for as long as hearth runs (a daemon); else read it once
     /// at start (one command and exit).
     pub follow_house: bool,
@@ -94,6 +96,7 @@ impl TextOptions {
             engine: EngineChoice::Llama,
             timers: None,
             house: None,
+            mqtt_house: None,
             follow_house: true,
         }
     }
@@ -106,8 +109,8 @@ pub struct TextRuntime {
     pub tools: ActorRef<ToolsMsg>,
     /// The timers, when this process keeps them ([`TextOptions::timers`]).
     pub timers: Option<ActorRef<TimersMsg>>,
-    /// The task following the house ([`TextOptions::follow_house`]).
-    pub house: Option<tokio::task::JoinHandle<()>>,
+    /// The tasks following the house ([`TextOptions::house`], [`TextOptions::mqtt_house`]).
+    pub house: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Why start-up failed; each names the fix.
@@ -203,7 +206,14 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
         opts.backends.serve_timers(t.clone());
     }
     let tools = start_tools(opts.tools_dir.as_deref(), opts.backends.clone()).await?;
-    let house = start_house(&opts, &tools).await;
+    let house = start_house(
+        opts.house.clone(),
+        opts.mqtt_house.clone(),
+        opts.follow_house,
+        opts.backends.clone(),
+        &tools,
+    )
+    .await;
     let engine = start_engine(&opts).await?;
     let mut cfg = AgentConfig::new(opts.preset.clone());
     cfg.events = opts.events.clone();
@@ -227,24 +237,67 @@ pub async fn start_text(opts: TextOptions) -> Result<TextRuntime, StartError> {
     })
 }
 
-/// The house's tools: followed by a task (a daemon), or read once now (one command). Home
-/// Assistant away is never a failed start: a warning, and the task keeps trying.
+/// The house's tools: Home Assistant followed by a task (a daemon) or read once now (one
+/// command), the broker's announcements followed by a task (a one-shot command waits a moment
+/// for what the broker kept). A source away is never a failed start: a warning, and the task
+/// keeps trying.
 async fn start_house(
-    opts: &TextOptions,
+    house: Option<crate::house::HouseWatch>,
+    mqtt_house: Option<crate::house::MqttWatch>,
+    follow: bool,
+    backends: std::sync::Arc<crate::tools::Backends>,
     tools: &ActorRef<ToolsMsg>,
-) -> Option<tokio::task::JoinHandle<()>> {
-    let watch = opts.house.clone()?;
-    if opts.follow_house {
-        return Some(tokio::spawn(crate::house::watch_home_assistant(
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let hub = crate::house::Hub::new(tools.clone());
+    let mut tasks = Vec::new();
+    let mqtt = mqtt_house.is_some();
+    if let Some(watch) = mqtt_house {
+        tasks.push(tokio::spawn(crate::house::watch_mqtt(
             watch,
-            tools.clone(),
+            backends,
+            hub.clone(),
         )));
     }
-    if let Err(e) = crate::house::offer_once(&watch, tools).await {
-        tracing::warn!(error = %e, "the house's things are not offered this time");
+    if let Some(watch) = house {
+        if follow {
+            tasks.push(tokio::spawn(crate::house::watch_home_assistant(
+                watch,
+                hub.clone(),
+            )));
+        } else if let Err(e) = crate::house::offer_once(&watch, &hub).await {
+            tracing::warn!(error = %e, "the house's things are not offered this time");
+        }
     }
-    None
+    if mqtt && !follow {
+        hub.first_offer(ONE_SHOT_ANNOUNCEMENTS).await;
+    }
+    tasks
 }
+
+/// `registry` with the house's tools, each source read once (what `hearth devices` and
+/// `hearth phrases` show): a tools actor started for it, the house offered, a snapshot, and
+/// everything stopped again. A source that cannot be read is a warning, as at a start.
+pub async fn offered_with_house(
+    registry: Registry,
+    house: Option<crate::house::HouseWatch>,
+    mqtt_house: Option<crate::house::MqttWatch>,
+) -> Result<std::sync::Arc<Registry>, StartError> {
+    let backends = registry.backends().clone();
+    let (tools, _) = Actor::spawn(None, ToolsActor, std::sync::Arc::new(registry))
+        .await
+        .map_err(|e| StartError::Spawn("tools", e.to_string()))?;
+    let tasks = start_house(house, mqtt_house, false, backends, &tools).await;
+    let registry = ractor::call!(tools, ToolsMsg::Snapshot)
+        .map_err(|e| StartError::Spawn("tools", e.to_string()));
+    for task in tasks {
+        task.abort();
+    }
+    tools.stop(None);
+    registry
+}
+
+/// How long a one-shot command waits for the broker's retained announcements.
+const ONE_SHOT_ANNOUNCEMENTS: Duration = Duration::from_secs(2);
 
 impl TextRuntime {
     /// Stop the agent, the tools and the engine, and wait for them (the engine's worker
@@ -253,8 +306,8 @@ impl TextRuntime {
     /// [`crate::tools::STOP_GRACE`]) before the tools' connections close.
     pub async fn stop(&self) {
         let _ = self.agent.cast(AgentMsg::Cancel);
-        if let Some(house) = &self.house {
-            house.abort();
+        for task in &self.house {
+            task.abort();
         }
         let actor_wait = Duration::from_secs(5);
         let tools_wait = crate::tools::STOP_GRACE + Duration::from_secs(2);

@@ -42,21 +42,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(section) => hearth::house::HouseWatch::from_config(section)?,
         None => None,
     };
+    let mqtt = hearth::house::MqttWatch::from_config(&settings.config);
     let mut out = std::io::stdout().lock();
     let mut code = ExitCode::SUCCESS;
-    let (registry, found) = match &watch {
-        None => (registry, None),
-        Some(watch) => {
-            match super::runtime()?.block_on(hearth::house::with_house(&registry, watch)) {
-                Ok((registry, found)) => (registry, Some(found)),
-                Err(e) => {
-                    writeln!(out, "Home Assistant: {e}\n")?;
-                    code = ExitCode::FAILURE;
-                    (registry, None)
-                }
+    let rt = super::runtime()?;
+    // Home Assistant read here too, for what it left out (and to fail when it cannot be read)
+    let found = match &watch {
+        None => None,
+        Some(w) => match rt.block_on(hearth::house::read_once(w)) {
+            Ok(found) => Some(found),
+            Err(e) => {
+                writeln!(out, "Home Assistant: {e}\n")?;
+                code = ExitCode::FAILURE;
+                None
             }
-        }
+        },
     };
+    let registry = rt.block_on(hearth::supervisor::offered_with_house(
+        registry,
+        found.is_some().then_some(watch.clone()).flatten(),
+        mqtt,
+    ))?;
     let set = hearth::stt::house_phrases(&registry, &[]);
     for tool in registry.tools() {
         write_tool(&mut out, &registry, &set, tool)?;

@@ -48,17 +48,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => "loading the built-in tools".to_string(),
     })?;
     // and the house's tools, as `hearth run` offers them once it has read the house
-    let registry = match &settings.config.homeassistant {
-        Some(section) => match hearth::house::HouseWatch::from_config(section)? {
-            Some(watch) => {
-                super::runtime()?
-                    .block_on(hearth::house::with_house(&registry, &watch))
-                    .context("reading the house from Home Assistant")?
-                    .0
-            }
-            None => registry,
-        },
-        None => registry,
+    let house = match &settings.config.homeassistant {
+        Some(section) => hearth::house::HouseWatch::from_config(section)?,
+        None => None,
+    };
+    let mqtt = hearth::house::MqttWatch::from_config(&settings.config);
+    let registry = if house.is_some() || mqtt.is_some() {
+        super::runtime()?.block_on(hearth::supervisor::offered_with_house(
+            registry, house, mqtt,
+        ))?
+    } else {
+        Arc::new(registry)
     };
     #[cfg(feature = "tts")]
     let stop = hearth::pipeline::stop::STOP_PHRASES;

@@ -17,14 +17,13 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use hearth_house::homeassistant::{things, Answers, Found};
-use ractor::ActorRef;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
+use super::Hub;
 use crate::config::HomeAssistantSection;
-use crate::tools::ToolsMsg;
 
 /// Time for the connection, the authentication and each command's answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
@@ -84,8 +83,6 @@ pub enum HouseError {
     },
     #[error("[homeassistant] token_file {0}: {1}")]
     TokenFile(String, String),
-    #[error("the house's tools: {0}")]
-    Tools(#[from] crate::tools::ToolsError),
 }
 
 impl HouseWatch {
@@ -364,17 +361,6 @@ pub async fn read_once(watch: &HouseWatch) -> Result<Found, HouseError> {
     found
 }
 
-/// `registry` with the tools of one read of the house in place of its house tools (what
-/// `hearth devices` and `hearth phrases` show), and what the read found.
-pub async fn with_house(
-    registry: &crate::tools::Registry,
-    watch: &HouseWatch,
-) -> Result<(crate::tools::Registry, Found), HouseError> {
-    let found = read_once(watch).await?;
-    let (registry, _) = registry.with_house(super::tools(&found.things))?;
-    Ok((registry, found))
-}
-
 /// Log what a read found, and what it left out (never silently).
 fn report(found: &Found) {
     for left in &found.left {
@@ -388,35 +374,28 @@ fn report(found: &Found) {
     );
 }
 
-/// Send the tools `found` makes to the tools actor; how many it offers.
-async fn offer(tools: &ActorRef<ToolsMsg>, found: &Found) -> usize {
-    let made = super::tools(&found.things);
-    ractor::call!(tools, |reply| ToolsMsg::House {
-        tools: made,
-        reply: Some(reply),
-    })
-    .unwrap_or(0)
+/// Offer what `found` holds through the hub; how many tools there are then.
+async fn offer(hub: &Hub, found: &Found) -> usize {
+    hub.found(hearth_house::Source::HomeAssistant, found.things.clone())
+        .await
 }
 
 /// Read the house once and offer its tools (a one-shot command's start): errors are the
 /// caller's to report.
-pub async fn offer_once(
-    watch: &HouseWatch,
-    tools: &ActorRef<ToolsMsg>,
-) -> Result<usize, HouseError> {
+pub async fn offer_once(watch: &HouseWatch, hub: &Hub) -> Result<usize, HouseError> {
     let found = read_once(watch).await?;
     report(&found);
-    Ok(offer(tools, &found).await)
+    Ok(offer(hub, &found).await)
 }
 
 /// Follow the house for as long as the task runs: read, offer the tools, and read again on
 /// every registry change and every `refresh`; reconnect with backoff when the connection
 /// goes. Ends only when the tools actor is gone.
-pub async fn watch_home_assistant(watch: HouseWatch, tools: ActorRef<ToolsMsg>) {
+pub async fn watch_home_assistant(watch: HouseWatch, hub: Hub) {
     let mut backoff = Duration::from_secs(1);
     let mut failures = 0u32;
     loop {
-        match follow(&watch, &tools, &mut backoff).await {
+        match follow(&watch, &hub, &mut backoff).await {
             Ok(()) => return,
             Err(e) => {
                 failures += 1;
@@ -433,11 +412,7 @@ pub async fn watch_home_assistant(watch: HouseWatch, tools: ActorRef<ToolsMsg>) 
 }
 
 /// One connection's life: `Ok` only when the tools actor is gone.
-async fn follow(
-    watch: &HouseWatch,
-    tools: &ActorRef<ToolsMsg>,
-    backoff: &mut Duration,
-) -> Result<(), HouseError> {
+async fn follow(watch: &HouseWatch, hub: &Hub, backoff: &mut Duration) -> Result<(), HouseError> {
     let mut conn = Connection::open(watch).await?;
     for event in EVENTS {
         conn.command(json!({"type": "subscribe_events", "event_type": event}))
@@ -453,10 +428,10 @@ async fn follow(
         });
         if !same {
             report(&found);
-            offer(tools, &found).await;
+            offer(hub, &found).await;
             last = Some(found);
         }
-        if tools.get_status() != ractor::ActorStatus::Running {
+        if !hub.open() {
             return Ok(());
         }
         // wait for a registry event (then let more come) or the refresh

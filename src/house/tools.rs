@@ -57,6 +57,10 @@ struct Made {
     value: Value_,
     /// Calls with these arguments wait for a yes, and what is asked (a template).
     confirm: Option<(&'static str, bool, &'static str)>,
+    /// Whether the model is shown it: the common requests' tools are; the rest (a colour, a
+    /// fan's speed, the next track) are reached by their sentences only, so the prompt stays
+    /// within a small model's context.
+    for_model: bool,
     /// Sentences besides the derived ones.
     sentences: &'static [&'static str],
 }
@@ -73,6 +77,7 @@ const TABLE: &[Made] = &[
         action: Action::OnOff,
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -83,6 +88,7 @@ const TABLE: &[Made] = &[
         action: Action::Brightness,
         value: Value_::Percent("brightness", "percent"),
         confirm: None,
+        for_model: false,
         sentences: &[],
     },
     Made {
@@ -93,6 +99,7 @@ const TABLE: &[Made] = &[
         action: Action::Color,
         value: Value_::Color,
         confirm: None,
+        for_model: false,
         sentences: &[
             "(turn|make|set) [the] {name} {color}",
             "(turn|make|set) the lights in the {area} {color}",
@@ -106,6 +113,7 @@ const TABLE: &[Made] = &[
         action: Action::OnOff,
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -116,6 +124,7 @@ const TABLE: &[Made] = &[
         action: Action::OnOff,
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -126,6 +135,7 @@ const TABLE: &[Made] = &[
         action: Action::Speed,
         value: Value_::Percent("speed", "percent"),
         confirm: None,
+        for_model: false,
         sentences: &[],
     },
     Made {
@@ -136,6 +146,7 @@ const TABLE: &[Made] = &[
         action: Action::OpenClose,
         value: Value_::Flag("open", "true to open, false to close"),
         confirm: None,
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -150,6 +161,7 @@ const TABLE: &[Made] = &[
             true,
             "Shall I open the {{ name if name is defined else 'garage door' }}?",
         )),
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -160,6 +172,7 @@ const TABLE: &[Made] = &[
         action: Action::Stop,
         value: Value_::Nothing,
         confirm: None,
+        for_model: false,
         sentences: &["stop the {name}", "stop the {name} in the {area}"],
     },
     Made {
@@ -170,6 +183,7 @@ const TABLE: &[Made] = &[
         action: Action::Position,
         value: Value_::Percent("position", "percent open"),
         confirm: None,
+        for_model: false,
         sentences: &["(open|set) [the] {name} to {position} [percent]"],
     },
     Made {
@@ -184,6 +198,7 @@ const TABLE: &[Made] = &[
             false,
             "Shall I unlock the {{ name if name is defined else 'door' }}?",
         )),
+        for_model: true,
         sentences: &[],
     },
     Made {
@@ -194,6 +209,7 @@ const TABLE: &[Made] = &[
         action: Action::TargetTemperature,
         value: Value_::Temperature,
         confirm: None,
+        for_model: true,
         sentences: &[
             "set [the] {name} to {temperature} [degrees]",
             "set the (heating|thermostat|temperature) in the {area} to {temperature} [degrees]",
@@ -207,6 +223,7 @@ const TABLE: &[Made] = &[
         action: Action::Mode,
         value: Value_::Mode,
         confirm: None,
+        for_model: false,
         sentences: &["(set|put|switch) [the] {name} [to] {mode} [mode]"],
     },
     Made {
@@ -217,6 +234,7 @@ const TABLE: &[Made] = &[
         action: Action::Play,
         value: Value_::Nothing,
         confirm: None,
+        for_model: true,
         sentences: &[
             "(play|resume) [the] (music|media) [on the {name}]",
             "(play|resume) [the] (music|media) in the {area}",
@@ -231,6 +249,7 @@ const TABLE: &[Made] = &[
         action: Action::Pause,
         value: Value_::Nothing,
         confirm: None,
+        for_model: true,
         sentences: &[
             "pause [the] (music|media) [on the {name}]",
             "pause [the] (music|media) in the {area}",
@@ -245,6 +264,7 @@ const TABLE: &[Made] = &[
         action: Action::Next,
         value: Value_::Nothing,
         confirm: None,
+        for_model: false,
         sentences: &[
             "(next|skip) [the] (track|song) [on the {name}]",
             "(next|skip) [the] (track|song) in the {area}",
@@ -259,6 +279,7 @@ const TABLE: &[Made] = &[
         action: Action::Previous,
         value: Value_::Nothing,
         confirm: None,
+        for_model: false,
         sentences: &[
             "(previous|last) (track|song) [on the {name}]",
             "go back a (track|song) [on the {name}]",
@@ -272,6 +293,7 @@ const TABLE: &[Made] = &[
         action: Action::Volume,
         value: Value_::Percent("volume", "percent"),
         confirm: None,
+        for_model: false,
         sentences: &[
             "set [the] volume (of|on) the {name} to {volume} [percent]",
             "set [the] {name} volume to {volume} [percent]",
@@ -285,6 +307,7 @@ const TABLE: &[Made] = &[
         action: Action::Mute,
         value: Value_::Flag("muted", "true to mute, false to unmute"),
         confirm: None,
+        for_model: false,
         sentences: &[],
     },
     Made {
@@ -295,6 +318,7 @@ const TABLE: &[Made] = &[
         action: Action::Activate,
         value: Value_::Nothing,
         confirm: None,
+        for_model: true,
         sentences: &["(activate|turn on|start) [the] {name} [scene]"],
     },
     Made {
@@ -305,6 +329,7 @@ const TABLE: &[Made] = &[
         action: Action::Activate,
         value: Value_::Nothing,
         confirm: None,
+        for_model: true,
         sentences: &["(run|start) [the] {name} [script]"],
     },
     Made {
@@ -315,6 +340,7 @@ const TABLE: &[Made] = &[
         action: Action::Start,
         value: Value_::Nothing,
         confirm: None,
+        for_model: false,
         sentences: &["start [the] {name} [vacuum]", "start [the] vacuum"],
     },
     Made {
@@ -325,6 +351,7 @@ const TABLE: &[Made] = &[
         action: Action::ReturnHome,
         value: Value_::Nothing,
         confirm: None,
+        for_model: false,
         sentences: &[
             "send [the] {name} [vacuum] (home|back to [its] (dock|base))",
             "send [the] vacuum (home|back to [its] (dock|base))",
@@ -348,6 +375,7 @@ const TABLE: &[Made] = &[
         action: Action::Read,
         value: Value_::Nothing,
         confirm: None,
+        for_model: true,
         sentences: &[
             "(is|are) the {name} (open|closed|shut|locked|unlocked|on|off|running|playing)",
             "what (is|'s) [the] {name} [reading|at|set to|saying]",
@@ -509,7 +537,7 @@ fn tool(made: &Made, things: Vec<Thing>) -> Tool {
         intents,
         confirm,
         inverse: None,
-        for_model: true,
+        for_model: made.for_model,
         executor: Executor::House(HouseSpec {
             noun: made.noun,
             action: made.action,

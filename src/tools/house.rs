@@ -22,8 +22,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_house::homeassistant;
-use hearth_house::Command;
+use hearth_house::{discovery, homeassistant, zigbee2mqtt, Command};
 use hearth_house::{Ability, Control, Thing};
 use serde_json::Value;
 
@@ -441,10 +440,58 @@ async fn one(
                 }
             }
         }
-        Control::Zigbee2mqtt(device) => Err(format!(
-            "{} is a Zigbee2MQTT device, which this hearth cannot reach yet",
-            device.friendly_name
-        )),
+        Control::Zigbee2mqtt(device) => {
+            let mqtt = backends
+                .mqtt
+                .as_ref()
+                .ok_or_else(|| "no MQTT broker is configured".to_string())?;
+            match command {
+                Some(command) => {
+                    let m = zigbee2mqtt::message(device, command).map_err(|e| e.to_string())?;
+                    mqtt.send(&m.topic, m.payload.into_bytes(), TIMEOUT)
+                        .await
+                        .map(|()| None)
+                }
+                None => match mqtt.last(&device.topics.state) {
+                    Some(payload) => zigbee2mqtt::reading(device, &payload)
+                        .map(Some)
+                        .map_err(|e| e.to_string()),
+                    None => Ok(Some(format!(
+                        "{} has not said how it is since hearth started.",
+                        capitalised(&described(thing))
+                    ))),
+                },
+            }
+        }
+        Control::Mqtt(component) => {
+            let mqtt = backends
+                .mqtt
+                .as_ref()
+                .ok_or_else(|| "no MQTT broker is configured".to_string())?;
+            match command {
+                Some(command) => {
+                    let m = discovery::message(component, command).map_err(|e| e.to_string())?;
+                    mqtt.send(&m.topic, m.payload.into_bytes(), TIMEOUT)
+                        .await
+                        .map(|()| None)
+                }
+                None => {
+                    let heard: Vec<(String, Vec<u8>)> = component
+                        .state_topics()
+                        .into_iter()
+                        .filter_map(|t| mqtt.last(t).map(|p| (t.to_string(), p)))
+                        .collect();
+                    discovery::reading(component, |topic| {
+                        heard
+                            .iter()
+                            .find(|(t, _)| t == topic)
+                            .map(|(_, p)| p.as_slice())
+                    })
+                    .map(Some)
+                    .map_err(|e| e.to_string())
+                }
+            }
+        }
     }
 }
 
@@ -463,7 +510,7 @@ pub(crate) fn reading(thing: &Thing, state: &Value) -> String {
     }
     let domain = match &thing.control {
         Control::HomeAssistant { entity_id } => entity_id.split('.').next().unwrap_or(""),
-        Control::Zigbee2mqtt(_) => "",
+        Control::Zigbee2mqtt(_) | Control::Mqtt(_) => "",
     };
     match domain {
         "sensor" => {

@@ -76,8 +76,12 @@ pub(crate) const DEFAULT_KEEP_ALIVE_S: u64 = 30;
 const RETRY: Duration = Duration::from_secs(1);
 /// Requests that may wait for the connection task at once.
 const REQUEST_CAPACITY: usize = 64;
-/// Largest packet sent or accepted (state messages of big devices included).
+/// Largest packet sent (state messages of big devices included).
 const MAX_PACKET_BYTES: usize = 256 * 1024;
+/// Largest packet accepted: Zigbee2MQTT's retained `bridge/devices` holds every device's
+/// definition, some 8 KB each (the corpus's ten devices are 78 KB): room for a house of a
+/// thousand.
+const MAX_INCOMING_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why the `[mqtt]` configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -390,7 +394,7 @@ impl MqttBackend {
         let mut o = MqttOptions::new(client_id, self.host.clone(), self.port);
         o.set_keep_alive(self.keep_alive)
             .set_clean_session(true)
-            .set_max_packet_size(MAX_PACKET_BYTES, MAX_PACKET_BYTES);
+            .set_max_packet_size(MAX_INCOMING_BYTES, MAX_PACKET_BYTES);
         if let Some(user) = &self.username {
             o.set_credentials(user.clone(), self.password.clone().unwrap_or_default());
         }
@@ -451,7 +455,8 @@ impl MqttBackend {
         }
         let (client, eventloop) =
             AsyncClient::new(self.options(self.client_id.clone()), REQUEST_CAPACITY);
-        let (messages, _) = broadcast::channel(256);
+        // room for a house's retained announcements at once (the house's watch reads them)
+        let (messages, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             state: Mutex::new(LinkState::default()),
             messages,
@@ -485,6 +490,65 @@ impl MqttBackend {
             tracing::warn!(broker = %self.address(), "the MQTT connection did not close in time: dropped");
             link.task.abort();
         }
+    }
+
+    /// Every message the kept connection receives from now on, on whatever it subscribed
+    /// to ([`MqttBackend::subscribe`]). The house's watch reads Zigbee2MQTT's bridge and the
+    /// discovery topics through it.
+    pub fn messages(&self) -> broadcast::Receiver<Arc<Message>> {
+        self.link().shared.messages.subscribe()
+    }
+
+    /// The last payload heard on `topic` by the kept connection, if any (kept for
+    /// [`KEPT_TOPICS`] topics): what a house thing last said of its state.
+    pub fn last(&self, topic: &str) -> Option<Vec<u8>> {
+        self.link().shared.lock().last.get(topic).cloned()
+    }
+
+    /// Whether the kept connection has subscribed to `filter` since it last connected (a
+    /// reconnection starts over: a clean session).
+    pub fn subscribed(&self, filter: &str) -> bool {
+        self.link().shared.lock().subscribed.contains(filter)
+    }
+
+    /// Subscribe the kept connection to `filter` (QoS 0); Ok once the broker grants it. The
+    /// broker then sends what it kept on the topics.
+    pub async fn subscribe(&self, filter: &str, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        let link = self.link();
+        let ack = link.enqueue(Kind::Subscribe(filter.to_string()), |c| {
+            c.try_subscribe(filter, QoS::AtMostOnce)
+        })?;
+        self.wait(
+            &link,
+            ack,
+            deadline,
+            timeout.as_millis(),
+            &format!("the subscription to {filter}"),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Publish `payload` to `topic` (QoS 1, not kept); Ok once the broker has it. For the
+    /// house's things, whose topics and payloads `hearth_house` made and checked.
+    pub async fn send(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        check_topic("the house's topic", topic)?;
+        self.publish(Publication {
+            topic,
+            payload,
+            qos: QoS::AtLeastOnce,
+            retain: false,
+            state_topic: None,
+            timeout,
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Publish one message; with `state_topic`, the first message on it after the publish.
@@ -704,6 +768,10 @@ impl Drop for Link {
     }
 }
 
+/// The most topics whose last payload a connection keeps ([`MqttBackend::last`]): a house
+/// of a few hundred devices, each with a state topic or a few.
+const KEPT_TOPICS: usize = 4096;
+
 /// What the calls and the polling task share.
 struct Shared {
     state: Mutex<LinkState>,
@@ -712,10 +780,13 @@ struct Shared {
 }
 
 /// A message received on a subscribed topic.
-struct Message {
-    topic: String,
-    payload: Vec<u8>,
-    retain: bool,
+pub struct Message {
+    /// Its topic.
+    pub topic: String,
+    /// Its payload, as sent.
+    pub payload: Vec<u8>,
+    /// Whether the broker kept it (sent at subscription).
+    pub retain: bool,
     /// Its place among the connection's events (see [`LinkState::seq`]).
     seq: u64,
 }
@@ -763,6 +834,9 @@ struct LinkState {
     collided: Option<(u16, Waiter)>,
     /// State topics subscribed to on this connection.
     subscribed: HashSet<String>,
+    /// The last payload of each topic heard (at most [`KEPT_TOPICS`]): a house thing's state
+    /// is read from it.
+    last: HashMap<String, Vec<u8>>,
     /// Counts publishes written and received, so a state wait takes only messages that
     /// arrived after its publish was written.
     seq: u64,
@@ -785,6 +859,9 @@ impl Shared {
             }
             Event::Incoming(Packet::Publish(p)) => {
                 st.seq += 1;
+                if st.last.len() < KEPT_TOPICS || st.last.contains_key(&p.topic) {
+                    st.last.insert(p.topic.clone(), p.payload.to_vec());
+                }
                 let message = Arc::new(Message {
                     topic: p.topic,
                     payload: p.payload.to_vec(),

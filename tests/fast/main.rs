@@ -13,6 +13,7 @@ mod executor_dbus;
 mod executor_gpio;
 mod executor_homeassistant;
 mod executor_mqtt;
+mod house_mqtt;
 mod models;
 mod pull;
 mod recall;

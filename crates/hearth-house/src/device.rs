@@ -300,7 +300,8 @@ impl Topics {
 pub struct Message {
     /// The topic.
     pub topic: String,
-    /// The payload, JSON.
+    /// The payload: JSON for Zigbee2MQTT; for a discovered component, what its configuration
+    /// says (`ON`, `{"state":"ON"}`, `ShutterOpen1`).
     pub payload: String,
 }
 

@@ -1,5 +1,5 @@
-//! The one error type of this crate: a payload that is not what Zigbee2MQTT or Home Assistant
-//! sends, or a message to a device that it would not take.
+//! The one error type of this crate: a payload that is not what Zigbee2MQTT, Home Assistant or
+//! an MQTT discovery publisher sends, or a message to a device that it would not take.
 
 /// What went wrong reading a bridge payload, or making a message for a device.
 ///
@@ -76,12 +76,23 @@ pub enum HouseError {
         state_topic: String,
     },
 
-    /// A `/set` with a value the property does not take.
+    /// A command a device or component has nothing for (a lock has no brightness, a sensor
+    /// cannot be switched), or needs a command template hearth cannot render.
+    #[error("{device} cannot {what}")]
+    CannotDo {
+        /// The device's friendly name, or the component's name.
+        device: String,
+        /// What it cannot do ("be dimmed", "lock").
+        what: &'static str,
+    },
+
+    /// A `/set` (or a discovered component's command) with a value the property does not
+    /// take.
     #[error("{device}'s `{property}` takes {expected}, not {value}")]
     BadValue {
-        /// The device's friendly name.
+        /// The device's friendly name, or the component's name.
         device: String,
-        /// The property.
+        /// The property, or the component's option (`temperature`, `mode`, `color`).
         property: String,
         /// The value given, as JSON.
         value: String,

@@ -1,15 +1,26 @@
 //! The house as hearth finds it: a household's devices, where each is and what may be done
 //! with it, read from what the house already publishes instead of hand-written manifests.
 //!
+//! - [`Thing`]: one device, entity or group a person can name, whatever announced it: its
+//!   [`Kind`], its name and aliases as people say them, its [`Area`], its [`Ability`]s, and
+//!   the [`Control`] a [`Command`] reaches it by. Made by the three sources below.
+//! - [`homeassistant::things`]: Home Assistant's exposed entities, from its WebSocket API's
+//!   answers; [`homeassistant::service`] is the service call that runs a command.
 //! - [`zigbee2mqtt::devices`]: Zigbee2MQTT's retained `bridge/devices` and `bridge/groups`
-//!   payloads as [`Device`]s, with the entries left out and why ([`zigbee2mqtt::Found`]).
-//! - [`Device`]: one device or group: its [`Kind`], its name and room as people say them
-//!   (`living_room/Ceiling Light` is a "ceiling light" in the "living room"), its
+//!   payloads as [`Device`]s, with the entries left out and why ([`zigbee2mqtt::Found`]);
+//!   [`zigbee2mqtt::things`] makes them things, [`zigbee2mqtt::message`] is the `/set` message
+//!   that runs a command, [`zigbee2mqtt::reading`] words a device's published state.
+//! - [`discovery::Discovery`]: the components MQTT discovery announces
+//!   (`homeassistant/<component>/…/config`, as Tasmota, ESPHome and Zigbee2MQTT publish it),
+//!   kept message by message and made things; [`discovery::message`] runs a command,
+//!   [`discovery::reading`] words a component's state.
+//! - [`Device`]: one Zigbee2MQTT device or group: its kind, its name and room as people say
+//!   them (`living_room/Ceiling Light` is a "ceiling light" in the "living room"), its
 //!   [`Feature`]s and its MQTT [`Topics`]; [`Device::set`] and [`Device::get`] make the
 //!   [`Message`] for a feature, refusing what it does not allow.
 //! - [`Feature`]: a property, the values it takes ([`ValueType`]) and its [`Access`]: set only
 //!   what is settable, read only what is published or gettable.
-//! - [`HouseError`]: a payload that is not what Zigbee2MQTT publishes, or a message a device
+//! - [`HouseError`]: a payload that is not what its source publishes, or a command a thing
 //!   would not take.
 //!
 //! ```
@@ -30,14 +41,17 @@
 //! # Ok::<(), hearth_house::HouseError>(())
 //! ```
 //!
-//! Pure Rust: no MQTT client, no async runtime; the caller brings the payloads.
+//! Pure Rust: no MQTT client, no async runtime, no I/O; the caller brings the payloads and
+//! publishes the messages.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod check;
 mod device;
+pub mod discovery;
 mod error;
 pub mod homeassistant;
+mod say;
 mod thing;
 mod words;
 pub mod zigbee2mqtt;

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::device::{Device, Kind};
+use crate::discovery::Component;
 
 /// Which system announced a thing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -155,6 +156,34 @@ impl Command {
             Command::ReturnHome => Ability::ReturnHome,
         }
     }
+
+    /// What the command does, as "… cannot {doing}" says it.
+    pub(crate) fn doing(&self) -> &'static str {
+        match self {
+            Command::On => "turn on",
+            Command::Off => "turn off",
+            Command::Brightness(_) => "be dimmed",
+            Command::ColorTemperature(_) => "change its colour temperature",
+            Command::Color(_) => "change colour",
+            Command::Open => "open",
+            Command::Close => "close",
+            Command::Stop => "stop",
+            Command::Position(_) => "move to a position",
+            Command::Lock => "lock",
+            Command::Unlock => "unlock",
+            Command::Speed(_) => "change speed",
+            Command::TargetTemperature(_) => "take a target temperature",
+            Command::Mode(_) => "change mode",
+            Command::Play => "play",
+            Command::Pause => "pause",
+            Command::Next | Command::Previous => "change track",
+            Command::Volume(_) => "change volume",
+            Command::Mute(_) => "be muted",
+            Command::Activate => "be set going",
+            Command::Start => "start",
+            Command::ReturnHome => "go home",
+        }
+    }
 }
 
 /// An area (a room) and the other words for it.
@@ -189,8 +218,14 @@ pub enum Control {
         /// `light.kitchen`.
         entity_id: String,
     },
-    /// A Zigbee2MQTT device or group: `/set` messages built by [`Device::set`].
+    /// A Zigbee2MQTT device or group: `/set` messages built by [`Device::set`]
+    /// ([`crate::zigbee2mqtt::message`]), its state read from its state topic
+    /// ([`crate::zigbee2mqtt::reading`]).
     Zigbee2mqtt(Box<Device>),
+    /// A component found by MQTT discovery: messages to its command topics
+    /// ([`crate::discovery::message`]), its state read from its state topics
+    /// ([`crate::discovery::reading`]).
+    Mqtt(Box<Component>),
 }
 
 /// One thing of the house a person can name.

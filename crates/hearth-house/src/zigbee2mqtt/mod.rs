@@ -6,12 +6,17 @@
 //! device not supported, not yet interviewed, disabled or named only by its address, a group
 //! with no members hearth knows or whose members are not one kind.
 //!
+//! [`things`] makes the devices [`Thing`](crate::Thing)s, with what each may do; [`message`] is
+//! the `/set` message that runs a [`Command`](crate::Command) on one, [`reading`] its published
+//! state as a sentence.
+//!
 //! Read as Zigbee2MQTT 2.14.1 writes them (`lib/extension/bridge.ts`); its
 //! definitions are zigbee-herdsman-converters' (`tests/corpus/zigbee2mqtt/README.md`).
 
 mod bridge;
 mod expose;
 mod groups;
+mod things;
 
 use std::fmt;
 
@@ -20,6 +25,8 @@ use serde_json::Value;
 use crate::device::{Device, Kind, Unsupported};
 use crate::error::json_type;
 use crate::HouseError;
+
+pub use things::{message, reading, things};
 
 /// What [`devices`] found: the devices and groups hearth can use, and the entries it left
 /// out.
@@ -115,6 +122,9 @@ pub enum SkipReason {
         /// The kind they share.
         kind: Kind,
     },
+    /// A device or group [`things`] leaves out: nothing it exposes is something hearth can
+    /// do (a setting only) or read out (a remote's `action`, a battery).
+    NothingToDo,
 }
 
 impl fmt::Display for SkipReason {
@@ -158,6 +168,9 @@ impl fmt::Display for SkipReason {
             }
             SkipReason::GroupNothingShared { kind } => {
                 write!(f, "a group of {} that share no feature", kind.plural())
+            }
+            SkipReason::NothingToDo => {
+                f.write_str("nothing it exposes is something hearth can do or read out")
             }
         }
     }
