@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::intent::{IntentSpec, ToolIntents};
 use crate::toolcall::ToolSpec;
-use crate::tools::house::{Action, HouseSpec};
+use crate::tools::house::{Action, HouseSpec, EVERYWHERE};
 use crate::tools::{Confirm, Executor, Tool};
 
 /// The value a tool's action takes, besides where.
@@ -61,6 +61,9 @@ struct Made {
     /// fan's speed, the next track) are reached by their sentences only, so the prompt stays
     /// within a small model's context.
     for_model: bool,
+    /// Sentences for the whole house ("turn off all the lights"): when there are any, `area`
+    /// also takes [`EVERYWHERE`], and these make calls with it.
+    everywhere: &'static [&'static str],
     /// Sentences besides the derived ones.
     sentences: &'static [&'static str],
 }
@@ -78,6 +81,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        everywhere: &["(turn|switch) {on} all [of] the lights", "(turn|switch) all [of] the lights {on}", "(turn|switch) {on} the lights everywhere", "(turn|switch) {on} every light"],
         sentences: &[],
     },
     Made {
@@ -89,6 +93,7 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("brightness", "percent"),
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -100,6 +105,7 @@ const TABLE: &[Made] = &[
         value: Value_::Color,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[
             "(turn|make|set) [the] {name} {color}",
             "(turn|make|set) the lights in the {area} {color}",
@@ -114,6 +120,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        everywhere: &["(turn|switch) {on} all [of] the switches", "(turn|switch) all [of] the switches {on}"],
         sentences: &[],
     },
     Made {
@@ -125,6 +132,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        everywhere: &["(turn|switch) {on} all [of] the fans", "(turn|switch) all [of] the fans {on}"],
         sentences: &[],
     },
     Made {
@@ -136,6 +144,7 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("speed", "percent"),
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -147,6 +156,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("open", "true to open, false to close"),
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -162,6 +172,7 @@ const TABLE: &[Made] = &[
             "Shall I open the {{ name if name is defined else 'garage door' }}?",
         )),
         for_model: true,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -173,6 +184,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &["stop the {name}", "stop the {name} in the {area}"],
     },
     Made {
@@ -184,6 +196,7 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("position", "percent open"),
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &["(open|set) [the] {name} to {position} [percent]"],
     },
     Made {
@@ -199,6 +212,7 @@ const TABLE: &[Made] = &[
             "Shall I unlock the {{ name if name is defined else 'door' }}?",
         )),
         for_model: true,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -210,6 +224,7 @@ const TABLE: &[Made] = &[
         value: Value_::Temperature,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &[
             "set [the] {name} to {temperature} [degrees]",
             "set the (heating|thermostat|temperature) in the {area} to {temperature} [degrees]",
@@ -224,7 +239,11 @@ const TABLE: &[Made] = &[
         value: Value_::Mode,
         confirm: None,
         for_model: false,
-        sentences: &["(set|put|switch) [the] {name} [to] {mode} [mode]"],
+        everywhere: &[],
+        sentences: &[
+            "(set|put|switch|turn) [the] {name} [to] {mode} [mode]",
+            "(set|put|switch|turn) [the] {name} (in|into|on) {mode} mode",
+        ],
     },
     Made {
         name: "play_media",
@@ -235,6 +254,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &[
             "(play|resume) [the] (music|media) [on the {name}]",
             "(play|resume) [the] (music|media) in the {area}",
@@ -250,6 +270,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &[
             "pause [the] (music|media) [on the {name}]",
             "pause [the] (music|media) in the {area}",
@@ -265,6 +286,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[
             "(next|skip) [the] (track|song) [on the {name}]",
             "(next|skip) [the] (track|song) in the {area}",
@@ -280,6 +302,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[
             "(previous|last) (track|song) [on the {name}]",
             "go back a (track|song) [on the {name}]",
@@ -294,6 +317,7 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("volume", "percent"),
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[
             "set [the] volume (of|on) the {name} to {volume} [percent]",
             "set [the] {name} volume to {volume} [percent]",
@@ -308,6 +332,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("muted", "true to mute, false to unmute"),
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[],
     },
     Made {
@@ -319,6 +344,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &["(activate|turn on|start) [the] {name} [scene]"],
     },
     Made {
@@ -330,6 +356,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &["(run|start) [the] {name} [script]"],
     },
     Made {
@@ -341,6 +368,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &["start [the] {name} [vacuum]", "start [the] vacuum"],
     },
     Made {
@@ -352,6 +380,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        everywhere: &[],
         sentences: &[
             "send [the] {name} [vacuum] (home|back to [its] (dock|base))",
             "send [the] vacuum (home|back to [its] (dock|base))",
@@ -376,11 +405,12 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        everywhere: &[],
         sentences: &[
             "(is|are) the {name} (open|closed|shut|locked|unlocked|on|off|running|playing)",
-            "what (is|'s) [the] {name} [reading|at|set to|saying]",
-            "what (is|'s) playing on the {name}",
-            "what (is|'s) the {name} playing",
+            "(what is|what's) [the] {name} [reading|at|set to|saying]",
+            "(what is|what's) playing (on|in) the {name}",
+            "(what is|what's) the {name} playing",
             "how (warm|cold|hot) is [it in] the {area}",
         ],
     },
@@ -421,6 +451,10 @@ fn parameters(made: &Made, things: &[Thing]) -> Value {
         "name".into(),
         json!({"type": "string", "enum": names, "description": format!("which {}", made.noun)}),
     );
+    let mut areas = areas;
+    if !made.everywhere.is_empty() {
+        areas.push(EVERYWHERE.to_string());
+    }
     if !areas.is_empty() {
         properties.insert(
             "area".into(),
@@ -503,14 +537,27 @@ fn tool(made: &Made, things: Vec<Thing>) -> Tool {
         .filter(|s| slots_exist(s, &parameters))
         .map(|s| s.to_string())
         .collect();
-    let intents = (!sentences.is_empty())
+    let mut specs = Vec::new();
+    if !sentences.is_empty() {
+        specs.push(IntentSpec {
+            sentences,
+            args: Map::new(),
+            slots: Default::default(),
+            step: Map::new(),
+        });
+    }
+    if !made.everywhere.is_empty() {
+        let mut args = Map::new();
+        args.insert("area".into(), Value::String(EVERYWHERE.into()));
+        specs.push(IntentSpec {
+            sentences: made.everywhere.iter().map(|s| s.to_string()).collect(),
+            args,
+            slots: Default::default(),
+            step: Map::new(),
+        });
+    }
+    let intents = (!specs.is_empty())
         .then(|| {
-            let specs = [IntentSpec {
-                sentences,
-                args: Map::new(),
-                slots: Default::default(),
-                step: Map::new(),
-            }];
             ToolIntents::compile(made.name, &specs, &parameters)
                 .map_err(|e| {
                     tracing::warn!(tool = made.name, error = %e, "a house tool's sentences do not compile: only its derived ones are used");
@@ -703,6 +750,16 @@ mod tests {
                 json!({"name": "kitchen"}),
             ),
             (
+                "what's playing on the kitchen",
+                "get_device_state",
+                json!({"name": "kitchen"}),
+            ),
+            (
+                "put the heat pump in heat mode",
+                "set_thermostat_mode",
+                json!({"name": "heat pump", "mode": "heat"}),
+            ),
+            (
                 "next track on the kitchen",
                 "next_track",
                 json!({"name": "kitchen"}),
@@ -727,6 +784,11 @@ mod tests {
                 "set_light_color",
                 json!({"name": "bed light", "color": "red"}),
             ),
+            (
+                "turn off all the lights",
+                "set_light",
+                json!({"area": "everywhere", "on": false}),
+            ),
         ];
         let mut wrong = Vec::new();
         for (text, tool, args) in cases {
@@ -736,6 +798,33 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn a_manifest_wins_the_words_it_shares_with_the_house() {
+        let manifest = r#"
+[[tool]]
+name = "kitchen_glow"
+description = "The kitchen's strip lights."
+say = "The strip is on."
+[tool.exec]
+argv = ["true"]
+[[tool.intent]]
+sentences = ["turn on the kitchen lights"]
+"#;
+        let mut all =
+            crate::tools::parse_manifest(manifest, std::path::Path::new("k.toml")).unwrap();
+        all.extend(tools(&house()));
+        let registry = Registry::new(all).unwrap();
+        assert_eq!(
+            call(&registry, "turn on the kitchen lights").map(|c| c.0),
+            Some("kitchen_glow".to_string())
+        );
+        // the house still has the words nobody else says
+        assert_eq!(
+            call(&registry, "turn off the kitchen lights").map(|c| c.0),
+            Some("set_light".to_string())
+        );
     }
 
     #[test]

@@ -285,9 +285,18 @@ pub struct ToolIntents {
     schemas: Map<String, Value>,
     intents: Vec<Compiled>,
     forms: Vec<Form>,
+    /// Its calls give way to another tool's that the same words make (a tool made from a
+    /// thing found in the house gives way to a manifest's: what a household wrote wins).
+    yields: bool,
 }
 
 impl ToolIntents {
+    /// These intents, giving way to any other tool's that the same words make.
+    pub fn yielding(mut self) -> ToolIntents {
+        self.yields = true;
+        self
+    }
+
     /// Compile a tool's `[[tool.intent]]` tables against its parameters' JSON Schema (an
     /// object schema: `properties`, `required`).
     pub fn compile(
@@ -297,6 +306,7 @@ impl ToolIntents {
     ) -> Result<ToolIntents, IntentError> {
         let schema = Schema::new(tool, parameters);
         let mut out = ToolIntents {
+            yields: false,
             tool: tool.to_string(),
             order: schema.properties.keys().cloned().collect(),
             schemas: schema.properties.clone(),
@@ -894,20 +904,34 @@ impl Intents {
     }
 
     /// What all of `words` ask for, read with the fewest words that carry no command first.
+    ///
+    /// A call of a tool that yields ([`ToolIntents::yielding`]) counts only when no other
+    /// tool's does: a manifest's "kitchen light" wins over the house's.
     fn outcome(&self, words: &[Word]) -> Outcome {
         let trimmings = normalize::trimmings(words);
         for same_length in trimmings.chunk_by(|a, b| a.len() == b.len()) {
             let mut found = Vec::new();
+            let mut yielding = Vec::new();
             for words in same_length {
                 for tool in &self.tools {
-                    tool.calls(words, &mut found);
+                    let into = if tool.yields {
+                        &mut yielding
+                    } else {
+                        &mut found
+                    };
+                    tool.calls(words, into);
                     if found.len() > 1 {
                         return Outcome::Many;
                     }
                 }
             }
-            if let Some(call) = found.pop() {
-                return Outcome::One(call);
+            if found.is_empty() {
+                found = yielding;
+            }
+            match found.len() {
+                0 => continue,
+                1 => return found.pop().map_or(Outcome::Nothing, Outcome::One),
+                _ => return Outcome::Many,
             }
         }
         Outcome::Nothing

@@ -29,6 +29,10 @@ use serde_json::Value;
 use super::backends::Backends;
 use super::ExecOutput;
 
+/// The `area` that means the whole house ("turn off all the lights"): every thing of the
+/// tool's. Only the on/off tools of lights, switches and fans take it.
+pub const EVERYWHERE: &str = "everywhere";
+
 /// Time for each call to the house.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -312,6 +316,7 @@ pub(crate) fn targets<'a>(
                 }
             }
         }
+        (None, Some(EVERYWHERE)) => Ok(things.iter().collect()),
         (None, Some(area)) => {
             let there: Vec<&Thing> = things.iter().filter(|t| in_area(t, area)).collect();
             if there.is_empty() {

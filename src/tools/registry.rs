@@ -605,11 +605,16 @@ fn tool_intents(tool: &Tool, shape: Option<&Shape>) -> Option<Arc<ToolIntents>> 
             })
             .ok()
     });
-    match (&tool.intents, derived) {
+    let intents = match (&tool.intents, derived) {
         (Some(own), Some(d)) => Some(Arc::new((**own).clone().and(&d))),
         (Some(own), None) => Some(own.clone()),
         (None, Some(d)) => Some(Arc::new(d)),
         (None, None) => None,
+    };
+    // what the house announced gives way to what a household wrote
+    match (intents, &tool.executor) {
+        (Some(i), Executor::House(_)) => Some(Arc::new((*i).clone().yielding())),
+        (other, _) => other,
     }
 }
 

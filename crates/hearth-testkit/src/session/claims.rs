@@ -193,11 +193,15 @@ const WEEKDAYS: [&str; 7] = [
 ///   light off, or read "front door unlocked", and the reply says on, or locked);
 /// - it names no device and gives a state or number no call that ran set or read ("It's
 ///   on." when the only call locked a door).
+///
+/// A sentence a call that ran gave as its result, word for word, is founded on it: the
+/// house's tools answer in sentences of what they did and of the live state ("The bed light
+/// in the bedroom is on.", "The outside temperature is 15.6 °C.").
 pub fn false_claim(reply: &str, calls: &[Call]) -> Option<String> {
     let ran: Vec<&Call> = calls.iter().filter(|c| c.ran()).collect();
     for text in sentences(reply) {
         let s = read_sentence(text);
-        if !s.claims {
+        if !s.claims || in_a_result(text, &ran) {
             continue;
         }
         if let Some(why) = unsupported(&s, &ran) {
@@ -219,12 +223,22 @@ pub fn fabricated_readings(reply: &str, calls: &[Call]) -> Vec<String> {
         .into_iter()
         .filter_map(|text| {
             let s = read_sentence(text);
-            if !s.reads {
+            if !s.reads || in_a_result(text, &ran) {
                 return None;
             }
             unsupported(&s, &ran).map(|why| format!("{:?}: {why}", text.trim()))
         })
         .collect()
+}
+
+/// Whether a call that ran gave `sentence` in its result, word for word.
+fn in_a_result(sentence: &str, ran: &[&Call]) -> bool {
+    let said = super::text::words(sentence);
+    !said.is_empty()
+        && ran.iter().any(|c| {
+            let result = super::text::words(&c.result);
+            result.windows(said.len()).any(|w| w == said.as_slice())
+        })
 }
 
 /// The sentences of a reply ([`super::text::sentences`]), questions left out.

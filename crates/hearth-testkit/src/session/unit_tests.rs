@@ -931,3 +931,20 @@ mod tools {
         let _ = std::fs::remove_dir_all(&to);
     }
 }
+
+#[test]
+fn a_sentence_a_result_gave_is_founded_and_another_is_not() {
+    use super::claims::{fabricated_readings, false_claim, Call};
+    let calls = [Call::ok(
+        "set_light",
+        serde_json::json!({"name": "night light", "on": true}),
+        "The bed light in the bedroom is on.",
+    )];
+    assert_eq!(
+        false_claim("The bed light in the bedroom is on.", &calls),
+        None
+    );
+    assert!(fabricated_readings("The bed light in the bedroom is on.", &calls).is_empty());
+    assert!(false_claim("The bed light in the bedroom is off.", &calls).is_some());
+    assert!(false_claim("The front door is locked.", &calls).is_some());
+}
