@@ -61,6 +61,10 @@ struct Made {
     /// fan's speed, the next track) are reached by their sentences only, so the prompt stays
     /// within a small model's context.
     for_model: bool,
+    /// Whether the sentences its shape implies are made too (`src/intent/derive.rs`). A level
+    /// with a name and an area would imply tens of thousands of forms, over what the
+    /// recogniser takes: those tools say their own, fewer.
+    derive: bool,
     /// Sentences for the whole house ("turn off all the lights"): when there are any, `area`
     /// also takes [`EVERYWHERE`], and these make calls with it.
     everywhere: &'static [&'static str],
@@ -81,6 +85,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &["(turn|switch) {on} all [of] the lights", "(turn|switch) all [of] the lights {on}", "(turn|switch) {on} the lights everywhere", "(turn|switch) {on} every light"],
         sentences: &[],
     },
@@ -93,8 +98,14 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("brightness", "percent"),
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
-        sentences: &[],
+        sentences: &[
+            "(set|dim|turn|put) [the] {name} [brightness] to {brightness} [percent]",
+            "(set|dim|turn|put) the (light|lights) in the {area} to {brightness} [percent]",
+            "(set|dim|turn|put) the {area} (light|lights) to {brightness} [percent]",
+            "(brighten|dim) [the] {name} to {brightness} [percent]",
+        ],
     },
     Made {
         name: "set_light_color",
@@ -105,6 +116,7 @@ const TABLE: &[Made] = &[
         value: Value_::Color,
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
         sentences: &[
             "(turn|make|set) [the] {name} {color}",
@@ -120,6 +132,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &["(turn|switch) {on} all [of] the switches", "(turn|switch) all [of] the switches {on}"],
         sentences: &[],
     },
@@ -132,6 +145,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("on", "true for on, false for off"),
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &["(turn|switch) {on} all [of] the fans", "(turn|switch) all [of] the fans {on}"],
         sentences: &[],
     },
@@ -144,8 +158,12 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("speed", "percent"),
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
-        sentences: &[],
+        sentences: &[
+            "(set|turn|put) [the] {name} [speed] to {speed} [percent]",
+            "(set|turn|put) the (fan|fans) in the {area} to {speed} [percent]",
+        ],
     },
     Made {
         name: "set_cover",
@@ -156,6 +174,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("open", "true to open, false to close"),
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &[],
     },
@@ -172,6 +191,7 @@ const TABLE: &[Made] = &[
             "Shall I open the {{ name if name is defined else 'garage door' }}?",
         )),
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &[],
     },
@@ -184,6 +204,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &["stop the {name}", "stop the {name} in the {area}"],
     },
@@ -196,8 +217,12 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("position", "percent open"),
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
-        sentences: &["(open|set) [the] {name} to {position} [percent]"],
+        sentences: &[
+            "(open|set|put|move) [the] {name} to {position} [percent]",
+            "(open|set|put|move) the (blind|blinds|cover|covers|window|windows) in the {area} to {position} [percent]",
+        ],
     },
     Made {
         name: "set_lock",
@@ -212,6 +237,7 @@ const TABLE: &[Made] = &[
             "Shall I unlock the {{ name if name is defined else 'door' }}?",
         )),
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &[],
     },
@@ -224,6 +250,7 @@ const TABLE: &[Made] = &[
         value: Value_::Temperature,
         confirm: None,
         for_model: true,
+        derive: false,
         everywhere: &[],
         sentences: &[
             "set [the] {name} to {temperature} [degrees]",
@@ -239,6 +266,7 @@ const TABLE: &[Made] = &[
         value: Value_::Mode,
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
         sentences: &[
             "(set|put|switch|turn) [the] {name} [to] {mode} [mode]",
@@ -254,6 +282,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &[
             "(play|resume) [the] (music|media) [on the {name}]",
@@ -270,6 +299,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &[
             "pause [the] (music|media) [on the {name}]",
@@ -286,6 +316,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &[
             "(next|skip) [the] (track|song) [on the {name}]",
@@ -302,6 +333,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &[
             "(previous|last) (track|song) [on the {name}]",
@@ -317,10 +349,12 @@ const TABLE: &[Made] = &[
         value: Value_::Percent("volume", "percent"),
         confirm: None,
         for_model: false,
+        derive: false,
         everywhere: &[],
         sentences: &[
             "set [the] volume (of|on) the {name} to {volume} [percent]",
-            "set [the] {name} volume to {volume} [percent]",
+            "(set|turn) [the] {name} volume [up|down] to {volume} [percent]",
+            "turn [the] volume (of|on) the {name} (up|down) to {volume} [percent]",
         ],
     },
     Made {
@@ -332,6 +366,7 @@ const TABLE: &[Made] = &[
         value: Value_::Flag("muted", "true to mute, false to unmute"),
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &[],
     },
@@ -344,6 +379,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &["(activate|turn on|start) [the] {name} [scene]"],
     },
@@ -356,6 +392,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        derive: true,
         everywhere: &[],
         sentences: &["(run|start) [the] {name} [script]"],
     },
@@ -368,6 +405,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &["start [the] {name} [vacuum]", "start [the] vacuum"],
     },
@@ -380,6 +418,7 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: false,
+        derive: true,
         everywhere: &[],
         sentences: &[
             "send [the] {name} [vacuum] (home|back to [its] (dock|base))",
@@ -405,13 +444,15 @@ const TABLE: &[Made] = &[
         value: Value_::Nothing,
         confirm: None,
         for_model: true,
+        derive: false,
         everywhere: &[],
         sentences: &[
             "(is|are) the {name} (open|closed|shut|locked|unlocked|on|off|running|playing)",
             "(what is|what's) [the] {name} [reading|at|set to|saying]",
+            "(what is|what's) the state of the {name}",
             "(what is|what's) playing (on|in) the {name}",
             "(what is|what's) the {name} playing",
-            "how (warm|cold|hot) is [it in] the {area}",
+            "(check|read) the {name}",
         ],
     },
 ];
@@ -586,6 +627,7 @@ fn tool(made: &Made, things: Vec<Thing>) -> Tool {
         inverse: None,
         for_model: made.for_model,
         executor: Executor::House(HouseSpec {
+            derive: made.derive,
             noun: made.noun,
             action: made.action,
             things: things.into(),

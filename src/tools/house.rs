@@ -200,6 +200,8 @@ impl Action {
 /// the ability, as found when the tool was made).
 #[derive(Debug, Clone)]
 pub struct HouseSpec {
+    /// Whether the registry adds the sentences its shape implies to its own.
+    pub derive: bool,
     /// What it acts on, as said ("light", "lock"), for its questions and answers.
     pub noun: &'static str,
     /// What a call does.
@@ -666,6 +668,7 @@ mod tests {
     #[tokio::test]
     async fn a_target_without_the_ability_is_named_and_not_called() {
         let spec = HouseSpec {
+            derive: true,
             noun: "light",
             action: Action::Brightness,
             things: house().into(),

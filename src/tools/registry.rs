@@ -86,7 +86,11 @@ impl Registry {
             .collect();
         let shapes: Vec<Option<Shape>> = tools
             .iter()
-            .map(|t| Shape::of(&t.spec.name, &t.spec.description, &t.spec.parameters))
+            .map(|t| match &t.executor {
+                // a house tool that says its own sentences only
+                Executor::House(h) if !h.derive => None,
+                _ => Shape::of(&t.spec.name, &t.spec.description, &t.spec.parameters),
+            })
             .collect();
         let intents = crate::intent::Intents::new(
             tools
