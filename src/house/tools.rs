@@ -843,6 +843,24 @@ mod tests {
     }
 
     #[test]
+    fn them_is_what_the_turn_before_named() {
+        let registry = Registry::new(tools(&house())).unwrap();
+        let mut before = crate::intent::Before::default();
+        before.record(
+            registry
+                .intents()
+                .recognize("turn on the lights in the bedroom")
+                .unwrap(),
+        );
+        let calls = registry
+            .intents()
+            .follow_up("turn them off again", &before)
+            .unwrap();
+        assert_eq!(calls[0].tool, "set_light");
+        assert_eq!(calls[0].arguments, json!({"area": "bedroom", "on": false}));
+    }
+
+    #[test]
     fn a_manifest_wins_the_words_it_shares_with_the_house() {
         let manifest = r#"
 [[tool]]

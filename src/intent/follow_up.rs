@@ -166,10 +166,9 @@ impl Intents {
                     tokens.push(Token::Word(pronoun.key.clone()));
                     tokens.extend_from_slice(&form.tokens[j..]);
                     match_form(&tokens, words, intent, &mut bound, &mut |bound| {
-                        let call = tool.call(&Map::new(), intent, bound);
-                        if !found.contains(&call) {
-                            found.push(call);
-                        }
+                        // "them" for "the lights in the bedroom" and for "the lights": the
+                        // reading that keeps what the turn before named is the one
+                        super::add_call(found, tool.call(&Map::new(), intent, bound));
                     });
                 }
             }
