@@ -714,6 +714,14 @@ mod tests {
                 &[Lock, Read],
             ),
             thing(
+                "switch.fairy",
+                Kind::Switch,
+                "fairy lights",
+                &[],
+                Some(("living room", &["lounge"])),
+                &[OnOff, Read],
+            ),
+            thing(
                 "climate.heatpump",
                 Kind::Climate,
                 "heat pump",
