@@ -667,6 +667,24 @@ impl Settings {
     /// config's threads, GPU layers, history mode and intents, and, when `prompt_cache`, the
     /// on-disk KV cache (the model file is then located and checked now). The caller adds
     /// the backends and the event stream.
+    /// Where the house's things are read from: Home Assistant (`[homeassistant]` with
+    /// `discover`), and the `[mqtt]` broker's Zigbee2MQTT bridge and discovery.
+    pub fn house(
+        &self,
+    ) -> Result<
+        (
+            Option<crate::house::HouseWatch>,
+            Option<crate::house::MqttWatch>,
+        ),
+        SettingsError,
+    > {
+        let ha = match &self.config.homeassistant {
+            Some(section) => crate::house::HouseWatch::from_config(section)?,
+            None => None,
+        };
+        Ok((ha, crate::house::MqttWatch::from_config(&self.config)))
+    }
+
     pub fn text_options(
         &self,
         preset: Preset,
@@ -690,10 +708,7 @@ impl Settings {
             opts.turn_budget = std::time::Duration::from_secs_f64(s);
         }
         opts.engine = self.engine()?;
-        if let Some(section) = &self.config.homeassistant {
-            opts.house = crate::house::HouseWatch::from_config(section)?;
-        }
-        opts.mqtt_house = crate::house::MqttWatch::from_config(&self.config);
+        (opts.house, opts.mqtt_house) = self.house()?;
         // the KV cache is the server's when the model runs elsewhere
         if prompt_cache && opts.engine == EngineChoice::Llama {
             let model = crate::supervisor::model_path(&opts)?;

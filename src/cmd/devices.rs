@@ -5,10 +5,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use hearth::tools::{Backends, Executor, Tool};
+use anyhow::Result;
+use hearth::tools::{Executor, Tool};
 use hearth::{Flags, Registry, Settings};
 
 #[derive(clap::Args)]
@@ -32,17 +31,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tools: args.tools.clone(),
         ..Flags::default()
     })?;
-    let backends = Arc::new(Backends::from_config(&settings.config)?);
-    let dir = settings.tools_dir();
-    let registry = Registry::offered(dir.as_deref(), backends).with_context(|| match &dir {
-        Some(dir) => format!("loading the tools in {}", dir.display()),
-        None => "loading the built-in tools".to_string(),
-    })?;
-    let watch = match &settings.config.homeassistant {
-        Some(section) => hearth::house::HouseWatch::from_config(section)?,
-        None => None,
-    };
-    let mqtt = hearth::house::MqttWatch::from_config(&settings.config);
+    let registry = super::offered(&settings)?;
+    let (watch, mqtt) = settings.house()?;
     let mut out = std::io::stdout().lock();
     let mut code = ExitCode::SUCCESS;
     let rt = super::runtime()?;

@@ -14,6 +14,17 @@ pub mod run;
 
 use anyhow::{Context, Result};
 
+/// The tools `hearth run` would offer before the house is read: the manifests of the
+/// settings' directory (or none), the built-ins, the timers and the controls.
+pub fn offered(settings: &hearth::Settings) -> Result<hearth::Registry> {
+    let backends = std::sync::Arc::new(hearth::tools::Backends::from_config(&settings.config)?);
+    let dir = settings.tools_dir();
+    hearth::Registry::offered(dir.as_deref(), backends).with_context(|| match &dir {
+        Some(dir) => format!("loading the tools in {}", dir.display()),
+        None => "loading the built-in tools".to_string(),
+    })
+}
+
 /// Stack of each runtime thread. Actors run native inference on them (ONNX Runtime for the
 /// voice, the VAD and openWakeWord; TF Lite): a debug build overflowed tokio's default
 /// 2 MiB while the Wake stage loaded openWakeWord's three networks for each of its two views.

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use hearth::tools::Backends;
-use hearth::{Flags, Registry, Settings};
+use anyhow::Result;
+use hearth::{Flags, Settings};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,19 +39,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tools: args.tools.clone(),
         ..Flags::default()
     })?;
-    let backends = Arc::new(Backends::from_config(&settings.config)?);
     // what `hearth run` sends its recogniser: its timer and control tools included
-    let dir = settings.tools_dir();
-    let registry = Registry::offered(dir.as_deref(), backends).with_context(|| match &dir {
-        Some(dir) => format!("loading the tools in {}", dir.display()),
-        None => "loading the built-in tools".to_string(),
-    })?;
+    let registry = super::offered(&settings)?;
     // and the house's tools, as `hearth run` offers them once it has read the house
-    let house = match &settings.config.homeassistant {
-        Some(section) => hearth::house::HouseWatch::from_config(section)?,
-        None => None,
-    };
-    let mqtt = hearth::house::MqttWatch::from_config(&settings.config);
+    let (house, mqtt) = settings.house()?;
     let registry = if house.is_some() || mqtt.is_some() {
         super::runtime()?.block_on(hearth::supervisor::offered_with_house(
             registry, house, mqtt,

@@ -448,17 +448,9 @@ async fn one(
             }
         }
         Control::Zigbee2mqtt(device) => {
-            let mqtt = backends
-                .mqtt
-                .as_ref()
-                .ok_or_else(|| "no MQTT broker is configured".to_string())?;
+            let mqtt = broker(backends)?;
             match command {
-                Some(command) => {
-                    let m = zigbee2mqtt::message(device, command).map_err(|e| e.to_string())?;
-                    mqtt.send(&m.topic, m.payload.into_bytes(), TIMEOUT)
-                        .await
-                        .map(|()| None)
-                }
+                Some(command) => publish(mqtt, zigbee2mqtt::message(device, command)).await,
                 None => match mqtt.last(&device.topics.state) {
                     Some(payload) => zigbee2mqtt::reading(device, &payload)
                         .map(Some)
@@ -471,17 +463,9 @@ async fn one(
             }
         }
         Control::Mqtt(component) => {
-            let mqtt = backends
-                .mqtt
-                .as_ref()
-                .ok_or_else(|| "no MQTT broker is configured".to_string())?;
+            let mqtt = broker(backends)?;
             match command {
-                Some(command) => {
-                    let m = discovery::message(component, command).map_err(|e| e.to_string())?;
-                    mqtt.send(&m.topic, m.payload.into_bytes(), TIMEOUT)
-                        .await
-                        .map(|()| None)
-                }
+                Some(command) => publish(mqtt, discovery::message(component, command)).await,
                 None => {
                     let heard: Vec<(String, Vec<u8>)> = component
                         .state_topics()
@@ -500,6 +484,26 @@ async fn one(
             }
         }
     }
+}
+
+/// The broker an MQTT thing is reached on.
+fn broker(backends: &Backends) -> Result<&super::mqtt::MqttBackend, String> {
+    backends
+        .mqtt
+        .as_ref()
+        .ok_or_else(|| "no MQTT broker is configured".to_string())
+}
+
+/// Send the message `hearth_house` made for a command (`Ok(None)`: sent), or say why it made
+/// none.
+async fn publish(
+    mqtt: &super::mqtt::MqttBackend,
+    message: Result<hearth_house::Message, hearth_house::HouseError>,
+) -> Result<Option<String>, String> {
+    let m = message.map_err(|e| e.to_string())?;
+    mqtt.send(&m.topic, m.payload.into_bytes(), TIMEOUT)
+        .await
+        .map(|()| None)
 }
 
 /// A live state as a sentence: "The outside temperature is 12.3 °C.", "The front door is
