@@ -142,6 +142,11 @@ pub struct PhraseSource {
     pub tools: ActorRef<ToolsMsg>,
     pub fixed: &'static [&'static str],
     pub lead: Vec<String>,
+    /// Whether the set carries the words to expect (the wake words, then the tools'
+    /// [`Registry::vocabulary`]) as the recogniser's prompt, so that they follow the tools
+    /// (the house found after the recogniser started, a device added). `false` when
+    /// `[stt] prompt` names the words.
+    pub expect: bool,
 }
 
 /// The house's phrase set as a recogniser is sent it: the tools' intents and follow-ups,
@@ -163,7 +168,12 @@ impl PhraseSource {
     /// The set for `registry`.
     fn phrases(&self, registry: &Registry) -> Result<SttPhrases, SttError> {
         let set = house_phrases(registry, self.fixed);
-        let phrases = SttPhrases::of(&set, self.lead.clone())?;
+        let prompt = self.expect.then(|| {
+            let mut words = self.lead.clone();
+            words.extend(registry.vocabulary());
+            words.join(", ")
+        });
+        let phrases = SttPhrases::of(&set, self.lead.clone(), prompt)?;
         if phrases.grammar.len() > MAX_PHRASES_BYTES {
             return Err(SttError::Actor(format!(
                 "the house's phrase set is {} bytes as JSON, over the {MAX_PHRASES_BYTES} a \
@@ -205,10 +215,16 @@ pub(crate) struct SttPhrases {
 }
 
 impl SttPhrases {
-    /// The set, with `lead` (the wake words) allowed before a request.
-    pub fn of(set: &PhraseSet, lead: Vec<String>) -> Result<SttPhrases, SttError> {
+    /// The set, with `lead` (the wake words) allowed before a request, and `prompt` the
+    /// words the recogniser is to expect with it.
+    pub fn of(
+        set: &PhraseSet,
+        lead: Vec<String>,
+        prompt: Option<String>,
+    ) -> Result<SttPhrases, SttError> {
         let mut grammar = set.grammar();
         grammar.lead = lead;
+        grammar.prompt = prompt.filter(|p| !p.trim().is_empty());
         let json = serde_json::to_vec(&grammar)
             .map_err(|e| SttError::Actor(format!("the phrase set could not be written: {e}")))?;
         let matcher = hearth_phrases::Matcher::new(&grammar)

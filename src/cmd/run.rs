@@ -557,6 +557,7 @@ fn hold_to_the_house_phrases(text: &TextRuntime, voice: &mut VoiceParts) -> Resu
         tools: text.tools.clone(),
         fixed: hearth::pipeline::stop::STOP_PHRASES,
         lead,
+        expect: voice.stt_prompt.is_none(),
     });
     Ok(())
 }

@@ -368,6 +368,7 @@ impl ToolIntents {
             source: self.tool.clone(),
             parts,
             follow_up,
+            call: format!("{}#{intent}", self.tool),
         }
     }
 

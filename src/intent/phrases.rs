@@ -53,6 +53,11 @@ pub struct PhraseForm {
     pub source: String,
     pub parts: Vec<Part>,
     pub follow_up: bool,
+    /// Which call it makes: forms of one intent share it ("dim the {name} to
+    /// {brightness}" and "brighten the {name} to {brightness}"), so that a recogniser may
+    /// mend one into the other ([`hearth_phrases::Grammar::calls`]); a fixed phrase's is
+    /// its own.
+    pub call: String,
 }
 
 /// How many sentences a set or a form stands for.
@@ -101,6 +106,7 @@ impl PhraseSet {
                     .map(|w| Part::Word(w.to_string()))
                     .collect(),
                 follow_up: false,
+                call: format!("{source}: {p}"),
             }
         }));
         self
@@ -137,6 +143,8 @@ impl PhraseSet {
             format!("{{{i}}}")
         };
         let mut forms = Vec::new();
+        let mut call_keys: Vec<&str> = Vec::new();
+        let mut calls = Vec::new();
         for form in self.forms.iter().filter(|f| !f.opens_at_once()) {
             // each part's ways of being written; a form is written once per combination
             let mut written = vec![String::new()];
@@ -198,9 +206,22 @@ impl PhraseSet {
                     .flat_map(|w| ways.iter().map(move |x| format!("{w} {x}")))
                     .collect();
             }
-            forms.extend(written.into_iter().map(|w| w.trim().to_string()));
+            let call = match call_keys.iter().position(|k| *k == form.call) {
+                Some(i) => i,
+                None => {
+                    call_keys.push(&form.call);
+                    call_keys.len() - 1
+                }
+            } as u32;
+            for w in written {
+                let w = w.trim().to_string();
+                // (a form written twice in a row, by the same call, once)
+                if forms.last() != Some(&w) || calls.last() != Some(&call) {
+                    forms.push(w);
+                    calls.push(call);
+                }
+            }
         }
-        forms.dedup();
         let ways: Vec<String> = super::derive::direction_words()
             .into_iter()
             .map(String::from)
@@ -210,6 +231,7 @@ impl PhraseSet {
             forms,
             guarded: ways.iter().cloned().chain(self.own_guarded()).collect(),
             ways,
+            calls,
             ..Grammar::default()
         }
     }

@@ -299,22 +299,32 @@ impl Registry {
     }
 
     /// Words a person is likely to say to these tools, for priming speech recognition
-    /// (whisper's initial prompt): every string a parameter schema enumerates (`enum`,
-    /// `const`, at any depth: room names, scenes, modes) or gives as `examples` (the usual
-    /// values of a free one: a timer's "tea", "pasta") and the tool names as words
-    /// (`cancel_timer` gives "cancel timer": with its verb, which tiny.en otherwise heard as
-    /// "answer" in "Cancel the pasta timer"), but for a leading "get" or "set" ([`PLAIN_VERBS`]).
-    /// In registry order, each once (case-insensitive), blank ones left out.
+    /// (whisper's initial prompt), most telling first, since a recogniser keeps only as many
+    /// from the start as its prompt holds (223 tokens for whisper): every string a parameter
+    /// schema allows (`enum`, `const`, at any depth: the house's names and aliases, rooms,
+    /// modes), then the tool names as words (`cancel_timer` gives "cancel timer": with its
+    /// verb, which tiny.en otherwise heard as "answer" in "Cancel the pasta timer"; a leading
+    /// "get" or "set" left out, [`PLAIN_VERBS`]), then the `examples` of free values (a
+    /// timer's "tea", "pasta"). `_` is a space; a phrase whose every word an earlier one has
+    /// already said ("living room fan" after "living room" and "fan") and blank ones are left
+    /// out.
     pub fn vocabulary(&self) -> Vec<String> {
         let mut words: Vec<String> = Vec::new();
         let mut add = |w: &str| {
+            let w = w.replace('_', " ");
             let w = w.trim();
-            if !w.is_empty() && !words.iter().any(|x| x.eq_ignore_ascii_case(w)) {
+            let said = |word: &str| {
+                words
+                    .iter()
+                    .flat_map(|p| p.split_whitespace())
+                    .any(|x| x.eq_ignore_ascii_case(word))
+            };
+            if !w.is_empty() && !w.split_whitespace().all(said) {
                 words.push(w.to_string());
             }
         };
         for t in &self.tools {
-            schema_strings(&t.spec.parameters, Listed::WithExamples, &mut add);
+            schema_strings(&t.spec.parameters, Listed::Values, &mut add);
         }
         for t in &self.tools {
             let name = t.spec.name.replace(['_', '-'], " ");
@@ -326,6 +336,9 @@ impl Registry {
                 parts.next();
             }
             add(&parts.collect::<Vec<_>>().join(" "));
+        }
+        for t in &self.tools {
+            schema_strings(&t.spec.parameters, Listed::WithExamples, &mut add);
         }
         words
     }
@@ -870,7 +883,7 @@ mod tests {
     }
 
     #[test]
-    fn vocabulary_has_enumerated_values_and_tool_names_as_words() {
+    fn vocabulary_has_enumerated_values_then_tool_names_then_examples() {
         let mut scene = exec_tool("activate_scene", &["true"], None);
         scene.spec.parameters = json!({"type": "object", "properties": {
             "scene": {"type": "string", "enum": ["Movie night", "good morning", 3]},
@@ -880,7 +893,7 @@ mod tests {
         }});
         let mut light = exec_tool("set_light", &["true"], None);
         light.spec.parameters = json!({"type": "object", "properties": {
-            "room": {"type": "string", "enum": ["kitchen", "living room"]}}});
+            "room": {"type": "string", "enum": ["kitchen", "living room", "garden kitchen", "heat_cool"]}}});
         let mut tools = Tool::builtins();
         tools.push(scene);
         tools.push(light);
@@ -892,16 +905,17 @@ mod tests {
             [
                 "Movie night",
                 "good morning",
-                "Oma",
-                "Opa",
                 "Kitchen",
                 "garden",
                 "living room",
+                "heat cool",
                 "time",
                 "date",
                 "activate scene",
                 "light",
-                "ping"
+                "ping",
+                "Oma",
+                "Opa",
             ]
         );
     }

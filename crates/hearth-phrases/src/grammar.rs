@@ -33,6 +33,18 @@ pub struct Grammar {
     /// list holds all of them everywhere.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ways: Vec<String>,
+    /// The words a recogniser should expect for these requests, most important first,
+    /// separated by `, ` ("night light, big light, kitchen, …"): a recogniser primes its
+    /// decoder with as many from the start as it holds (whisper's initial prompt). Sent with
+    /// the set, so they follow the house as it changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The call each form makes, by number, one per form when given: forms of one number
+    /// make the same call whichever of their words they say ("dim the {0} to {number}" and
+    /// "brighten the {0} to {number}"), so a guarded word there chooses no way
+    /// ([`crate::Matcher::introduces`]). Not given: each form makes a call of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<u32>,
 }
 
 /// A slot of a form as written.
@@ -66,6 +78,9 @@ pub enum GrammarError {
     /// A form or a list value with no words.
     #[error("phrase form {form:?}: it has no words; leave it out")]
     Empty { form: String },
+    /// `calls` given, but not one per form.
+    #[error("the phrase set has {calls} calls for {forms} forms; give one per form, or none")]
+    Calls { forms: usize, calls: usize },
     /// A list with no values.
     #[error("phrase list {list}: it has no values; give it one or more, or leave out the forms that use it")]
     EmptyList { list: usize },
@@ -101,6 +116,16 @@ impl Grammar {
         for word in &self.ways {
             hash.update(word.as_bytes());
             hash.update([0]);
+        }
+        if let Some(prompt) = &self.prompt {
+            hash.update([6]);
+            hash.update(prompt.as_bytes());
+        }
+        if !self.calls.is_empty() {
+            hash.update([7]);
+            for call in &self.calls {
+                hash.update(call.to_le_bytes());
+            }
         }
         hash.finalize()[..8]
             .iter()

@@ -20,6 +20,8 @@ pub struct Matcher {
     guarded: std::collections::BTreeSet<String>,
     /// Those of them held only where they choose a way ([`Grammar::ways`]), as keys.
     ways: std::collections::BTreeSet<String>,
+    /// The call each form makes ([`Grammar::calls`]; each form its own when not given).
+    calls: Vec<u32>,
     forms: Trie,
     lists: Vec<Trie>,
     lead: Trie,
@@ -46,8 +48,9 @@ enum Pos {
     /// Inside an any-words slot whose last word is an article: another word must come before
     /// the form goes on at `then` (the intents' free slots never end with one).
     AfterArticle { then: u32 },
-    /// After a whole request, inside the words that may follow it (`Trail(0)`: complete).
-    Trail(u32),
+    /// After a whole request (the form it was), inside the words that may follow it (`at`
+    /// 0: complete).
+    Trail { at: u32, form: u32 },
 }
 
 const ROOT: u32 = 0;
@@ -71,6 +74,8 @@ struct Node {
     words: BTreeMap<String, u32>,
     slots: Vec<(Slot, u32)>,
     end: bool,
+    /// In the forms' trie: the forms that end here.
+    forms: Vec<u32>,
 }
 
 impl Trie {
@@ -88,7 +93,8 @@ impl Trie {
         trie
     }
 
-    fn insert(&mut self, items: impl IntoIterator<Item = Item>) {
+    /// Adds a phrase; the node it ends at.
+    fn insert(&mut self, items: impl IntoIterator<Item = Item>) -> usize {
         let mut at = ROOT as usize;
         for item in items {
             let next = self.nodes.len() as u32;
@@ -109,6 +115,7 @@ impl Trie {
             at = child as usize;
         }
         self.nodes[at].end = true;
+        at
     }
 
     fn node(&self, at: u32) -> &Node {
@@ -156,9 +163,20 @@ impl Matcher {
             lists.push(trie);
         }
         let mut forms = Trie::new();
-        for form in &grammar.forms {
-            forms.insert(grammar.items(form)?);
+        for (i, form) in grammar.forms.iter().enumerate() {
+            let end = forms.insert(grammar.items(form)?);
+            forms.nodes[end].forms.push(i as u32);
         }
+        let calls = match grammar.calls.len() {
+            0 => (0..grammar.forms.len() as u32).collect(),
+            n if n == grammar.forms.len() => grammar.calls.clone(),
+            n => {
+                return Err(GrammarError::Calls {
+                    forms: grammar.forms.len(),
+                    calls: n,
+                })
+            }
+        };
         let mut lead = Trie::of_phrases(SKIP_LEADING.iter().copied());
         for phrase in &grammar.lead {
             let words = normalize::keys(phrase);
@@ -180,6 +198,7 @@ impl Matcher {
                 .iter()
                 .flat_map(|w| normalize::keys(w))
                 .collect(),
+            calls,
             n_forms: grammar.forms.len(),
             forms,
             lists,
@@ -223,7 +242,7 @@ impl Matcher {
             || state.at.iter().any(|&p| match p {
                 Pos::InWords { .. } | Pos::AfterArticle { .. } => true,
                 Pos::Form(n) => (self.forms.node(n).slots.iter()).any(|(s, _)| *s == Slot::Words),
-                Pos::Lead(_) | Pos::InList { .. } | Pos::Trail(_) => false,
+                Pos::Lead(_) | Pos::InList { .. } | Pos::Trail { .. } => false,
             })
     }
 
@@ -264,13 +283,16 @@ impl Matcher {
                         .any(|(s, _)| *s == Slot::Number && number())
             }
             Pos::InList { list, at, .. } => in_trie(&self.lists[list as usize], at),
-            Pos::Trail(n) => in_trie(&self.trail, n) || (n == ROOT && joiner()),
+            Pos::Trail { at, .. } => in_trie(&self.trail, at) || (at == ROOT && joiner()),
         })
     }
 
     /// Whether the words so far are a whole request of the set (or several joined).
     pub fn is_complete(&self, state: &State) -> bool {
-        state.at.contains(&Pos::Trail(ROOT))
+        state
+            .at
+            .iter()
+            .any(|p| matches!(p, Pos::Trail { at: ROOT, .. }))
     }
 
     /// Whether a word may still come that makes a longer request of the set ("turn on the
@@ -283,7 +305,7 @@ impl Matcher {
                 true
             }
             Pos::Form(n) => self.forms.has_next(n),
-            Pos::Trail(_) => false,
+            Pos::Trail { .. } => false,
         })
     }
 
@@ -329,15 +351,36 @@ impl Matcher {
     }
 
     /// Whether another guarded word in place of the one `at` still makes a request of the
-    /// set: the word there chooses between ways.
+    /// set, and another call: the word there chooses between ways. A form of another call
+    /// ([`Grammar::calls`]: "unlock the front door" for "lock the front door") chooses; so
+    /// does the same form, the word then a slot's value ("turn {0} the light"); another
+    /// form of the same call does not ("brighten the lamp to 30" for "dim the lamp to 30",
+    /// "is the front door unlocked" for "… locked").
     fn has_other_way(&self, words: &[String], at: usize) -> bool {
+        let ended = |w: &[String]| -> Vec<u32> {
+            let state = self.feed_all(&self.start(), w);
+            let mut forms: Vec<u32> = state
+                .at
+                .iter()
+                .filter_map(|p| match *p {
+                    Pos::Trail { at: ROOT, form } => Some(form),
+                    _ => None,
+                })
+                .collect();
+            forms.dedup();
+            forms
+        };
+        let mine = ended(words);
+        let call = |f: u32| self.calls.get(f as usize).copied();
         self.guarded
             .iter()
             .filter(|g| words.get(at) != Some(*g))
             .any(|g| {
                 let mut other = words.to_vec();
                 other[at] = g.clone();
-                self.is_complete(&self.feed_all(&self.start(), &other))
+                ended(&other)
+                    .into_iter()
+                    .any(|f| mine.contains(&f) || !mine.iter().any(|&m| call(m) == call(f)))
             })
     }
 
@@ -369,12 +412,12 @@ impl Matcher {
                         );
                     }
                 }
-                if node.end {
-                    self.close(Pos::Trail(ROOT), out);
+                for &form in &node.forms {
+                    self.close(Pos::Trail { at: ROOT, form }, out);
                 }
             }
             Pos::InWords { then } => self.close(Pos::Form(then), out),
-            Pos::Lead(_) | Pos::InList { .. } | Pos::AfterArticle { .. } | Pos::Trail(_) => {}
+            Pos::Lead(_) | Pos::InList { .. } | Pos::AfterArticle { .. } | Pos::Trail { .. } => {}
         }
     }
 
@@ -412,11 +455,11 @@ impl Matcher {
             Pos::InWords { then } | Pos::AfterArticle { then } => {
                 self.close(in_words(word, then), out)
             }
-            Pos::Trail(n) => {
-                if let Some(c) = self.trail.next(n, word) {
-                    self.enter(&self.trail, c, Pos::Trail, out);
+            Pos::Trail { at, form } => {
+                if let Some(c) = self.trail.next(at, word) {
+                    self.enter(&self.trail, c, |at| Pos::Trail { at, form }, out);
                 }
-                if n == ROOT && JOINERS.contains(&word) {
+                if at == ROOT && JOINERS.contains(&word) {
                     self.close(Pos::Lead(ROOT), out);
                 }
             }
@@ -425,7 +468,7 @@ impl Matcher {
 
     /// Moves into node `c` of a skip-word trie: on inside a phrase, back to its root at a
     /// phrase's end (another may follow).
-    fn enter(&self, trie: &Trie, c: u32, pos: fn(u32) -> Pos, out: &mut Vec<Pos>) {
+    fn enter(&self, trie: &Trie, c: u32, pos: impl Fn(u32) -> Pos, out: &mut Vec<Pos>) {
         if trie.has_next(c) {
             self.close(pos(c), out);
         }
@@ -497,6 +540,7 @@ mod tests {
             ways: ["lock", "unlock", "on", "off", "running", "up"]
                 .map(String::from)
                 .to_vec(),
+            ..Grammar::default()
         })
         .unwrap()
     }
@@ -514,8 +558,7 @@ mod tests {
                 "stop".into(),
             ],
             lead: vec!["Hey Jarvis".into()],
-            guarded: vec![],
-            ways: vec![],
+            ..Grammar::default()
         })
         .unwrap();
         for ends in [
@@ -711,5 +754,77 @@ mod tests {
         let remind = ["remind", "me", "to", "water", "the"];
         assert!(!own(&remind, "plants", false));
         assert!(own(&[&remind[..], &["plants"]].concat(), "at", false));
+    }
+
+    #[test]
+    fn a_word_chooses_a_way_only_where_another_call_is_made_in_its_place() {
+        let grammar = Grammar {
+            lists: vec![vec!["lamp".into()], vec!["on".into(), "off".into()]],
+            forms: [
+                "dim the {0} to {number}",
+                "brighten the {0} to {number}",
+                "dim the {0}",
+                "brighten the {0}",
+                "is the {0} locked",
+                "is the {0} unlocked",
+                "turn {1} the {0}",
+                "lock the {0}",
+                "unlock the {0}",
+            ]
+            .map(String::from)
+            .to_vec(),
+            guarded: [
+                "dim", "brighten", "locked", "unlocked", "on", "off", "lock", "unlock",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ways: [
+                "dim", "brighten", "locked", "unlocked", "on", "off", "lock", "unlock",
+            ]
+            .map(String::from)
+            .to_vec(),
+            calls: vec![0, 0, 1, 2, 3, 3, 4, 5, 6],
+            ..Grammar::default()
+        };
+        let m = Matcher::new(&grammar).unwrap();
+        // the same call either way: mended
+        assert_eq!(
+            m.introduces("then the lamp to 30", "dim the lamp to 30"),
+            None
+        );
+        assert_eq!(m.introduces("is the lamp lock", "is the lamp locked"), None);
+        // another call in its place: held
+        assert_eq!(
+            m.introduces("then the lamp", "dim the lamp"),
+            Some("dim".into())
+        );
+        assert_eq!(
+            m.introduces("mock the lamp", "lock the lamp"),
+            Some("lock".into())
+        );
+        // a slot's value is the call's value
+        assert_eq!(
+            m.introduces("turn of the lamp", "turn off the lamp"),
+            Some("off".into())
+        );
+        // without the calls, each form is its own
+        let own = Matcher::new(&Grammar {
+            calls: vec![],
+            ..grammar.clone()
+        })
+        .unwrap();
+        assert_eq!(
+            own.introduces("then the lamp to 30", "dim the lamp to 30"),
+            Some("dim".into())
+        );
+        // calls not one per form are refused
+        let short = Grammar {
+            calls: vec![0, 1],
+            ..grammar
+        };
+        assert_eq!(
+            Matcher::new(&short).unwrap_err(),
+            GrammarError::Calls { forms: 9, calls: 2 }
+        );
     }
 }

@@ -124,11 +124,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ..RecognizerConfig::default()
                 },
             )?;
-            let warm = recognizer.transcribe(&samples, None, phrases.as_ref())?;
+            let warm = recognizer.transcribe(&samples, None, phrases.as_ref(), None)?;
             let mut times: Vec<Duration> = Vec::new();
             let mut pass_times: Vec<Duration> = Vec::new();
             for _ in 0..runs {
-                let t = recognizer.transcribe(&samples, None, phrases.as_ref())?;
+                let t = recognizer.transcribe(&samples, None, phrases.as_ref(), None)?;
                 times.push(t.elapsed);
                 pass_times.extend(t.phrase.map(|p| p.elapsed));
             }

@@ -271,6 +271,8 @@ pub struct Recognizer {
     multilingual: bool,
     model_audio_ctx: usize,
     vocab: Vocab,
+    /// The last prompt fitted to the decoder, and its tokens ([`Recognizer::prompt_tokens`]).
+    fitted: Option<(String, Vec<i32>)>,
 }
 
 impl std::fmt::Debug for Recognizer {
@@ -341,6 +343,7 @@ impl Recognizer {
             multilingual,
             model_audio_ctx,
             vocab,
+            fitted: None,
         };
         recognizer.resolve_language(None).map_err(|e| match e {
             TranscribeError::Language { language, problem } => {
@@ -435,14 +438,23 @@ impl Recognizer {
 
     /// Transcribes 16 kHz mono audio in `language` (or the default); with `phrases`, the
     /// transcript is the set's likeliest request when the audio supports it about as well as
-    /// the open transcript (within the margin), else the open transcript.
+    /// the open transcript (within the margin), else the open transcript. `prompt` (the
+    /// phrase set's words to expect) primes the decoder in place of the configured one.
     pub fn transcribe(
         &mut self,
         samples: &[f32],
         language: Option<&str>,
         phrases: Option<&Matcher>,
+        prompt: Option<&str>,
     ) -> Result<Transcription, TranscribeError> {
         let language = self.resolve_language(language)?;
+        let text = prompt
+            .map(str::to_owned)
+            .or_else(|| self.config.prompt.clone());
+        let prompt = match text {
+            Some(text) => self.prompt_tokens(&text)?,
+            None => Vec::new(),
+        };
         let audio_seconds = samples.len() as f64 / f64::from(WHISPER_RATE);
         let audio_ctx = self.audio_ctx_for(samples.len());
         // whisper.cpp returns nothing for less than 100 ms, and fails on no samples at all.
@@ -461,7 +473,8 @@ impl Recognizer {
 
         let max_tokens = max_tokens_for(audio_seconds);
         let start = Instant::now();
-        let (mut text, mut tokens) = self.run(samples, &language, audio_ctx, max_tokens)?;
+        let (mut text, mut tokens) =
+            self.run(samples, &language, &prompt, audio_ctx, max_tokens)?;
         // how many of `tokens` spell the open transcript
         let mut open_len = Some(tokens.len());
         let mut used_ctx = audio_ctx;
@@ -495,7 +508,7 @@ impl Recognizer {
                          wider window"
                     );
                     tracing::info!(target: "transcript", looped = %text, "the repetition loop");
-                    (text, tokens) = self.run(samples, &language, wider, max_tokens)?;
+                    (text, tokens) = self.run(samples, &language, &prompt, wider, max_tokens)?;
                     open_len = Some(tokens.len());
                     used_ctx = wider;
                     retried = true;
@@ -511,7 +524,7 @@ impl Recognizer {
                     // (a loop cut to its phrase was decoded once: its window likes the loop)
                     retried: retried && !collapsed,
                 };
-                Some(self.phrase_pass(m, &language, open)?)
+                Some(self.phrase_pass(m, &language, &prompt, open)?)
             }
             _ => None,
         };
@@ -551,6 +564,7 @@ impl Recognizer {
         &mut self,
         matcher: &Matcher,
         language: &str,
+        prompt: &[i32],
         open: Open<'_>,
     ) -> Result<PhrasePass, TranscribeError> {
         let start = Instant::now();
@@ -566,7 +580,7 @@ impl Recognizer {
                 elapsed: start.elapsed(),
             });
         }
-        let prompt = self.decoder_prompt(language)?;
+        let prompt = self.decoder_prompt(language, prompt);
         let threads = self.config.threads.max(1);
         let mut decoder = Primed::new(&mut self.state, prompt, threads, self.vocab.eot)?;
         let mut open_logprob = logprob_of(open.tokens);
@@ -619,24 +633,15 @@ impl Recognizer {
         })
     }
 
-    /// The tokens whisper.cpp puts before a transcript: the initial prompt after the
-    /// previous-text marker, start of transcript, language and task on a multilingual model,
-    /// no timestamps.
-    fn decoder_prompt(&self, language: &str) -> Result<Vec<i32>, TranscribeError> {
+    /// The tokens whisper.cpp puts before a transcript: the prompt's (fitted,
+    /// [`Recognizer::prompt_tokens`]) after the previous-text marker, start of transcript,
+    /// language and task on a multilingual model, no timestamps.
+    fn decoder_prompt(&self, language: &str, words: &[i32]) -> Vec<i32> {
         let ctx = &self._context;
         let mut prompt = Vec::new();
-        if let Some(p) = self.config.prompt.as_deref() {
-            let text = closed_prompt(p);
-            let mut words = ctx.tokenize(&text, text.len() + 8)?;
-            // whisper.cpp keeps at most half the text context of it, the latest tokens
-            let keep = usize::try_from(ctx.n_text_ctx() / 2)
-                .unwrap_or(224)
-                .saturating_sub(1);
-            if words.len() > keep {
-                words.drain(..words.len() - keep);
-            }
+        if !words.is_empty() {
             prompt.push(ctx.token_prev());
-            prompt.extend(words);
+            prompt.extend_from_slice(words);
         }
         prompt.push(ctx.token_sot());
         if self.multilingual {
@@ -645,7 +650,69 @@ impl Recognizer {
             prompt.push(ctx.token_transcribe());
         }
         prompt.push(ctx.token_not());
-        Ok(prompt)
+        prompt
+    }
+
+    /// `text` as the decoder is primed with it ([`Recognizer::prompt_tokens`]), written out:
+    /// what of a long prompt is kept.
+    pub fn primed_with(&mut self, text: &str) -> Result<String, TranscribeError> {
+        let tokens = self.prompt_tokens(text)?;
+        let texts = &self.vocab.texts;
+        Ok(tokens
+            .iter()
+            .filter_map(|&t| usize::try_from(t).ok().and_then(|i| texts.get(i)))
+            .map(String::as_str)
+            .collect())
+    }
+
+    /// `text` as the decoder is primed with it: closed as a sentence ([`closed_prompt`]) and
+    /// cut to what the decoder holds (half its text context, less the previous-text marker)
+    /// at a `, ` between phrases, keeping the first: the words to expect come most important
+    /// first. (whisper.cpp itself would keep the last tokens, and a house's names, listed
+    /// first, were the ones lost: 368 tokens for Home Assistant's demo house.) The last
+    /// prompt's tokens are kept, so a phrase set's costs one tokenising.
+    fn prompt_tokens(&mut self, text: &str) -> Result<Vec<i32>, TranscribeError> {
+        if let Some((held, tokens)) = &self.fitted {
+            if held == text {
+                return Ok(tokens.clone());
+            }
+        }
+        let ctx = &self._context;
+        let keep = usize::try_from(ctx.n_text_ctx() / 2)
+            .unwrap_or(224)
+            .saturating_sub(1);
+        let tokenize = |t: &str| ctx.tokenize(t, t.len() + 8);
+        let mut tokens = tokenize(&closed_prompt(text))?;
+        if tokens.len() > keep {
+            let phrases: Vec<&str> = text.split(", ").collect();
+            let fits = |n: usize| -> Result<Option<Vec<i32>>, TranscribeError> {
+                let t = tokenize(&closed_prompt(&phrases[..n].join(", ")))?;
+                Ok((t.len() <= keep).then_some(t))
+            };
+            // the most phrases from the start that fit (tokens grow with phrases)
+            let (mut lo, mut hi) = (0, phrases.len());
+            let mut best = Vec::new();
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                match fits(mid)? {
+                    Some(t) => {
+                        best = t;
+                        lo = mid;
+                    }
+                    None => hi = mid - 1,
+                }
+            }
+            tracing::info!(
+                phrases = phrases.len(),
+                kept = lo,
+                tokens = best.len(),
+                last_kept = lo.checked_sub(1).map_or("", |i| phrases[i]),
+                "the prompt is longer than the decoder holds: its first phrases kept"
+            );
+            tokens = best;
+        }
+        self.fitted = Some((text.to_owned(), tokens.clone()));
+        Ok(tokens)
     }
 
     /// One whisper.cpp run: the trimmed text, and its text tokens each with its
@@ -654,6 +721,7 @@ impl Recognizer {
         &mut self,
         samples: &[f32],
         language: &str,
+        prompt: &[i32],
         audio_ctx: usize,
         max_tokens: i32,
     ) -> Result<(String, Vec<(i32, f32)>), TranscribeError> {
@@ -675,9 +743,8 @@ impl Recognizer {
         if audio_ctx < self.model_audio_ctx {
             params.set_audio_ctx(i32::try_from(audio_ctx).unwrap_or(0));
         }
-        let prompt = self.config.prompt.as_deref().map(closed_prompt);
-        if let Some(prompt) = &prompt {
-            params.set_initial_prompt(prompt);
+        if !prompt.is_empty() {
+            params.set_tokens(prompt);
         }
 
         self.state.full(params, samples)?;

@@ -206,7 +206,14 @@ pub struct Server {
 }
 
 /// The phrase sets a server holds, by id, the latest loaded last.
-type PhraseSets = Vec<(String, Arc<Matcher>)>;
+type PhraseSets = Vec<(String, Arc<HeldSet>)>;
+
+/// A phrase set as held: followed as a [`Matcher`], and the words it says to expect (its
+/// grammar's `prompt`: the decoder is primed with them for its requests).
+struct HeldSet {
+    matcher: Matcher,
+    prompt: Option<String>,
+}
 
 impl Server {
     /// A server around a loaded recogniser.
@@ -226,7 +233,7 @@ impl Server {
         if let Ok(held) = self.phrase_set(&p.id) {
             return Ok(vec![PhrasesLoaded {
                 id: p.id,
-                forms: held.forms(),
+                forms: held.matcher.forms(),
             }
             .to_event()]);
         }
@@ -251,7 +258,8 @@ impl Server {
         if sets.len() >= MAX_PHRASE_SETS {
             sets.remove(0);
         }
-        sets.push((id.clone(), Arc::new(matcher)));
+        let prompt = grammar.prompt.filter(|p| !p.trim().is_empty());
+        sets.push((id.clone(), Arc::new(HeldSet { matcher, prompt })));
         info!(id, forms = grammar.forms.len(), "phrase set loaded");
         Ok(vec![PhrasesLoaded {
             id,
@@ -261,7 +269,7 @@ impl Server {
     }
 
     /// The phrase set `id` names, if held.
-    fn phrase_set(&self, id: &str) -> Result<Arc<Matcher>, (&'static str, String)> {
+    fn phrase_set(&self, id: &str) -> Result<Arc<HeldSet>, (&'static str, String)> {
         let sets = self
             .phrases
             .lock()
@@ -524,8 +532,10 @@ impl Server {
             let samples = utterance
                 .into_whisper_input()
                 .map_err(|e| (codes::BAD_AUDIO, e.to_string()))?;
+            let matcher = phrases.as_ref().map(|p| &p.matcher);
+            let prompt = phrases.as_ref().and_then(|p| p.prompt.as_deref());
             recognizer
-                .transcribe(&samples, language.as_deref(), phrases.as_deref())
+                .transcribe(&samples, language.as_deref(), matcher, prompt)
                 .map_err(|e| match e {
                     TranscribeError::Language { .. } => (codes::LANGUAGE, e.to_string()),
                     TranscribeError::Whisper(_) => (codes::FAILED, e.to_string()),

@@ -405,3 +405,44 @@ async fn a_phrase_set_holds_transcripts_to_the_house_where_the_audio_supports_it
     let text = transcript_text(client.transcribe_wav(&kitchen).await);
     assert_eq!(text.to_lowercase(), "turn on the kitchen light.");
 }
+
+/// A phrase set that carries the words to expect primes the decoder for the requests that
+/// name it, in place of `--prompt`: a long one is cut to what the decoder holds, its first
+/// phrases kept, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phrase_sets_own_prompt_primes_its_requests() {
+    let Some((model, [kitchen])) = common::fixtures(["kitchen.wav"]) else {
+        return;
+    };
+    let server = TcpServer::start(&model, &["--prompt", "kitchen, light"]);
+    let mut client = server.connect().await;
+    let (format, pcm) = common::read_wav(&kitchen);
+    // 150 phrases of rooms and lights: far over 223 tokens
+    let words: Vec<String> = (1..=150)
+        .map(|i| format!("room {i} ceiling light"))
+        .collect();
+    let house = hearth_phrases::Grammar {
+        lists: vec![vec!["kitchen".into(), "bedroom".into()]],
+        forms: vec!["turn on the {0} light".into()],
+        prompt: Some(format!("kitchen, bedroom, {}", words.join(", "))),
+        ..Default::default()
+    };
+    client.send(&phrases_event(&house).to_event()).await;
+    assert_eq!(client.expect().await.kind, "phrases-loaded");
+    client
+        .send_request(ask_with_phrases(&house.id()), format, &pcm)
+        .await;
+    let (text, _) = transcript_and_pass(client.expect().await);
+    // (the prompt's "room N" may even be written after it: whisper reads it)
+    assert!(
+        text.to_lowercase().starts_with("turn on the kitchen light"),
+        "{text}"
+    );
+    let log = server.log();
+    let cut = log
+        .lines()
+        .find(|l| l.contains("the prompt is longer than the decoder holds"))
+        .unwrap_or_else(|| panic!("the set's prompt was not used:\n{log}"));
+    assert!(cut.contains("phrases=152"), "{cut}");
+    assert!(cut.contains("last_kept=\"room "), "{cut}");
+}

@@ -66,6 +66,7 @@ impl Ears {
                     tools: tools.clone(),
                     fixed: hearth::pipeline::stop::STOP_PHRASES,
                     lead: wake_phrases.to_vec(),
+                    expect: true,
                 });
                 Some(tools)
             }
