@@ -759,7 +759,16 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
         let clipped = said.len() >= ECHO_MIN_WORDS
             && said.len() + 1 == asked.len()
             && (asked.starts_with(&said) || asked.ends_with(&said));
-        whole || clipped
+        // a piece of the request and nothing else: "porch light" for "make the porch light
+        // brighter, it's too dark out there", "Joe." for "help me a Joe" (the small model
+        // writes one where it meant a call); unless the request offered a choice ("the sun
+        // or the moon?": "The sun.")
+        let piece = extra > 0
+            && !said.is_empty()
+            && said.len() < asked.len()
+            && !asked.contains(&"or")
+            && asked.windows(said.len()).any(|run| run == said.as_slice());
+        whole || clipped || piece
     };
     let parts = |text: &'_ str| {
         let mut all = vec![text.to_string()];
@@ -1094,6 +1103,13 @@ mod tests {
             ("You woke up at 7 today.", "I woke up at 7 today."),
             ("You had a long day.", "I had a long day."),
             ("You're tired of waiting.", "I'm tired of waiting."),
+            // a piece of the request alone
+            (
+                "porch light",
+                "make the porch light brighter, it's too dark out there.",
+            ),
+            ("cool mode", "put the acrobian cool mode,"),
+            ("Joe.", "help, help me, a Joe."),
         ] {
             assert_eq!(check(s, request), Some(Unfounded::Echo), "{s} / {request}");
         }
@@ -1117,6 +1133,8 @@ mod tests {
             ("Why did the lamp smile? It was lit.", "tell me a joke"),
             ("Yes.", "yes"),
             ("The kitchen is next to the hall.", "where is the kitchen"),
+            ("The sun.", "Which is bigger, the sun or the moon?"),
+            ("Blue.", "What colour is the sky?"),
         ] {
             assert_eq!(check(s, request), None, "{s} / {request}");
         }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use hearth_house::{Area, Kind, Thing};
+use hearth_house::{Area, Kind, Measure, Thing};
 use serde_json::{json, Map, Value};
 
 use crate::intent::{IntentSpec, ToolIntents};
@@ -70,6 +70,9 @@ struct Made {
     everywhere: &'static [&'static str],
     /// Sentences besides the derived ones.
     sentences: &'static [&'static str],
+    /// Sentences that say the flag's value themselves ("make the porch light brighter"):
+    /// the value, and its sentences.
+    flagged: &'static [(bool, &'static [&'static str])],
 }
 
 const LIGHTS: &[Kind] = &[Kind::Light];
@@ -88,6 +91,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &["(turn|switch) {on} all [of] the lights", "(turn|switch) all [of] the lights {on}", "(turn|switch) {on} the lights everywhere", "(turn|switch) {on} every light"],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "set_light_brightness",
@@ -106,6 +110,40 @@ const TABLE: &[Made] = &[
             "(set|dim|turn|put) the {area} (light|lights) to {brightness} [percent]",
             "(brighten|dim) [the] {name} to {brightness} [percent]",
         ],
+        flagged: &[],
+    },
+    Made {
+        name: "brighten_light",
+        description: "Make lights brighter or dimmer by a step, by name or by area.",
+        noun: "light",
+        of: For::Kinds(LIGHTS),
+        action: Action::BrightnessStep,
+        value: Value_::Flag("brighter", "true for brighter, false for dimmer"),
+        confirm: None,
+        for_model: true,
+        derive: false,
+        everywhere: &[],
+        sentences: &[],
+        flagged: &[
+            (
+                true,
+                &[
+                    "make [the] {name} [a (bit|little)] brighter",
+                    "(brighten|turn up) [the] {name} [a (bit|little)]",
+                    "make the (light|lights) in the {area} [a (bit|little)] brighter",
+                    "(brighten|turn up) the (light|lights) in the {area} [a (bit|little)]",
+                ],
+            ),
+            (
+                false,
+                &[
+                    "make [the] {name} [a (bit|little)] dimmer",
+                    "(dim|turn down) [the] {name} [a (bit|little)]",
+                    "make the (light|lights) in the {area} [a (bit|little)] dimmer",
+                    "(dim|turn down) the (light|lights) in the {area} [a (bit|little)]",
+                ],
+            ),
+        ],
     },
     Made {
         name: "set_light_color",
@@ -122,6 +160,7 @@ const TABLE: &[Made] = &[
             "(turn|make|set) [the] {name} {color}",
             "(turn|make|set) the lights in the {area} {color}",
         ],
+        flagged: &[],
     },
     Made {
         name: "set_switch",
@@ -135,6 +174,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &["(turn|switch) {on} all [of] the switches", "(turn|switch) all [of] the switches {on}"],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "set_fan",
@@ -148,6 +188,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &["(turn|switch) {on} all [of] the fans", "(turn|switch) all [of] the fans {on}"],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "set_fan_speed",
@@ -164,6 +205,7 @@ const TABLE: &[Made] = &[
             "(set|turn|put) [the] {name} [speed] to {speed} [percent]",
             "(set|turn|put) the (fan|fans) in the {area} to {speed} [percent]",
         ],
+        flagged: &[],
     },
     Made {
         name: "set_cover",
@@ -177,6 +219,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "set_garage_door",
@@ -194,6 +237,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "stop_cover",
@@ -207,6 +251,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &["stop the {name}", "stop the {name} in the {area}"],
+        flagged: &[],
     },
     Made {
         name: "set_cover_position",
@@ -223,6 +268,7 @@ const TABLE: &[Made] = &[
             "(open|set|put|move) [the] {name} to {position} [percent]",
             "(open|set|put|move) the (blind|blinds|cover|covers|window|windows) in the {area} to {position} [percent]",
         ],
+        flagged: &[],
     },
     Made {
         name: "set_lock",
@@ -240,6 +286,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "set_thermostat",
@@ -256,6 +303,7 @@ const TABLE: &[Made] = &[
             "set [the] {name} to {temperature} [degrees]",
             "set the (heating|thermostat|temperature) in the {area} to {temperature} [degrees]",
         ],
+        flagged: &[],
     },
     Made {
         name: "set_thermostat_mode",
@@ -272,6 +320,7 @@ const TABLE: &[Made] = &[
             "(set|put|switch|turn) [the] {name} [to] {mode} [mode]",
             "(set|put|switch|turn) [the] {name} (in|into|on) {mode} mode",
         ],
+        flagged: &[],
     },
     Made {
         name: "play_media",
@@ -289,6 +338,7 @@ const TABLE: &[Made] = &[
             "(play|resume) [the] (music|media) in the {area}",
             "resume [the] {name}",
         ],
+        flagged: &[],
     },
     Made {
         name: "pause_media",
@@ -306,6 +356,7 @@ const TABLE: &[Made] = &[
             "pause [the] (music|media) in the {area}",
             "pause [the] {name}",
         ],
+        flagged: &[],
     },
     Made {
         name: "next_track",
@@ -323,6 +374,7 @@ const TABLE: &[Made] = &[
             "(next|skip) [the] (track|song) in the {area}",
             "skip this (track|song) [on the {name}]",
         ],
+        flagged: &[],
     },
     Made {
         name: "previous_track",
@@ -339,6 +391,7 @@ const TABLE: &[Made] = &[
             "(previous|last) (track|song) [on the {name}]",
             "go back a (track|song) [on the {name}]",
         ],
+        flagged: &[],
     },
     Made {
         name: "set_media_volume",
@@ -356,6 +409,7 @@ const TABLE: &[Made] = &[
             "(set|turn) [the] {name} volume [up|down] to {volume} [percent]",
             "turn [the] volume (of|on) the {name} (up|down) to {volume} [percent]",
         ],
+        flagged: &[],
     },
     Made {
         name: "mute_media",
@@ -369,6 +423,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[],
+        flagged: &[],
     },
     Made {
         name: "activate_scene",
@@ -382,6 +437,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &["(activate|turn on|start) [the] {name} [scene]"],
+        flagged: &[],
     },
     Made {
         name: "run_script",
@@ -395,6 +451,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &["(run|start) [the] {name} [script]"],
+        flagged: &[],
     },
     Made {
         name: "start_vacuum",
@@ -408,6 +465,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &["start [the] {name} [vacuum]", "start [the] vacuum"],
+        flagged: &[],
     },
     Made {
         name: "return_vacuum",
@@ -424,6 +482,7 @@ const TABLE: &[Made] = &[
             "send [the] {name} [vacuum] (home|back to [its] (dock|base))",
             "send [the] vacuum (home|back to [its] (dock|base))",
         ],
+        flagged: &[],
     },
     Made {
         name: "get_device_state",
@@ -454,6 +513,7 @@ const TABLE: &[Made] = &[
             "(what is|what's) the {name} playing",
             "(check|read) the {name}",
         ],
+        flagged: &[],
     },
 ];
 
@@ -570,6 +630,90 @@ fn slots_exist(sentence: &str, parameters: &Value) -> bool {
     })
 }
 
+/// How a place is asked what it measures; `{P}` is the place.
+fn asking(measure: Measure) -> &'static [&'static str] {
+    match measure {
+        Measure::Temperature => &[
+            "how (warm|cold|hot) is it {P}",
+            "(what is|what's) the temperature {P}",
+            "how many degrees is it {P}",
+        ],
+        Measure::Humidity => &[
+            "how (humid|damp|dry) is it {P}",
+            "(what is|what's) the humidity {P}",
+        ],
+    }
+}
+
+/// Where people say a thing is when they ask its place what it measures: its area's words
+/// ("in the kitchen"), and the words its name puts before the measure ("outside" in "outside
+/// humidity", said as it is; "bathroom" in "bathroom temperature", said "in the bathroom").
+fn places(thing: &Thing, measure: Measure) -> Vec<String> {
+    let mut out: Vec<String> = thing
+        .area
+        .iter()
+        .flat_map(Area::words)
+        .map(|w| format!("in [the] {w}"))
+        .collect();
+    for name in thing.words() {
+        let Some(before) = name.strip_suffix(measure.as_str()).map(str::trim) else {
+            continue;
+        };
+        let place = match before {
+            "" => continue,
+            "outside" | "outdoor" | "outdoors" => "(outside|outdoors)".to_string(),
+            room => format!("in [the] {room}"),
+        };
+        if !out.contains(&place) {
+            out.push(place);
+        }
+    }
+    out
+}
+
+/// The intents that ask a place what it measures ("how humid is it outside?", "what's the
+/// temperature in the kitchen?"): a reading of the one thing there that measures it. A
+/// sensor wins a place over a thermostat (which reads the room too); a place where two
+/// sensors (or, with none, two thermostats) measure the same is left to the things' names.
+fn asked_of_places(things: &[Thing]) -> Vec<IntentSpec> {
+    let mut specs = Vec::new();
+    for measure in Measure::ALL {
+        let measuring: Vec<&Thing> = things
+            .iter()
+            .filter(|t| t.measures().contains(&measure))
+            .collect();
+        let mut asked: Vec<(String, &Thing)> = Vec::new();
+        for thing in &measuring {
+            for place in places(thing, measure) {
+                let there = measuring
+                    .iter()
+                    .filter(|t| places(t, measure).contains(&place))
+                    .filter(|t| (t.kind == Kind::Climate) == (thing.kind == Kind::Climate));
+                let sensors_there = measuring
+                    .iter()
+                    .any(|t| t.kind != Kind::Climate && places(t, measure).contains(&place));
+                if there.count() == 1 && (thing.kind != Kind::Climate || !sensors_there) {
+                    asked.push((place, thing));
+                }
+            }
+        }
+        for (place, thing) in asked {
+            let mut args = Map::new();
+            args.insert("name".into(), Value::String(thing.name.clone()));
+            specs.push(IntentSpec {
+                sentences: asking(measure)
+                    .iter()
+                    .map(|s| s.replace("{P}", &place))
+                    .collect(),
+                args,
+                slots: Default::default(),
+                step: Map::new(),
+            });
+        }
+    }
+    specs
+}
+
 fn tool(made: &Made, things: Vec<Thing>) -> Tool {
     let parameters = parameters(made, &things);
     let sentences: Vec<String> = made
@@ -586,6 +730,25 @@ fn tool(made: &Made, things: Vec<Thing>) -> Tool {
             slots: Default::default(),
             step: Map::new(),
         });
+    }
+    if let Value_::Flag(key, _) = made.value {
+        for (value, sentences) in made.flagged {
+            let mut args = Map::new();
+            args.insert(key.into(), Value::Bool(*value));
+            specs.push(IntentSpec {
+                sentences: sentences
+                    .iter()
+                    .filter(|s| slots_exist(s, &parameters))
+                    .map(|s| s.to_string())
+                    .collect(),
+                args,
+                slots: Default::default(),
+                step: Map::new(),
+            });
+        }
+    }
+    if made.action == Action::Read {
+        specs.extend(asked_of_places(&things));
     }
     if !made.everywhere.is_empty() {
         let mut args = Map::new();
@@ -780,6 +943,16 @@ mod tests {
                 json!({"name": "big light", "brightness": 30}),
             ),
             (
+                "make the big light a bit brighter",
+                "brighten_light",
+                json!({"name": "big light", "brighter": true}),
+            ),
+            (
+                "dim the lights in the kitchen",
+                "brighten_light",
+                json!({"area": "kitchen", "brighter": false}),
+            ),
+            (
                 "lock the front door",
                 "set_lock",
                 json!({"name": "front door", "locked": true}),
@@ -851,6 +1024,72 @@ mod tests {
     }
 
     #[test]
+    fn a_place_is_asked_what_it_measures() {
+        use Ability::Read;
+        let mut things = house();
+        for t in things.iter_mut() {
+            if t.name == "outside temperature" {
+                t.class = Some("temperature".into());
+            }
+        }
+        let mut humidity = thing(
+            "sensor.outside_humidity",
+            Kind::Sensor,
+            "outside humidity",
+            &[],
+            None,
+            &[Read],
+        );
+        humidity.class = Some("humidity".into());
+        let mut bath = thing(
+            "sensor.bath_t",
+            Kind::Sensor,
+            "bathroom temperature",
+            &[],
+            None,
+            &[Read],
+        );
+        bath.class = Some("temperature".into());
+        // two in the study: neither is the study's
+        let mut study = Vec::new();
+        for id in ["sensor.study_a", "sensor.study_b"] {
+            let mut t = thing(
+                id,
+                Kind::Sensor,
+                id,
+                &[],
+                Some(("office", &["study"])),
+                &[Read],
+            );
+            t.class = Some("temperature".into());
+            study.push(t);
+        }
+        things.extend([humidity, bath]);
+        things.extend(study);
+        let registry = Registry::new(tools(&things)).unwrap();
+        let read = |name: &str| Some(("get_device_state".to_string(), json!({ "name": name })));
+        assert_eq!(
+            call(&registry, "how humid is it outside"),
+            read("outside humidity")
+        );
+        assert_eq!(
+            call(&registry, "what's the temperature outdoors"),
+            read("outside temperature")
+        );
+        assert_eq!(
+            call(&registry, "how warm is it in the bathroom"),
+            read("bathroom temperature")
+        );
+        // the heat pump reads the lounge's
+        assert_eq!(
+            call(&registry, "how cold is it in the lounge"),
+            read("heat pump")
+        );
+        assert_eq!(call(&registry, "how warm is it in the study"), None);
+        assert_eq!(call(&registry, "how humid is it in the kitchen"), None);
+    }
+
+    #[test]
     fn them_is_what_the_turn_before_named() {
         let registry = Registry::new(tools(&house())).unwrap();
         let mut before = crate::intent::Before::default();
@@ -864,6 +1103,83 @@ mod tests {
             .intents()
             .follow_up("turn them off again", &before)
             .unwrap();
+        assert_eq!(calls[0].tool, "set_light");
+        assert_eq!(calls[0].arguments, json!({"area": "bedroom", "on": false}));
+    }
+
+    #[test]
+    fn a_recogniser_mends_how_a_device_was_heard_never_which_way_it_goes() {
+        let registry = Registry::new(tools(&house())).unwrap();
+        let grammar = crate::stt::house_phrases(&registry, &["stop"]).grammar();
+        let m = hearth_phrases::Matcher::new(&grammar).unwrap();
+        // either word reads the lock, or sets the level said
+        assert_eq!(
+            m.introduces("is the front door lock", "is the front door locked"),
+            None
+        );
+        assert_eq!(
+            m.introduces(
+                "then the big light to 30 percent",
+                "dim the big light to 30 percent"
+            ),
+            None
+        );
+        // here the word is the way
+        assert_eq!(
+            m.introduces("mock the front door", "lock the front door"),
+            Some("lock".into())
+        );
+        assert_eq!(
+            m.introduces("then the big light", "dim the big light"),
+            Some("dim".into())
+        );
+        assert_eq!(
+            m.introduces("turn of the big light", "turn off the big light"),
+            Some("off".into())
+        );
+    }
+
+    #[test]
+    fn them_after_a_follow_up_is_what_the_follow_up_named() {
+        use Ability::{OnOff, Read};
+        let mut things = house();
+        let bedroom = Some(("bedroom", &[][..]));
+        things.push(thing(
+            "switch.ac",
+            Kind::Switch,
+            "ac",
+            &["air conditioner"],
+            bedroom,
+            &[OnOff, Read],
+        ));
+        things.push(thing(
+            "fan.ceiling",
+            Kind::Fan,
+            "ceiling fan",
+            &[],
+            bedroom,
+            &[OnOff, Read],
+        ));
+        things.push(thing(
+            "cover.hall",
+            Kind::Cover,
+            "hall window",
+            &[],
+            Some(("hallway", &["hall"])),
+            &[Ability::OpenClose, Ability::Stop, Read],
+        ));
+        let registry = Registry::new(tools(&things)).unwrap();
+        let intents = registry.intents();
+        let mut before = crate::intent::Before::default();
+        before.record(
+            intents
+                .recognize("turn on the lights in the lounge")
+                .unwrap(),
+        );
+        let too = intents.follow_up("and the bedroom too", &before).unwrap();
+        assert_eq!(too[0].arguments, json!({"area": "bedroom", "on": true}));
+        before.record(too);
+        let calls = intents.follow_up("turn them off again", &before).unwrap();
         assert_eq!(calls[0].tool, "set_light");
         assert_eq!(calls[0].arguments, json!({"area": "bedroom", "on": false}));
     }

@@ -146,12 +146,33 @@ impl Intents {
     }
 
     /// A template with "it" (or "them") for a part of it whose slots the previous calls
-    /// fill.
+    /// fill. Where the previous calls' own tools make such a call, the others' do not count:
+    /// "turn them off" after the bedroom's lights went on is the lights, not also the
+    /// bedroom's switches and fans, whose `area` the lights' call fills as well.
     fn pronoun(&self, words: &[Word], before: &[IntentCall], found: &mut Vec<IntentCall>) {
         let mut said = words.iter().filter(|w| PRONOUNS.contains(&w.key.as_str()));
         let (Some(pronoun), None) = (said.next(), said.next()) else {
             return;
         };
+        let mut mine = Vec::new();
+        self.pronoun_calls(words, pronoun, before, &mut mine);
+        let same_tool = |c: &IntentCall| before.iter().any(|b| b.tool == c.tool);
+        if mine.iter().any(same_tool) {
+            mine.retain(same_tool);
+        }
+        for call in mine {
+            super::add_call(found, call);
+        }
+    }
+
+    /// Every call [`Self::pronoun`] weighs: `pronoun` in place of a part of a template.
+    fn pronoun_calls(
+        &self,
+        words: &[Word],
+        pronoun: &Word,
+        before: &[IntentCall],
+        found: &mut Vec<IntentCall>,
+    ) {
         for tool in &self.tools {
             for form in &tool.forms {
                 let intent = &tool.intents[form.intent];

@@ -110,9 +110,24 @@ fn direction_said(param: &str, value: &Value, words: &[Word]) -> bool {
     let Some(yes) = value.as_bool() else {
         return true;
     };
+    if words
+        .first()
+        .is_some_and(|w| ASKS_A_STATE.contains(&w.key.as_str()))
+    {
+        return false;
+    }
     let way = d.said_as(yes);
     words.iter().any(|w| way.contains(&w.key.as_str()))
 }
+
+/// First words of a question about a state ("is the front door locked?", "did you turn off
+/// the oven?"): its way words are what is asked about, and support no call that sets them.
+/// (The small model locked the front door for "is the front door lock," as whisper wrote
+/// it.)
+const ASKS_A_STATE: &[&str] = &[
+    "is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "did",
+    "didn't", "didnt", "does", "doesn't", "doesnt",
+];
 
 #[cfg(test)]
 mod tests {
@@ -136,6 +151,20 @@ mod tests {
         json!({"type": "object", "properties": {
             "temperature": {"type": "number", "minimum": 10, "maximum": 30},
             "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    #[test]
+    fn a_question_about_a_state_supports_no_call_that_sets_it() {
+        let locked = json!({"door": "front", "locked": true});
+        assert_eq!(unsupported(&lock(), &locked, "lock the front door"), None);
+        for asked in [
+            "is the front door lock,",
+            "Is the front door locked?",
+            "did you lock the front door",
+            "Isn't the front door locked?",
+        ] {
+            assert!(unsupported(&lock(), &locked, asked).is_some(), "{asked}");
+        }
     }
 
     #[test]

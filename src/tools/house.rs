@@ -33,6 +33,10 @@ use super::ExecOutput;
 /// tool's. Only the on/off tools of lights, switches and fans take it.
 pub const EVERYWHERE: &str = "everywhere";
 
+/// Percentage points a light is made brighter or dimmer by ("make the porch light
+/// brighter"): a quarter, as a person turning a dimmer would.
+const STEP: i8 = 25;
+
 /// Time for each call to the house.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -43,6 +47,8 @@ pub enum Action {
     OnOff,
     /// Brightness in percent (`brightness`).
     Brightness,
+    /// Brighter or dimmer by a step (`brighter`).
+    BrightnessStep,
     /// A colour by name (`color`).
     Color,
     /// Open or close (`open`).
@@ -86,7 +92,7 @@ impl Action {
     pub fn needs(self) -> Ability {
         match self {
             Action::OnOff => Ability::OnOff,
-            Action::Brightness => Ability::Brightness,
+            Action::Brightness | Action::BrightnessStep => Ability::Brightness,
             Action::Color => Ability::Color,
             Action::OpenClose => Ability::OpenClose,
             Action::Stop => Ability::Stop,
@@ -140,6 +146,10 @@ impl Action {
                 let p = percent("brightness")?;
                 (Command::Brightness(p), format!("at {p} percent"))
             }
+            Action::BrightnessStep => match flag("brighter")? {
+                true => (Command::BrightnessStep(STEP), "brighter".into()),
+                false => (Command::BrightnessStep(-STEP), "dimmer".into()),
+            },
             Action::Color => {
                 let c = text("color")?;
                 (Command::Color(c.clone()), c)

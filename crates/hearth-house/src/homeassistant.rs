@@ -92,6 +92,9 @@ pub fn service(entity_id: &str, command: &Command) -> Option<ServiceCall> {
             call("turn_off", none)
         }
         ("light", Command::Brightness(p)) => call("turn_on", json!({ "brightness_pct": p })),
+        ("light", Command::BrightnessStep(p)) => {
+            call("turn_on", json!({ "brightness_step_pct": p }))
+        }
         ("light", Command::ColorTemperature(k)) => {
             call("turn_on", json!({ "color_temp_kelvin": k }))
         }
@@ -441,6 +444,12 @@ mod tests {
         let vol = service("media_player.kitchen", &Command::Volume(25)).unwrap();
         assert_eq!(vol.data["volume_level"], json!(0.25));
         assert_eq!(service("lock.front_door", &Command::Brightness(4)), None);
+        let up = service("light.kitchen", &Command::BrightnessStep(-25)).unwrap();
+        assert_eq!((up.domain, up.service), ("light", "turn_on"));
+        assert_eq!(
+            up.data,
+            json!({"entity_id": "light.kitchen", "brightness_step_pct": -25})
+        );
         assert_eq!(service("alarm_control_panel.x", &Command::Off), None);
         assert_eq!(service("nodot", &Command::Off), None);
     }

@@ -61,4 +61,4 @@ pub use device::{
     ValueType,
 };
 pub use error::HouseError;
-pub use thing::{Ability, Area, Command, Control, Source, Thing};
+pub use thing::{Ability, Area, Command, Control, Measure, Source, Thing};

@@ -90,6 +90,8 @@ pub enum Command {
     Off,
     /// Brightness, percent.
     Brightness(u8),
+    /// Brightness up (more than 0) or down by so many percentage points.
+    BrightnessStep(i8),
     /// Colour temperature, kelvin.
     ColorTemperature(u32),
     /// A colour by its CSS name ("red").
@@ -137,7 +139,7 @@ impl Command {
     pub fn needs(&self) -> Ability {
         match self {
             Command::On | Command::Off => Ability::OnOff,
-            Command::Brightness(_) => Ability::Brightness,
+            Command::Brightness(_) | Command::BrightnessStep(_) => Ability::Brightness,
             Command::ColorTemperature(_) => Ability::ColorTemperature,
             Command::Color(_) => Ability::Color,
             Command::Open | Command::Close => Ability::OpenClose,
@@ -163,6 +165,7 @@ impl Command {
             Command::On => "turn on",
             Command::Off => "turn off",
             Command::Brightness(_) => "be dimmed",
+            Command::BrightnessStep(_) => "be made brighter or dimmer by a step",
             Command::ColorTemperature(_) => "change its colour temperature",
             Command::Color(_) => "change colour",
             Command::Open => "open",
@@ -182,6 +185,29 @@ impl Command {
             Command::Activate => "be set going",
             Command::Start => "start",
             Command::ReturnHome => "go home",
+        }
+    }
+}
+
+/// What a thing measures that people ask of a place rather than of the thing ("how warm is
+/// it in the kitchen?", "how humid is it outside?").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Measure {
+    /// The temperature: a temperature sensor's, or the room's as a thermostat reads it.
+    Temperature,
+    /// The relative humidity.
+    Humidity,
+}
+
+impl Measure {
+    /// Every measure.
+    pub const ALL: [Measure; 2] = [Measure::Temperature, Measure::Humidity];
+
+    /// Its name, as a device class and a Zigbee2MQTT property write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Measure::Temperature => "temperature",
+            Measure::Humidity => "humidity",
         }
     }
 }
@@ -263,6 +289,29 @@ impl Thing {
     /// Its name, then its aliases.
     pub fn words(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
+
+    /// What it measures of its place, read by [`Ability::Read`]: a thermostat the
+    /// temperature; a sensor what its device class says; a Zigbee2MQTT device the
+    /// `temperature` and `humidity` it publishes or gives on a get.
+    pub fn measures(&self) -> Vec<Measure> {
+        if !self.can(Ability::Read) {
+            return Vec::new();
+        }
+        if self.kind == Kind::Climate {
+            return vec![Measure::Temperature];
+        }
+        Measure::ALL
+            .into_iter()
+            .filter(|m| match &self.control {
+                Control::Zigbee2mqtt(device) => device
+                    .feature(m.as_str())
+                    .is_some_and(|f| f.access.readable()),
+                Control::HomeAssistant { .. } | Control::Mqtt(_) => {
+                    self.class.as_deref() == Some(m.as_str())
+                }
+            })
+            .collect()
     }
 
     /// Whether opening it lets someone in: a lock, or a cover of class garage, gate or door.

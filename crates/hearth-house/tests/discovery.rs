@@ -342,6 +342,8 @@ fn the_esphome_json_light_takes_json_commands() {
         r#"{"state":"ON","brightness":3}"#
     );
     assert_eq!(sent(light, Command::Brightness(0)).1, r#"{"state":"OFF"}"#);
+    // a discovered light takes a level, not a step
+    assert!(refused(light, Command::BrightnessStep(25)).contains("brighter or dimmer"));
     assert_eq!(
         refused(light, Command::Color("red".into())),
         "kitchen light cannot change colour"

@@ -217,6 +217,11 @@ fn the_colour_bulb_takes_on_off_brightness_colour_temperature_and_colour() {
         sent(bulb, Command::Brightness(0)).1,
         json!({"brightness": 0})
     );
+    // a step is Zigbee2MQTT's own, in its 0..254
+    assert_eq!(
+        sent(bulb, Command::BrightnessStep(-25)).1,
+        json!({"brightness_step": -64})
+    );
     // a million over the kelvin, within 153..500 mired
     assert_eq!(
         sent(bulb, Command::ColorTemperature(2700)).1,

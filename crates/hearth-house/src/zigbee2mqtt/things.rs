@@ -263,6 +263,9 @@ fn worded(device: &Device, feature: &Feature) -> bool {
 ///   or `value_off`.
 /// - [`Command::Brightness`]: `brightness`, the percentage scaled to its bounds (0 to 254
 ///   unless it says).
+/// - [`Command::BrightnessStep`]: `brightness_step`, the points scaled to 254 (a light whose
+///   brightness is settable and has no endpoint: Zigbee2MQTT takes the step, not the device's
+///   features).
 /// - [`Command::ColorTemperature`]: `color_temp` in mired (a million over the kelvin),
 ///   clamped to its bounds.
 /// - [`Command::Color`]: `color` as `{"x":…,"y":…}` (`color_xy`) or `{"hue":…,"saturation":…}`
@@ -305,6 +308,17 @@ pub fn message(device: &Device, command: &Command) -> Result<Message, HouseError
                 &f.property,
                 say::json_number((min + (max - min) * p / 100.0).round()),
             )
+        }
+        Command::BrightnessStep(p) if kind == Kind::Light => {
+            let f = feature("brightness")?;
+            if f.property != "brightness" || !f.access.settable() {
+                return Err(cannot());
+            }
+            let step = (f64::from(*p) * 254.0 / 100.0).round();
+            Ok(Message {
+                topic: device.topics.set.clone(),
+                payload: json!({ "brightness_step": say::json_number(step) }).to_string(),
+            })
         }
         Command::ColorTemperature(kelvin) if kind == Kind::Light => {
             let f = feature("color_temp")?;
