@@ -416,6 +416,8 @@ pub(crate) struct ReplyCheck {
     subjects: HashSet<String>,
     /// The tools' names, lower case.
     names: HashSet<String>,
+    /// The tools' parameters' names, lower case.
+    parameters: HashSet<String>,
     /// The tools that read something (`get_time`, `get_thermostat`: named with a verb of
     /// [`READ_VERBS`]).
     readings: HashSet<String>,
@@ -485,6 +487,7 @@ impl ReplyCheck {
             // what a parameter is about ("door", "room"), unless its name says nothing
             if let Some(props) = tool.spec.parameters["properties"].as_object() {
                 for key in props.keys() {
+                    check.parameters.insert(key.to_lowercase());
                     for w in key.to_lowercase().split(['_', '-']) {
                         if !VAGUE_PARAMETERS.contains(&w) {
                             check.add_subject(w);
@@ -518,7 +521,7 @@ impl ReplyCheck {
     /// session said before.
     pub fn check(&self, sentence: &str, request: &str, earlier: &Earlier) -> Option<Unfounded> {
         let w = words(sentence);
-        if self.tool_talk(&w) {
+        if self.tool_talk(&w) || self.writes_arguments(sentence) {
             Some(Unfounded::ToolTalk)
         } else if self.claims(&w) {
             Some(Unfounded::Claim)
@@ -563,6 +566,17 @@ impl ReplyCheck {
 
     /// A sentence that names a tool by its identifier ("set_light") or talks of functions,
     /// tools, JSON.
+    /// Whether `sentence` writes a call's arguments out, a parameter's name and a colon
+    /// ("mount the front door, area: living room", `"name": "porch light"`).
+    fn writes_arguments(&self, sentence: &str) -> bool {
+        sentence.split_whitespace().any(|t| {
+            t.strip_suffix(':').is_some_and(|key| {
+                let key = key.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+                self.parameters.contains(&key.to_lowercase())
+            })
+        })
+    }
+
     fn tool_talk(&self, w: &[String]) -> bool {
         w.iter()
             .any(|x| self.names.contains(x) || TOOL_WORDS.contains(&x.as_str()))
@@ -762,11 +776,14 @@ fn echoes(w: &[String], request: &str, earlier: &[String]) -> bool {
         // a piece of the request and nothing else: "porch light" for "make the porch light
         // brighter, it's too dark out there", "Joe." for "help me a Joe" (the small model
         // writes one where it meant a call); unless the request offered a choice ("the sun
-        // or the moon?": "The sun.")
+        // or the moon?": "The sun."), asked for words to be said ("say hi": "Hi."), or the
+        // piece is a greeting
         let piece = extra > 0
             && !said.is_empty()
             && said.len() < asked.len()
             && !asked.contains(&"or")
+            && !matches!(asked.first(), Some(&("say" | "repeat")))
+            && !all_social(&said)
             && asked.windows(said.len()).any(|run| run == said.as_slice());
         whole || clipped || piece
     };
@@ -968,6 +985,9 @@ mod tests {
             "Use the set_light tool.",
             "I need more parameters.",
             "Here is the JSON.",
+            // a call's arguments written out
+            "mount the front door, room: living room",
+            "{\"room\": \"kitchen\"}",
         ] {
             assert_eq!(
                 check(s, "what time is it"),
@@ -975,6 +995,10 @@ mod tests {
                 "{s}"
             );
         }
+        assert_eq!(
+            check("Fun fact: honey never spoils.", "tell me something"),
+            None
+        );
     }
 
     #[test]
@@ -1135,6 +1159,7 @@ mod tests {
             ("The kitchen is next to the hall.", "where is the kitchen"),
             ("The sun.", "Which is bigger, the sun or the moon?"),
             ("Blue.", "What colour is the sky?"),
+            ("Hi.", "say hi"),
         ] {
             assert_eq!(check(s, request), None, "{s} / {request}");
         }
