@@ -566,14 +566,22 @@ impl ReplyCheck {
 
     /// A sentence that names a tool by its identifier ("set_light") or talks of functions,
     /// tools, JSON.
-    /// Whether `sentence` writes a call's arguments out, a parameter's name and a colon
-    /// ("mount the front door, area: living room", `"name": "porch light"`).
+    /// Whether `sentence` writes a call out: a parameter's name and a colon ("mount the
+    /// front door, area: living room", `"name": "porch light"`), or an identifier, words
+    /// joined by `_` ("post_lock"), which nobody says.
     fn writes_arguments(&self, sentence: &str) -> bool {
         sentence.split_whitespace().any(|t| {
-            t.strip_suffix(':').is_some_and(|key| {
-                let key = key.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-                self.parameters.contains(&key.to_lowercase())
-            })
+            let word = t.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            let identifier = word
+                .split('_')
+                .filter(|part| part.chars().any(char::is_alphabetic))
+                .count()
+                > 1;
+            identifier
+                || t.strip_suffix(':').is_some_and(|key| {
+                    let key = key.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+                    self.parameters.contains(&key.to_lowercase())
+                })
         })
     }
 
@@ -987,6 +995,7 @@ mod tests {
             "Here is the JSON.",
             // a call's arguments written out
             "mount the front door, room: living room",
+            "post_lock,",
             "{\"room\": \"kitchen\"}",
         ] {
             assert_eq!(
