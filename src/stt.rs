@@ -149,6 +149,15 @@ pub struct PhraseSource {
     pub expect: bool,
 }
 
+/// The words a recogniser is told to expect (whisper's prompt): the wake words (a request
+/// said in the same breath is heard with them; whisper spells "Okay Nabu" right only when
+/// told), then the tools' [`Registry::vocabulary`], joined by `, `.
+pub fn expected_words(wake: &[String], registry: &Registry) -> String {
+    let mut words = wake.to_vec();
+    words.extend(registry.vocabulary());
+    words.join(", ")
+}
+
 /// The house's phrase set as a recogniser is sent it: the tools' intents and follow-ups,
 /// the `stop` words, the answers to a question (yes, no: guarded, so that the phrase pass
 /// never makes a yes of what whisper heard as something else).
@@ -168,11 +177,7 @@ impl PhraseSource {
     /// The set for `registry`.
     fn phrases(&self, registry: &Registry) -> Result<SttPhrases, SttError> {
         let set = house_phrases(registry, self.fixed);
-        let prompt = self.expect.then(|| {
-            let mut words = self.lead.clone();
-            words.extend(registry.vocabulary());
-            words.join(", ")
-        });
+        let prompt = self.expect.then(|| expected_words(&self.lead, registry));
         let phrases = SttPhrases::of(&set, self.lead.clone(), prompt)?;
         if phrases.grammar.len() > MAX_PHRASES_BYTES {
             return Err(SttError::Actor(format!(

@@ -577,11 +577,7 @@ impl ReplyCheck {
                 .filter(|part| part.chars().any(char::is_alphabetic))
                 .count()
                 > 1;
-            identifier
-                || t.strip_suffix(':').is_some_and(|key| {
-                    let key = key.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-                    self.parameters.contains(&key.to_lowercase())
-                })
+            identifier || (t.ends_with(':') && self.parameters.contains(&word.to_lowercase()))
         })
     }
 

@@ -573,16 +573,13 @@ async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> R
     let prompt = match &voice.stt_prompt {
         Some(p) => p.clone(),
         None => {
-            let mut words = match &voice.wake {
+            let wake = match &voice.wake {
                 Some(w) => w.phrases()?,
                 None => Vec::new(),
             };
-            words.extend(
-                ractor::call!(text.tools, ToolsMsg::Snapshot)
-                    .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?
-                    .vocabulary(),
-            );
-            words.join(", ")
+            let tools = ractor::call!(text.tools, ToolsMsg::Snapshot)
+                .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?;
+            hearth::stt::expected_words(&wake, &tools)
         }
     };
     if !prompt.trim().is_empty() {

@@ -675,91 +675,85 @@ fn places(thing: &Thing, measure: Measure) -> Vec<String> {
 /// temperature in the kitchen?"): a reading of the one thing there that measures it. A
 /// sensor wins a place over a thermostat (which reads the room too); a place where two
 /// sensors (or, with none, two thermostats) measure the same is left to the things' names.
-fn asked_of_places(things: &[Thing]) -> Vec<IntentSpec> {
+fn asked_of_places(things: &[Thing], parameters: &Value) -> Vec<IntentSpec> {
     let mut specs = Vec::new();
     for measure in Measure::ALL {
-        let measuring: Vec<&Thing> = things
+        let placed: Vec<(&Thing, Vec<String>)> = things
             .iter()
             .filter(|t| t.measures().contains(&measure))
+            .map(|t| (t, places(t, measure)))
             .collect();
-        let mut asked: Vec<(String, &Thing)> = Vec::new();
-        for thing in &measuring {
-            for place in places(thing, measure) {
-                let there = measuring
-                    .iter()
-                    .filter(|t| places(t, measure).contains(&place))
-                    .filter(|t| (t.kind == Kind::Climate) == (thing.kind == Kind::Climate));
-                let sensors_there = measuring
-                    .iter()
-                    .any(|t| t.kind != Kind::Climate && places(t, measure).contains(&place));
-                if there.count() == 1 && (thing.kind != Kind::Climate || !sensors_there) {
-                    asked.push((place, thing));
-                }
+        let mut every_place: Vec<&String> = Vec::new();
+        for place in placed.iter().flat_map(|(_, p)| p) {
+            if !every_place.contains(&place) {
+                every_place.push(place);
             }
         }
-        for (place, thing) in asked {
-            let mut args = Map::new();
-            args.insert("name".into(), Value::String(thing.name.clone()));
-            specs.push(IntentSpec {
-                sentences: asking(measure)
+        for place in every_place {
+            let there = |climate: bool| -> Vec<&Thing> {
+                placed
                     .iter()
-                    .map(|s| s.replace("{P}", &place))
-                    .collect(),
-                args,
-                slots: Default::default(),
-                step: Map::new(),
-            });
+                    .filter(|(t, p)| (t.kind == Kind::Climate) == climate && p.contains(place))
+                    .map(|(t, _)| *t)
+                    .collect()
+            };
+            let one = match (there(false).as_slice(), there(true).as_slice()) {
+                ([sensor], _) => *sensor,
+                ([], [thermostat]) => *thermostat,
+                _ => continue,
+            };
+            let sentences = asking(measure).iter().map(|s| s.replace("{P}", place));
+            let name = Value::String(one.name.clone());
+            specs.extend(intent(sentences, Some(("name", name)), parameters));
         }
     }
     specs
 }
 
+/// An intent of `sentences` (those whose every slot the tool has: a house with no areas
+/// makes tools without `area`) whose calls take `arg`, a parameter's fixed value (`area`
+/// "everywhere" for "turn on all the lights"), when given; `None` when no sentence is left.
+fn intent<S: AsRef<str>>(
+    sentences: impl IntoIterator<Item = S>,
+    arg: Option<(&str, Value)>,
+    parameters: &Value,
+) -> Option<IntentSpec> {
+    let sentences: Vec<String> = sentences
+        .into_iter()
+        .filter(|s| slots_exist(s.as_ref(), parameters))
+        .map(|s| s.as_ref().to_owned())
+        .collect();
+    let args: Map<String, Value> = arg.map(|(k, v)| (k.to_owned(), v)).into_iter().collect();
+    (!sentences.is_empty()).then(|| IntentSpec {
+        sentences,
+        args,
+        slots: Default::default(),
+        step: Map::new(),
+    })
+}
+
 fn tool(made: &Made, things: Vec<Thing>) -> Tool {
     let parameters = parameters(made, &things);
-    let sentences: Vec<String> = made
-        .sentences
-        .iter()
-        .filter(|s| slots_exist(s, &parameters))
-        .map(|s| s.to_string())
-        .collect();
-    let mut specs = Vec::new();
-    if !sentences.is_empty() {
-        specs.push(IntentSpec {
-            sentences,
-            args: Map::new(),
-            slots: Default::default(),
-            step: Map::new(),
-        });
-    }
+    let mut specs: Vec<IntentSpec> = Vec::new();
+    specs.extend(intent(made.sentences, None, &parameters));
     if let Value_::Flag(key, _) = made.value {
-        for (value, sentences) in made.flagged {
-            let mut args = Map::new();
-            args.insert(key.into(), Value::Bool(*value));
-            specs.push(IntentSpec {
-                sentences: sentences
-                    .iter()
-                    .filter(|s| slots_exist(s, &parameters))
-                    .map(|s| s.to_string())
-                    .collect(),
-                args,
-                slots: Default::default(),
-                step: Map::new(),
-            });
+        for &(value, sentences) in made.flagged {
+            specs.extend(intent(
+                sentences,
+                Some((key, Value::Bool(value))),
+                &parameters,
+            ));
         }
     }
     if made.action == Action::Read {
-        specs.extend(asked_of_places(&things));
+        specs.extend(asked_of_places(&things, &parameters));
     }
-    if !made.everywhere.is_empty() {
-        let mut args = Map::new();
-        args.insert("area".into(), Value::String(EVERYWHERE.into()));
-        specs.push(IntentSpec {
-            sentences: made.everywhere.iter().map(|s| s.to_string()).collect(),
-            args,
-            slots: Default::default(),
-            step: Map::new(),
-        });
-    }
+    let everywhere = Value::String(EVERYWHERE.into());
+    specs.extend(intent(
+        made.everywhere,
+        Some(("area", everywhere)),
+        &parameters,
+    ));
     let intents = (!specs.is_empty())
         .then(|| {
             ToolIntents::compile(made.name, &specs, &parameters)
@@ -1025,47 +1019,27 @@ mod tests {
 
     #[test]
     fn a_place_is_asked_what_it_measures() {
-        use Ability::Read;
+        let sensor = |id: &str, name: &str, area: Option<(&str, &[&str])>, class: &str| {
+            let mut t = thing(id, Kind::Sensor, name, &[], area, &[Ability::Read]);
+            t.class = Some(class.into());
+            t
+        };
         let mut things = house();
-        for t in things.iter_mut() {
-            if t.name == "outside temperature" {
-                t.class = Some("temperature".into());
-            }
-        }
-        let mut humidity = thing(
-            "sensor.outside_humidity",
-            Kind::Sensor,
-            "outside humidity",
-            &[],
-            None,
-            &[Read],
-        );
-        humidity.class = Some("humidity".into());
-        let mut bath = thing(
-            "sensor.bath_t",
-            Kind::Sensor,
-            "bathroom temperature",
-            &[],
-            None,
-            &[Read],
-        );
-        bath.class = Some("temperature".into());
-        // two in the study: neither is the study's
-        let mut study = Vec::new();
-        for id in ["sensor.study_a", "sensor.study_b"] {
-            let mut t = thing(
-                id,
-                Kind::Sensor,
-                id,
-                &[],
-                Some(("office", &["study"])),
-                &[Read],
-            );
-            t.class = Some("temperature".into());
-            study.push(t);
-        }
-        things.extend([humidity, bath]);
-        things.extend(study);
+        things.retain(|t| t.name != "outside temperature");
+        let study = Some(("office", &["study"][..]));
+        things.extend([
+            sensor(
+                "sensor.outside_t",
+                "outside temperature",
+                None,
+                "temperature",
+            ),
+            sensor("sensor.outside_h", "outside humidity", None, "humidity"),
+            sensor("sensor.bath_t", "bathroom temperature", None, "temperature"),
+            // two in the study: neither is the study's
+            sensor("sensor.study_a", "study a", study, "temperature"),
+            sensor("sensor.study_b", "study b", study, "temperature"),
+        ]);
         let registry = Registry::new(tools(&things)).unwrap();
         let read = |name: &str| Some(("get_device_state".to_string(), json!({ "name": name })));
         assert_eq!(

@@ -45,12 +45,12 @@ impl Ears {
         let dir = crate::root().join("tools");
         let registry =
             Registry::load_dir(&dir).map_err(|e| format!("the tools in {}: {e}", dir.display()))?;
-        let mut words = wake_phrases.to_vec();
-        words.extend(registry.vocabulary());
+        let words = hearth::stt::expected_words(wake_phrases, &registry);
+        let prompt_words = words.split(", ").filter(|w| !w.is_empty()).count();
         let mut config = SttConfig::new(SttServer::Spawn {
             program,
             model,
-            args: vec!["--prompt".into(), words.join(", ")],
+            args: vec!["--prompt".into(), words],
         });
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -79,7 +79,7 @@ impl Ears {
             rt,
             stt,
             tools,
-            prompt_words: words.len(),
+            prompt_words,
         })
     }
 
