@@ -35,6 +35,18 @@ pub struct State {
     at: Vec<Pos>,
 }
 
+/// A way a phrase chooses that the transcript it would replace did not say
+/// ([`Matcher::choice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The word's place among the phrase's words ([`normalize::words`]).
+    pub at: usize,
+    /// The word, as a key.
+    pub word: String,
+    /// The words that in its place make another call, as keys.
+    pub rivals: Vec<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Pos {
     /// Inside the words before a request (`Lead(0)`: a request may begin here).
@@ -322,18 +334,44 @@ impl Matcher {
     /// → "Lock the garage door"). `None`: the phrase only mends words around those ("is the
     /// egg timer rounding" → "… running", where no other way could be said).
     pub fn introduces(&self, open: &str, phrase: &str) -> Option<String> {
+        self.introduced(open, phrase).next().map(|(_, w)| w)
+    }
+
+    /// The way `phrase` chooses where `open` said no way: the one word [`Matcher::introduces`]
+    /// finds, when it is a way's word (not a number, not an answer) and no other word is
+    /// introduced, with the guarded words that in its place make another call ("open" for
+    /// "close the garage door"). A recogniser may weigh the phrase against those to see
+    /// whether the audio itself chooses ([`Choice`]). `None`: nothing is introduced, or more
+    /// than one word, or a word no audio may choose.
+    pub fn choice(&self, open: &str, phrase: &str) -> Option<Choice> {
+        let mut introduced = self.introduced(open, phrase);
+        let (at, word) = introduced.next()?;
+        if introduced.next().is_some() || !self.ways.contains(&word) {
+            return None;
+        }
+        let rivals = self.rivals(&normalize::keys(phrase), at);
+        (!rivals.is_empty()).then_some(Choice { at, word, rivals })
+    }
+
+    /// The words of `phrase` (their places among its keys) that decide a request's way and
+    /// that `open` does not have.
+    fn introduced(&self, open: &str, phrase: &str) -> impl Iterator<Item = (usize, String)> + '_ {
         let had = normalize::keys(open);
         let words = normalize::keys(phrase);
-        let decides = |at: usize, w: &String| {
-            is_number(w)
-                || (self.guarded.contains(w)
-                    && (!self.ways.contains(w) || self.has_other_way(&words, at)))
-        };
+        let decides: Vec<bool> = (0..words.len())
+            .map(|at| {
+                let w = &words[at];
+                !had.contains(w)
+                    && (is_number(w)
+                        || (self.guarded.contains(w)
+                            && (!self.ways.contains(w) || !self.rivals(&words, at).is_empty())))
+            })
+            .collect();
         words
-            .iter()
+            .into_iter()
+            .zip(decides)
             .enumerate()
-            .find(|&(at, w)| !had.contains(w) && decides(at, w))
-            .map(|(_, w)| w.clone())
+            .filter_map(|(at, (w, d))| d.then_some((at, w)))
     }
 
     /// The first word of `open` that says an amount or a way (a number, a number word, a
@@ -350,13 +388,13 @@ impl Matcher {
             .find(|w| is_number(w) || normalize::is_number_word(w) || self.guarded.contains(w))
     }
 
-    /// Whether another guarded word in place of the one `at` still makes a request of the
-    /// set, and another call: the word there chooses between ways. A form of another call
+    /// The guarded words that in place of the one `at` still make a request of the set, and
+    /// another call: the word there chooses between ways. A form of another call
     /// ([`Grammar::calls`]: "unlock the front door" for "lock the front door") chooses; so
     /// does the same form, the word then a slot's value ("turn {0} the light"); another
     /// form of the same call does not ("brighten the lamp to 30" for "dim the lamp to 30",
     /// "is the front door unlocked" for "… locked").
-    fn has_other_way(&self, words: &[String], at: usize) -> bool {
+    fn rivals(&self, words: &[String], at: usize) -> Vec<String> {
         let ended = |w: &[String]| -> Vec<u32> {
             let state = self.feed_all(&self.start(), w);
             let mut forms: Vec<u32> = state
@@ -375,13 +413,15 @@ impl Matcher {
         self.guarded
             .iter()
             .filter(|g| words.get(at) != Some(*g))
-            .any(|g| {
+            .filter(|g| {
                 let mut other = words.to_vec();
-                other[at] = g.clone();
+                other[at] = (*g).clone();
                 ended(&other)
                     .into_iter()
                     .any(|f| mine.contains(&f) || !mine.iter().any(|&m| call(m) == call(f)))
             })
+            .cloned()
+            .collect()
     }
 
     /// Whether `text` as a whole is a request of the set.
@@ -664,6 +704,48 @@ mod tests {
         );
         // a guarded word that is not a way's (an answer's) is held everywhere
         assert_eq!(m.introduces("to it", "do it"), Some("do".into()));
+    }
+
+    #[test]
+    fn a_way_a_phrase_chooses_comes_with_the_ways_that_could_stand_in_its_place() {
+        let m = house();
+        let choice = |open, phrase| m.choice(open, phrase);
+        assert_eq!(
+            choice("Mott the front door", "Lock the front door."),
+            Some(Choice {
+                at: 0,
+                word: "lock".into(),
+                rivals: vec!["unlock".into()]
+            })
+        );
+        assert_eq!(
+            choice("switch up the kitchen light", "turn off the kitchen light"),
+            Some(Choice {
+                at: 1,
+                word: "off".into(),
+                rivals: vec!["on".into()]
+            })
+        );
+        // an amount, an answer's word, two words at once, or nothing chosen: no choice
+        assert_eq!(
+            choice(
+                "set a timer for fifteen minutes",
+                "set a timer for 15 minutes"
+            ),
+            None
+        );
+        assert_eq!(choice("to it", "do it"), None);
+        assert_eq!(
+            choice(
+                "switch up the kitchen light",
+                "turn off the kitchen light and lock the front door"
+            ),
+            None
+        );
+        assert_eq!(
+            choice("is the egg timer rounding", "is the egg timer running"),
+            None
+        );
     }
 
     #[test]

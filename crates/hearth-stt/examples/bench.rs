@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --release -p hearth-stt --example bench -- [--model PATH] [--audio-dir DIR]
 //!     [--runs N] [--threads N] [--margins 0,32,64,...] [--prompt TEXT] [--pad-ms BEFORE,AFTER]
-//!     [--phrases GRAMMAR.json] [--phrase-margin NATS] [--trimmed-only] [FILE.wav ...]
+//!     [--phrases GRAMMAR.json] [--phrase-margin NATS] [--way-contrast NATS] [--trimmed-only]
+//!     [FILE.wav ...]
 //! ```
 //!
 //! Defaults: `$HEARTH_WHISPER_MODEL` or `../shared/models/ggml-tiny.en.bin`,
@@ -16,7 +17,8 @@
 //! `hearth phrases --grammar` prints it), each row also shows the phrase pass: the set's
 //! likeliest request, both log-likelihoods, the decoder steps and the pass's own time
 //! (`--phrase-margin`: how far below the open transcript it may be, 1.5 nats by default; a
-//! large one shows how likely a phrase the pass would drop is).
+//! large one shows how likely a phrase the pass would drop is; `--way-contrast`: how much
+//! likelier than the other ways a phrase's way must be where whisper wrote none).
 //! No assertions: figures only.
 
 use std::path::{Path, PathBuf};
@@ -43,6 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut pad = (0usize, 0usize);
     let mut phrases = None;
     let mut phrase_margin = hearth_stt::recognizer::DEFAULT_PHRASE_MARGIN;
+    let mut way_contrast = hearth_stt::recognizer::DEFAULT_WAY_CONTRAST;
     let mut full = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -66,6 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 phrases = Some(hearth_phrases::Matcher::new(&grammar)?);
             }
             "--phrase-margin" => phrase_margin = value()?.parse()?,
+            "--way-contrast" => way_contrast = value()?.parse()?,
             "--pad-ms" => {
                 let v = value()?;
                 let (a, b) = v.split_once(',').ok_or("--pad-ms BEFORE,AFTER")?;
@@ -121,6 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     audio_ctx_margin: *margin,
                     prompt: prompt.clone(),
                     phrase_margin,
+                    way_contrast,
                     ..RecognizerConfig::default()
                 },
             )?;
@@ -149,12 +154,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             if let Some(p) = &warm.phrase {
                 println!(
-                    "{:<12} phrase pass: {} {:?} (open {:.2}, phrase {:.2}), {} steps, median {:.0} ms; open: {:?}",
+                    "{:<12} phrase pass: {} {:?} (open {:.2}, phrase {:.2}{}), {} steps, median {:.0} ms; open: {:?}",
                     "",
                     if p.taken { "took" } else { "left" },
                     p.phrase.as_deref().unwrap_or("-"),
                     p.open_logprob,
                     p.phrase_logprob,
+                    p.way_contrast
+                        .map(|c| format!(", its way {c:.2} over the others"))
+                        .unwrap_or_default(),
                     p.steps,
                     pass_times
                         .get(pass_times.len() / 2)

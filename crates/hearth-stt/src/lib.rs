@@ -7,6 +7,8 @@
 //!   encoder window and an initial prompt.
 //! - [`server`]: Wyoming sessions on stdio or TCP, sharing one recogniser; on TCP, bounded in
 //!   time, number and audio per connection (its module doc says how).
+//! - `weighing`: the phrase pass on whisper's decoder: the decoder primed with the audio, and
+//!   whether a phrase stands for the open transcript.
 //! - [`conns`]: the TCP connections' table (which one to close for a newcomer) and the reader
 //!   that gives up on a silent client.
 //!
@@ -19,6 +21,7 @@ pub mod conns;
 pub mod phrase_pass;
 pub mod recognizer;
 pub mod server;
+mod weighing;
 
 pub use recognizer::{LoadError, Recognizer, RecognizerConfig, Transcription};
 pub use server::{ServeUri, Server, ServerConfig};

@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::Parser;
 use hearth_stt::recognizer::{
     default_threads, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_MEND_MARGIN, DEFAULT_PHRASE_BEAM,
-    DEFAULT_PHRASE_BUDGET, DEFAULT_PHRASE_MARGIN,
+    DEFAULT_PHRASE_BUDGET, DEFAULT_PHRASE_MARGIN, DEFAULT_WAY_CONTRAST,
 };
 use hearth_stt::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_AUDIO_BYTES, DEFAULT_MAX_AUDIO_SECONDS,
@@ -66,6 +66,12 @@ struct Cli {
     /// two in); a smaller value than --phrase-margin changes nothing
     #[arg(long, value_name = "NATS", default_value_t = DEFAULT_MEND_MARGIN)]
     mend_margin: f32,
+
+    /// How much likelier (nats) the audio must make a phrase that chooses a way the open
+    /// transcript did not say ("close" for "post") than the same phrase with each other way
+    /// in its place ("open"); `inf`: such a phrase is never taken
+    #[arg(long, value_name = "NATS", default_value_t = DEFAULT_WAY_CONTRAST)]
+    way_contrast: f32,
 
     /// Decoder calls the phrase pass may make per utterance
     #[arg(long, value_name = "N", default_value_t = DEFAULT_PHRASE_BUDGET)]
@@ -149,6 +155,7 @@ fn main() -> ExitCode {
         audio_ctx_margin: cli.audio_ctx_margin,
         phrase_margin: cli.phrase_margin,
         mend_margin: cli.mend_margin,
+        way_contrast: cli.way_contrast,
         phrase_budget: cli.phrase_budget,
         phrase_beam: cli.phrase_beam,
     };

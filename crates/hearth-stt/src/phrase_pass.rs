@@ -253,6 +253,55 @@ fn split(text: &str) -> (Vec<String>, Option<String>) {
     (words, partial)
 }
 
+/// The log-likelihood of `tokens` as the transcript, end of text included: what the
+/// decoder gives each token after those before it.
+pub fn weigh<D: Decoder>(decoder: &mut D, tokens: &[i32], eot: i32) -> Result<f32, D::Error> {
+    let mut total = 0.0;
+    for k in 0..=tokens.len() {
+        let next = tokens.get(k).copied().unwrap_or(eot);
+        let lp = decoder.logprobs(&tokens[..k])?;
+        total += usize::try_from(next)
+            .ok()
+            .and_then(|i| lp.get(i))
+            .copied()
+            .unwrap_or(f32::NEG_INFINITY);
+    }
+    Ok(total)
+}
+
+/// `text` with its word `at` ([`normalize::words`]) written as `word` instead, capitalised
+/// as the word it replaces: "Close the garage door," with "open" at 0 is "Open the garage
+/// door,". `None` if that word cannot be found in the text as written.
+pub fn with_word(text: &str, at: usize, word: &str) -> Option<String> {
+    let words = normalize::words(text);
+    let mut cursor = 0;
+    for (i, w) in words.iter().enumerate().take(at + 1) {
+        // a word the text spells otherwise ("%" read as "percent") is not in it as written
+        let Some(found) = text[cursor..].find(&w.said) else {
+            if i == at {
+                return None;
+            }
+            continue;
+        };
+        let start = cursor + found;
+        if i == at {
+            let mut out = text[..start].to_string();
+            let capital = w.said.starts_with(char::is_uppercase);
+            let mut chars = word.chars();
+            if let (true, Some(first)) = (capital, chars.next()) {
+                out.extend(first.to_uppercase());
+                out.push_str(chars.as_str());
+            } else {
+                out.push_str(word);
+            }
+            out.push_str(&text[start + w.said.len()..]);
+            return Some(out);
+        }
+        cursor = start + w.said.len();
+    }
+    None
+}
+
 /// How many words a phrase changes in the open transcript: the larger of the words it takes
 /// out and the words it puts in, kept words counted once in order (the longest common
 /// subsequence of their keys). "is in the pasta timer" → "resume the pasta timer": 2 (out
@@ -348,6 +397,37 @@ mod tests {
             ..Grammar::default()
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_word_is_written_in_another_ways_place_as_the_text_has_it() {
+        assert_eq!(
+            with_word("Close the garage door,", 0, "open").as_deref(),
+            Some("Open the garage door,")
+        );
+        assert_eq!(
+            with_word("turn off the lights in the kitchen.", 1, "on").as_deref(),
+            Some("turn on the lights in the kitchen.")
+        );
+        // the word's own place, not an earlier word it is part of
+        assert_eq!(
+            with_word("is the front door locked, lock it", 5, "unlock").as_deref(),
+            Some("is the front door locked, unlock it")
+        );
+        assert_eq!(with_word("dim the lamp to 30%", 5, "half"), None);
+        assert_eq!(with_word("close it", 2, "open"), None);
+    }
+
+    #[test]
+    fn a_transcript_weighs_each_token_after_those_before_it_and_the_end() {
+        let mut d = table(&[
+            ("", &[(" Lock", -0.5)]),
+            (" Lock", &[(" the", -0.25)]),
+            (" Lock the", &[("<eot>", -1.0)]),
+        ]);
+        let eot = d.vocab.eot;
+        let lp = weigh(&mut d, &[0, 3], eot).unwrap_or(f32::NAN);
+        assert!((lp - -1.75).abs() < 1e-6, "{lp}");
     }
 
     #[test]

@@ -50,6 +50,7 @@ use hearth_phrases::Matcher;
 
 use crate::audio::WHISPER_RATE;
 use crate::phrase_pass::{self, Vocab};
+use crate::weighing::{stands_for, way_contrast, Primed, Weighed};
 
 /// Encoder frames per second of audio (1500 for whisper's 30 s window).
 pub const AUDIO_CTX_PER_SECOND: usize = 50;
@@ -76,6 +77,12 @@ pub const DEFAULT_PHRASE_MARGIN: f32 = 1.5;
 /// "Could you lock the back door?"). Phrases that drop more words (a two-part request cut to
 /// its first part, 3.5) or rewrite a remark (5.5 and more) are left by [`MEND_WORDS`].
 pub const DEFAULT_MEND_MARGIN: f32 = 3.5;
+
+/// Default [`RecognizerConfig::way_contrast`], in nats: a phrase that chooses a way the open
+/// transcript did not say ("post the garage door" → "Close the garage door,") is taken only
+/// when the audio makes it this much likelier than the same phrase with each other way in its
+/// place ("Open the garage door,"): e³ ≈ 20 times as likely.
+pub const DEFAULT_WAY_CONTRAST: f32 = 3.0;
 
 /// Most words a mend may take out of the open transcript, and most it may put in.
 pub const MEND_WORDS: usize = 2;
@@ -176,6 +183,10 @@ pub struct RecognizerConfig {
     /// its words out, and as many in ([`phrase_pass::mended_words`]). Below `phrase_margin`,
     /// it changes nothing.
     pub mend_margin: f32,
+    /// How much likelier (nats) a phrase that chooses a way the open transcript did not
+    /// say must be than the same phrase with each other way in its place
+    /// ([`hearth_phrases::Matcher::choice`]); `f32::INFINITY`: never taken.
+    pub way_contrast: f32,
     /// Decoder steps the phrase pass may take per utterance.
     pub phrase_budget: usize,
     /// Sequences the phrase pass's beam holds.
@@ -192,6 +203,7 @@ impl Default for RecognizerConfig {
             audio_ctx_margin: DEFAULT_AUDIO_CTX_MARGIN,
             phrase_margin: DEFAULT_PHRASE_MARGIN,
             mend_margin: DEFAULT_MEND_MARGIN,
+            way_contrast: DEFAULT_WAY_CONTRAST,
             phrase_budget: DEFAULT_PHRASE_BUDGET,
             phrase_beam: DEFAULT_PHRASE_BEAM,
         }
@@ -250,6 +262,9 @@ pub struct PhrasePass {
     pub open_logprob: f32,
     /// The phrase's (nats).
     pub phrase_logprob: f32,
+    /// When the phrase chooses a way the open transcript did not say: how much likelier
+    /// (nats) the audio makes it than with the likeliest other way in its place.
+    pub way_contrast: Option<f32>,
     /// Whether the transcript is the phrase: the open one was in the set, or the phrase was
     /// at most the margin less likely.
     pub taken: bool,
@@ -575,6 +590,7 @@ impl Recognizer {
                 phrase: Some(open.text.into()),
                 open_logprob: 0.0,
                 phrase_logprob: 0.0,
+                way_contrast: None,
                 taken: true,
                 steps: 0,
                 elapsed: start.elapsed(),
@@ -600,10 +616,23 @@ impl Recognizer {
             floor,
         };
         let found = phrase_pass::search(&mut decoder, &self.vocab, matcher, bounds)?;
-        let steps = decoder.calls;
         let phrase_logprob = found.as_ref().map_or(f32::NEG_INFINITY, |f| f.logprob);
+        let way_contrast = match found
+            .as_ref()
+            .and_then(|f| Some((f, matcher.choice(open.text, &f.text)?)))
+        {
+            Some((f, choice)) => way_contrast(&self._context, &mut decoder, &f.text, &choice)?,
+            None => None,
+        };
+        let steps = decoder.calls;
         let stands = found.as_ref().is_some_and(|f| {
-            stands_for(&self.config, matcher, open.text, accepted, open_logprob, f)
+            let weighed = Weighed {
+                open: open.text,
+                accepted,
+                open_logprob,
+                way_contrast,
+            };
+            stands_for(&self.config, matcher, &weighed, f)
         });
         // a request of the set is the transcript unless a likelier one stands for it
         let taken = stands || accepted;
@@ -613,6 +642,7 @@ impl Recognizer {
             phrase = found.as_ref().map(|f| f.text.as_str()),
             open_logprob,
             phrase_logprob,
+            way_contrast,
             stands,
             taken,
             steps,
@@ -627,6 +657,7 @@ impl Recognizer {
             },
             open_logprob,
             phrase_logprob,
+            way_contrast,
             taken,
             steps,
             elapsed: start.elapsed(),
@@ -766,43 +797,6 @@ impl Recognizer {
     }
 }
 
-/// Whether the phrase `found` stands for the open transcript `open` (log-likelihood
-/// `open_logprob`; `accepted` if it is a request of the set itself, and then weighed with its
-/// end of text as `found` is). A request of the set gives way only to a likelier one; any
-/// other transcript to a phrase within `config.phrase_margin`, or within `config.mend_margin`
-/// if it changes at most [`MEND_WORDS`] words. Never to a phrase that adds or leaves out a
-/// way or an amount ([`Matcher::introduces`], [`Matcher::leaves_out`]), or that says itself
-/// twice where the transcript did not ([`repeats_back_to_back`]): the pass mends how a
-/// request was heard, never which way it goes, how much, or how many times.
-fn stands_for(
-    config: &RecognizerConfig,
-    matcher: &Matcher,
-    open: &str,
-    accepted: bool,
-    open_logprob: f32,
-    found: &phrase_pass::Found,
-) -> bool {
-    if let Some(word) = matcher
-        .introduces(open, &found.text)
-        .or_else(|| matcher.leaves_out(open, &found.text))
-    {
-        tracing::debug!(
-            word,
-            "the phrase would add or leave out an amount or a way: left"
-        );
-        return false;
-    }
-    if repeats_back_to_back(&found.text) && !repeats_back_to_back(open) {
-        return false;
-    }
-    let gap = open_logprob - found.logprob;
-    if accepted {
-        return gap < 0.0;
-    }
-    gap <= config.phrase_margin
-        || (gap <= config.mend_margin && phrase_pass::mended_words(open, &found.text) <= MEND_WORDS)
-}
-
 /// The log-likelihood of a decode: the sum of its tokens' log-probabilities.
 fn logprob_of(tokens: &[(i32, f32)]) -> f32 {
     tokens.iter().map(|t| t.1).sum()
@@ -837,99 +831,6 @@ fn vocab_of(context: &WhisperContext) -> Vocab {
         })
         .collect();
     Vocab { texts, eot }
-}
-
-/// whisper's decoder over the encoder output of the last run, primed with the prompt: the
-/// tokens asked about last stay in its cache, so the next question pays only for the tokens
-/// where it differs. whisper.cpp hands back the logits of a call's first row only, so a
-/// question that differs in more than its last token takes two calls.
-struct Primed<'a> {
-    state: &'a mut WhisperState,
-    prompt: usize,
-    held: Vec<i32>,
-    threads: usize,
-    eot: usize,
-    root: Vec<f32>,
-    out: Vec<f32>,
-    /// Decoder calls made.
-    calls: usize,
-}
-
-impl<'a> Primed<'a> {
-    fn new(
-        state: &'a mut WhisperState,
-        prompt: Vec<i32>,
-        threads: usize,
-        eot: i32,
-    ) -> Result<Self, WhisperError> {
-        let mut primed = Primed {
-            state,
-            prompt: 0,
-            held: Vec::new(),
-            threads,
-            eot: usize::try_from(eot).unwrap_or(0),
-            root: Vec::new(),
-            out: Vec::new(),
-            calls: 0,
-        };
-        primed.feed(&prompt, 0)?;
-        primed.prompt = prompt.len();
-        primed.root = primed.out.clone();
-        Ok(primed)
-    }
-
-    /// Decodes `tokens` at `n_past` and keeps the log-probabilities after the last.
-    fn feed(&mut self, tokens: &[i32], n_past: usize) -> Result<(), WhisperError> {
-        let Some((last, before)) = tokens.split_last() else {
-            return Ok(());
-        };
-        if !before.is_empty() {
-            self.state.decode(before, n_past, self.threads)?;
-            self.calls += 1;
-        }
-        self.state.decode(
-            std::slice::from_ref(last),
-            n_past + before.len(),
-            self.threads,
-        )?;
-        self.calls += 1;
-        let logits = self.state.get_logits()?;
-        // text tokens and the end of text, as whisper.cpp's decoder weighs them
-        log_softmax(&logits[..(self.eot + 1).min(logits.len())], &mut self.out);
-        Ok(())
-    }
-}
-
-impl phrase_pass::Decoder for Primed<'_> {
-    type Error = WhisperError;
-
-    fn logprobs(&mut self, tokens: &[i32]) -> Result<&[f32], WhisperError> {
-        if tokens.is_empty() {
-            return Ok(&self.root);
-        }
-        let common = self
-            .held
-            .iter()
-            .zip(tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len() - 1);
-        self.feed(&tokens[common..], self.prompt + common)?;
-        self.held = tokens.to_vec();
-        Ok(&self.out)
-    }
-
-    fn calls(&self) -> usize {
-        self.calls
-    }
-}
-
-fn log_softmax(logits: &[f32], out: &mut Vec<f32>) {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let sum: f32 = logits.iter().map(|&l| (l - max).exp()).sum();
-    let log_sum = max + sum.ln();
-    out.clear();
-    out.extend(logits.iter().map(|&l| l - log_sum));
 }
 
 /// The initial prompt as whisper is given it: ended as a sentence (a `.` added unless it ends
@@ -1100,51 +1001,6 @@ pub fn max_tokens_for(seconds: f64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_request_of_the_set_gives_way_only_to_a_likelier_one_never_to_a_loop() {
-        let timers = Matcher::new(&hearth_phrases::Grammar {
-            forms: ["cancel timer", "cancel all timers", "add {number} minutes"]
-                .map(String::from)
-                .to_vec(),
-            ..Default::default()
-        })
-        .unwrap();
-        let config = RecognizerConfig::default();
-        let found = |text: &str, logprob: f32| phrase_pass::Found {
-            text: text.into(),
-            logprob,
-        };
-        let stands = |open: &str, accepted: bool, open_lp: f32, f: phrase_pass::Found| {
-            stands_for(&config, &timers, open, accepted, open_lp, &f)
-        };
-        // after a loop, "cancel timer," (a request of the set) against the set's likeliest
-        let all = found("cancel all timers.", -2.57);
-        assert!(stands("cancel timer,", true, -3.90, all.clone()));
-        // a request of the set gives way to nothing less likely, however close
-        assert!(!stands("cancel timer,", true, -2.5, all.clone()));
-        // any other transcript takes a phrase within the margins
-        assert!(stands("cancel timers,", false, -2.0, all));
-        let far = found("cancel all timers.", -6.0);
-        assert!(!stands("cancel timers,", false, -2.0, far));
-        // never one that says itself twice where the transcript said it once: a window that
-        // loops likes the loop
-        let twice = found("cancel all timers, cancel all timers,", -2.0);
-        assert!(!stands("cancel all timers", true, -3.0, twice.clone()));
-        assert!(!stands("cancel all timer", false, -2.5, twice.clone()));
-        // unless the transcript did
-        assert!(stands(
-            "cancel all timers. Cancel all timers.",
-            false,
-            -2.5,
-            twice
-        ));
-        // nor one with another amount
-        let three = found("add 3 minutes", -1.0);
-        assert!(!stands("add 2 minutes", true, -3.0, three.clone()));
-        assert!(!stands("add to minutes", false, -1.5, three.clone()));
-        assert!(stands("at 3 minutes", false, -1.5, three));
-    }
 
     #[test]
     fn a_prompt_is_closed_as_a_sentence() {

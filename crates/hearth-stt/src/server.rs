@@ -566,6 +566,7 @@ impl Server {
                 phrase: p.phrase,
                 open_logprob: p.open_logprob,
                 phrase_logprob: p.phrase_logprob.is_finite().then_some(p.phrase_logprob),
+                way_contrast: p.way_contrast.filter(|c| c.is_finite()),
                 taken: p.taken,
                 steps: p.steps,
                 ms: p.elapsed.as_secs_f64() * 1e3,

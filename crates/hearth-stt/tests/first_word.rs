@@ -8,16 +8,7 @@
 
 mod common;
 
-use common::{recording, transcript_text, TcpServer, DEMO_PROMPT};
-
-/// The transcript's words, lower case, without punctuation.
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+use common::{recording, transcript_text, words, TcpServer, DEMO_PROMPT};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_first_word_is_heard_after_the_prompt() {

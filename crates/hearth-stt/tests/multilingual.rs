@@ -13,7 +13,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{recording, transcript_text, TcpServer};
+use common::{recording, transcript_text, words, TcpServer};
 use wyoming::{Describe, Eventable, Info, Transcribe};
 
 fn base_model() -> Option<PathBuf> {
@@ -41,15 +41,6 @@ fn base_model() -> Option<PathBuf> {
         "{} is missing: run scripts/fetch-models whisper-base (or set HEARTH_SKIP_REAL_MODEL=1 locally)",
         path.display()
     );
-}
-
-/// The transcript's words, lower case, without punctuation.
-fn words(text: &str) -> String {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -348,6 +348,10 @@ pub struct PhrasePass {
     /// The phrase's (nats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phrase_logprob: Option<f32>,
+    /// When the phrase chooses a way the open transcript did not say: how much likelier
+    /// (nats) the audio makes it than with the likeliest other way in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub way_contrast: Option<f32>,
     /// Whether the transcript is the phrase.
     pub taken: bool,
     /// Decoder steps the pass took.
@@ -472,6 +476,7 @@ mod tests {
                 phrase: Some("is the back door locked.".into()),
                 open_logprob: -3.5,
                 phrase_logprob: Some(-4.25),
+                way_contrast: Some(3.5),
                 taken: true,
                 steps: 22,
                 ms: 104.5,

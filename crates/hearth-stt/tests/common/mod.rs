@@ -356,3 +356,12 @@ pub fn error_code(event: Event) -> String {
     assert!(!error.text.is_empty());
     error.code.unwrap_or_default()
 }
+
+/// The transcript's words, lower case, without punctuation.
+pub fn words(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -295,16 +295,19 @@ pub fn details(scored: &[Scored]) -> String {
                 .turns
                 .iter()
                 .filter_map(|t| t.phrase_search())
-                .map(|(open, phrase, below, taken)| {
-                    let found = match (phrase, below) {
+                .map(|search| {
+                    let mut found = match (&search.phrase, search.below) {
                         (Some(p), Some(b)) if b < 0.0 => format!("{p:?} {:.2} nats likelier", -b),
                         (Some(p), Some(b)) => format!("{p:?} {b:.2} nats below"),
                         _ => "nothing within the margin".into(),
                     };
-                    let outcome = if taken { "taken" } else { "left" };
+                    if let Some(c) = search.way_contrast {
+                        let _ = write!(found, ", its way {c:.2} nats over the others");
+                    }
+                    let outcome = if search.taken { "taken" } else { "left" };
                     format!(
-                        "said {:?}, whisper wrote {open:?}, the set's {found}: {outcome}",
-                        s.say
+                        "said {:?}, whisper wrote {:?}, the set's {found}: {outcome}",
+                        s.say, search.open
                     )
                 })
                 .collect();

@@ -81,21 +81,38 @@ impl Observed {
         }
     }
 
-    /// The phrase pass's search, when it ran (the open transcript was not in the set): the
-    /// open transcript, the phrase found, how far below the open one it was (nats), taken.
-    pub fn phrase_search(&self) -> Option<(String, Option<String>, Option<f64>, bool)> {
+    /// The phrase pass's search, when it ran (the open transcript was not in the set).
+    pub fn phrase_search(&self) -> Option<Search> {
         let p = self.phrase_pass.as_ref()?;
         if p["steps"].as_u64().unwrap_or(0) == 0 {
             return None;
         }
-        let open = p["open"].as_str().unwrap_or("").to_string();
-        let phrase = p["phrase"].as_str().map(str::to_string);
-        let below = p["phrase_logprob"]
-            .as_f64()
-            .zip(p["open_logprob"].as_f64())
-            .map(|(ph, op)| op - ph);
-        Some((open, phrase, below, p["taken"].as_bool().unwrap_or(false)))
+        Some(Search {
+            open: p["open"].as_str().unwrap_or("").to_string(),
+            phrase: p["phrase"].as_str().map(str::to_string),
+            below: p["phrase_logprob"]
+                .as_f64()
+                .zip(p["open_logprob"].as_f64())
+                .map(|(ph, op)| op - ph),
+            way_contrast: p["way_contrast"].as_f64(),
+            taken: p["taken"].as_bool().unwrap_or(false),
+        })
     }
+}
+
+/// One phrase pass's search, as the recogniser reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    /// What whisper wrote.
+    pub open: String,
+    /// The set's likeliest request, if one was found within the margin.
+    pub phrase: Option<String>,
+    /// How far below the open transcript it was (nats; negative: likelier).
+    pub below: Option<f64>,
+    /// When it chose a way whisper did not write: how much likelier than the other ways.
+    pub way_contrast: Option<f64>,
+    /// Whether it became the transcript.
+    pub taken: bool,
 }
 
 /// Every call of every hop of a `Turn`.

@@ -839,10 +839,14 @@ mod score {
         let mut v = v;
         v["phrase_pass"] = json!({"open": "is the Mac door locked.", "phrase": "is the back door locked.",
             "open_logprob": -3.0, "phrase_logprob": -3.75, "taken": true, "steps": 20, "ms": 80.0});
-        let (open, phrase, below, taken) = Observed::from_voice(&v).phrase_search().unwrap();
-        assert_eq!(open, "is the Mac door locked.");
-        assert_eq!(phrase.as_deref(), Some("is the back door locked."));
-        assert_eq!((below, taken), (Some(0.75), true));
+        let search = Observed::from_voice(&v).phrase_search().unwrap();
+        assert_eq!(search.open, "is the Mac door locked.");
+        assert_eq!(search.phrase.as_deref(), Some("is the back door locked."));
+        assert_eq!((search.below, search.taken), (Some(0.75), true));
+        assert_eq!(search.way_contrast, None);
+        v["phrase_pass"]["way_contrast"] = json!(4.5);
+        let search = Observed::from_voice(&v).phrase_search().unwrap();
+        assert_eq!(search.way_contrast, Some(4.5));
         // one in the set already took no search
         v["phrase_pass"]["steps"] = json!(0);
         assert_eq!(Observed::from_voice(&v).phrase_search(), None);
