@@ -89,7 +89,9 @@
 //! "turn on" + "the bedroom light") or the last words of the part after it ("switch on the
 //! kitchen and the bedroom lights" → "switch on the kitchen" + "lights"), the fewest
 //! borrowed words first. If one part matches nothing (or two calls), nothing matches. The
-//! calls come in the order said; the same call twice is made once. A request that is one
+//! calls come in the order said; the same call twice is made once. Whisper often writes "in"
+//! for "and": a request that matches nothing is read with one "in" as "and" when that alone
+//! makes two calls and neither names a place ("turn off the fairy lights in the porch light"). A request that is one
 //! part after the cut ("and lock the front door", "thanks, lock the front door") is that
 //! part's call.
 //!
@@ -851,8 +853,45 @@ impl Intents {
         match self.outcome(&words) {
             Outcome::One(call) => Some(vec![call]),
             Outcome::Many => None,
-            Outcome::Nothing => self.parts(&pieces),
+            Outcome::Nothing => self
+                .parts(&pieces)
+                .or_else(|| self.in_heard_for_and(&pieces)),
         }
+    }
+
+    /// A request that matches nothing, read with one of its "in"s as "and": whisper often
+    /// writes "in" for a spoken "and" ("turn off the fairy lights in the porch light"). Taken
+    /// only where exactly one "in" so read makes every part match ([`Intents::parts`]), into
+    /// two calls or more of which none names a place: after "in" a place is what a household
+    /// says ("the lamp in the living room" is one lamp, not the lamp and the room's lights).
+    fn in_heard_for_and(&self, pieces: &[Piece]) -> Option<Vec<IntentCall>> {
+        let names_a_place = |c: &IntentCall| {
+            c.arguments
+                .as_object()
+                .is_some_and(|args| ROOM_PARAMETERS.iter().any(|p| args.contains_key(*p)))
+        };
+        let mut found = None;
+        for (at, piece) in pieces.iter().enumerate() {
+            if !matches!(piece, Piece::Word(w) if w.key == "in") {
+                continue;
+            }
+            let mut read = pieces.to_vec();
+            read[at] = Piece::Word(Word {
+                key: "and".into(),
+                said: "and".into(),
+            });
+            let Some(calls) = self.parts(&read) else {
+                continue;
+            };
+            if calls.len() < 2 || calls.iter().any(names_a_place) {
+                continue;
+            }
+            if found.is_some() {
+                return None;
+            }
+            found = Some(calls);
+        }
+        found
     }
 
     /// [`recognize`](Self::recognize), and for a request said in `room` (a satellite's)

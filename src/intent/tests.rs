@@ -398,6 +398,20 @@ fn a_part_borrows_the_words_its_neighbour_said() {
 }
 
 #[test]
+fn an_in_heard_for_and_joins_two_things_but_never_a_thing_and_a_place() {
+    assert_eq!(
+        calls("lock the front door in the back door"),
+        Some(vec![lock("front", true), lock("back", true)])
+    );
+    // "in" before a place is a place: not the kitchen light and the bedroom's
+    assert_eq!(
+        calls("turn on the kitchen light in the bedroom light"),
+        None
+    );
+    assert_eq!(calls("lock the front door in the kitchen"), None);
+}
+
+#[test]
 fn a_part_that_matches_nothing_leaves_the_request_to_the_model() {
     assert_eq!(calls("turn on the kitchen light and tell me a joke"), None);
     assert_eq!(calls("tell me a joke and turn on the kitchen light"), None);
