@@ -9,7 +9,8 @@
 //! 3. everything before a closing tag whose block never opened: the prompt opened it, so
 //!    the output began inside reasoning (`markup::after_stray_close`);
 //! 4. log lines (timestamps, levels, `key=value`, `tool_result:`, `>>>` prompts), stack
-//!    traces, table rows (`lines::remove_shapes`);
+//!    traces, table rows, and after a rule (`---`, `===`, `***`, in a line or on its own) a
+//!    debug or telemetry appendix with all that follows (`--- Debug: …`) (`lines::remove_shapes`);
 //! 5. elements of any name and case with their content, comments, `<|x_start|>…<|x_end|>`
 //!    and `[X]…[/X]` pairs; only the words inside a few wrappers (`<answer>`, `<b>`) stay
 //!    (`markup::remove_blocks`);
@@ -21,7 +22,9 @@
 //!    self", "the user wants …", `(I should not mention …)`, `(don't reveal …)`), and
 //!    stage directions of thought starting a sentence (`*thinks about the light*`);
 //!    parentheses of the answer and emphasis stay (`markup::remove_asides`);
-//! 9. transcript labels, at a line's start or a sentence's within one (`Sure. User: …`):
+//! 9. transcript labels, at a line's start or a sentence's within one (`Sure. User: …`); a
+//!    line that carries an assistant's label and another role's anywhere in it ("ok
+//!    assistant: … user: …") is a transcript, and the reply ends at its first label:
 //!    `Thought:`/`[Reasoning]`/`Action:`/`Observation:` sections, another role's `User:`
 //!    and all after it; `Assistant:`/`Final Answer:`/`[Answer]` lose the label; log output
 //!    starting a sentence (`… DEBUG: rc=0`, `[INFO] …`) with the rest of its line; and

@@ -296,6 +296,8 @@ enum Line {
     Drop,
     /// Stop here: the rest is not known yet (streaming) or not speech.
     Stop,
+    /// Keep it up to this byte, and stop there.
+    Until(usize),
 }
 
 /// Run `judge(line, complete)` over the lines of `s` (without their `\n`); the last line is
@@ -317,17 +319,125 @@ fn by_lines(s: &str, eof: bool, mut judge: impl FnMut(&str, bool) -> Line) -> St
             }
             Line::Drop => {}
             Line::Stop => break,
+            Line::Until(to) => {
+                out.push_str(line.get(..to).unwrap_or(""));
+                break;
+            }
         }
         rest = next;
     }
     out
 }
 
+/// Words that open what a program appends to a reply after a rule: a debug or telemetry
+/// section, not speech.
+const APPENDIX_WORDS: &[&str] = &[
+    "debug",
+    "debugging",
+    "telemetry",
+    "diagnostic",
+    "diagnostics",
+    "metrics",
+    "trace",
+    "tracing",
+    "stats",
+    "statistics",
+    "log",
+    "logs",
+    "logging",
+    "meta",
+    "metadata",
+    "internal",
+    "dev",
+    "developer",
+    "system",
+    "timing",
+    "timings",
+    "usage",
+    "tokens",
+    "session",
+    "context",
+];
+
+/// Longest run of words a label after a rule may have (`Debug info:`, `Model run stats:`).
+const APPENDIX_LABEL: usize = 30;
+
+/// Whether what follows a rule is an appendix: it starts with one of [`APPENDIX_WORDS`], in
+/// any case, or with a label (a few words and `:`). "Anything else?" after a rule is speech.
+fn appendix(t: &str, complete: bool) -> Verdict {
+    let first = t.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let word = t[..first].to_ascii_lowercase();
+    let ends_word = first < t.len() || complete;
+    if ends_word && APPENDIX_WORDS.contains(&word.as_str()) {
+        return Yes;
+    }
+    let run = t
+        .bytes()
+        .take(APPENDIX_LABEL + 1)
+        .take_while(|c| c.is_ascii_alphabetic() || *c == b' ')
+        .count();
+    match t.as_bytes().get(run) {
+        Some(b':') if run > 0 && run <= APPENDIX_LABEL => Yes,
+        None if !complete && run <= APPENDIX_LABEL => Maybe,
+        _ if !complete && !ends_word && APPENDIX_WORDS.iter().any(|w| w.starts_with(&word)) => {
+            Maybe
+        }
+        _ => No,
+    }
+}
+
+/// A rule inside `line`: a run of three or more of one of `-` `=` `*` `_` `~`, after a space
+/// or at the line's start and before a space or its end (not "well---no", not `***bold***`).
+/// Where it starts, and where the text after it starts.
+fn rule_in(line: &str) -> Option<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let run = b[i..].iter().take_while(|&&x| x == c).count();
+        let spaced_before = i == 0 || b[i - 1].is_ascii_whitespace();
+        let spaced_after = b.get(i + run).is_none_or(u8::is_ascii_whitespace);
+        if b"-=*_~".contains(&c) && run >= 3 && spaced_before && spaced_after {
+            let after = i + run;
+            let text = after
+                + b[after..]
+                    .iter()
+                    .take_while(|x| x.is_ascii_whitespace())
+                    .count();
+            return Some((i, text));
+        }
+        i += run;
+    }
+    None
+}
+
 /// Drop log lines, stack frames, table rows and rules, and stack traces up to the blank line
-/// that ends them.
+/// that ends them; and after a rule, a debug or telemetry appendix ([`appendix`]) with all
+/// that follows it ("The light is on. --- Debug: …").
 pub(super) fn remove_shapes(s: &str, eof: bool) -> String {
     let mut in_trace = false;
+    let mut after_rule = false;
     by_lines(s, eof, |line, complete| {
+        if after_rule && !line.trim().is_empty() {
+            match appendix(line.trim_start(), complete) {
+                Yes => return Line::Stop,
+                Maybe => return Line::Stop,
+                No => after_rule = false,
+            }
+        }
+        if let Some((at, text)) = rule_in(line) {
+            match appendix(&line[text..], complete) {
+                Yes | Maybe => return Line::Until(at),
+                No if text == line.len() => {
+                    // the rule ends the line: what comes next decides
+                    after_rule = complete;
+                    if line[..at].trim().is_empty() {
+                        return Line::Drop;
+                    }
+                }
+                No => {}
+            }
+        }
         if in_trace {
             return match (line.trim().is_empty(), complete) {
                 (true, true) => {
@@ -551,6 +661,83 @@ enum Seg {
     Maybe,
 }
 
+/// Role words that label a turn inside a line: the assistant's side, and the others'.
+const SPEAKER_ROLES: &[&str] = &["assistant", "ai"];
+const OTHER_ROLES: &[&str] = &["user", "human", "system"];
+
+/// The role labels inside `line` (a role word after a non-letter, then `:`, maybe after
+/// `*`s): where each starts, and whether it is the assistant's.
+fn role_labels(line: &str) -> Vec<(usize, bool)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts_word =
+            b[i].is_ascii_alphabetic() && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
+        if !starts_word {
+            i += 1;
+            continue;
+        }
+        let end = i + b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        let word = line[i..end].to_ascii_lowercase();
+        let colon = line[end..].trim_start_matches('*').starts_with(':');
+        if colon {
+            if SPEAKER_ROLES.contains(&word.as_str()) {
+                out.push((i, true));
+            } else if OTHER_ROLES.contains(&word.as_str()) {
+                out.push((i, false));
+            }
+        }
+        i = end;
+    }
+    out
+}
+
+/// How a line that carries turns inside it is cut ([`transcript_cut`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    None,
+    /// A transcript: the reply ends at this byte (its finished sentences kept).
+    At(usize),
+    /// Streaming: an assistant's label here; what follows waits for the line's end.
+    Hold(usize),
+}
+
+/// A line that holds an assistant's label and another role's ("… assistant: … user: …") is
+/// a transcript the model wrote, and the turns in it are not its answer: the reply ends at
+/// the first label. While the line is still arriving, the text from an assistant's label on
+/// is held, since another role's label later in the line would make it a transcript. One
+/// role word with a colon ("I told the user: dinner is ready.") is how people write.
+fn transcript_cut(line: &str, complete: bool) -> Cut {
+    let labels = role_labels(line);
+    let speaker = labels.iter().find(|l| l.1);
+    match speaker {
+        Some(&(at, _)) if !complete => Cut::Hold(label_start(line, at)),
+        Some(_) if labels.iter().any(|l| !l.1) => Cut::At(label_start(line, labels[0].0)),
+        _ => Cut::None,
+    }
+}
+
+/// Where the label whose word starts at `at` starts, with the `*`, `#`, `>` and `[` before it.
+fn label_start(line: &str, at: usize) -> usize {
+    line[..at].trim_end_matches(['*', '#', '>', '[']).len()
+}
+
+/// The part of `text` up to the end of its last finished sentence (nothing if none ends).
+fn finished_sentences(text: &str) -> &str {
+    let mut end = 0;
+    while let Some(n) = next_segment(text, end) {
+        if n <= end {
+            break;
+        }
+        end = n;
+    }
+    &text[..end]
+}
+
 /// Apply transcript labels, at the start of a line or of a sentence within one: an assistant
 /// or answer label is dropped and its text kept; a scratchpad label hides what follows up
 /// to the next label; another role's label ends the reply there. Text before any label is
@@ -571,7 +758,16 @@ pub(super) fn remove_labels(s: &str, eof: bool) -> String {
             Some(p) => (&rest[..p], true, &rest[p + 1..]),
             None => (rest, false, ""),
         };
-        let complete = newline || eof;
+        let mut complete = newline || eof;
+        let cut = transcript_cut(line, complete);
+        let (line, newline) = match cut {
+            Cut::None => (line, newline),
+            Cut::At(p) => (finished_sentences(&line[..p]), false),
+            Cut::Hold(p) => {
+                complete = false;
+                (&line[..p], false)
+            }
+        };
         // `line[from..]` is not yet said or dropped
         let mut from = 0;
         let mut k = 0;
@@ -641,6 +837,14 @@ pub(super) fn remove_labels(s: &str, eof: bool) -> String {
             if newline {
                 out.push('\n');
             }
+        }
+        match cut {
+            Cut::None => {}
+            Cut::At(_) => {
+                ended = true;
+                break;
+            }
+            Cut::Hold(_) => break,
         }
         rest = next;
     }
