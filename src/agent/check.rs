@@ -33,6 +33,7 @@
 
 use std::collections::HashSet;
 
+use hearth_phrases::normalize;
 use serde_json::Value;
 
 use super::reading::{states_reading, Carried, CLOCK};
@@ -274,10 +275,47 @@ const BACK_REFERENCES: &[&str] = &[
 /// Whether `request` points back at an earlier turn ([`BACK_REFERENCES`]). Only such a
 /// request's calls may be about what the turn before it named: "Never mind." after "lock the
 /// back door" is about nothing, and a call on the back door then is a copy of the history.
+///
+/// Three of those words often point at nothing ([`points_at_nothing`]): "too" before the
+/// word it makes more of ("it's too dark"), "it" that starts a statement ("It's cold in
+/// here."), "there" that says something exists ("is there a timer?"). "It's too dark in the
+/// hallway." once took a temperature from the turn before it to the thermostat.
 pub(crate) fn refers_back(request: &str) -> bool {
-    words(request)
-        .iter()
-        .any(|w| BACK_REFERENCES.contains(&w.as_str()))
+    let words = words(request);
+    (0..words.len())
+        .any(|i| BACK_REFERENCES.contains(&words[i].as_str()) && !points_at_nothing(&words, i))
+}
+
+/// Verbs of being after which "it" or "there" starts a statement about the world, not about
+/// a thing named before ("it is cold", "there are two timers").
+const BEING: &[&str] = &[
+    "is", "are", "was", "were", "feels", "looks", "seems", "gets",
+];
+
+/// Words after which a new clause starts.
+const CLAUSE_START: &[&str] = &["and", "but", "because", "so", "now", "well", "oh"];
+
+/// Whether `words[i]`, a back reference's word, here refers to nothing: "too" with a word
+/// after it that is not a joiner or a polite ending ("too dark", not "the bedroom too,
+/// please"); "it" that starts a clause before a verb of being ("It's too dark", not "is it
+/// on?", not "make sure it is locked"); "there" beside a verb of being ("is there …", "there
+/// are …").
+fn points_at_nothing(words: &[String], i: usize) -> bool {
+    let next = words.get(i + 1).map(String::as_str);
+    let before = i.checked_sub(1).map(|j| words[j].as_str());
+    match words[i].as_str() {
+        "too" => next.is_some_and(|n| {
+            !normalize::is_joiner(n) && !["please", "thanks", "as", "then"].contains(&n)
+        }),
+        "it" => {
+            let starts_clause = before.is_none_or(|b| CLAUSE_START.contains(&b));
+            starts_clause && next.is_some_and(|n| BEING.contains(&n))
+        }
+        "there" => {
+            next.is_some_and(|n| BEING.contains(&n)) || before.is_some_and(|b| BEING.contains(&b))
+        }
+        _ => false,
+    }
 }
 
 /// The least number of words a repeated reply has before it counts ("You're welcome."
@@ -1243,8 +1281,22 @@ mod tests {
             "That's all for now.",
             "Thanks, that's all.",
             "but the kitchen might at 80%.",
+            // words that point at nothing here
+            "It's too dark in the hallway.",
+            "It is way too cold in here",
+            "Is there a timer running?",
+            "There are too many lights on",
         ] {
             assert!(!refers_back(r), "{r}");
+        }
+        for r in [
+            "The bedroom too, please.",
+            "Is it on?",
+            "Make sure it is locked.",
+            "Turn it off in there",
+            "Me too",
+        ] {
+            assert!(refers_back(r), "{r}");
         }
     }
 

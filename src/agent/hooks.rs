@@ -1075,6 +1075,27 @@ mod tests {
     }
 
     #[test]
+    fn a_remark_that_only_sounds_like_it_points_back_borrows_no_value() {
+        // the espeak-ng session's "It's too dark in the hallway." after a temperature was
+        // set: "it" and "too" point at nothing, and 21 was said by no one this turn
+        let history = vec![
+            ChatMessage::user("set the thermostat to 21 degrees"),
+            ChatMessage::assistant("The heating is set to 21 degrees."),
+        ];
+        let remark = "It's too dark in the hallway.";
+        assert_eq!(grounding(remark, &history), remark);
+        let thermostat = json!({"type": "object", "required": ["temperature"],
+            "properties": {"temperature": {"type": "number", "minimum": 10, "maximum": 30}}});
+        let call = json!({"temperature": 21});
+        assert!(
+            crate::intent::unsupported(&thermostat, &call, &grounding(remark, &history)).is_some()
+        );
+        // what does point back may take the turn's values
+        let again = grounding("set it to the same again", &history);
+        assert!(crate::intent::unsupported(&thermostat, &call, &again).is_none());
+    }
+
+    #[test]
     fn the_same_call_again_is_nudged() {
         let c = call("get_time", json!({}));
         let seen = vec![call_key(&c)];

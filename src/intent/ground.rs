@@ -16,7 +16,8 @@
 //! - a length of time or a time of day (a string of `"format": "length"` or `"clock"`):
 //!   the same length or time said, in any words ("10 minutes" for "ten minutes", "7:00 AM"
 //!   for "seven a.m.");
-//! - any value equal to the parameter's `default`.
+//! - an optional parameter at its `default` (the call says what it would say without it); a
+//!   required one's default is a value like any other, said or not.
 //!
 //! Free text, objects and arrays are not judged here.
 
@@ -49,11 +50,19 @@ pub fn unsupported(parameters: &Value, arguments: &Value, said: &str) -> Option<
     let Value::Object(args) = arguments else {
         return None;
     };
+    let required = |param: &str| {
+        parameters
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|p| p.as_str() == Some(param)))
+    };
     args.iter()
         .find(|(param, value)| {
-            properties
-                .get(param.as_str())
-                .is_some_and(|schema| !supported(param, schema, value, &words))
+            properties.get(param.as_str()).is_some_and(|schema| {
+                // an optional parameter at its default says what leaving it out says
+                let as_if_left_out = !required(param) && schema.get("default") == Some(*value);
+                !as_if_left_out && !supported(param, schema, value, &words)
+            })
         })
         .map(|(param, value)| Unsupported {
             param: param.clone(),
@@ -63,9 +72,6 @@ pub fn unsupported(parameters: &Value, arguments: &Value, said: &str) -> Option<
 
 /// Whether `words` support `value` for the parameter `param` with this `schema`.
 fn supported(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool {
-    if schema.get("default") == Some(value) {
-        return true;
-    }
     match slot::kind(schema) {
         Some("boolean") => direction_said(param, value, words),
         Some("string") if schema.get("enum").is_some() => slot_says(schema, value, words),
@@ -151,6 +157,21 @@ mod tests {
         json!({"type": "object", "properties": {
             "temperature": {"type": "number", "minimum": 10, "maximum": 30},
             "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    #[test]
+    fn a_default_supports_only_a_parameter_that_could_be_left_out() {
+        let eco = json!({"temperature": 21, "mode": "heat"});
+        assert_eq!(
+            unsupported(&thermostat(), &eco, "set the heating to 21"),
+            None
+        );
+        // a required parameter's default was not said
+        let required = json!({"type": "object", "required": ["temperature"], "properties": {
+            "temperature": {"type": "number", "minimum": 10, "maximum": 30, "default": 21}}});
+        let call = json!({"temperature": 21});
+        assert!(unsupported(&required, &call, "it's too dark in the hallway").is_some());
+        assert_eq!(unsupported(&required, &call, "make it 21 degrees"), None);
     }
 
     #[test]
