@@ -152,13 +152,18 @@ pub(super) fn hold(held: Vec<(ToolCall, String)>) -> Pending {
         .map(|(_, q)| q.as_str())
         .collect::<Vec<_>>()
         .join(" ");
+    asking(held.into_iter().map(|(c, _)| c).collect(), question)
+}
+
+/// `calls` held until a yes to `question`.
+pub(super) fn asking(calls: Vec<ToolCall>, question: String) -> Pending {
     tracing::info!(
-        calls = ?held.iter().map(|(c, _)| c.name()).collect::<Vec<_>>(),
+        calls = ?calls.iter().map(ToolCall::name).collect::<Vec<_>>(),
         %question,
         "calls wait for a yes"
     );
     Pending {
-        calls: held.into_iter().map(|(c, _)| c).collect(),
+        calls,
         question,
         asked: Instant::now(),
     }

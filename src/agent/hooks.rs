@@ -22,7 +22,7 @@
 
 use serde_json::Value;
 
-use super::check::refers_back;
+use super::check::{refers_back, words};
 use super::check::{ReplyCheck, Unfounded};
 use super::generate::Guard;
 use super::messages::{APOLOGY, NOTHING_DONE};
@@ -506,6 +506,46 @@ pub(super) fn unsupported_calls(
             Some(i)
         })
         .collect()
+}
+
+/// First words of a request that asks to know something ("what does a thermostat do?",
+/// "is it too dark?"): such a request is answered, never turned into a question back.
+const ASKS_TO_KNOW: &[&str] = &[
+    "what", "what's", "whats", "when", "where", "which", "who", "whose", "how", "why", "is",
+    "isn't", "are", "aren't", "was", "were", "do", "does", "did", "has", "have",
+];
+
+/// The question hearth asks instead of refusing the hop's calls, when it would rather ask:
+/// no call has run in the turn and the caller named no tool (`checking`); every call was
+/// held back only for a value the request did not say (`dropped` holds them all: "It's too
+/// dark in the hallway." → the hallway light on, "on" not said); each is about something
+/// the request names ([`ReplyCheck::grounded`]); the request does not ask to know something
+/// ([`ASKS_TO_KNOW`]); and every call can be said in its tool's own words
+/// ([`crate::intent::Intents::said_as`]). A yes runs them ([`super::confirm`]).
+pub(super) fn ask_back(
+    checking: bool,
+    registry: &Registry,
+    check: &ReplyCheck,
+    calls: &[ToolCall],
+    dropped: &[usize],
+    request: &str,
+) -> Option<String> {
+    if !checking || calls.is_empty() || dropped.len() != calls.len() {
+        return None;
+    }
+    let filler = |w: &String| matches!(w.as_str(), "please" | "so" | "hey" | "ok" | "okay" | "and");
+    let first = words(request).into_iter().find(|w| !filler(w));
+    if first.is_some_and(|w| ASKS_TO_KNOW.contains(&w.as_str())) {
+        return None;
+    }
+    let mut said = Vec::with_capacity(calls.len());
+    for c in calls {
+        if !check.grounded(c.name(), c.arguments(), request) {
+            return None;
+        }
+        said.push(registry.intents().said_as(c.name(), c.arguments())?);
+    }
+    Some(format!("Shall I {}?", said.join(" and ")))
 }
 
 /// Every call of a hop carries a value nothing said supports ([`unsupported_calls`]):
@@ -1093,6 +1133,46 @@ mod tests {
         // what does point back may take the turn's values
         let again = grounding("set it to the same again", &history);
         assert!(crate::intent::unsupported(&thermostat, &call, &again).is_none());
+    }
+
+    #[test]
+    fn a_call_about_what_was_said_with_a_value_nobody_said_is_asked_about() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
+        let registry = Registry::load_dir(dir).expect("the demo tools load");
+        let check = ReplyCheck::new(&registry);
+        let on = [call("set_light", json!({"room": "bathroom", "on": true}))];
+        let ask = |checking: bool, dropped: &[usize], request: &str| {
+            ask_back(checking, &registry, &check, &on, dropped, request)
+        };
+        assert_eq!(
+            ask(true, &[0], "It's too dark in the bathroom.").as_deref(),
+            Some("Shall I turn on the bathroom light?")
+        );
+        // after a call ran, or with a call that was not held back, it is not asked
+        assert_eq!(ask(false, &[0], "It's too dark in the bathroom."), None);
+        assert_eq!(ask(true, &[], "It's too dark in the bathroom."), None);
+        // a call about nothing the request names is refused, not asked
+        assert_eq!(ask(true, &[0], "It's too dark in here."), None);
+        // a request that asks to know is answered
+        assert_eq!(ask(true, &[0], "Is the bathroom light on?"), None);
+        assert_eq!(ask(true, &[0], "What does the bathroom light do?"), None);
+        // two calls: one question
+        let two = [
+            on[0].clone(),
+            call("set_lock", json!({"door": "back", "locked": true})),
+        ];
+        let asked = ask_back(
+            true,
+            &registry,
+            &check,
+            &two,
+            &[0, 1],
+            "I'm off to bed, the bathroom and the back door",
+        );
+        assert_eq!(
+            asked.as_deref(),
+            Some("Shall I turn on the bathroom light and lock the back door?")
+        );
     }
 
     #[test]

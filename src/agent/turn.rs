@@ -509,6 +509,18 @@ impl TurnState {
         };
         let forced = ctx.ask.force_tool.is_some();
         let dropped = hooks::unsupported_calls(&ctx.registry, &g.parsed.calls, about, forced);
+        let question = hooks::ask_back(
+            checking && !forced,
+            &ctx.registry,
+            &ctx.check,
+            &g.parsed.calls,
+            &dropped,
+            about,
+        );
+        if let Some(question) = question {
+            let pending = super::confirm::asking(g.parsed.calls.clone(), question);
+            return Ok(self.end_asking(ctx, pending, Vec::new(), report));
+        }
         let calls: Vec<ToolCall> = g
             .parsed
             .calls
@@ -592,9 +604,21 @@ impl TurnState {
         let room = ctx.ask.room.as_deref();
         let outcomes = run_calls(ctx.shared, &now, room, &mut self.timings, ctx.t0).await?;
         report.calls = outcomes.iter().map(CallReport::from).collect();
-        let pending = super::confirm::hold(held);
+        let said = confirmations(&ctx.registry, &now, &outcomes).unwrap_or_default();
+        Ok(self.end_asking(ctx, super::confirm::hold(held), said, report))
+    }
+
+    /// The turn ends with `said` and the question `pending` asks; the session keeps its
+    /// calls for a yes (a tool's `confirm`, or a call hearth asks about rather than refuse:
+    /// [`hooks::ask_back`]).
+    fn end_asking(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        pending: super::confirm::Pending,
+        mut said: Vec<String>,
+        report: &mut HopReport,
+    ) -> HopOutcome {
         report.hook = Some(pending.hook());
-        let mut said = confirmations(&ctx.registry, &now, &outcomes).unwrap_or_default();
         said.push(pending.question.clone());
         let text = speakable(&said.join(" "));
         if let Some(tx) = &ctx.ask.speak {
@@ -602,7 +626,7 @@ impl TurnState {
         }
         self.confirmed.push(text);
         self.pending = Some(pending);
-        Ok(HopOutcome::Reply(Reply::Confirmed))
+        HopOutcome::Reply(Reply::Confirmed)
     }
 
     /// The results go back: the template's tool role with ids when it has one and the call

@@ -113,6 +113,7 @@ mod ground;
 mod length;
 mod numbers;
 mod phrases;
+mod said;
 mod slot;
 mod template;
 

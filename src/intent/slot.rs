@@ -205,6 +205,22 @@ impl Slot {
         }
     }
 
+    /// How `value` is said in this slot: its first phrase, else the number or the words
+    /// themselves when the slot takes them; `None` when the slot cannot say it.
+    pub(super) fn said_as(&self, value: &Value) -> Option<String> {
+        if let Some(p) = self.phrases.iter().find(|p| p.value == *value) {
+            return Some(p.words.join(" "));
+        }
+        match (&self.open, value) {
+            (Open::Number(accepts), Value::Number(n)) => {
+                let x = n.as_f64().filter(|&x| accepts.number(x))?;
+                Some(number_value(x).to_string())
+            }
+            (Open::Said(_) | Open::Words, Value::String(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether it takes any words (a string without an enum).
     pub(super) fn is_free(&self) -> bool {
         matches!(self.open, Open::Words)

@@ -88,7 +88,7 @@ pub(crate) struct Rig {
     pub(crate) log: PathBuf,
 }
 
-async fn rig(
+pub(crate) async fn rig(
     outputs: &[&str],
     preset: &str,
     template: &str,
@@ -134,11 +134,15 @@ pub(crate) async fn ask(agent: &ActorRef<AgentMsg>, text: &str) -> Result<Turn, 
     ask_in(agent, "s", text).await
 }
 
-async fn ask_in(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> Result<Turn, AgentError> {
+pub(crate) async fn ask_in(
+    agent: &ActorRef<AgentMsg>,
+    session: &str,
+    text: &str,
+) -> Result<Turn, AgentError> {
     hearth::agent::ask(agent, Ask::new(session, text)).await
 }
 
-const KITCHEN_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}\n</tool_call>";
+pub(crate) const KITCHEN_CALL: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": true}}\n</tool_call>";
 pub(crate) const MAIL_CALL: &str =
     "<tool_call>\n{\"name\": \"check_mail\", \"arguments\": {}}\n</tool_call>";
 
@@ -780,7 +784,11 @@ async fn the_one_queue_answers_in_order_refuses_when_full_and_at_the_deadline() 
 }
 
 /// The sentences a turn sent to speech.
-async fn spoken(agent: &ActorRef<AgentMsg>, session: &str, text: &str) -> (Turn, Vec<String>) {
+pub(crate) async fn spoken(
+    agent: &ActorRef<AgentMsg>,
+    session: &str,
+    text: &str,
+) -> (Turn, Vec<String>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut a = Ask::new(session, text);
     a.speak = Some(tx);
@@ -1881,97 +1889,5 @@ async fn a_words_only_hop_stops_once_a_sentence_talks_of_tools() {
         words.stats.generated_tokens < 40,
         "halted at the tool's name: {} chunks",
         words.stats.generated_tokens
-    );
-}
-
-/// set_light with turning a light off waiting for a yes (`[tool.confirm]`).
-fn confirming_tools() -> (PathBuf, PathBuf) {
-    tools_dir_with(
-        "[tool.confirm]\nwhen = { on = false }\nask = \"Turn off the {{ room }} light?\"\n",
-    )
-}
-
-#[tokio::test]
-async fn a_call_that_waits_for_a_yes_runs_on_a_yes_and_never_otherwise() {
-    // intents on: the requests are matched by the tool's derived sentences; the model is
-    // asked only for what no intent matches ("Okay." each time)
-    let r = rig_in(
-        confirming_tools(),
-        &["Okay.", "Okay.", "Okay."],
-        "qwen2.5",
-        CHATML,
-        |_, _| {},
-    )
-    .await;
-    let asked = ask(&r.agent, "turn off the kitchen light").await.unwrap();
-    assert_eq!(asked.reply, "Turn off the kitchen light?");
-    assert!(asked.hops[0].calls.is_empty());
-    let hook = asked.hops[0].hook.as_deref().unwrap_or("");
-    assert!(hook.starts_with("waiting for a yes: set_light"), "{hook}");
-    assert!(executions(&r.log).is_empty(), "nothing runs on one hearing");
-    // another conversation's yes is not this one's
-    let elsewhere = ask_in(&r.agent, "other", "yes").await.unwrap();
-    assert!(elsewhere.hops.iter().all(|h| h.calls.is_empty()));
-    assert!(executions(&r.log).is_empty());
-    let yes = ask(&r.agent, "Yes, please.").await.unwrap();
-    assert_eq!(yes.reply, "The kitchen light is off.");
-    assert_eq!(executions(&r.log), ["kitchen off"]);
-    // a second yes has nothing to confirm
-    let again = ask(&r.agent, "yes").await.unwrap();
-    assert!(again.hops.iter().all(|h| h.calls.is_empty()), "{again:?}");
-    assert_eq!(executions(&r.log), ["kitchen off"]);
-
-    // a no is answered, and nothing runs
-    ask(&r.agent, "turn off the living room light")
-        .await
-        .unwrap();
-    let no = ask(&r.agent, "No.").await.unwrap();
-    assert_eq!(no.reply, hearth::agent::confirm::DECLINED);
-    assert_eq!(executions(&r.log), ["kitchen off"]);
-
-    // another request drops the question: a later yes runs nothing
-    ask(&r.agent, "turn off the living room light")
-        .await
-        .unwrap();
-    let other = ask(&r.agent, "turn on the kitchen light").await.unwrap();
-    assert_eq!(
-        other.reply, "The kitchen light is on.",
-        "the other direction runs at once"
-    );
-    ask(&r.agent, "yes").await.unwrap();
-    assert_eq!(executions(&r.log), ["kitchen off", "kitchen on"]);
-
-    // a yes said beforehand (`hearth ask --yes`) runs it at once
-    let mut told = Ask::new("s", "turn off the kitchen light");
-    told.confirmed = true;
-    let done = hearth::agent::ask(&r.agent, told).await.unwrap();
-    assert_eq!(done.reply, "The kitchen light is off.");
-    assert_eq!(
-        executions(&r.log),
-        ["kitchen off", "kitchen on", "kitchen off"]
-    );
-}
-
-#[tokio::test]
-async fn a_call_the_model_chose_waits_for_a_yes_too() {
-    const OFF: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": false}}\n</tool_call>";
-    let r = rig_in(
-        confirming_tools(),
-        &[OFF, "never generated"],
-        "qwen2.5",
-        CHATML,
-        |cfg, _| cfg.intents = false,
-    )
-    .await;
-    let asked = ask(&r.agent, "switch the kitchen light off").await.unwrap();
-    assert_eq!(asked.reply, "Turn off the kitchen light?");
-    assert!(executions(&r.log).is_empty());
-    let yes = ask(&r.agent, "go ahead").await.unwrap();
-    assert_eq!(yes.reply, "The kitchen light is off.");
-    assert_eq!(executions(&r.log), ["kitchen off"]);
-    assert_eq!(
-        r.recorded.lock().unwrap().len(),
-        1,
-        "the yes took no model hop"
     );
 }

@@ -7,6 +7,7 @@ use hearth_testkit as common;
 mod agent;
 mod audio_files;
 mod cli;
+mod confirm;
 mod derived_intents;
 mod end_of_turn;
 mod executor_dbus;

@@ -1,0 +1,133 @@
+//! Calls that wait for a yes: a tool's `confirm` (the question in the tool's words), and a
+//! call hearth asks about rather than refuse (its way or value not said), driven by the
+//! scripted engine as `agent.rs` drives the hop loop.
+
+use std::path::PathBuf;
+
+use hearth::agent::Ask;
+
+use super::agent::{
+    ask, ask_in, executions, rig, rig_in, spoken, tools_dir_with, CHATML, KITCHEN_CALL,
+};
+
+/// set_light with turning a light off waiting for a yes (`[tool.confirm]`).
+fn confirming_tools() -> (PathBuf, PathBuf) {
+    tools_dir_with(
+        "[tool.confirm]\nwhen = { on = false }\nask = \"Turn off the {{ room }} light?\"\n",
+    )
+}
+
+#[tokio::test]
+async fn a_call_that_waits_for_a_yes_runs_on_a_yes_and_never_otherwise() {
+    // intents on: the requests are matched by the tool's derived sentences; the model is
+    // asked only for what no intent matches ("Okay." each time)
+    let r = rig_in(
+        confirming_tools(),
+        &["Okay.", "Okay.", "Okay."],
+        "qwen2.5",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let asked = ask(&r.agent, "turn off the kitchen light").await.unwrap();
+    assert_eq!(asked.reply, "Turn off the kitchen light?");
+    assert!(asked.hops[0].calls.is_empty());
+    let hook = asked.hops[0].hook.as_deref().unwrap_or("");
+    assert!(hook.starts_with("waiting for a yes: set_light"), "{hook}");
+    assert!(executions(&r.log).is_empty(), "nothing runs on one hearing");
+    // another conversation's yes is not this one's
+    let elsewhere = ask_in(&r.agent, "other", "yes").await.unwrap();
+    assert!(elsewhere.hops.iter().all(|h| h.calls.is_empty()));
+    assert!(executions(&r.log).is_empty());
+    let yes = ask(&r.agent, "Yes, please.").await.unwrap();
+    assert_eq!(yes.reply, "The kitchen light is off.");
+    assert_eq!(executions(&r.log), ["kitchen off"]);
+    // a second yes has nothing to confirm
+    let again = ask(&r.agent, "yes").await.unwrap();
+    assert!(again.hops.iter().all(|h| h.calls.is_empty()), "{again:?}");
+    assert_eq!(executions(&r.log), ["kitchen off"]);
+
+    // a no is answered, and nothing runs
+    ask(&r.agent, "turn off the living room light")
+        .await
+        .unwrap();
+    let no = ask(&r.agent, "No.").await.unwrap();
+    assert_eq!(no.reply, hearth::agent::confirm::DECLINED);
+    assert_eq!(executions(&r.log), ["kitchen off"]);
+
+    // another request drops the question: a later yes runs nothing
+    ask(&r.agent, "turn off the living room light")
+        .await
+        .unwrap();
+    let other = ask(&r.agent, "turn on the kitchen light").await.unwrap();
+    assert_eq!(
+        other.reply, "The kitchen light is on.",
+        "the other direction runs at once"
+    );
+    ask(&r.agent, "yes").await.unwrap();
+    assert_eq!(executions(&r.log), ["kitchen off", "kitchen on"]);
+
+    // a yes said beforehand (`hearth ask --yes`) runs it at once
+    let mut told = Ask::new("s", "turn off the kitchen light");
+    told.confirmed = true;
+    let done = hearth::agent::ask(&r.agent, told).await.unwrap();
+    assert_eq!(done.reply, "The kitchen light is off.");
+    assert_eq!(
+        executions(&r.log),
+        ["kitchen off", "kitchen on", "kitchen off"]
+    );
+}
+
+#[tokio::test]
+async fn a_call_the_model_chose_waits_for_a_yes_too() {
+    const OFF: &str = "<tool_call>\n{\"name\": \"set_light\", \"arguments\": {\"room\": \"kitchen\", \"on\": false}}\n</tool_call>";
+    let r = rig_in(
+        confirming_tools(),
+        &[OFF, "never generated"],
+        "qwen2.5",
+        CHATML,
+        |cfg, _| cfg.intents = false,
+    )
+    .await;
+    let asked = ask(&r.agent, "switch the kitchen light off").await.unwrap();
+    assert_eq!(asked.reply, "Turn off the kitchen light?");
+    assert!(executions(&r.log).is_empty());
+    let yes = ask(&r.agent, "go ahead").await.unwrap();
+    assert_eq!(yes.reply, "The kitchen light is off.");
+    assert_eq!(executions(&r.log), ["kitchen off"]);
+    assert_eq!(
+        r.recorded.lock().unwrap().len(),
+        1,
+        "the yes took no model hop"
+    );
+}
+
+/// A call about what the request names, whose way nobody said ("It's too dark in the
+/// kitchen." → the kitchen light on), is asked about in the tool's own words rather than
+/// refused; a yes runs it, a no runs nothing.
+#[tokio::test]
+async fn a_call_whose_way_nobody_said_is_asked_about_and_runs_on_a_yes() {
+    let r = rig(
+        &[KITCHEN_CALL, KITCHEN_CALL],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "It's too dark in the kitchen.").await;
+    assert!(executions(&r.log).is_empty(), "nothing ran before the yes");
+    assert_eq!(said, ["Shall I turn on the kitchen light?"]);
+    assert!(turn.hops[0]
+        .hook
+        .as_deref()
+        .is_some_and(|h| h.starts_with("waiting for a yes: set_light")));
+    let (_, said) = spoken(&r.agent, "s", "Yes, please.").await;
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+    assert_eq!(said, ["The kitchen light is on."]);
+
+    let (_, said) = spoken(&r.agent, "s", "It's too dark in the kitchen.").await;
+    assert_eq!(said, ["Shall I turn on the kitchen light?"]);
+    let (_, said) = spoken(&r.agent, "s", "No.").await;
+    assert_eq!(executions(&r.log), ["kitchen on"], "a no runs nothing");
+    assert_eq!(said, [hearth::agent::confirm::DECLINED]);
+}
