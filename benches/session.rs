@@ -14,6 +14,10 @@
 //! - `typed`: each request that is not a follow-up through a fresh `hearth ask --json`.
 //! - `typed-session`: every request typed into one agent session, in this process (the
 //!   library's text runtime, as `hearth ask` starts it, and `agent::ask` with one session).
+//!   When hearth asks back before running a request's calls ("Shall I turn on the kitchen
+//!   light?"), the session answers "Yes." and the calls after it count for the request
+//!   ("asked, then right" / "asked, wrong"; a request that wanted calls and got neither a
+//!   call nor a question is "refused").
 //!
 //! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--pause MS` (0: in `spoken`, that much
 //! silence stretched into each request's longest gap between words, a person stopping to
@@ -588,12 +592,24 @@ fn typed_session(
             let o = Observed::from_turn(&case.say, &turn);
             eprintln!("  {:?} → {:?}", case.say, o.reply);
             print_hops(&turn);
-            scored.push(score(case, vec![o]));
+            let mut turns = vec![o];
+            // a question hearth asked back (not one the set expects: an `asks` case's) gets
+            // the household's yes, and the calls after it count for the request
+            if turns[0].asked.is_some() && case.kind != Kind::Asks {
+                let yes = ask_spoken(&text.agent, ASKED_BACK_YES).await?;
+                let o = Observed::from_turn(ASKED_BACK_YES, &yes);
+                eprintln!("    {ASKED_BACK_YES:?} → {:?}", o.reply);
+                turns.push(o);
+            }
+            scored.push(score(case, turns));
         }
         text.stop().await;
         Ok(scored)
     })
 }
+
+/// What the typed session answers when hearth asks back before running a request's calls.
+const ASKED_BACK_YES: &str = "Yes.";
 
 /// A turn's hops on stderr when it took more than one or a hook acted: what each wrote
 /// (its start), under which choice, and what was done about it.

@@ -518,8 +518,9 @@ const ASKS_TO_KNOW: &[&str] = &[
 /// The question hearth asks instead of refusing the hop's calls, when it would rather ask:
 /// no call has run in the turn and the caller named no tool (`checking`); every call was
 /// held back only for a value the request did not say (`dropped` holds them all: "It's too
-/// dark in the hallway." → the hallway light on, "on" not said); each is about something
-/// the request names ([`ReplyCheck::grounded`]); the request does not ask to know something
+/// dark in the hallway." → the hallway light on, "on" not said) and that it says no other
+/// value for ([`crate::intent::contradicts`]: "turn off the light" is never asked back as
+/// "turn on"); each is about something the request names ([`ReplyCheck::grounded`]); the request does not ask to know something
 /// ([`ASKS_TO_KNOW`]); and every call can be said in its tool's own words
 /// ([`crate::intent::Intents::said_as`]). A yes runs them ([`super::confirm`]).
 pub(super) fn ask_back(
@@ -540,7 +541,9 @@ pub(super) fn ask_back(
     }
     let mut said = Vec::with_capacity(calls.len());
     for c in calls {
-        if !check.grounded(c.name(), c.arguments(), request) {
+        let parameters = &registry.get(c.name())?.spec.parameters;
+        let contradicted = crate::intent::contradicts(parameters, c.arguments(), request);
+        if contradicted || !check.grounded(c.name(), c.arguments(), request) {
             return None;
         }
         said.push(registry.intents().said_as(c.name(), c.arguments())?);
@@ -1153,6 +1156,8 @@ mod tests {
         assert_eq!(ask(true, &[], "It's too dark in the bathroom."), None);
         // a call about nothing the request names is refused, not asked
         assert_eq!(ask(true, &[0], "It's too dark in here."), None);
+        // a request that says the other way is not asked the call's way
+        assert_eq!(ask(true, &[0], "Switch the bathroom light off."), None);
         // a request that asks to know is answered
         assert_eq!(ask(true, &[0], "Is the bathroom light on?"), None);
         assert_eq!(ask(true, &[0], "What does the bathroom light do?"), None);
@@ -1167,7 +1172,7 @@ mod tests {
             &check,
             &two,
             &[0, 1],
-            "I'm off to bed, the bathroom and the back door",
+            "The bathroom and the back door, please.",
         );
         assert_eq!(
             asked.as_deref(),

@@ -70,6 +70,42 @@ pub fn unsupported(parameters: &Value, arguments: &Value, said: &str) -> Option<
         })
 }
 
+/// Whether `said` gives a parameter of `arguments` another value than the call does: the
+/// other way of a direction ("off" said, `on = true` called), another number the parameter
+/// takes, another of its enum's values. Such a call is not what was asked, said back or not.
+pub fn contradicts(parameters: &Value, arguments: &Value, said: &str) -> bool {
+    let (Some(properties), Value::Object(args)) = (
+        parameters.get("properties").and_then(Value::as_object),
+        arguments,
+    ) else {
+        return false;
+    };
+    let words = normalize::words(said);
+    args.iter().any(|(param, value)| {
+        properties.get(param.as_str()).is_some_and(|schema| {
+            !supported(param, schema, value, &words) && says_another(param, schema, value, &words)
+        })
+    })
+}
+
+/// Whether `words` say some value of `param` other than `value` (which they do not say).
+fn says_another(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool {
+    match slot::kind(schema) {
+        Some("boolean") => value
+            .as_bool()
+            .is_some_and(|yes| direction_said(param, &Value::Bool(!yes), words)),
+        Some("number" | "integer") => any_value_said(schema, words),
+        Some("string") if schema.get("enum").is_some() => any_value_said(schema, words),
+        _ => false,
+    }
+}
+
+/// Whether some run of `words` is a value of a slot of this `schema`.
+fn any_value_said(schema: &Value, words: &[Word]) -> bool {
+    Slot::new(schema, None)
+        .is_ok_and(|slot| (0..words.len()).any(|i| !slot.values(&words[i..]).is_empty()))
+}
+
 /// Whether `words` support `value` for the parameter `param` with this `schema`.
 fn supported(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool {
     match slot::kind(schema) {
@@ -157,6 +193,21 @@ mod tests {
         json!({"type": "object", "properties": {
             "temperature": {"type": "number", "minimum": 10, "maximum": 30},
             "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    #[test]
+    fn a_call_contradicts_a_request_that_says_another_value() {
+        use super::contradicts;
+        let on = json!({"room": "kitchen", "on": true});
+        assert!(contradicts(&light(), &on, "turn off the kitchen light"));
+        assert!(!contradicts(&light(), &on, "it's too dark in the kitchen"));
+        let warm = json!({"temperature": 21});
+        assert!(contradicts(&thermostat(), &warm, "make it 23 degrees"));
+        assert!(!contradicts(&thermostat(), &warm, "I'm freezing"));
+        let bedroom = json!({"room": "bedroom", "on": true});
+        assert!(contradicts(&light(), &bedroom, "the kitchen is too dark"));
+        // what was said is no contradiction
+        assert!(!contradicts(&light(), &on, "turn on the kitchen light"));
     }
 
     #[test]

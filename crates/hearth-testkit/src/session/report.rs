@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::score::{Scored, Verdict};
+use super::score::{Asked, Scored, Verdict};
 use super::set::Kind;
 
 /// A run's figures.
@@ -38,8 +38,14 @@ pub struct Summary {
     pub calls_on_none: usize,
     pub duplicated: usize,
     pub misheard: usize,
-    /// Cases heard as more than one turn (a request cut at a pause).
+    /// Cases heard as more than one turn (a request cut at a pause; not a question and its
+    /// yes).
     pub split: usize,
+    /// Cases where hearth asked back before running: the right calls after the yes, or not.
+    pub asked_then_right: usize,
+    pub asked_and_wrong: usize,
+    /// Cases that wanted calls where none ran and nothing was asked.
+    pub refused: usize,
     /// Turns heard, and those interrupted or failed.
     pub turns: usize,
     pub interrupted: usize,
@@ -121,7 +127,10 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
         calls_on_none: count(&|s| s.calls_on_none),
         duplicated: count(&|s| s.duplicated),
         misheard: count(&|s| s.misheard),
-        split: count(&|s| s.turns.len() > 1),
+        split: count(&|s| s.turns.len() > 1 && s.asked == Asked::No),
+        asked_then_right: count(&|s| s.asked == Asked::ThenRight),
+        asked_and_wrong: count(&|s| s.asked == Asked::ThenWrong),
+        refused: count(&|s| s.refused),
         turns: turns.len(),
         interrupted: turns.iter().filter(|t| t.interrupted).count(),
         errors: turns.iter().filter(|t| t.error.is_some()).count(),
@@ -231,7 +240,9 @@ fn verdict_cell(s: &Scored) -> String {
         (s.misheard, "misheard"),
         (s.turns.iter().any(|t| t.interrupted), "interrupted"),
         (s.turns.iter().any(|t| t.error.is_some()), "error"),
-        (s.turns.len() > 1, "several turns"),
+        (s.turns.len() > 1 && s.asked == Asked::No, "several turns"),
+        (s.asked != Asked::No, "asked first"),
+        (s.refused, "refused"),
     ];
     parts.extend(flags.iter().filter(|f| f.0).map(|f| f.1.to_string()));
     parts.join(", ")
@@ -347,9 +358,9 @@ pub fn details(scored: &[Scored]) -> String {
 pub fn summary_header() -> String {
     let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.label()).collect();
     format!(
-        "| mode | set | tools | voice | right | {} | false claims | fabricated readings | unasked calls | echoed | calls on none | duplicated | misheard | split | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
+        "| mode | set | tools | voice | right | {} | asked, then right | asked, wrong | refused | false claims | fabricated readings | unasked calls | echoed | calls on none | duplicated | misheard | split | missed | interrupted | errors | median first voice ms | median turn ms |\n|{}\n",
         kinds.join(" | "),
-        "---|".repeat(18 + kinds.len())
+        "---|".repeat(21 + kinds.len())
     )
 }
 
@@ -371,13 +382,16 @@ pub fn summary_row(s: &Summary) -> String {
         format!("{}, no intents", s.tools_as)
     };
     format!(
-        "| {} | {} | {tools} | {} | {}/{} ({pct:.0} %) | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {tools} | {} | {}/{} ({pct:.0} %) | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         s.mode,
         s.set,
         s.voice,
         s.right,
         s.cases,
         kinds.join(" | "),
+        s.asked_then_right,
+        s.asked_and_wrong,
+        s.refused,
         s.false_claims,
         s.fabricated_readings,
         s.unasked_calls,

@@ -34,6 +34,9 @@ pub struct Observed {
     pub error: Option<String>,
     /// The recogniser's phrase pass (`phrase_pass` of a voice turn), when it ran.
     pub phrase_pass: Option<Value>,
+    /// The question the turn ended with, holding calls for a yes ("Shall I turn on the
+    /// kitchen light?", "Unlock the front door?"), if it did.
+    pub asked: Option<String>,
 }
 
 impl Observed {
@@ -78,6 +81,7 @@ impl Observed {
             interrupted: false,
             error: None,
             phrase_pass: None,
+            asked: asked_of(turn),
         }
     }
 
@@ -113,6 +117,29 @@ pub struct Search {
     pub way_contrast: Option<f64>,
     /// Whether it became the transcript.
     pub taken: bool,
+}
+
+/// The question a `Turn` ended with when a hop held its calls for a yes (its hook says so).
+fn asked_of(turn: &Value) -> Option<String> {
+    let hops = turn["hops"].as_array()?;
+    let waits = hops.iter().any(|h| {
+        h["hook"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("waiting for a yes"))
+    });
+    waits.then(|| turn["reply"].as_str().unwrap_or("").to_string())
+}
+
+/// How a case went where hearth asked before running ([`Scored::asked`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Asked {
+    /// No question, or the one the case expects (an `asks` case: a tool's `confirm`).
+    No,
+    /// A question, and after the yes the right calls ran.
+    ThenRight,
+    /// A question, and the calls after the yes (or none, unanswered) were not the right ones.
+    ThenWrong,
 }
 
 /// Every call of every hop of a `Turn`.
@@ -216,6 +243,10 @@ pub struct Scored {
     pub duplicated: bool,
     /// The transcript is not the request ([`misheard`]); a duplicate is not also misheard.
     pub misheard: bool,
+    /// Whether hearth asked back before running this request's calls, and how it ended.
+    pub asked: Asked,
+    /// The request wanted calls, none ran and nothing was asked: hearth refused.
+    pub refused: bool,
 }
 
 impl Scored {
@@ -243,8 +274,19 @@ pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
     } else {
         Verdict::Wrong
     };
-    let heard = join(turns.iter().map(|t| t.heard.as_str()));
-    let duplicated = turns.iter().any(|t| duplicated(&t.heard, &case.say));
+    let asked_back = case.kind != Kind::Asks && turns.first().is_some_and(|t| t.asked.is_some());
+    // the yes to a question hearth asked back is not part of what was heard for the request
+    let request_turns = if asked_back { &turns[..1] } else { &turns[..] };
+    let heard = join(request_turns.iter().map(|t| t.heard.as_str()));
+    let duplicated = request_turns
+        .iter()
+        .any(|t| duplicated(&t.heard, &case.say));
+    let asked = match (asked_back, verdict) {
+        (false, _) => Asked::No,
+        (true, Verdict::Right) => Asked::ThenRight,
+        (true, _) => Asked::ThenWrong,
+    };
+    let refused = !case.expect.is_empty() && !turns.is_empty() && ran.is_empty() && !asked_back;
     Scored {
         line: case.line,
         kind: case.kind,
@@ -269,6 +311,8 @@ pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
         calls_on_none: case.kind == Kind::None && !calls.is_empty(),
         duplicated,
         misheard: !turns.is_empty() && !duplicated && misheard(&heard, &case.say),
+        asked,
+        refused,
         turns,
     }
 }

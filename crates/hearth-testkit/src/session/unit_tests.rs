@@ -518,7 +518,60 @@ mod score {
             interrupted: false,
             error: None,
             phrase_pass: None,
+            asked: None,
         }
+    }
+
+    #[test]
+    fn a_question_then_the_right_calls_is_right_and_counted_as_asked() {
+        use crate::session::report::summarise;
+        use crate::session::score::Asked;
+        let on = || Expect {
+            name: "set_light".into(),
+            arguments: json!({"room": "kitchen", "on": true})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        };
+        let c = case(
+            Kind::Paraphrase,
+            "It's too dark in the kitchen.",
+            vec![on()],
+        );
+        let light = Call {
+            name: "set_light".into(),
+            arguments: json!({"room": "kitchen", "on": true}),
+            status: "ok".into(),
+            result: "kitchen light on".into(),
+        };
+        let mut asked = turn(&c.say, "Shall I turn on the kitchen light?", vec![], 1.0);
+        asked.asked = Some(asked.reply.clone());
+        let yes = turn("Yes.", "The kitchen light is on.", vec![light], 4.0);
+        let right = score(&c, vec![asked.clone(), yes]);
+        assert_eq!(
+            (right.verdict, right.asked),
+            (Verdict::Right, Asked::ThenRight)
+        );
+        assert!(!right.refused);
+        assert!(!right.misheard, "the yes is not part of what was heard");
+        // asked and never answered: wrong, but not refused
+        let unanswered = score(&c, vec![asked]);
+        assert_eq!(
+            (unanswered.verdict, unanswered.asked, unanswered.refused),
+            (Verdict::Wrong, Asked::ThenWrong, false)
+        );
+        // refused: nothing ran, nothing asked
+        let sorry = score(
+            &c,
+            vec![turn(&c.say, "Sorry, I couldn't finish that.", vec![], 1.0)],
+        );
+        assert!(sorry.refused);
+        assert_eq!(sorry.asked, Asked::No);
+        let s = summarise("typed-session", "x", &[right, unanswered, sorry]);
+        assert_eq!(
+            (s.asked_then_right, s.asked_and_wrong, s.refused, s.split),
+            (1, 1, 1, 0)
+        );
     }
 
     #[test]
