@@ -88,7 +88,9 @@
 //! first words of the part before it ("turn on the kitchen light and the bedroom light" →
 //! "turn on" + "the bedroom light") or the last words of the part after it ("switch on the
 //! kitchen and the bedroom lights" → "switch on the kitchen" + "lights"), the fewest
-//! borrowed words first. If one part matches nothing (or two calls), nothing matches. The
+//! borrowed words first, or, saying "it" or "them", as a follow-up of the parts before it
+//! ("turn on the bedroom light and set it to 40 percent"). If one part matches nothing (or
+//! two calls), nothing matches. The
 //! calls come in the order said; the same call twice is made once. Whisper often writes "in"
 //! for "and": a request that matches nothing is read with one "in" as "and" when that alone
 //! makes two calls and neither names a place ("turn off the fairy lights in the porch light"). A request that is one
@@ -1001,13 +1003,28 @@ impl Intents {
             let call = match self.outcome(part) {
                 Outcome::One(call) => call,
                 Outcome::Many => return None,
-                Outcome::Nothing => self.borrowing(part, before, after)?,
+                Outcome::Nothing => self
+                    .borrowing(part, before, after)
+                    .or_else(|| self.of_the_parts_before(part, &calls))?,
             };
             if !calls.contains(&call) {
                 calls.push(call);
             }
         }
         Some(calls)
+    }
+
+    /// The call a part that says "it" or "them" makes of what the parts before it called
+    /// ("turn on the bedroom light and set it to 40 percent"): the follow-up it would be
+    /// after a turn that made those calls ([`Intents::follow_up`]).
+    fn of_the_parts_before(&self, part: &[Word], earlier: &[IntentCall]) -> Option<IntentCall> {
+        let mut before = Before::default();
+        before.record(earlier.to_vec());
+        let said: Vec<&str> = part.iter().map(|w| w.said.as_str()).collect();
+        match self.follow_up(&said.join(" "), &before)?.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
     }
 
     /// The call `part` makes with the fewest words borrowed from the start of `before` or

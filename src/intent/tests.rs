@@ -398,6 +398,26 @@ fn a_part_borrows_the_words_its_neighbour_said() {
 }
 
 #[test]
+fn it_in_a_second_part_is_what_the_first_part_named() {
+    assert_eq!(
+        calls("turn on the kitchen light and set it to 40 percent"),
+        Some(vec![
+            light("kitchen", true),
+            (
+                "set_brightness".into(),
+                json!({"room": "kitchen", "level": 40})
+            )
+        ])
+    );
+    assert_eq!(
+        calls("unlock the front door and then lock it again"),
+        Some(vec![lock("front", false), lock("front", true)])
+    );
+    // "it" with nothing named before it in the request stays unread here
+    assert_eq!(calls("set it to 40 percent"), None);
+}
+
+#[test]
 fn an_in_heard_for_and_joins_two_things_but_never_a_thing_and_a_place() {
     assert_eq!(
         calls("lock the front door in the back door"),

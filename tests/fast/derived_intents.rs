@@ -162,6 +162,32 @@ fn derived_intents_on_requests_they_were_not_fitted_to_are_never_wrong() {
     assert_eq!(c.wrong, Vec::<String>::new(), "wrong calls");
 }
 
+/// "it" in the second part of a request is what the first part named, on a household's own
+/// tools with no sentences: both calls run.
+#[test]
+fn a_second_part_with_it_is_about_the_first_parts_device() {
+    let registry = registry(&checkout("tests/session/household"), false);
+    let calls = registry
+        .intents()
+        .recognize("Turn on the bedroom light and set it to forty percent.")
+        .unwrap_or_default();
+    let made: Vec<(String, serde_json::Value)> =
+        calls.into_iter().map(|c| (c.tool, c.arguments)).collect();
+    assert_eq!(
+        made,
+        [
+            (
+                "switch_light".to_string(),
+                serde_json::json!({"room": "bedroom", "power": true})
+            ),
+            (
+                "dim_light".to_string(),
+                serde_json::json!({"room": "bedroom", "brightness": 40})
+            ),
+        ]
+    );
+}
+
 #[test]
 fn every_shipped_tools_derived_sentences_compile() {
     let mut files = Vec::new();
