@@ -695,11 +695,15 @@ impl ReplyCheck {
 /// thermostat to 20.
 fn number_grounds(w: &[String], key: &str, n: f64) -> bool {
     let timed = TIME_KEYS.iter().any(|k| key.contains(k));
-    w.iter().enumerate().any(|(i, x)| {
-        let of_time = w.get(i + 1).is_some_and(|u| {
+    (0..w.len()).any(|i| {
+        // in digits or in words ("23", "twenty three")
+        let Some((x, len)) = crate::intent::number_at(&w[i..]) else {
+            return false;
+        };
+        let of_time = w.get(i + len).is_some_and(|u| {
             is_length_unit(u) || CLOCK.contains(&u.as_str()) || CALENDAR.contains(&singular(u))
         });
-        x.parse::<f64>().is_ok_and(|x| (x - n).abs() < 1e-9) && (timed || !of_time)
+        (x - n).abs() < 1e-9 && (timed || !of_time)
     })
 }
 
@@ -1318,9 +1322,15 @@ mod tests {
         let t = serde_json::json!({"temperature": 21.5});
         assert!(c.grounded("set_thermostat", &t, "make it 21.5"));
         assert!(!c.grounded("set_thermostat", &t, "make it warmer"));
+        // a number said in words
+        let warm = serde_json::json!({"temperature": 23});
+        let freezing = "I'm freezing, make it twenty three degrees in here.";
+        assert!(c.grounded("set_thermostat", &warm, freezing));
+        assert!(c.grounded("set_thermostat", &t, "twenty one point five"));
         // a length of time is not a temperature; a parameter named for time takes it
         let twenty = serde_json::json!({"temperature": 20});
         assert!(!c.grounded("set_thermostat", &twenty, "Saturday, timer for 20 seconds."));
+        assert!(!c.grounded("set_thermostat", &twenty, "a timer for twenty seconds"));
         assert!(c.grounded("set_thermostat", &twenty, "20, please"));
         let snooze = serde_json::json!({"minutes": 10});
         assert!(c.grounded("snooze", &snooze, "snooze for 10 minutes"));
