@@ -22,8 +22,7 @@
 
 use serde_json::Value;
 
-use super::check::{refers_back, words};
-use super::check::{ReplyCheck, Unfounded};
+use super::check::{refers_back, words, ReplyCheck, Unfounded};
 use super::generate::Guard;
 use super::messages::{APOLOGY, NOTHING_DONE};
 use super::reply::{sentences_of, speakable};
@@ -508,11 +507,11 @@ pub(super) fn unsupported_calls(
         .collect()
 }
 
-/// First words of a request that asks to know something ("what does a thermostat do?",
-/// "is it too dark?"): such a request is answered, never turned into a question back.
-const ASKS_TO_KNOW: &[&str] = &[
-    "what", "what's", "whats", "when", "where", "which", "who", "whose", "how", "why", "is",
-    "isn't", "are", "aren't", "was", "were", "do", "does", "did", "has", "have",
+/// Question words a request that asks to know something begins with ("what does a
+/// thermostat do?"), besides those of a yes/no question about a state ("is it too dark?":
+/// [`crate::intent::ASKS_A_STATE`]): such a request is answered, never asked back.
+const WH_WORDS: &[&str] = &[
+    "what", "what's", "whats", "when", "where", "which", "who", "whose", "how", "why",
 ];
 
 /// The question hearth asks instead of refusing the hop's calls, when it would rather ask:
@@ -520,9 +519,10 @@ const ASKS_TO_KNOW: &[&str] = &[
 /// held back only for a value the request did not say (`dropped` holds them all: "It's too
 /// dark in the hallway." → the hallway light on, "on" not said) and that it says no other
 /// value for ([`crate::intent::contradicts`]: "turn off the light" is never asked back as
-/// "turn on"); each is about something the request names ([`ReplyCheck::grounded`]); the request does not ask to know something
-/// ([`ASKS_TO_KNOW`]); and every call can be said in its tool's own words
-/// ([`crate::intent::Intents::said_as`]). A yes runs them ([`super::confirm`]).
+/// "turn on"); each is about something the request names ([`ReplyCheck::grounded`]); the
+/// request does not ask to know something ([`WH_WORDS`]); and every call can be said in
+/// its tool's own words ([`crate::intent::Intents::said_as`]). A yes runs them
+/// ([`super::confirm`]).
 pub(super) fn ask_back(
     checking: bool,
     registry: &Registry,
@@ -536,7 +536,8 @@ pub(super) fn ask_back(
     }
     let filler = |w: &String| matches!(w.as_str(), "please" | "so" | "hey" | "ok" | "okay" | "and");
     let first = words(request).into_iter().find(|w| !filler(w));
-    if first.is_some_and(|w| ASKS_TO_KNOW.contains(&w.as_str())) {
+    let asks_to_know = |w: &str| WH_WORDS.contains(&w) || crate::intent::ASKS_A_STATE.contains(&w);
+    if first.is_some_and(|w| asks_to_know(&w)) {
         return None;
     }
     let mut said = Vec::with_capacity(calls.len());

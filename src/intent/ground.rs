@@ -166,7 +166,7 @@ fn direction_said(param: &str, value: &Value, words: &[Word]) -> bool {
 /// the oven?"): its way words are what is asked about, and support no call that sets them.
 /// (The small model locked the front door for "is the front door lock," as whisper wrote
 /// it.)
-const ASKS_A_STATE: &[&str] = &[
+pub(crate) const ASKS_A_STATE: &[&str] = &[
     "is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "did",
     "didn't", "didnt", "does", "doesn't", "doesnt",
 ];

@@ -137,6 +137,7 @@ pub use clock::{parse_clock, say_time, Clock, Half};
 pub(crate) use derive::direction_words;
 pub use derive::{name_words, Shape};
 pub use follow_up::Before;
+pub(crate) use ground::ASKS_A_STATE;
 pub use ground::{contradicts, unsupported, Unsupported};
 pub(crate) use length::is_length_unit;
 pub use length::{parse_length, say_length};
