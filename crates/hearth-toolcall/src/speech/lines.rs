@@ -420,8 +420,8 @@ pub(super) fn remove_shapes(s: &str, eof: bool) -> String {
     by_lines(s, eof, |line, complete| {
         if after_rule && !line.trim().is_empty() {
             match appendix(line.trim_start(), complete) {
-                Yes => return Line::Stop,
-                Maybe => return Line::Stop,
+                // an appendix, or what could still be one: nothing from here is said
+                Yes | Maybe => return Line::Stop,
                 No => after_rule = false,
             }
         }
