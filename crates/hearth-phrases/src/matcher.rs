@@ -334,7 +334,7 @@ impl Matcher {
     /// → "Lock the garage door"). `None`: the phrase only mends words around those ("is the
     /// egg timer rounding" → "… running", where no other way could be said).
     pub fn introduces(&self, open: &str, phrase: &str) -> Option<String> {
-        self.introduced(open, phrase).next().map(|(_, w)| w)
+        self.introduced(open, phrase).next().map(|(_, w, _)| w)
     }
 
     /// The way `phrase` chooses where `open` said no way: the one word [`Matcher::introduces`]
@@ -345,33 +345,37 @@ impl Matcher {
     /// than one word, or a word no audio may choose.
     pub fn choice(&self, open: &str, phrase: &str) -> Option<Choice> {
         let mut introduced = self.introduced(open, phrase);
-        let (at, word) = introduced.next()?;
-        if introduced.next().is_some() || !self.ways.contains(&word) {
+        let (at, word, rivals) = introduced.next()?;
+        if introduced.next().is_some() || rivals.is_empty() {
             return None;
         }
-        let rivals = self.rivals(&normalize::keys(phrase), at);
-        (!rivals.is_empty()).then_some(Choice { at, word, rivals })
+        Some(Choice { at, word, rivals })
     }
 
     /// The words of `phrase` (their places among its keys) that decide a request's way and
-    /// that `open` does not have.
-    fn introduced(&self, open: &str, phrase: &str) -> impl Iterator<Item = (usize, String)> + '_ {
+    /// that `open` does not have, each with its rivals when it is a way's word ([`Matcher::rivals`];
+    /// none for a number or an answer's word), looked at one by one as they are asked for.
+    fn introduced(
+        &self,
+        open: &str,
+        phrase: &str,
+    ) -> impl Iterator<Item = (usize, String, Vec<String>)> + '_ {
         let had = normalize::keys(open);
         let words = normalize::keys(phrase);
-        let decides: Vec<bool> = (0..words.len())
-            .map(|at| {
-                let w = &words[at];
-                !had.contains(w)
-                    && (is_number(w)
-                        || (self.guarded.contains(w)
-                            && (!self.ways.contains(w) || !self.rivals(&words, at).is_empty())))
-            })
-            .collect();
-        words
-            .into_iter()
-            .zip(decides)
-            .enumerate()
-            .filter_map(|(at, (w, d))| d.then_some((at, w)))
+        (0..words.len()).filter_map(move |at| {
+            let w = &words[at];
+            if had.contains(w) {
+                return None;
+            }
+            if is_number(w) || (self.guarded.contains(w) && !self.ways.contains(w)) {
+                return Some((at, w.clone(), Vec::new()));
+            }
+            if !self.guarded.contains(w) {
+                return None;
+            }
+            let rivals = self.rivals(&words, at);
+            (!rivals.is_empty()).then(|| (at, w.clone(), rivals))
+        })
     }
 
     /// The first word of `open` that says an amount or a way (a number, a number word, a
