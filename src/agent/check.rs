@@ -474,18 +474,24 @@ const ASKING: &[&str] = &[
 /// Whether `request` asks for something: it ends with "?", or begins with a word of
 /// [`ASKING`] ("what's the time", "tell me the date"). "Time flies when you're having fun"
 /// and "long time no see" do not.
-fn asks(request: &str) -> bool {
-    if request.trim_end().ends_with('?') {
-        return true;
-    }
-    let said = words(request);
-    let filler = |w: &&String| {
+/// The words of `request` from its first that carries meaning: "please", "hey", "so",
+/// "ok", "and", "now" before it left out.
+pub(super) fn opening_words(request: &str) -> Vec<String> {
+    let filler = |w: &String| {
         matches!(
             w.as_str(),
             "please" | "hey" | "so" | "ok" | "okay" | "and" | "now"
         )
     };
-    let mut w = said.iter().skip_while(filler).map(String::as_str);
+    words(request).into_iter().skip_while(filler).collect()
+}
+
+fn asks(request: &str) -> bool {
+    if request.trim_end().ends_with('?') {
+        return true;
+    }
+    let said = opening_words(request);
+    let mut w = said.iter().map(String::as_str);
     match (w.next(), w.next()) {
         // "what a time to be alive" exclaims
         (Some("what"), Some("a" | "an")) => false,

@@ -22,7 +22,7 @@
 
 use serde_json::Value;
 
-use super::check::{refers_back, words, ReplyCheck, Unfounded};
+use super::check::{opening_words, refers_back, ReplyCheck, Unfounded};
 use super::generate::Guard;
 use super::messages::{APOLOGY, NOTHING_DONE};
 use super::reply::{sentences_of, speakable};
@@ -534,8 +534,7 @@ pub(super) fn ask_back(
     if !checking || calls.is_empty() || dropped.len() != calls.len() {
         return None;
     }
-    let filler = |w: &String| matches!(w.as_str(), "please" | "so" | "hey" | "ok" | "okay" | "and");
-    let first = words(request).into_iter().find(|w| !filler(w));
+    let first = opening_words(request).into_iter().next();
     let asks_to_know = |w: &str| WH_WORDS.contains(&w) || crate::intent::ASKS_A_STATE.contains(&w);
     if first.is_some_and(|w| asks_to_know(&w)) {
         return None;

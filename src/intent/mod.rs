@@ -90,10 +90,10 @@
 //! kitchen and the bedroom lights" → "switch on the kitchen" + "lights"), the fewest
 //! borrowed words first, or, saying "it" or "them", as a follow-up of the parts before it
 //! ("turn on the bedroom light and set it to 40 percent"). If one part matches nothing (or
-//! two calls), nothing matches. The
-//! calls come in the order said; the same call twice is made once. Whisper often writes "in"
-//! for "and": a request that matches nothing is read with one "in" as "and" when that alone
-//! makes two calls and neither names a place ("turn off the fairy lights in the porch light"). A request that is one
+//! two calls), nothing matches. The calls come in the order said; the same call twice is
+//! made once. Whisper often writes "in" for "and": a request that matches nothing is read
+//! with one "in" as "and" when that alone makes two calls and neither names a place ("turn
+//! off the fairy lights in the porch light"). A request that is one
 //! part after the cut ("and lock the front door", "thanks, lock the front door") is that
 //! part's call.
 //!
