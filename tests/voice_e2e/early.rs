@@ -6,17 +6,12 @@
 
 use super::*;
 
-/// Piper saying `text` the same way every time (no sampling noise: whisper hears a
-/// random take of "Set the thermostat" as "Set the firm a stat" now and then), its silence
+/// Piper saying `text` the same way every time ([`steady_voice`]: whisper heard a random
+/// take of "Set the thermostat" as "Set the firm a stat" now and then), its silence
 /// after the last word trimmed off (so that a pause after it is the pause asked for; its
 /// onset is kept whole), at 16 kHz.
 pub(super) fn said(models: &Path, text: &str) -> Vec<f32> {
-    let config = hearth::tts::TtsConfig {
-        noise_scale: Some(0.0),
-        noise_w: Some(0.0),
-        ..hearth::tts::TtsConfig::new(models.join("en_US-joe-medium.onnx"))
-    };
-    let mut voice = hearth::tts::Voice::load(&config).expect("the Piper voice loads");
+    let mut voice = hearth::tts::Voice::load(&steady_voice(models)).expect("the Piper voice loads");
     let pcm = voice.synthesize(text).expect("synthesis").pcm;
     let samples: Vec<f32> = pcm
         .samples
