@@ -427,28 +427,50 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
     // only a guard against a hang: a busy machine queues turns for minutes
     let limit = Duration::from_secs_f64(spoken.secs + 60.0 * cases.len() as f64 + 300.0);
     let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
-    let observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
+    let mut observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
+    session::score::mark_answers(&mut observed, &spoken.answers);
     Ok(score_all(cases, &spoken.windows, observed))
 }
 
-/// Where each request lies in a spoken input, and its length, kept beside the WAV.
+/// Where each request lies in a spoken input (with its answer, when it has one), where
+/// the answers lie, and its length, kept beside the WAV.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Spoken {
     windows: Vec<(f64, f64)>,
+    #[serde(default)]
+    answers: Vec<(f64, f64)>,
     secs: f64,
 }
+
+/// How long after a request its answer is said (a case's `answer`, said whether hearth
+/// asked or not): time for hearth's question to be decided and spoken.
+const ANSWER_AFTER_S: f64 = 7.0;
 
 /// Every case spoken into one WAV in the work dir (and its windows beside it, for
 /// `--replay`).
 fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), String> {
     let mut speaker = talker(opts)?;
-    let clips = cases
-        .iter()
-        .enumerate()
-        .map(|(i, c)| utterance(opts, &mut speaker, i, &c.say))
-        .map(|clip| clip.map(|c| paused(c, opts.pause_ms)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut clips = Vec::with_capacity(cases.len());
+    // each answer's span, from the start of its request's clip
+    let mut answered = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let mut clip = paused(utterance(opts, &mut speaker, i, &c.say)?, opts.pause_ms);
+        if let Some(answer) = &c.answer {
+            clip.resize(
+                clip.len() + (ANSWER_AFTER_S * f64::from(session::run::RATE)) as usize,
+                0.0,
+            );
+            let start = clip.len() as f64 / f64::from(session::run::RATE);
+            clip.extend(utterance(opts, &mut speaker, i, answer)?);
+            answered.push((i, start, clip.len() as f64 / f64::from(session::run::RATE)));
+        }
+        clips.push(clip);
+    }
     let mut input = timeline(&clips, LEAD_S, opts.gap_s, TAIL_S);
+    let answers = answered
+        .iter()
+        .map(|&(i, a, b)| (input.windows[i].0 + a, input.windows[i].0 + b))
+        .collect();
     add_room_noise(opts, &mut input.samples, opts.seed);
     let wav = opts.work.join("spoken-input.wav");
     write_wav(&wav, &input.samples)?;
@@ -459,6 +481,7 @@ fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), Str
     );
     let spoken = Spoken {
         windows: input.windows.clone(),
+        answers,
         secs: input.secs(),
     };
     let text = serde_json::to_string(&spoken).map_err(|e| e.to_string())?;
@@ -596,9 +619,11 @@ fn typed_session(
             // a question hearth asked back (not one the set expects: an `asks` case's) gets
             // the household's yes, and the calls after it count for the request
             if turns[0].asked.is_some() && case.kind != Kind::Asks {
-                let yes = ask_spoken(&text.agent, ASKED_BACK_YES).await?;
-                let o = Observed::from_turn(ASKED_BACK_YES, &yes);
-                eprintln!("    {ASKED_BACK_YES:?} → {:?}", o.reply);
+                let said = case.answer.as_deref().unwrap_or(ASKED_BACK_YES);
+                let answered = ask_spoken(&text.agent, said).await?;
+                let mut o = Observed::from_turn(said, &answered);
+                o.answer = true;
+                eprintln!("    {said:?} → {:?}", o.reply);
                 turns.push(o);
             }
             scored.push(score(case, turns));
@@ -608,7 +633,8 @@ fn typed_session(
     })
 }
 
-/// What the typed session answers when hearth asks back before running a request's calls.
+/// What the typed session answers when hearth asks back before running a request's calls
+/// and the case names no `answer`.
 const ASKED_BACK_YES: &str = "Yes.";
 
 /// A turn's hops on stderr when it took more than one or a hook acted: what each wrote

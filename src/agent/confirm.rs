@@ -23,17 +23,21 @@ pub(super) struct Pending {
     /// What was asked.
     pub question: String,
     pub asked: Instant,
+    /// For a question that asks which ([`super::which`]): each choice with its call, one of
+    /// which an answer runs; `calls` is then empty.
+    pub choices: Vec<(String, ToolCall)>,
 }
 
 impl Pending {
     /// The hop report's note: the calls that wait.
     pub fn hook(&self) -> String {
-        let calls: Vec<String> = self
-            .calls
-            .iter()
-            .map(|c| format!("{}({})", c.name(), c.arguments()))
-            .collect();
-        format!("waiting for a yes: {}", calls.join(" "))
+        let said = |c: &ToolCall| format!("{}({})", c.name(), c.arguments());
+        if self.choices.is_empty() {
+            let calls: Vec<String> = self.calls.iter().map(said).collect();
+            return format!("waiting for a yes: {}", calls.join(" "));
+        }
+        let calls: Vec<String> = self.choices.iter().map(|(_, c)| said(c)).collect();
+        format!("waiting for a choice: {}", calls.join(" | "))
     }
 }
 
@@ -42,6 +46,8 @@ impl Pending {
 pub enum Answer {
     Yes,
     No,
+    /// The choice of this index, to a question that asks which ([`Pending::choices`]).
+    Chose(usize),
     /// Not an answer (another request), or the question is older than [`WINDOW`].
     Other,
 }
@@ -91,7 +97,14 @@ pub(super) fn answer(pending: &Pending, text: &str) -> Answer {
     if pending.asked.elapsed() > WINDOW {
         return Answer::Other;
     }
-    read(&pending.question, text)
+    if let Some(i) = super::which::chosen(&pending.question, &pending.choices, text) {
+        return Answer::Chose(i);
+    }
+    match read(&pending.question, text) {
+        // a yes is no answer to which
+        Answer::Yes if !pending.choices.is_empty() => Answer::Other,
+        answer => answer,
+    }
 }
 
 /// `text` as an answer to `question`: a no when any word says no (and it is short); a yes
@@ -166,6 +179,22 @@ pub(super) fn asking(calls: Vec<ToolCall>, question: String) -> Pending {
         calls,
         question,
         asked: Instant::now(),
+        choices: Vec::new(),
+    }
+}
+
+/// One of `choices` held until an answer to `question` names it ([`super::which`]).
+pub(super) fn asking_which(question: String, choices: Vec<(String, ToolCall)>) -> Pending {
+    tracing::info!(
+        choices = ?choices.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>(),
+        %question,
+        "a call waits for a choice"
+    );
+    Pending {
+        calls: Vec::new(),
+        question,
+        asked: Instant::now(),
+        choices,
     }
 }
 
@@ -241,6 +270,7 @@ mod tests {
             calls: Vec::new(),
             question: "Unlock the front door?".into(),
             asked: Instant::now(),
+            choices: Vec::new(),
         };
         assert_eq!(answer(&p, "yes"), Answer::Yes);
         if let Some(long_ago) = Instant::now().checked_sub(WINDOW + Duration::from_secs(1)) {

@@ -520,7 +520,8 @@ const WH_WORDS: &[&str] = &[
 /// dark in the hallway." → the hallway light on, "on" not said) and that it says no other
 /// value for ([`crate::intent::contradicts`]: "turn off the light" is never asked back as
 /// "turn on"); each is about something the request names ([`ReplyCheck::grounded`]); the
-/// request does not ask to know something ([`WH_WORDS`]); and every call can be said in
+/// request does not ask to know something ([`WH_WORDS`]); no device or place was chosen for
+/// the household ([`super::which::open_choices`]: that is asked as which); and every call can be said in
 /// its tool's own words ([`crate::intent::Intents::said_as`]). A yes runs them
 /// ([`super::confirm`]).
 pub(super) fn ask_back(
@@ -543,7 +544,12 @@ pub(super) fn ask_back(
     for c in calls {
         let parameters = &registry.get(c.name())?.spec.parameters;
         let contradicted = crate::intent::contradicts(parameters, c.arguments(), request);
-        if contradicted || !check.grounded(c.name(), c.arguments(), request) {
+        let chosen_for_them = c.arguments().as_object().is_some_and(|args| {
+            super::which::open_choices(parameters, args, request)
+                .next()
+                .is_some()
+        });
+        if contradicted || chosen_for_them || !check.grounded(c.name(), c.arguments(), request) {
             return None;
         }
         said.push(registry.intents().said_as(c.name(), c.arguments())?);

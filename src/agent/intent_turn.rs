@@ -144,6 +144,11 @@ pub(super) async fn answer_question(
         return Ok(None);
     };
     let (calls, how, confirmed) = match confirm::answer(&pending, &ask.text) {
+        confirm::Answer::Chose(i) => {
+            let (choice, call) = &pending.choices[i];
+            tracing::info!(question = %pending.question, %choice, "a choice: its call runs");
+            (std::slice::from_ref(call), "chosen", Confirmed::No)
+        }
         confirm::Answer::Yes => {
             tracing::info!(question = %pending.question, "a yes: the held calls run");
             (&pending.calls[..], "confirmed", Confirmed::Yes)

@@ -101,6 +101,7 @@ mod session;
 mod shared;
 mod turn;
 mod warm;
+mod which;
 mod words;
 
 pub use actor::{Agent, AgentState};

@@ -521,6 +521,17 @@ impl TurnState {
             let pending = super::confirm::asking(g.parsed.calls.clone(), question);
             return Ok(self.end_asking(ctx, pending, Vec::new(), report));
         }
+        let which = super::which::ask_which(
+            checking && !forced,
+            (&ctx.registry, &ctx.toolset, &ctx.check),
+            &g.parsed.calls,
+            &dropped,
+            about,
+        );
+        if let Some((question, choices)) = which {
+            let pending = super::confirm::asking_which(question, choices);
+            return Ok(self.end_asking(ctx, pending, Vec::new(), report));
+        }
         let calls: Vec<ToolCall> = g
             .parsed
             .calls

@@ -741,6 +741,13 @@ fn is_action_enum(param: &str, schema: &Value, parameters: usize, verb: Option<&
         .contains(&param)
 }
 
+/// Whether a parameter says which way a device goes (a boolean or an enum of two ways named
+/// by [`DIRECTIONS`]: `on`, `["lock", "unlock"]`), rather than which device or place.
+pub(crate) fn goes_a_way(param: &str, schema: &Value) -> bool {
+    let values = string_enum(schema).unwrap_or_default();
+    two_ways(&values).is_some() || DIRECTIONS.iter().any(|d| d.names.contains(&param))
+}
+
 /// The direction two enum values say, and which is which: `["on", "off"]` → on/off.
 fn two_ways(values: &[String]) -> Option<(usize, String, String)> {
     if values.len() != 2 {

@@ -91,9 +91,9 @@ pub fn contradicts(parameters: &Value, arguments: &Value, said: &str) -> bool {
 /// Whether `words` say some value of `param` other than `value` (which they do not say).
 fn says_another(param: &str, schema: &Value, value: &Value, words: &[Word]) -> bool {
     match slot::kind(schema) {
-        Some("boolean") => value
-            .as_bool()
-            .is_some_and(|yes| direction_said(param, &Value::Bool(!yes), words)),
+        Some("boolean") => value.as_bool().is_some_and(|yes| {
+            direction_said(param, &Value::Bool(!yes), words) || direction_denied(param, yes, words)
+        }),
         Some("number" | "integer") => any_value_said(schema, words),
         Some("string") if schema.get("enum").is_some() => any_value_said(schema, words),
         _ => false,
@@ -142,8 +142,9 @@ fn slot_says(schema: &Value, value: &Value, words: &[Word]) -> bool {
     (0..words.len()).any(|i| slot.values(&words[i..]).iter().any(|(_, v)| same(v)))
 }
 
-/// Whether a word of the way `value` goes was said, for a boolean whose name has a
-/// direction; a boolean named otherwise is not judged.
+/// Whether a word of the way `value` goes was said, and not denied ([`denied`]: "I don't
+/// need the light on" says no way), for a boolean whose name has a direction; a boolean
+/// named otherwise is not judged.
 fn direction_said(param: &str, value: &Value, words: &[Word]) -> bool {
     let name = param.to_lowercase();
     let Some(d) = DIRECTIONS.iter().find(|d| d.names.contains(&name.as_str())) else {
@@ -159,7 +160,54 @@ fn direction_said(param: &str, value: &Value, words: &[Word]) -> bool {
         return false;
     }
     let way = d.said_as(yes);
-    words.iter().any(|w| way.contains(&w.key.as_str()))
+    (0..words.len()).any(|i| way.contains(&words[i].key.as_str()) && !denied(words, i))
+}
+
+/// Whether the way `yes` of a boolean named for a direction is said and denied: "Don't turn
+/// off the light." denies `on = false`.
+fn direction_denied(param: &str, yes: bool, words: &[Word]) -> bool {
+    let name = param.to_lowercase();
+    let Some(d) = DIRECTIONS.iter().find(|d| d.names.contains(&name.as_str())) else {
+        return false;
+    };
+    let way = d.said_as(yes);
+    (0..words.len()).any(|i| way.contains(&words[i].key.as_str()) && denied(words, i))
+}
+
+/// Words that deny a way said soon after them in the same clause.
+const DENYING: &[&str] = &[
+    "don't",
+    "dont",
+    "not",
+    "never",
+    "doesn't",
+    "doesnt",
+    "won't",
+    "wont",
+    "shouldn't",
+    "shouldnt",
+    "without",
+];
+
+/// Words a denial does not reach past: a clause's end, and "forget" ("don't forget to turn
+/// off the oven" asks for it).
+const CLAUSE_ENDS: &[&str] = &["and", "but", "then", "so", "or", "forget"];
+
+/// Whether the word at `i` is denied: one of [`DENYING`], or "no need"/"no longer", is among
+/// the four words before it, with no clause's end between.
+fn denied(words: &[Word], i: usize) -> bool {
+    let key = |k: usize| words[k].key.as_str();
+    (i.saturating_sub(4)..i)
+        .rev()
+        .take_while(|&k| !CLAUSE_ENDS.contains(&key(k)))
+        .any(|k| {
+            DENYING.contains(&key(k))
+                || (key(k) == "no"
+                    && matches!(
+                        words.get(k + 1).map(|w| w.key.as_str()),
+                        Some("need" | "longer")
+                    ))
+        })
 }
 
 /// First words of a question about a state ("is the front door locked?", "did you turn off
@@ -193,6 +241,34 @@ mod tests {
         json!({"type": "object", "properties": {
             "temperature": {"type": "number", "minimum": 10, "maximum": 30},
             "mode": {"type": "string", "enum": ["heat", "eco"], "default": "heat"}}})
+    }
+
+    #[test]
+    fn a_denied_way_supports_nothing_and_contradicts_itself() {
+        use super::contradicts;
+        let on = json!({"room": "kitchen", "on": true});
+        let off = json!({"room": "kitchen", "on": false});
+        let kept = "I'm leaving the kitchen, I don't need the light on in there anymore.";
+        assert!(
+            unsupported(&light(), &off, kept).is_some(),
+            "off is not said"
+        );
+        assert!(!contradicts(&light(), &off, kept), "nor denied: asked back");
+        assert!(contradicts(&light(), &on, kept));
+        let dont = "Don't turn off the kitchen light.";
+        assert!(unsupported(&light(), &off, dont).is_some());
+        assert!(
+            contradicts(&light(), &off, dont),
+            "never run, never asked back"
+        );
+        // a denial ends with its clause, and reaches four words
+        let both = "I don't want the radio, and turn on the kitchen light.";
+        assert!(unsupported(&light(), &on, both).is_none());
+        let far = "Do not ever, not once, forget to turn on the kitchen light.";
+        assert!(unsupported(&light(), &on, far).is_none());
+        let remind = "Don't forget to turn off the kitchen light.";
+        assert!(unsupported(&light(), &off, remind).is_none());
+        assert!(unsupported(&light(), &on, "Turn on the kitchen light.").is_none());
     }
 
     #[test]

@@ -134,7 +134,7 @@ use slot::{Slot, SlotProblem};
 use template::Token;
 
 pub use clock::{parse_clock, say_time, Clock, Half};
-pub(crate) use derive::direction_words;
+pub(crate) use derive::{direction_words, goes_a_way};
 pub use derive::{name_words, Shape};
 pub use follow_up::Before;
 pub(crate) use ground::ASKS_A_STATE;

@@ -131,3 +131,44 @@ async fn a_call_whose_way_nobody_said_is_asked_about_and_runs_on_a_yes() {
     assert_eq!(executions(&r.log), ["kitchen on"], "a no runs nothing");
     assert_eq!(said, [hearth::agent::confirm::DECLINED]);
 }
+
+/// "Turn on the light." in a house of two rooms, where the model chose one nobody named:
+/// hearth asks which instead of refusing, an answer that names a room runs the call there
+/// (not the model's guess), and a yes, or another request, runs nothing of it.
+#[tokio::test]
+async fn a_call_right_but_for_a_room_nobody_named_asks_which() {
+    let r = rig(
+        &[KITCHEN_CALL, KITCHEN_CALL, KITCHEN_CALL],
+        "qwen2.5-coder",
+        CHATML,
+        |_, _| {},
+    )
+    .await;
+    let (turn, said) = spoken(&r.agent, "s", "Turn on the light.").await;
+    assert!(
+        executions(&r.log).is_empty(),
+        "nothing ran before the answer"
+    );
+    let [question] = said.as_slice() else {
+        panic!("{said:?}")
+    };
+    assert_eq!(question, "Which room: the kitchen or living room?");
+    assert!(turn.hops[0]
+        .hook
+        .as_deref()
+        .is_some_and(|h| h.starts_with("waiting for a choice: set_light")));
+    let (turn, said) = spoken(&r.agent, "s", "The living room, please.").await;
+    assert_eq!(executions(&r.log), ["living room on"]);
+    assert_eq!(said, ["The living room light is on."]);
+    assert_eq!(turn.hops[0].telemetry.parse_mode, "chosen");
+
+    let (_, said) = spoken(&r.agent, "s", "Turn on the light.").await;
+    assert!(said[0].starts_with("Which room"), "{said:?}");
+    let (turn, _) = spoken(&r.agent, "s", "Yes.").await;
+    assert_eq!(
+        executions(&r.log),
+        ["living room on"],
+        "a yes names no room"
+    );
+    assert_ne!(turn.hops[0].telemetry.parse_mode, "chosen");
+}

@@ -127,7 +127,7 @@ pub fn summarise(mode: &str, set: &str, scored: &[Scored]) -> Summary {
         calls_on_none: count(&|s| s.calls_on_none),
         duplicated: count(&|s| s.duplicated),
         misheard: count(&|s| s.misheard),
-        split: count(&|s| s.turns.len() > 1 && s.asked == Asked::No),
+        split: count(&|s| s.split()),
         asked_then_right: count(&|s| s.asked == Asked::ThenRight),
         asked_and_wrong: count(&|s| s.asked == Asked::ThenWrong),
         refused: count(&|s| s.refused),
@@ -240,7 +240,7 @@ fn verdict_cell(s: &Scored) -> String {
         (s.misheard, "misheard"),
         (s.turns.iter().any(|t| t.interrupted), "interrupted"),
         (s.turns.iter().any(|t| t.error.is_some()), "error"),
-        (s.turns.len() > 1 && s.asked == Asked::No, "several turns"),
+        (s.split(), "several turns"),
         (s.asked != Asked::No, "asked first"),
         (s.refused, "refused"),
     ];

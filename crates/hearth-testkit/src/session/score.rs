@@ -37,6 +37,9 @@ pub struct Observed {
     /// The question the turn ended with, holding calls for a yes ("Shall I turn on the
     /// kitchen light?", "Unlock the front door?"), if it did.
     pub asked: Option<String>,
+    /// The household's answer to a question hearth asked (the case's `answer`), not part of
+    /// the request: said after it, whether or not hearth asked.
+    pub answer: bool,
 }
 
 impl Observed {
@@ -82,6 +85,7 @@ impl Observed {
             error: None,
             phrase_pass: None,
             asked: asked_of(turn),
+            answer: false,
         }
     }
 
@@ -119,13 +123,14 @@ pub struct Search {
     pub taken: bool,
 }
 
-/// The question a `Turn` ended with when a hop held its calls for a yes (its hook says so).
+/// The question a `Turn` ended with when a hop held its calls for a yes or a choice ("Which
+/// room: …?"; its hook says so).
 fn asked_of(turn: &Value) -> Option<String> {
     let hops = turn["hops"].as_array()?;
     let waits = hops.iter().any(|h| {
-        h["hook"]
-            .as_str()
-            .is_some_and(|k| k.starts_with("waiting for a yes"))
+        h["hook"].as_str().is_some_and(|k| {
+            k.starts_with("waiting for a yes") || k.starts_with("waiting for a choice")
+        })
     });
     waits.then(|| turn["reply"].as_str().unwrap_or("").to_string())
 }
@@ -181,6 +186,17 @@ pub fn align(windows: &[(f64, f64)], turns: &[Observed]) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+/// Marks the turns heard within `answers` (where the household's answers lie on the input
+/// clock) as [`Observed::answer`].
+pub fn mark_answers(observed: &mut [Observed], answers: &[(f64, f64)]) {
+    for t in observed {
+        let (Some(s), Some(e)) = (t.start_s, t.end_s) else {
+            continue;
+        };
+        t.answer = answers.iter().any(|&(a, b)| s < b && a < e);
+    }
 }
 
 /// Scores each case on the turns [`align`]ed to its window. Turns without a position (a
@@ -254,6 +270,11 @@ impl Scored {
         join(self.turns.iter().map(|t| t.heard.as_str()))
     }
 
+    /// The request was heard as more than one turn (the household's answer aside).
+    pub fn split(&self) -> bool {
+        self.turns.iter().filter(|t| !t.answer).count() > 1
+    }
+
     pub fn reply(&self) -> String {
         join(self.turns.iter().map(|t| t.reply.as_str()))
     }
@@ -274,9 +295,12 @@ pub fn score(case: &Case, turns: Vec<Observed>) -> Scored {
     } else {
         Verdict::Wrong
     };
-    let asked_back = case.kind != Kind::Asks && turns.first().is_some_and(|t| t.asked.is_some());
-    // the yes to a question hearth asked back is not part of what was heard for the request
-    let request_turns = if asked_back { &turns[..1] } else { &turns[..] };
+    // the answer to a question hearth asked back is not part of what was heard for the
+    // request; its calls are the request's (and when nothing was asked, calls it should not
+    // have made)
+    let request_turns: Vec<&Observed> = turns.iter().filter(|t| !t.answer).collect();
+    let asked_back =
+        case.kind != Kind::Asks && request_turns.first().is_some_and(|t| t.asked.is_some());
     let heard = join(request_turns.iter().map(|t| t.heard.as_str()));
     let duplicated = request_turns
         .iter()

@@ -42,6 +42,7 @@ mod set {
                 name: "get_time".into(),
                 arguments: Map::new(),
             }],
+            answer: None,
             note: None,
             line: 1,
         };
@@ -498,6 +499,7 @@ mod score {
             say: say.into(),
             kind,
             expect,
+            answer: None,
             note: None,
             line: 1,
         }
@@ -519,6 +521,7 @@ mod score {
             error: None,
             phrase_pass: None,
             asked: None,
+            answer: false,
         }
     }
 
@@ -546,8 +549,10 @@ mod score {
         };
         let mut asked = turn(&c.say, "Shall I turn on the kitchen light?", vec![], 1.0);
         asked.asked = Some(asked.reply.clone());
-        let yes = turn("Yes.", "The kitchen light is on.", vec![light], 4.0);
-        let right = score(&c, vec![asked.clone(), yes]);
+        let mut yes = turn("Yes.", "The kitchen light is on.", vec![light.clone()], 4.0);
+        mark_answers(std::slice::from_mut(&mut yes), &[(3.9, 4.6)]);
+        assert!(yes.answer);
+        let right = score(&c, vec![asked.clone(), yes.clone()]);
         assert_eq!(
             (right.verdict, right.asked),
             (Verdict::Right, Asked::ThenRight)
@@ -567,6 +572,19 @@ mod score {
         );
         assert!(sorry.refused);
         assert_eq!(sorry.asked, Asked::No);
+        // a spoken scene says its yes whether asked or not: run at once, the yes after it
+        // is neither part of the request nor a second hearing of it
+        let at_once = turn(&c.say, "The kitchen light is on.", vec![light.clone()], 1.0);
+        let mut stray = turn("Yes.", "Okay.", vec![], 4.0);
+        stray.answer = true;
+        let once = score(&c, vec![at_once.clone(), stray]);
+        assert_eq!((once.verdict, once.asked), (Verdict::Right, Asked::No));
+        assert!(!once.split() && !once.misheard, "{once:?}");
+        // and a call on a yes nothing asked for is the request's (here: one too many)
+        let mut again = turn("Yes.", "", vec![light.clone(), light], 4.0);
+        again.calls[1].arguments = json!({"room": "bedroom", "on": true});
+        again.answer = true;
+        assert_eq!(score(&c, vec![at_once, again]).verdict, Verdict::Wrong);
         let s = summarise("typed-session", "x", &[right, unanswered, sorry]);
         assert_eq!(
             (s.asked_then_right, s.asked_and_wrong, s.refused, s.split),
