@@ -207,6 +207,9 @@ pub(crate) const ANSWERS: &[&str] = &[
 /// What is said to a no.
 pub const DECLINED: &str = "Okay, I left it as it is.";
 
+/// What is said to a yes when no question waits for one.
+pub const UNASKED: &str = "Nothing is waiting for a yes.";
+
 #[cfg(test)]
 mod tests {
     use super::*;

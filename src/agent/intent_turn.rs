@@ -53,6 +53,9 @@ pub(super) enum Confirmed {
     Yes,
     /// A no answered the question: nothing runs, and that is said.
     Declined,
+    /// A yes with no question waiting for it (none asked, or asked too long ago): nothing
+    /// runs, and that is said.
+    Unasked,
 }
 
 /// Runs `calls` (those a tool's `confirm` holds wait for a yes, unless `confirmed`) and
@@ -75,11 +78,12 @@ pub(super) async fn act(
     let (now, held) = match confirmed {
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
         Confirmed::No => confirm::split(registry, calls, ask.confirmed),
-        Confirmed::Declined => (Vec::new(), Vec::new()),
+        Confirmed::Declined | Confirmed::Unasked => (Vec::new(), Vec::new()),
     };
     let outcomes = run_calls(shared, &now, ask.room.as_deref(), &mut timings, t0).await?;
     let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {
         (true, _) if confirmed == Confirmed::Declined => confirm::DECLINED.to_string(),
+        (true, _) if confirmed == Confirmed::Unasked => confirm::UNASKED.to_string(),
         (true, _) => String::new(),
         (false, Some(said)) => speakable(&said.join(" ")),
         (false, None) => reply_from_results(&outcomes),
@@ -133,7 +137,8 @@ pub(super) async fn act(
 
 /// A request in a session whose last turn asked for a yes: a yes runs the held calls, a no
 /// is answered; anything else, or a question asked too long ago, drops them (`None`: the
-/// request is handled as any other, in the session as it now is).
+/// request is handled as any other, in the session as it now is). A yes where nothing waits
+/// for one is answered so ([`confirm::UNASKED`]), not read as a request.
 pub(super) async fn answer_question(
     shared: &Shared,
     registry: &Registry,
@@ -141,7 +146,20 @@ pub(super) async fn answer_question(
     session: &mut Session,
 ) -> Result<Option<Turn>, AgentError> {
     let Some(pending) = session.pending.take() else {
-        return Ok(None);
+        if confirm::read("", &ask.text) != confirm::Answer::Yes {
+            return Ok(None);
+        }
+        tracing::info!("a yes with no question waiting: nothing to run");
+        let turn = act(
+            shared,
+            registry,
+            ask,
+            session.clone(),
+            &[],
+            "unasked",
+            Confirmed::Unasked,
+        );
+        return turn.await.map(Some);
     };
     let (calls, how, confirmed) = match confirm::answer(&pending, &ask.text) {
         confirm::Answer::Chose(i) => {

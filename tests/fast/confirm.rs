@@ -130,6 +130,11 @@ async fn a_call_whose_way_nobody_said_is_asked_about_and_runs_on_a_yes() {
     let (_, said) = spoken(&r.agent, "s", "No.").await;
     assert_eq!(executions(&r.log), ["kitchen on"], "a no runs nothing");
     assert_eq!(said, [hearth::agent::confirm::DECLINED]);
+    // a yes with nothing asked runs nothing and says so, without the model
+    let (turn, said) = spoken(&r.agent, "s", "Yes.").await;
+    assert_eq!(said, [hearth::agent::confirm::UNASKED]);
+    assert_eq!(turn.hops[0].telemetry.parse_mode, "unasked");
+    assert_eq!(executions(&r.log), ["kitchen on"]);
 }
 
 /// "Turn on the light." in a house of two rooms, where the model chose one nobody named:
