@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use super::template::Token;
 use super::{Intents, ToolIntents};
 
-/// The forms after the first that says a call which are looked at for a shorter spelling.
-const SPELLINGS: usize = 8;
+/// The forms after the first that says a call which are looked at for a plainer spelling.
+const SPELLINGS: usize = 4096;
 
 impl Intents {
     /// `arguments` of `tool` as a request these intents read as exactly that call: the
@@ -16,12 +16,14 @@ impl Intents {
     /// words) whose fixed values are the call's and whose slots say the rest; `None` when
     /// no form says all of it.
     ///
-    /// Of the forms right after that one that say the same words but for a plural "s", the
-    /// shortest is taken: a template's "light[s]" is said "light".
+    /// Of the forms after that one that are it with optional words left out (never an
+    /// article, nor its words before the first slot or after the last), the one with the
+    /// fewest words is taken, then the shortest: a template's "light[s] [up] to" is said
+    /// "light to" ("set the bathroom light to 50 percent", not "… lights up to …").
     pub fn said_as(&self, tool: &str, arguments: &Value) -> Option<String> {
         let args = arguments.as_object()?;
-        let says_it = |text: &String| {
-            matches!(self.recognize(text).as_deref(),
+        let says_it = |s: &Spelled| {
+            matches!(self.recognize(&s.text()).as_deref(),
                 Some([c]) if c.tool == tool && c.arguments == *arguments)
         };
         let mut forms = self
@@ -29,23 +31,61 @@ impl Intents {
             .iter()
             .filter(|t| t.tool == tool)
             .flat_map(|t| t.sentences_for(args));
-        let first = forms.by_ref().find(|text| says_it(text))?;
-        let shorter = forms
+        let first = forms.by_ref().find(|s| says_it(s))?;
+        let mut plainer: Vec<Spelled> = forms
             .take(SPELLINGS)
-            .filter(|t| t.len() < first.len() && plural_aside(t, &first))
-            .filter(says_it)
-            .min_by_key(String::len);
-        Some(shorter.unwrap_or(first))
+            .filter(|s| s.framed_as(&first) && s.plainness() < first.plainness())
+            .collect();
+        plainer.sort_by_key(Spelled::plainness);
+        let plainest = plainer.into_iter().find(|s| says_it(s));
+        Some(plainest.unwrap_or(first).text())
     }
 }
 
-/// Whether `a` and `b` are the same words but for a plural "s" on some of them.
-fn plural_aside(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.split(' ').collect(), b.split(' ').collect());
-    a.len() == b.len()
-        && a.iter().zip(&b).all(|(x, y)| {
-            x == y || x.strip_suffix('s') == Some(*y) || y.strip_suffix('s') == Some(*x)
-        })
+/// Words a plainer spelling keeps.
+const ARTICLES: &[&str] = &["the", "a", "an"];
+
+/// A sentence a form makes, with how many of its words come before its first slot's and
+/// after its last slot's.
+struct Spelled {
+    words: Vec<String>,
+    head: usize,
+    tail: usize,
+}
+
+impl Spelled {
+    fn text(&self) -> String {
+        self.words.join(" ")
+    }
+
+    /// Whether this is `other` with some of its optional words left out, but for a plural
+    /// "s" ("turn on the {room} light[s]"): it begins and ends with the words `other` has
+    /// before its first slot and after its last, and no article is left out ("turn on
+    /// bathroom light" is no plainer than "turn on the bathroom light").
+    fn framed_as(&self, other: &Spelled) -> bool {
+        let same = |x: &String, y: &String| {
+            x == y || x.strip_suffix('s') == Some(y) || y.strip_suffix('s') == Some(x)
+        };
+        let mut mine = self.words.iter().peekable();
+        for w in &other.words {
+            match mine.peek() {
+                Some(m) if same(m, w) => {
+                    mine.next();
+                }
+                _ if ARTICLES.contains(&w.as_str()) => return false,
+                _ => {}
+            }
+        }
+        mine.next().is_none() && self.head == other.head && self.tail == other.tail
+    }
+
+    /// Fewer words, then fewer letters, is plainer.
+    fn plainness(&self) -> (usize, usize) {
+        (
+            self.words.len(),
+            self.words.iter().map(String::len).sum::<usize>(),
+        )
+    }
 }
 
 impl ToolIntents {
@@ -53,7 +93,7 @@ impl ToolIntents {
     fn sentences_for<'a>(
         &'a self,
         args: &'a Map<String, Value>,
-    ) -> impl Iterator<Item = String> + 'a {
+    ) -> impl Iterator<Item = Spelled> + 'a {
         self.forms.iter().filter_map(move |form| {
             let intent = &self.intents[form.intent];
             let fixed_agree = intent.args.iter().all(|(k, v)| args.get(k) == Some(v));
@@ -62,11 +102,14 @@ impl ToolIntents {
             }
             let mut words = Vec::with_capacity(form.tokens.len());
             let mut slotted = Vec::new();
+            let (mut head, mut last_slot_end) = (None, 0);
             for token in &form.tokens {
                 match token {
                     Token::Word(w) => words.push(w.clone()),
                     Token::Slot(param) => {
+                        head.get_or_insert(words.len());
                         words.push(intent.slots.get(param)?.said_as(args.get(param)?)?);
+                        last_slot_end = words.len();
                         slotted.push(param.as_str());
                     }
                 }
@@ -74,7 +117,9 @@ impl ToolIntents {
             let says_all = args
                 .keys()
                 .all(|k| intent.args.contains_key(k) || slotted.contains(&k.as_str()));
-            says_all.then(|| words.join(" "))
+            let head = head.unwrap_or(words.len());
+            let tail = words.len() - last_slot_end.max(head);
+            says_all.then_some(Spelled { words, head, tail })
         })
     }
 }
@@ -113,10 +158,30 @@ mod tests {
             sentences: vec!["set the heating to {temperature} [degrees]".into()],
             ..IntentSpec::default()
         };
+        let level = json!({"type": "object", "required": ["room", "brightness"], "properties": {
+            "room": {"type": "string", "enum": ["kitchen", "bathroom"]},
+            "brightness": {"type": "integer", "minimum": 0, "maximum": 100}}});
+        let dim = IntentSpec {
+            sentences: vec![
+                "set the {room} light[s] [(up|down)] (to|at) {brightness} [percent]".into(),
+            ],
+            ..IntentSpec::default()
+        };
         Intents::new(vec![
             Arc::new(ToolIntents::compile("set_light", &specs, &schema).unwrap()),
             Arc::new(ToolIntents::compile("set_heating", &[warm], &heating).unwrap()),
+            Arc::new(ToolIntents::compile("dim_light", &[dim], &level).unwrap()),
         ])
+    }
+
+    #[test]
+    fn a_call_is_said_with_the_fewest_words_its_first_sentence_can_spare() {
+        let i = lights();
+        assert_eq!(
+            i.said_as("dim_light", &json!({"room": "bathroom", "brightness": 50}))
+                .as_deref(),
+            Some("set the bathroom light to 50 percent")
+        );
     }
 
     #[test]
