@@ -15,9 +15,11 @@
 //! - `typed-session`: every request typed into one agent session, in this process (the
 //!   library's text runtime, as `hearth ask` starts it, and `agent::ask` with one session).
 //!   When hearth asks back before running a request's calls ("Shall I turn on the kitchen
-//!   light?"), the session answers "Yes." and the calls after it count for the request
-//!   ("asked, then right" / "asked, wrong"; a request that wanted calls and got neither a
-//!   call nor a question is "refused").
+//!   light?", "Which room: …?"), the session says the case's `answer` ("Yes." when it has
+//!   none) and the calls after it count for the request ("asked, then right" / "asked,
+//!   wrong"; a request that wanted calls and got neither a call nor a question is
+//!   "refused"). In `spoken`, a case's `answer` is said 7 s after the request whether hearth
+//!   asked or not (a scene cannot wait to hear); its turn counts for the request's calls.
 //!
 //! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--pause MS` (0: in `spoken`, that much
 //! silence stretched into each request's longest gap between words, a person stopping to
