@@ -48,6 +48,8 @@ pub enum Answer {
     No,
     /// The choice of this index, to a question that asks which ([`Pending::choices`]).
     Chose(usize),
+    /// A yes to a question that asks which: no choice, so it is asked again.
+    Again,
     /// Not an answer (another request), or the question is older than [`WINDOW`].
     Other,
 }
@@ -101,8 +103,8 @@ pub(super) fn answer(pending: &Pending, text: &str) -> Answer {
         return Answer::Chose(i);
     }
     match read(&pending.question, text) {
-        // a yes is no answer to which
-        Answer::Yes if !pending.choices.is_empty() => Answer::Other,
+        // a yes is no answer to which: the question is asked again
+        Answer::Yes if !pending.choices.is_empty() => Answer::Again,
         answer => answer,
     }
 }

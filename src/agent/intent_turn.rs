@@ -56,6 +56,8 @@ pub(super) enum Confirmed {
     /// A yes with no question waiting for it (none asked, or asked too long ago): nothing
     /// runs, and that is said.
     Unasked,
+    /// A yes to a question that asks which: the session's question is asked again.
+    Again,
 }
 
 /// Runs `calls` (those a tool's `confirm` holds wait for a yes, unless `confirmed`) and
@@ -78,17 +80,24 @@ pub(super) async fn act(
     let (now, held) = match confirmed {
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
         Confirmed::No => confirm::split(registry, calls, ask.confirmed),
-        Confirmed::Declined | Confirmed::Unasked => (Vec::new(), Vec::new()),
+        Confirmed::Declined | Confirmed::Unasked | Confirmed::Again => (Vec::new(), Vec::new()),
     };
     let outcomes = run_calls(shared, &now, ask.room.as_deref(), &mut timings, t0).await?;
     let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {
         (true, _) if confirmed == Confirmed::Declined => confirm::DECLINED.to_string(),
         (true, _) if confirmed == Confirmed::Unasked => confirm::UNASKED.to_string(),
+        (true, _) if confirmed == Confirmed::Again => session
+            .pending
+            .as_ref()
+            .map(|p| p.question.clone())
+            .unwrap_or_default(),
         (true, _) => String::new(),
         (false, Some(said)) => speakable(&said.join(" ")),
         (false, None) => reply_from_results(&outcomes),
     };
-    let mut hook = None;
+    let mut hook = (confirmed == Confirmed::Again)
+        .then(|| session.pending.as_ref().map(confirm::Pending::hook))
+        .flatten();
     if !held.is_empty() {
         let pending = confirm::hold(held);
         hook = Some(pending.hook());
@@ -166,6 +175,24 @@ pub(super) async fn answer_question(
             let (choice, call) = &pending.choices[i];
             tracing::info!(question = %pending.question, %choice, "a choice: its call runs");
             (std::slice::from_ref(call), "chosen", Confirmed::No)
+        }
+        confirm::Answer::Again => {
+            tracing::info!(question = %pending.question, "a yes to which: asked again");
+            let mut kept = session.clone();
+            kept.pending = Some(confirm::Pending {
+                asked: std::time::Instant::now(),
+                ..pending
+            });
+            let turn = act(
+                shared,
+                registry,
+                ask,
+                kept,
+                &[],
+                "asked again",
+                Confirmed::Again,
+            );
+            return turn.await.map(Some);
         }
         confirm::Answer::Yes => {
             tracing::info!(question = %pending.question, "a yes: the held calls run");

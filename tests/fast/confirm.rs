@@ -139,11 +139,12 @@ async fn a_call_whose_way_nobody_said_is_asked_about_and_runs_on_a_yes() {
 
 /// "Turn on the light." in a house of two rooms, where the model chose one nobody named:
 /// hearth asks which instead of refusing, an answer that names a room runs the call there
-/// (not the model's guess), and a yes, or another request, runs nothing of it.
+/// (not the model's guess); a yes is asked the question again, and another request drops
+/// the calls.
 #[tokio::test]
 async fn a_call_right_but_for_a_room_nobody_named_asks_which() {
     let r = rig(
-        &[KITCHEN_CALL, KITCHEN_CALL, KITCHEN_CALL],
+        &[KITCHEN_CALL, KITCHEN_CALL, KITCHEN_CALL, "Which kitchen?"],
         "qwen2.5-coder",
         CHATML,
         |_, _| {},
@@ -169,11 +170,24 @@ async fn a_call_right_but_for_a_room_nobody_named_asks_which() {
 
     let (_, said) = spoken(&r.agent, "s", "Turn on the light.").await;
     assert!(said[0].starts_with("Which room"), "{said:?}");
-    let (turn, _) = spoken(&r.agent, "s", "Yes.").await;
+    // a yes names no room: asked again, and the calls still wait for one
+    let (turn, again) = spoken(&r.agent, "s", "Yes.").await;
+    assert_eq!(executions(&r.log), ["living room on"]);
+    assert_eq!(again, said);
+    assert!(turn.hops[0]
+        .hook
+        .as_deref()
+        .is_some_and(|h| h.starts_with("waiting for a choice")));
+    spoken(&r.agent, "s", "The kitchen.").await;
+    assert_eq!(executions(&r.log), ["living room on", "kitchen on"]);
+    // another request drops them
+    spoken(&r.agent, "s", "Turn on the light.").await;
+    let (turn, _) = spoken(&r.agent, "s", "What time is it?").await;
+    assert_ne!(turn.hops[0].telemetry.parse_mode, "chosen");
+    spoken(&r.agent, "s", "The kitchen.").await;
     assert_eq!(
         executions(&r.log),
-        ["living room on"],
-        "a yes names no room"
+        ["living room on", "kitchen on"],
+        "an answer after another request runs nothing held"
     );
-    assert_ne!(turn.hops[0].telemetry.parse_mode, "chosen");
 }
