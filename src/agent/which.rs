@@ -2,7 +2,8 @@
 //! model chose a room nobody named. The call is right but for one value, so hearth asks for
 //! that value ("Which room: the kitchen, living room, bedroom, bathroom or office?") instead
 //! of refusing, holds one call per answer, and runs the one the next request names
-//! ([`chosen`]). A yes is no answer to it; anything but a choice drops the calls.
+//! ([`chosen`]). A yes names no choice, so the question is asked again; anything else drops
+//! the calls.
 
 use hearth_phrases::normalize;
 use serde_json::Value;
