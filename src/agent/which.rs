@@ -89,16 +89,14 @@ pub(super) fn ask_which(
 pub(super) fn open_choices<'a>(
     parameters: &'a Value,
     args: &'a serde_json::Map<String, Value>,
-    request: &str,
+    request: &'a str,
 ) -> impl Iterator<Item = (&'a String, Vec<String>)> + 'a {
-    let said = format!(" {} ", normalize::keys(request).join(" "));
-    let names = move |v: &str| said.contains(&format!(" {} ", normalize::keys(v).join(" ")));
     args.keys().filter_map(move |param| {
         let values = enum_values(parameters, param)?;
         let schema = parameters.get("properties")?.get(param)?;
         let open = values.len() > 1
             && !crate::intent::goes_a_way(param, schema)
-            && !values.iter().any(|v| names(v));
+            && !crate::intent::names_a_value(schema, request);
         open.then_some((param, values))
     })
 }

@@ -100,6 +100,12 @@ fn says_another(param: &str, schema: &Value, value: &Value, words: &[Word]) -> b
     }
 }
 
+/// Whether `said` names some value of a parameter with this `schema` (an enum's value as
+/// its slot reads it: "living-room", "the Living Room" name "living room").
+pub(crate) fn names_a_value(schema: &Value, said: &str) -> bool {
+    any_value_said(schema, &normalize::words(said))
+}
+
 /// Whether some run of `words` is a value of a slot of this `schema`.
 fn any_value_said(schema: &Value, words: &[Word]) -> bool {
     Slot::new(schema, None)
