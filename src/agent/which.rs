@@ -82,8 +82,8 @@ pub(super) fn ask_which(
     (choices.len() > 1).then(|| (question(param, &choices), choices))
 }
 
-/// The parameters of a call that choose a device or a place (an enum of two or more values,
-/// not a way it goes: [`crate::intent::goes_a_way`]) of which `request` names no value:
+/// The parameters of a call that choose a device or a place
+/// ([`crate::intent::device_choices`]) of which `request` names no value:
 /// "Lock the door." names no door. Such a value is asked for, never said back as though it
 /// had been meant ("Shall I lock the front door?").
 pub(super) fn open_choices<'a>(
@@ -92,23 +92,10 @@ pub(super) fn open_choices<'a>(
     request: &'a str,
 ) -> impl Iterator<Item = (&'a String, Vec<String>)> + 'a {
     args.keys().filter_map(move |param| {
-        let values = enum_values(parameters, param)?;
         let schema = parameters.get("properties")?.get(param)?;
-        let open = values.len() > 1
-            && !crate::intent::goes_a_way(param, schema)
-            && !crate::intent::names_a_value(schema, request);
-        open.then_some((param, values))
+        let values = crate::intent::device_choices(param, schema)?;
+        (!crate::intent::names_a_value(schema, request)).then_some((param, values))
     })
-}
-
-/// The string values a parameter's schema allows.
-fn enum_values(parameters: &Value, param: &str) -> Option<Vec<String>> {
-    let values = parameters.get("properties")?.get(param)?.get("enum")?;
-    values
-        .as_array()?
-        .iter()
-        .map(|v| v.as_str().map(str::to_string))
-        .collect()
 }
 
 /// "Which room: the kitchen, bedroom or office?" ("Which one?" for a plain parameter name;

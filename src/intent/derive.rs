@@ -741,11 +741,13 @@ fn is_action_enum(param: &str, schema: &Value, parameters: usize, verb: Option<&
         .contains(&param)
 }
 
-/// Whether a parameter says which way a device goes (a boolean or an enum of two ways named
-/// by [`DIRECTIONS`]: `on`, `["lock", "unlock"]`), rather than which device or place.
-pub(crate) fn goes_a_way(param: &str, schema: &Value) -> bool {
-    let values = string_enum(schema).unwrap_or_default();
-    two_ways(&values).is_some() || DIRECTIONS.iter().any(|d| d.names.contains(&param))
+/// The values of a parameter that picks a device or a place: an enum of two or more
+/// strings that is not a way it goes (a direction's name, or two values of one of
+/// [`DIRECTIONS`]: `on`, `["lock", "unlock"]`).
+pub(crate) fn device_choices(param: &str, schema: &Value) -> Option<Vec<String>> {
+    let values = string_enum(schema)?;
+    let way = two_ways(&values).is_some() || DIRECTIONS.iter().any(|d| d.names.contains(&param));
+    (values.len() > 1 && !way).then_some(values)
 }
 
 /// The direction two enum values say, and which is which: `["on", "off"]` → on/off.

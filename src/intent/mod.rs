@@ -134,7 +134,7 @@ use slot::{Slot, SlotProblem};
 use template::Token;
 
 pub use clock::{parse_clock, say_time, Clock, Half};
-pub(crate) use derive::{direction_words, goes_a_way};
+pub(crate) use derive::{device_choices, direction_words};
 pub use derive::{name_words, Shape};
 pub use follow_up::Before;
 pub use ground::{contradicts, unsupported, Unsupported};
