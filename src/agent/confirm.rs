@@ -89,7 +89,13 @@ const WITH_A_YES: &[&str] = &[
     "absolutely",
     "definitely",
 ];
-/// Words that make any answer a no.
+/// Words that may go with a no in the same answer ("never mind", "not now", "leave it"),
+/// besides a yes's ([`WITH_A_YES`]) and the question's own; any other makes it no answer
+/// ("stop the hall window" is a request of its own).
+const WITH_A_NO: &[&str] = &[
+    "mind", "now", "that", "then", "leave", "as", "is", "forget", "actually", "sorry", "this",
+];
+/// Words that make a short answer a no.
 const NO: &[&str] = &[
     "no", "nope", "don't", "dont", "not", "cancel", "never", "stop", "wait",
 ];
@@ -109,7 +115,8 @@ pub(super) fn answer(pending: &Pending, text: &str) -> Answer {
     }
 }
 
-/// `text` as an answer to `question`: a no when any word says no (and it is short); a yes
+/// `text` as an answer to `question`: a no when a word says no and it is short and says
+/// nothing else (each word says no, goes with one, [`WITH_A_NO`], or is the question's); a yes
 /// when it begins with a yes word or is a yes phrase, is short, and says nothing else: each
 /// word after the yes goes with one ([`WITH_A_YES`]) or is the question's ("yes, unlock
 /// it"). A yes that goes on to ask for something else is that request, not the answer.
@@ -119,14 +126,20 @@ pub fn read(question: &str, text: &str) -> Answer {
     if words.is_empty() {
         return Answer::Other;
     }
+    let asked = normalize::keys(question);
     if words.iter().any(|w| NO.contains(&w.as_str())) {
-        return if words.len() <= 4 {
+        let goes_with_a_no = |w: &String| {
+            [NO, WITH_A_NO, WITH_A_YES]
+                .iter()
+                .any(|l| l.contains(&w.as_str()))
+                || asked.contains(w)
+        };
+        return if words.len() <= 4 && words.iter().all(goes_with_a_no) {
             Answer::No
         } else {
             Answer::Other
         };
     }
-    let asked = normalize::keys(question);
     let goes_with_a_yes = |w: &String| {
         YES.contains(&w.as_str()) || WITH_A_YES.contains(&w.as_str()) || asked.contains(w)
     };
@@ -160,11 +173,13 @@ pub(super) fn split(
     (now, held)
 }
 
-/// The held calls as the session keeps them, and the question that asks for them all.
+/// The held calls as the session keeps them, and the question that asks for them all (each
+/// call's own, the empty ones left out).
 pub(super) fn hold(held: Vec<(ToolCall, String)>) -> Pending {
     let question = held
         .iter()
         .map(|(_, q)| q.as_str())
+        .filter(|q| !q.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
     asking(held.into_iter().map(|(c, _)| c).collect(), question)
@@ -257,6 +272,9 @@ mod tests {
             "Yes, today.",
             "Yes, the date.",
             "yes, lock the back door",
+            // a request of its own that opens with a no word
+            "Stop the hall window.",
+            "cancel the pasta timer",
         ] {
             assert_eq!(read(ASKED, other), Answer::Other, "{other}");
         }

@@ -535,12 +535,9 @@ pub(super) fn ask_back(
     if !checking || calls.is_empty() || dropped.len() != calls.len() {
         return None;
     }
-    let first = opening_words(request).into_iter().next();
-    let asks_to_know = |w: &str| WH_WORDS.contains(&w) || crate::intent::ASKS_A_STATE.contains(&w);
-    if first.is_some_and(|w| asks_to_know(&w)) {
+    if asks_to_know(request) {
         return None;
     }
-    let mut said = Vec::with_capacity(calls.len());
     for c in calls {
         let parameters = &registry.get(c.name())?.spec.parameters;
         let contradicted = crate::intent::contradicts(parameters, c.arguments(), request);
@@ -552,9 +549,28 @@ pub(super) fn ask_back(
         if contradicted || chosen_for_them || !check.grounded(c.name(), c.arguments(), request) {
             return None;
         }
-        said.push(registry.intents().said_as(c.name(), c.arguments())?);
     }
-    Some(format!("Shall I {}?", said.join(" and ")))
+    shall_i(registry, calls)
+}
+
+/// Whether `request` opens by asking to know something ([`WH_WORDS`], or a yes/no question
+/// about a state): such a request is never answered with a question of what to do.
+pub(super) fn asks_to_know(request: &str) -> bool {
+    opening_words(request).into_iter().next().is_some_and(|w| {
+        WH_WORDS.contains(&w.as_str()) || crate::intent::ASKS_A_STATE.contains(&w.as_str())
+    })
+}
+
+/// "Shall I …?" with `calls` said back in their tools' own words ([`Intents::said_as`]);
+/// `None` when one has no sentence that says it.
+///
+/// [`Intents::said_as`]: crate::intent::Intents::said_as
+pub(super) fn shall_i(registry: &Registry, calls: &[ToolCall]) -> Option<String> {
+    let said: Option<Vec<String>> = calls
+        .iter()
+        .map(|c| registry.intents().said_as(c.name(), c.arguments()))
+        .collect();
+    Some(format!("Shall I {}?", said?.join(" and ")))
 }
 
 /// Every call of a hop carries a value nothing said supports ([`unsupported_calls`]):

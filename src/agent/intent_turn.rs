@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::confirm;
-use super::hooks::reply_from_results;
+use super::hooks::{self, reply_from_results};
 use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn};
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::session::Session;
@@ -44,6 +44,43 @@ pub(super) async fn intent_turn(
     .map(Some)
 }
 
+/// A request heard unsurely ([`Ask::heard_as`]): when its transcript is no request a local
+/// intent takes, does not ask to know something ([`hooks::asks_to_know`]), and the
+/// recogniser's near phrase is one, that phrase's calls wait for a yes to a question in their
+/// own words ("turn on the ceiling pan" → "Shall I turn on the ceiling fan?").
+pub(super) async fn heard_as_turn(
+    shared: &Shared,
+    registry: &Registry,
+    toolset: &ToolSet,
+    ask: &Ask,
+    session: Session,
+) -> Result<Option<Turn>, AgentError> {
+    let Some(near) = ask.heard_as.as_deref() else {
+        return Ok(None);
+    };
+    if hooks::asks_to_know(&ask.text) {
+        return Ok(None);
+    }
+    let room = ask.room.as_deref();
+    let Some((calls, _)) = intent_calls(registry, toolset, near, &session.before, room) else {
+        return Ok(None);
+    };
+    if hooks::shall_i(registry, &calls).is_none() {
+        return Ok(None);
+    }
+    tracing::info!(heard = %ask.text, near, "heard unsurely: the near request is asked about");
+    let turn = act(
+        shared,
+        registry,
+        ask,
+        session,
+        &calls,
+        "heard as",
+        Confirmed::Unsure,
+    );
+    turn.await.map(Some)
+}
+
 /// Whether calls already have their yes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Confirmed {
@@ -58,6 +95,9 @@ pub(super) enum Confirmed {
     Unasked,
     /// A yes to a question that asks which: the session's question is asked again.
     Again,
+    /// They are what a request heard unsurely may have meant: none runs, all are asked
+    /// about in their own words ([`hooks::shall_i`]).
+    Unsure,
 }
 
 /// Runs `calls` (those a tool's `confirm` holds wait for a yes, unless `confirmed`) and
@@ -81,6 +121,12 @@ pub(super) async fn act(
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
         Confirmed::No => confirm::split(registry, calls, ask.confirmed),
         Confirmed::Declined | Confirmed::Unasked | Confirmed::Again => (Vec::new(), Vec::new()),
+        Confirmed::Unsure => {
+            // one question for them all, in their own words
+            let question = hooks::shall_i(registry, calls).unwrap_or_default();
+            let asked = std::iter::once(question).chain(std::iter::repeat(String::new()));
+            (Vec::new(), calls.iter().cloned().zip(asked).collect())
+        }
     };
     let outcomes = run_calls(shared, &now, ask.room.as_deref(), &mut timings, t0).await?;
     let mut reply = match (now.is_empty(), confirmations(registry, &now, &outcomes)) {

@@ -118,6 +118,10 @@ pub struct Ask {
     /// The room it was said in (a satellite's): a request that names no room is about this
     /// one ("turn on the light" to the bedroom's satellite), when a local intent takes it.
     pub room: Option<String>,
+    /// What the speech may also have said: the recogniser's near phrase, a request of the
+    /// house a word or two away from `text` that the audio did not quite support. When `text`
+    /// is no request a local intent takes and this is, the turn asks whether it was meant.
+    pub heard_as: Option<String>,
 }
 
 /// The agent's one message enum.
@@ -288,6 +292,7 @@ impl Ask {
             hold: None,
             confirmed: false,
             room: None,
+            heard_as: None,
         }
     }
 

@@ -19,7 +19,7 @@ use super::generate::{generate, Generated, Grammar, Guard};
 use super::history;
 use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
-use super::intent_turn::{answer_question, intent_turn};
+use super::intent_turn::{answer_question, heard_as_turn, intent_turn};
 use super::messages::{
     AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE,
 };
@@ -261,6 +261,11 @@ pub(super) async fn run_turn(
     if ask.force_tool.is_none() && shared.cfg.intents {
         if let Some(turn) =
             intent_turn(shared, &registry, &every_tool, &ask, session.clone()).await?
+        {
+            return Ok(turn);
+        }
+        if let Some(turn) =
+            heard_as_turn(shared, &registry, &every_tool, &ask, session.clone()).await?
         {
             return Ok(turn);
         }

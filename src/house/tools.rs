@@ -370,6 +370,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[
+            "skip to the next (track|song) [on the {name}]",
             "(next|skip) [the] (track|song) [on the {name}]",
             "(next|skip) [the] (track|song) in the {area}",
             "skip this (track|song) [on the {name}]",
@@ -388,6 +389,7 @@ const TABLE: &[Made] = &[
         derive: true,
         everywhere: &[],
         sentences: &[
+            "go back to the previous (track|song) [on the {name}]",
             "(previous|last) (track|song) [on the {name}]",
             "go back a (track|song) [on the {name}]",
         ],
@@ -1015,6 +1017,44 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// What hearth says back when it asks "Shall I …?" about a call (a request heard
+    /// unsurely, or a way nobody said): a request as a person would make it.
+    #[test]
+    fn a_call_is_said_back_as_a_request() {
+        let registry = Registry::new(tools(&house())).unwrap();
+        let said = |tool: &str, args: Value| registry.intents().said_as(tool, &args);
+        let cases = [
+            (
+                "set_light",
+                json!({"name": "night light", "on": true}),
+                "turn on the night light",
+            ),
+            (
+                "next_track",
+                json!({"name": "kitchen"}),
+                "skip to the next track on the kitchen",
+            ),
+            (
+                "previous_track",
+                json!({"name": "kitchen"}),
+                "go back to the previous track on the kitchen",
+            ),
+            (
+                "set_lock",
+                json!({"name": "front door", "locked": false}),
+                "unlock the front door",
+            ),
+            (
+                "pause_media",
+                json!({"name": "kitchen"}),
+                "pause the music on the kitchen",
+            ),
+        ];
+        for (tool, args, want) in cases {
+            assert_eq!(said(tool, args).as_deref(), Some(want), "{tool}");
+        }
     }
 
     #[test]

@@ -822,7 +822,12 @@ impl Conductor {
             Some("hearth was stopping: the request was not answered".to_string())
         } else {
             let state = Progress::new(s.clock, timings);
-            return self.ask(text, heard.phrase_pass, &s, state, now);
+            let near = near_phrase(
+                heard.phrase_pass.as_ref(),
+                wake_word,
+                self.policy.wake_check,
+            );
+            return self.ask(text, near, heard.phrase_pass, &s, state, now);
         };
         let activity = self.between_turns();
         self.activity(activity);
@@ -835,6 +840,7 @@ impl Conductor {
     fn ask(
         &mut self,
         heard: String,
+        heard_as: Option<String>,
         phrase_pass: Option<wyoming::PhrasePass>,
         s: &Starting,
         state: Progress,
@@ -842,9 +848,14 @@ impl Conductor {
     ) {
         self.activity(Activity::Thinking);
         let session = self.next_session(now);
-        let spec = self
-            .pause
-            .speculation_for(s.speech, &heard, now, &mut self.out);
+        // a speculative turn never knew the near phrase: one that has it is asked afresh
+        let spec = if heard_as.is_some() {
+            self.pause.drop_speculation(&mut self.out);
+            None
+        } else {
+            self.pause
+                .speculation_for(s.speech, &heard, now, &mut self.out)
+        };
         let (job, at) = match &spec {
             Some(spec) => (spec.job, spec.asked_at),
             None => (self.out.job(), now),
@@ -857,6 +868,7 @@ impl Conductor {
                 session,
                 request,
                 held,
+                heard_as,
             });
         }
         let asked = Asked {
@@ -980,6 +992,18 @@ impl Conductor {
 }
 
 /// A sample index on the input clock, in seconds.
+/// The recogniser's near phrase ([`wyoming::PhrasePass::near`]) as a request, its wake word
+/// left out as the transcript's is: what the speech may also have said.
+fn near_phrase(
+    pass: Option<&wyoming::PhrasePass>,
+    wake_word: Option<&str>,
+    check: bool,
+) -> Option<String> {
+    let pass = pass.filter(|p| p.near && !p.taken)?;
+    let text = request_text(pass.phrase.as_deref()?, wake_word, check)?;
+    (!text.is_empty()).then(|| text.to_string())
+}
+
 fn on_input_clock(i: u64) -> f64 {
     i as f64 / f64::from(SAMPLE_RATE)
 }

@@ -218,7 +218,8 @@ impl<'a> Driver<'a> {
                 session,
                 request,
                 held,
-            } => self.ask(job, session, request, held),
+                heard_as,
+            } => self.ask(job, session, request, held, heard_as),
             Action::GoAhead { job, go } => {
                 if let Some(decision) = self.held.remove(&job) {
                     let _ = decision.send(Some(go));
@@ -289,10 +290,18 @@ impl<'a> Driver<'a> {
     /// Ask the agent with a wait for a turn already running (a D-Bus `Ask` may hold the
     /// agent: the spoken request waits in its queue rather than being lost); its settled
     /// sentences and its end come back as input.
-    fn ask(&mut self, job: Job, session: String, request: String, held: bool) {
+    fn ask(
+        &mut self,
+        job: Job,
+        session: String,
+        request: String,
+        held: bool,
+        heard_as: Option<String>,
+    ) {
         let (speak_tx, mut speak) = mpsc::unbounded_channel();
         self.session = session.clone();
         let mut ask = Ask::new(session, request).wait_up_to(BUSY_WAIT);
+        ask.heard_as = heard_as;
         if held {
             let (go, decision) = watch::channel(None);
             ask = ask.held(decision);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use hearth::agent::Ask;
 
 use super::agent::{
-    ask, ask_in, executions, rig, rig_in, spoken, tools_dir_with, CHATML, KITCHEN_CALL,
+    ask, ask_in, executions, rig, rig_in, spoken, tools_dir_with, CHATML, KITCHEN_CALL, MAIL_CALL,
 };
 
 /// set_light with turning a light off waiting for a yes (`[tool.confirm]`).
@@ -190,4 +190,57 @@ async fn a_call_right_but_for_a_room_nobody_named_asks_which() {
         ["living room on", "kitchen on"],
         "an answer after another request runs nothing held"
     );
+}
+
+/// A request heard unsurely: the transcript is no request of the tools', the recogniser's
+/// near phrase is ("turn on the kitchen lite" / "turn on the kitchen light"). hearth asks
+/// whether it was meant, in the tool's own words, instead of asking the model; a yes runs
+/// it. A transcript that is a request itself, or that asks to know something, is taken as
+/// it is.
+#[tokio::test]
+async fn a_request_heard_unsurely_is_asked_about_and_runs_on_a_yes() {
+    // intents on; the model, if it were asked, would check the mail
+    let r = rig(&[MAIL_CALL, MAIL_CALL], "qwen2.5", CHATML, |cfg, _| {
+        cfg.intents = true;
+    })
+    .await;
+    let heard = |text: &str, near: &str| {
+        let mut a = Ask::new("s", text);
+        a.heard_as = Some(near.to_string());
+        a
+    };
+    let unsure = heard("turn on the kitchen lite", "turn on the kitchen light");
+    let asked = hearth::agent::ask(&r.agent, unsure).await.unwrap();
+    assert_eq!(asked.reply, "Shall I turn on the kitchen light?");
+    assert_eq!(asked.hops[0].telemetry.parse_mode, "heard as");
+    let hook = asked.hops[0].hook.as_deref().unwrap_or("");
+    assert!(hook.starts_with("waiting for a yes: set_light"), "{hook}");
+    assert!(executions(&r.log).is_empty(), "nothing runs before the yes");
+    let yes = ask(&r.agent, "Yes.").await.unwrap();
+    assert_eq!(yes.reply, "The kitchen light is on.");
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+
+    // a no runs nothing
+    let unsure = heard("turn off the kitchen lite", "turn off the kitchen light");
+    hearth::agent::ask(&r.agent, unsure).await.unwrap();
+    let no = ask(&r.agent, "No.").await.unwrap();
+    assert_eq!(no.reply, hearth::agent::confirm::DECLINED);
+    assert_eq!(executions(&r.log), ["kitchen on"]);
+
+    // what was heard, when it is a request, runs as heard
+    let sure = heard("turn off the kitchen light", "turn on the kitchen light");
+    let done = hearth::agent::ask(&r.agent, sure).await.unwrap();
+    assert_eq!(done.reply, "The kitchen light is off.");
+    assert_eq!(executions(&r.log), ["kitchen on", "kitchen off"]);
+
+    // a question is never turned into a proposal: it goes to the model as heard
+    let question = heard("is the kitchen lite on", "turn on the kitchen light");
+    let answered = hearth::agent::ask(&r.agent, question).await.unwrap();
+    assert_ne!(answered.hops[0].telemetry.parse_mode, "heard as");
+    assert!(!answered.reply.starts_with("Shall I"), "{}", answered.reply);
+    let on = executions(&r.log)
+        .iter()
+        .filter(|e| *e == "kitchen on")
+        .count();
+    assert_eq!(on, 1, "the near phrase never runs unasked");
 }

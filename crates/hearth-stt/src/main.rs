@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use hearth_stt::recognizer::{
-    default_threads, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_MEND_MARGIN, DEFAULT_PHRASE_BEAM,
-    DEFAULT_PHRASE_BUDGET, DEFAULT_PHRASE_MARGIN, DEFAULT_WAY_CONTRAST,
+    default_threads, DEFAULT_ASK_MARGIN, DEFAULT_AUDIO_CTX_MARGIN, DEFAULT_MEND_MARGIN,
+    DEFAULT_PHRASE_BEAM, DEFAULT_PHRASE_BUDGET, DEFAULT_PHRASE_MARGIN, DEFAULT_WAY_CONTRAST,
 };
 use hearth_stt::server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_AUDIO_BYTES, DEFAULT_MAX_AUDIO_SECONDS,
@@ -72,6 +72,13 @@ struct Cli {
     /// in its place ("open"); `inf`: such a phrase is never taken
     #[arg(long, value_name = "NATS", default_value_t = DEFAULT_WAY_CONTRAST)]
     way_contrast: f32,
+
+    /// How much less likely (nats) than the open transcript a phrase that mends at most two
+    /// of its words may be and still be offered to the client as near (`near` in the
+    /// transcript's phrase pass, for a question back), never taken; at most --mend-margin:
+    /// none offered
+    #[arg(long, value_name = "NATS", default_value_t = DEFAULT_ASK_MARGIN)]
+    ask_margin: f32,
 
     /// Decoder calls the phrase pass may make per utterance
     #[arg(long, value_name = "N", default_value_t = DEFAULT_PHRASE_BUDGET)]
@@ -156,6 +163,7 @@ fn main() -> ExitCode {
         phrase_margin: cli.phrase_margin,
         mend_margin: cli.mend_margin,
         way_contrast: cli.way_contrast,
+        ask_margin: cli.ask_margin,
         phrase_budget: cli.phrase_budget,
         phrase_beam: cli.phrase_beam,
     };

@@ -50,7 +50,7 @@ use hearth_phrases::Matcher;
 
 use crate::audio::WHISPER_RATE;
 use crate::phrase_pass::{self, Vocab};
-use crate::weighing::{stands_for, way_contrast, Primed, Weighed};
+use crate::weighing::{verdict, way_contrast, Primed, Verdict, Weighed};
 
 /// Encoder frames per second of audio (1500 for whisper's 30 s window).
 pub const AUDIO_CTX_PER_SECOND: usize = 50;
@@ -84,8 +84,24 @@ pub const DEFAULT_MEND_MARGIN: f32 = 3.5;
 /// place ("Open the garage door,"): e³ ≈ 20 times as likely.
 pub const DEFAULT_WAY_CONTRAST: f32 = 3.0;
 
+/// Default [`RecognizerConfig::ask_margin`], in nats: a mend of at most [`NEAR_WORDS`] words
+/// this far below the open transcript is not taken but offered as [`PhrasePass::near`], for
+/// the asker to put as a question. Measured on the house set's spoken sessions (Home
+/// Assistant's demo house, flite slt; the margin let down to 12 nats): "turn on the ceiling
+/// pan" → "turn on the ceiling fan," 3.98 below, "New the bedroom" → "mute the bedroom." 5.31
+/// (its way 8.93 likelier than "unmute"); Piper: "Let's get this song on the walkman." →
+/// "skip the song on the walkman." 4.72; the next mend of a request, "put the e-cobian cold
+/// mode," → "put the ecobee in cool mode," (three words), 7.85; a question mended to a request
+/// came 4.1 below ([`DEFAULT_MEND_MARGIN`]), which the asker leaves alone (it asks nothing
+/// about a transcript that asks to know something).
+pub const DEFAULT_ASK_MARGIN: f32 = 6.0;
+
 /// Most words a mend may take out of the open transcript, and most it may put in.
 pub const MEND_WORDS: usize = 2;
+
+/// The same for a near phrase ([`PhrasePass::near`]), which is only asked about: "Let's get
+/// this song on the walkman." → "skip the song on the walkman." (three out, two in).
+pub const NEAR_WORDS: usize = 3;
 
 /// Default [`RecognizerConfig::phrase_budget`]: decoder steps per utterance (5–15 ms each
 /// on 2 cores with tiny.en, so at most about 0.3–0.9 s, spent only on a transcript outside
@@ -187,6 +203,9 @@ pub struct RecognizerConfig {
     /// say must be than the same phrase with each other way in its place
     /// ([`hearth_phrases::Matcher::choice`]); `f32::INFINITY`: never taken.
     pub way_contrast: f32,
+    /// How far below the open transcript a mend may be and still be offered as
+    /// [`PhrasePass::near`] (never taken); at most `mend_margin`: none offered.
+    pub ask_margin: f32,
     /// Decoder steps the phrase pass may take per utterance.
     pub phrase_budget: usize,
     /// Sequences the phrase pass's beam holds.
@@ -204,6 +223,7 @@ impl Default for RecognizerConfig {
             phrase_margin: DEFAULT_PHRASE_MARGIN,
             mend_margin: DEFAULT_MEND_MARGIN,
             way_contrast: DEFAULT_WAY_CONTRAST,
+            ask_margin: DEFAULT_ASK_MARGIN,
             phrase_budget: DEFAULT_PHRASE_BUDGET,
             phrase_beam: DEFAULT_PHRASE_BEAM,
         }
@@ -268,6 +288,9 @@ pub struct PhrasePass {
     /// Whether the transcript is the phrase: the open one was in the set, or the phrase was
     /// at most the margin less likely.
     pub taken: bool,
+    /// Whether the phrase, not taken, mends the open transcript closely enough to be asked
+    /// about (within the ask margin; see `RecognizerConfig::ask_margin`).
+    pub near: bool,
     /// Decoder steps taken.
     pub steps: usize,
     /// Time the pass took.
@@ -592,6 +615,7 @@ impl Recognizer {
                 phrase_logprob: 0.0,
                 way_contrast: None,
                 taken: true,
+                near: false,
                 steps: 0,
                 elapsed: start.elapsed(),
             });
@@ -608,7 +632,8 @@ impl Recognizer {
             open_logprob += lp.get(eot).copied().unwrap_or(f32::NEG_INFINITY);
             open_logprob
         } else {
-            open_logprob - self.config.phrase_margin.max(self.config.mend_margin)
+            let margin = self.config.phrase_margin.max(self.config.mend_margin);
+            open_logprob - margin.max(self.config.ask_margin)
         };
         let bounds = phrase_pass::Bounds {
             width: self.config.phrase_beam,
@@ -625,15 +650,17 @@ impl Recognizer {
             None => None,
         };
         let steps = decoder.calls;
-        let stands = found.as_ref().is_some_and(|f| {
+        let verdict = found.as_ref().map_or(Verdict::Left, |f| {
             let weighed = Weighed {
                 open: open.text,
                 accepted,
                 open_logprob,
                 way_contrast,
             };
-            stands_for(&self.config, matcher, &weighed, f)
+            verdict(&self.config, matcher, &weighed, f)
         });
+        let stands = verdict == Verdict::Stands;
+        let near = verdict == Verdict::Near;
         // a request of the set is the transcript unless a likelier one stands for it
         let taken = stands || accepted;
         tracing::debug!(
@@ -644,6 +671,7 @@ impl Recognizer {
             phrase_logprob,
             way_contrast,
             stands,
+            near,
             taken,
             steps,
             "phrase pass"
@@ -659,6 +687,7 @@ impl Recognizer {
             phrase_logprob,
             way_contrast,
             taken,
+            near,
             steps,
             elapsed: start.elapsed(),
         })

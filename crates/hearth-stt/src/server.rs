@@ -568,6 +568,7 @@ impl Server {
                 phrase_logprob: p.phrase_logprob.is_finite().then_some(p.phrase_logprob),
                 way_contrast: p.way_contrast.filter(|c| c.is_finite()),
                 taken: p.taken,
+                near: p.near,
                 steps: p.steps,
                 ms: p.elapsed.as_secs_f64() * 1e3,
             }),

@@ -1,13 +1,13 @@
 //! Weighing the phrase pass's phrase against the open transcript on whisper's own decoder:
 //! the decoder primed with the audio and the prompt ([`Primed`], what
 //! [`crate::phrase_pass::search`] asks), how much likelier a phrase's way is than the others
-//! ([`way_contrast`]), and whether the phrase stands for the transcript ([`stands_for`]).
+//! ([`way_contrast`]), and what the phrase is to the transcript ([`verdict`]).
 
 use hearth_phrases::{Choice, Matcher};
 use whisper_rs::{WhisperContext, WhisperError, WhisperState};
 
 use crate::phrase_pass;
-use crate::recognizer::{repeats_back_to_back, RecognizerConfig, MEND_WORDS};
+use crate::recognizer::{repeats_back_to_back, RecognizerConfig, MEND_WORDS, NEAR_WORDS};
 
 /// The open transcript as the phrase pass weighed it: its text, whether it is a request of
 /// the set itself, its log-likelihood (with its end of text when it is), and how much likelier
@@ -19,23 +19,36 @@ pub(crate) struct Weighed<'a> {
     pub(crate) way_contrast: Option<f32>,
 }
 
-/// Whether the phrase `found` stands for the open transcript. A request of the set gives way
-/// only to a likelier one; any other transcript to a phrase within `config.phrase_margin`, or
-/// within `config.mend_margin` if it changes at most [`MEND_WORDS`] words. Never to a phrase
-/// that leaves out a way or an amount ([`Matcher::leaves_out`]), that adds an amount, or
-/// that adds a way the audio does not choose by `config.way_contrast` over every other way
-/// ([`Matcher::introduces`], [`Matcher::choice`]), or that says itself twice where the
-/// transcript did not ([`repeats_back_to_back`]): the pass mends how a request was heard,
-/// never how much or how many times, and which way only where the audio says it plainly.
-pub(crate) fn stands_for(
+/// What the phrase found is to the open transcript ([`verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// It stands for the transcript: the transcript is the phrase.
+    Stands,
+    /// It would stand but for its distance: a mend within `config.ask_margin`, worth asking
+    /// the person about ("Shall I turn on the ceiling fan?"), never taken.
+    Near,
+    /// Neither.
+    Left,
+}
+
+/// What the phrase `found` is to the open transcript. A request of the set gives way only
+/// to a likelier one; any other transcript to a phrase within `config.phrase_margin`, or
+/// within `config.mend_margin` if it changes at most [`MEND_WORDS`] words (a mend of at
+/// most [`NEAR_WORDS`] within `config.ask_margin` is [`Verdict::Near`]). Never to a phrase that leaves out a way
+/// or an amount ([`Matcher::leaves_out`]), that adds an amount, or that adds a way the audio
+/// does not choose by `config.way_contrast` over every other way ([`Matcher::introduces`],
+/// [`Matcher::choice`]), or that says itself twice where the transcript did not
+/// ([`repeats_back_to_back`]): the pass mends how a request was heard, never how much or how
+/// many times, and which way only where the audio says it plainly.
+pub(crate) fn verdict(
     config: &RecognizerConfig,
     matcher: &Matcher,
     open: &Weighed<'_>,
     found: &phrase_pass::Found,
-) -> bool {
+) -> Verdict {
     if let Some(word) = matcher.leaves_out(open.open, &found.text) {
         tracing::debug!(word, "the phrase would leave out an amount or a way: left");
-        return false;
+        return Verdict::Left;
     }
     if let Some(word) = matcher.introduces(open.open, &found.text) {
         match open.way_contrast {
@@ -48,20 +61,29 @@ pub(crate) fn stands_for(
                     contrast,
                     "the phrase would add an amount, or a way the audio does not choose: left"
                 );
-                return false;
+                return Verdict::Left;
             }
         }
     }
     if repeats_back_to_back(&found.text) && !repeats_back_to_back(open.open) {
-        return false;
+        return Verdict::Left;
     }
     let gap = open.open_logprob - found.logprob;
     if open.accepted {
-        return gap < 0.0;
+        return if gap < 0.0 {
+            Verdict::Stands
+        } else {
+            Verdict::Left
+        };
     }
-    gap <= config.phrase_margin
-        || (gap <= config.mend_margin
-            && phrase_pass::mended_words(open.open, &found.text) <= MEND_WORDS)
+    let mended = || phrase_pass::mended_words(open.open, &found.text);
+    if gap <= config.phrase_margin || (gap <= config.mend_margin && mended() <= MEND_WORDS) {
+        Verdict::Stands
+    } else if gap <= config.ask_margin && mended() <= NEAR_WORDS {
+        Verdict::Near
+    } else {
+        Verdict::Left
+    }
 }
 
 /// How much likelier (nats) the audio makes `phrase` than the same phrase with each of
@@ -209,7 +231,7 @@ mod tests {
                 open_logprob,
                 way_contrast: None,
             };
-            stands_for(&config, &timers, &weighed, &f)
+            verdict(&config, &timers, &weighed, &f) == Verdict::Stands
         };
         // after a loop, "cancel timer," (a request of the set) against the set's likeliest
         let all = found("cancel all timers.", -2.57);
@@ -219,7 +241,27 @@ mod tests {
         // any other transcript takes a phrase within the margins
         assert!(stands("cancel timers,", false, -2.0, all));
         let far = found("cancel all timers.", -6.0);
-        assert!(!stands("cancel timers,", false, -2.0, far));
+        assert!(!stands("cancel timers,", false, -2.0, far.clone()));
+        // a mend past the mend margin but within the ask margin is near: asked, not taken
+        let weighed = |open| Weighed {
+            open,
+            accepted: false,
+            open_logprob: -2.0,
+            way_contrast: None,
+        };
+        let near = verdict(&config, &timers, &weighed("cancel timers,"), &far);
+        assert_eq!(near, Verdict::Near);
+        let further = found("cancel all timers.", -2.0 - config.ask_margin - 0.5);
+        let left = verdict(&config, &timers, &weighed("cancel timers,"), &further);
+        assert_eq!(left, Verdict::Left);
+        // and a phrase that is no mend (more words changed) is never near
+        let rewrite = verdict(
+            &config,
+            &timers,
+            &weighed("can sell the time is now over"),
+            &far,
+        );
+        assert_eq!(rewrite, Verdict::Left);
         // never one that says itself twice where the transcript said it once: a window that
         // loops likes the loop
         let twice = found("cancel all timers, cancel all timers,", -2.0);
@@ -262,7 +304,7 @@ mod tests {
                 open_logprob: -2.0,
                 way_contrast,
             };
-            stands_for(&config, &doors, &weighed, &close)
+            verdict(&config, &doors, &weighed, &close) == Verdict::Stands
         };
         assert!(stands(Some(DEFAULT_WAY_CONTRAST + 0.5)));
         assert!(!stands(Some(DEFAULT_WAY_CONTRAST - 0.5)));
@@ -281,6 +323,6 @@ mod tests {
             open_logprob: -2.0,
             way_contrast: Some(10.0),
         };
-        assert!(!stands_for(&config, &doors, &weighed, &far));
+        assert_eq!(verdict(&config, &doors, &weighed, &far), Verdict::Left);
     }
 }

@@ -354,6 +354,10 @@ pub struct PhrasePass {
     pub way_contrast: Option<f32>,
     /// Whether the transcript is the phrase.
     pub taken: bool,
+    /// Whether the phrase, not taken, mends the transcript closely enough that a client may
+    /// ask the person whether it is what they said.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub near: bool,
     /// Decoder steps the pass took.
     pub steps: usize,
     /// Milliseconds the pass took.
@@ -478,11 +482,20 @@ mod tests {
                 phrase_logprob: Some(-4.25),
                 way_contrast: Some(3.5),
                 taken: true,
+                near: false,
                 steps: 22,
                 ms: 104.5,
             }),
         };
         assert_eq!(Transcript::from_event(heard.to_event()).unwrap(), heard);
+        assert!(data(&heard.to_event())["phrase_pass"].get("near").is_none());
+        // a phrase near enough to ask about says so
+        let mut asked = heard.clone();
+        if let Some(p) = asked.phrase_pass.as_mut() {
+            (p.taken, p.near) = (false, true);
+        }
+        assert_eq!(data(&asked.to_event())["phrase_pass"]["near"], json!(true));
+        assert_eq!(Transcript::from_event(asked.to_event()).unwrap(), asked);
         // a reference transcript (no extension) reads, and ours without it writes none
         let plain = Transcript {
             text: "hi".into(),

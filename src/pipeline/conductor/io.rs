@@ -90,6 +90,8 @@ pub(in crate::pipeline) enum Action {
         session: String,
         request: String,
         held: bool,
+        /// What the speech may also have said ([`crate::agent::Ask::heard_as`]).
+        heard_as: Option<String>,
     },
     /// A held turn stands (`true`) or is refused (`false`).
     GoAhead { job: Job, go: bool },

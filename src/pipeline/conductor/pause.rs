@@ -299,6 +299,7 @@ impl Pause {
             session,
             request: request.clone(),
             held: true,
+            heard_as: None,
         });
         self.speculation = Some(Speculation {
             job,

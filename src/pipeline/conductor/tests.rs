@@ -809,3 +809,45 @@ fn a_stop_phrase_answers_a_ring_until_its_window_closes() {
         "the window has closed"
     );
 }
+
+/// The recogniser's near phrase goes to the agent with the request only when it was near and
+/// not taken, its wake word left out as the transcript's is.
+#[test]
+fn a_near_phrase_goes_with_the_request_only_when_it_was_not_taken() {
+    let pass = |phrase: Option<&str>, taken: bool, near: bool| wyoming::PhrasePass {
+        open: "turn on the ceiling pan".into(),
+        phrase: phrase.map(str::to_string),
+        open_logprob: -1.3,
+        phrase_logprob: Some(-5.3),
+        way_contrast: None,
+        taken,
+        near,
+        steps: 40,
+        ms: 200.0,
+    };
+    let fan = Some("turn on the ceiling fan,");
+    let near = pass(fan, false, true);
+    assert_eq!(
+        near_phrase(Some(&near), None, false).as_deref(),
+        Some("turn on the ceiling fan,")
+    );
+    assert_eq!(
+        near_phrase(Some(&pass(fan, true, false)), None, false),
+        None
+    );
+    assert_eq!(
+        near_phrase(Some(&pass(fan, false, false)), None, false),
+        None
+    );
+    assert_eq!(
+        near_phrase(Some(&pass(None, false, true)), None, false),
+        None
+    );
+    assert_eq!(near_phrase(None, None, false), None);
+    // said after the wake word: the request after it
+    let woken = pass(Some("hey jarvis turn on the ceiling fan"), false, true);
+    assert_eq!(
+        near_phrase(Some(&woken), Some("hey jarvis"), true).as_deref(),
+        Some("turn on the ceiling fan")
+    );
+}
