@@ -18,8 +18,10 @@
 //!   light?", "Which room: …?"), the session says the case's `answer` ("Yes." when it has
 //!   none) and the calls after it count for the request ("asked, then right" / "asked,
 //!   wrong"; a request that wanted calls and got neither a call nor a question is
-//!   "refused"). In `spoken`, a case's `answer` is said 7 s after the request whether hearth
-//!   asked or not (a scene cannot wait to hear); its turn counts for the request's calls.
+//!   "refused"). In `spoken`, a case's `answer` is said 7 s after the request when hearth's turn
+//!   on it asked a question (the input is written to `hearth run --input -` as it plays; an
+//!   input spoken before this waited keeps every answer); its turn counts for the request's
+//!   calls.
 //!
 //! Options: `--set NAME|FILE` (demo), `--gap S` (4), `--pause MS` (0: in `spoken`, that much
 //! silence stretched into each request's longest gap between words, a person stopping to
@@ -428,11 +430,40 @@ fn spoken(opts: &Options, hearth: &Hearth, cases: &[Case]) -> Result<Vec<Scored>
     };
     // only a guard against a hang: a busy machine queues turns for minutes
     let limit = Duration::from_secs_f64(spoken.secs + 60.0 * cases.len() as f64 + 300.0);
-    let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
+    let quiet = wav.with_file_name(QUIET_INPUT);
+    let (turns, answers) = if spoken.answers.is_empty() || !quiet.is_file() {
+        if !spoken.answers.is_empty() {
+            eprintln!(
+                "session: {} is missing (an input spoken before answers waited for a \
+                 question): every answer is said",
+                quiet.display()
+            );
+        }
+        let turns = hearth.run_voice(&wav, "spoken", limit, &mut progress)?;
+        (turns, spoken.answers.clone())
+    } else {
+        let live = session::run::Live {
+            heard: wav,
+            quiet,
+            answers: spoken.live_answers(),
+        };
+        let session::run::LiveRun { turns, said } =
+            hearth.run_voice_live(&live, "spoken", limit, &mut progress)?;
+        eprintln!(
+            "session: hearth asked before {} of {} answers, and they were said",
+            said.len(),
+            spoken.answers.len()
+        );
+        (turns, said)
+    };
     let mut observed: Vec<Observed> = turns.iter().map(Observed::from_voice).collect();
-    session::score::mark_answers(&mut observed, &spoken.answers);
+    session::score::mark_answers(&mut observed, &answers);
     Ok(score_all(cases, &spoken.windows, observed))
 }
+
+/// The input with every answer's span silent, beside `spoken-input.wav`: an answer is said
+/// only when hearth asked ([`session::run::Hearth::run_voice_live`]).
+const QUIET_INPUT: &str = "spoken-input-quiet.wav";
 
 /// Where each request lies in a spoken input (with its answer, when it has one), where
 /// the answers lie, and its length, kept beside the WAV.
@@ -441,11 +472,29 @@ struct Spoken {
     windows: Vec<(f64, f64)>,
     #[serde(default)]
     answers: Vec<(f64, f64)>,
+    /// The request each answer answers (an index into `windows`).
+    #[serde(default)]
+    answer_of: Vec<usize>,
     secs: f64,
 }
 
-/// How long after a request its answer is said (a case's `answer`, said whether hearth
-/// asked or not): time for hearth's question to be decided and spoken.
+impl Spoken {
+    /// Each answer with the start of its request.
+    fn live_answers(&self) -> Vec<session::run::LiveAnswer> {
+        let start = |i: usize| self.windows.get(i).map_or(0.0, |w| w.0);
+        self.answers
+            .iter()
+            .zip(&self.answer_of)
+            .map(|(&span, &i)| session::run::LiveAnswer {
+                request_start: start(i),
+                span,
+            })
+            .collect()
+    }
+}
+
+/// How long after a request its answer is said (a case's `answer`, said when hearth asked):
+/// time for hearth's question to be decided and spoken.
 const ANSWER_AFTER_S: f64 = 7.0;
 
 /// Every case spoken into one WAV in the work dir (and its windows beside it, for
@@ -469,13 +518,23 @@ fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), Str
         clips.push(clip);
     }
     let mut input = timeline(&clips, LEAD_S, opts.gap_s, TAIL_S);
-    let answers = answered
+    let answers: Vec<(f64, f64)> = answered
         .iter()
         .map(|&(i, a, b)| (input.windows[i].0 + a, input.windows[i].0 + b))
         .collect();
+    let mut quiet = input.samples.clone();
+    for &(a, b) in &answers {
+        let n = quiet.len();
+        let at = |t: f64| ((t * f64::from(session::run::RATE)) as usize).min(n);
+        quiet[at(a)..at(b)].fill(0.0);
+    }
     add_room_noise(opts, &mut input.samples, opts.seed);
+    add_room_noise(opts, &mut quiet, opts.seed);
     let wav = opts.work.join("spoken-input.wav");
     write_wav(&wav, &input.samples)?;
+    if !answers.is_empty() {
+        write_wav(&opts.work.join(QUIET_INPUT), &quiet)?;
+    }
     eprintln!(
         "session: {:.0} s of input in {}",
         input.secs(),
@@ -484,6 +543,7 @@ fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), Str
     let spoken = Spoken {
         windows: input.windows.clone(),
         answers,
+        answer_of: answered.iter().map(|&(i, _, _)| i).collect(),
         secs: input.secs(),
     };
     let text = serde_json::to_string(&spoken).map_err(|e| e.to_string())?;

@@ -37,7 +37,8 @@ pub struct Args {
     /// given here win over it.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Read speech from this WAV file instead of a microphone.
+    /// Read speech from this WAV file instead of a microphone; `-`: raw 16-bit
+    /// little-endian mono PCM at 16 kHz on standard input (`arecord -f S16_LE -c 1 -r 16000`).
     #[arg(long, conflicts_with = "mic")]
     input: Option<PathBuf>,
     /// Capture from this sound device (see cpal's names; default: the default input).
@@ -266,6 +267,9 @@ fn wake_words(flag: &str) -> Vec<String> {
         .collect()
 }
 
+/// The sample rate of `--input -` (whisper's and the detectors').
+const STDIN_RATE: u32 = 16_000;
+
 /// What the voice needs, checked before minutes go into loading the models: the input and
 /// output, the voice (its files, espeak-ng data and ONNX Runtime), speech recognition (the
 /// whisper model) and the detector (the Silero model).
@@ -275,6 +279,7 @@ fn voice_parts(
     satellites: Vec<SatelliteConfig>,
 ) -> Result<VoiceParts> {
     let input = match &args.input {
+        Some(p) if p.as_os_str() == "-" => CaptureSource::stdin(STDIN_RATE),
         Some(p) => CaptureSource::Wav {
             path: p.clone(),
             realtime: args.realtime,

@@ -4,6 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -202,9 +203,87 @@ impl Hearth {
     ) -> Result<Vec<Value>, String> {
         let state = self.fresh_state(tag)?;
         let log_path = self.work.join(format!("{tag}-hearth.log"));
-        let log = std::fs::File::create(&log_path)
+        let mut child = self.voice_command(input, tag, &state, &log_path)?;
+        let (turns, timed_out) = read_turns(&mut child, Instant::now() + limit, on_turn);
+        let status = child
+            .wait()
+            .map_err(|e| format!("waiting for hearth: {e}"))?;
+        self.ended(&log_path, &status, timed_out, turns.is_empty(), limit)?;
+        Ok(turns)
+    }
+
+    /// [`Hearth::run_voice`] on a live input: `live.heard` written to `hearth run --input -`
+    /// in real time, and each answer's span taken from it only when hearth's turn on the
+    /// request before asked a question (its reply ends in "?"), from `live.quiet` (the same
+    /// input with the answers silent) otherwise.
+    pub fn run_voice_live(
+        &self,
+        live: &Live,
+        tag: &str,
+        limit: Duration,
+        on_turn: &mut dyn FnMut(&Value),
+    ) -> Result<LiveRun, String> {
+        let read = |path: &Path| -> Result<Vec<i16>, String> {
+            let reader = hound::WavReader::open(path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
+            reader
+                .into_samples::<i16>()
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("reading {}: {e}", path.display()))
+        };
+        let (heard, quiet) = (read(&live.heard)?, read(&live.quiet)?);
+        if heard.len() != quiet.len() {
+            return Err(format!(
+                "{} and {} differ in length: speak the set again",
+                live.heard.display(),
+                live.quiet.display()
+            ));
+        }
+        let state = self.fresh_state(tag)?;
+        let log_path = self.work.join(format!("{tag}-hearth.log"));
+        let mut child = self.voice_command(Path::new("-"), tag, &state, &log_path)?;
+        let stdin = child.stdin.take().ok_or("hearth's stdin was not piped")?;
+        // (start of each turn on the input clock, whether it asked)
+        let asked: Arc<Mutex<Vec<(f64, bool)>>> = Arc::default();
+        let writer = {
+            let (asked, answers) = (asked.clone(), live.answers.clone());
+            std::thread::spawn(move || write_live(stdin, &heard, &quiet, &answers, &asked))
+        };
+        let mut noting = |v: &Value| {
+            let start = v["start_s"].as_f64().unwrap_or(f64::NAN);
+            let reply = v["turn"]["reply"].as_str().unwrap_or_default();
+            if let Ok(mut a) = asked.lock() {
+                a.push((start, reply.trim_end().ends_with('?')));
+            }
+            on_turn(v);
+        };
+        let (turns, timed_out) = read_turns(&mut child, Instant::now() + limit, &mut noting);
+        let said = writer
+            .join()
+            .map_err(|_| "the input writer panicked".to_string())?;
+        let status = child
+            .wait()
+            .map_err(|e| format!("waiting for hearth: {e}"))?;
+        self.ended(&log_path, &status, timed_out, turns.is_empty(), limit)?;
+        let spans = live.answers.iter().zip(said).filter(|(_, s)| *s);
+        Ok(LiveRun {
+            turns,
+            said: spans.map(|(a, _)| a.span).collect(),
+        })
+    }
+
+    /// `hearth run --input INPUT` for a voice session in the demo home `state`, its log in
+    /// `log_path`, its turns on stdout (and stdin piped, for `--input -`).
+    fn voice_command(
+        &self,
+        input: &Path,
+        tag: &str,
+        state: &Path,
+        log_path: &Path,
+    ) -> Result<Child, String> {
+        let log = std::fs::File::create(log_path)
             .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
-        let mut child = Command::new(&self.exe)
+        Command::new(&self.exe)
             .args([
                 "run",
                 "--wake",
@@ -222,20 +301,33 @@ impl Hearth {
             .arg("--tools")
             .arg(&self.tools)
             .args(self.config_args())
-            .env("HEARTH_DEMO_STATE", &state)
+            .env("HEARTH_DEMO_STATE", state)
             .env("HEARTH_STATE_DIR", state.join("hearth"))
             .env(
                 "HEARTH_LOG",
                 std::env::var("HEARTH_LOG").unwrap_or_else(|_| "hearth=info".into()),
             )
+            .stdin(if input == Path::new("-") {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("starting {}: {e}", self.exe.display()))?;
-        let (turns, timed_out) = read_turns(&mut child, Instant::now() + limit, on_turn);
-        let status = child
-            .wait()
-            .map_err(|e| format!("waiting for hearth: {e}"))?;
+            .map_err(|e| format!("starting {}: {e}", self.exe.display()))
+    }
+
+    /// How a voice run ended: a note when it was stopped at `limit`, an error when it failed
+    /// having printed no turn.
+    fn ended(
+        &self,
+        log_path: &Path,
+        status: &std::process::ExitStatus,
+        timed_out: bool,
+        no_turns: bool,
+        limit: Duration,
+    ) -> Result<(), String> {
         if timed_out {
             eprintln!(
                 "session: hearth run did not finish within {} s and was stopped: the requests \
@@ -243,13 +335,13 @@ impl Hearth {
                 limit.as_secs(),
                 log_path.display()
             );
-        } else if !status.success() && turns.is_empty() {
+        } else if !status.success() && no_turns {
             return Err(format!(
                 "hearth run failed ({status}) and printed no turn:\n{}",
-                tail(&log_path, 20)
+                tail(log_path, 20)
             ));
         }
-        Ok(turns)
+        Ok(())
     }
 
     /// `hearth ask --json TEXT` in the demo home `state`: the agent's `Turn`.
@@ -311,6 +403,88 @@ fn read_turns(
             }
         }
     }
+}
+
+/// A spoken input whose household answers only what hearth asks
+/// ([`Hearth::run_voice_live`]).
+pub struct Live {
+    /// The input with every answer said (16 kHz mono 16-bit WAV).
+    pub heard: PathBuf,
+    /// The same with the answers' spans silent (the same noise under both).
+    pub quiet: PathBuf,
+    /// Each answer, in input order.
+    pub answers: Vec<LiveAnswer>,
+}
+
+/// What a live run gave: the turns, and the spans of the answers said.
+pub struct LiveRun {
+    pub turns: Vec<Value>,
+    pub said: Vec<(f64, f64)>,
+}
+
+/// Where an answer lies on the input clock, and where the request it answers starts.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveAnswer {
+    pub request_start: f64,
+    pub span: (f64, f64),
+}
+
+/// How long before its clip a turn's speech may start on the input clock (the detector's
+/// lead-in), in seconds.
+const SPEECH_LEAD_S: f64 = 1.0;
+
+/// Audio written at a time, in samples (20 ms).
+const LIVE_CHUNK: usize = 320;
+
+/// Writes `heard` to hearth's stdin in real time as raw 16-bit PCM, each answer's span from
+/// `quiet` unless a turn that started on its request asked a question before the answer
+/// starts (`asked`, filled as turns arrive); whether each answer was said.
+fn write_live(
+    mut stdin: std::process::ChildStdin,
+    heard: &[i16],
+    quiet: &[i16],
+    answers: &[LiveAnswer],
+    asked: &Mutex<Vec<(f64, bool)>>,
+) -> Vec<bool> {
+    use std::io::Write;
+    let at = |i: usize| i as f64 / f64::from(RATE);
+    let mut said: Vec<Option<bool>> = vec![None; answers.len()];
+    let t0 = Instant::now();
+    for (k, chunk) in (0..heard.len()).step_by(LIVE_CHUNK).enumerate() {
+        let due = t0 + Duration::from_secs_f64(at(k * LIVE_CHUNK));
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        let end = (chunk + LIVE_CHUNK).min(heard.len());
+        let answer = answers
+            .iter()
+            .position(|a| at(chunk) < a.span.1 && a.span.0 < at(end));
+        let from = match answer {
+            Some(i) => {
+                let a = answers[i];
+                let ask = *said[i].get_or_insert_with(|| {
+                    asked.lock().is_ok_and(|turns| {
+                        turns.iter().any(|&(s, q)| {
+                            q && s >= a.request_start - SPEECH_LEAD_S && s < a.span.0
+                        })
+                    })
+                });
+                if ask {
+                    heard
+                } else {
+                    quiet
+                }
+            }
+            None => heard,
+        };
+        let bytes: Vec<u8> = from[chunk..end]
+            .iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect();
+        if stdin.write_all(&bytes).is_err() {
+            break;
+        }
+    }
+    // stdin dropped here: the end of the input
+    said.into_iter().map(|s| s.unwrap_or(false)).collect()
 }
 
 /// The last `n` lines of a file.

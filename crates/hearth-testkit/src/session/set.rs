@@ -72,8 +72,8 @@ pub struct Case {
     pub expect: Vec<Expect>,
     /// What the household says when hearth asks back before running this request's calls
     /// ("Shall I …?": a yes; "Which room: …?": a room). `typed-session` says it only when
-    /// asked ("Yes." when this is unset); a spoken session says it after the request
-    /// whether asked or not, and only when it is set.
+    /// asked ("Yes." when this is unset); a spoken session says it after the request when
+    /// hearth asked, and only when it is set.
     #[serde(default)]
     pub answer: Option<String>,
     /// A free-form remark (ignored by the scorer).

@@ -572,7 +572,8 @@ mod score {
         );
         assert!(sorry.refused);
         assert_eq!(sorry.asked, Asked::No);
-        // a spoken scene says its yes whether asked or not: run at once, the yes after it
+        // a yes said though nothing asked (an input spoken before answers waited for a
+        // question): run at once, the yes after it
         // is neither part of the request nor a second hearing of it
         let at_once = turn(&c.say, "The kitchen light is on.", vec![light.clone()], 1.0);
         let mut stray = turn("Yes.", "Okay.", vec![], 4.0);
