@@ -238,6 +238,54 @@ fn kitchen_wav_turns_the_light_on_and_says_so_out_loud() {
     assert!(told >= 2, "{said:?}");
 }
 
+/// A request on standard input (`hearth run --input -`: raw 16-bit mono PCM at 16 kHz, as
+/// `arecord` writes it) is heard and answered as from a file, and `--once` ends when the input
+/// closes.
+#[test]
+fn a_request_on_standard_input_is_heard_and_answered() {
+    let Some(models) = ready() else {
+        return;
+    };
+    let _one = serial();
+    let tmp = scratch("stdin");
+    let (state, wav) = (tmp.join("state"), tmp.join("request.wav"));
+    speak_to_wav(&models, "Turn on the kitchen light.", &wav);
+    let mut reader = hound::WavReader::open(&wav).unwrap();
+    let rate = reader.spec().sample_rate;
+    let said: Vec<f32> = reader
+        .samples::<i16>()
+        .map(|s| f32::from(s.unwrap()) / 32768.0)
+        .collect();
+    let pcm: Vec<u8> = hearth::audio::resample::resample(&said, rate, 16_000)
+        .unwrap()
+        .iter()
+        .flat_map(|s| ((s * 32767.0) as i16).to_le_bytes())
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(["run", "--once", "--json", "--wake", "none", "--input", "-"])
+        .arg("--output")
+        .arg(tmp.join("reply.wav"))
+        .args(["--tools", concat!(env!("CARGO_MANIFEST_DIR"), "/tools")])
+        .env("HEARTH_DEMO_STATE", &state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hearth runs");
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, &pcm).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "hearth run failed:\n{stderr}");
+    let turns: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON turn per line"))
+        .collect();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    assert_kitchen_on(&turns[0], &state);
+}
+
 /// The same command with speech recognised by a third-party Wyoming ASR server
 /// (`wyoming-faster-whisper`, Home Assistant's) instead of the `hearth-stt` child, named in
 /// a config file (`hearth run --config`).
