@@ -522,19 +522,20 @@ fn spoken_input(opts: &Options, cases: &[Case]) -> Result<(PathBuf, Spoken), Str
         .iter()
         .map(|&(i, a, b)| (input.windows[i].0 + a, input.windows[i].0 + b))
         .collect();
-    let mut quiet = input.samples.clone();
-    for &(a, b) in &answers {
+    if !answers.is_empty() {
+        // the same input with the answers silent, under the same noise
+        let mut quiet = input.samples.clone();
         let n = quiet.len();
         let at = |t: f64| ((t * f64::from(session::run::RATE)) as usize).min(n);
-        quiet[at(a)..at(b)].fill(0.0);
-    }
-    add_room_noise(opts, &mut input.samples, opts.seed);
-    add_room_noise(opts, &mut quiet, opts.seed);
-    let wav = opts.work.join("spoken-input.wav");
-    write_wav(&wav, &input.samples)?;
-    if !answers.is_empty() {
+        for &(a, b) in &answers {
+            quiet[at(a)..at(b)].fill(0.0);
+        }
+        add_room_noise(opts, &mut quiet, opts.seed);
         write_wav(&opts.work.join(QUIET_INPUT), &quiet)?;
     }
+    add_room_noise(opts, &mut input.samples, opts.seed);
+    let wav = opts.work.join("spoken-input.wav");
+    write_wav(&wav, &input.samples)?;
     eprintln!(
         "session: {:.0} s of input in {}",
         input.secs(),

@@ -173,13 +173,11 @@ pub(super) fn split(
     (now, held)
 }
 
-/// The held calls as the session keeps them, and the question that asks for them all (each
-/// call's own, the empty ones left out).
+/// The held calls as the session keeps them, and the question that asks for them all.
 pub(super) fn hold(held: Vec<(ToolCall, String)>) -> Pending {
     let question = held
         .iter()
         .map(|(_, q)| q.as_str())
-        .filter(|q| !q.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
     asking(held.into_iter().map(|(c, _)| c).collect(), question)

@@ -65,9 +65,9 @@ pub(super) async fn heard_as_turn(
     let Some((calls, _)) = intent_calls(registry, toolset, near, &session.before, room) else {
         return Ok(None);
     };
-    if hooks::shall_i(registry, &calls).is_none() {
+    let Some(question) = hooks::shall_i(registry, &calls) else {
         return Ok(None);
-    }
+    };
     tracing::info!(heard = %ask.text, near, "heard unsurely: the near request is asked about");
     let turn = act(
         shared,
@@ -76,13 +76,13 @@ pub(super) async fn heard_as_turn(
         session,
         &calls,
         "heard as",
-        Confirmed::Unsure,
+        Confirmed::Unsure(question),
     );
     turn.await.map(Some)
 }
 
 /// Whether calls already have their yes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Confirmed {
     /// They run only if no tool's `confirm` holds them; held ones are asked about.
     No,
@@ -95,9 +95,9 @@ pub(super) enum Confirmed {
     Unasked,
     /// A yes to a question that asks which: the session's question is asked again.
     Again,
-    /// They are what a request heard unsurely may have meant: none runs, all are asked
-    /// about in their own words ([`hooks::shall_i`]).
-    Unsure,
+    /// They are what a request heard unsurely may have meant: none runs, all wait for a
+    /// yes to this question, in their own words ([`hooks::shall_i`]).
+    Unsure(String),
 }
 
 /// Runs `calls` (those a tool's `confirm` holds wait for a yes, unless `confirmed`) and
@@ -117,15 +117,11 @@ pub(super) async fn act(
     if !ask.go_ahead().await {
         return Ok(Turn::cancelled(Handled::Intent, timings));
     }
-    let (now, held) = match confirmed {
+    let (now, held) = match &confirmed {
         Confirmed::Yes => (calls.to_vec(), Vec::new()),
         Confirmed::No => confirm::split(registry, calls, ask.confirmed),
-        Confirmed::Declined | Confirmed::Unasked | Confirmed::Again => (Vec::new(), Vec::new()),
-        Confirmed::Unsure => {
-            // one question for them all, in their own words
-            let question = hooks::shall_i(registry, calls).unwrap_or_default();
-            let asked = std::iter::once(question).chain(std::iter::repeat(String::new()));
-            (Vec::new(), calls.iter().cloned().zip(asked).collect())
+        Confirmed::Declined | Confirmed::Unasked | Confirmed::Again | Confirmed::Unsure(_) => {
+            (Vec::new(), Vec::new())
         }
     };
     let outcomes = run_calls(shared, &now, ask.room.as_deref(), &mut timings, t0).await?;
@@ -144,8 +140,12 @@ pub(super) async fn act(
     let mut hook = (confirmed == Confirmed::Again)
         .then(|| session.pending.as_ref().map(confirm::Pending::hook))
         .flatten();
-    if !held.is_empty() {
-        let pending = confirm::hold(held);
+    let pending = match confirmed {
+        Confirmed::Unsure(question) => Some(confirm::asking(calls.to_vec(), question)),
+        _ if !held.is_empty() => Some(confirm::hold(held)),
+        _ => None,
+    };
+    if let Some(pending) = pending {
         hook = Some(pending.hook());
         reply = [reply.as_str(), pending.question.as_str()]
             .iter()

@@ -76,10 +76,10 @@ pub(crate) fn verdict(
             Verdict::Left
         };
     }
-    let mended = || phrase_pass::mended_words(open.open, &found.text);
-    if gap <= config.phrase_margin || (gap <= config.mend_margin && mended() <= MEND_WORDS) {
+    let mended = phrase_pass::mended_words(open.open, &found.text);
+    if gap <= config.phrase_margin || (gap <= config.mend_margin && mended <= MEND_WORDS) {
         Verdict::Stands
-    } else if gap <= config.ask_margin && mended() <= NEAR_WORDS {
+    } else if gap <= config.ask_margin && mended <= NEAR_WORDS {
         Verdict::Near
     } else {
         Verdict::Left
