@@ -31,7 +31,9 @@
 //! with; default: this checkout's `tools`), `--seed N` (the noise), `--work DIR` (the input
 //! WAV and its request windows, replies, logs; default a temp dir), `--replay DIR` (`spoken`:
 //! play the input another run left in its `--work DIR` again, not a new synthesis: Piper's
-//! voice differs per synthesis, so two builds compared on two inputs differ by that too).
+//! voice differs per synthesis, so two builds compared on two inputs differ by that too),
+//! `--listen KEY=MS` (repeatable: a `[listen]` setting of the config file, e.g.
+//! `early_ms=128`, to weigh an endpointing choice on the same input).
 //!
 //! How a household without hand-written sentences fares:
 //! - `--tools-as declared|bare` (declared): `bare` runs on a copy of `--tools` (in the work
@@ -93,7 +95,7 @@ use session::set::{Case, Kind};
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
 [--work DIR] [--replay DIR] [--tools-as declared|bare] [--no-intents] [--homeassistant] [--voice NAME] \
-[--snr DB] [--reverb]";
+[--snr DB] [--reverb] [--listen KEY=MS]";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -165,6 +167,8 @@ struct Options {
     homeassistant: bool,
     /// `--tools` was given.
     tools_given: bool,
+    /// `[listen]` settings for the run (`--listen KEY=MS`).
+    listen: Vec<(String, u32)>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -186,6 +190,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         replay: None,
         homeassistant: false,
         tools_given: false,
+        listen: Vec::new(),
     };
     let mut f = bench::Flags::new(args);
     while let Some(a) = f.next_flag() {
@@ -221,10 +226,21 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--snr" => o.room.snr_db = Some(room::parse_snr(f.value(a)?)?),
             "--reverb" => o.room.reverb = true,
+            "--listen" => o.listen.push(listen_setting(f.value(a)?)?),
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
     Ok(o)
+}
+
+/// `KEY=MS`: one of `[listen]`'s millisecond settings.
+fn listen_setting(v: &str) -> Result<(String, u32), String> {
+    let bad = || format!("--listen {v:?}: KEY=MS, e.g. early_ms=128");
+    let (key, ms) = v.split_once('=').ok_or_else(bad)?;
+    if !key.ends_with("_ms") || !key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+        return Err(bad());
+    }
+    Ok((key.to_string(), ms.parse().map_err(|_| bad())?))
 }
 
 fn main() -> ExitCode {
@@ -271,6 +287,12 @@ fn run(opts: &Options) -> Result<(), String> {
             Some((ha, unexposed))
         }
     };
+    if !opts.listen.is_empty() {
+        config.push_str("[listen]\n");
+        for (key, ms) in &opts.listen {
+            config.push_str(&format!("{key} = {ms}\n"));
+        }
+    }
     if !config.is_empty() {
         let file = opts.work.join("hearth.toml");
         std::fs::write(&file, &config).map_err(|e| format!("writing {}: {e}", file.display()))?;

@@ -91,19 +91,19 @@ fn config(smart_turn: bool) -> Result<ListenConfig, String> {
             ))
         }
     };
-    Ok(ListenConfig {
+    let config = ListenConfig {
         vad: VadKind::Silero {
             model: model(hearth::audio::silero::SILERO_FILE)?,
             ort_library: None,
         },
-        end_of_turn: match smart_turn {
-            true => Some(TurnModel {
-                model: model(hearth::audio::smart_turn::SMART_TURN_FILE)?,
-                ort_library: None,
-            }),
-            false => None,
-        },
         ..ListenConfig::default()
+    };
+    Ok(match smart_turn {
+        true => config.with_end_of_turn(TurnModel {
+            model: model(hearth::audio::smart_turn::SMART_TURN_FILE)?,
+            ort_library: None,
+        }),
+        false => config,
     })
 }
 

@@ -188,16 +188,21 @@ fn main() {
             stt,
             tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
             // the daemon's default detector and end of turn
-            listen: hearth::audio::listen::ListenConfig {
-                vad: hearth::audio::listen::VadKind::Silero {
-                    model: models.join(hearth::audio::silero::SILERO_FILE),
-                    ort_library: None,
-                },
-                end_of_turn: smart_turn.then(|| hearth::audio::listen::TurnModel {
-                    model: models.join(hearth::audio::smart_turn::SMART_TURN_FILE),
-                    ort_library: None,
-                }),
-                ..Default::default()
+            listen: {
+                let listen = hearth::audio::listen::ListenConfig {
+                    vad: hearth::audio::listen::VadKind::Silero {
+                        model: models.join(hearth::audio::silero::SILERO_FILE),
+                        ort_library: None,
+                    },
+                    ..Default::default()
+                };
+                match smart_turn {
+                    true => listen.with_end_of_turn(hearth::audio::listen::TurnModel {
+                        model: models.join(hearth::audio::smart_turn::SMART_TURN_FILE),
+                        ort_library: None,
+                    }),
+                    false => listen,
+                }
             },
             once: true,
             // one conversation, as a daemon has it

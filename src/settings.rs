@@ -88,6 +88,14 @@ pub enum SettingsError {
     /// `[audio] bell` names a WAV file that cannot be used.
     #[error("[audio] bell: {0} (or bell = \"bell\" or \"none\")")]
     Bell(crate::audio::AudioError),
+    /// `[listen] early_ms` is shorter than the pause the end-of-turn model hears.
+    #[error(
+        "[listen] early_ms = {0} is shorter than the {pause} ms of silence Smart Turn hears \
+         (end_of_turn = \"smart-turn\"), so it would never be asked: leave early_ms out (it is \
+         then {pause}), set it to {pause} or more, or set end_of_turn = \"silence\"",
+        pause = crate::audio::listen::TURN_PAUSE_MS
+    )]
+    EarlyForTurnModel(u32),
 }
 
 /// `--bus` as the command line gives it: `session`, `system` or `none`.
@@ -401,7 +409,7 @@ impl Settings {
     /// of [`vad_model`](Self::vad_model) (Silero on `[tts] onnxruntime`'s library).
     #[cfg(feature = "tts")]
     pub fn listen(&self) -> Result<crate::audio::listen::ListenConfig, SettingsError> {
-        use crate::audio::listen::{ListenConfig, TurnModel, VadKind};
+        use crate::audio::listen::{ListenConfig, TurnModel, VadKind, TURN_PAUSE_MS};
         let l = &self.config.listen;
         let vad = match self.vad_model()? {
             None => VadKind::Energy,
@@ -416,7 +424,6 @@ impl Settings {
         });
         let mut c = ListenConfig {
             vad,
-            end_of_turn,
             ..Default::default()
         };
         let set_f = |v: &mut f32, o: Option<f32>| *v = o.unwrap_or(*v);
@@ -429,6 +436,13 @@ impl Settings {
         set_u(&mut c.preroll_ms, l.preroll_ms);
         set_u(&mut c.hangover_ms, l.hangover_ms);
         set_u(&mut c.early_ms, l.early_ms);
+        // the end-of-turn model is asked at the pause, about that much silence or more
+        if let Some(model) = end_of_turn {
+            match l.early_ms {
+                Some(ms) if ms < TURN_PAUSE_MS => return Err(SettingsError::EarlyForTurnModel(ms)),
+                _ => c = c.with_end_of_turn(model),
+            }
+        }
         set_u(&mut c.intent_end_ms, l.intent_end_ms);
         set_u(&mut c.phrase_end_ms, l.phrase_end_ms);
         set_u(&mut c.min_speech_ms, l.min_speech_ms);
@@ -944,6 +958,27 @@ mod tests {
             turn.map(|t| t.model),
             Some(PathBuf::from("/models").join(crate::audio::smart_turn::SMART_TURN_FILE))
         );
+    }
+
+    #[cfg(feature = "tts")]
+    #[test]
+    fn with_smart_turn_recognition_starts_at_the_pause_it_hears() {
+        use crate::audio::listen::TURN_PAUSE_MS;
+        let listen = |toml_text: &str| {
+            let config: Config = toml::from_str(toml_text).unwrap();
+            settings(Flags::default(), config).listen()
+        };
+        assert!(listen("").unwrap().early_ms < TURN_PAUSE_MS);
+        let turn = "[listen]\nend_of_turn = \"smart-turn\"\n";
+        assert_eq!(listen(turn).unwrap().early_ms, TURN_PAUSE_MS);
+        assert_eq!(
+            listen(&format!("{turn}early_ms = 300\n")).unwrap().early_ms,
+            300
+        );
+        // asked for below it, the model would never be asked: refused, naming the fix
+        let e = listen(&format!("{turn}early_ms = 128\n")).unwrap_err();
+        assert!(e.to_string().contains("early_ms = 128"), "{e}");
+        assert!(e.to_string().contains("end_of_turn = \"silence\""), "{e}");
     }
 
     #[test]

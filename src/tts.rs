@@ -394,6 +394,10 @@ pub enum TtsEvent {
 pub enum TtsMsg {
     /// Queue a sentence of `reply`; sentences are spoken in the order they arrive.
     Speak { reply: ReplyId, sentence: Speakable },
+    /// Synthesise a sentence a reply is about to say and keep its audio (the sentences
+    /// spoken lately), so that its `Speak` plays at once; nothing is sent. A short sentence
+    /// only: a long one would not be kept.
+    Prepare(Speakable),
     /// Drop every queued sentence and the audio of the one being synthesised.
     Cancel,
     /// What the voice is (its sample rate, ...).
@@ -617,8 +621,9 @@ mod engine {
     }
 
     struct Job {
-        reply: ReplyId,
-        index: u64,
+        /// The reply and the sentence's index in the actor's order; `None`: a sentence
+        /// prepared, kept and not sent.
+        of: Option<(ReplyId, u64)>,
         epoch: u64,
         text: Speakable,
     }
@@ -695,30 +700,29 @@ mod engine {
             msg: Self::Msg,
             state: &mut Self::State,
         ) -> Result<(), ActorProcessingErr> {
-            match msg {
+            let (of, text) = match msg {
                 TtsMsg::Speak { reply, sentence } => {
-                    let job = Job {
-                        reply,
-                        index: state.next_index,
-                        epoch: state.epoch.load(Ordering::SeqCst),
-                        text: sentence,
-                    };
                     state.next_index += 1;
-                    if state.jobs.send(job).is_err() {
-                        // the worker ends only when its events have no receiver
-                        warn!("tts worker is gone (no one receives its events): stopping");
-                        myself.stop(Some("worker gone".into()));
-                    }
+                    (Some((reply, state.next_index - 1)), sentence)
                 }
+                TtsMsg::Prepare(sentence) => (None, sentence),
                 TtsMsg::Cancel => {
                     let e = state.epoch.fetch_add(1, Ordering::SeqCst) + 1;
                     debug!(epoch = e, "tts cancel: queued sentences dropped");
+                    return Ok(());
                 }
                 TtsMsg::Info(reply) => {
                     if reply.send(state.info.clone()).is_err() {
                         debug!("tts info: the caller is gone");
                     }
+                    return Ok(());
                 }
+            };
+            let epoch = state.epoch.load(Ordering::SeqCst);
+            if state.jobs.send(Job { of, epoch, text }).is_err() {
+                // the worker ends only when its events have no receiver
+                warn!("tts worker is gone (no one receives its events): stopping");
+                myself.stop(Some("worker gone".into()));
             }
             Ok(())
         }
@@ -775,6 +779,15 @@ mod engine {
             }
             Ok(said)
         }
+
+        /// `text` made ready to be spoken: synthesised and kept, unless it is kept already or
+        /// too long to keep. Returns the synthesis time (0: nothing to do).
+        fn prepare(&mut self, voice: &Mutex<Voice>, text: &str) -> Result<f64, TtsError> {
+            if text.chars().count() > RECENT_CHARS || self.0.get(text).is_some() {
+                return Ok(0.0);
+            }
+            self.speak(voice, text, true).map(|s| s.synth_ms)
+        }
     }
 
     /// The worker thread: one sentence at a time, in order; skips sentences from before the
@@ -790,21 +803,28 @@ mod engine {
         let mut last_reply: Option<ReplyId> = None;
         while let Ok(job) = jobs.recv() {
             if job.epoch != epoch.load(Ordering::SeqCst) {
-                debug!(index = job.index, "cancelled sentence dropped");
+                debug!(of = ?job.of, "cancelled sentence dropped");
                 continue;
             }
+            let Some((reply, index)) = job.of else {
+                match recent.prepare(&voice, job.text.as_str()) {
+                    Ok(synth_ms) => debug!(synth_ms, "sentence prepared"),
+                    Err(e) => debug!(error = %e, "sentence not prepared"),
+                }
+                continue;
+            };
             let chars = job.text.as_str().chars().count();
             let span = info_span!(
                 "tts_sentence",
-                index = job.index,
+                index,
                 chars,
                 synth_ms = tracing::field::Empty,
                 audio_secs = tracing::field::Empty,
                 rtf = tracing::field::Empty,
             );
             let _enter = span.enter();
-            let first = last_reply != Some(job.reply);
-            last_reply = Some(job.reply);
+            let first = last_reply != Some(reply);
+            last_reply = Some(reply);
             let result = recent.speak(&voice, job.text.as_str(), first);
             if job.epoch != epoch.load(Ordering::SeqCst) {
                 debug!("cancelled while synthesising: audio discarded");
@@ -825,14 +845,13 @@ mod engine {
                         synth_ms = s.synth_ms,
                         audio_secs, rtf, "sentence synthesised"
                     );
-                    let reply = job.reply;
                     let audio_ok = s.pcm.samples.is_empty()
                         || events.send(TtsEvent::Audio { reply, pcm: s.pcm }).is_ok();
                     audio_ok
                         && events
                             .send(TtsEvent::SentenceDone {
                                 reply,
-                                index: job.index,
+                                index,
                                 chars,
                                 audio_secs,
                                 synth_ms: s.synth_ms,
@@ -844,8 +863,8 @@ mod engine {
                     warn!(error = %e, "sentence not synthesised");
                     events
                         .send(TtsEvent::Failed {
-                            reply: job.reply,
-                            index: job.index,
+                            reply,
+                            index,
                             error: e.to_string(),
                         })
                         .is_ok()

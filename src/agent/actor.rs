@@ -10,7 +10,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tracing::Instrument;
 
 use super::intent_turn;
-use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Turn, QUEUE_LIMIT};
+use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Foreseen, Turn, QUEUE_LIMIT};
 use super::shared::{build_shared, snapshot, Shared};
 use super::turn::run_turn;
 use super::warm;
@@ -209,17 +209,24 @@ impl Agent {
     }
 }
 
-/// Whether `text` would be answered by a local intent in `session` now (false when the
-/// intents are off, or the tools cannot be reached: the model would answer).
-async fn is_intent(shared: &Shared, session: &str, text: &str, room: Option<&str>) -> bool {
+/// Whether `text` would be answered by a local intent in `session` now, and what it would
+/// say first (nothing when the intents are off, or the tools cannot be reached: the model
+/// would answer).
+async fn foresee(shared: &Shared, session: &str, text: &str, room: Option<&str>) -> Foreseen {
     if !shared.cfg.intents {
-        return false;
+        return Foreseen::default();
     }
     let Ok((registry, _)) = snapshot(shared).await else {
-        return false;
+        return Foreseen::default();
     };
     let before = shared.sessions.peek(session, |s| s.before.clone());
-    intent_turn::intent_calls(&registry, &registry.toolset(), text, &before, room).is_some()
+    match intent_turn::intent_calls(&registry, &registry.toolset(), text, &before, room) {
+        Some((calls, _)) => Foreseen {
+            intent: true,
+            first: intent_turn::first_sentence(&registry, &calls),
+        },
+        None => Foreseen::default(),
+    }
 }
 
 impl Actor for Agent {
@@ -303,7 +310,7 @@ impl Actor for Agent {
                 let shared = state.shared.clone();
                 tokio::spawn(async move {
                     let room = room.as_deref();
-                    let _ = reply.send(is_intent(&shared, &session, &text, room).await);
+                    let _ = reply.send(foresee(&shared, &session, &text, room).await);
                 });
             }
             AgentMsg::Ping(reply) => {

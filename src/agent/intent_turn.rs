@@ -7,11 +7,12 @@ use std::time::Instant;
 use super::confirm;
 use super::hooks::{self, reply_from_results};
 use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn};
-use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
+use super::reply::{confirmations, send_sentences, sentences_of, speakable, synthetic_results};
 use super::session::Session;
 use super::shared::{call_wire, remember_turn, run_calls, Shared};
 use crate::intent::Before;
 use crate::llm::{ChatMessage, GenStats};
+use crate::speech::Speakable;
 use crate::toolcall::{Telemetry, ToolCall, ToolSet};
 use crate::tools::Registry;
 
@@ -270,6 +271,24 @@ pub(super) async fn answer_question(
     Ok(Some(turn))
 }
 
+/// The first sentence a turn that runs `calls` says, when it is known before they run: every
+/// call runs at once (none waits for a yes) and each confirmation reads nothing of its result
+/// (the same words for two different results). `None` otherwise.
+pub(super) fn first_sentence(registry: &Registry, calls: &[ToolCall]) -> Option<Speakable> {
+    let (now, held) = confirm::split(registry, calls, false);
+    if now.is_empty() || !held.is_empty() {
+        return None;
+    }
+    let said = now
+        .iter()
+        .map(|c| {
+            let said = registry.confirmation(c, "")?;
+            (registry.confirmation(c, "0").as_ref() == Some(&said)).then_some(said)
+        })
+        .collect::<Option<Vec<String>>>()?;
+    sentences_of(&speakable(&said.join(" "))).into_iter().next()
+}
+
 /// The calls a local intent makes of `text` (a sentence template's whole match, with the
 /// `room` it was said in where it names none, else a follow-up to `before`), each passing
 /// the tool set's check, and how it was matched; `None` when no intent matches or a call
@@ -297,4 +316,49 @@ pub(super) fn intent_calls(
         }
     }
     Some((calls, parse_mode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn demo() -> Registry {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tools");
+        Registry::load_dir(dir).expect("the demo tools load")
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolSet::unrestricted()
+            .call(format!("{name}_0"), name, arguments)
+            .expect("the arguments are a JSON object")
+    }
+
+    fn first(calls: &[ToolCall]) -> Option<String> {
+        first_sentence(&demo(), calls).map(|s| s.as_str().to_string())
+    }
+
+    #[test]
+    fn the_first_sentence_is_foreseen_only_when_no_result_or_yes_changes_it() {
+        let on = call("set_light", json!({"room": "kitchen", "on": true}));
+        assert_eq!(
+            first(std::slice::from_ref(&on)).as_deref(),
+            Some("The kitchen light is on.")
+        );
+        // two calls: their confirmations are one reply, its first sentence is the first's
+        let lock = call("set_lock", json!({"door": "front", "locked": true}));
+        assert_eq!(
+            first(&[on.clone(), lock]).as_deref(),
+            Some("The kitchen light is on.")
+        );
+        // a reading says its result: not known before the call
+        assert_eq!(
+            first(&[call("get_light", json!({"room": "kitchen"}))]),
+            None
+        );
+        // an unlock waits for a yes: a question comes first, not the confirmation
+        let unlock = call("set_lock", json!({"door": "front", "locked": false}));
+        assert_eq!(first(&[on, unlock]), None);
+        assert_eq!(first(&[]), None);
+    }
 }

@@ -136,9 +136,9 @@ pub enum AgentMsg {
     /// Forget a session's history.
     Reset(String),
     /// Whether a request would be answered by a local intent in this session now, with no
-    /// model (the voice path ends a turn at a pause on such a request): session, text, the
-    /// room it was said in.
-    IsIntent(String, String, Option<String>, RpcReplyPort<bool>),
+    /// model (the voice path ends a turn at a pause on such a request), and what its turn
+    /// would say first: session, text, the room it was said in.
+    IsIntent(String, String, Option<String>, RpcReplyPort<Foreseen>),
     /// Answer at once (the watchdog's liveness check).
     Ping(RpcReplyPort<()>),
     /// The running turn has ended (sent by its task): the next queued request starts.
@@ -264,7 +264,7 @@ pub(crate) async fn would_use_intent(
     session: &str,
     text: &str,
     room: Option<String>,
-) -> Result<bool, AgentError> {
+) -> Result<Foreseen, AgentError> {
     ractor::call!(
         agent,
         AgentMsg::IsIntent,
@@ -273,6 +273,17 @@ pub(crate) async fn would_use_intent(
         room
     )
     .map_err(|_| AgentError::Actor("agent"))
+}
+
+/// What the agent foresees of a request before its turn ([`would_use_intent`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Foreseen {
+    /// A local intent answers it, with no model.
+    pub intent: bool,
+    /// The first sentence that turn says, when it is known before any call runs (every call
+    /// runs at once and no confirmation reads its result): the voice can be made ready for it
+    /// while the turn waits for the end of speech.
+    pub first: Option<crate::speech::Speakable>,
 }
 
 /// Send `ask` to an agent and wait for its turn.

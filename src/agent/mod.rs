@@ -110,8 +110,8 @@ pub use history::HistoryMode;
 #[cfg(feature = "tts")]
 pub(crate) use messages::would_use_intent;
 pub use messages::{
-    ask, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Handled, HopReport,
-    Timings, Turn, APOLOGY, MODEL_UNAVAILABLE, NOTHING_DONE, QUEUE_LIMIT,
+    ask, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Foreseen, Handled,
+    HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE, NOTHING_DONE, QUEUE_LIMIT,
 };
 pub(crate) use messages::{HISTORY_TOKENS, TURN_BUDGET};
 pub use session::SESSIONS_KEPT;

@@ -38,6 +38,7 @@ use crate::speech::Speakable;
 use crate::stt::Hold;
 use crate::tts::TtsEvent;
 use crate::voice::{Heard, ListenEvent, PlaybackEvent, ReplyId, Utterance, WakeWord, SAMPLE_RATE};
+use hearth_phrases::normalize::{self, only_skip_words};
 use progress::{Clock, Progress};
 
 mod io;
@@ -97,6 +98,8 @@ enum Phase {
 struct Request {
     utterance: Utterance,
     wake_word: Option<String>,
+    /// The rest of a request whose turn ended at its pause.
+    continued: bool,
 }
 
 /// A turn before its transcript is known.
@@ -381,7 +384,12 @@ impl Conductor {
                 let (check, session) = (self.policy.wake_check, self.session(now));
                 self.pause.heard(heard, check, session, &mut self.out);
             }
-            Input::Intent { job, intent } => {
+            Input::Intent { job, intent, first } => {
+                if let Some(sentence) = first.filter(|_| intent && !self.muted()) {
+                    // its turn may start at the end of the pause: its first words are
+                    // synthesised while the silence is waited for
+                    self.out.push(Action::Prepare(sentence));
+                }
                 let end = EarlyEnd {
                     intent: self.policy.intent_end,
                     phrase: self.policy.phrase_end,
@@ -540,6 +548,7 @@ impl Conductor {
             Incoming::Continued(u) => Some(Request {
                 utterance: u,
                 wake_word: None,
+                continued: true,
             }),
         }
     }
@@ -551,10 +560,12 @@ impl Conductor {
             Admit::Whole => Some(Request {
                 utterance: u,
                 wake_word: None,
+                continued: false,
             }),
             Admit::After { from, wake_word } => Some(Request {
                 utterance: attention::after(&u, from),
                 wake_word: Some(wake_word),
+                continued: false,
             }),
             Admit::Alone { from, wake_word } => {
                 tracing::info!("the wake word alone: waiting for the request");
@@ -795,7 +806,9 @@ impl Conductor {
             text = ANSWER_TO_ANNOUNCEMENT.to_string();
         }
         let stop_alone = stop::is_stop(&text) && text != ANSWER_TO_ANNOUNCEMENT;
-        if text.is_empty() || stop_alone || self.stopping || self.failed {
+        // "… please" after a turn that ended at the pause before it: nothing more was asked
+        let courtesy = s.request.continued && only_skip_words(&normalize::words(&text));
+        if text.is_empty() || stop_alone || courtesy || self.stopping || self.failed {
             // (a speculative turn was never asked with these words)
             self.pause.drop_speculation(&mut self.out);
         }
@@ -816,6 +829,10 @@ impl Conductor {
             // and is reported as heard, with no reply
             tracing::info!("stop, with nothing to stop");
             tracing::info!(target: TRANSCRIPT, heard = %text, "the stop phrase heard");
+            None
+        } else if courtesy {
+            tracing::info!("the rest of a request answered at its pause asks nothing more");
+            tracing::info!(target: TRANSCRIPT, heard = %text, "the rest that asks nothing");
             None
         } else if self.stopping || self.failed {
             tracing::info!(target: TRANSCRIPT, heard = %text, "stopping: the request is not answered");

@@ -208,9 +208,13 @@ impl<'a> Driver<'a> {
                 let agent = self.agent.clone();
                 let room = self.wiring.room.clone();
                 self.spawn(job, async move {
-                    let intent = agent::would_use_intent(&agent, &session, &request, room).await;
-                    let intent = intent.unwrap_or(false);
-                    Input::Intent { job, intent }
+                    let foreseen = agent::would_use_intent(&agent, &session, &request, room);
+                    let foreseen = foreseen.await.unwrap_or_default();
+                    Input::Intent {
+                        job,
+                        intent: foreseen.intent,
+                        first: foreseen.first,
+                    }
                 });
             }
             Action::Ask {
@@ -233,6 +237,9 @@ impl<'a> Driver<'a> {
             Action::Speak { reply, sentence } => {
                 let msg = TtsMsg::Speak { reply, sentence };
                 self.stages.tts.send("tts", msg).await;
+            }
+            Action::Prepare(sentence) => {
+                self.stages.tts.send("tts", TtsMsg::Prepare(sentence)).await;
             }
             Action::EndOfReply(reply) => {
                 let msg = PlaybackMsg::EndOfReply { reply };

@@ -28,7 +28,9 @@
 //! agent is asked, [`crate::agent::would_use_intent`]), the turn ends after
 //! `[listen] intent_end_ms` of silence, without the rest of the hangover (after
 //! `[listen] phrase_end_ms`, sooner, when it is a whole request of the house's phrase set
-//! that no longer one continues: [`crate::voice::Heard::ends_request`]); any other request
+//! that no longer one continues: [`crate::voice::Heard::ends_request`]), and the first
+//! sentence its turn will say, when the agent knows it before any call runs
+//! ([`crate::agent::Foreseen`]), is synthesised meanwhile; any other request
 //! is asked at once, held ([`crate::agent::Ask::held`]), and stands only if the utterance
 //! ends with the same words. Speech that resumes first (Listen's `Resumed`) drops both;
 //! speech that resumes after a turn ended at its pause is the rest of the same request,

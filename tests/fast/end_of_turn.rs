@@ -29,16 +29,19 @@ fn config(end_of_turn: bool) -> Option<ListenConfig> {
         });
     let lib =
         crate::common::model::or_skip(found, "an end-of-turn test", "run scripts/fetch-models")?;
-    Some(ListenConfig {
+    let config = ListenConfig {
         vad: VadKind::Silero {
             model: vad,
             ort_library: Some(lib.clone()),
         },
-        end_of_turn: end_of_turn.then_some(TurnModel {
+        ..ListenConfig::default()
+    };
+    Some(match end_of_turn {
+        true => config.with_end_of_turn(TurnModel {
             model: turn,
             ort_library: Some(lib),
         }),
-        ..ListenConfig::default()
+        false => config,
     })
 }
 

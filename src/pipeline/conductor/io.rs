@@ -36,8 +36,13 @@ pub(in crate::pipeline) enum Input {
         job: Job,
         heard: Result<Heard, String>,
     },
-    /// An intent check ([`Action::CheckIntent`]) ended: whether a local intent answers.
-    Intent { job: Job, intent: bool },
+    /// An intent check ([`Action::CheckIntent`]) ended: whether a local intent answers, and
+    /// the first sentence its turn says when that is known already.
+    Intent {
+        job: Job,
+        intent: bool,
+        first: Option<Speakable>,
+    },
     /// The agent settled a sentence of its turn ([`Action::Ask`]); `None`: it will send no
     /// more.
     Sentence {
@@ -99,6 +104,9 @@ pub(in crate::pipeline) enum Action {
     Abort(Job),
     /// Synthesise a sentence of `reply` (its audio goes to Playback).
     Speak { reply: ReplyId, sentence: Speakable },
+    /// Synthesise a sentence a turn about to start will say, and keep it for then (nothing
+    /// plays).
+    Prepare(Speakable),
     /// Everything of `reply` is synthesised: Playback reports when it has played.
     EndOfReply(ReplyId),
     /// Stop what is being said and generated: the reply in Playback (and any of its audio

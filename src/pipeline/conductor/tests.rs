@@ -246,6 +246,7 @@ fn speculate_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transc
         Input::Intent {
             job: check,
             intent: false,
+            first: None,
         },
         t0,
     );
@@ -373,11 +374,13 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
         Input::Intent {
             job: check,
             intent: true,
+            first: sentence("The kitchen light is on."),
         },
         t0,
     );
+    // its first words are made ready meanwhile; nothing is said yet
     assert!(
-        a.is_empty(),
+        matches!(&a[..], [Action::Prepare(s)] if s.as_str() == "The kitchen light is on."),
         "the turn waits for intent_end of silence: {a:?}"
     );
     let end = c.deadline().expect("a deadline at the end of intent_end");
@@ -395,6 +398,44 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
     let a = agent_ends(&mut c, job, answer(""), end);
     assert_eq!(turns(&a).len(), 1);
     assert!(recognitions(&a).is_empty(), "nothing more to answer: {a:?}");
+}
+
+#[test]
+fn the_rest_of_a_request_ended_at_its_pause_is_answered_unless_it_asks_nothing() {
+    for (rest, asks) in [("Please.", false), ("and lock the front door", true)] {
+        let (mut c, t0) = (open_mic(), Instant::now());
+        let paused = utterance(1.0, 2.5, t0);
+        let check = heard_at_pause(&mut c, t0, &paused, "Turn on the kitchen light.");
+        let intent = Input::Intent {
+            job: check,
+            intent: true,
+            first: None,
+        };
+        assert!(c.on(intent, t0).is_empty(), "{rest}");
+        let end = c.deadline().expect("a deadline at the end of intent_end");
+        let (job, _, _) = asked(&c.on(Input::Tick, end)).expect("the turn starts at the pause");
+        // the speaker went on: the same utterance ends later
+        let whole = utterance(1.0, 3.5, t0);
+        let now = whole.endpointed_at;
+        let mut a = c.on(Input::Listen(ListenEvent::Utterance(whole)), now);
+        a.extend(agent_ends(&mut c, job, answer(""), now));
+        let [(stt, _, _)] = recognitions(&a)[..] else {
+            panic!("{rest}: the rest is recognised: {a:?}");
+        };
+        let a = c.on(
+            Input::Heard {
+                job: stt,
+                heard: heard(rest),
+            },
+            now,
+        );
+        assert_eq!(asked(&a).is_some(), asks, "{rest}: {a:?}");
+        // what asks nothing is reported as heard, unanswered
+        let reported = turns(&a)
+            .iter()
+            .any(|t| t.heard == rest && t.turn.is_none());
+        assert_eq!(reported, !asks, "{rest}: {a:?}");
+    }
 }
 
 #[test]

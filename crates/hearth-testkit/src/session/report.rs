@@ -147,8 +147,30 @@ pub fn p95(mut v: Vec<f64>) -> Option<f64> {
     v.get(rank.max(1) - 1).copied()
 }
 
+/// The stages that are durations of their own (recognition), not points on the way from the
+/// end of speech to the first voice.
+const DURATIONS: [&str; 2] = ["stt", "stt_wait"];
+
+/// How long a turn spent on `stage`: its time less that of the stage on the way before it
+/// (the end of speech for the first). `None`: the turn has no such stage.
+fn share(turn: &super::score::Observed, stage: &str) -> Option<f64> {
+    let on_the_way = turn
+        .stages
+        .iter()
+        .filter(|(k, _)| !DURATIONS.contains(&k.as_str()));
+    let mut before = 0.0;
+    for (k, at) in on_the_way {
+        if k == stage {
+            return Some(at - before);
+        }
+        before = *at;
+    }
+    None
+}
+
 /// Per handling path, each stage of the voice turns (ms from the end of speech): median and
-/// 95th percentile over the turns that reached it; and the path's first turn against the
+/// 95th percentile over the turns that reached it, and of its share (what it adds to the
+/// stage before it: a change that makes one stage slower shows there); and the path's first turn against the
 /// median of the others (the first command after start).
 pub fn stage_table(scored: &[Scored]) -> String {
     let mut named: BTreeMap<&str, Vec<&super::score::Observed>> = BTreeMap::new();
@@ -162,10 +184,11 @@ pub fn stage_table(scored: &[Scored]) -> String {
         let _ = write!(
             out,
             "
-{path} path, {} turns: ms from the end of speech
+{path} path, {} turns: ms from the end of speech (its share: ms after the stage before it
+on the way to the first voice, per turn)
 
-| stage | turns | median | p95 |
-|---|---|---|---|
+| stage | turns | median | p95 | share, median | share, p95 |
+|---|---|---|---|---|---|
 ",
             turns.len()
         );
@@ -182,9 +205,14 @@ pub fn stage_table(scored: &[Scored]) -> String {
                 .iter()
                 .filter_map(|t| t.stages.iter().find(|(k, _)| k == stage).map(|(_, ms)| *ms))
                 .collect();
+            let shares: Vec<f64> = turns.iter().filter_map(|t| share(t, stage)).collect();
+            let (share_median, share_p95) = match DURATIONS.contains(&stage) {
+                true => ("–".to_string(), "–".to_string()),
+                false => (ms(median(shares.clone())), ms(p95(shares))),
+            };
             let _ = writeln!(
                 out,
-                "| {stage} | {} | {} | {} |",
+                "| {stage} | {} | {} | {} | {share_median} | {share_p95} |",
                 v.len(),
                 ms(median(v.clone())),
                 ms(p95(v))

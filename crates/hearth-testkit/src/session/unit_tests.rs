@@ -605,14 +605,24 @@ mod score {
                 t.path = Some("llm".into());
                 t.first_voice_ms = Some(f64::from(i) * 100.0);
                 t.stages = vec![
-                    ("endpoint".into(), 640.0),
+                    ("endpoint".into(), 60.0),
+                    ("stt".into(), 300.0),
                     ("first_voice".into(), f64::from(i) * 100.0),
                 ];
                 score(&case(Kind::Command, "turn on the light", vec![]), vec![t])
             })
             .collect();
         let table = stage_table(&scored);
-        assert!(table.contains("| first_voice | 3 | 200 | 300 |"), "{table}");
+        // a stage's share: what it adds to the stage on the way before it
+        assert!(
+            table.contains("| endpoint | 3 | 60 | 60 | 60 | 60 |"),
+            "{table}"
+        );
+        assert!(table.contains("| stt | 3 | 300 | 300 | – | – |"), "{table}");
+        assert!(
+            table.contains("| first_voice | 3 | 200 | 300 | 140 | 240 |"),
+            "{table}"
+        );
         assert!(
             table.contains("first llm turn's first voice: 100 ms"),
             "{table}"
