@@ -41,7 +41,8 @@ struct Cli {
     #[arg(long, value_name = "LANG", default_value = "en")]
     language: String,
 
-    /// CPU threads for whisper.cpp
+    /// CPU threads for whisper.cpp, at most: an utterance is decoded on fewer when other
+    /// programs keep cores busy
     #[arg(long, value_name = "N", default_value_t = default_threads())]
     threads: usize,
 

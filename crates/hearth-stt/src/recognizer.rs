@@ -259,6 +259,9 @@ pub struct Transcription {
     pub audio_ctx: usize,
     /// Time whisper.cpp took (every run, if it ran more than once).
     pub elapsed: Duration,
+    /// The threads it was decoded on (fewer than configured when other programs kept cores
+    /// busy).
+    pub threads: usize,
     /// True if the trimmed window's transcript looked like a repetition loop and the utterance
     /// was decoded again with a wider window (`audio_ctx` is the last one used).
     pub retried: bool,
@@ -311,6 +314,8 @@ pub struct Recognizer {
     vocab: Vocab,
     /// The last prompt fitted to the decoder, and its tokens ([`Recognizer::prompt_tokens`]).
     fitted: Option<(String, Vec<i32>)>,
+    /// The threads the utterance being transcribed is decoded on ([`crate::cores`]).
+    threads: usize,
 }
 
 impl std::fmt::Debug for Recognizer {
@@ -372,6 +377,7 @@ impl Recognizer {
             .unwrap_or_else(|_| "unknown".into());
         let model_audio_ctx = usize::try_from(context.model_n_audio_ctx()).unwrap_or(1500);
         let vocab = vocab_of(&context);
+        let threads = config.threads.max(1);
         let recognizer = Recognizer {
             _context: context,
             state,
@@ -382,6 +388,7 @@ impl Recognizer {
             model_audio_ctx,
             vocab,
             fitted: None,
+            threads,
         };
         recognizer.resolve_language(None).map_err(|e| match e {
             TranscribeError::Language { language, problem } => {
@@ -486,6 +493,7 @@ impl Recognizer {
         prompt: Option<&str>,
     ) -> Result<Transcription, TranscribeError> {
         let language = self.resolve_language(language)?;
+        self.threads = crate::cores::threads(self.config.threads);
         let text = prompt
             .map(str::to_owned)
             .or_else(|| self.config.prompt.clone());
@@ -503,6 +511,7 @@ impl Recognizer {
                 audio_seconds,
                 audio_ctx,
                 elapsed: Duration::ZERO,
+                threads: self.threads,
                 retried: false,
                 collapsed: false,
                 phrase: None,
@@ -575,6 +584,7 @@ impl Recognizer {
             audio_seconds,
             audio_ctx: used_ctx,
             elapsed: start.elapsed(),
+            threads: self.threads,
             retried,
             collapsed,
             phrase,
@@ -621,8 +631,7 @@ impl Recognizer {
             });
         }
         let prompt = self.decoder_prompt(language, prompt);
-        let threads = self.config.threads.max(1);
-        let mut decoder = Primed::new(&mut self.state, prompt, threads, self.vocab.eot)?;
+        let mut decoder = Primed::new(&mut self.state, prompt, self.threads, self.vocab.eot)?;
         let mut open_logprob = logprob_of(open.tokens);
         let floor = if accepted {
             // weighed as the phrases are: with its end of text
@@ -786,7 +795,7 @@ impl Recognizer {
         max_tokens: i32,
     ) -> Result<(String, Vec<(i32, f32)>), TranscribeError> {
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-        params.set_n_threads(i32::try_from(self.config.threads).unwrap_or(4));
+        params.set_n_threads(i32::try_from(self.threads).unwrap_or(1));
         params.set_language(Some(language));
         params.set_translate(false);
         params.set_no_context(true);

@@ -549,6 +549,7 @@ impl Server {
             audio_s = format_args!("{seconds:.2}"),
             audio_ctx = t.audio_ctx,
             whisper_ms = t.elapsed.as_millis() as u64,
+            threads = t.threads,
             retried = t.retried,
             collapsed = t.collapsed,
             chars = t.text.chars().count(),
