@@ -217,6 +217,38 @@ async fn a_short_sentence_said_again_is_not_synthesised_again() {
     handle.await.unwrap();
 }
 
+/// A sentence prepared before its reply (a local intent's confirmation, while its turn waits
+/// for the end of the pause) is synthesised, not sent, and plays at once when it is said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepared_sentence_plays_without_being_synthesised_again() {
+    let Some(cfg) = common_model::piper_voice() else {
+        return;
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tts, handle) = TtsActor::spawn(cfg, tx).await.expect("the voice loads");
+    let text = "The porch light is off.";
+    tts.cast(TtsMsg::Prepare(say(text))).unwrap();
+    let reply = ReplyId::fresh();
+    tts.cast(TtsMsg::Speak {
+        reply,
+        sentence: say(text),
+    })
+    .unwrap();
+    let events = events_until(&mut rx, 0).await;
+    // nothing of the preparation is sent: the sentence's audio once, then its end
+    let [TtsEvent::Audio { pcm, .. }, TtsEvent::SentenceDone { synth_ms, .. }] = events.as_slice()
+    else {
+        panic!("expected one Audio chunk then SentenceDone, got {events:?}");
+    };
+    assert_eq!(
+        *synth_ms, 0.0,
+        "the prepared sentence was synthesised again"
+    );
+    assert!(pcm.secs() > 0.5, "{} s of audio", pcm.secs());
+    tts.stop(None);
+    handle.await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_drops_queued_sentences() {
     let Some(cfg) = common_model::piper_voice() else {

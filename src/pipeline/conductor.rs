@@ -385,7 +385,8 @@ impl Conductor {
                 self.pause.heard(heard, check, session, &mut self.out);
             }
             Input::Intent { job, intent, first } => {
-                if let Some(sentence) = first.filter(|_| intent && !self.muted()) {
+                let current = self.pause.checking() == Some(job);
+                if let Some(sentence) = first.filter(|_| current && intent && !self.muted()) {
                     // its turn may start at the end of the pause: its first words are
                     // synthesised while the silence is waited for
                     self.out.push(Action::Prepare(sentence));

@@ -142,6 +142,14 @@ impl Pause {
         }
     }
 
+    /// The intent check under way for what was heard, if any.
+    pub(super) fn checking(&self) -> Option<Job> {
+        match self.early.as_ref()?.state {
+            EarlyState::CheckingIntent { job, .. } => Some(job),
+            _ => None,
+        }
+    }
+
     /// Whether what was started belongs to the utterance Listen started at `start`.
     pub(super) fn is_of(&self, start: u64) -> bool {
         let early = self.early.as_ref().is_some_and(|e| e.listen_start == start);
