@@ -783,7 +783,7 @@ mod engine {
         /// `text` made ready to be spoken: synthesised and kept, unless it is kept already or
         /// too long to keep. Returns the synthesis time (0: nothing to do).
         fn prepare(&mut self, voice: &Mutex<Voice>, text: &str) -> Result<f64, TtsError> {
-            if text.chars().count() > RECENT_CHARS || self.0.get(text).is_some() {
+            if text.chars().count() > RECENT_CHARS {
                 return Ok(0.0);
             }
             self.speak(voice, text, true).map(|s| s.synth_ms)

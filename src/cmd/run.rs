@@ -267,9 +267,6 @@ fn wake_words(flag: &str) -> Vec<String> {
         .collect()
 }
 
-/// The sample rate of `--input -` (whisper's and the detectors').
-const STDIN_RATE: u32 = 16_000;
-
 /// What the voice needs, checked before minutes go into loading the models: the input and
 /// output, the voice (its files, espeak-ng data and ONNX Runtime), speech recognition (the
 /// whisper model) and the detector (the Silero model).
@@ -279,7 +276,7 @@ fn voice_parts(
     satellites: Vec<SatelliteConfig>,
 ) -> Result<VoiceParts> {
     let input = match &args.input {
-        Some(p) if p.as_os_str() == "-" => CaptureSource::stdin(STDIN_RATE),
+        Some(p) if p.as_os_str() == "-" => CaptureSource::stdin(hearth::voice::SAMPLE_RATE),
         Some(p) => CaptureSource::Wav {
             path: p.clone(),
             realtime: args.realtime,

@@ -50,7 +50,7 @@ mod tests;
 
 pub(super) use io::{Action, Input, Job, Policy};
 use io::{Incoming, Outbox};
-use pause::{EarlyEnd, Pause, Transcript, Verdict};
+use pause::{Checked, EarlyEnd, Pause, Transcript, Verdict};
 use reply::{Asked, Reply};
 
 /// What hearth says when utterances heard during a long turn were dropped unanswered (too
@@ -385,17 +385,15 @@ impl Conductor {
                 self.pause.heard(heard, check, session, &mut self.out);
             }
             Input::Intent { job, intent, first } => {
-                let current = self.pause.checking() == Some(job);
-                if let Some(sentence) = first.filter(|_| current && intent && !self.muted()) {
-                    // its turn may start at the end of the pause: its first words are
-                    // synthesised while the silence is waited for
-                    self.out.push(Action::Prepare(sentence));
-                }
                 let end = EarlyEnd {
                     intent: self.policy.intent_end,
                     phrase: self.policy.phrase_end,
                 };
-                match self.pause.intent(job, intent, &end, self.muted(), now) {
+                let checked = Checked { job, intent, first };
+                match self
+                    .pause
+                    .intent(checked, &end, self.muted(), now, &mut self.out)
+                {
                     Verdict::Wait => {}
                     Verdict::EndNow => self.end_at_pause(now),
                     Verdict::Speculate(request) => {

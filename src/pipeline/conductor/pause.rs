@@ -94,6 +94,15 @@ pub(super) enum Verdict {
     Speculate(String),
 }
 
+/// What an intent check answered ([`Input::Intent`]).
+pub(super) struct Checked {
+    pub(super) job: Job,
+    /// A local intent answers the request.
+    pub(super) intent: bool,
+    /// The first sentence its turn says, when that is known already.
+    pub(super) first: Option<Speakable>,
+}
+
 /// How long the silence after a request a local intent answers must last to end the turn.
 pub(super) struct EarlyEnd {
     /// After any such request (`None`: the hangover ends every turn).
@@ -138,14 +147,6 @@ impl Pause {
     pub(super) fn recognition(&self) -> Option<Job> {
         match self.early.as_ref()?.state {
             EarlyState::Recognising(job) => Some(job),
-            _ => None,
-        }
-    }
-
-    /// The intent check under way for what was heard, if any.
-    pub(super) fn checking(&self) -> Option<Job> {
-        match self.early.as_ref()?.state {
-            EarlyState::CheckingIntent { job, .. } => Some(job),
             _ => None,
         }
     }
@@ -205,16 +206,18 @@ impl Pause {
     }
 
     /// Whether a local intent answers what was heard at the pause: then the turn ends after
-    /// `end`'s silence, without waiting for the hangover; else the model is asked at once
-    /// (muted: neither).
+    /// `end`'s silence, without waiting for the hangover, and its first sentence, if known,
+    /// is prepared meanwhile; else the model is asked at once (muted: neither). An answer to
+    /// a check no longer waited for changes nothing.
     pub(super) fn intent(
         &mut self,
-        job: Job,
-        intent: bool,
+        checked: Checked,
         end: &EarlyEnd,
         muted: bool,
         now: Instant,
+        out: &mut Outbox,
     ) -> Verdict {
+        let Checked { job, intent, first } = checked;
         let Some(early) = self.early.as_mut() else {
             return Verdict::Wait;
         };
@@ -233,6 +236,11 @@ impl Pause {
         early.state = EarlyState::Done(Some(heard));
         if muted {
             return Verdict::Wait;
+        }
+        if let Some(sentence) = first.filter(|_| intent) {
+            // its turn may start at the end of the pause: its first words are synthesised
+            // while the silence is waited for
+            out.push(Action::Prepare(sentence));
         }
         let Some(wait) = wait.filter(|_| intent) else {
             return Verdict::Speculate(request);
