@@ -21,6 +21,7 @@
 pub mod audio;
 pub mod conns;
 mod cores;
+mod loop_guard;
 pub mod phrase_pass;
 pub mod recognizer;
 pub mod server;

@@ -18,7 +18,10 @@
 //! row), there are two ways out. If decoding ran to the token cap and the whole transcript is
 //! one phrase said over and over from its first word (every such loop seen on the fixtures:
 //! whisper heard the command, then started it again, more times than the audio could hold),
-//! that phrase is the transcript: no second decode ([`Transcription::collapsed`]). A loop of a
+//! that phrase is the transcript: no second decode ([`Transcription::collapsed`]). Such a loop
+//! does not run to the cap any more: [`crate::loop_guard`] ends the decode as soon as the
+//! phrase is begun again with more words than the audio could hold, and it is cut the same
+//! way ([`Ended::Loop`]). A loop of a
 //! single word is whisper stuck on the first word instead, and like every other case the
 //! utterance is decoded again with twice the window, then with the full window: each costs
 //! more, but only then.
@@ -49,6 +52,7 @@ use whisper_rs::{
 use hearth_phrases::Matcher;
 
 use crate::audio::WHISPER_RATE;
+use crate::loop_guard::{plain_word, LoopGuard};
 use crate::phrase_pass::{self, Vocab};
 use crate::weighing::{verdict, way_contrast, Primed, Verdict, Weighed};
 
@@ -265,8 +269,9 @@ pub struct Transcription {
     /// True if the trimmed window's transcript looked like a repetition loop and the utterance
     /// was decoded again with a wider window (`audio_ctx` is the last one used).
     pub retried: bool,
-    /// True if decoding ran to the token cap, the transcript was one phrase repeated from its
-    /// start, and it was cut to that phrase (see [`repeated_phrase`]).
+    /// True if decoding ran to the token cap (or the loop guard ended it), the transcript was
+    /// one phrase repeated from its start, and it was cut to that phrase (see
+    /// [`repeated_phrase`], [`Ended::Loop`]).
     pub collapsed: bool,
     /// The phrase pass, when the request named a phrase set.
     pub phrase: Option<PhrasePass>,
@@ -303,8 +308,8 @@ pub struct PhrasePass {
 /// A loaded whisper model with its working state.
 pub struct Recognizer {
     // `state` holds a reference-counted handle to the model: the context field keeps the API
-    // for creating more states, and documents ownership.
-    _context: WhisperContext,
+    // for creating more states, documents ownership, and is asked about the vocabulary.
+    context: WhisperContext,
     state: WhisperState,
     config: RecognizerConfig,
     model_path: PathBuf,
@@ -379,7 +384,7 @@ impl Recognizer {
         let vocab = vocab_of(&context);
         let threads = config.threads.max(1);
         let recognizer = Recognizer {
-            _context: context,
+            context,
             state,
             config,
             model_path: path.into(),
@@ -520,24 +525,21 @@ impl Recognizer {
 
         let max_tokens = max_tokens_for(audio_seconds);
         let start = Instant::now();
-        let (mut text, mut tokens) =
-            self.run(samples, &language, &prompt, audio_ctx, max_tokens)?;
+        let Decode {
+            mut text,
+            mut tokens,
+            mut ended,
+        } = self.run(samples, &language, &prompt, audio_ctx, max_tokens)?;
         // how many of `tokens` spell the open transcript
         let mut open_len = Some(tokens.len());
         let mut used_ctx = audio_ctx;
         let mut retried = false;
         let mut collapsed = false;
         loop {
-            match next_step(
-                &text,
-                tokens.len(),
-                max_tokens,
-                used_ctx,
-                self.model_audio_ctx,
-            ) {
+            match next_step(&text, &ended, used_ctx, self.model_audio_ctx) {
                 Step::Keep => break,
                 Step::Collapse(phrase) => {
-                    tracing::debug!(looped = %text, %phrase, "the transcript is one phrase over and over to the token cap: keeping it once");
+                    tracing::debug!(looped = %text, %phrase, "the transcript is one phrase over and over: keeping it once");
                     collapsed = true;
                     // the open transcript is now the phrase's first time, and weighs what
                     // that time's tokens weigh
@@ -555,7 +557,11 @@ impl Recognizer {
                          wider window"
                     );
                     tracing::info!(target: "transcript", looped = %text, "the repetition loop");
-                    (text, tokens) = self.run(samples, &language, &prompt, wider, max_tokens)?;
+                    Decode {
+                        text,
+                        tokens,
+                        ended,
+                    } = self.run(samples, &language, &prompt, wider, max_tokens)?;
                     open_len = Some(tokens.len());
                     used_ctx = wider;
                     retried = true;
@@ -655,7 +661,7 @@ impl Recognizer {
             .as_ref()
             .and_then(|f| Some((f, matcher.choice(open.text, &f.text)?)))
         {
-            Some((f, choice)) => way_contrast(&self._context, &mut decoder, &f.text, &choice)?,
+            Some((f, choice)) => way_contrast(&self.context, &mut decoder, &f.text, &choice)?,
             None => None,
         };
         let steps = decoder.calls;
@@ -706,7 +712,7 @@ impl Recognizer {
     /// [`Recognizer::prompt_tokens`]) after the previous-text marker, start of transcript,
     /// language and task on a multilingual model, no timestamps.
     fn decoder_prompt(&self, language: &str, words: &[i32]) -> Vec<i32> {
-        let ctx = &self._context;
+        let ctx = &self.context;
         let mut prompt = Vec::new();
         if !words.is_empty() {
             prompt.push(ctx.token_prev());
@@ -746,7 +752,7 @@ impl Recognizer {
                 return Ok(tokens.clone());
             }
         }
-        let ctx = &self._context;
+        let ctx = &self.context;
         let keep = usize::try_from(ctx.n_text_ctx() / 2)
             .unwrap_or(224)
             .saturating_sub(1);
@@ -784,8 +790,9 @@ impl Recognizer {
         Ok(tokens)
     }
 
-    /// One whisper.cpp run: the trimmed text, and its text tokens each with its
-    /// log-probability as the decoder gave it (after whisper.cpp's suppressions).
+    /// One whisper.cpp run: the trimmed text, its text tokens each with its
+    /// log-probability as the decoder gave it (after whisper.cpp's suppressions), and how the
+    /// decode ended (a loop the audio cannot hold is ended where it begins: [`LoopGuard`]).
     fn run(
         &mut self,
         samples: &[f32],
@@ -793,7 +800,7 @@ impl Recognizer {
         prompt: &[i32],
         audio_ctx: usize,
         max_tokens: i32,
-    ) -> Result<(String, Vec<(i32, f32)>), TranscribeError> {
+    ) -> Result<Decode, TranscribeError> {
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_n_threads(i32::try_from(self.threads).unwrap_or(1));
         params.set_language(Some(language));
@@ -815,8 +822,12 @@ impl Recognizer {
         if !prompt.is_empty() {
             params.set_tokens(prompt);
         }
-
+        let audio_seconds = samples.len() as f64 / f64::from(WHISPER_RATE);
+        let n_vocab = usize::try_from(self.context.n_vocab()).unwrap_or(0);
+        let mut guard = LoopGuard::new(&self.vocab, n_vocab, audio_seconds);
+        guard.watch(&mut params);
         self.state.full(params, samples)?;
+        let looped = guard.stopped();
         let mut text = String::new();
         let mut tokens = Vec::new();
         for segment in self.state.as_iter() {
@@ -830,8 +841,17 @@ impl Recognizer {
         }
         let text = text.trim().to_string();
         let logprob = logprob_of(&tokens);
-        tracing::debug!(audio_ctx, n_tokens = tokens.len(), max_tokens, logprob, %text, "whisper decoded");
-        Ok((text, tokens))
+        tracing::debug!(audio_ctx, n_tokens = tokens.len(), max_tokens, logprob, looped = looped.is_some(), %text, "whisper decoded");
+        let ended = match looped {
+            Some(phrase) => Ended::Loop(phrase),
+            None if reached_cap(tokens.len(), max_tokens) => Ended::Cap,
+            None => Ended::Text,
+        };
+        Ok(Decode {
+            text,
+            tokens,
+            ended,
+        })
     }
 }
 
@@ -900,26 +920,44 @@ pub enum Step {
     Wider(usize),
 }
 
-/// The step after a decode with `audio_ctx` that returned `text` in `n_tokens` (the cap being
-/// `max_tokens`; `full` is the model's window). Only a loop that ran to the cap is cut to its
-/// phrase: then the text is more than the audio could hold. A transcript that repeats itself
+/// One whisper.cpp run's result.
+struct Decode {
+    /// The text, trimmed.
+    text: String,
+    /// Its text tokens, each with its log-probability.
+    tokens: Vec<(i32, f32)>,
+    ended: Ended,
+}
+
+/// How a decode ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Whisper ended the text.
+    Text,
+    /// At the token cap.
+    Cap,
+    /// Where it began this phrase again with more words than the audio holds
+    /// ([`LoopGuard`]).
+    Loop(String),
+}
+
+/// The step after a decode with `audio_ctx` that returned `text` and `ended` so (`full` is
+/// the model's window). Only a loop that ran to the cap, or that the guard ended, is cut to
+/// its phrase: then the text is more than the audio could hold. A transcript that repeats itself
 /// short of the cap may be what was said ("thank you, thank you"), so it is decoded again with
 /// a wider window (twice this one, at most `full`), and with the full window it stands.
 ///
 /// A loop of one word ("Read Read Read …" for "Read me the story.", seen on a Piper take in
 /// CI) is whisper stuck on the first word, not the command said again: it is decoded again
 /// with a wider window, and cut to the word only when the window is already full.
-pub fn next_step(
-    text: &str,
-    n_tokens: usize,
-    max_tokens: i32,
-    audio_ctx: usize,
-    full: usize,
-) -> Step {
-    if !looks_like_a_loop(text, n_tokens, max_tokens) {
+pub fn next_step(text: &str, ended: &Ended, audio_ctx: usize, full: usize) -> Step {
+    if let Ended::Loop(phrase) = ended {
+        return Step::Collapse(phrase.clone());
+    }
+    if !looks_like_a_loop(text, ended == &Ended::Cap) {
         return Step::Keep;
     }
-    if reached_cap(n_tokens, max_tokens) {
+    if ended == &Ended::Cap {
         if let Some(phrase) = repeated_phrase(text) {
             if phrase.split_whitespace().nth(1).is_some() || audio_ctx >= full {
                 return Step::Collapse(phrase);
@@ -937,11 +975,11 @@ fn reached_cap(n_tokens: usize, max_tokens: i32) -> bool {
     n_tokens >= usize::try_from(max_tokens).unwrap_or(usize::MAX)
 }
 
-/// True if a transcript looks like whisper's repetition loop: decoding ran to the token cap,
-/// some phrase of four words comes three times, or a phrase comes twice in a row
+/// True if a transcript looks like whisper's repetition loop: decoding ran to the token cap
+/// (`at_cap`), some phrase of four words comes three times, or a phrase comes twice in a row
 /// ([`repeats_back_to_back`]).
-pub fn looks_like_a_loop(text: &str, n_tokens: usize, max_tokens: i32) -> bool {
-    if reached_cap(n_tokens, max_tokens) || repeats_back_to_back(text) {
+pub fn looks_like_a_loop(text: &str, at_cap: bool) -> bool {
+    if at_cap || repeats_back_to_back(text) {
         return true;
     }
     let words: Vec<String> = text
@@ -990,14 +1028,6 @@ pub fn repeats_back_to_back(text: &str) -> bool {
         });
         twice || cut_short
     })
-}
-
-/// A word as the loop checks compare it: lower case, letters and digits only.
-fn plain_word(w: &str) -> String {
-    w.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// The phrase a looped transcript repeats, if the whole transcript is that phrase said at least
@@ -1100,27 +1130,31 @@ mod tests {
             "Stop. Stop.",
         ]) {
             assert!(repeats_back_to_back(twice), "{twice}");
-            assert!(looks_like_a_loop(twice, 12, 34), "{twice}");
+            assert!(looks_like_a_loop(twice, false), "{twice}");
             // 1.3 s of audio (66 frames + the margin of 256): decoded again with twice the
             // window
             assert_eq!(
-                next_step(twice, 12, 34, 322, 1500),
+                next_step(twice, &Ended::Text, 322, 1500),
                 Step::Wider(644),
                 "{twice}"
             );
             assert_eq!(
-                next_step(twice, 12, 34, 644, 1500),
+                next_step(twice, &Ended::Text, 644, 1500),
                 Step::Wider(1288),
                 "{twice}"
             );
             assert_eq!(
-                next_step(twice, 12, 34, 1288, 1500),
+                next_step(twice, &Ended::Text, 1288, 1500),
                 Step::Wider(1500),
                 "{twice}"
             );
             // whisper does not loop in the full window: what it hears twice there was said
             // twice, and stands
-            assert_eq!(next_step(twice, 12, 34, 1500, 1500), Step::Keep, "{twice}");
+            assert_eq!(
+                next_step(twice, &Ended::Text, 1500, 1500),
+                Step::Keep,
+                "{twice}"
+            );
         }
     }
 
@@ -1147,33 +1181,39 @@ mod tests {
         let looped = "turn on the kitchen light, turn on the kitchen light, turn on the kitchen \
                       light, turn on the";
         assert_eq!(
-            next_step(looped, 38, 38, 320, 1500),
+            next_step(looped, &Ended::Cap, 320, 1500),
             Step::Collapse("turn on the kitchen light".into())
         );
         // the same loop at the full window: still more than the audio holds
         assert_eq!(
-            next_step(looped, 38, 38, 1500, 1500),
+            next_step(looped, &Ended::Cap, 1500, 1500),
             Step::Collapse("turn on the kitchen light".into())
         );
         // one word to the cap: whisper stuck on the first word; wider, cut only at the full
         let stuck = "Read Read Read Read Read Read Read Read Read Read Read Read";
-        assert_eq!(next_step(stuck, 34, 34, 320, 1500), Step::Wider(640));
+        assert_eq!(next_step(stuck, &Ended::Cap, 320, 1500), Step::Wider(640));
         assert_eq!(
-            next_step(stuck, 34, 34, 1500, 1500),
+            next_step(stuck, &Ended::Cap, 1500, 1500),
             Step::Collapse("Read".into())
         );
         // three times, but whisper ended the text by itself: decoded again, not cut
         assert_eq!(
-            next_step("Thank you. Thank you. Thank you.", 10, 34, 322, 1500),
+            next_step("Thank you. Thank you. Thank you.", &Ended::Text, 322, 1500),
             Step::Wider(644)
         );
         // at the cap after other words: decoded again
         let after = "what time is it please switch off the lights off the lights off the lights";
-        assert_eq!(next_step(after, 38, 38, 320, 1500), Step::Wider(640));
-        assert_eq!(next_step(after, 38, 38, 1500, 1500), Step::Keep);
+        assert_eq!(next_step(after, &Ended::Cap, 320, 1500), Step::Wider(640));
+        assert_eq!(next_step(after, &Ended::Cap, 1500, 1500), Step::Keep);
+        // the guard ended a loop where it began the phrase again: cut to it, at any window
+        let begun = Ended::Loop("turn on the kitchen light".into());
+        assert_eq!(
+            next_step("turn on the kitchen light, turn on", &begun, 320, 1500),
+            Step::Collapse("turn on the kitchen light".into())
+        );
         // nothing repeats
         assert_eq!(
-            next_step("turn on the kitchen light.", 8, 34, 322, 1500),
+            next_step("turn on the kitchen light.", &Ended::Text, 322, 1500),
             Step::Keep
         );
     }
@@ -1193,8 +1233,12 @@ mod tests {
             "",
         ] {
             assert!(!repeats_back_to_back(fine), "{fine}");
-            assert!(!looks_like_a_loop(fine, 12, 38), "{fine}");
-            assert_eq!(next_step(fine, 12, 38, 322, 1500), Step::Keep, "{fine}");
+            assert!(!looks_like_a_loop(fine, false), "{fine}");
+            assert_eq!(
+                next_step(fine, &Ended::Text, 322, 1500),
+                Step::Keep,
+                "{fine}"
+            );
         }
     }
 
@@ -1214,16 +1258,16 @@ mod tests {
     fn repetition_loops_are_recognised() {
         let looped = "Alexa turn on the kitchen light. Alexa turn on the kitchen light. \
                       Alexa turn on the kitchen light. Alexa turn on the";
-        assert!(looks_like_a_loop(looped, 30, 38));
+        assert!(looks_like_a_loop(looped, false));
         // Cut short by the cap, even without visible repetition.
-        assert!(looks_like_a_loop("turn on the", 38, 38));
+        assert!(looks_like_a_loop("turn on the", true));
         for fine in [
             "turn on the kitchen light.",
             "What time is it? Please switch off the lights in the living room.",
             "turn on the light, turn on the fan, turn on the radio",
             "",
         ] {
-            assert!(!looks_like_a_loop(fine, 12, 38), "{fine}");
+            assert!(!looks_like_a_loop(fine, false), "{fine}");
         }
     }
 
