@@ -87,23 +87,25 @@ impl<'a> LoopGuard<'a> {
         }
     }
 
-    /// Watch the decode `params` describes. The guard must outlive that decode
-    /// (`WhisperState::full` with these `params`), and not move while it runs.
-    pub fn watch(&mut self, params: &mut FullParams) {
-        let data: *mut LoopGuard<'a> = self;
+    /// Run `decode` with the guard watching: it is given `params` with the guard's filter in
+    /// them and consumes them (`WhisperState::full`). What it returned, and the phrase the
+    /// decode looped on when the guard ended it.
+    pub fn decode<T>(
+        mut self,
+        mut params: FullParams,
+        decode: impl FnOnce(FullParams) -> T,
+    ) -> (T, Option<String>) {
+        let data: *mut LoopGuard<'a> = &mut self;
         // SAFETY: whisper.cpp calls `filter` only inside `whisper_full` with these params,
-        // on the calling thread for one greedy decoder, with `data` as user data; the caller
-        // keeps the guard alive and in place for that call (it is borrowed mutably until
-        // `stopped` is asked, after it).
+        // with `data` as user data, for one greedy decoder; the params are consumed by
+        // `decode`, during which `self` stays where it is on this frame and nothing else
+        // touches it.
         unsafe {
             params.set_filter_logits_callback(Some(filter));
             params.set_filter_logits_callback_user_data(data.cast::<c_void>());
         }
-    }
-
-    /// The phrase the decode looped on, when the guard ended it.
-    pub fn stopped(self) -> Option<String> {
-        self.stopped
+        let out = decode(params);
+        (out, self.stopped)
     }
 
     /// Whether the decode must end before its next token, given the text tokens so far.
@@ -134,7 +136,7 @@ unsafe extern "C" fn filter(
     if user_data.is_null() || logits.is_null() {
         return;
     }
-    // SAFETY: `user_data` is the `LoopGuard` `watch` installed, alive and unaliased for the
+    // SAFETY: `user_data` is the `LoopGuard` `decode` installed, alive and unaliased for the
     // decode; `tokens` holds `n_tokens` entries and `logits` the model's `n_vocab` (the
     // guard's, from the same context), as whisper.cpp passes them (src/whisper.cpp,
     // `whisper_process_logits`).
@@ -211,6 +213,6 @@ mod tests {
         assert!(!guard.must_end([0, 1, 2, 3, 4, 7].into_iter()));
         assert!(guard.must_end([0, 1, 2, 3, 4, 0].into_iter()));
         assert!(guard.must_end([0].into_iter()));
-        assert_eq!(guard.stopped().as_deref(), Some("turn on the light"));
+        assert_eq!(guard.stopped.as_deref(), Some("turn on the light"));
     }
 }

@@ -824,10 +824,10 @@ impl Recognizer {
         }
         let audio_seconds = samples.len() as f64 / f64::from(WHISPER_RATE);
         let n_vocab = usize::try_from(self.context.n_vocab()).unwrap_or(0);
-        let mut guard = LoopGuard::new(&self.vocab, n_vocab, audio_seconds);
-        guard.watch(&mut params);
-        self.state.full(params, samples)?;
-        let looped = guard.stopped();
+        let guard = LoopGuard::new(&self.vocab, n_vocab, audio_seconds);
+        let state = &mut self.state;
+        let (decoded, looped) = guard.decode(params, |params| state.full(params, samples));
+        decoded?;
         let mut text = String::new();
         let mut tokens = Vec::new();
         for segment in self.state.as_iter() {
