@@ -636,8 +636,10 @@ impl Recognizer {
                 elapsed: start.elapsed(),
             });
         }
+        // the last decode, on the same audio and prompt, left its cache in the state
         let prompt = self.decoder_prompt(language, prompt);
-        let mut decoder = Primed::new(&mut self.state, prompt, self.threads, self.vocab.eot)?;
+        let mut decoder =
+            Primed::after_decode(&mut self.state, prompt, self.threads, self.vocab.eot)?;
         let mut open_logprob = logprob_of(open.tokens);
         let floor = if accepted {
             // weighed as the phrases are: with its end of text
