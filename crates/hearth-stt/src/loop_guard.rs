@@ -139,7 +139,7 @@ unsafe extern "C" fn filter(
     // SAFETY: `user_data` is the `LoopGuard` `decode` installed, alive and unaliased for the
     // decode; `tokens` holds `n_tokens` entries and `logits` the model's `n_vocab` (the
     // guard's, from the same context), as whisper.cpp passes them (src/whisper.cpp,
-    // `whisper_process_logits`).
+    // `whisper_process_logits`, which asserts `n_logits == vocab.n_vocab`).
     let guard = unsafe { &mut *user_data.cast::<LoopGuard>() };
     let tokens = match usize::try_from(n_tokens) {
         Ok(n) if n > 0 && !tokens.is_null() => unsafe { std::slice::from_raw_parts(tokens, n) },
