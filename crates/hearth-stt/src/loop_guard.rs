@@ -50,7 +50,13 @@ pub fn loop_in(text: &str, max_words: usize) -> Option<String> {
     let period = (1..n)
         .find(|&p| (p..n).all(|i| follows(p, i)))
         .filter(|&p| p > 1)?;
-    let phrase = words[..period].join(" ");
+    phrase_of(&words, period)
+}
+
+/// The first `period` of `words` as the phrase a loop repeats: in their own spelling, less the
+/// separator before the repetition; `None` if nothing is left.
+pub(crate) fn phrase_of(words: &[&str], period: usize) -> Option<String> {
+    let phrase = words.get(..period)?.join(" ");
     let phrase = phrase.trim_end_matches([',', ';', ':', '-', ' ']);
     (!phrase.is_empty()).then(|| phrase.to_string())
 }

@@ -52,7 +52,7 @@ use whisper_rs::{
 use hearth_phrases::Matcher;
 
 use crate::audio::WHISPER_RATE;
-use crate::loop_guard::{plain_word, LoopGuard};
+use crate::loop_guard::{phrase_of, plain_word, LoopGuard};
 use crate::phrase_pass::{self, Vocab};
 use crate::weighing::{verdict, way_contrast, Primed, Verdict, Weighed};
 
@@ -1046,9 +1046,7 @@ pub fn repeated_phrase(text: &str) -> Option<String> {
     }
     let n = norm.len();
     let period = (1..=n / 3).find(|&p| (p..n).all(|i| norm[i] == norm[i % p]))?;
-    let phrase = words[..period].join(" ");
-    let phrase = phrase.trim_end_matches([',', ';', ':', '-', ' ']);
-    (!phrase.is_empty()).then(|| phrase.to_string())
+    phrase_of(&words, period)
 }
 
 /// The encoder window for `n_samples` of 16 kHz audio: `ceil(seconds × 50) + margin`, at most
