@@ -13,6 +13,12 @@ directory and runs it; scripts/ha-registries runs it from the checkout.
   house.py registries URL TOKEN_FILE OUT
                                     the registries' raw results in one JSON file (the corpus of
                                     crates/hearth-house/tests/corpus/homeassistant/)
+  house.py requirements [--missing]
+                                    the Python packages the integrations this configuration
+                                    loads require (from Home Assistant's own manifests), one per
+                                    line as pip takes them; --missing: only those not installed
+                                    at that version. scripts/setup installs them: the tests run
+                                    Home Assistant with --skip-pip, which installs nothing.
 
 Errors go to stderr, one line, with exit status 1.
 """
@@ -58,6 +64,56 @@ REGISTRIES = [
 
 class Failed(Exception):
     """What went wrong, said once to stderr."""
+
+
+# What Home Assistant loads besides CONFIGURATION's domains, with the manifests' dependencies
+# and after-dependencies: what its bootstrap always sets up, the demo's platforms, and `stream`,
+# which `camera` (a demo platform) imports without naming it in its manifest.
+ALSO_LOADED = {"stream"}
+
+
+def requirements(missing_only):
+    import homeassistant
+    from homeassistant import bootstrap
+    from homeassistant.components import demo
+    from importlib.metadata import PackageNotFoundError, version
+    from packaging.requirements import Requirement
+
+    components = os.path.join(os.path.dirname(homeassistant.__file__), "components")
+    configured = {line.split(":")[0] for line in CONFIGURATION.splitlines() if line[:1].isalpha()}
+    platforms = demo.COMPONENTS_WITH_CONFIG_ENTRY_DEMO_PLATFORM + demo.COMPONENTS_WITH_DEMO_PLATFORM
+    todo = [
+        *configured,
+        *bootstrap.CORE_INTEGRATIONS,
+        *bootstrap.LOGGING_INTEGRATIONS,
+        *bootstrap.FRONTEND_INTEGRATIONS,
+        *bootstrap.DEFAULT_INTEGRATIONS,
+        *(str(p) for p in platforms),
+        *ALSO_LOADED,
+    ]
+    seen, wanted = set(), set()
+    while todo:
+        domain = todo.pop()
+        if domain in seen:
+            continue
+        seen.add(domain)
+        path = os.path.join(components, domain, "manifest.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                manifest = json.load(f)
+        except FileNotFoundError:
+            raise Failed(f"{path} is missing: is the venv's homeassistant whole?") from None
+        wanted.update(manifest.get("requirements", []))
+        todo += manifest.get("dependencies", []) + manifest.get("after_dependencies", [])
+    for line in sorted(wanted, key=str.lower):
+        if missing_only:
+            r = Requirement(line)
+            try:
+                if r.specifier.contains(version(r.name), prereleases=True):
+                    continue
+            except PackageNotFoundError:
+                pass
+        print(line)
 
 
 def house():
@@ -264,6 +320,10 @@ def main(argv):
             asyncio.run(ws_command(url, token_file))
         case ["registries", url, token_file, out]:
             asyncio.run(registries(url, token_file, out))
+        case ["requirements"]:
+            requirements(missing_only=False)
+        case ["requirements", "--missing"]:
+            requirements(missing_only=True)
         case _:
             raise Failed(f"usage: see {__file__}'s docstring (got {argv})")
 
