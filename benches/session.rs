@@ -33,7 +33,8 @@
 //! play the input another run left in its `--work DIR` again, not a new synthesis: Piper's
 //! voice differs per synthesis, so two builds compared on two inputs differ by that too),
 //! `--listen KEY=MS` (repeatable: a `[listen]` setting of the config file, e.g.
-//! `early_ms=128`, to weigh an endpointing choice on the same input).
+//! `early_ms=128`, or `end_of_turn=smart-turn-house`, to weigh an endpointing choice on the
+//! same input).
 //!
 //! How a household without hand-written sentences fares:
 //! - `--tools-as declared|bare` (declared): `bare` runs on a copy of `--tools` (in the work
@@ -95,7 +96,7 @@ use session::set::{Case, Kind};
 const USAGE: &str = "usage: cargo bench --bench session -- [spoken|alone|typed|typed-session] \
 [--set NAME|FILE] [--gap S] [--pause MS] [--limit N] [--json FILE] [--hearth PATH] [--tools DIR] [--seed N] \
 [--work DIR] [--replay DIR] [--tools-as declared|bare] [--no-intents] [--homeassistant] [--voice NAME] \
-[--snr DB] [--reverb] [--listen KEY=MS]";
+[--snr DB] [--reverb] [--listen KEY=MS|end_of_turn=WHAT]";
 
 /// Silence before the first request and after the last gap, seconds.
 const LEAD_S: f64 = 1.0;
@@ -167,8 +168,8 @@ struct Options {
     homeassistant: bool,
     /// `--tools` was given.
     tools_given: bool,
-    /// `[listen]` settings for the run (`--listen KEY=MS`).
-    listen: Vec<(String, u32)>,
+    /// `[listen]` settings for the run (`--listen KEY=MS`), each value as TOML.
+    listen: Vec<(String, String)>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -233,14 +234,26 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// `KEY=MS`: one of `[listen]`'s millisecond settings.
-fn listen_setting(v: &str) -> Result<(String, u32), String> {
-    let bad = || format!("--listen {v:?}: KEY=MS, e.g. early_ms=128");
-    let (key, ms) = v.split_once('=').ok_or_else(bad)?;
+/// `KEY=MS`: one of `[listen]`'s millisecond settings; or `end_of_turn=WHAT`. The value as
+/// TOML.
+fn listen_setting(v: &str) -> Result<(String, String), String> {
+    let bad = || {
+        format!(
+            "--listen {v:?}: KEY=MS (e.g. early_ms=128) or end_of_turn=silence|smart-turn|smart-turn-house"
+        )
+    };
+    let (key, value) = v.split_once('=').ok_or_else(bad)?;
+    if key == "end_of_turn" {
+        return match value {
+            "silence" | "smart-turn" | "smart-turn-house" => Ok((key.into(), format!("{value:?}"))),
+            _ => Err(bad()),
+        };
+    }
     if !key.ends_with("_ms") || !key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
         return Err(bad());
     }
-    Ok((key.to_string(), ms.parse().map_err(|_| bad())?))
+    let ms: u32 = value.parse().map_err(|_| bad())?;
+    Ok((key.to_string(), ms.to_string()))
 }
 
 fn main() -> ExitCode {
@@ -289,8 +302,8 @@ fn run(opts: &Options) -> Result<(), String> {
     };
     if !opts.listen.is_empty() {
         config.push_str("[listen]\n");
-        for (key, ms) in &opts.listen {
-            config.push_str(&format!("{key} = {ms}\n"));
+        for (key, value) in &opts.listen {
+            config.push_str(&format!("{key} = {value}\n"));
         }
     }
     if !config.is_empty() {

@@ -490,6 +490,11 @@ pub enum EndOfTurn {
     /// Smart Turn v3.2 (a small audio model through ONNX Runtime) asked at the first pause
     /// (`early_ms`): a finished request ends there, a pause part-way waits for the hangover.
     SmartTurn,
+    /// Smart Turn asked only about a whole request of the house's phrase set that a local
+    /// intent answers and that a longer request may continue ("set a timer for ten minutes",
+    /// which "called pasta" may follow), once it is recognised: heard finished, its turn ends
+    /// then instead of after `intent_end_ms`. Every other turn ends as with `silence`.
+    SmartTurnHouse,
     /// The hangover alone: `hangover_ms` of silence after speech.
     Silence,
 }

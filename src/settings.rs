@@ -396,7 +396,7 @@ impl Settings {
         use crate::config::EndOfTurn;
         match self.config.listen.end_of_turn.unwrap_or(EndOfTurn::Silence) {
             EndOfTurn::Silence => Ok(None),
-            EndOfTurn::SmartTurn => self
+            EndOfTurn::SmartTurn | EndOfTurn::SmartTurnHouse => self
                 .model_file_or(
                     self.config.listen.smart_turn_model.as_deref(),
                     crate::audio::smart_turn::SMART_TURN_FILE,
@@ -436,9 +436,12 @@ impl Settings {
         set_u(&mut c.preroll_ms, l.preroll_ms);
         set_u(&mut c.hangover_ms, l.hangover_ms);
         set_u(&mut c.early_ms, l.early_ms);
-        // the end-of-turn model is asked at the pause, about that much silence or more
+        // the end-of-turn model is asked at the pause, about that much silence or more; for
+        // the house's requests only, at its own pause, whenever recognition starts
+        let house_only = l.end_of_turn == Some(crate::config::EndOfTurn::SmartTurnHouse);
         if let Some(model) = end_of_turn {
             match l.early_ms {
+                _ if house_only => c = c.with_house_end_of_turn(model),
                 Some(ms) if ms < TURN_PAUSE_MS => return Err(SettingsError::EarlyForTurnModel(ms)),
                 _ => c = c.with_end_of_turn(model),
             }
@@ -979,6 +982,20 @@ mod tests {
         let e = listen(&format!("{turn}early_ms = 128\n")).unwrap_err();
         assert!(e.to_string().contains("early_ms = 128"), "{e}");
         assert!(e.to_string().contains("end_of_turn = \"silence\""), "{e}");
+        // for the house's requests only, it is asked at its own pause: recognition keeps
+        // early_ms, and its word is reported, not taken as the utterance's end
+        let house =
+            listen("[listen]\nend_of_turn = \"smart-turn-house\"\nearly_ms = 128\n").unwrap();
+        assert_eq!(house.early_ms, 128);
+        assert_eq!(
+            house.turn_ends,
+            crate::audio::listen::TurnEnds::HouseRequests
+        );
+        assert!(house.end_of_turn.is_some());
+        assert_eq!(
+            listen(turn).unwrap().turn_ends,
+            crate::audio::listen::TurnEnds::Any
+        );
     }
 
     #[test]

@@ -242,9 +242,10 @@ impl SttPhrases {
         })
     }
 
-    /// Whether `text` is a whole request of the set that no longer request of it continues.
-    pub fn ends(&self, text: &str) -> bool {
-        self.matcher.ends(text)
+    /// How `text` as a whole stands against the set: a request that ends there, one a longer
+    /// request of the set may continue, or neither.
+    pub fn whole(&self, text: &str) -> hearth_phrases::Whole {
+        self.matcher.whole(text)
     }
 }
 
@@ -717,13 +718,13 @@ impl SttState {
                         "heard"
                     );
                     tracing::info!(target: crate::logs::TRANSCRIPT, %text, open = pass.as_ref().map(|p| p.open.as_str()), "what was heard");
-                    let ends_request = phrases.as_ref().is_some_and(|p| p.ends(&text));
+                    let whole = phrases.as_ref().map(|p| p.whole(&text)).unwrap_or_default();
                     return Ok(Heard {
                         text,
                         endpointed_at: utterance.endpointed_at,
                         stt_ms,
                         phrase_pass: pass,
-                        ends_request,
+                        whole,
                     });
                 }
                 Err(e) if e.connection_lost() => {

@@ -111,9 +111,10 @@ pub struct Heard {
     pub stt_ms: f64,
     /// How the recogniser held the transcript to the house's phrase set, when it did.
     pub phrase_pass: Option<wyoming::PhrasePass>,
-    /// The transcript is a whole request of the house's phrase set that no longer request of
-    /// it continues (held to the set only; a short pause after it may end its turn).
-    pub ends_request: bool,
+    /// How the transcript stands against the house's phrase set (held to the set only): a
+    /// whole request that no longer one continues may end its turn at a short pause, one that
+    /// a longer request may continue when the end-of-turn model hears it finished.
+    pub whole: hearth_phrases::Whole,
 }
 
 /// A chunk of synthesised speech: mono 16-bit PCM at the voice's own rate.
@@ -278,6 +279,10 @@ pub enum ListenEvent {
     /// Speech resumed after a [`ListenEvent::Pause`] (the utterance with this `start`): what
     /// was recognised at that pause is not the whole request.
     Resumed { start: u64 },
+    /// The end-of-turn model, asked ([`crate::audio::listen::ListenMsg::AskFinished`]), heard
+    /// the utterance with this `start` finished at the pause after `speech_end`: the whole
+    /// request of the house in it may end its turn there.
+    Finished { start: u64, speech_end: u64 },
     /// A complete utterance.
     Utterance(Utterance),
     /// The input ended (after any last utterance).

@@ -153,6 +153,23 @@ pub struct ListenConfig {
     /// The end-of-turn model asked at the pause (`early_ms`): a finished request ends the
     /// utterance there instead of after the whole hangover. `None`: silence alone ends it.
     pub end_of_turn: Option<TurnModel>,
+    /// What the end-of-turn model's "finished" ends.
+    pub turn_ends: TurnEnds,
+}
+
+/// What the end-of-turn model's "finished" ends ([`ListenConfig::turn_ends`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TurnEnds {
+    /// The utterance, at the pause, whatever was said (`end_of_turn = "smart-turn"`).
+    #[default]
+    Any,
+    /// Nothing by itself: the model is asked only when the conductor asks
+    /// ([`ListenMsg::AskFinished`]: for a whole request of the house's phrase set that a
+    /// local intent answers, where the silence alone would wait for more), once the pause
+    /// is [`TURN_PAUSE_MS`] long, and a "finished" is reported ([`ListenEvent::Finished`])
+    /// (`end_of_turn = "smart-turn-house"`). Asked then, it does not take a core from the
+    /// recognition of every pause; recognition still starts at `early_ms`.
+    HouseRequests,
 }
 
 impl Default for ListenConfig {
@@ -173,6 +190,7 @@ impl Default for ListenConfig {
             barge_in_ms: 288,
             echo_margin_db: 6.0,
             end_of_turn: None,
+            turn_ends: TurnEnds::Any,
         }
     }
 }
@@ -185,6 +203,17 @@ impl ListenConfig {
         ListenConfig {
             early_ms: self.early_ms.max(TURN_PAUSE_MS),
             end_of_turn: Some(model),
+            turn_ends: TurnEnds::Any,
+            ..self
+        }
+    }
+
+    /// The same, with the end-of-turn model asked only when the conductor asks, and its
+    /// "finished" reported ([`TurnEnds::HouseRequests`]): `early_ms` stays as it is.
+    pub fn with_house_end_of_turn(self, model: TurnModel) -> ListenConfig {
+        ListenConfig {
+            end_of_turn: Some(model),
+            turn_ends: TurnEnds::HouseRequests,
             ..self
         }
     }
@@ -460,6 +489,26 @@ impl Endpointer {
         out
     }
 
+    /// Where the pause after the speech (`start`, `speech_end`) stands: still on, with the
+    /// utterance so far once at least `ms` of it has passed (what the end-of-turn model
+    /// hears), or over (speech went on, or the utterance ended).
+    pub(crate) fn pause_of(&self, start: u64, speech_end: u64, ms: u32) -> PauseOf {
+        let Some(speech) = (self.speech.as_ref())
+            .filter(|s| s.start == start && s.last_voiced_end == speech_end && s.silent_run > 0)
+        else {
+            return PauseOf::Over;
+        };
+        if speech.silent_run < frames(ms) {
+            return PauseOf::Shorter;
+        }
+        PauseOf::Long(Utterance {
+            samples: speech.samples.as_slice().into(),
+            start: speech.start,
+            speech_end: speech.last_voiced_end,
+            endpointed_at: Instant::now(),
+        })
+    }
+
     /// The speech under way is a finished turn (the end-of-turn model said so at a pause):
     /// its utterance now, without waiting for the rest of the hangover. Nothing when no
     /// speech is under way.
@@ -505,12 +554,28 @@ fn voiced_ms(speech: &Speech) -> u64 {
     (speech.last_voiced_end - speech.first_voiced) * 1000 / u64::from(SAMPLE_RATE)
 }
 
+/// [`Endpointer::pause_of`]: where a pause stands.
+#[derive(Debug)]
+pub(crate) enum PauseOf {
+    /// Not yet this long.
+    Shorter,
+    /// At least this long: the utterance so far.
+    Long(Utterance),
+    /// Speech went on, or the utterance ended.
+    Over,
+}
+
 /// Messages to the [`Listen`] actor.
 pub enum ListenMsg {
     /// Captured audio (a frame, or the end of the input).
     Captured(Captured),
     /// What Playback reports (barge-in gating).
     Playback(PlaybackEvent),
+    /// Ask the end-of-turn model ([`TurnEnds::HouseRequests`]) whether the speech of the
+    /// utterance Listen started at `start`, which ended at `speech_end`, is finished, once
+    /// the pause after it is [`TURN_PAUSE_MS`] long: [`ListenEvent::Finished`] if it is.
+    /// Nothing when speech went on, the utterance ended, or there is no model.
+    AskFinished { start: u64, speech_end: u64 },
 }
 
 /// The Listen actor. Arguments: the config and where its events go.
@@ -631,6 +696,9 @@ pub struct ListenState {
     quiet: u32,
     #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     end_of_turn: Option<EndOfTurnModel>,
+    /// The speech (start, end) the end-of-turn model is asked about once its pause is long
+    /// enough ([`ListenMsg::AskFinished`]).
+    asked: Option<(u64, u64)>,
 }
 
 impl Actor for Listen {
@@ -652,6 +720,7 @@ impl Actor for Listen {
             vad_failures: 0,
             quiet: 0,
             end_of_turn,
+            asked: None,
         })
     }
 
@@ -665,20 +734,21 @@ impl Actor for Listen {
             ListenMsg::Captured(Captured::Frame(frame)) => {
                 let prob = state.speech_prob(&frame);
                 let mut out = state.endpointer.push_scored(frame, prob);
-                // at the pause, the end-of-turn model may end the turn there
-                let finished = out.iter().any(|e| match e {
-                    ListenEvent::Pause(u) => state.turn_is_finished(u),
-                    _ => false,
-                });
-                if finished {
-                    out.extend(state.endpointer.end_turn(Instant::now()));
-                }
+                state.end_of_turn(&mut out);
                 out
             }
             ListenMsg::Captured(Captured::End) => state.endpointer.end(),
             ListenMsg::Playback(event) => {
                 state.endpointer.playback(&event);
                 Vec::new()
+            }
+            ListenMsg::AskFinished { start, speech_end } => {
+                let asked = state.end_of_turn.is_some()
+                    && state.endpointer.config.turn_ends == TurnEnds::HouseRequests;
+                state.asked = asked.then_some((start, speech_end));
+                let mut out = Vec::new();
+                state.end_of_turn(&mut out);
+                out
             }
         };
         for event in out {
@@ -691,6 +761,40 @@ impl Actor for Listen {
 }
 
 impl ListenState {
+    /// At the pause, the end-of-turn model's word: it ends the turn there
+    /// ([`TurnEnds::Any`]), or, when it was asked for, is reported
+    /// ([`TurnEnds::HouseRequests`]).
+    fn end_of_turn(&mut self, out: &mut Vec<ListenEvent>) {
+        if self.end_of_turn.is_none() {
+            return;
+        }
+        match self.endpointer.config.turn_ends {
+            TurnEnds::Any => {
+                let finished = out.iter().any(|e| match e {
+                    ListenEvent::Pause(u) => self.turn_is_finished(u),
+                    _ => false,
+                });
+                if finished {
+                    out.extend(self.endpointer.end_turn(Instant::now()));
+                }
+            }
+            TurnEnds::HouseRequests => {
+                let Some((start, speech_end)) = self.asked else {
+                    return;
+                };
+                let u = match self.endpointer.pause_of(start, speech_end, TURN_PAUSE_MS) {
+                    PauseOf::Shorter => return,
+                    PauseOf::Over => return self.asked = None,
+                    PauseOf::Long(u) => u,
+                };
+                self.asked = None;
+                if self.turn_is_finished(&u) {
+                    out.push(ListenEvent::Finished { start, speech_end });
+                }
+            }
+        }
+    }
+
     /// Whether the end-of-turn model hears a finished turn in the speech before a pause of
     /// at least [`TURN_PAUSE_MS`] (of which it hears that much). False without the model, at
     /// a shorter pause (the one for "stop" over a reply), or when the model fails (logged:
@@ -928,15 +1032,68 @@ mod tests {
         assert!(!events.iter().any(|e| matches!(e, ListenEvent::Pause(_))));
     }
 
-    #[test]
-    fn speech_that_goes_on_after_a_pause_is_reported_before_the_next_pause() {
-        // the command, 400 ms of silence (a pause, under the 640 ms hangover), the command
+    /// The command, 400 ms of silence (a pause, under the 640 ms hangover), the command
+    /// again, then a second of silence.
+    fn said_twice_with_a_pause() -> Vec<f32> {
         let clip = speech(KITCHEN);
         let mut signal = vec![0.0; 8000];
         signal.extend(&clip);
         signal.extend(vec![0.0; 6400]);
         signal.extend(&clip);
         signal.extend(vec![0.0; 16000]);
+        signal
+    }
+
+    #[test]
+    fn a_pause_stands_until_speech_goes_on_or_the_utterance_ends() {
+        let signal = said_twice_with_a_pause();
+        let mut e = Endpointer::new(ListenConfig::default());
+        // at each frame of each pause: the speech it follows, and where that pause stands
+        // (1: shorter than the model's pause, 2: long enough, 0: over), and where the
+        // first pause stands
+        let (mut first, mut seen) = (None, Vec::new());
+        for (i, chunk) in signal.chunks(FRAME_SAMPLES).enumerate() {
+            let mut s = chunk.to_vec();
+            s.resize(FRAME_SAMPLES, 0.0);
+            let events = e.push(Frame {
+                samples: Arc::from(s),
+                echo: None,
+                start: (i * FRAME_SAMPLES) as u64,
+                at: Instant::now(),
+            });
+            for ev in &events {
+                if let ListenEvent::Pause(u) = ev {
+                    first.get_or_insert((u.start, u.speech_end));
+                }
+            }
+            if let Some((start, end)) = first {
+                seen.push(match e.pause_of(start, end, TURN_PAUSE_MS) {
+                    PauseOf::Shorter => 1,
+                    PauseOf::Long(u) => {
+                        let silent = u.start + u.samples.len() as u64 - u.speech_end;
+                        assert!(silent >= u64::from(TURN_PAUSE_MS * SAMPLE_RATE / 1000));
+                        assert_eq!((u.start, u.speech_end), (start, end));
+                        2
+                    }
+                    PauseOf::Over => 0,
+                });
+            }
+        }
+        // from the pause (early_ms in): shorter, then long enough, then over for good when
+        // the speech goes on
+        let early = (ListenConfig::default().early_ms / FRAME_MS) as usize;
+        let long = TURN_PAUSE_MS.div_ceil(FRAME_MS) as usize;
+        assert!(seen[..long - early].iter().all(|&x| x == 1), "{seen:?}");
+        let over = seen.iter().position(|&x| x == 0).expect("speech went on");
+        assert!(over > long - early && seen[long - early..over].iter().all(|&x| x == 2));
+        assert!(seen[over..].iter().all(|&x| x == 0), "{seen:?}");
+        // another speech's pause is not this one's
+        assert!(matches!(e.pause_of(0, 1, TURN_PAUSE_MS), PauseOf::Over));
+    }
+
+    #[test]
+    fn speech_that_goes_on_after_a_pause_is_reported_before_the_next_pause() {
+        let signal = said_twice_with_a_pause();
         let mut e = Endpointer::new(ListenConfig::default());
         let events = run(&mut e, &signal);
         let u = utterances(&events);

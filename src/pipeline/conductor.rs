@@ -384,11 +384,14 @@ impl Conductor {
                 let (check, session) = (self.policy.wake_check, self.session(now));
                 self.pause.heard(heard, check, session, &mut self.out);
             }
+            Input::Listen(ListenEvent::Finished { start, speech_end }) => {
+                let end = self.early_end();
+                if self.pause.finished(start, speech_end, &end, now) == Verdict::EndNow {
+                    self.end_at_pause(now);
+                }
+            }
             Input::Intent { job, intent, first } => {
-                let end = EarlyEnd {
-                    intent: self.policy.intent_end,
-                    phrase: self.policy.phrase_end,
-                };
+                let end = self.early_end();
                 let checked = Checked { job, intent, first };
                 match self
                     .pause
@@ -448,6 +451,7 @@ impl Conductor {
             Input::Listen(
                 ListenEvent::Pause(_)
                 | ListenEvent::Resumed { .. }
+                | ListenEvent::Finished { .. }
                 | ListenEvent::SpeechStarted { .. }
                 | ListenEvent::BargeIn { .. },
             )
@@ -669,6 +673,14 @@ impl Conductor {
         };
         self.pause
             .start(listen_start, paused, u, wake_word, &mut self.out);
+    }
+
+    /// How long the silence after a request a local intent answers must last.
+    fn early_end(&self) -> EarlyEnd {
+        EarlyEnd {
+            intent: self.policy.intent_end,
+            phrase: self.policy.phrase_end,
+        }
     }
 
     /// The turn ends at the pause: a local intent answers what was said before it, and

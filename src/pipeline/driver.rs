@@ -22,6 +22,7 @@ use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::{PipelineError, RunSummary, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentMsg, Ask};
 use crate::audio::earcon::Cues;
+use crate::audio::listen::ListenMsg;
 use crate::audio::PlaybackMsg;
 use crate::events::Events;
 use crate::supervisor::StageEvent;
@@ -240,6 +241,10 @@ impl<'a> Driver<'a> {
             }
             Action::Prepare(sentence) => {
                 self.stages.tts.send("tts", TtsMsg::Prepare(sentence)).await;
+            }
+            Action::AskFinished { start, speech_end } => {
+                let msg = ListenMsg::AskFinished { start, speech_end };
+                self.stages.listen.send("listen", msg).await;
             }
             Action::EndOfReply(reply) => {
                 let msg = PlaybackMsg::EndOfReply { reply };

@@ -28,7 +28,9 @@
 //! agent is asked, [`crate::agent::would_use_intent`]), the turn ends after
 //! `[listen] intent_end_ms` of silence, without the rest of the hangover (after
 //! `[listen] phrase_end_ms`, sooner, when it is a whole request of the house's phrase set
-//! that no longer one continues: [`crate::voice::Heard::ends_request`]), and the first
+//! that no longer one continues, or one that a longer one may continue and the end-of-turn
+//! model hears finished (`end_of_turn = "smart-turn-house"`, Listen's `Finished`):
+//! [`crate::voice::Heard::whole`]), and the first
 //! sentence its turn will say, when the agent knows it before any call runs
 //! ([`crate::agent::Foreseen`]), is synthesised meanwhile; any other request
 //! is asked at once, held ([`crate::agent::Ask::held`]), and stands only if the utterance

@@ -10,7 +10,7 @@ use std::path::Path;
 use hearth::audio::listen::{ListenConfig, TurnModel, VadKind};
 use hearth::audio::silero::SILERO_FILE;
 use hearth::audio::smart_turn::SMART_TURN_FILE;
-use hearth::voice::{Utterance, SAMPLE_RATE};
+use hearth::voice::{ListenEvent, Utterance, SAMPLE_RATE};
 
 /// The daemon's Listen config with both models, or `None` when they are missing and the
 /// skip is asked for.
@@ -54,6 +54,19 @@ fn silence(ms: usize) -> Vec<f32> {
     vec![0.0; ms * SAMPLE_RATE as usize / 1000]
 }
 
+/// "Turn on the … kitchen light.": 400 ms of silence after "the" (0.62 s in: the gap before
+/// the /k/ of "kitchen"), half a second of silence before, one and a half after.
+fn paused_after_the() -> Vec<f32> {
+    let speech = kitchen();
+    let cut = 62 * SAMPLE_RATE as usize / 100;
+    let mut signal = silence(500);
+    signal.extend(&speech[..cut]);
+    signal.extend(silence(400));
+    signal.extend(&speech[cut..]);
+    signal.extend(silence(1500));
+    signal
+}
+
 /// The utterances the Listen actor makes of `signal`.
 async fn utterances(config: ListenConfig, signal: &[f32]) -> Vec<Utterance> {
     crate::common::listen::utterances(&config, signal)
@@ -93,15 +106,7 @@ async fn a_finished_command_ends_at_the_first_pause() {
 #[tokio::test]
 async fn a_pause_inside_a_command_does_not_end_it() {
     let Some(with) = config(true) else { return };
-    // "Turn on the … kitchen light.": 400 ms of silence after "the" (0.62 s in: the gap
-    // before the /k/ of "kitchen")
-    let speech = kitchen();
-    let cut = 62 * SAMPLE_RATE as usize / 100;
-    let mut signal = silence(500);
-    signal.extend(&speech[..cut]);
-    signal.extend(silence(400));
-    signal.extend(&speech[cut..]);
-    signal.extend(silence(1500));
+    let signal = paused_after_the();
     let heard = utterances(with, &signal).await;
     assert_eq!(
         heard.len(),
@@ -114,4 +119,103 @@ async fn a_pause_inside_a_command_does_not_end_it() {
         end as usize >= signal.len() - silence(1500).len(),
         "the utterance stops before \"kitchen light\""
     );
+}
+
+#[tokio::test]
+async fn for_the_house_requests_the_model_is_asked_and_its_word_ends_nothing() {
+    let (Some(with), Some(without)) = (config(true), config(false)) else {
+        return;
+    };
+    let Some(turn) = with.end_of_turn.clone() else {
+        panic!("config(true) has the model")
+    };
+    let house = without.clone().with_house_end_of_turn(turn);
+    assert_eq!(
+        house.early_ms, without.early_ms,
+        "recognition starts as before"
+    );
+    // Listen's word on the speech (start, end), asked `after_ms` into the pause after it
+    let asked = |signal: Vec<f32>, (start, end): (u64, u64), after_ms: u64| {
+        let house = house.clone();
+        async move {
+            let at = end + after_ms * u64::from(SAMPLE_RATE) / 1000;
+            let events = crate::common::listen::events_asking(&house, &signal, &[(at, start, end)])
+                .await
+                .expect("Listen runs with both models");
+            let finished: Vec<(u64, u64)> = (events.iter())
+                .filter_map(|e| match e {
+                    ListenEvent::Finished { start, speech_end } => Some((*start, *speech_end)),
+                    _ => None,
+                })
+                .collect();
+            (events, finished)
+        }
+    };
+    let speech_of = |events: &[ListenEvent]| {
+        let told = outline(events);
+        let utterances: Vec<&Utterance> = (events.iter())
+            .filter_map(|e| match e {
+                ListenEvent::Utterance(u) => Some(u),
+                _ => None,
+            })
+            .collect();
+        match utterances[..] {
+            [u] => (u.start, u.speech_end, waited_ms(u)),
+            _ => panic!("one utterance: {told}"),
+        }
+    };
+
+    // the finished command: asked 500 ms into the pause (recognition done), the model hears
+    // it finished; asked at 100 ms, its word waits for the 200 ms it hears; never asked,
+    // nothing; and the utterance still waits for the hangover each time
+    let mut signal = silence(500);
+    signal.extend(kitchen());
+    signal.extend(silence(1500));
+    let plain = crate::common::listen::events(&house, &signal)
+        .await
+        .unwrap();
+    let (start, end, _) = speech_of(&plain);
+    assert!(!plain
+        .iter()
+        .any(|e| matches!(e, ListenEvent::Finished { .. })));
+    for after_ms in [500, 100] {
+        let (events, finished) = asked(signal.clone(), (start, end), after_ms).await;
+        assert_eq!(
+            finished,
+            [(start, end)],
+            "asked {after_ms} ms in: {}",
+            outline(&events)
+        );
+        let (_, _, waited) = speech_of(&events);
+        assert!(waited >= u64::from(house.hangover_ms), "waited {waited} ms");
+    }
+    // asked about other speech, nothing
+    let (events, finished) = asked(signal.clone(), (start, end - 512), 500).await;
+    assert!(finished.is_empty(), "{}", outline(&events));
+
+    // "Turn on the … kitchen light.": asked at the pause after "the", not finished
+    let signal = paused_after_the();
+    let plain = crate::common::listen::events(&house, &signal)
+        .await
+        .unwrap();
+    let first_pause = (plain.iter())
+        .find_map(|e| match e {
+            ListenEvent::Pause(p) => Some((p.start, p.speech_end)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a pause after \"the\": {}", outline(&plain)));
+    let (events, finished) = asked(signal, first_pause, 300).await;
+    assert!(finished.is_empty(), "{}", outline(&events));
+}
+
+/// Listen's events in short: each with where its speech starts and ends (samples).
+fn outline(events: &[ListenEvent]) -> String {
+    let each = events.iter().map(|e| match e {
+        ListenEvent::Pause(u) => format!("Pause {}..{}", u.start, u.speech_end),
+        ListenEvent::Utterance(u) => format!("Utterance {}..{}", u.start, u.speech_end),
+        ListenEvent::Finished { start, speech_end } => format!("Finished {start}..{speech_end}"),
+        ListenEvent::Resumed { start } => format!("Resumed {start}"),
+        other => format!("{other:?}"),
+    });
+    each.collect::<Vec<_>>().join(", ")
 }

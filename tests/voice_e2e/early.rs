@@ -57,8 +57,14 @@ const HANGOVER_MS: usize = 4000;
 
 /// `hearth run --realtime` on `wav` with [`HANGOVER_MS`].
 fn realtime(wav: &Path, tag: &str) -> Run {
+    realtime_with(wav, tag, "")
+}
+
+/// `hearth run --realtime` on `wav` with [`HANGOVER_MS`] and `[listen]` `extra` settings.
+fn realtime_with(wav: &Path, tag: &str, extra: &str) -> Run {
     let config = wav.with_file_name("hearth.toml");
-    std::fs::write(&config, format!("[listen]\nhangover_ms = {HANGOVER_MS}\n")).unwrap();
+    let listen = format!("[listen]\nhangover_ms = {HANGOVER_MS}\n{extra}");
+    std::fs::write(&config, listen).unwrap();
     hearth_run_with(
         wav.to_str().unwrap(),
         &format!("{tag}-run"),
@@ -100,6 +106,51 @@ fn a_local_intent_ends_its_turn_at_the_pause() {
     assert!(
         (440.0..HANGOVER_MS as f64 - 200.0).contains(&endpoint),
         "the turn started {endpoint} ms after the speech: {t}"
+    );
+}
+
+/// The silence a request a local intent answers waits for in
+/// [`a_finished_request_that_may_go_on_ends_when_the_turn_model_hears_it`]: longer than
+/// recognition at the pause takes even on a busy machine, so that only the end-of-turn
+/// model's word can end the turn before it.
+const LONG_INTENT_END_MS: usize = 3000;
+
+/// "Set the thermostat to 19." (which "degrees" may follow in the house's phrase set) with
+/// `end_of_turn = "smart-turn-house"`: Smart Turn hears it finished, so its turn ends as
+/// soon as it is recognised, not after `intent_end_ms`; without it, it waits that long.
+#[test]
+fn a_finished_request_that_may_go_on_ends_when_the_turn_model_hears_it() {
+    let Some(models) = ready() else { return };
+    let _one = serial();
+    let intent_end = format!("intent_end_ms = {LONG_INTENT_END_MS}\n");
+    let endpoint = |end_of_turn: &str| {
+        let tag = format!("early-{end_of_turn}");
+        let dir = scratch(&tag);
+        let wav = scene(
+            &dir,
+            vec![(1000, said(&models, "Set the thermostat to 19."))],
+        );
+        let extra = format!("{intent_end}end_of_turn = \"{end_of_turn}\"\n");
+        let run = realtime_with(&wav, &tag, &extra);
+        assert_eq!(run.turns.len(), 1, "answered once: {:?}", run.turns);
+        let t = &run.turns[0];
+        let set = (
+            "set_thermostat".to_string(),
+            serde_json::json!({"temperature": 19}),
+        );
+        assert_eq!(calls(t), [set], "{t}");
+        assert_eq!(ended_at_pause(&run), 1, "{}", run.log);
+        t["timings_ms"]["endpoint"].as_f64().unwrap()
+    };
+    let heard_finished = endpoint("smart-turn-house");
+    assert!(
+        heard_finished < LONG_INTENT_END_MS as f64 - 100.0,
+        "the turn started {heard_finished} ms after the speech"
+    );
+    let silence = endpoint("silence");
+    assert!(
+        silence >= LONG_INTENT_END_MS as f64,
+        "without the model the turn waits: {silence} ms"
     );
 }
 

@@ -16,4 +16,4 @@ mod matcher;
 pub mod normalize;
 
 pub use grammar::{Grammar, GrammarError};
-pub use matcher::{Choice, Matcher, State};
+pub use matcher::{Choice, Matcher, State, Whole};

@@ -11,6 +11,20 @@ use std::collections::BTreeMap;
 use crate::grammar::{Grammar, GrammarError, Item, Slot};
 use crate::normalize::{self, JOINERS, SKIP_LEADING, SKIP_TRAILING};
 
+/// How a transcript as a whole stands against the set ([`Matcher::whole`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Whole {
+    /// Not a whole request of the set (part of one, or none).
+    #[default]
+    No,
+    /// A whole request that a longer request of the set may continue ("set the thermostat
+    /// to 20", which "degrees" may follow).
+    MayGoOn,
+    /// A whole request that no longer request of the set continues ("lock the front door";
+    /// "and" and another request, or a trailing "please", do not count).
+    Ends,
+}
+
 /// A grammar ready to follow.
 #[derive(Debug, Clone)]
 pub struct Matcher {
@@ -324,8 +338,18 @@ impl Matcher {
     /// Whether `text` as a whole is a request of the set that no longer request of it
     /// continues: a short pause after it may end the turn.
     pub fn ends(&self, text: &str) -> bool {
+        self.whole(text) == Whole::Ends
+    }
+
+    /// How `text` as a whole stands against the set: a request that ends there, one that a
+    /// longer request of the set may continue, or not a whole request.
+    pub fn whole(&self, text: &str) -> Whole {
         let state = self.feed_all(&self.start(), &normalize::keys(text));
-        self.is_complete(&state) && !self.may_grow(&state)
+        match (self.is_complete(&state), self.may_grow(&state)) {
+            (false, _) => Whole::No,
+            (true, true) => Whole::MayGoOn,
+            (true, false) => Whole::Ends,
+        }
     }
 
     /// The first word of `phrase` that decides a request's way (a number, or a guarded word
@@ -627,6 +651,11 @@ mod tests {
         ] {
             assert!(!m.ends(may_grow), "{may_grow}");
         }
+        assert_eq!(m.whole("Lock the front door."), Whole::Ends);
+        assert_eq!(m.whole("Set the thermostat to 20."), Whole::MayGoOn);
+        assert_eq!(m.whole("Turn on the kitchen light"), Whole::MayGoOn);
+        assert_eq!(m.whole("Set the thermostat to"), Whole::No);
+        assert_eq!(m.whole("What time is it?"), Whole::No);
     }
 
     #[test]

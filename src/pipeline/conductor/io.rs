@@ -102,6 +102,9 @@ pub(in crate::pipeline) enum Action {
     GoAhead { job: Job, go: bool },
     /// Drop a recognition or intent check no longer waited for.
     Abort(Job),
+    /// Ask Listen's end-of-turn model whether the speech of the utterance Listen started at
+    /// `start`, ended at `speech_end`, is finished: [`ListenEvent::Finished`] if it is.
+    AskFinished { start: u64, speech_end: u64 },
     /// Synthesise a sentence of `reply` (its audio goes to Playback).
     Speak { reply: ReplyId, sentence: Speakable },
     /// Synthesise a sentence a turn about to start will say, and keep it for then (nothing
@@ -131,7 +134,8 @@ pub(in crate::pipeline) struct Policy {
     /// hangover ends every turn).
     pub(in crate::pipeline) intent_end: Option<Duration>,
     /// The same after a whole request of the house's phrase set that no longer request of it
-    /// continues (`Heard::ends_request`): shorter (`None`: as `intent_end`).
+    /// continues, or that the end-of-turn model hears finished (`Heard::whole`): shorter
+    /// (`None`: as `intent_end`).
     pub(in crate::pipeline) phrase_end: Option<Duration>,
     /// A wake word stands only when the transcript has it too (`[listen] wake_check`).
     pub(in crate::pipeline) wake_check: bool,

@@ -17,6 +17,7 @@ use crate::pipeline::stop;
 use crate::speech::Speakable;
 use crate::stt::Hold;
 use crate::voice::{Heard, Utterance};
+use hearth_phrases::Whole;
 
 /// Recognition started at a pause.
 struct Early {
@@ -33,6 +34,10 @@ struct Early {
     /// When a local intent answers what was heard: when the turn ends if speech does not go
     /// on.
     ends_at: Option<Instant>,
+    /// A local intent answers what was heard, a whole request of the house's phrase set that
+    /// a longer one may continue: the end-of-turn model is asked whether the speaker is done
+    /// ([`Action::AskFinished`]), and its "finished" ends the turn sooner.
+    may_go_on: bool,
 }
 
 enum EarlyState {
@@ -140,6 +145,7 @@ impl Pause {
             wake_word,
             state: EarlyState::Recognising(job),
             ends_at: None,
+            may_go_on: false,
         });
     }
 
@@ -229,13 +235,21 @@ impl Pause {
         else {
             return Verdict::Wait;
         };
-        let wait = match heard.ends_request {
-            true => end.phrase.or(end.intent),
-            false => end.intent,
+        let wait = match heard.whole {
+            Whole::Ends => end.phrase.or(end.intent),
+            Whole::MayGoOn | Whole::No => end.intent,
         };
+        let may_go_on = heard.whole == Whole::MayGoOn;
         early.state = EarlyState::Done(Some(heard));
         if muted {
             return Verdict::Wait;
+        }
+        early.may_go_on = intent && may_go_on;
+        if early.may_go_on {
+            // whether the speaker is done: the end-of-turn model, asked now that the
+            // recognition has left the cores (nothing comes back without one)
+            let (start, speech_end) = (early.listen_start, early.speech.1);
+            out.push(Action::AskFinished { start, speech_end });
         }
         if let Some(sentence) = first.filter(|_| intent) {
             // its turn may start at the end of the pause: its first words are synthesised
@@ -254,11 +268,41 @@ impl Pause {
         }
     }
 
+    /// The end-of-turn model heard the utterance Listen started at `start` finished at the
+    /// pause after `speech_end` (asked by [`Pause::intent`]): a whole request of the house
+    /// that a longer one may continue, which a local intent answers, ends its turn as one
+    /// that no longer one continues would.
+    pub(super) fn finished(
+        &mut self,
+        start: u64,
+        speech_end: u64,
+        end: &EarlyEnd,
+        now: Instant,
+    ) -> Verdict {
+        let Some(early) =
+            (self.early.as_mut()).filter(|e| e.listen_start == start && e.speech.1 == speech_end)
+        else {
+            return Verdict::Wait;
+        };
+        let (true, Some(wait)) = (early.may_go_on, end.phrase.or(end.intent)) else {
+            return Verdict::Wait;
+        };
+        let u = early.paused.utterance();
+        let sooner = u.wall_time(u.speech_end) + wait;
+        let ends_at = early.ends_at.map_or(sooner, |t| t.min(sooner));
+        early.ends_at = Some(ends_at);
+        match now >= ends_at {
+            true => Verdict::EndNow,
+            false => Verdict::Wait,
+        }
+    }
+
     /// The turn ends at the pause: what to judge as its request, and where it ends (Listen's
     /// utterance start and the speech's end).
     pub(super) fn end_here(&mut self) -> Option<(Incoming, (u64, u64))> {
         let early = self.early.as_mut()?;
         early.ends_at = None;
+        early.may_go_on = false;
         Some((early.paused.clone(), (early.listen_start, early.speech.1)))
     }
 

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::agent::{Handled, Timings, Turn};
+use hearth_phrases::Whole;
 
 const S: u64 = SAMPLE_RATE as u64;
 
@@ -51,12 +52,17 @@ fn at(t0: Instant, secs: f64) -> Instant {
 }
 
 fn heard(text: &str) -> Result<Heard, String> {
+    heard_as(text, Whole::No)
+}
+
+/// Heard, standing against the house's phrase set as `whole`.
+fn heard_as(text: &str, whole: Whole) -> Result<Heard, String> {
     Ok(Heard {
         text: text.into(),
         endpointed_at: Instant::now(),
         stt_ms: 120.0,
         phrase_pass: None,
-        ends_request: false,
+        whole,
     })
 }
 
@@ -226,11 +232,22 @@ fn agent_ends(
 /// `paused`, reported at the speaker's pause, recognised as `transcript`: the job of the
 /// check whether a local intent answers it.
 fn heard_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transcript: &str) -> Job {
+    heard_at_pause_as(c, t0, paused, transcript, Whole::No)
+}
+
+/// The same, the transcript standing against the house's phrase set as `whole`.
+fn heard_at_pause_as(
+    c: &mut Conductor,
+    t0: Instant,
+    paused: &Utterance,
+    transcript: &str,
+    whole: Whole,
+) -> Job {
     let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
     let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
         panic!("recognition starts at the pause: {a:?}");
     };
-    let heard = heard(transcript);
+    let heard = heard_as(transcript, whole);
     let a = c.on(Input::Heard { job: stt, heard }, t0);
     let Some(Action::CheckIntent { job, request, .. }) = a.first() else {
         panic!("the agent is asked whether an intent answers: {a:?}");
@@ -398,6 +415,87 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
     let a = agent_ends(&mut c, job, answer(""), end);
     assert_eq!(turns(&a).len(), 1);
     assert!(recognitions(&a).is_empty(), "nothing more to answer: {a:?}");
+}
+
+/// A conductor whose whole requests that no longer one continues end 100 ms into the pause
+/// (the others a local intent answers: 300 ms).
+fn with_phrase_end() -> Conductor {
+    let policy = Policy {
+        phrase_end: Some(Duration::from_millis(100)),
+        ..policy(false)
+    };
+    Conductor::new(policy, Attention::new(false, Duration::ZERO))
+}
+
+fn intent_checked(c: &mut Conductor, job: Job, now: Instant) -> Vec<Action> {
+    let first = None;
+    c.on(
+        Input::Intent {
+            job,
+            intent: true,
+            first,
+        },
+        now,
+    )
+}
+
+#[test]
+fn a_request_that_may_go_on_ends_at_the_pause_when_the_turn_model_hears_it_finished() {
+    let t0 = Instant::now();
+    let paused = utterance(1.0, 2.5, t0);
+    let finished = |u: &Utterance| {
+        Input::Listen(ListenEvent::Finished {
+            start: u.start,
+            speech_end: u.speech_end,
+        })
+    };
+    let asked_finished = |a: &[Action]| {
+        (a.iter())
+            .filter_map(|a| match a {
+                Action::AskFinished { start, speech_end } => Some((*start, *speech_end)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let request = "Set a timer for ten minutes.";
+
+    // a whole request a longer one may continue: the end-of-turn model is asked about its
+    // speech, and the turn waiting for intent_end ends when it is heard finished
+    let mut c = with_phrase_end();
+    let check = heard_at_pause_as(&mut c, t0, &paused, request, Whole::MayGoOn);
+    let a = intent_checked(&mut c, check, at(t0, 2.55));
+    assert_eq!(
+        asked_finished(&a),
+        [(paused.start, paused.speech_end)],
+        "{a:?}"
+    );
+    assert!(asked(&a).is_none());
+    assert_eq!(c.deadline(), Some(at(t0, 2.5 + 0.3)));
+    let a = c.on(finished(&paused), at(t0, 2.7));
+    let (_, asked_for, _) = asked(&a).expect("the turn starts when it is heard finished");
+    assert_eq!(asked_for, request);
+    // the utterance, endpointed after the hangover, is not answered twice
+    let a = c.on(
+        Input::Listen(ListenEvent::Utterance(paused.clone())),
+        at(t0, 3.2),
+    );
+    assert!(a.is_empty(), "already answered: {a:?}");
+
+    // one that ends there, or is not a whole request of the set: nothing to ask
+    for whole in [Whole::Ends, Whole::No] {
+        let mut c = with_phrase_end();
+        let check = heard_at_pause_as(&mut c, t0, &paused, request, whole);
+        let a = intent_checked(&mut c, check, at(t0, 2.55));
+        assert!(asked_finished(&a).is_empty(), "{whole:?}: {a:?}");
+    }
+
+    // the word about another pause's speech changes nothing
+    let mut c = with_phrase_end();
+    let check = heard_at_pause_as(&mut c, t0, &paused, request, Whole::MayGoOn);
+    intent_checked(&mut c, check, at(t0, 2.55));
+    let a = c.on(finished(&utterance(1.0, 2.2, t0)), at(t0, 2.7));
+    assert!(a.is_empty(), "{a:?}");
+    assert_eq!(c.deadline(), Some(at(t0, 2.5 + 0.3)));
 }
 
 #[test]
