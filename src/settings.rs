@@ -387,8 +387,8 @@ impl Settings {
         }
     }
 
-    /// The Smart Turn model when `[listen] end_of_turn = "smart-turn"` (the default is
-    /// `silence`: `None`): `[listen] smart_turn_model` (in the model directory when a bare name),
+    /// The Smart Turn model when `[listen] end_of_turn` is `"smart-turn"` or
+    /// `"smart-turn-house"` (the default is `silence`: `None`): `[listen] smart_turn_model` (in the model directory when a bare name),
     /// else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model directory. Not
     /// checked.
     #[cfg(feature = "tts")]
