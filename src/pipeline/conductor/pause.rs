@@ -244,7 +244,8 @@ impl Pause {
         if muted {
             return Verdict::Wait;
         }
-        early.may_go_on = intent && may_go_on;
+        // (only where a turn may end before the hangover at all)
+        early.may_go_on = intent && may_go_on && end.intent.is_some();
         if early.may_go_on {
             // whether the speaker is done: the end-of-turn model, asked now that the
             // recognition has left the cores (nothing comes back without one)

@@ -489,6 +489,16 @@ fn a_request_that_may_go_on_ends_at_the_pause_when_the_turn_model_hears_it_finis
         assert!(asked_finished(&a).is_empty(), "{whole:?}: {a:?}");
     }
 
+    // with no early end at all (intent_end_ms at the hangover), nothing to ask either
+    let policy = Policy {
+        intent_end: None,
+        ..policy(false)
+    };
+    let mut c = Conductor::new(policy, Attention::new(false, Duration::ZERO));
+    let check = heard_at_pause_as(&mut c, t0, &paused, request, Whole::MayGoOn);
+    let a = intent_checked(&mut c, check, at(t0, 2.55));
+    assert!(asked_finished(&a).is_empty(), "{a:?}");
+
     // the word about another pause's speech changes nothing
     let mut c = with_phrase_end();
     let check = heard_at_pause_as(&mut c, t0, &paused, request, Whole::MayGoOn);
