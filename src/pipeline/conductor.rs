@@ -680,6 +680,7 @@ impl Conductor {
         EarlyEnd {
             intent: self.policy.intent_end,
             phrase: self.policy.phrase_end,
+            ask_finished: self.policy.ask_finished,
         }
     }
 

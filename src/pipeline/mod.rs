@@ -226,12 +226,16 @@ pub async fn run(
     let phrase_end = intent_end
         .filter(|_| listen.phrase_end_ms < listen.intent_end_ms)
         .map(|_| Duration::from_millis(u64::from(listen.phrase_end_ms)));
+    let ask_finished = intent_end.is_some()
+        && listen.end_of_turn.is_some()
+        && listen.turn_ends == crate::audio::listen::TurnEnds::HouseRequests;
     let (stages, outputs) =
         stages::Stages::start(input, (output, volume), stt, tts, listen, wake, echo_cancel).await?;
     let policy = conductor::Policy {
         once,
         intent_end,
         phrase_end,
+        ask_finished,
         wake_check,
         conversation_idle,
         muted,

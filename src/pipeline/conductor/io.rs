@@ -137,6 +137,9 @@ pub(in crate::pipeline) struct Policy {
     /// continues, or that the end-of-turn model hears finished (`Heard::whole`): shorter
     /// (`None`: as `intent_end`).
     pub(in crate::pipeline) phrase_end: Option<Duration>,
+    /// Ask Listen's end-of-turn model about a request that a longer one may continue
+    /// (`[listen] end_of_turn = "smart-turn-house"`, where a turn may end early at all).
+    pub(in crate::pipeline) ask_finished: bool,
     /// A wake word stands only when the transcript has it too (`[listen] wake_check`).
     pub(in crate::pipeline) wake_check: bool,
     /// A turn this long after the previous one starts a new conversation.

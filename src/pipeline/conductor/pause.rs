@@ -115,6 +115,8 @@ pub(super) struct EarlyEnd {
     /// After a whole request of the house's phrase set that no longer one continues
     /// (`None`: as `intent`).
     pub(super) phrase: Option<Duration>,
+    /// Ask the end-of-turn model whether a request that may go on is finished.
+    pub(super) ask_finished: bool,
 }
 
 /// The recognition and the speculative turn started at the last pause.
@@ -244,8 +246,7 @@ impl Pause {
         if muted {
             return Verdict::Wait;
         }
-        // (only where a turn may end before the hangover at all)
-        early.may_go_on = intent && may_go_on && end.intent.is_some();
+        early.may_go_on = intent && may_go_on && end.ask_finished;
         if early.may_go_on {
             // whether the speaker is done: the end-of-turn model, asked now that the
             // recognition has left the cores (nothing comes back without one)

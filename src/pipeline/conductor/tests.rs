@@ -17,6 +17,7 @@ fn policy(once: bool) -> Policy {
         once,
         intent_end: Some(Duration::from_millis(300)),
         phrase_end: None,
+        ask_finished: false,
         wake_check: true,
         conversation_idle: Duration::from_secs(120),
         muted: Arc::new(AtomicBool::new(false)),
@@ -418,10 +419,12 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
 }
 
 /// A conductor whose whole requests that no longer one continues end 100 ms into the pause
-/// (the others a local intent answers: 300 ms).
+/// (the others a local intent answers: 300 ms), and that asks the end-of-turn model about
+/// those that may go on.
 fn with_phrase_end() -> Conductor {
     let policy = Policy {
         phrase_end: Some(Duration::from_millis(100)),
+        ask_finished: true,
         ..policy(false)
     };
     Conductor::new(policy, Attention::new(false, Duration::ZERO))
@@ -489,9 +492,9 @@ fn a_request_that_may_go_on_ends_at_the_pause_when_the_turn_model_hears_it_finis
         assert!(asked_finished(&a).is_empty(), "{whole:?}: {a:?}");
     }
 
-    // with no early end at all (intent_end_ms at the hangover), nothing to ask either
+    // without the end-of-turn model for the house's requests, nothing to ask either
     let policy = Policy {
-        intent_end: None,
+        phrase_end: Some(Duration::from_millis(100)),
         ..policy(false)
     };
     let mut c = Conductor::new(policy, Attention::new(false, Duration::ZERO));
