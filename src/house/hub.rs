@@ -55,8 +55,49 @@ impl Hub {
         }
     }
 
-    /// Whether the tools actor still runs (a watch ends when it does not).
+    /// Whether the tools actor runs or is still starting (a watch ends once it stops; a
+    /// watch begun beside a starting actor must not take `Starting` for an end).
     pub fn open(&self) -> bool {
-        self.tools.get_status() == ractor::ActorStatus::Running
+        use ractor::ActorStatus::{Draining, Stopped, Stopping};
+        !matches!(self.tools.get_status(), Draining | Stopping | Stopped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ractor::{Actor, ActorProcessingErr};
+
+    /// Takes the tools' messages; its start (`post_start`, after `spawn` returned) is slow.
+    struct SlowStart;
+
+    impl Actor for SlowStart {
+        type Msg = ToolsMsg;
+        type State = ();
+        type Arguments = ();
+
+        async fn pre_start(&self, _: ActorRef<ToolsMsg>, _: ()) -> Result<(), ActorProcessingErr> {
+            Ok(())
+        }
+
+        async fn post_start(
+            &self,
+            _: ActorRef<ToolsMsg>,
+            _: &mut (),
+        ) -> Result<(), ActorProcessingErr> {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_watch_begun_beside_a_starting_tools_actor_goes_on_until_it_stops() {
+        let (tools, task) = Actor::spawn(None, SlowStart, ()).await.unwrap();
+        assert_eq!(tools.get_status(), ractor::ActorStatus::Starting);
+        let hub = Hub::new(tools.clone());
+        assert!(hub.open(), "a starting actor is not an ended one");
+        tools.stop(None);
+        task.await.unwrap();
+        assert!(!hub.open());
     }
 }
