@@ -271,9 +271,9 @@ pub(super) async fn answer_question(
     Ok(Some(turn))
 }
 
-/// The first sentence a turn that runs `calls` says, when it is known before they run: every
-/// call runs at once (none waits for a yes) and each confirmation reads nothing of its result
-/// (the same words for two different results). `None` otherwise.
+/// The first sentence a turn that runs `calls` says if they do as asked, when it is known
+/// before they run: every call runs at once (none waits for a yes) and each confirmation is
+/// foreseen ([`Registry::foreseen_confirmation`]). `None` otherwise.
 pub(super) fn first_sentence(registry: &Registry, calls: &[ToolCall]) -> Option<Speakable> {
     let (now, held) = confirm::split(registry, calls, false);
     if now.is_empty() || !held.is_empty() {
@@ -281,10 +281,7 @@ pub(super) fn first_sentence(registry: &Registry, calls: &[ToolCall]) -> Option<
     }
     let said = now
         .iter()
-        .map(|c| {
-            let said = registry.confirmation(c, "")?;
-            (registry.confirmation(c, "0").as_ref() == Some(&said)).then_some(said)
-        })
+        .map(|c| registry.foreseen_confirmation(c))
         .collect::<Option<Vec<String>>>()?;
     sentences_of(&speakable(&said.join(" "))).into_iter().next()
 }
@@ -360,5 +357,12 @@ mod tests {
         let unlock = call("set_lock", json!({"door": "front", "locked": false}));
         assert_eq!(first(&[on, unlock]), None);
         assert_eq!(first(&[]), None);
+        // the clock foresees its result: the time now
+        let time = first(&[call("get_time", json!({}))]).expect("the time is foreseen");
+        let clock = time.strip_prefix("It's ").and_then(|t| t.strip_suffix('.'));
+        assert!(
+            clock.is_some_and(|t| t.ends_with(" AM") || t.ends_with(" PM")),
+            "{time}"
+        );
     }
 }

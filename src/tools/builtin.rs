@@ -117,6 +117,17 @@ impl Builtin {
         self.run_at(&Zoned::now())
     }
 
+    /// The result it gives when it does as asked, where that is known before it runs: the
+    /// clock's now, a new timer's confirmation ([`TimerTool::foreseen`]); `None` for the
+    /// others.
+    pub fn foreseen(self, arguments: &Value) -> Option<String> {
+        match self {
+            Builtin::Time | Builtin::Date => self.run()?.ok(),
+            Builtin::Timer(t) => t.foreseen(arguments),
+            Builtin::Alarm(_) | Builtin::Device(_) => None,
+        }
+    }
+
     /// Run a clock built-in at a given time (for tests and replays).
     pub(crate) fn run_at(self, now: &Zoned) -> Option<Result<String, jiff::Error>> {
         let format = match self {

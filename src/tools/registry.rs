@@ -379,6 +379,21 @@ impl Registry {
         }
     }
 
+    /// The spoken confirmation of `call` when it is known before the call runs: its words
+    /// read nothing of the result (the same for two results), or its built-in foresees its
+    /// result ([`Builtin::foreseen`]: the time now, "Pasta timer set for 8 minutes."). What
+    /// is said after the call is always made from its own result; this is for preparing it.
+    pub fn foreseen_confirmation(&self, call: &ToolCall) -> Option<String> {
+        let said = self.confirmation(call, "");
+        if said.is_some() && self.confirmation(call, "0") == said {
+            return said;
+        }
+        let Executor::Builtin(builtin) = &self.get(call.name())?.executor else {
+            return None;
+        };
+        self.confirmation(call, &builtin.foreseen(call.arguments())?)
+    }
+
     /// What is said when `call` failed with `result`: the result itself for the tools whose
     /// errors are sentences for the person (the house's: "Which one: the lamp in the office
     /// or the lamp in the bedroom?"); `None` for the others, whose errors are for logs.

@@ -288,7 +288,7 @@ impl TimerTool {
                 reminder: None,
                 reply
             })
-            .map(|r| r.map(|t| set(&t, length))),
+            .map(|r| r.map(|t| set(t.name.as_deref(), length))),
             TimerTool::Cancel | TimerTool::Stop => ractor::call!(timers, TimersMsg::Cancel, which)
                 .map(|r| r.map(|gone| cancelled(&gone))),
             TimerTool::Add => ractor::call!(timers, TimersMsg::Adjust, which, ms)
@@ -381,6 +381,21 @@ impl TimerTool {
         arguments
     }
 
+    /// What it answers when it does as asked, where that is known before it runs: a new
+    /// timer's confirmation ("Pasta timer set for 8 minutes.", its name as
+    /// [`TimerTool::meant`] reads it); `None` for the others, whose answers read the timers.
+    pub fn foreseen(self, arguments: &Value) -> Option<String> {
+        if self != TimerTool::Set {
+            return None;
+        }
+        let length = parse_length(arguments.get("length")?.as_str()?)?;
+        let said = name_said(arguments);
+        let name = said.map(|n| {
+            crate::timers::spelt_as_a_letter(&n, NAMES_HEARD).map_or(n.clone(), str::to_string)
+        });
+        Some(set(name.as_deref(), length))
+    }
+
     /// The name of the running timer `said` means ([`crate::timers::named`]; for
     /// `stop_timer`, a ringing one first).
     async fn running_named(self, timers: &ActorRef<TimersMsg>, said: &str) -> Option<String> {
@@ -449,11 +464,8 @@ fn cancelled(gone: &[Timer]) -> String {
 }
 
 /// "Pasta timer set for 8 minutes.", "Timer set for 10 minutes."
-fn set(t: &Timer, length: Duration) -> String {
-    let called = t
-        .name
-        .as_deref()
-        .map_or("Timer".into(), |n| capital(&format!("{n} timer")));
+fn set(name: Option<&str>, length: Duration) -> String {
+    let called = name.map_or("Timer".into(), |n| capital(&format!("{n} timer")));
     format!("{called} set for {}.", say_length(length))
 }
 
@@ -801,6 +813,43 @@ mod run_tests {
         let call = ToolSet::unrestricted().call("c", name, args).unwrap();
         let o = r.call_in(&call, Some("kitchen")).await;
         (o.status, o.result)
+    }
+
+    #[tokio::test]
+    async fn a_new_timers_answer_is_foreseen_as_it_is_then_said() {
+        let (r, dir) = registry("foreseen").await;
+        for args in [
+            json!({"length": "8 minutes", "name": "pasta"}),
+            json!({"length": "10 minutes"}),
+            json!({"length": "90 seconds", "name": "the t timer"}),
+            json!({"length": "an hour and a half", "name": "my Roast"}),
+        ] {
+            let call = ToolSet::unrestricted()
+                .call("c", "set_timer", args.clone())
+                .unwrap();
+            let foreseen = r.foreseen_confirmation(&call);
+            let (status, said) = say(&r, "set_timer", args.clone()).await;
+            assert_eq!(status, ToolStatus::Ok, "{said}");
+            assert_eq!(foreseen.as_deref(), Some(said.as_str()), "{args}");
+        }
+        // what reads the timers is not known before it runs
+        for (name, args) in [
+            ("get_timers", json!({})),
+            (
+                "add_timer_time",
+                json!({"length": "2 minutes", "name": "pasta"}),
+            ),
+            ("cancel_timer", json!({"name": "pasta"})),
+        ] {
+            let call = ToolSet::unrestricted().call("c", name, args).unwrap();
+            assert_eq!(r.foreseen_confirmation(&call), None, "{name}");
+        }
+        // a length that is none foresees nothing (the call says what is wrong)
+        let call = ToolSet::unrestricted()
+            .call("c", "set_timer", json!({"length": "soon"}))
+            .unwrap();
+        assert_eq!(r.foreseen_confirmation(&call), None);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]
