@@ -67,35 +67,43 @@ impl Hub {
 mod tests {
     use super::*;
     use ractor::{Actor, ActorProcessingErr};
+    use tokio::sync::Notify;
 
-    /// Takes the tools' messages; its start (`post_start`, after `spawn` returned) is slow.
+    /// Takes the tools' messages; its start (`post_start`, after `spawn` returned) lasts
+    /// until the test lets it go on.
     struct SlowStart;
 
     impl Actor for SlowStart {
         type Msg = ToolsMsg;
-        type State = ();
-        type Arguments = ();
+        type State = Arc<Notify>;
+        type Arguments = Arc<Notify>;
 
-        async fn pre_start(&self, _: ActorRef<ToolsMsg>, _: ()) -> Result<(), ActorProcessingErr> {
-            Ok(())
+        async fn pre_start(
+            &self,
+            _: ActorRef<ToolsMsg>,
+            go: Arc<Notify>,
+        ) -> Result<Arc<Notify>, ActorProcessingErr> {
+            Ok(go)
         }
 
         async fn post_start(
             &self,
             _: ActorRef<ToolsMsg>,
-            _: &mut (),
+            go: &mut Arc<Notify>,
         ) -> Result<(), ActorProcessingErr> {
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            go.notified().await;
             Ok(())
         }
     }
 
     #[tokio::test]
     async fn a_watch_begun_beside_a_starting_tools_actor_goes_on_until_it_stops() {
-        let (tools, task) = Actor::spawn(None, SlowStart, ()).await.unwrap();
+        let go = Arc::new(Notify::new());
+        let (tools, task) = Actor::spawn(None, SlowStart, go.clone()).await.unwrap();
         assert_eq!(tools.get_status(), ractor::ActorStatus::Starting);
         let hub = Hub::new(tools.clone());
         assert!(hub.open(), "a starting actor is not an ended one");
+        go.notify_one();
         tools.stop(None);
         task.await.unwrap();
         assert!(!hub.open());
