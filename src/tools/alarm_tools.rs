@@ -10,14 +10,14 @@
 //! evening); a repeating alarm is in the morning ("every weekday at 7": say "7 pm" for the
 //! evening). The reply says which ("Alarm set for 7:00 AM tomorrow.").
 
-use jiff::civil::{Time, Weekday};
+use jiff::civil::{Date, Time, Weekday};
 use jiff::Zoned;
 use ractor::ActorRef;
 use serde_json::{json, Map, Value};
 
 use super::output::ToolStatus;
 use crate::intent::{parse_clock, parse_length, say_length, say_time, Clock, IntentSpec};
-use crate::timers::{next_ring, Days, Kind, Timer, TimerError, TimersMsg};
+use crate::timers::{next_ring, Alarm, Days, Kind, Timer, TimerError, TimersMsg};
 
 /// One of the alarm tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +165,45 @@ impl AlarmTool {
                 ],
                 Map::new(),
             )],
+        }
+    }
+
+    /// What it answers when it does as asked, where that is known before it runs: a new
+    /// alarm's or reminder's confirmation, which reads only its arguments and the clock
+    /// ("Alarm set for 7:00 AM tomorrow.", "I'll remind you to call mum in 10 minutes.");
+    /// `None` for the others, whose answers read the alarms.
+    pub fn foreseen(self, arguments: &Value) -> Option<String> {
+        let text = |k: &str| arguments.get(k).and_then(Value::as_str);
+        let now = Zoned::now();
+        let ringing = |clock: Clock, days: Days| {
+            let at = pick_time(clock, days, &now);
+            let due = next_ring(at, days, &now).map(|z| z.date());
+            rings(&Alarm::new(at, days), due, &now)
+        };
+        match self {
+            AlarmTool::SetAlarm => {
+                let clock = parse_clock(text("time")?)?;
+                let days = days_of(text("days"));
+                Some(format!("Alarm set for {}.", ringing(clock, days)))
+            }
+            AlarmTool::SetReminder => {
+                let what = reminder_text(text("text")?);
+                if what.is_empty() {
+                    return None;
+                }
+                match (text("time"), text("length")) {
+                    (Some(time), None) => Some(format!(
+                        "I'll remind you to {what} at {}.",
+                        ringing(parse_clock(time)?, Days::Once)
+                    )),
+                    (None, Some(length)) => Some(format!(
+                        "I'll remind you to {what} in {}.",
+                        say_length(parse_length(length)?)
+                    )),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -334,17 +373,23 @@ fn when(t: &Timer, now: &Zoned) -> String {
     let Some(alarm) = &t.alarm else {
         return String::new();
     };
+    let due = jiff::Timestamp::from_millisecond(t.due_ms().unwrap_or(0))
+        .ok()
+        .map(|ts| ts.to_zoned(now.time_zone().clone()).date());
+    rings(alarm, due, now)
+}
+
+/// [`when`] of `alarm`, which rings once on `due` (its date, if known) or on its days.
+fn rings(alarm: &Alarm, due: Option<Date>, now: &Zoned) -> String {
     let at = say_time(alarm.time());
     match alarm.days {
         Days::Once => {
-            let due = jiff::Timestamp::from_millisecond(t.due_ms().unwrap_or(0))
-                .map(|ts| ts.to_zoned(now.time_zone().clone()).date());
             let today = now.date();
             match due {
-                Ok(d) if d == today => format!("{at} today"),
-                Ok(d) if today.tomorrow().ok() == Some(d) => format!("{at} tomorrow"),
-                Ok(d) => format!("{at} on {}", d.strftime("%A")),
-                Err(_) => at,
+                Some(d) if d == today => format!("{at} today"),
+                Some(d) if today.tomorrow().ok() == Some(d) => format!("{at} tomorrow"),
+                Some(d) => format!("{at} on {}", d.strftime("%A")),
+                None => at,
             }
         }
         Days::Every => format!("{at} every day"),
@@ -557,6 +602,64 @@ mod tests {
         ] {
             assert_eq!(heard(&r, text), None, "{text:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_new_alarms_and_reminders_answer_is_foreseen_as_it_is_then_said() {
+        let dir =
+            std::env::temp_dir().join(format!("hearth-alarm-foreseen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (timers, _) = Actor::spawn(
+            None,
+            Timers,
+            TimersArgs {
+                store: Store::in_dir(&dir),
+            },
+        )
+        .await
+        .unwrap();
+        let backends = Backends::none();
+        backends.serve_timers(timers.clone());
+        let r = Registry::builtins_with(Arc::new(backends)).unwrap();
+        for (name, args) in [
+            ("set_alarm", json!({"time": "7 am", "days": "weekdays"})),
+            ("set_alarm", json!({"time": "9:30 pm"})),
+            ("set_alarm", json!({"time": "6 am"})),
+            (
+                "set_alarm",
+                json!({"time": "half past six", "days": "every day"}),
+            ),
+            (
+                "set_reminder",
+                json!({"text": "to call mum", "time": "6 pm"}),
+            ),
+            (
+                "set_reminder",
+                json!({"text": "Take the bins out.", "length": "10 minutes"}),
+            ),
+        ] {
+            let call = ToolSet::unrestricted()
+                .call("c", name, args.clone())
+                .unwrap();
+            let foreseen = r.foreseen_confirmation(&call);
+            let o = r.call_in(&call, Some("bedroom")).await;
+            assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
+            assert_eq!(
+                foreseen.as_deref(),
+                Some(o.result.as_str()),
+                "{name} {args}"
+            );
+        }
+        // what reads the alarms is not known before it runs; nor is a time that is none
+        for (name, args) in [
+            ("get_alarms", json!({})),
+            ("cancel_alarm", json!({"time": "7 am"})),
+            ("set_alarm", json!({"time": "soon"})),
+        ] {
+            let call = ToolSet::unrestricted().call("c", name, args).unwrap();
+            assert_eq!(r.foreseen_confirmation(&call), None, "{name}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]

@@ -118,13 +118,14 @@ impl Builtin {
     }
 
     /// The result it gives when it does as asked, where that is known before it runs: the
-    /// clock's now, a new timer's confirmation ([`TimerTool::foreseen`]); `None` for the
-    /// others.
+    /// clock's now, a new timer's, alarm's or reminder's confirmation
+    /// ([`TimerTool::foreseen`], [`AlarmTool::foreseen`]); `None` for the others.
     pub fn foreseen(self, arguments: &Value) -> Option<String> {
         match self {
             Builtin::Time | Builtin::Date => self.run()?.ok(),
             Builtin::Timer(t) => t.foreseen(arguments),
-            Builtin::Alarm(_) | Builtin::Device(_) => None,
+            Builtin::Alarm(a) => a.foreseen(arguments),
+            Builtin::Device(_) => None,
         }
     }
 
