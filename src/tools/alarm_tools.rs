@@ -604,23 +604,31 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_new_alarms_and_reminders_answer_is_foreseen_as_it_is_then_said() {
-        let dir =
-            std::env::temp_dir().join(format!("hearth-alarm-foreseen-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    /// The built-ins of a registry whose timers actor keeps its alarms in `dir` (emptied
+    /// first), and that actor.
+    async fn served(
+        dir: &std::path::Path,
+    ) -> (Registry, ractor::ActorRef<crate::timers::TimersMsg>) {
+        let _ = std::fs::remove_dir_all(dir);
         let (timers, _) = Actor::spawn(
             None,
             Timers,
             TimersArgs {
-                store: Store::in_dir(&dir),
+                store: Store::in_dir(dir),
             },
         )
         .await
         .unwrap();
         let backends = Backends::none();
         backends.serve_timers(timers.clone());
-        let r = Registry::builtins_with(Arc::new(backends)).unwrap();
+        (Registry::builtins_with(Arc::new(backends)).unwrap(), timers)
+    }
+
+    #[tokio::test]
+    async fn a_new_alarms_and_reminders_answer_is_foreseen_as_it_is_then_said() {
+        let dir =
+            std::env::temp_dir().join(format!("hearth-alarm-foreseen-{}", std::process::id()));
+        let (r, _) = served(&dir).await;
         for (name, args) in [
             ("set_alarm", json!({"time": "7 am", "days": "weekdays"})),
             ("set_alarm", json!({"time": "9:30 pm"})),
@@ -665,19 +673,7 @@ mod tests {
     #[tokio::test]
     async fn alarms_and_reminders_are_set_listed_cancelled_and_rung() {
         let dir = std::env::temp_dir().join(format!("hearth-alarm-tools-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let (timers, _) = Actor::spawn(
-            None,
-            Timers,
-            TimersArgs {
-                store: Store::in_dir(&dir),
-            },
-        )
-        .await
-        .unwrap();
-        let backends = Backends::none();
-        backends.serve_timers(timers.clone());
-        let r = Registry::builtins_with(Arc::new(backends)).unwrap();
+        let (r, timers) = served(&dir).await;
         let say = |name: &'static str, args: Value| {
             let r = &r;
             async move {
