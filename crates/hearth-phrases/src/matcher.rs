@@ -335,12 +335,6 @@ impl Matcher {
         })
     }
 
-    /// Whether `text` as a whole is a request of the set that no longer request of it
-    /// continues: a short pause after it may end the turn.
-    pub fn ends(&self, text: &str) -> bool {
-        self.whole(text) == Whole::Ends
-    }
-
     /// How `text` as a whole stands against the set: a request that ends there, one that a
     /// longer request of the set may continue, or not a whole request.
     pub fn whole(&self, text: &str) -> Whole {
@@ -636,7 +630,7 @@ mod tests {
             "Lock the front door and set the thermostat to 20 degrees",
             "Stop.",
         ] {
-            assert!(m.ends(ends), "{ends}");
+            assert_eq!(m.whole(ends), Whole::Ends, "{ends}");
         }
         for may_grow in [
             // whole, but a longer request begins with it
@@ -649,7 +643,7 @@ mod tests {
             // no request of the set
             "What time is it?",
         ] {
-            assert!(!m.ends(may_grow), "{may_grow}");
+            assert_ne!(m.whole(may_grow), Whole::Ends, "{may_grow}");
         }
         assert_eq!(m.whole("Lock the front door."), Whole::Ends);
         assert_eq!(m.whole("Set the thermostat to 20."), Whole::MayGoOn);
