@@ -822,6 +822,10 @@ async fn start(config: &SttConfig) -> Result<Conn, SttError> {
                 program: server.clone(),
                 source,
             })?;
+            if let Some(pid) = child.id() {
+                // its recognising is this program's work, not another's load on the model's cores
+                hearth_cores::count_as_ours(pid);
+            }
             let (Some(stdin), Some(stdout), Some(stderr)) =
                 (child.stdin.take(), child.stdout.take(), child.stderr.take())
             else {

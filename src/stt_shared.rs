@@ -70,7 +70,7 @@ struct Spawner {
 
 impl Spawner {
     fn start(&self) -> Result<Child, SttError> {
-        Command::new(&self.program)
+        let child = Command::new(&self.program)
             .arg("--model")
             .arg(&self.model)
             .args(&self.args)
@@ -80,7 +80,12 @@ impl Spawner {
             .map_err(|source| SttError::Spawn {
                 program: self.program.display().to_string(),
                 source,
-            })
+            })?;
+        if let Some(pid) = child.id() {
+            // its recognising is this program's work, not another's load on the model's cores
+            hearth_cores::count_as_ours(pid);
+        }
+        Ok(child)
     }
 
     /// Until aborted: start the child again whenever it exits.

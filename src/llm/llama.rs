@@ -416,6 +416,7 @@ fn worker(
         factory: None,
         parsers: crate::bounded::Lru::new("llm.parsers", PARSERS_KEPT),
         cancel,
+        threads: cfg.n_threads,
     };
     let mut cache = CacheWrites::default();
     while let Ok(job) = jobs.recv() {
@@ -474,6 +475,8 @@ struct Worker<'m> {
     /// Compiled grammars, the [`PARSERS_KEPT`] used last.
     parsers: crate::bounded::Lru<Arc<str>, TokenParser>,
     cancel: CancelWatermark,
+    /// The threads the context decodes on now ([`Worker::use_free_cores`]).
+    threads: i32,
 }
 
 impl Worker<'_> {
@@ -754,6 +757,7 @@ impl Worker<'_> {
         if waited >= std::time::Duration::from_millis(1) {
             tracing::trace!(ms = waited.as_secs_f64() * 1e3, "gave way to speech");
         }
+        self.use_free_cores();
         match self.ctx.decode(batch) {
             Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
                 tracing::debug!("the KV cache is full: the other sequences are emptied");
@@ -766,6 +770,19 @@ impl Worker<'_> {
                     .map_err(|e| llama_err(stage)(e.to_string()))
             }
             r => r.map_err(|e| llama_err(stage)(e.to_string())),
+        }
+    }
+
+    /// Runs the next decodes on the cores other programs leave free, at most the configured
+    /// threads: llama.cpp's threads wait for each other after every step, so one held off its
+    /// core by another program holds the rest up (`hearth_cores`).
+    fn use_free_cores(&mut self) {
+        let max = usize::try_from(self.cfg.n_threads).unwrap_or(1);
+        let free = i32::try_from(hearth_cores::threads(max)).unwrap_or(1);
+        if free != self.threads {
+            tracing::debug!(threads = free, "the model runs on the cores left free");
+            self.ctx.set_n_threads(free, free);
+            self.threads = free;
         }
     }
 

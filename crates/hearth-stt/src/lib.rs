@@ -9,8 +9,6 @@
 //!   time, number and audio per connection (its module doc says how).
 //! - `weighing`: the phrase pass on whisper's decoder: the decoder primed with the audio, and
 //!   whether a phrase stands for the open transcript.
-//! - `cores`: how many cores are free for whisper now (its threads wait for each other, so a
-//!   core another program keeps busy is not decoded on).
 //! - [`conns`]: the TCP connections' table (which one to close for a newcomer) and the reader
 //!   that gives up on a silent client.
 //!
@@ -20,7 +18,6 @@
 
 pub mod audio;
 pub mod conns;
-mod cores;
 mod loop_guard;
 pub mod phrase_pass;
 pub mod recognizer;

@@ -319,7 +319,7 @@ pub struct Recognizer {
     vocab: Vocab,
     /// The last prompt fitted to the decoder, and its tokens ([`Recognizer::prompt_tokens`]).
     fitted: Option<(String, Vec<i32>)>,
-    /// The threads the utterance being transcribed is decoded on ([`crate::cores`]).
+    /// The threads the utterance being transcribed is decoded on (`hearth_cores::threads`).
     threads: usize,
 }
 
@@ -498,7 +498,7 @@ impl Recognizer {
         prompt: Option<&str>,
     ) -> Result<Transcription, TranscribeError> {
         let language = self.resolve_language(language)?;
-        self.threads = crate::cores::threads(self.config.threads);
+        self.threads = hearth_cores::threads(self.config.threads);
         let text = prompt
             .map(str::to_owned)
             .or_else(|| self.config.prompt.clone());
