@@ -210,9 +210,15 @@ impl Agent {
 }
 
 /// Whether `text` would be answered by a local intent in `session` now, and what it would
-/// say first (nothing when the intents are off, or the tools cannot be reached: the model
-/// would answer).
-async fn foresee(shared: &Shared, session: &str, text: &str, room: Option<&str>) -> Foreseen {
+/// say first if its turn began `at` (nothing when the intents are off, or the tools cannot
+/// be reached: the model would answer).
+async fn foresee(
+    shared: &Shared,
+    session: &str,
+    text: &str,
+    room: Option<&str>,
+    at: Option<Instant>,
+) -> Foreseen {
     if !shared.cfg.intents {
         return Foreseen::default();
     }
@@ -223,10 +229,19 @@ async fn foresee(shared: &Shared, session: &str, text: &str, room: Option<&str>)
     match intent_turn::intent_calls(&registry, &registry.toolset(), text, &before, room) {
         Some((calls, _)) => Foreseen {
             intent: true,
-            first: intent_turn::first_sentence(&registry, &calls),
+            first: intent_turn::first_sentence(&registry, &calls, &wall_clock(at)).await,
         },
         None => Foreseen::default(),
     }
+}
+
+/// The wall clock's time at `at` (`None`: now).
+fn wall_clock(at: Option<Instant>) -> jiff::Zoned {
+    let now = jiff::Zoned::now();
+    let ahead = at.map_or(std::time::Duration::ZERO, |t| {
+        t.saturating_duration_since(Instant::now())
+    });
+    now.checked_add(ahead).unwrap_or(now)
 }
 
 impl Actor for Agent {
@@ -306,11 +321,11 @@ impl Actor for Agent {
             AgentMsg::Reset(session) => {
                 state.shared.sessions.forget(&session);
             }
-            AgentMsg::IsIntent(session, text, room, reply) => {
+            AgentMsg::IsIntent(session, text, room, at, reply) => {
                 let shared = state.shared.clone();
                 tokio::spawn(async move {
                     let room = room.as_deref();
-                    let _ = reply.send(foresee(&shared, &session, &text, room).await);
+                    let _ = reply.send(foresee(&shared, &session, &text, room, at).await);
                 });
             }
             AgentMsg::Ping(reply) => {

@@ -271,18 +271,22 @@ pub(super) async fn answer_question(
     Ok(Some(turn))
 }
 
-/// The first sentence a turn that runs `calls` says if they do as asked, when it is known
-/// before they run: every call runs at once (none waits for a yes) and each confirmation is
-/// foreseen ([`Registry::foreseen_confirmation`]). `None` otherwise.
-pub(super) fn first_sentence(registry: &Registry, calls: &[ToolCall]) -> Option<Speakable> {
+/// The first sentence a turn that runs `calls` at `at` says if they do as asked, when it is
+/// known before they run: every call runs at once (none waits for a yes) and each
+/// confirmation is foreseen ([`Registry::foreseen_confirmation`]). `None` otherwise.
+pub(super) async fn first_sentence(
+    registry: &Registry,
+    calls: &[ToolCall],
+    at: &jiff::Zoned,
+) -> Option<Speakable> {
     let (now, held) = confirm::split(registry, calls, false);
     if now.is_empty() || !held.is_empty() {
         return None;
     }
-    let said = now
-        .iter()
-        .map(|c| registry.foreseen_confirmation(c))
-        .collect::<Option<Vec<String>>>()?;
+    let mut said = Vec::new();
+    for call in &now {
+        said.push(registry.foreseen_confirmation(call, at).await?);
+    }
     sentences_of(&speakable(&said.join(" "))).into_iter().next()
 }
 
@@ -332,7 +336,15 @@ mod tests {
     }
 
     fn first(calls: &[ToolCall]) -> Option<String> {
-        first_sentence(&demo(), calls).map(|s| s.as_str().to_string())
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(first_at(calls, &jiff::Zoned::now()))
+    }
+
+    async fn first_at(calls: &[ToolCall], at: &jiff::Zoned) -> Option<String> {
+        let said = first_sentence(&demo(), calls, at).await;
+        said.map(|s| s.as_str().to_string())
     }
 
     #[test]
@@ -363,6 +375,26 @@ mod tests {
         assert!(
             clock.is_some_and(|t| t.ends_with(" AM") || t.ends_with(" PM")),
             "{time}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_clock_is_foreseen_as_it_will_read_when_the_turn_begins() {
+        let calls = [call("get_time", json!({}))];
+        let noon = jiff::civil::date(2026, 12, 7)
+            .at(11, 59, 59, 900_000_000)
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .expect("a time");
+        assert_eq!(
+            first_at(&calls, &noon).await.as_deref(),
+            Some("It's 11:59 AM.")
+        );
+        let later = noon
+            .checked_add(std::time::Duration::from_millis(200))
+            .expect("a time");
+        assert_eq!(
+            first_at(&calls, &later).await.as_deref(),
+            Some("It's 12:00 PM.")
         );
     }
 }

@@ -137,8 +137,15 @@ pub enum AgentMsg {
     Reset(String),
     /// Whether a request would be answered by a local intent in this session now, with no
     /// model (the voice path ends a turn at a pause on such a request), and what its turn
-    /// would say first: session, text, the room it was said in.
-    IsIntent(String, String, Option<String>, RpcReplyPort<Foreseen>),
+    /// would say first: session, text, the room it was said in, when its turn would begin
+    /// (`None`: now).
+    IsIntent(
+        String,
+        String,
+        Option<String>,
+        Option<Instant>,
+        RpcReplyPort<Foreseen>,
+    ),
     /// Answer at once (the watchdog's liveness check).
     Ping(RpcReplyPort<()>),
     /// The running turn has ended (sent by its task): the next queued request starts.
@@ -256,21 +263,24 @@ pub enum AgentError {
     TooLong { tokens: usize, n_ctx: usize },
 }
 
-/// Whether an agent would answer `text` in `session` with a local intent, now (the voice
-/// pipeline's question, so only with `tts`).
+/// Whether an agent would answer `text` in `session` with a local intent, now, and what
+/// its turn would say first if it began `at` (the voice pipeline's question, so only with
+/// `tts`).
 #[cfg(feature = "tts")]
 pub(crate) async fn would_use_intent(
     agent: &ActorRef<AgentMsg>,
     session: &str,
     text: &str,
     room: Option<String>,
+    at: Option<Instant>,
 ) -> Result<Foreseen, AgentError> {
     ractor::call!(
         agent,
         AgentMsg::IsIntent,
         session.to_string(),
         text.to_string(),
-        room
+        room,
+        at
     )
     .map_err(|_| AgentError::Actor("agent"))
 }

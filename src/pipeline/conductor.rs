@@ -382,7 +382,8 @@ impl Conductor {
             }
             Input::Heard { job, heard } if self.pause.recognition() == Some(job) => {
                 let (check, session) = (self.policy.wake_check, self.session(now));
-                self.pause.heard(heard, check, session, &mut self.out);
+                let end = self.early_end();
+                self.pause.heard(heard, check, session, &end, &mut self.out);
             }
             Input::Listen(ListenEvent::Finished { start, speech_end }) => {
                 let end = self.early_end();

@@ -205,11 +205,13 @@ impl<'a> Driver<'a> {
                 job,
                 session,
                 request,
+                ends_at,
             } => {
                 let agent = self.agent.clone();
                 let room = self.wiring.room.clone();
                 self.spawn(job, async move {
-                    let foreseen = agent::would_use_intent(&agent, &session, &request, room);
+                    let foreseen =
+                        agent::would_use_intent(&agent, &session, &request, room, ends_at);
                     let foreseen = foreseen.await.unwrap_or_default();
                     Input::Intent {
                         job,

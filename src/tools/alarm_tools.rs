@@ -168,17 +168,16 @@ impl AlarmTool {
         }
     }
 
-    /// What it answers when it does as asked, where that is known before it runs: a new
-    /// alarm's or reminder's confirmation, which reads only its arguments and the clock
-    /// ("Alarm set for 7:00 AM tomorrow.", "I'll remind you to call mum in 10 minutes.");
-    /// `None` for the others, whose answers read the alarms.
-    pub fn foreseen(self, arguments: &Value) -> Option<String> {
+    /// What it answers when it does as asked at `now`, where that is known before it runs:
+    /// a new alarm's or reminder's confirmation, which reads only its arguments and the
+    /// clock ("Alarm set for 7:00 AM tomorrow.", "I'll remind you to call mum in 10
+    /// minutes."); `None` for the others, whose answers read the alarms.
+    pub fn foreseen(self, arguments: &Value, now: &Zoned) -> Option<String> {
         let text = |k: &str| arguments.get(k).and_then(Value::as_str);
-        let now = Zoned::now();
         let ringing = |clock: Clock, days: Days| {
-            let at = pick_time(clock, days, &now);
-            let due = next_ring(at, days, &now).map(|z| z.date());
-            rings(&Alarm::new(at, days), due, &now)
+            let at = pick_time(clock, days, now);
+            let due = next_ring(at, days, now).map(|z| z.date());
+            rings(&Alarm::new(at, days), due, now)
         };
         match self {
             AlarmTool::SetAlarm => {
@@ -649,7 +648,7 @@ mod tests {
             let call = ToolSet::unrestricted()
                 .call("c", name, args.clone())
                 .unwrap();
-            let foreseen = r.foreseen_confirmation(&call);
+            let foreseen = r.foreseen_confirmation(&call, &Zoned::now()).await;
             let o = r.call_in(&call, Some("bedroom")).await;
             assert_eq!(o.status, ToolStatus::Ok, "{}", o.result);
             assert_eq!(
@@ -665,7 +664,8 @@ mod tests {
             ("set_alarm", json!({"time": "soon"})),
         ] {
             let call = ToolSet::unrestricted().call("c", name, args).unwrap();
-            assert_eq!(r.foreseen_confirmation(&call), None, "{name}");
+            let foreseen = r.foreseen_confirmation(&call, &Zoned::now()).await;
+            assert_eq!(foreseen, None, "{name}");
         }
         let _ = std::fs::remove_dir_all(dir);
     }

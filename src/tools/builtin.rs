@@ -2,6 +2,7 @@
 //! timers ([`TimerTool`]).
 
 use jiff::Zoned;
+use ractor::ActorRef;
 
 use super::alarm_tools::AlarmTool;
 use super::device_tools::DeviceTool;
@@ -9,6 +10,7 @@ use super::timer_tools::TimerTool;
 use serde_json::{json, Value};
 
 use crate::intent::IntentSpec;
+use crate::timers::TimersMsg;
 
 /// A tool compiled into hearth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,14 +119,20 @@ impl Builtin {
         self.run_at(&Zoned::now())
     }
 
-    /// The result it gives when it does as asked, where that is known before it runs: the
-    /// clock's now, a new timer's, alarm's or reminder's confirmation
-    /// ([`TimerTool::foreseen`], [`AlarmTool::foreseen`]); `None` for the others.
-    pub fn foreseen(self, arguments: &Value) -> Option<String> {
+    /// The result it gives when it does as asked `at`, where that is known before it runs:
+    /// the clock's time then, a new timer's, alarm's or reminder's confirmation, the
+    /// timers' time left then ([`TimerTool::foreseen`], [`AlarmTool::foreseen`]); `None`
+    /// for the others.
+    pub async fn foreseen(
+        self,
+        arguments: &Value,
+        timers: Option<&ActorRef<TimersMsg>>,
+        at: &Zoned,
+    ) -> Option<String> {
         match self {
-            Builtin::Time | Builtin::Date => self.run()?.ok(),
-            Builtin::Timer(t) => t.foreseen(arguments),
-            Builtin::Alarm(a) => a.foreseen(arguments),
+            Builtin::Time | Builtin::Date => self.run_at(at)?.ok(),
+            Builtin::Timer(t) => t.foreseen(arguments, timers, at).await,
+            Builtin::Alarm(a) => a.foreseen(arguments, at),
             Builtin::Device(_) => None,
         }
     }

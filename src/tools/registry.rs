@@ -379,19 +379,25 @@ impl Registry {
         }
     }
 
-    /// The spoken confirmation of `call` when it is known before the call runs: its words
-    /// read nothing of the result (the same for two results), or its built-in foresees its
-    /// result ([`Builtin::foreseen`]: the time now, "Pasta timer set for 8 minutes."). What
-    /// is said after the call is always made from its own result; this is for preparing it.
-    pub fn foreseen_confirmation(&self, call: &ToolCall) -> Option<String> {
+    /// The spoken confirmation of `call`, if it runs `at`, when it is known before the call
+    /// runs: its words read nothing of the result (the same for two results), or its
+    /// built-in foresees its result ([`Builtin::foreseen`]: the time then, "Pasta timer set
+    /// for 8 minutes.", how long the pasta timer has left then). What is said after the
+    /// call is always made from its own result; this is for preparing it.
+    pub async fn foreseen_confirmation(&self, call: &ToolCall, at: &jiff::Zoned) -> Option<String> {
         let said = self.confirmation(call, "");
         if said.is_some() && self.confirmation(call, "0") == said {
             return said;
         }
-        let Executor::Builtin(builtin) = &self.get(call.name())?.executor else {
+        let tool = self.get(call.name())?;
+        let Executor::Builtin(builtin) = &tool.executor else {
             return None;
         };
-        self.confirmation(call, &builtin.foreseen(call.arguments())?)
+        let arguments = meant(tool, call.arguments().clone(), &self.backends).await;
+        let result = builtin
+            .foreseen(&arguments, self.backends.timers(), at)
+            .await?;
+        self.confirmation(call, &result)
     }
 
     /// What is said when `call` failed with `result`: the result itself for the tools whose

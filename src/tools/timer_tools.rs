@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use super::output::ToolStatus;
 use crate::intent::{parse_length, say_length, IntentSpec};
-use crate::timers::{capitalised, Kind, Run, Timer, TimerError, TimersMsg, Which};
+use crate::timers::{capitalised, now_ms, Kind, Run, Timer, TimerError, TimersMsg, Which};
 
 /// One of the timer tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,20 +300,18 @@ impl TimerTool {
                     format!(
                         "{} paused with {} left.",
                         capital(&t.called()),
-                        say_left(&t)
+                        say_left(&t, now_ms())
                     )
                 })
             }),
             TimerTool::Resume => ractor::call!(timers, TimersMsg::Resume, which).map(|r| {
-                r.map(|t| format!("{} resumed: {} left.", capital(&t.called()), say_left(&t)))
+                r.map(|t| {
+                    let left = say_left(&t, now_ms());
+                    format!("{} resumed: {left} left.", capital(&t.called()))
+                })
             }),
-            TimerTool::Status => ractor::call!(timers, TimersMsg::List).map(|all| {
-                let timers: Vec<Timer> = all
-                    .into_iter()
-                    .filter(|t| t.kind() == Kind::Timer)
-                    .collect();
-                status(&timers, name.as_deref())
-            }),
+            TimerTool::Status => ractor::call!(timers, TimersMsg::List)
+                .map(|all| status(&only_timers(all), name.as_deref(), now_ms())),
         };
         outcome(asked)
     }
@@ -381,19 +379,35 @@ impl TimerTool {
         arguments
     }
 
-    /// What it answers when it does as asked, where that is known before it runs: a new
-    /// timer's confirmation ("Pasta timer set for 8 minutes.", its name as
-    /// [`TimerTool::meant`] reads it); `None` for the others, whose answers read the timers.
-    pub fn foreseen(self, arguments: &Value) -> Option<String> {
-        if self != TimerTool::Set {
-            return None;
+    /// What it answers when it does as asked `at`, where that is known before it runs: a
+    /// new timer's confirmation ("Pasta timer set for 8 minutes.", its name as
+    /// [`TimerTool::meant`] reads it), and how long each timer has left then (the timers as
+    /// they are now: one set, paused or cancelled before `at` makes the call say something
+    /// else, and what was foreseen is not used); `None` for the others, whose answers
+    /// depend on what the call changes.
+    pub async fn foreseen(
+        self,
+        arguments: &Value,
+        timers: Option<&ActorRef<TimersMsg>>,
+        at: &jiff::Zoned,
+    ) -> Option<String> {
+        let name = name_said(arguments);
+        match self {
+            TimerTool::Set => {
+                let length = parse_length(arguments.get("length")?.as_str()?)?;
+                let name = name.map(|n| {
+                    crate::timers::spelt_as_a_letter(&n, NAMES_HEARD)
+                        .map_or(n.clone(), str::to_string)
+                });
+                Some(set(name.as_deref(), length))
+            }
+            TimerTool::Status => {
+                let all = ractor::call!(timers?, TimersMsg::List).ok()?;
+                let at_ms = at.timestamp().as_millisecond();
+                status(&only_timers(all), name.as_deref(), at_ms).ok()
+            }
+            _ => None,
         }
-        let length = parse_length(arguments.get("length")?.as_str()?)?;
-        let said = name_said(arguments);
-        let name = said.map(|n| {
-            crate::timers::spelt_as_a_letter(&n, NAMES_HEARD).map_or(n.clone(), str::to_string)
-        });
-        Some(set(name.as_deref(), length))
     }
 
     /// The name of the running timer `said` means ([`crate::timers::named`]; for
@@ -404,14 +418,18 @@ impl TimerTool {
             _ => Vec::new(),
         };
         let all = ractor::call!(timers, TimersMsg::List).unwrap_or_default();
-        let timers: Vec<Timer> = all
-            .into_iter()
-            .filter(|t| t.kind() == Kind::Timer)
-            .collect();
+        let timers = only_timers(all);
         crate::timers::named(&ringing, said)
             .or_else(|| crate::timers::named(&timers, said))
             .and_then(|t| t.name.clone())
     }
+}
+
+/// The timers of `all`, without the alarms and reminders.
+fn only_timers(all: Vec<Timer>) -> Vec<Timer> {
+    all.into_iter()
+        .filter(|t| t.kind() == Kind::Timer)
+        .collect()
 }
 
 /// The `name` argument of a call, as [`timer_name`] reads it.
@@ -442,17 +460,18 @@ fn capital(s: &str) -> String {
     capitalised(s.strip_prefix("the ").unwrap_or(s))
 }
 
-fn say_left(t: &Timer) -> String {
-    say_length(Duration::from_millis(t.left_ms(crate::timers::now_ms())))
+/// How long `t` has left at `now_ms`, said.
+fn say_left(t: &Timer, now_ms: i64) -> String {
+    say_length(Duration::from_millis(t.left_ms(now_ms)))
 }
 
 /// "Added 2 minutes: the pasta timer has 5 minutes left."
 fn left(t: &Timer, done: &str) -> String {
-    let left = t.left_ms(crate::timers::now_ms());
-    if left == 0 {
+    let now = now_ms();
+    if t.left_ms(now) == 0 {
         return format!("{done}: {} is done.", t.called());
     }
-    format!("{done}: {} has {} left.", t.called(), say_left(t))
+    format!("{done}: {} has {} left.", t.called(), say_left(t, now))
 }
 
 /// "Pasta timer cancelled.", "All 3 timers cancelled."
@@ -483,15 +502,15 @@ fn silenced(stopped: &[Timer]) -> String {
     }
 }
 
-/// How long each timer has left, or the one named.
-fn status(all: &[Timer], name: Option<&str>) -> Result<String, TimerError> {
+/// How long each timer has left at `now_ms`, or the one named.
+fn status(all: &[Timer], name: Option<&str>, now_ms: i64) -> Result<String, TimerError> {
     let one = |t: &Timer| {
         let paused = if matches!(t.run, Run::Paused { .. }) {
             ", paused"
         } else {
             ""
         };
-        format!("{} has {} left{paused}", label(t), say_left(t))
+        format!("{} has {} left{paused}", label(t), say_left(t, now_ms))
     };
     if let Some(n) = name {
         let t = all
@@ -557,16 +576,16 @@ mod tests {
             "All 2 timers cancelled."
         );
         assert_eq!(
-            status(std::slice::from_ref(&paused), None).unwrap(),
+            status(std::slice::from_ref(&paused), None, 0).unwrap(),
             "The pasta timer has 3 minutes and 20 seconds left, paused."
         );
         assert_eq!(
-            status(&[paused.clone(), plain.clone()], None).unwrap(),
+            status(&[paused.clone(), plain.clone()], None, 0).unwrap(),
             "2 timers: the pasta timer has 3 minutes and 20 seconds left, paused; and the 10 minute timer has 1 minute left, paused."
         );
-        assert_eq!(status(&[], None), Err(TimerError::None));
+        assert_eq!(status(&[], None, 0), Err(TimerError::None));
         assert_eq!(
-            status(&[plain], Some("eggs")),
+            status(&[plain], Some("eggs"), 0),
             Err(TimerError::NoSuch("eggs".into()))
         );
     }
@@ -788,6 +807,7 @@ mod intent_tests {
 mod run_tests {
     use std::sync::Arc;
 
+    use jiff::Zoned;
     use ractor::Actor;
     use serde_json::json;
 
@@ -827,28 +847,69 @@ mod run_tests {
             let call = ToolSet::unrestricted()
                 .call("c", "set_timer", args.clone())
                 .unwrap();
-            let foreseen = r.foreseen_confirmation(&call);
+            let foreseen = r.foreseen_confirmation(&call, &Zoned::now()).await;
             let (status, said) = say(&r, "set_timer", args.clone()).await;
             assert_eq!(status, ToolStatus::Ok, "{said}");
             assert_eq!(foreseen.as_deref(), Some(said.as_str()), "{args}");
         }
-        // what reads the timers is not known before it runs
+        // what a call changes is not known before it runs
         for (name, args) in [
-            ("get_timers", json!({})),
             (
                 "add_timer_time",
                 json!({"length": "2 minutes", "name": "pasta"}),
             ),
             ("cancel_timer", json!({"name": "pasta"})),
+            ("pause_timer", json!({"name": "pasta"})),
         ] {
             let call = ToolSet::unrestricted().call("c", name, args).unwrap();
-            assert_eq!(r.foreseen_confirmation(&call), None, "{name}");
+            let foreseen = r.foreseen_confirmation(&call, &Zoned::now()).await;
+            assert_eq!(foreseen, None, "{name}");
         }
         // a length that is none foresees nothing (the call says what is wrong)
         let call = ToolSet::unrestricted()
             .call("c", "set_timer", json!({"length": "soon"}))
             .unwrap();
-        assert_eq!(r.foreseen_confirmation(&call), None);
+        assert_eq!(r.foreseen_confirmation(&call, &Zoned::now()).await, None);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn how_long_a_timer_has_left_is_foreseen_as_it_will_be_when_asked() {
+        let (r, dir) = registry("foreseen-left").await;
+        let get = |args: serde_json::Value| ToolSet::unrestricted().call("c", "get_timers", args);
+        // no timer: nothing to foresee (the call says so)
+        let none = get(json!({})).unwrap();
+        assert_eq!(r.foreseen_confirmation(&none, &Zoned::now()).await, None);
+        let (status, _) = say(
+            &r,
+            "set_timer",
+            json!({"length": "8 minutes", "name": "pasta"}),
+        )
+        .await;
+        assert_eq!(status, ToolStatus::Ok);
+        // asked now, it says what the call says now
+        let pasta = get(json!({"name": "pasta"})).unwrap();
+        let now = r.foreseen_confirmation(&pasta, &Zoned::now()).await;
+        let (_, said) = say(&r, "get_timers", json!({"name": "pasta"})).await;
+        assert_eq!(said, "The pasta timer has 8 minutes left.");
+        assert_eq!(now.as_deref(), Some(said.as_str()));
+        // asked for two minutes on, it says what the call will say then
+        let later = Zoned::now()
+            .checked_add(std::time::Duration::from_secs(120))
+            .unwrap();
+        let then = r.foreseen_confirmation(&pasta, &later).await;
+        assert_eq!(then.as_deref(), Some("The pasta timer has 6 minutes left."));
+        // a name as heard is the timer it sounds like, as the call reads it
+        let heard = get(json!({"name": "pasto"})).unwrap();
+        let foreseen = r.foreseen_confirmation(&heard, &later).await;
+        assert_eq!(foreseen, then);
+        // a paused timer has as long left whenever it is asked
+        say(&r, "pause_timer", json!({"name": "pasta"})).await;
+        let all = get(json!({})).unwrap();
+        let foreseen = r.foreseen_confirmation(&all, &later).await;
+        let (_, said) = say(&r, "get_timers", json!({})).await;
+        assert!(said.ends_with("left, paused."), "{said}");
+        assert_eq!(foreseen.as_deref(), Some(said.as_str()));
         let _ = std::fs::remove_dir_all(dir);
     }
 

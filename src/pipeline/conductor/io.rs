@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::agent::Turn;
 use crate::audio::earcon::Cue;
@@ -87,6 +87,9 @@ pub(in crate::pipeline) enum Action {
         job: Job,
         session: String,
         request: String,
+        /// When its turn ends if a local intent answers it and speech does not go on
+        /// (`None`: only the hangover ends turns).
+        ends_at: Option<Instant>,
     },
     /// Ask the agent: [`Input::Sentence`]s, then [`Input::Answered`]. `held`: a speculative
     /// turn, which does nothing that lasts until [`Action::GoAhead`].

@@ -119,6 +119,16 @@ pub(super) struct EarlyEnd {
     pub(super) ask_finished: bool,
 }
 
+impl EarlyEnd {
+    /// The silence a request heard as `whole` waits for when a local intent answers it.
+    fn wait(&self, whole: Whole) -> Option<Duration> {
+        match whole {
+            Whole::Ends => self.phrase.or(self.intent),
+            Whole::MayGoOn | Whole::No => self.intent,
+        }
+    }
+}
+
 /// The recognition and the speculative turn started at the last pause.
 #[derive(Default)]
 pub(super) struct Pause {
@@ -179,6 +189,7 @@ impl Pause {
         heard: Result<Heard, String>,
         wake_check: bool,
         session: String,
+        end: &EarlyEnd,
         out: &mut Outbox,
     ) {
         let Some(early) = self.early.as_mut() else {
@@ -197,10 +208,16 @@ impl Pause {
                     EarlyState::Done(Some(heard))
                 } else {
                     let job = out.job();
+                    // when its turn would end if a local intent answers it: what the agent
+                    // foresees of it is as it will be then
+                    let u = early.paused.utterance();
                     let check = Action::CheckIntent {
                         job,
                         session,
                         request: request.clone(),
+                        ends_at: end
+                            .wait(heard.whole)
+                            .map(|wait| u.wall_time(u.speech_end) + wait),
                     };
                     out.push(check);
                     EarlyState::CheckingIntent {
@@ -237,10 +254,7 @@ impl Pause {
         else {
             return Verdict::Wait;
         };
-        let wait = match heard.whole {
-            Whole::Ends => end.phrase.or(end.intent),
-            Whole::MayGoOn | Whole::No => end.intent,
-        };
+        let wait = end.wait(heard.whole);
         let may_go_on = heard.whole == Whole::MayGoOn;
         early.state = EarlyState::Done(Some(heard));
         if muted {

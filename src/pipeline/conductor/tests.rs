@@ -430,6 +430,34 @@ fn with_phrase_end() -> Conductor {
     Conductor::new(policy, Attention::new(false, Duration::ZERO))
 }
 
+#[test]
+fn the_intent_check_says_when_the_turn_would_end() {
+    let t0 = Instant::now();
+    let paused = utterance(1.0, 2.5, t0);
+    let hangover_only = Policy {
+        intent_end: None,
+        ..policy(false)
+    };
+    let hangover_only = Conductor::new(hangover_only, Attention::new(false, Duration::ZERO));
+    for (mut c, whole, ends_at) in [
+        (open_mic(), Whole::No, Some(at(t0, 2.5 + 0.3))),
+        (with_phrase_end(), Whole::Ends, Some(at(t0, 2.5 + 0.1))),
+        (with_phrase_end(), Whole::MayGoOn, Some(at(t0, 2.5 + 0.3))),
+        (hangover_only, Whole::Ends, None),
+    ] {
+        let a = c.on(Input::Listen(ListenEvent::Pause(paused.clone())), t0);
+        let [(stt, _, Hold::House)] = recognitions(&a)[..] else {
+            panic!("recognition starts at the pause: {a:?}");
+        };
+        let heard = heard_as("Set a timer for ten minutes.", whole);
+        let a = c.on(Input::Heard { job: stt, heard }, t0);
+        let Some(Action::CheckIntent { ends_at: said, .. }) = a.first() else {
+            panic!("the agent is asked whether an intent answers: {a:?}");
+        };
+        assert_eq!(*said, ends_at, "{whole:?}");
+    }
+}
+
 fn intent_checked(c: &mut Conductor, job: Job, now: Instant) -> Vec<Action> {
     let first = None;
     c.on(
