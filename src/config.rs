@@ -481,10 +481,13 @@ pub enum Vad {
     Energy,
 }
 
-/// `[listen] end_of_turn`: what ends a turn. `silence` is the default until Smart Turn is
-/// shown not to cut people off mid-sentence (`cargo bench --bench turn`: on the voice's
+/// `[listen] end_of_turn`: what ends a turn. `smart-turn-house` is the default: it asks the
+/// model only where a local intent would otherwise wait `intent_end_ms`, and on the spoken
+/// sessions it ended those turns sooner with the same right answers (docs/measurements.md,
+/// "Smart Turn for the house's requests, by default"). `smart-turn` is not: asked at every
+/// pause, it cut people off mid-sentence (`cargo bench --bench turn`: on the voice's
 /// requests with a 400 ms pause put between two words it ended 79 % of them in the pause).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndOfTurn {
     /// Smart Turn v3.2 (a small audio model through ONNX Runtime) asked at the first pause
@@ -494,6 +497,7 @@ pub enum EndOfTurn {
     /// intent answers and that a longer request may continue ("set a timer for ten minutes",
     /// which "called pasta" may follow), once it is recognised: heard finished, its turn ends
     /// then instead of after `intent_end_ms`. Every other turn ends as with `silence`.
+    #[default]
     SmartTurnHouse,
     /// The hangover alone: `hangover_ms` of silence after speech.
     Silence,

@@ -387,14 +387,14 @@ impl Settings {
         }
     }
 
-    /// The Smart Turn model when `[listen] end_of_turn` is `"smart-turn"` or
-    /// `"smart-turn-house"` (the default is `silence`: `None`): `[listen] smart_turn_model` (in the model directory when a bare name),
-    /// else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model directory. Not
-    /// checked.
+    /// The Smart Turn model unless `[listen] end_of_turn` is `"silence"` (`None`; the
+    /// default is `"smart-turn-house"`): `[listen] smart_turn_model` (in the model directory
+    /// when a bare name), else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model
+    /// directory. Not checked.
     #[cfg(feature = "tts")]
     pub(crate) fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::EndOfTurn;
-        match self.config.listen.end_of_turn.unwrap_or(EndOfTurn::Silence) {
+        match self.config.listen.end_of_turn.unwrap_or_default() {
             EndOfTurn::Silence => Ok(None),
             EndOfTurn::SmartTurn | EndOfTurn::SmartTurnHouse => self
                 .model_file_or(
@@ -438,7 +438,8 @@ impl Settings {
         set_u(&mut c.early_ms, l.early_ms);
         // the end-of-turn model is asked at the pause, about that much silence or more; for
         // the house's requests only, at its own pause, whenever recognition starts
-        let house_only = l.end_of_turn == Some(crate::config::EndOfTurn::SmartTurnHouse);
+        let house_only =
+            l.end_of_turn.unwrap_or_default() == crate::config::EndOfTurn::SmartTurnHouse;
         if let Some(model) = end_of_turn {
             match l.early_ms {
                 _ if house_only => c = c.with_house_end_of_turn(model),
@@ -949,9 +950,26 @@ mod tests {
 
     #[cfg(feature = "tts")]
     #[test]
-    fn the_hangover_ends_a_turn_unless_the_file_asks_for_smart_turn() {
-        let s = settings(Flags::default(), Config::default());
-        assert_eq!(s.listen().unwrap().end_of_turn, None);
+    fn smart_turn_ends_the_houses_requests_unless_the_file_asks_for_silence() {
+        use crate::audio::listen::TurnEnds;
+        let listen = |toml_text: &str| {
+            let config: Config = toml::from_str(toml_text).unwrap();
+            settings(Flags::default(), config).listen().unwrap()
+        };
+        // by default: the model, asked about the house's requests only, at early_ms's pause
+        let default = listen("");
+        assert_eq!(default.turn_ends, TurnEnds::HouseRequests);
+        assert_eq!(
+            default.end_of_turn.map(|t| t.model),
+            Some(PathBuf::from("/models").join(crate::audio::smart_turn::SMART_TURN_FILE))
+        );
+        assert_eq!(
+            default.early_ms,
+            crate::audio::listen::ListenConfig::default().early_ms
+        );
+        // the silence alone: no model
+        let silence = listen("[listen]\nend_of_turn = \"silence\"\n");
+        assert_eq!(silence.end_of_turn, None);
         let config: Config = toml::from_str("[listen]\nend_of_turn = \"smart-turn\"\n").unwrap();
         let turn = settings(Flags::default(), config)
             .listen()
@@ -972,6 +990,8 @@ mod tests {
             settings(Flags::default(), config).listen()
         };
         assert!(listen("").unwrap().early_ms < TURN_PAUSE_MS);
+        let silence = "[listen]\nend_of_turn = \"silence\"\n";
+        assert!(listen(silence).unwrap().early_ms < TURN_PAUSE_MS);
         let turn = "[listen]\nend_of_turn = \"smart-turn\"\n";
         assert_eq!(listen(turn).unwrap().early_ms, TURN_PAUSE_MS);
         assert_eq!(

@@ -263,7 +263,7 @@ fn with_no_name_it_pulls_what_the_configuration_needs_and_doctor_names_each_pull
         &config,
         format!(
             "[agent]\nmodel = \"{llm}\"\n[stt]\nserver = \"tcp://127.0.0.1:1\"\n\
-             [listen]\nvad = \"energy\"\nwake = [\"okay_nabu\"]\n\
+             [listen]\nvad = \"energy\"\nend_of_turn = \"silence\"\nwake = [\"okay_nabu\"]\n\
              [tts]\nvoice = \"{voice}\"\nonnxruntime = \"{ort}\"\n[bus]\nbus = \"none\"\n",
             llm = m.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").display(),
             voice = m.join("en_US-joe-medium.onnx").display(),
