@@ -48,6 +48,8 @@ enum EarlyState {
         job: Job,
         heard: Heard,
         request: String,
+        /// When its turn ends if a local intent answers it (`None`: at the hangover).
+        ends_at: Option<Instant>,
     },
     /// What it heard; `None` when it failed (the utterance is recognised whole).
     Done(Option<Heard>),
@@ -211,27 +213,28 @@ impl Pause {
                     // when its turn would end if a local intent answers it: what the agent
                     // foresees of it is as it will be then
                     let u = early.paused.utterance();
+                    let ends_at = (end.wait(heard.whole)).map(|w| u.wall_time(u.speech_end) + w);
                     let check = Action::CheckIntent {
                         job,
                         session,
                         request: request.clone(),
-                        ends_at: end
-                            .wait(heard.whole)
-                            .map(|wait| u.wall_time(u.speech_end) + wait),
+                        ends_at,
                     };
                     out.push(check);
                     EarlyState::CheckingIntent {
                         job,
                         heard,
                         request,
+                        ends_at,
                     }
                 }
             }
         };
     }
 
-    /// Whether a local intent answers what was heard at the pause: then the turn ends after
-    /// `end`'s silence, without waiting for the hangover, and its first sentence, if known,
+    /// Whether a local intent answers what was heard at the pause: then the turn ends when
+    /// the check said it would (its request's silence, [`EarlyEnd::wait`]), without waiting
+    /// for the hangover, and its first sentence, if known,
     /// is prepared meanwhile; else the model is asked at once (muted: neither). An answer to
     /// a check no longer waited for changes nothing.
     pub(super) fn intent(
@@ -249,12 +252,15 @@ impl Pause {
         if !matches!(early.state, EarlyState::CheckingIntent { job: j, .. } if j == job) {
             return Verdict::Wait;
         }
-        let EarlyState::CheckingIntent { heard, request, .. } =
-            std::mem::replace(&mut early.state, EarlyState::Done(None))
+        let EarlyState::CheckingIntent {
+            heard,
+            request,
+            ends_at,
+            ..
+        } = std::mem::replace(&mut early.state, EarlyState::Done(None))
         else {
             return Verdict::Wait;
         };
-        let wait = end.wait(heard.whole);
         let may_go_on = heard.whole == Whole::MayGoOn;
         early.state = EarlyState::Done(Some(heard));
         if muted {
@@ -272,11 +278,9 @@ impl Pause {
             // while the silence is waited for
             out.push(Action::Prepare(sentence));
         }
-        let Some(wait) = wait.filter(|_| intent) else {
+        let Some(ends_at) = ends_at.filter(|_| intent) else {
             return Verdict::Speculate(request);
         };
-        let u = early.paused.utterance();
-        let ends_at = u.wall_time(u.speech_end) + wait;
         early.ends_at = Some(ends_at);
         match now >= ends_at {
             true => Verdict::EndNow,
