@@ -260,6 +260,13 @@ impl Actor for Agent {
         if let Err(e) = warm::warm(&shared, None).await {
             tracing::warn!(error = %e, "the prompt was not warmed at start");
         }
+        // a long-running agent's retries in words evaluate only their request (one turn,
+        // as `hearth ask` asks, would pay for it and rarely use it)
+        if shared.cfg.warm_next {
+            if let Err(e) = warm::words(&shared).await {
+                tracing::warn!(error = %e, "the words prompt was not warmed at start");
+            }
+        }
         let _ = shared.tools.cast(ToolsMsg::Subscribe(Box::new(move |port| {
             port.subscribe(myself, |_| Some(AgentMsg::ToolsChanged));
         })));

@@ -128,12 +128,18 @@ impl Recovery {
     ///
     /// The one retry answers what went wrong: words that needed a call (a claim, a
     /// reading, tool talk, an order) and a call to a misnamed tool are held to a call, with
-    /// the history; words copied from the history (the request said back, a reply
-    /// repeated) are asked again without it, else held to a call; nothing speakable is held
-    /// to words; nothing at all is asked again without the history, else held to words; a
-    /// call about something nobody said is asked for in words, without the history that
-    /// misled it (asked for a call again, a small model makes the same guess or another).
-    /// A second flag, or no retry that differs from the flagged hop, gives up.
+    /// the history (with no grammar to hold it: asked again without the history); words
+    /// copied from the history (the request said back, a reply repeated) are asked for in
+    /// words without it, else held to a call; nothing speakable, nothing at all, and a call
+    /// about something nobody said are asked for in words, without the history that misled
+    /// the model (asked for a call again, a small model makes the same guess or another). A
+    /// retry in words is shown no tools (`shared::Frame::Words`). A second flag, or no retry
+    /// that differs from the flagged hop, gives up.
+    ///
+    /// Asked again without the history but shown the tools, the 0.5B model ran no call in
+    /// any of 94 such retries over a day's spoken sessions (after words repeated or said
+    /// back, or nothing at all): it called something nobody asked for, and the turn said
+    /// "Sorry, nothing was done." (docs/measurements.md).
     pub(super) fn advance(&mut self, why: Unfounded, can: Retry) -> (Step, String) {
         let label = why.label();
         let forced = can
@@ -142,6 +148,7 @@ impl Recovery {
         let fresh = can
             .has_history
             .then_some((Recovery::Fresh, ToolChoice::Auto));
+        let words = Some((Recovery::Fresh, ToolChoice::Reply));
         let retry = match (*self, why) {
             (
                 Recovery::None,
@@ -151,12 +158,10 @@ impl Recovery {
                 | Unfounded::Misnamed
                 | Unfounded::Order,
             ) => forced.or(fresh),
-            (Recovery::None, Unfounded::Echo | Unfounded::Repeat) => fresh.or(forced),
-            (Recovery::None, Unfounded::Silent) => {
-                fresh.or(Some((Recovery::Fresh, ToolChoice::Reply)))
+            (Recovery::None, Unfounded::Echo | Unfounded::Repeat) => {
+                words.filter(|_| can.has_history).or(forced)
             }
-            (Recovery::None, Unfounded::NoAnswer) => Some((Recovery::Fresh, ToolChoice::Reply)),
-            (Recovery::None, Unfounded::Unasked) => Some((Recovery::Fresh, ToolChoice::Reply)),
+            (Recovery::None, Unfounded::Silent | Unfounded::NoAnswer | Unfounded::Unasked) => words,
             _ => None,
         };
         match retry {
@@ -747,13 +752,13 @@ mod tests {
             first(Unfounded::Claim, can(false, false)).0,
             Step::GiveUp(NOTHING_DONE)
         );
-        // words copied from the history: asked without it, else held to a call
+        // words copied from the history: asked for words without it, else held to a call
         let (step, hook) = first(Unfounded::Echo, can(true, true));
-        assert_eq!(step, Step::Retry(ToolChoice::Auto));
-        assert!(
-            hook.ends_with(": asked again without the history"),
-            "{hook}"
-        );
+        assert_eq!(step, Step::Retry(ToolChoice::Reply));
+        assert!(hook.ends_with(": asked again for words"), "{hook}");
+        let mut r = Recovery::None;
+        r.advance(Unfounded::Repeat, can(true, true));
+        assert_eq!(r, Recovery::Fresh, "without the history");
         assert_eq!(
             first(Unfounded::Repeat, can(true, false)).0,
             Step::Retry(ToolChoice::Required)
@@ -762,22 +767,14 @@ mod tests {
         let (step, hook) = first(Unfounded::NoAnswer, can(false, false));
         assert_eq!(step, Step::Retry(ToolChoice::Reply));
         assert!(hook.ends_with(": asked again for words"), "{hook}");
-        // nothing at all: asked again without the history, else held to words
-        assert_eq!(
-            first(Unfounded::Silent, can(true, true)).0,
-            Step::Retry(ToolChoice::Auto)
-        );
-        assert_eq!(
-            first(Unfounded::Silent, can(true, false)).0,
-            Step::Retry(ToolChoice::Reply)
-        );
-        // a call nobody asked for: asked for words, without the history that misled it
-        for c in [can(true, true), can(true, false)] {
+        // nothing at all, and a call nobody asked for: asked for words, without the history
+        // that misled the model
+        for (why, c) in [Unfounded::Silent, Unfounded::Unasked]
+            .into_iter()
+            .flat_map(|why| [(why, can(true, true)), (why, can(true, false))])
+        {
             let mut r = Recovery::None;
-            assert_eq!(
-                r.advance(Unfounded::Unasked, c).0,
-                Step::Retry(ToolChoice::Reply)
-            );
+            assert_eq!(r.advance(why, c).0, Step::Retry(ToolChoice::Reply));
             assert_eq!(r, Recovery::Fresh);
         }
 

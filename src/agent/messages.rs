@@ -20,6 +20,15 @@ use crate::tools::{ToolOutcome, ToolStatus, ToolsMsg};
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
 Answer in one short, plain sentence. When the request needs a tool, call it.";
 
+/// The system prompt of a hop asked again for words after the turn's first hop was flagged
+/// (a call about something nobody asked for, nothing or nothing speakable written, words
+/// copied from the conversation): it is shown no tools, so it can call none. Under the tool list a small model held to words writes about the tools
+/// ("You may call the get_time …") or says the request back; told that nothing will be
+/// done, it answers the person (`hearth ask` on the daily set's remarks, docs/measurements.md).
+pub(crate) const DEFAULT_WORDS_PROMPT: &str = "You are hearth, a voice assistant in a home. \
+No tool fits what the person just said, so nothing will be done. Reply kindly in a few words, \
+and do not offer to do anything.";
+
 /// How long a turn may run before no further hop starts ([`AgentConfig::turn_budget`];
 /// `[agent] turn_budget_s`).
 pub(crate) const TURN_BUDGET: std::time::Duration = std::time::Duration::from_secs(6);
@@ -56,6 +65,9 @@ pub const QUEUE_LIMIT: usize = 8;
 pub struct AgentConfig {
     pub preset: Preset,
     pub system_prompt: String,
+    /// The system prompt of a retry held to words, shown no tools
+    /// ([`DEFAULT_WORDS_PROMPT`]).
+    pub words_prompt: String,
     pub max_hops: usize,
     /// No hop starts once a turn has run this long: the turn answers with what it has
     /// (its confirmations, words from its results, or an apology). A turn so bounded holds
@@ -85,6 +97,7 @@ impl AgentConfig {
         AgentConfig {
             preset,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+            words_prompt: DEFAULT_WORDS_PROMPT.to_string(),
             max_hops: 4,
             turn_budget: TURN_BUDGET,
             max_tokens: 128,

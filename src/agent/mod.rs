@@ -58,9 +58,9 @@
 //! held back, with everything after it; so is a reply with nothing to speak.
 //! The turn is then asked again once, in the way that answers what went wrong
 //! (`Recovery` in `hooks.rs`): words that needed a call, or a call to a misnamed tool, held to a
-//! call with the history (what "it" refers to); words copied from the history asked for
-//! without it; nothing speakable, and a call nobody asked for, held to words; nothing at
-//! all asked again without the history; never the same prompt again. A second flag
+//! call with the history (what "it" refers to); words copied from the history, nothing
+//! speakable, nothing at all and a call nobody asked for held to words, without the history
+//! and shown no tools (the words prompt); never the same prompt again. A second flag
 //! ends the turn. After calls, the model's words are checked against
 //! what the turn's results carry (with the request and the calls' arguments): a number, a
 //! time, a date or a state of the home that none of them carries, or the request said back,

@@ -149,30 +149,48 @@ pub(super) async fn count_tokens(shared: &Shared, text: &str) -> Result<usize, A
         .map_err(|_| AgentError::Actor("engine"))
 }
 
-/// A hop's prompt: rendered with the chat template, and the messages it was rendered from.
+/// A hop's prompt: rendered with the chat template, and the messages and tools it was
+/// rendered from.
 pub(super) struct Rendered {
     pub(super) text: String,
     pub(super) messages: Vec<ChatMessage>,
+    /// The tools the prompt shows (an empty list: none).
+    pub(super) tools: Value,
+}
+
+/// What a hop's prompt opens with: the system prompt and the tools it shows.
+pub(super) enum Frame<'a> {
+    /// The system prompt and the turn's tools: every hop but a retry held to words.
+    Tools(&'a Value),
+    /// The words prompt and no tools ([`AgentConfig::words_prompt`]).
+    ///
+    /// [`AgentConfig::words_prompt`]: super::messages::AgentConfig::words_prompt
+    Words,
 }
 
 /// Render the prompt, dropping the oldest history messages until it fits the context.
 pub(super) async fn render_fitting(
     shared: &Shared,
+    frame: Frame<'_>,
     history: &mut Vec<ChatMessage>,
     turn: &[ChatMessage],
-    tools: &Value,
 ) -> Result<Rendered, AgentError> {
+    let (system, tools) = match frame {
+        Frame::Tools(tools) => (&shared.cfg.system_prompt, tools.clone()),
+        Frame::Words => (&shared.cfg.words_prompt, Value::Array(Vec::new())),
+    };
     loop {
         let mut msgs = Vec::with_capacity(history.len() + turn.len() + 1);
-        msgs.push(ChatMessage::system(shared.cfg.system_prompt.clone()));
+        msgs.push(ChatMessage::system(system.clone()));
         msgs.extend(history.iter().cloned());
         msgs.extend(turn.iter().cloned());
-        let prompt = shared.template.render(&msgs, Some(tools), true)?;
+        let prompt = shared.template.render(&msgs, Some(&tools), true)?;
         let tokens = count_tokens(shared, &prompt).await?;
         if tokens + shared.cfg.max_tokens <= shared.n_ctx {
             return Ok(Rendered {
                 text: prompt,
                 messages: msgs,
+                tools,
             });
         }
         if history.is_empty() {

@@ -28,7 +28,7 @@ use super::recall::recall_turn;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
 use super::session::Session;
 use super::shared::{
-    remember_turn, render_fitting, reply_check, run_calls, snapshot, Rendered, Shared,
+    remember_turn, render_fitting, reply_check, run_calls, snapshot, Frame, Rendered, Shared,
 };
 use crate::intent::Before;
 use crate::llm::{
@@ -93,14 +93,12 @@ impl TurnCtx<'_> {
         self.shared.cfg.preset.grammar.is_some()
     }
 
-    /// What the model's words are checked against: the claims while no call has run
-    /// (`carried` is `None`), what the results carry after.
     /// A hop's prompt as the engine takes it: the text, and the messages and tools it was
     /// rendered from (for a server that takes chat, not raw text).
     fn chat_prompt(&self, rendered: Rendered) -> (String, Arc<ChatPrompt>) {
         let chat = ChatPrompt {
             messages: rendered.messages,
-            tools: self.tools_json.clone(),
+            tools: rendered.tools,
             calls: self.shared.cfg.preset.grammar.clone(),
         };
         (rendered.text, Arc::new(chat))
@@ -322,7 +320,7 @@ async fn hop(ctx: &TurnCtx<'_>, st: &mut TurnState, n: usize) -> Result<HopOutco
     let preset = &ctx.shared.cfg.preset;
     let (choice, in_follow_up) = st.next.take(preset, n, !st.last_outcomes.is_empty());
     let grammar = ctx.grammar(&choice, st.checking())?;
-    let prompt = st.render(ctx).await?;
+    let prompt = st.render(ctx, &choice).await?;
     // decoding is greedy: a retry asked exactly as the flagged hop would write it again
     let asked = hooks::hop_key(&prompt.text, &grammar);
     if let Some(why) = st.unfounded.filter(|_| st.retrying_from == Some(asked)) {
@@ -445,16 +443,24 @@ impl TurnState {
         self.ran_tools.is_empty() && self.confirmed.is_empty()
     }
 
-    /// The prompt for the next hop: a recovery retry asked fresh has no history (what misled
-    /// the model); any other hop has it (what "it" and "too" refer to).
-    async fn render(&mut self, ctx: &TurnCtx<'_>) -> Result<Rendered, AgentError> {
-        let mut none = Vec::new();
-        let history = if self.recovery == Recovery::Fresh {
-            &mut none
+    /// The prompt for the next hop, under `choice`: a recovery retry asked fresh has no
+    /// history (what misled the model); any other hop has it (what "it" and "too" refer
+    /// to). A fresh retry held to words before any call has run is shown no tools, under the
+    /// words prompt ([`Frame::Words`]): it can call nothing, and nothing has been done.
+    async fn render(
+        &mut self,
+        ctx: &TurnCtx<'_>,
+        choice: &ToolChoice,
+    ) -> Result<Rendered, AgentError> {
+        let fresh = self.recovery == Recovery::Fresh;
+        let frame = if fresh && *choice == ToolChoice::Reply && self.checking() {
+            Frame::Words
         } else {
-            &mut self.history
+            Frame::Tools(&ctx.tools_json)
         };
-        render_fitting(ctx.shared, history, &self.msgs, &ctx.tools_json).await
+        let mut none = Vec::new();
+        let history = if fresh { &mut none } else { &mut self.history };
+        render_fitting(ctx.shared, frame, history, &self.msgs).await
     }
 
     /// A hop that called nothing: the hooks for a model that failed to call or to answer,

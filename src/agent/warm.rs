@@ -54,6 +54,9 @@ pub(super) fn in_background(shared: &Arc<Shared>, session: Option<String>) {
                 if let Err(e) = warm(&shared, session.as_deref()).await {
                     tracing::warn!(error = %e, "the next prompt was not warmed");
                 }
+                if let Err(e) = words(&shared).await {
+                    tracing::warn!(error = %e, "the words prompt was not warmed");
+                }
             }
         }
         .instrument(tracing::info_span!("warm")),
@@ -145,6 +148,30 @@ pub(super) async fn warm(
     Ok(Some(stats))
 }
 
+/// The prompt a retry held to words begins with (the words prompt, no tools, no history:
+/// `shared::Frame::Words`), evaluated into a sequence of the cache of its own, so that such
+/// a retry evaluates only the request: at start (with `warm_next`), and after each warm-up,
+/// where it costs one token and keeps the sequence from being the least recently used (a
+/// retry without the history or a cut history would overwrite it).
+pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
+    let none = Value::Array(Vec::new());
+    let Some(prefix) = prefix_under(shared, &shared.cfg.words_prompt, Vec::new(), &none)? else {
+        return Ok(());
+    };
+    if shared.turns.load(Ordering::SeqCst) > 0 {
+        return Ok(());
+    }
+    let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)
+        .map_err(|_| AgentError::Actor("engine"))??;
+    tracing::info!(
+        tokens = stats.prompt_tokens,
+        evaluated = stats.evaluated_tokens,
+        ms = format!("{:.0}", stats.prompt_eval_ms),
+        "the words prompt warmed"
+    );
+    Ok(())
+}
+
 /// Where `session`'s `history` is cut back, once it holds more than `[agent]
 /// history_tokens` (`whole`: the tokens of the prompt with all of it), and the prompt that
 /// cut leaves with its tokens: the cut under way while what it keeps is within the bound
@@ -225,8 +252,18 @@ fn next_prefix(
     history: Vec<ChatMessage>,
     tools: &Value,
 ) -> Result<Option<String>, AgentError> {
+    prefix_under(shared, &shared.cfg.system_prompt, history, tools)
+}
+
+/// The rendered prompt under `system` after `history`, up to where its request goes.
+fn prefix_under(
+    shared: &Shared,
+    system: &str,
+    history: Vec<ChatMessage>,
+    tools: &Value,
+) -> Result<Option<String>, AgentError> {
     let mut msgs = Vec::with_capacity(history.len() + 2);
-    msgs.push(ChatMessage::system(shared.cfg.system_prompt.clone()));
+    msgs.push(ChatMessage::system(system.to_string()));
     msgs.extend(history);
     msgs.push(ChatMessage::user(REQUEST_MARK));
     let mut prompt = shared.template.render(&msgs, Some(tools), true)?;

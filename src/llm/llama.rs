@@ -13,10 +13,10 @@
 //! continues what a sequence holds is evaluated there; one that departs from it part-way (a
 //! retry asked without the conversation, a history cut back by the warm-up) goes to the
 //! least recently used sequence, from a copy of the shared prefix (cells shared, nothing
-//! evaluated). A turn's first hop always continues the conversation, and a retry and a cut
-//! history each have a sequence of their own to go on in, so the conversation is not the
-//! least recently used when a retry or a cut comes, and it is still there for the prompt
-//! after it.
+//! evaluated). A turn's first hop always continues the conversation, and a retry, a cut
+//! history and the agent's words prompt each have a sequence of their own to go on in, so
+//! the conversation is not the least recently used when a retry or a cut comes, and it is
+//! still there for the prompt after it.
 //!
 //! **Grammar.** A request's Lark grammar is compiled by llguidance (once per distinct
 //! grammar text, then cloned) and chained before the greedy sampler.
@@ -55,11 +55,12 @@ use super::grammar::LazyGrammar;
 const PARSERS_KEPT: usize = super::grammar::GRAMMARS_KEPT;
 
 /// Sequences of the KV cache the worker keeps prompts in ([`place`]): the conversation, a
-/// history being cut back, a retry asked without the history. With two, a turn's retry
-/// left the conversation the least recently used, and the warm-up's cut history then
-/// overwrote it: the next turn evaluated 1,000 tokens of history again (25 s on 2 cores,
-/// the daily session). One pool of cells: a third sequence costs no memory.
-const SEQUENCES: usize = 3;
+/// history being cut back, a retry asked without the history, and the words prompt (the
+/// agent's retry held to words, shown no tools; kept recently used by its warm-ups). With
+/// two, a turn's retry left the conversation the least recently used, and the warm-up's cut
+/// history then overwrote it: the next turn evaluated 1,000 tokens of history again (25 s on
+/// 2 cores, the daily session). One pool of cells: another sequence costs no memory.
+const SEQUENCES: usize = 4;
 
 /// How to load and run the model.
 #[derive(Debug, Clone)]
@@ -746,7 +747,8 @@ impl Worker<'_> {
 
     /// Decodes `batch` into the active slot, once no speech is being synthesised
     /// ([`crate::cpu::give_way`]). When the cache has no cell left for it, the other slots
-    /// are emptied (the active one keeps its prefix) and it is tried once more.
+    /// are emptied one by one, the least recently used first ([`eviction_order`]: a retry's
+    /// or a cut history's before the conversation), until it fits.
     fn decode(
         &mut self,
         batch: &mut LlamaBatch<'_>,
@@ -758,18 +760,23 @@ impl Worker<'_> {
             tracing::trace!(ms = waited.as_secs_f64() * 1e3, "gave way to speech");
         }
         self.use_free_cores();
-        match self.ctx.decode(batch) {
-            Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
-                tracing::debug!("the KV cache is full: the other sequences are emptied");
-                let active = self.active;
-                for slot in (0..self.slots.len()).filter(|&i| i != active) {
+        let held: Vec<usize> = self.slots.iter().map(|s| s.tokens.len()).collect();
+        let used: Vec<u64> = self.slots.iter().map(|s| s.used).collect();
+        let mut spare = eviction_order(&held, &used, self.active).into_iter();
+        loop {
+            match self.ctx.decode(batch) {
+                Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
+                    let Some(slot) = spare.next() else {
+                        return Err(llama_err(stage)("the KV cache is full".to_string()));
+                    };
+                    tracing::debug!(
+                        slot,
+                        "the KV cache is full: the least recently used sequence is emptied"
+                    );
                     self.forget(slot)?;
                 }
-                self.ctx
-                    .decode(batch)
-                    .map_err(|e| llama_err(stage)(e.to_string()))
+                r => return r.map_err(|e| llama_err(stage)(e.to_string())),
             }
-            r => r.map_err(|e| llama_err(stage)(e.to_string())),
         }
     }
 
@@ -1086,6 +1093,16 @@ fn place(held: &[&[LlamaToken]], used: &[u64], prompt: &[LlamaToken]) -> Placeme
     }
 }
 
+/// The slots to empty when the cache is full, in order: those other than `active` that hold
+/// tokens (`held`: how many), the least recently `used` first.
+fn eviction_order(held: &[usize], used: &[u64], active: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..held.len())
+        .filter(|&i| i != active && held[i] > 0)
+        .collect();
+    order.sort_by_key(|&i| (used.get(i).copied().unwrap_or(0), i));
+    order
+}
+
 fn grammar_err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Grammar(e.to_string())
 }
@@ -1144,7 +1161,7 @@ fn take_utf8(buf: &mut Vec<u8>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{place, take_utf8, LlamaToken, Placement};
+    use super::{eviction_order, place, take_utf8, LlamaToken, Placement};
 
     fn toks(ids: &[i32]) -> Vec<LlamaToken> {
         ids.iter().map(|&i| LlamaToken(i)).collect()
@@ -1156,6 +1173,15 @@ mod tests {
             source,
             common,
         }
+    }
+
+    #[test]
+    fn a_full_cache_empties_the_least_recently_used_sequence_first() {
+        // slot 1 active (a retry), the conversation in slot 0 used just before it, a cut
+        // history in slot 2 and the words prompt in slot 3 earlier, slot 4 empty
+        let order = eviction_order(&[2980, 40, 1500, 50, 0], &[9, 10, 5, 7, 1], 1);
+        assert_eq!(order, [2, 3, 0], "never the active slot, nor an empty one");
+        assert!(eviction_order(&[10], &[1], 0).is_empty());
     }
 
     #[test]

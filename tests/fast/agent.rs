@@ -464,10 +464,13 @@ async fn a_call_to_an_unknown_tool_is_nudged_to_a_plain_answer() {
     );
     assert_eq!(turn.hops[1].tool_choice, "reply");
     let rec = r.recorded.lock().unwrap();
-    assert_eq!(
-        rec[1].prompt, rec[0].prompt,
-        "asked again from the same messages"
+    let words = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap()).words_prompt;
+    assert!(
+        rec[1].prompt.contains(&words) && rec[1].prompt.contains("tell me a joke"),
+        "asked again for words, under the words prompt: {}",
+        rec[1].prompt
     );
+    assert!(!rec[1].prompt.contains("set_light"), "{}", rec[1].prompt);
     assert!(rec[1].grammar.is_some());
     assert_eq!(turn.reply, "The lamp was tired.");
     assert!(executions(&r.log).is_empty());
@@ -1105,6 +1108,60 @@ async fn a_call_about_something_not_said_does_not_run() {
         Some(hearth::llm::REPLY_LARK),
         "with no history to leave out, the retry is held to words"
     );
+    // shown the tools, a small model held to words writes about them: the retry is shown
+    // none, under the words prompt
+    let words = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap()).words_prompt;
+    assert!(rec[0].prompt.contains("set_light"), "{}", rec[0].prompt);
+    assert!(!rec[0].prompt.contains(&words));
+    assert!(rec[1].prompt.contains(&words), "{}", rec[1].prompt);
+    assert!(!rec[1].prompt.contains("set_light"), "{}", rec[1].prompt);
+    assert!(rec[1].prompt.contains("never mind"));
+}
+
+#[tokio::test]
+async fn a_retry_held_to_words_begins_with_the_words_prompt_warmed() {
+    let mut prefilled = None;
+    let mut words = String::new();
+    let r = rig(&[KITCHEN_CALL, "Okay."], "qwen2.5-coder", CHATML, |c, s| {
+        prefilled = Some(s.prefilled.clone());
+        words = c.words_prompt.clone();
+    })
+    .await;
+    let (agent, recorded, prefilled) = (r.agent, r.recorded, prefilled.unwrap());
+    // at start, after the turn's prefix: the words prompt, with no tools
+    let at_start = prefilled.lock().unwrap().clone();
+    assert_eq!(at_start.len(), 2, "{at_start:#?}");
+    assert!(at_start[0].contains("set_light") && !at_start[0].contains(&words));
+    assert!(at_start[1].contains(&words), "{}", at_start[1]);
+    assert!(!at_start[1].contains("set_light"), "{}", at_start[1]);
+    assert!(
+        at_start[1].ends_with("<|im_start|>user\n"),
+        "{}",
+        at_start[1]
+    );
+
+    let turn = ask(&agent, "never mind").await.unwrap();
+    assert_eq!(turn.reply, "Okay.");
+    let retry = recorded.lock().unwrap()[1].prompt.clone();
+    assert_eq!(
+        retry,
+        format!(
+            "{}never mind<|im_end|>\n<|im_start|>assistant\n",
+            at_start[1]
+        ),
+        "the retry is the warmed words prompt and the request's own tokens"
+    );
+    // warmed again after the turn (one token where it is cached), so a retry or a cut
+    // history does not overwrite it as the least recently used
+    for _ in 0..200 {
+        let all = prefilled.lock().unwrap().clone();
+        if all.len() >= 4 {
+            assert_eq!(all[3], at_start[1], "{all:#?}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("warmed again: {:#?}", prefilled.lock().unwrap());
 }
 
 #[tokio::test]
@@ -1123,14 +1180,22 @@ async fn a_follow_up_may_call_about_what_the_turn_before_named() {
     assert!(turn.unfounded.is_none());
 }
 
-/// Polls `prefilled` until it holds `n` prompts (the warm-ups after a turn and after a tool
-/// change run in the background).
+/// The prompts warmed that a turn's first hop begins with: all but the words prompt's
+/// (warmed after each of them, for a retry held to words).
+fn turn_prefills(prefilled: &std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Vec<String> {
+    let words = AgentConfig::new(Preset::load("qwen2.5-coder").unwrap()).words_prompt;
+    let all = prefilled.lock().unwrap().clone();
+    all.into_iter().filter(|p| !p.contains(&words)).collect()
+}
+
+/// Polls `prefilled` until it holds `n` prompts a turn begins with (the warm-ups after a turn
+/// and after a tool change run in the background).
 async fn prefills(
     prefilled: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     n: usize,
 ) -> Vec<String> {
     for _ in 0..200 {
-        let got = prefilled.lock().unwrap().clone();
+        let got = turn_prefills(prefilled);
         if got.len() >= n {
             return got;
         }
@@ -1257,9 +1322,7 @@ async fn a_long_history_is_cut_between_turns_once_the_cut_prompt_is_warm() {
     // a pause: the warm-up after the fourth turn finishes, and the history is cut to it
     let mut cut = String::new();
     for _ in 0..100 {
-        cut = prefilled
-            .lock()
-            .unwrap()
+        cut = turn_prefills(&prefilled)
             .last()
             .cloned()
             .unwrap_or_default();
