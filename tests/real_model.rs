@@ -427,6 +427,20 @@ fn a_prompt_cache_file_carries_the_warmed_prefix_and_no_request() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// The model in process with an `n_ctx`-token context, for the cache's tests.
+async fn engine_of(n_ctx: u32) -> ActorRef<EngineMsg> {
+    let mut cfg = hearth::llm::llama::LlamaConfig::new(common_model::qwen_path().unwrap());
+    cfg.n_ctx = n_ctx;
+    hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap()
+}
+
+/// `text` evaluated into the engine's cache.
+async fn prefilled(engine: &ActorRef<EngineMsg>, text: String) -> hearth::llm::GenStats {
+    ractor::call!(engine, EngineMsg::Prefill, text)
+        .unwrap()
+        .unwrap()
+}
+
 #[test]
 fn retries_without_the_conversation_leave_it_cached() {
     // The engine's prompts as a long voice session makes them: the conversation, a retry
@@ -437,20 +451,10 @@ fn retries_without_the_conversation_leave_it_cached() {
     // warm-up after a retry found 1583 of 2377 tokens gone and took 19.8 s, and once, after
     // a cut, a retry took the place of the shorter, live conversation (5.5 s).
     let Some(s) = shared() else { return };
-    let model = common_model::qwen_path().unwrap();
     s.rt.block_on(async {
         let _turn = s.lock.lock().await;
-        let mut cfg = hearth::llm::llama::LlamaConfig::new(model.clone());
-        cfg.n_ctx = 2048;
-        let engine = hearth::llm::llama::LlamaEngine::spawn(cfg).await.unwrap();
-        let prefill = |text: String| {
-            let engine = engine.clone();
-            async move {
-                ractor::call!(engine, EngineMsg::Prefill, text)
-                    .unwrap()
-                    .unwrap()
-            }
-        };
+        let engine = engine_of(2048).await;
+        let prefill = |text: String| prefilled(&engine, text);
         let system = "<|im_start|>system\nYou are hearth.<|im_end|>\n";
         let turns = |rooms: &[&str]| {
             let mut text = system.to_string();
@@ -490,6 +494,51 @@ fn retries_without_the_conversation_leave_it_cached() {
             "Lock the garage door.",
         )
         .await;
+        engine.stop(None);
+    });
+}
+
+#[test]
+fn a_full_cache_empties_a_retry_before_the_conversation() {
+    // The cache holds the conversation and a retry; a second retry finds no cells left. The
+    // least recently used sequence (the first retry) is emptied, not the conversation: once,
+    // every other sequence was, and a 3,000-token conversation was evaluated again (12 s,
+    // three turns stalled, Home Assistant's house).
+    let Some(s) = shared() else { return };
+    s.rt.block_on(async {
+        let _turn = s.lock.lock().await;
+        let engine = engine_of(512).await;
+        let prefill = |text: String| prefilled(&engine, text);
+        let system = "<|im_start|>system\nYou are hearth.<|im_end|>\n";
+        let mut conversation = system.to_string();
+        for n in 1..=12 {
+            conversation.push_str(&format!(
+                "<|im_start|>user\nTurn on light number {n}.<|im_end|>\n\
+                 <|im_start|>assistant\nLight {n} is on.<|im_end|>\n"
+            ));
+        }
+        let retry = |door: &str| {
+            let words = format!("Lock the {door} door and check it twice. ").repeat(14);
+            format!("{system}<|im_start|>user\n{words}<|im_end|>\n")
+        };
+        let whole = prefill(conversation.clone()).await;
+        let first = prefill(retry("front")).await;
+        assert_eq!(prefill(conversation.clone()).await.evaluated_tokens, 1);
+        let second = prefill(retry("back")).await;
+        let shared_prefix = first.cached_tokens;
+        assert!(
+            whole.prompt_tokens + 2 * (first.prompt_tokens - shared_prefix) > 512,
+            "the second retry does not fit beside the others: {whole:?} {first:?}"
+        );
+        assert!(
+            whole.prompt_tokens + second.prompt_tokens - shared_prefix <= 512,
+            "it fits beside the conversation alone: {whole:?} {second:?}"
+        );
+        let again = prefill(conversation.clone()).await;
+        assert_eq!(
+            again.evaluated_tokens, 1,
+            "the conversation is still cached: {again:?} (second retry {second:?})"
+        );
         engine.stop(None);
     });
 }

@@ -760,13 +760,16 @@ impl Worker<'_> {
             tracing::trace!(ms = waited.as_secs_f64() * 1e3, "gave way to speech");
         }
         self.use_free_cores();
-        let held: Vec<usize> = self.slots.iter().map(|s| s.tokens.len()).collect();
-        let used: Vec<u64> = self.slots.iter().map(|s| s.used).collect();
-        let mut spare = eviction_order(&held, &used, self.active).into_iter();
+        let mut spare: Option<std::vec::IntoIter<usize>> = None;
         loop {
             match self.ctx.decode(batch) {
                 Err(llama_cpp_2::DecodeError::NoKvCacheSlot) => {
-                    let Some(slot) = spare.next() else {
+                    let order = spare.get_or_insert_with(|| {
+                        let held: Vec<usize> = self.slots.iter().map(|s| s.tokens.len()).collect();
+                        let used: Vec<u64> = self.slots.iter().map(|s| s.used).collect();
+                        eviction_order(&held, &used, self.active).into_iter()
+                    });
+                    let Some(slot) = order.next() else {
                         return Err(llama_err(stage)("the KV cache is full".to_string()));
                     };
                     tracing::debug!(
