@@ -31,6 +31,8 @@ pub(super) struct Shared {
     pub(super) caps: TemplateCaps,
     pub(super) parser: Parser,
     pub(super) n_ctx: usize,
+    /// Prompts the engine keeps cached side by side ([`crate::llm::EngineInfo::sequences`]).
+    pub(super) sequences: usize,
     pub(super) grammars: GrammarCache,
     /// Compiled tool sets by registry fingerprint, the [`TOOLSETS_KEPT`] used last.
     pub(super) toolsets: Mutex<crate::bounded::Lru<String, Arc<ToolSet>>>,
@@ -76,6 +78,7 @@ pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> 
         template,
         caps,
         n_ctx: info.n_ctx,
+        sequences: info.sequences,
         engine: args.engine,
         tools: args.tools,
         cfg: args.cfg,

@@ -152,13 +152,15 @@ pub(super) async fn warm(
 /// `shared::Frame::Words`), evaluated into a sequence of the cache of its own, so that such
 /// a retry evaluates only the request: at start (with `warm_next`), and after each warm-up,
 /// where it costs one token and keeps the sequence from being the least recently used (a
-/// retry without the history or a cut history would overwrite it).
+/// retry without the history or a cut history would overwrite it). Not with an engine that
+/// keeps one prompt cached (a remote server: `Shared::sequences`).
 pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
     let none = Value::Array(Vec::new());
     let Some(prefix) = prefix_under(shared, &shared.cfg.words_prompt, Vec::new(), &none)? else {
         return Ok(());
     };
-    if shared.turns.load(Ordering::SeqCst) > 0 {
+    // an engine that keeps one prompt (a remote server) would drop the conversation for it
+    if shared.sequences < 2 || shared.turns.load(Ordering::SeqCst) > 0 {
         return Ok(());
     }
     let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)

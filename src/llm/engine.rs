@@ -155,6 +155,11 @@ pub struct EngineInfo {
     pub eos_token: String,
     pub n_ctx: usize,
     pub model: String,
+    /// Prompts the engine keeps cached side by side: a prompt that departs from the
+    /// conversation (a retry, the words prompt) leaves it cached only when this is more than
+    /// one. The model in process: its KV cache's sequences; a remote server: 1 (it keeps the
+    /// last prompt).
+    pub sequences: usize,
 }
 
 /// The one message enum of an engine actor.

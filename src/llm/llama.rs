@@ -389,6 +389,7 @@ fn worker(
         eos_token: piece(model.vocab().eos()),
         n_ctx: ctx.n_ctx() as usize,
         model: cfg.model_path.display().to_string(),
+        sequences: SEQUENCES,
     };
     tracing::info!(model = %info.model, n_ctx = info.n_ctx, "model loaded");
     if ready.send(Ok(info)).is_err() {

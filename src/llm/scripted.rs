@@ -34,6 +34,9 @@ pub struct Script {
     /// The chat template the engine reports (the GGUF's, in the real engine).
     pub chat_template: Option<String>,
     pub n_ctx: usize,
+    /// Prompts it says it keeps cached side by side (`EngineInfo::sequences`): 4, as the
+    /// model in process; 1, as a remote server.
+    pub sequences: usize,
     /// Every request, for assertions.
     pub recorded: Arc<Mutex<Vec<Recorded>>>,
     /// Every prompt prefilled ([`EngineMsg::Prefill`]), in order.
@@ -57,6 +60,7 @@ impl Script {
             chunk_delay: Duration::ZERO,
             chat_template: None,
             n_ctx: 4096,
+            sequences: 4,
             recorded: Arc::new(Mutex::new(Vec::new())),
             prefilled: Arc::new(Mutex::new(Vec::new())),
             compiled: Arc::new(Mutex::new(Vec::new())),
@@ -185,6 +189,7 @@ impl Actor for ScriptedEngine {
                     eos_token: "<|im_end|>".into(),
                     n_ctx: state.script.n_ctx,
                     model: "scripted".into(),
+                    sequences: state.script.sequences,
                 });
             }
         }

@@ -1165,6 +1165,28 @@ async fn a_retry_held_to_words_begins_with_the_words_prompt_warmed() {
 }
 
 #[tokio::test]
+async fn an_engine_that_keeps_one_prompt_is_not_warmed_with_the_words_prompt() {
+    // a remote server keeps the last prompt only: the words prompt would take the
+    // conversation's place
+    let mut prefilled = None;
+    let mut words = String::new();
+    let r = rig(&["Hello!"], "qwen2.5-coder", CHATML, |c, s| {
+        s.sequences = 1;
+        prefilled = Some(s.prefilled.clone());
+        words = c.words_prompt.clone();
+    })
+    .await;
+    let prefilled = prefilled.unwrap();
+    ask(&r.agent, "hello").await.unwrap();
+    // at start and after the turn: the turn's prompt only
+    prefills(&prefilled, 2).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let all = prefilled.lock().unwrap().clone();
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all.iter().all(|p| !p.contains(&words)), "{all:#?}");
+}
+
+#[tokio::test]
 async fn a_follow_up_may_call_about_what_the_turn_before_named() {
     let r = rig(
         &[KITCHEN_CALL, KITCHEN_OFF],

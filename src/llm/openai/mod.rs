@@ -304,6 +304,7 @@ pub fn engine_info(
             eos_token: token("eos_token", |m| m.eos_token.clone()),
             n_ctx,
             model: format!("{model} at {root}"),
+            sequences: 1,
         },
         source,
     ))
