@@ -155,14 +155,14 @@ pub(super) async fn warm(
 /// retry without the history or a cut history would overwrite it). Not with an engine that
 /// keeps one prompt cached (a remote server: `Shared::sequences`).
 pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
-    let none = Value::Array(Vec::new());
-    let Some(prefix) = prefix_under(shared, &shared.cfg.words_prompt, Vec::new(), &none)? else {
-        return Ok(());
-    };
     // an engine that keeps one prompt (a remote server) would drop the conversation for it
     if shared.sequences < 2 || shared.turns.load(Ordering::SeqCst) > 0 {
         return Ok(());
     }
+    let none = Value::Array(Vec::new());
+    let Some(prefix) = prefix_under(shared, &shared.cfg.words_prompt, Vec::new(), &none)? else {
+        return Ok(());
+    };
     let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)
         .map_err(|_| AgentError::Actor("engine"))??;
     tracing::info!(
