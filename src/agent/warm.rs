@@ -51,11 +51,19 @@ pub(super) fn in_background(shared: &Arc<Shared>, session: Option<String>) {
                 if shared.turns.load(Ordering::SeqCst) > 0 {
                     continue;
                 }
-                if let Err(e) = warm(&shared, session.as_deref()).await {
-                    tracing::warn!(error = %e, "the next prompt was not warmed");
-                }
-                if let Err(e) = words(&shared).await {
-                    tracing::warn!(error = %e, "the words prompt was not warmed");
+                let finished = match warm(&shared, session.as_deref()).await {
+                    Ok(stats) => stats.is_some_and(|s| s.stop != Some(StopReason::Cancelled)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the next prompt was not warmed");
+                        false
+                    }
+                };
+                // only after a warm-up that finished: one cancelled by a turn, or by the
+                // engine stopping with hearth, leaves the engine to them
+                if finished {
+                    if let Err(e) = words(&shared).await {
+                        tracing::warn!(error = %e, "the words prompt was not warmed");
+                    }
                 }
             }
         }
@@ -150,8 +158,8 @@ pub(super) async fn warm(
 
 /// The prompt a retry held to words begins with (the words prompt, no tools, no history:
 /// `shared::Frame::Words`), evaluated into a sequence of the cache of its own, so that such
-/// a retry evaluates only the request: at start (with `warm_next`), and after each warm-up,
-/// where it costs one token and keeps the sequence from being the least recently used (a
+/// a retry evaluates only the request: at start (with `warm_next`), and after each warm-up
+/// that finished, where it costs one token and keeps the sequence from being the least recently used (a
 /// retry without the history or a cut history would overwrite it). Not with an engine that
 /// keeps one prompt cached (a remote server: `Shared::sequences`).
 pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
