@@ -171,8 +171,15 @@ pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
     let Some(prefix) = prefix_under(shared, &shared.cfg.words_prompt, Vec::new(), &none)? else {
         return Ok(());
     };
-    let stats = ractor::call!(shared.engine, EngineMsg::Prefill, prefix)
-        .map_err(|_| AgentError::Actor("engine"))??;
+    let stats = match ractor::call!(shared.engine, EngineMsg::Prefill, prefix) {
+        Ok(r) => r?,
+        // hearth is stopping: the engine stopped after the warm-up before this one
+        Err(_) if shared.engine.get_status() != ractor::ActorStatus::Running => {
+            tracing::debug!("the engine has stopped: the words prompt is not warmed");
+            return Ok(());
+        }
+        Err(_) => return Err(AgentError::Actor("engine")),
+    };
     tracing::info!(
         tokens = stats.prompt_tokens,
         evaluated = stats.evaluated_tokens,
