@@ -9,7 +9,7 @@
 //! - the answers read into things (`hearth_house::homeassistant::things`);
 //! - the tools made and the registry built with their intents (`hearth::house::tools`,
 //!   `Registry::with_house`): what a change costs before a new name is sayable;
-//! - the phrase set made and written as the recogniser's grammar (`hearth::stt::house_phrases`).
+//! - the phrase set made and written as the recogniser's grammar (`hearth::phrases::house_phrases`).
 //!
 //! Prints each step's median over `--rounds` (default 5) and the process's RSS before and
 //! after, with the grammar's size, and checks that requests by a name, an alias and an area of
@@ -189,7 +189,7 @@ fn run(opts: &Options) -> Result<(), String> {
         let (registry, offered) = base.with_house(tools).map_err(|e| e.to_string())?;
         made.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let grammar = serde_json::to_vec(&hearth::stt::house_phrases(&registry, &[]).grammar())
+        let grammar = serde_json::to_vec(&hearth::phrases::house_phrases(&registry, &[]).grammar())
             .map_err(|e| e.to_string())?;
         phrases.push(t.elapsed().as_secs_f64() * 1e3);
         grammar_bytes = grammar.len();

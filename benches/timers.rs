@@ -1,4 +1,4 @@
-//! Timers (`src/timers/`): the crash test at length, how late a ring is, and what running
+//! Timers (`crates/hearth-core/src/timers/`): the crash test at length, how late a ring is, and what running
 //! timers cost when nothing happens.
 //!
 //! `cargo bench --bench timers [-- --rounds N]`:

@@ -1,19 +1,20 @@
 //! hearth: an on-device voice agent daemon.
 //!
-//! The parser core (`toolcall`, `speech`, `preset`) is its own crate, `hearth-toolcall`
-//! (pure Rust: no audio, LLM, D-Bus or async runtime), re-exported here. `models` finds,
-//! verifies and downloads model files; `llm` holds the chat templates, grammars and engines
-//! (llama.cpp behind the `llm` feature); `tools` the tool registry and executors; `agent` the
-//! hop loop; `supervisor` the wiring; `voice` the values that cross the voice pipeline's
-//! stages; `events` the stream the D-Bus face (`bus`) and telemetry follow; `cpu` the model
-//! giving way to speech synthesis on a shared machine; `wake` the wake-word spotters
-//! (microWakeWord models on TensorFlow Lite); `pipeline` the voice turns; `satellite` the
-//! Wyoming satellites in other rooms, each one more source and sink for the pipeline.
+//! What a turn decides (the agent, intents, checks, tools and executors, the house found,
+//! timers, the config, the events and the voice stages' values) is the core,
+//! `crates/hearth-core`, with no native engine under it; its modules are re-exported here
+//! under the same names, as is the parser crate (`toolcall`, `speech`, `preset`). This crate
+//! adds what needs a native engine or the machine: `llm::llama` the llama.cpp engine (feature
+//! `llm`), `audio` the sound devices, Listen and the echo canceller, `wake` the wake-word
+//! spotters, `tts` Piper, `onnx` ONNX Runtime, `stt` the Wyoming client of hearth-stt,
+//! `pipeline` the voice turns (feature `tts`), `satellite` the Wyoming satellites in other
+//! rooms, `bus` the D-Bus face, `systemd`, `models` the model files, `settings` the flags
+//! over the config file resolved once, `supervisor` the wiring, `doctor` the checks.
 //!
-//! A module is public only when the binary, a test or a bench needs it (`cpu` and `secret`
-//! are not), and inside one an item is public only when something outside the crate names
-//! it: the rest is `pub(crate)`, so the compiler reports what nothing uses. The front door
-//! (the binary's first needs) is re-exported at the root.
+//! A module is public only when the binary, a test or a bench needs it, and inside one an
+//! item is public only when something outside the crate names it: the rest is `pub(crate)`,
+//! so the compiler reports what nothing uses. The front door (the binary's first needs) is
+//! re-exported at the root.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // Dead code is found in the default build (every feature on: what CI lints first). Without
@@ -24,35 +25,28 @@
 pub use hearth_toolcall as toolcall;
 pub use hearth_toolcall::{preset, speech};
 
-pub mod agent;
-pub mod announce;
+// The core (crates/hearth-core): what a turn decides, with no native engine under it.
+pub use hearth_core::{
+    agent, announce, bounded, config, cpu, events, house, intent, logs, phrases, timers, tools,
+    voice,
+};
+
 pub mod audio;
-pub mod bounded;
 pub mod bus;
-pub mod config;
-mod cpu;
 pub mod doctor;
-pub mod events;
-pub mod house;
-pub mod intent;
 pub mod llm;
-pub mod logs;
 pub mod models;
 pub mod onnx;
 #[cfg(feature = "tts")]
 pub mod pipeline;
 pub mod satellite;
-mod secret;
 pub mod settings;
 pub mod speech_models;
 pub mod stt;
 pub mod stt_shared;
 pub mod supervisor;
 pub mod systemd;
-pub mod timers;
-pub mod tools;
 pub mod tts;
-pub mod voice;
 pub mod wake;
 
 // The front door, as the binary uses it: settings resolved once from the config file and the

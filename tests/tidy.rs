@@ -1,6 +1,7 @@
 //! The rules docs/architecture.md states, kept by a test (as rust-analyzer's `tidy` keeps its
 //! own): leaf modules import nothing above them, the workspace's crates stand without the
-//! `hearth` crate (but the tests' support, `hearth-testkit`), no source file passes the line
+//! `hearth` crate (but the tests' support, `hearth-testkit`), the core links no native engine,
+//! no source file passes the line
 //! budget, and the code map names what exists and misses nothing. And the documents' own
 //! rules: README.md is short and undated (its figures' dates and builds are in
 //! docs/measurements.md), and every relative link in README.md and docs/*.md reaches a file of
@@ -66,16 +67,22 @@ fn without_strings(line: &str) -> String {
     out
 }
 
-/// `src/NAME.rs` or the files of `src/NAME/`.
+/// The crates whose modules the rules below read, by their source directory: the core and
+/// the `hearth` crate above it (each one's `crate::` is its own).
+const SOURCE_DIRS: [&str; 2] = ["crates/hearth-core/src", "src"];
+
+/// `DIR/NAME.rs` or the files of `DIR/NAME/`, in whichever source directory holds the module.
 fn module_files(name: &str) -> Vec<PathBuf> {
-    let file = root().join("src").join(format!("{name}.rs"));
-    let dir = root().join("src").join(name);
     let mut files = Vec::new();
-    if file.is_file() {
-        files.push(file);
-    }
-    if dir.is_dir() {
-        files.extend(rust_files(&dir));
+    for src in SOURCE_DIRS {
+        let file = root().join(src).join(format!("{name}.rs"));
+        let dir = root().join(src).join(name);
+        if file.is_file() {
+            files.push(file);
+        }
+        if dir.is_dir() {
+            files.extend(rust_files(&dir));
+        }
     }
     assert!(
         !files.is_empty(),
@@ -85,7 +92,8 @@ fn module_files(name: &str) -> Vec<PathBuf> {
 }
 
 /// The modules everything else builds on: they import only each other (and the parser
-/// crate `lib.rs` re-exports as `preset`, `speech`, `toolcall`).
+/// crate each `lib.rs` re-exports as `preset`, `speech`, `toolcall`). The first five are the
+/// core's, the rest the `hearth` crate's.
 const LEAVES: [&str; 8] = [
     "bounded",
     "config",
@@ -174,6 +182,68 @@ fn the_workspace_crates_stand_without_hearth() {
     );
 }
 
+/// The native engines and sound devices: C or C++ built from source or linked (llama.cpp,
+/// whisper.cpp, ONNX Runtime, espeak-ng, ALSA). The core links none of them.
+const NATIVE: [&str; 12] = [
+    "alsa",
+    "alsa-sys",
+    "cpal",
+    "espeak-rs",
+    "espeak-rs-sys",
+    "llama-cpp-2",
+    "llama-cpp-sys-2",
+    "ort",
+    "ort-sys",
+    "piper-rs",
+    "whisper-rs",
+    "whisper-rs-sys",
+];
+
+/// The packages `package` depends on, directly or not, as Cargo.lock resolves them (every
+/// version of a name, and every platform's: more than a build links, never less).
+fn locked_dependencies(package: &str) -> Vec<String> {
+    let lock: toml::Table = read("Cargo.lock").parse().expect("Cargo.lock is TOML");
+    let packages = lock["package"]
+        .as_array()
+        .expect("Cargo.lock lists packages");
+    let depends_on = |name: &str| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(name))
+            .flat_map(|p| p.get("dependencies").and_then(|d| d.as_array()).cloned())
+            .flatten()
+            .filter_map(|d| Some(d.as_str()?.split(' ').next()?.to_string()))
+            .collect()
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = depends_on(package);
+    while let Some(name) = todo.pop() {
+        if !seen.contains(&name) {
+            todo.extend(depends_on(&name));
+            seen.push(name);
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_core_links_no_native_engine() {
+    let deps = locked_dependencies("hearth-core");
+    assert!(
+        deps.iter().any(|d| d == "ractor"),
+        "hearth-core's dependencies were not found in Cargo.lock: {deps:?}"
+    );
+    let native: Vec<&String> = deps
+        .iter()
+        .filter(|d| NATIVE.contains(&d.as_str()))
+        .collect();
+    assert!(
+        native.is_empty(),
+        "hearth-core depends on a native engine or sound device ({native:?}): what needs it \
+         belongs in the hearth crate (src/), behind the core's message protocol"
+    );
+}
+
 /// No source file is longer than this. The largest today are about 1,300 lines; the budget
 /// comes down as they are split (issue #26), never up.
 const MAX_LINES: usize = 1_400;
@@ -214,7 +284,7 @@ fn no_source_file_passes_the_line_budget() {
 /// The map of the code, its "## Code map" section's headings naming paths from the root.
 const ARCHITECTURE: &str = "docs/architecture.md";
 
-/// The paths the code map's headings name (`### \`src/agent/\`, \`src/bus.rs\``).
+/// The paths the code map's headings name (`### \`crates/hearth-core/src/agent/\`, \`src/bus.rs\``).
 fn code_map_paths() -> Vec<String> {
     code_map_sections()
         .into_iter()
@@ -277,7 +347,9 @@ fn every_file_a_code_map_entry_names_exists() {
             }
             let found = below.iter().any(|f| f.ends_with(name))
                 || heading.iter().any(|h| h.ends_with(name))
-                || root().join("src").join(name).exists()
+                || SOURCE_DIRS
+                    .iter()
+                    .any(|s| root().join(s).join(name).exists())
                 || root().join(name).exists();
             if !found {
                 stale.push(format!("{name} (under {dirs:?})"));
@@ -300,13 +372,15 @@ fn the_code_map_misses_no_module_crate_or_directory() {
             .any(|m| m == p || (m.ends_with('/') && p.starts_with(m.as_str())))
     };
     let mut wanted = Vec::new();
-    for entry in std::fs::read_dir(root().join("src")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() {
-            wanted.push(format!("src/{name}/"));
-        } else if name.ends_with(".rs") && name != "lib.rs" {
-            wanted.push(format!("src/{name}"));
+    for src in SOURCE_DIRS {
+        for entry in std::fs::read_dir(root().join(src)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                wanted.push(format!("{src}/{name}/"));
+            } else if name.ends_with(".rs") && name != "lib.rs" {
+                wanted.push(format!("{src}/{name}"));
+            }
         }
     }
     for entry in std::fs::read_dir(root().join("crates")).unwrap() {
@@ -343,35 +417,43 @@ fn sibling_imports(dir: &str, file: &Path, siblings: &[String]) -> Vec<String> {
     found
 }
 
+/// The pairs of modules in `dir` (a module directory of `src`) that import each other.
+fn tangled_siblings(src: &str, dir: &Path) -> Vec<String> {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .filter(|p| p.file_stem().is_some_and(|s| s != "mod"))
+        .collect();
+    let siblings: Vec<String> = files
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let imports: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| sibling_imports(&name, f, &siblings))
+        .collect();
+    let mut tangled = Vec::new();
+    for (i, a) in siblings.iter().enumerate() {
+        for (j, b) in siblings.iter().enumerate() {
+            if i < j && imports[i].contains(b) && imports[j].contains(a) {
+                let (x, y) = if a < b { (a, b) } else { (b, a) };
+                tangled.push(format!("{src}/{name}/: {x} <-> {y}"));
+            }
+        }
+    }
+    tangled
+}
+
 #[test]
 fn no_two_sibling_modules_import_each_other() {
     let mut tangled = Vec::new();
-    for entry in std::fs::read_dir(root().join("src")).unwrap() {
-        let dir = entry.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-            .filter(|p| p.file_stem().is_some_and(|s| s != "mod"))
-            .collect();
-        let siblings: Vec<String> = files
-            .iter()
-            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-            .collect();
-        let imports: Vec<Vec<String>> = files
-            .iter()
-            .map(|f| sibling_imports(&name, f, &siblings))
-            .collect();
-        for (i, a) in siblings.iter().enumerate() {
-            for (j, b) in siblings.iter().enumerate() {
-                if i < j && imports[i].contains(b) && imports[j].contains(a) {
-                    let (x, y) = if a < b { (a, b) } else { (b, a) };
-                    tangled.push(format!("src/{name}/: {x} <-> {y}"));
-                }
+    for src in SOURCE_DIRS {
+        for entry in std::fs::read_dir(root().join(src)).unwrap() {
+            let dir = entry.unwrap().path();
+            if dir.is_dir() {
+                tangled.extend(tangled_siblings(src, &dir));
             }
         }
     }
@@ -385,13 +467,13 @@ fn no_two_sibling_modules_import_each_other() {
 
 /// Directories whose `mod.rs` (or parent file) only declares and re-exports: their children
 /// import from each other, never from it. A directory renovated so joins the list.
-const FACADES: [&str; 2] = ["agent", "pipeline/conductor"];
+const FACADES: [&str; 2] = ["crates/hearth-core/src/agent", "src/pipeline/conductor"];
 
 #[test]
 fn no_child_of_a_facade_calls_back_into_it() {
     let mut back = Vec::new();
     for dir in FACADES {
-        let files: Vec<PathBuf> = std::fs::read_dir(root().join("src").join(dir))
+        let files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "rs"))
@@ -401,7 +483,7 @@ fn no_child_of_a_facade_calls_back_into_it() {
             .iter()
             .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
             .collect();
-        assert!(siblings.len() >= 3, "src/{dir}: {siblings:?}");
+        assert!(siblings.len() >= 3, "{dir}: {siblings:?}");
         for file in &files {
             let text = std::fs::read_to_string(file).unwrap();
             let code = text.split("#[cfg(test)]").next().unwrap_or("");

@@ -50,6 +50,17 @@ pub(crate) fn downmix(interleaved: &[f32], channels: usize) -> Vec<f32> {
     out
 }
 
+/// A chunk of synthesised speech as floats in [-1, 1), resampled to `rate` Hz (a voice's
+/// 22,050 Hz for whisper's 16,000).
+pub fn pcm_at(pcm: &crate::voice::Pcm, rate: u32) -> Result<Vec<f32>, AudioError> {
+    let samples: Vec<f32> = pcm
+        .samples
+        .iter()
+        .map(|&s| crate::voice::i16_to_f32(s))
+        .collect();
+    resample(&samples, pcm.rate, rate)
+}
+
 /// Resamples a whole mono clip from `from` Hz to `to` Hz: `ceil(len × to / from)` samples out.
 pub fn resample(samples: &[f32], from: u32, to: u32) -> Result<Vec<f32>, AudioError> {
     check_rate(from)?;

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         found.is_some().then_some(watch.clone()).flatten(),
         mqtt,
     ))?;
-    let set = hearth::stt::house_phrases(&registry, &[]);
+    let set = hearth::phrases::house_phrases(&registry, &[]);
     for tool in registry.tools() {
         write_tool(&mut out, &registry, &set, tool)?;
     }

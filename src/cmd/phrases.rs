@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let stop = hearth::pipeline::stop::STOP_PHRASES;
     #[cfg(not(feature = "tts"))]
     let stop: &[&str] = &[];
-    let set = hearth::stt::house_phrases(&registry, stop);
+    let set = hearth::phrases::house_phrases(&registry, stop);
     let mut out = std::io::stdout().lock();
     if args.grammar {
         serde_json::to_writer(&mut out, &set.grammar())?;

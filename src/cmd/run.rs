@@ -581,7 +581,7 @@ async fn expect_the_tools_words(text: &TextRuntime, voice: &mut VoiceParts) -> R
             };
             let tools = ractor::call!(text.tools, ToolsMsg::Snapshot)
                 .map_err(|e| anyhow::anyhow!("the tools actor did not answer: {e}"))?;
-            hearth::stt::expected_words(&wake, &tools)
+            hearth::phrases::expected_words(&wake, &tools)
         }
     };
     if !prompt.trim().is_empty() {

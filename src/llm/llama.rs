@@ -44,15 +44,14 @@ use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory, TokenParser};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
-use super::engine::{
+use hearth_core::llm::{
     CancelWatermark, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats,
-    StopReason, StopScanner,
+    LazyGrammar, StopReason, StopScanner,
 };
-use super::grammar::LazyGrammar;
 
 /// Compiled grammars the worker keeps (llguidance parsers, as many as the agent's grammar
 /// cache may hand it).
-const PARSERS_KEPT: usize = super::grammar::GRAMMARS_KEPT;
+const PARSERS_KEPT: usize = hearth_core::llm::GRAMMARS_KEPT;
 
 /// Sequences of the KV cache the worker keeps prompts in ([`place`]): the conversation, a
 /// history being cut back, a retry asked without the history, and the words prompt (the

@@ -1,21 +1,8 @@
-//! The LLM side: chat templates (minijinja), grammars (llguidance Lark), the engine message
-//! protocol, the llama.cpp engine actor (feature `llm`), the remote engine (a model behind an
-//! OpenAI-compatible server) and a scripted engine for tests.
+//! The LLM side: the core's engine protocol, chat templates, grammars and the remote and
+//! scripted engines (`hearth_core::llm`), and the llama.cpp engine actor in this process
+//! (feature `llm`).
 
-mod engine;
-mod gguf;
-mod grammar;
+pub use hearth_core::llm::*;
+
 #[cfg(feature = "llm")]
 pub mod llama;
-pub mod openai;
-pub mod scripted;
-mod template;
-
-pub use crate::preset::GrammarShape;
-pub use engine::{
-    ChatPrompt, EngineError, EngineInfo, EngineMsg, GenEvent, GenRequest, GenStats, StopReason,
-};
-pub use grammar::{check_schema, GrammarError, LazyGrammar, REPLY_LARK};
-pub(crate) use grammar::{GrammarCache, ToolChoice};
-pub(crate) use template::{python_json, TemplateCaps};
-pub use template::{ChatMessage, ChatTemplate, TemplateError};

@@ -1,4 +1,4 @@
-//! The intents hearth derives from tools that carry no sentences (`src/intent/derive.rs`),
+//! The intents hearth derives from tools that carry no sentences (`crates/hearth-core/src/intent/derive.rs`),
 //! measured on the session sets with no model at all: how many requests they answer, and
 //! that every call they make is the one the request asked for. A derived intent that makes
 //! a wrong call is the worst thing it could do (a door unlocked that should be locked), so

@@ -1,4 +1,4 @@
-//! "What did you just do?" and "undo that" (`src/agent/recall.rs`), on the agent rig of
+//! "What did you just do?" and "undo that" (`crates/hearth-core/src/agent/recall.rs`), on the agent rig of
 //! `agent.rs`.
 
 use super::agent::{ask, executions, rig_in, tools_dir_with, CHATML, MAIL_CALL};

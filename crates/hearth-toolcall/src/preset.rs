@@ -55,7 +55,7 @@ pub enum ToolChoicePolicy {
 }
 
 /// How one model family writes a call (preset `[grammar]`), for grammar-constrained
-/// decoding (`src/llm/grammar.rs`).
+/// decoding (`crates/hearth-core/src/llm/grammar.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrammarShape {

@@ -45,7 +45,7 @@ impl Ears {
         let dir = crate::root().join("tools");
         let registry =
             Registry::load_dir(&dir).map_err(|e| format!("the tools in {}: {e}", dir.display()))?;
-        let words = hearth::stt::expected_words(wake_phrases, &registry);
+        let words = hearth::phrases::expected_words(wake_phrases, &registry);
         let prompt_words = words.split(", ").filter(|w| !w.is_empty()).count();
         let mut config = SttConfig::new(SttServer::Spawn {
             program,

@@ -172,7 +172,7 @@ pub fn piper_say(piper: &mut hearth::tts::Voice, text: &str) -> Result<Vec<f32>,
     let said = piper
         .synthesize(text)
         .map_err(|e| format!("speaking {text:?}: {e}"))?;
-    said.pcm.f32_at(RATE).map_err(|e| e.to_string())
+    hearth::audio::resample::pcm_at(&said.pcm, RATE).map_err(|e| e.to_string())
 }
 
 impl Drop for Speaker {

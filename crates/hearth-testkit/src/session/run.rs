@@ -43,7 +43,7 @@ impl Speaker {
         let said = self.voices[i % n]
             .synthesize(text)
             .map_err(|e| format!("speaking {text:?}: {e}"))?;
-        said.pcm.f32_at(RATE).map_err(|e| e.to_string())
+        hearth::audio::resample::pcm_at(&said.pcm, RATE).map_err(|e| e.to_string())
     }
 }
 
