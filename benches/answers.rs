@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hearth::agent::confirm::{read, Answer};
-use hearth::stt::Hold;
+use hearth::voice::Hold;
 use hearth_testkit::{bench, scenes};
 use scenes::ears::Ears;
 use scenes::room::{self, Room};

@@ -1,13 +1,13 @@
 //! hearth: an on-device voice agent daemon.
 //!
-//! What a turn decides (the agent, intents, checks, tools and executors, the house found,
-//! timers, the config, the events and the voice stages' values) is the core,
+//! What a turn decides (the agent, the conductor, intents, checks, tools and executors, the
+//! house found, timers, the config, the events and the voice stages' values) is the core,
 //! `crates/hearth-core`, with no native engine under it; its modules are re-exported here
 //! under the same names, as is the parser crate (`toolcall`, `speech`, `preset`). This crate
 //! adds what needs a native engine or the machine: `llm::llama` the llama.cpp engine (feature
 //! `llm`), `audio` the sound devices, Listen and the echo canceller, `wake` the wake-word
 //! spotters, `tts` Piper, `onnx` ONNX Runtime, `stt` the Wyoming client of hearth-stt,
-//! `pipeline` the voice turns (feature `tts`), `satellite` the Wyoming satellites in other
+//! `pipeline` the stages wired and a conductor driven (feature `tts`), `satellite` the Wyoming satellites in other
 //! rooms, `bus` the D-Bus face, `systemd`, `models` the model files, `settings` the flags
 //! over the config file resolved once, `supervisor` the wiring, `doctor` the checks.
 //!
@@ -27,8 +27,8 @@ pub use hearth_toolcall::{preset, speech};
 
 // The core (crates/hearth-core): what a turn decides, with no native engine under it.
 pub use hearth_core::{
-    agent, announce, bounded, config, cpu, events, house, intent, logs, phrases, timers, tools,
-    voice,
+    agent, announce, bounded, conductor, config, cpu, events, house, intent, logs, phrases, timers,
+    tools, voice,
 };
 
 pub mod audio;

@@ -44,7 +44,7 @@ use wyoming::{
 use crate::intent::PhraseSet;
 use crate::phrases::{expected_words, house_phrases};
 use crate::tools::{Registry, ToolsMsg};
-use crate::voice::{Heard, Utterance};
+use crate::voice::{Heard, Hold, Utterance};
 
 /// Samples per `audio-chunk` (64 ms at 16 kHz).
 const CHUNK_SAMPLES: usize = 1024;
@@ -413,16 +413,6 @@ pub enum SttMsg {
     Tick,
     /// The tools changed: the house's phrase set is made again.
     ToolsChanged(Arc<Registry>),
-}
-
-/// Whether a transcript is held to the house's phrase set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hold {
-    /// A request: held to the set where the audio supports it (when there is a set).
-    House,
-    /// Open only: speech over a reply, checked for "stop" (the phrase pass's time is not
-    /// spent on hearth's own echo).
-    Open,
 }
 
 /// Transcribe one request through the actor.

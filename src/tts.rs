@@ -8,8 +8,8 @@
 //! `SentenceSplitter` cuts it, tagged with the reply it belongs to) and synthesises the sentences in order, one at a time, on a
 //! dedicated worker thread: synthesis is blocking CPU work and never runs on the async runtime.
 //! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), so each
-//! sentence goes out as **one** [`TtsEvent::Audio`] chunk the moment it exists, followed by
-//! [`TtsEvent::SentenceDone`] with its timings; the next sentence is already being synthesised
+//! sentence goes out as **one** [`crate::voice::TtsEvent::Audio`] chunk the moment it exists, followed by
+//! [`crate::voice::TtsEvent::SentenceDone`] with its timings; the next sentence is already being synthesised
 //! while Playback plays that one. A short sentence spoken lately (a tool's confirmation: "The
 //! kitchen light is on.") is kept with its audio, a bounded few, and played again at once.
 //!
@@ -357,38 +357,6 @@ impl Synthesis {
     }
 }
 
-/// What the [`TtsActor`] sends downstream, in order, each tagged with the reply its sentence
-/// belongs to. Sentences dropped by a cancel send nothing.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TtsEvent {
-    /// Speech, as soon as it exists: one chunk per sentence (piper-rs does not stream). A
-    /// reply's first chunk comes without the voice's leading silence beyond
-    /// [`crate::voice::REPLY_LEAD_KEEP_SECS`]: the listener waits for nothing.
-    Audio { reply: ReplyId, pcm: Pcm },
-    /// A sentence is finished: its audio (if any) went out just before this.
-    SentenceDone {
-        reply: ReplyId,
-        /// The sentence's number, counting every `Speak` since the actor started (from 0).
-        index: u64,
-        /// Its length in characters.
-        chars: usize,
-        /// Seconds of audio it gave.
-        audio_secs: f64,
-        /// Time spent synthesising it, ms.
-        synth_ms: f64,
-        /// Its audio's silence before the first audible sample, ms.
-        lead_ms: f64,
-    },
-    /// A sentence could not be synthesised (the actor goes on with the next).
-    Failed {
-        reply: ReplyId,
-        /// The sentence's number.
-        index: u64,
-        /// Why ([`TtsError`]'s text).
-        error: String,
-    },
-}
-
 /// Messages to the [`TtsActor`].
 #[derive(Debug)]
 pub enum TtsMsg {
@@ -421,6 +389,7 @@ mod engine {
     use tracing::{debug, info, info_span, warn};
 
     use super::*;
+    use crate::voice::TtsEvent;
     use crate::voice::{f32_to_i16, REPLY_LEAD_KEEP_SECS};
 
     /// A loaded Piper voice: synthesises one sentence at a time (blocking).

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use hearth::onnx::OnnxError;
 use hearth::speech::Speakable;
-use hearth::tts::{TtsActor, TtsConfig, TtsError, TtsEvent, TtsMsg};
-use hearth::voice::{i16_to_f32, rms, Pcm, ReplyId};
+use hearth::tts::{TtsActor, TtsConfig, TtsError, TtsMsg};
+use hearth::voice::{i16_to_f32, rms, Pcm, ReplyId, TtsEvent};
 use tokio::sync::mpsc;
 
 use hearth_testkit::model as common_model;

@@ -2,12 +2,12 @@
 //! `WAKE_REACH` before the detector fired to the end of what was said, recognised by
 //! `hearth-stt` (whisper tiny.en, with the wake words and the demo home's words as its prompt,
 //! as `hearth run` starts it) through hearth's Stt actor, and judged by
-//! `hearth::wake::after_wake_word`: a detection whose transcript lacks the wake word is not
+//! `hearth::conductor::wake_word::after_wake_word`: a detection whose transcript lacks the wake word is not
 //! a request (the conductor drops it). Recognised open, without the house's phrase set: the
 //! phrase pass only ever writes a request of the house, never a wake word the audio lacks.
 
-use hearth::pipeline::attention::WAKE_REACH;
-use hearth::stt::Hold;
+use hearth::conductor::attention::WAKE_REACH;
+use hearth::voice::Hold;
 use hearth_testkit::scenes::ears::Ears;
 
 /// The most audio after the detection a check hears (an utterance Listen would cut).
@@ -35,8 +35,12 @@ pub fn check(
     let most = at + (MOST_AFTER_S * 16_000.0) as usize;
     let to = said_end.clamp(at, most).min(samples.len());
     let heard = ears.hear(&samples[from..to], Hold::Open)?.text;
-    let kept =
-        hearth::wake::after_wake_word(&heard, phrase, hearth::wake::WakeMatch::Strict).is_some();
+    let kept = hearth::conductor::wake_word::after_wake_word(
+        &heard,
+        phrase,
+        hearth::conductor::wake_word::WakeMatch::Strict,
+    )
+    .is_some();
     Ok(Checked { heard, kept })
 }
 
@@ -76,7 +80,7 @@ pub fn heard_miss_table(models: &[super::Model], trials: &[super::Trial]) -> Str
         "### Misses with the transcript check\n\n\
          The same mixes; each detection's audio (from 1.5 s before it to 0.3 s after the \
          speech) recognised by hearth-stt and kept only when its transcript has the wake word \
-         (`hearth::wake::after_wake_word`), as `hearth run` does.\n\n\
+         (`hearth::conductor::wake_word::after_wake_word`), as `hearth run` does.\n\n\
          | wake word | noisy mixes: misses, detector | with the check | quiet: detector | \
          with the check | detections dropped | dropped as heard |\n|---|---|---|---|---|---|---|\n",
     );

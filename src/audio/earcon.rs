@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::wav;
 use super::AudioError;
-use crate::voice::{f32_to_i16, Pcm};
+use crate::voice::{f32_to_i16, Cue, Pcm};
 
 /// The longest cue file accepted, seconds (an earcon plays while the person goes on
 /// speaking; the bell holds back what it announces).
@@ -31,15 +31,6 @@ const BELL_NOTES: [(f32, u32); 2] = [(659.3, 300), (523.3, 450)];
 const BELL_PARTIALS: [(f32, f32); 3] = [(1.0, 1.0), (2.76, 0.35), (5.4, 0.12)];
 /// The bell's peak level (about −12 dBFS: it calls across a room, still under a reply).
 const BELL_PEAK: f32 = 0.25;
-
-/// Which cue to play.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cue {
-    /// hearth heard that it was addressed (a wake word, `Listen()`).
-    Earcon,
-    /// hearth is about to say something unasked (an announcement, a timer ringing).
-    Bell,
-}
 
 /// The cues a voice pipeline plays (`None`: nothing for that one).
 #[derive(Debug, Clone, Default)]

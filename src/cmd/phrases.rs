@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Arc::new(registry)
     };
     #[cfg(feature = "tts")]
-    let stop = hearth::pipeline::stop::STOP_PHRASES;
+    let stop = hearth::conductor::stop::STOP_PHRASES;
     #[cfg(not(feature = "tts"))]
     let stop: &[&str] = &[];
     let set = hearth::phrases::house_phrases(&registry, stop);

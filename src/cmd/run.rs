@@ -557,7 +557,7 @@ fn hold_to_the_house_phrases(text: &TextRuntime, voice: &mut VoiceParts) -> Resu
     };
     voice.stt.phrases = Some(hearth::stt::PhraseSource {
         tools: text.tools.clone(),
-        fixed: hearth::pipeline::stop::STOP_PHRASES,
+        fixed: hearth::conductor::stop::STOP_PHRASES,
         lead,
         expect: voice.stt_prompt.is_none(),
     });

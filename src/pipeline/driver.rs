@@ -17,13 +17,13 @@ use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::AbortHandle;
 use tracing::Instrument;
 
-use super::conductor::{Action, Conductor, Input, Job};
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::{PipelineError, RunSummary, VoiceTurn, BUSY_WAIT};
 use crate::agent::{self, AgentMsg, Ask};
 use crate::audio::earcon::Cues;
 use crate::audio::listen::ListenMsg;
 use crate::audio::PlaybackMsg;
+use crate::conductor::{Action, Conductor, Input, Job};
 use crate::events::Events;
 use crate::supervisor::StageEvent;
 use crate::tts::TtsMsg;

@@ -12,14 +12,10 @@
 //! - [`stages`]: the stages under one supervisor, restarted where that makes sense, their
 //!   current addresses, and the forwarding between them (Tts's audio goes straight to
 //!   Playback, tagged with its reply);
-//! - [`attention`]: whether an utterance is a request (it holds a wake word, or starts in a
-//!   window: after a wake word said alone, `Listen()`, or a reply, the follow-up);
-//! - [`conductor`]: the turns of one audio source, one at a time, as a state machine fed
-//!   `Input`s and answering `Action`s; an utterance that arrives during a turn is answered
-//!   after it (a barge-in cancels the turn first, so its speech is answered next);
-//! - [`driver`]: runs a conductor against the stages and the agent;
-//! - [`stop`]: "stop", "cancel", "never mind", "be quiet": recognised at the speaker's
-//!   first pause during a reply, they stop it without the wake word and without the model.
+//! - [`driver`]: runs a [`crate::conductor::Conductor`] (the core's: the turns of one audio
+//!   source, one at a time, as a state machine fed `Input`s and answering `Action`s; whether
+//!   an utterance is a request is its `attention`, "stop" its `stop`) against the stages and
+//!   the agent.
 //!
 //! Recognition starts early: when Listen reports a pause (`early_ms` of silence), the
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
@@ -38,12 +34,10 @@
 //! speech that resumes after a turn ended at its pause is the rest of the same request,
 //! answered next. Each turn logs its stage timings (see [`TurnTimings`]).
 
-pub mod attention;
-mod conductor;
 mod driver;
-mod pending;
 mod stages;
-pub mod stop;
+
+pub use crate::conductor::{TurnTimings, VoiceTurn};
 
 use std::future::Future;
 use std::time::Duration;
@@ -51,7 +45,7 @@ use std::time::Duration;
 use ractor::ActorRef;
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentMsg, Turn};
+use crate::agent::AgentMsg;
 use crate::audio::listen::ListenConfig;
 use crate::audio::{CaptureSource, PlaybackSink};
 use crate::stt::SttConfig;
@@ -115,57 +109,6 @@ pub(crate) const FOLLOW_UP: Duration = Duration::from_secs(5);
 /// The default [`VoiceOptions::conversation_idle`]: two minutes.
 pub const CONVERSATION_IDLE: Duration = Duration::from_secs(120);
 
-/// Stage timings of one turn, ms from the end of speech in the input (the endpointer's
-/// decision minus its hangover is where the speech ended).
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct TurnTimings {
-    /// End of speech → the turn started: the hangover, or, for a request a local intent
-    /// answers, its recognition at the pause and `[listen] intent_end_ms` of silence,
-    /// whichever is later.
-    pub endpoint: f64,
-    /// Speech recognition: the recogniser's own time.
-    pub stt: f64,
-    /// Speech recognition after the endpoint: the wait for the transcript (less than `stt`
-    /// when recognition started at a pause, before the hangover was over).
-    pub stt_wait: f64,
-    /// End of speech → the model's first token (of the turn's first hop).
-    pub first_token: Option<f64>,
-    /// End of speech → the first executed tool finished.
-    pub tool_done: Option<f64>,
-    /// End of speech → the first TTS audio chunk.
-    pub first_tts_chunk: Option<f64>,
-    /// End of speech → the first reply sample reached the output.
-    pub first_audio: Option<f64>,
-    /// End of speech → the first audible reply sample reached the output (`first_audio`
-    /// plus the voice's leading silence).
-    pub first_voice: Option<f64>,
-}
-
-/// One voice turn, as `hearth run` reports it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct VoiceTurn {
-    /// What was heard.
-    pub heard: String,
-    /// The recogniser's phrase pass (both texts, both log-likelihoods, which was taken), when
-    /// it held the transcript to the house's phrase set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phrase_pass: Option<wyoming::PhrasePass>,
-    /// The agent's turn (reply, hops, calls).
-    pub turn: Option<Turn>,
-    /// Why the turn failed, if it did.
-    pub error: Option<String>,
-    /// The user spoke over the reply (barge-in): its playback was stopped and what was
-    /// still being generated or synthesised was cancelled.
-    pub interrupted: bool,
-    /// Stage timings.
-    pub timings_ms: TurnTimings,
-    /// Where the utterance began in the input, seconds on the input clock (the first sample
-    /// Listen kept, its pre-roll included).
-    pub start_s: f64,
-    /// Where its speech ended in the input, seconds on the input clock (before the hangover).
-    pub end_s: f64,
-}
-
 /// Why the pipeline failed to start or run.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
@@ -219,7 +162,7 @@ pub async fn run(
         announcements,
         volume,
     } = opts;
-    let attention = attention::Attention::new(wake.is_some(), follow_up);
+    let attention = crate::conductor::attention::Attention::new(wake.is_some(), follow_up);
     let wake_check = wake.as_ref().is_some_and(|w| w.check_transcript);
     let intent_end = (listen.early_ms > 0 && listen.intent_end_ms < listen.hangover_ms)
         .then(|| Duration::from_millis(u64::from(listen.intent_end_ms)));
@@ -231,7 +174,7 @@ pub async fn run(
         && listen.turn_ends == crate::audio::listen::TurnEnds::HouseRequests;
     let (stages, outputs) =
         stages::Stages::start(input, (output, volume), stt, tts, listen, wake, echo_cancel).await?;
-    let policy = conductor::Policy {
+    let policy = crate::conductor::Policy {
         once,
         intent_end,
         phrase_end,
@@ -252,7 +195,7 @@ pub async fn run(
         room,
         announcements,
     };
-    let conductor = conductor::Conductor::new(policy, attention);
+    let conductor = crate::conductor::Conductor::new(policy, attention);
     let turns = driver::Driver::new(agent, &stages, outputs, conductor, wiring)
         .run(on_turn, shutdown)
         .await;

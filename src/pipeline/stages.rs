@@ -35,8 +35,10 @@ use crate::audio::{
 };
 use crate::stt::{self, Stt, SttConfig, SttError, SttMsg};
 use crate::supervisor::{StageEvent, StageSpec, StageSupervisor, SupervisorMsg};
-use crate::tts::{TtsActor, TtsConfig, TtsEvent, TtsMsg};
-use crate::voice::{Captured, Heard, ListenEvent, PlaybackEvent, Utterance, WakeWord};
+use crate::tts::{TtsActor, TtsConfig, TtsMsg};
+use crate::voice::{
+    Captured, Heard, Hold, ListenEvent, PlaybackEvent, TtsEvent, Utterance, WakeWord,
+};
 use crate::wake::{Wake, WakeArgs, WakeConfig, WakeMsg};
 
 /// How long a message to a stage that is down waits for its restart.
@@ -166,7 +168,7 @@ pub(super) fn stage_event(
 pub(super) async fn transcribe(
     stt: &Live<SttMsg>,
     u: Utterance,
-    hold: stt::Hold,
+    hold: Hold,
 ) -> Result<Heard, SttError> {
     match stt.up().await {
         Some(r) => stt::transcribe_as(&r, u, hold).await,

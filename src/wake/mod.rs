@@ -32,7 +32,6 @@ pub mod micro;
 pub mod oww;
 pub mod stage;
 pub mod tflite;
-mod transcript;
 
 use std::path::PathBuf;
 
@@ -43,7 +42,6 @@ pub use oww::{OpenWakeWord, OwwSettings};
 pub use spotter::Spotter;
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};
 pub use tflite::{Library, LIBRARY_NAME};
-pub use transcript::{after_wake_word, WakeMatch};
 
 /// What went wrong loading or running a wake-word model. Each names the file and the fix.
 #[derive(Debug, thiserror::Error)]

@@ -423,7 +423,7 @@ pub struct AudioSection {
 }
 
 /// `[listen]`: voice activity detection, endpointing, barge-in. Unset keys keep the
-/// defaults of [`crate::audio::listen::ListenConfig`].
+/// defaults of `hearth::audio::listen::ListenConfig`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ListenSection {
@@ -521,7 +521,7 @@ pub struct SttSection {
     /// CPU threads for `hearth-stt`.
     pub threads: Option<u32>,
     /// Seconds one utterance may take in all (sending it, waiting for the transcript, a retry)
-    /// before Stt gives up on it (default [`crate::stt::UTTERANCE_TIMEOUT`]).
+    /// before Stt gives up on it (default `hearth::stt::UTTERANCE_TIMEOUT`).
     pub timeout_s: Option<u32>,
 }
 

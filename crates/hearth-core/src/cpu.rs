@@ -33,7 +33,7 @@ static RECOGNISING: AtomicUsize = AtomicUsize::new(0);
 pub const GIVE_WAY_MAX: Duration = Duration::from_millis(600);
 
 /// The longest one step of work done ahead waits for the voice (an utterance's recognition
-/// is bounded by [`crate::stt::SttConfig::utterance_timeout`], 30 s by default).
+/// is bounded by `hearth::stt::SttConfig::utterance_timeout`, 30 s by default).
 pub const AHEAD_WAIT_MAX: Duration = Duration::from_secs(30);
 
 /// How often a waiting step looks again.

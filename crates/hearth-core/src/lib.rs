@@ -6,11 +6,12 @@
 //! confirmation, sessions); `intent` the local intents the tools' sentences make; `phrases`
 //! the house as a recogniser is told it; `tools` the registry and its executors (command,
 //! MQTT, Home Assistant, D-Bus, GPIO, the built-ins); `house` the things found in Home
-//! Assistant and Zigbee2MQTT; `timers` the timers and alarms; `config` the config file;
-//! `events` the stream the D-Bus face and telemetry follow; `voice` the values the voice
-//! pipeline's stages pass; `cpu` the model giving way to speech on a shared machine. The
-//! parser core (`toolcall`, `speech`, `preset`) is its own crate, `hearth-toolcall`,
-//! re-exported here.
+//! Assistant and Zigbee2MQTT; `timers` the timers and alarms; `conductor` the voice turns of
+//! one audio source as a state machine (the stages are the hearth crate's); `config` the
+//! config file; `events` the stream the D-Bus face and telemetry follow; `voice` the values
+//! the voice pipeline's stages pass; `cpu` the model giving way to speech on a shared
+//! machine. The parser core (`toolcall`, `speech`, `preset`) is its own crate,
+//! `hearth-toolcall`, re-exported here.
 //!
 //! The in-process engine (llama.cpp), the voice stages and the binary are the `hearth`
 //! crate, above this one.
@@ -23,6 +24,7 @@ pub use hearth_toolcall::{preset, speech};
 pub mod agent;
 pub mod announce;
 pub mod bounded;
+pub mod conductor;
 pub mod config;
 pub mod cpu;
 pub mod events;

@@ -272,7 +272,7 @@ pub enum ListenEvent {
     /// Speech resumed after a [`ListenEvent::Pause`] (the utterance with this `start`): what
     /// was recognised at that pause is not the whole request.
     Resumed { start: u64 },
-    /// The end-of-turn model, asked ([`crate::audio::listen::ListenMsg::AskFinished`]), heard
+    /// The end-of-turn model, asked (`hearth::audio::listen::ListenMsg::AskFinished`), heard
     /// the utterance with this `start` finished at the pause after `speech_end`: the whole
     /// request of the house in it may end its turn there.
     Finished { start: u64, speech_end: u64 },
@@ -410,6 +410,57 @@ impl Volume {
             l => 10f32.powf(-3.0 * f32::from(Volume::MAX - l) / 20.0),
         }
     }
+}
+
+/// Which cue to play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cue {
+    /// hearth heard that it was addressed (a wake word, `Listen()`).
+    Earcon,
+    /// hearth is about to say something unasked (an announcement, a timer ringing).
+    Bell,
+}
+
+/// What the Tts stage sends downstream, in order, each tagged with the reply its sentence
+/// belongs to. Sentences dropped by a cancel send nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TtsEvent {
+    /// Speech, as soon as it exists: one chunk per sentence (piper-rs does not stream). A
+    /// reply's first chunk comes without the voice's leading silence beyond
+    /// [`REPLY_LEAD_KEEP_SECS`]: the listener waits for nothing.
+    Audio { reply: ReplyId, pcm: Pcm },
+    /// A sentence is finished: its audio (if any) went out just before this.
+    SentenceDone {
+        reply: ReplyId,
+        /// The sentence's number, counting every `Speak` since the actor started (from 0).
+        index: u64,
+        /// Its length in characters.
+        chars: usize,
+        /// Seconds of audio it gave.
+        audio_secs: f64,
+        /// Time spent synthesising it, ms.
+        synth_ms: f64,
+        /// Its audio's silence before the first audible sample, ms.
+        lead_ms: f64,
+    },
+    /// A sentence could not be synthesised (the actor goes on with the next).
+    Failed {
+        reply: ReplyId,
+        /// The sentence's number.
+        index: u64,
+        /// Why (the Tts stage's error, as text).
+        error: String,
+    },
+}
+
+/// Whether a transcript is held to the house's phrase set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// A request: held to the set where the audio supports it (when there is a set).
+    House,
+    /// Open only: speech over a reply, checked for "stop" (the phrase pass's time is not
+    /// spent on hearth's own echo).
+    Open,
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use hearth::stt::{Hold, PhraseSource, Stt, SttConfig, SttMsg, SttServer};
+use hearth::stt::{PhraseSource, Stt, SttConfig, SttMsg, SttServer};
 use hearth::tools::{Registry, ToolsActor, ToolsMsg};
-use hearth::voice::{Heard, Utterance};
+use hearth::voice::{Heard, Hold, Utterance};
 use ractor::{Actor, ActorRef};
 
 /// A running `hearth-stt` behind hearth's Stt actor.
@@ -64,7 +64,7 @@ impl Ears {
                     .map_err(|e| format!("starting the tools actor: {e}"))?;
                 config.phrases = Some(PhraseSource {
                     tools: tools.clone(),
-                    fixed: hearth::pipeline::stop::STOP_PHRASES,
+                    fixed: hearth::conductor::stop::STOP_PHRASES,
                     lead: wake_phrases.to_vec(),
                     expect: true,
                 });

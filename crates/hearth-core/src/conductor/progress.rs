@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
+use super::report::{TurnTimings, VoiceTurn};
 use crate::agent::Turn;
-use crate::pipeline::{TurnTimings, VoiceTurn};
 use crate::speech::Speakable;
 use crate::voice::{PlaybackEvent, ReplyId};
 

@@ -1,7 +1,7 @@
 //! The conductor: the voice turns of one audio source, one at a time, as a state machine.
 //! It is fed each [`Input`] (what Listen, Wake, Stt, the agent, Tts and Playback report, and
 //! the clock) and answers with [`Action`]s (recognise this, ask that, speak, stop); it holds
-//! no addresses, spawns nothing and never waits. The driver ([`super::driver`]) runs the
+//! no addresses, spawns nothing and never waits. The driver (the hearth crate's `pipeline::driver`) runs the
 //! actions and feeds their results back, so the turn logic is tested here without actors. A
 //! second microphone is a second `Conductor`.
 //!
@@ -27,28 +27,33 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::attention::{self, request_text, Admit, Attention};
-use super::pending::Pending;
-use super::stop;
-use super::{TurnTimings, VoiceTurn};
-use crate::audio::earcon::Cue;
 use crate::events::{Activity, Event};
 use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
-use crate::stt::Hold;
-use crate::tts::TtsEvent;
-use crate::voice::{Heard, ListenEvent, PlaybackEvent, ReplyId, Utterance, WakeWord, SAMPLE_RATE};
+use crate::voice::{
+    Cue, Heard, Hold, ListenEvent, PlaybackEvent, ReplyId, TtsEvent, Utterance, WakeWord,
+    SAMPLE_RATE,
+};
+use attention::{request_text, Admit, Attention};
 use hearth_phrases::normalize::{self, only_skip_words};
+use pending::Pending;
 use progress::{Clock, Progress};
 
+pub mod attention;
 mod io;
 mod pause;
+mod pending;
 mod progress;
 mod reply;
+mod report;
+pub mod stop;
+pub mod wake_word;
+
+pub use report::{TurnTimings, VoiceTurn};
 #[cfg(test)]
 mod tests;
 
-pub(super) use io::{Action, Input, Job, Policy};
+pub use io::{Action, Input, Job, Policy};
 use io::{Incoming, Outbox};
 use pause::{Checked, EarlyEnd, Pause, Transcript, Verdict};
 use reply::{Asked, Reply};
@@ -122,7 +127,7 @@ struct WakeCheck {
 }
 
 /// The turns of one audio source.
-pub(super) struct Conductor {
+pub struct Conductor {
     policy: Policy,
     attention: Attention,
     phase: Phase,
@@ -164,7 +169,7 @@ const ANSWER_TO_ANNOUNCEMENT: &str = "stop";
 const MAX_ANNOUNCEMENTS: usize = 8;
 
 impl Conductor {
-    pub(super) fn new(policy: Policy, attention: Attention) -> Conductor {
+    pub fn new(policy: Policy, attention: Attention) -> Conductor {
         Conductor {
             policy,
             attention,
@@ -185,20 +190,20 @@ impl Conductor {
     }
 
     /// The activity to publish when the run starts.
-    pub(super) fn start(&mut self) -> Vec<Action> {
+    pub fn start(&mut self) -> Vec<Action> {
         self.activity(Activity::Listening);
         self.out.take()
     }
 
     /// The run is over: the input ended, Listen stopped, a stage died for good, or
     /// shutdown was asked for, and nothing is left to answer.
-    pub(super) fn is_over(&self) -> bool {
+    pub fn is_over(&self) -> bool {
         matches!(self.phase, Phase::Over)
     }
 
     /// When the conductor wants an [`Input::Tick`] (an early end at a pause, a window
     /// closing, a notice given up on).
-    pub(super) fn deadline(&self) -> Option<Instant> {
+    pub fn deadline(&self) -> Option<Instant> {
         match &self.phase {
             Phase::Idle => {
                 let window = self.attention.window_closes();
@@ -210,7 +215,7 @@ impl Conductor {
     }
 
     /// Take in `input` at `now`; what to do.
-    pub(super) fn on(&mut self, input: Input, now: Instant) -> Vec<Action> {
+    pub fn on(&mut self, input: Input, now: Instant) -> Vec<Action> {
         // what a speculative turn sends before it stands is kept for its reply
         if let Some(input) = self.pause.keep(input) {
             self.take(input, now);
@@ -220,7 +225,7 @@ impl Conductor {
     }
 
     /// When the run ends: what is still going is dropped.
-    pub(super) fn finish(&mut self) -> Vec<Action> {
+    pub fn finish(&mut self) -> Vec<Action> {
         self.pause.drop(&mut self.out);
         if let Some(c) = self.wake_check.take() {
             self.out.push(Action::Abort(c.job));

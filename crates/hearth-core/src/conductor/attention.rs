@@ -7,7 +7,7 @@
 //! - it holds a wake word: the request is what follows it. The spotter fires a little after
 //!   the word has ended, so the audio is recognised from [`WAKE_REACH`] before that (anything
 //!   said earlier is dropped) and the wake word is taken off the transcript
-//!   ([`crate::wake::after_wake_word`]): it never reaches the model, and an utterance whose
+//!   ([`super::wake_word::after_wake_word`]): it never reaches the model, and an utterance whose
 //!   transcript does not have it was no request after all (the spotter fired on a word
 //!   that sounds like it). A wake word said alone opens a window of [`REQUEST_WINDOW`] for
 //!   the request that follows, closed again when its transcript lacks it;
@@ -22,8 +22,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::wake_word::WakeMatch;
 use crate::voice::{Utterance, WakeWord, SAMPLE_RATE};
-use crate::wake::WakeMatch;
 
 /// After a wake word said alone (or `Listen()`), how long the request may take to begin.
 pub(crate) const REQUEST_WINDOW: Duration = Duration::from_secs(6);
@@ -71,7 +71,7 @@ impl Window {
 
 /// Who hearth is listening to: wake words heard, windows open.
 #[derive(Debug)]
-pub(crate) struct Attention {
+pub struct Attention {
     /// Wake words are on (else every utterance is a request).
     wake: bool,
     /// After a reply: how long a request needs no wake word (zero: never).
@@ -95,7 +95,7 @@ impl Attention {
     }
 
     /// Wake words are on.
-    pub fn wake_words(&self) -> bool {
+    pub(crate) fn wake_words(&self) -> bool {
         self.wake
     }
 
@@ -146,7 +146,7 @@ impl Attention {
 
     /// Whether `u` is a request, without using anything up (for recognition that starts at
     /// a pause, before the utterance is complete).
-    pub fn judge(&self, u: &Utterance) -> Admit {
+    pub(crate) fn judge(&self, u: &Utterance) -> Admit {
         if !self.wake {
             return Admit::Whole;
         }
@@ -172,7 +172,7 @@ impl Attention {
 
     /// The wake word was not one after all (its transcript lacks it): the window it opened
     /// closes, and hearth waits for the wake word again.
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.woken = None;
         self.window = None;
     }
@@ -201,7 +201,7 @@ impl Attention {
 }
 
 /// The request in `u` from the input-clock index `from` on (what follows a wake word).
-pub fn after(u: &Utterance, from: u64) -> Utterance {
+pub(crate) fn after(u: &Utterance, from: u64) -> Utterance {
     let skip = (from.saturating_sub(u.start) as usize).min(u.samples.len());
     Utterance {
         samples: u.samples[skip..].into(),
@@ -223,8 +223,10 @@ pub(crate) fn request_text<'t>(
         return Some(heard);
     };
     match check {
-        true => crate::wake::after_wake_word(heard, w, WakeMatch::Strict),
-        false => Some(crate::wake::after_wake_word(heard, w, WakeMatch::Loose).unwrap_or(heard)),
+        true => super::wake_word::after_wake_word(heard, w, WakeMatch::Strict),
+        false => {
+            Some(super::wake_word::after_wake_word(heard, w, WakeMatch::Loose).unwrap_or(heard))
+        }
     }
 }
 

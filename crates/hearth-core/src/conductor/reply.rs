@@ -8,13 +8,13 @@ use std::time::Instant;
 
 use super::io::{Action, Job, Outbox};
 use super::progress::{Next, Progress};
+use super::report::VoiceTurn;
+use super::stop;
 use crate::agent::Turn;
 use crate::logs::TRANSCRIPT;
-use crate::pipeline::stop;
-use crate::pipeline::VoiceTurn;
 use crate::speech::Speakable;
-use crate::stt::Hold;
-use crate::tts::TtsEvent;
+use crate::voice::Hold;
+use crate::voice::TtsEvent;
 use crate::voice::{Heard, PlaybackEvent, ReplyId, Utterance};
 
 /// Speech during a reply being recognised, to see whether it is "stop".

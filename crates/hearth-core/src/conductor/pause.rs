@@ -9,13 +9,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::attention::request_text;
 use super::io::{Action, Incoming, Input, Job, Outbox};
+use super::stop;
 use crate::agent::Turn;
 use crate::logs::TRANSCRIPT;
-use crate::pipeline::attention::request_text;
-use crate::pipeline::stop;
 use crate::speech::Speakable;
-use crate::stt::Hold;
+use crate::voice::Hold;
 use crate::voice::{Heard, Utterance};
 use hearth_phrases::Whole;
 

@@ -5,24 +5,24 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::report::VoiceTurn;
 use crate::agent::Turn;
-use crate::audio::earcon::Cue;
 use crate::events::Event;
-use crate::pipeline::VoiceTurn;
 use crate::speech::Speakable;
-use crate::stt::Hold;
-use crate::tts::TtsEvent;
+use crate::voice::Cue;
+use crate::voice::Hold;
+use crate::voice::TtsEvent;
 use crate::voice::{Heard, ListenEvent, PlaybackEvent, ReplyId, Utterance, WakeWord};
 
 /// A piece of work the conductor asked the driver for (a recognition, an intent check, an
 /// agent turn); its results come back with the same id. Results of work the conductor no
 /// longer waits for are ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(in crate::pipeline) struct Job(u64);
+pub struct Job(u64);
 
 /// What the conductor is told.
 #[derive(Debug)]
-pub(in crate::pipeline) enum Input {
+pub enum Input {
     /// From Listen.
     Listen(ListenEvent),
     /// Listen is gone (the run ends once nothing is left to answer).
@@ -75,7 +75,7 @@ pub(in crate::pipeline) enum Input {
 
 /// What the conductor asks the driver to do.
 #[derive(Debug)]
-pub(in crate::pipeline) enum Action {
+pub enum Action {
     /// Recognise `utterance`; the result comes back as [`Input::Heard`].
     Recognise {
         job: Job,
@@ -130,28 +130,28 @@ pub(in crate::pipeline) enum Action {
 }
 
 /// What the conductor needs to know of the configuration.
-pub(in crate::pipeline) struct Policy {
+pub struct Policy {
     /// Stop when the input ends (after the last reply has played).
-    pub(in crate::pipeline) once: bool,
+    pub once: bool,
     /// Silence after a request a local intent answers that ends its turn (`None`: the
     /// hangover ends every turn).
-    pub(in crate::pipeline) intent_end: Option<Duration>,
+    pub intent_end: Option<Duration>,
     /// The same after a whole request of the house's phrase set that no longer request of it
     /// continues, or that the end-of-turn model hears finished (`Heard::whole`): shorter
     /// (`None`: as `intent_end`).
-    pub(in crate::pipeline) phrase_end: Option<Duration>,
+    pub phrase_end: Option<Duration>,
     /// Ask Listen's end-of-turn model about a request that a longer one may continue
     /// (`[listen] end_of_turn = "smart-turn-house"`, where a turn may end early at all).
-    pub(in crate::pipeline) ask_finished: bool,
+    pub ask_finished: bool,
     /// A wake word stands only when the transcript has it too (`[listen] wake_check`).
-    pub(in crate::pipeline) wake_check: bool,
+    pub wake_check: bool,
     /// A turn this long after the previous one starts a new conversation.
-    pub(in crate::pipeline) conversation_idle: Duration,
+    pub conversation_idle: Duration,
     /// While true, utterances are dropped unheard (the D-Bus `Muted` property).
-    pub(in crate::pipeline) muted: Arc<AtomicBool>,
+    pub muted: Arc<AtomicBool>,
     /// The agent sessions' prefix: `voice` for the local microphone, `voice-NAME` for a
     /// satellite (each source has conversations of its own).
-    pub(in crate::pipeline) sessions: String,
+    pub sessions: String,
 }
 
 /// An utterance heard, before it is judged.
