@@ -11,6 +11,7 @@ use tracing::Instrument;
 
 use super::intent_turn;
 use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Foreseen, Turn, QUEUE_LIMIT};
+use super::plan::{plan, Plan, Request};
 use super::shared::{build_shared, snapshot, Shared};
 use super::turn::run_turn;
 use super::warm;
@@ -225,13 +226,23 @@ async fn foresee(
     let Ok((registry, _)) = snapshot(shared).await else {
         return Foreseen::default();
     };
-    let before = shared.sessions.peek(session, |s| s.before.clone());
-    match intent_turn::intent_calls(&registry, &registry.toolset(), text, &before, room) {
-        Some((calls, _)) => Foreseen {
+    let request = Request {
+        text,
+        room,
+        heard_as: None,
+        forced: false,
+        intents: shared.cfg.intents,
+    };
+    let session = shared
+        .sessions
+        .peek(session, |s| Some(s.clone()))
+        .unwrap_or_default();
+    match plan(&request, &session, &registry, &registry.toolset()) {
+        Plan::Intent { calls, .. } => Foreseen {
             intent: true,
             first: intent_turn::first_sentence(&registry, &calls, &wall_clock(at)).await,
         },
-        None => Foreseen::default(),
+        _ => Foreseen::default(),
     }
 }
 

@@ -1,86 +1,20 @@
-//! The intent path: a request that a tool's sentence templates match whole (or a
-//! follow-up to the session's earlier calls, [`crate::intent::Before`]) runs those calls at
-//! once and is answered with their `say`, with no LLM hop.
+//! The turns that need no model, once the plan ([`super::plan`]) has chosen one: a local
+//! intent's calls run at once and are answered with their `say` (`act`), an answer to the
+//! session's question runs or drops what it held, and a yes where none was asked is said to
+//! be one.
 
 use std::time::Instant;
 
 use super::confirm;
-use super::hooks::{self, reply_from_results};
+use super::hooks::reply_from_results;
 use super::messages::{AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn};
 use super::reply::{confirmations, send_sentences, sentences_of, speakable, synthetic_results};
 use super::session::Session;
 use super::shared::{call_wire, remember_turn, run_calls, Shared};
-use crate::intent::Before;
 use crate::llm::{ChatMessage, GenStats};
 use crate::speech::Speakable;
-use crate::toolcall::{Telemetry, ToolCall, ToolSet};
+use crate::toolcall::{Telemetry, ToolCall};
 use crate::tools::Registry;
-
-/// A request a local intent matches whole: its calls run at once with no LLM hop, and the
-/// tools' `say` confirmations are the answer (words from the results when a call failed).
-/// `None` when no intent matches, or a matched call does not pass the tool set's check.
-pub(super) async fn intent_turn(
-    shared: &Shared,
-    registry: &Registry,
-    toolset: &ToolSet,
-    ask: &Ask,
-    session: Session,
-) -> Result<Option<Turn>, AgentError> {
-    let room = ask.room.as_deref();
-    let Some((calls, parse_mode)) =
-        intent_calls(registry, toolset, &ask.text, &session.before, room)
-    else {
-        return Ok(None);
-    };
-    act(
-        shared,
-        registry,
-        ask,
-        session,
-        &calls,
-        parse_mode,
-        Confirmed::No,
-    )
-    .await
-    .map(Some)
-}
-
-/// A request heard unsurely ([`Ask::heard_as`]): when its transcript is no request a local
-/// intent takes, does not ask to know something ([`hooks::asks_to_know`]), and the
-/// recogniser's near phrase is one, that phrase's calls wait for a yes to a question in their
-/// own words ("turn on the ceiling pan" → "Shall I turn on the ceiling fan?").
-pub(super) async fn heard_as_turn(
-    shared: &Shared,
-    registry: &Registry,
-    toolset: &ToolSet,
-    ask: &Ask,
-    session: Session,
-) -> Result<Option<Turn>, AgentError> {
-    let Some(near) = ask.heard_as.as_deref() else {
-        return Ok(None);
-    };
-    if hooks::asks_to_know(&ask.text) {
-        return Ok(None);
-    }
-    let room = ask.room.as_deref();
-    let Some((calls, _)) = intent_calls(registry, toolset, near, &session.before, room) else {
-        return Ok(None);
-    };
-    let Some(question) = hooks::shall_i(registry, &calls) else {
-        return Ok(None);
-    };
-    tracing::info!(heard = %ask.text, near, "heard unsurely: the near request is asked about");
-    let turn = act(
-        shared,
-        registry,
-        ask,
-        session,
-        &calls,
-        "heard as",
-        Confirmed::Unsure(question),
-    );
-    turn.await.map(Some)
-}
 
 /// Whether calls already have their yes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +31,7 @@ pub(super) enum Confirmed {
     /// A yes to a question that asks which: the session's question is asked again.
     Again,
     /// They are what a request heard unsurely may have meant: none runs, all wait for a
-    /// yes to this question, in their own words ([`hooks::shall_i`]).
+    /// yes to this question, in their own words ([`super::hooks::shall_i`]).
     Unsure(String),
 }
 
@@ -191,46 +125,46 @@ pub(super) async fn act(
     })
 }
 
-/// A request in a session whose last turn asked for a yes: a yes runs the held calls, a no
-/// is answered; anything else, or a question asked too long ago, drops them (`None`: the
-/// request is handled as any other, in the session as it now is). A yes where nothing waits
-/// for one is answered so ([`confirm::UNASKED`]), not read as a request.
-pub(super) async fn answer_question(
+/// The turn for an answer to the question the session's last turn asked ([`Plan::Answer`]):
+/// a yes runs the held calls, a choice its call, a no is answered, and a yes to a question
+/// that asks which asks it again. `session` is the session without its question.
+///
+/// [`Plan::Answer`]: super::plan::Plan::Answer
+pub(super) async fn answer_turn(
     shared: &Shared,
     registry: &Registry,
     ask: &Ask,
-    session: &mut Session,
-) -> Result<Option<Turn>, AgentError> {
-    let Some(pending) = session.pending.take() else {
-        if confirm::read("", &ask.text) != confirm::Answer::Yes {
-            return Ok(None);
-        }
-        tracing::info!("a yes with no question waiting: nothing to run");
-        let turn = act(
-            shared,
-            registry,
-            ask,
-            session.clone(),
-            &[],
-            "unasked",
-            Confirmed::Unasked,
-        );
-        return turn.await.map(Some);
+    session: Session,
+    pending: confirm::Pending,
+    answer: confirm::Answer,
+) -> Result<Turn, AgentError> {
+    let chosen = match answer {
+        confirm::Answer::Chose(i) => pending.choices.get(i),
+        _ => None,
     };
-    let (calls, how, confirmed) = match confirm::answer(&pending, &ask.text) {
-        confirm::Answer::Chose(i) => {
-            let (choice, call) = &pending.choices[i];
+    let (calls, how, confirmed) = match (answer, chosen) {
+        (confirm::Answer::Chose(_), Some((choice, call))) => {
             tracing::info!(question = %pending.question, %choice, "a choice: its call runs");
             (std::slice::from_ref(call), "chosen", Confirmed::No)
         }
-        confirm::Answer::Again => {
+        (confirm::Answer::Yes, _) => {
+            tracing::info!(question = %pending.question, "a yes: the held calls run");
+            (&pending.calls[..], "confirmed", Confirmed::Yes)
+        }
+        // (`Other` is no answer: the plan never makes it one)
+        (confirm::Answer::No | confirm::Answer::Other, _) => {
+            tracing::info!(question = %pending.question, "a no: nothing was done");
+            (&[][..], "declined", Confirmed::Declined)
+        }
+        // a yes to which (or a choice that is not one): the question is asked again
+        (confirm::Answer::Again | confirm::Answer::Chose(_), _) => {
             tracing::info!(question = %pending.question, "a yes to which: asked again");
-            let mut kept = session.clone();
+            let mut kept = session;
             kept.pending = Some(confirm::Pending {
                 asked: std::time::Instant::now(),
-                ..pending
+                ..pending.clone()
             });
-            let turn = act(
+            return act(
                 shared,
                 registry,
                 ask,
@@ -238,37 +172,34 @@ pub(super) async fn answer_question(
                 &[],
                 "asked again",
                 Confirmed::Again,
-            );
-            return turn.await.map(Some);
-        }
-        confirm::Answer::Yes => {
-            tracing::info!(question = %pending.question, "a yes: the held calls run");
-            (&pending.calls[..], "confirmed", Confirmed::Yes)
-        }
-        confirm::Answer::No => {
-            tracing::info!(question = %pending.question, "a no: nothing was done");
-            (&[][..], "declined", Confirmed::Declined)
-        }
-        confirm::Answer::Other => {
-            tracing::info!(question = %pending.question, "not an answer: the held calls are dropped");
-            // dropped for good, also when this turn keeps nothing
-            if ask.hold.is_none() {
-                shared.sessions.change(&ask.session, |s| s.pending = None);
-            }
-            return Ok(None);
+            )
+            .await;
         }
     };
-    let turn = act(
+    act(shared, registry, ask, session, calls, how, confirmed).await
+}
+
+/// The turn for a yes where no question waits for one ([`Plan::Unasked`]): nothing runs,
+/// and that is said ([`confirm::UNASKED`]).
+///
+/// [`Plan::Unasked`]: super::plan::Plan::Unasked
+pub(super) async fn unasked_turn(
+    shared: &Shared,
+    registry: &Registry,
+    ask: &Ask,
+    session: Session,
+) -> Result<Turn, AgentError> {
+    tracing::info!("a yes with no question waiting: nothing to run");
+    act(
         shared,
         registry,
         ask,
-        session.clone(),
-        calls,
-        how,
-        confirmed,
+        session,
+        &[],
+        "unasked",
+        Confirmed::Unasked,
     )
-    .await?;
-    Ok(Some(turn))
+    .await
 }
 
 /// The first sentence a turn that runs `calls` at `at` says if they do as asked, when it is
@@ -290,38 +221,10 @@ pub(super) async fn first_sentence(
     sentences_of(&speakable(&said.join(" "))).into_iter().next()
 }
 
-/// The calls a local intent makes of `text` (a sentence template's whole match, with the
-/// `room` it was said in where it names none, else a follow-up to `before`), each passing
-/// the tool set's check, and how it was matched; `None` when no intent matches or a call
-/// does not pass (the model answers instead).
-pub(super) fn intent_calls(
-    registry: &Registry,
-    toolset: &ToolSet,
-    text: &str,
-    before: &Before,
-    room: Option<&str>,
-) -> Option<(Vec<ToolCall>, &'static str)> {
-    let intents = registry.intents();
-    let (found, parse_mode) = match intents.recognize_in(text, room) {
-        Some(found) => (found, "intent"),
-        None => (intents.follow_up(text, before)?, "intent-follow-up"),
-    };
-    let mut calls: Vec<ToolCall> = Vec::with_capacity(found.len());
-    for (i, c) in found.into_iter().enumerate() {
-        match toolset.call(format!("{}_{i}", c.tool), &c.tool, c.arguments) {
-            Ok(call) => calls.push(call),
-            Err(refused) => {
-                tracing::warn!(tool = %c.tool, ?refused, "an intent's call does not pass the check: the model answers instead");
-                return None;
-            }
-        }
-    }
-    Some((calls, parse_mode))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolcall::ToolSet;
     use serde_json::{json, Value};
 
     fn demo() -> Registry {

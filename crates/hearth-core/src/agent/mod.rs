@@ -1,6 +1,9 @@
 //! The agent: the LLM hop loop, as an actor.
 //!
-//! One turn: first the local intents ([`crate::intent`]): a request that a tool's sentence
+//! One turn: first its plan (`plan.rs`, decided once from the words, the session and the
+//! tools, with no engine: an answer to the session's question, a recall, a local intent, the
+//! near phrase asked about, or the model; the voice path's "would a local intent answer
+//! this?" reads the same plan). The local intents ([`crate::intent`]): a request that a tool's sentence
 //! templates (its own, and those its shape implies: `intent/derive.rs`) match whole (or, failing that, a follow-up to the calls the session ran before:
 //! "turn it off again", "make it warmer", [`Before`]) runs those calls at once and is
 //! answered with their confirmations (`say`, else the shape's), with no LLM hop ([`Handled::Intent`]). Otherwise the user's
@@ -22,7 +25,9 @@
 //! and the bounded store of them; `turn.rs`, the hop
 //! loop (`run_turn`, `hop`, the turn's state); `hooks.rs`, the small-model hooks and the
 //! recovery from flagged hops, each a function returning a decision; `generate.rs`, one
-//! hop's streamed generation; `reply.rs`, what is said; `intent_turn.rs`, the intent path;
+//! hop's streamed generation; `reply.rs`, what is said; `plan.rs`, what a request is (the one
+//! decision of which path answers it); `intent_turn.rs`, the turns the plan answers without
+//! the model;
 //! `check.rs`, the reply checks, with `reading.rs`, what a reply states as a reading and
 //! what results carry; `history.rs`, what a turn leaves in its session.
 //!
@@ -94,6 +99,7 @@ mod history;
 mod hooks;
 mod intent_turn;
 mod messages;
+mod plan;
 mod reading;
 mod recall;
 mod reply;

@@ -77,17 +77,15 @@ impl Recall {
     }
 }
 
-/// The turn for a recall request, if `ask` is one.
+/// The turn for a recall request ([`super::plan::Plan::Recall`]).
 pub(super) async fn recall_turn(
     shared: &Shared,
     registry: &Registry,
     toolset: &ToolSet,
     ask: &Ask,
     session: Session,
-) -> Result<Option<Turn>, AgentError> {
-    let Some(recall) = Recall::of(&ask.text) else {
-        return Ok(None);
-    };
+    recall: Recall,
+) -> Result<Turn, AgentError> {
     tracing::info!(
         ?recall,
         calls = session.done.len(),
@@ -96,21 +94,22 @@ pub(super) async fn recall_turn(
     match recall {
         Recall::WhatDid => {
             let reply = what_did(registry, toolset, &session.done);
-            Ok(Some(answered(shared, ask, session, reply)))
+            Ok(answered(shared, ask, session, reply))
         }
         Recall::Undo => match undo_calls(registry, toolset, &session.done) {
-            Ok(calls) => act(
-                shared,
-                registry,
-                ask,
-                session,
-                &calls,
-                "undo",
-                Confirmed::No,
-            )
-            .await
-            .map(Some),
-            Err(why) => Ok(Some(answered(shared, ask, session, why))),
+            Ok(calls) => {
+                act(
+                    shared,
+                    registry,
+                    ask,
+                    session,
+                    &calls,
+                    "undo",
+                    Confirmed::No,
+                )
+                .await
+            }
+            Err(why) => Ok(answered(shared, ask, session, why)),
         },
     }
 }

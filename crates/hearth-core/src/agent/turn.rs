@@ -19,10 +19,11 @@ use super::generate::{generate, Generated, Grammar, Guard};
 use super::history;
 use super::history::CallWire;
 use super::hooks::{self, Hook, NextHop, Nudged, Recovery, Step};
-use super::intent_turn::{answer_question, heard_as_turn, intent_turn};
+use super::intent_turn::{act, answer_turn, unasked_turn, Confirmed};
 use super::messages::{
     AgentError, Ask, CallReport, Handled, HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE,
 };
+use super::plan::{plan, Plan, Request};
 use super::reading::Carried;
 use super::recall::recall_turn;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
@@ -245,28 +246,37 @@ pub(super) async fn run_turn(
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
     let mut session = shared.sessions.get(&ask.session);
-    if let Some(turn) = answer_question(shared, &registry, &ask, &mut session).await? {
-        return Ok(turn);
-    }
     // sentences reach every tool; the model, only those it is shown (`toolset`)
     let every_tool = registry.toolset();
-    if ask.force_tool.is_none() {
-        let recalled = recall_turn(shared, &registry, &every_tool, &ask, session.clone()).await?;
-        if let Some(turn) = recalled {
-            return Ok(turn);
+    let request = Request::of(&ask, shared.cfg.intents);
+    let planned = plan(&request, &session, &registry, &every_tool);
+    // the session's question is answered now, or no longer waits
+    let asked = session.pending.take();
+    if asked.is_some() && !matches!(planned, Plan::Answer { .. }) {
+        tracing::info!("not an answer: the held calls are dropped");
+        // dropped for good, also when this turn keeps nothing
+        if ask.hold.is_none() {
+            shared.sessions.change(&ask.session, |s| s.pending = None);
         }
     }
-    if ask.force_tool.is_none() && shared.cfg.intents {
-        if let Some(turn) =
-            intent_turn(shared, &registry, &every_tool, &ask, session.clone()).await?
-        {
-            return Ok(turn);
+    match planned {
+        Plan::Unasked => return unasked_turn(shared, &registry, &ask, session).await,
+        Plan::Answer { pending, answer } => {
+            return answer_turn(shared, &registry, &ask, session, pending, answer).await
         }
-        if let Some(turn) =
-            heard_as_turn(shared, &registry, &every_tool, &ask, session.clone()).await?
-        {
-            return Ok(turn);
+        Plan::Recall(recall) => {
+            return recall_turn(shared, &registry, &every_tool, &ask, session, recall).await
         }
+        Plan::Intent { calls, how } => {
+            return act(shared, &registry, &ask, session, &calls, how, Confirmed::No).await
+        }
+        Plan::Unsure { calls, question } => {
+            let near = ask.heard_as.as_deref().unwrap_or_default();
+            tracing::info!(heard = %ask.text, near, "heard unsurely: the near request is asked about");
+            let unsure = Confirmed::Unsure(question);
+            return act(shared, &registry, &ask, session, &calls, "heard as", unsure).await;
+        }
+        Plan::Model => {}
     }
     // the request as the model reads it (and what a call may be about)
     let model_request = request_in_room(&ask, &tools_json);
