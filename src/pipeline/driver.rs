@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::stages::{stage_event, transcribe, StageOutputs, Stages};
 use super::{PipelineError, RunSummary, VoiceTurn, BUSY_WAIT};
-use crate::agent::{self, AgentMsg, Ask};
+use crate::agent::{self, AgentMsg, Ask, Planned};
 use crate::audio::earcon::Cues;
 use crate::audio::listen::ListenMsg;
 use crate::audio::PlaybackMsg;
@@ -217,6 +217,7 @@ impl<'a> Driver<'a> {
                         job,
                         intent: foreseen.intent,
                         first: foreseen.first,
+                        planned: foreseen.planned,
                     }
                 });
             }
@@ -226,7 +227,8 @@ impl<'a> Driver<'a> {
                 request,
                 held,
                 heard_as,
-            } => self.ask(job, session, request, held, heard_as),
+                planned,
+            } => self.ask(job, session, request, held, heard_as, planned),
             Action::GoAhead { job, go } => {
                 if let Some(decision) = self.held.remove(&job) {
                     let _ = decision.send(Some(go));
@@ -311,11 +313,13 @@ impl<'a> Driver<'a> {
         request: String,
         held: bool,
         heard_as: Option<String>,
+        planned: Option<Planned>,
     ) {
         let (speak_tx, mut speak) = mpsc::unbounded_channel();
         self.session = session.clone();
         let mut ask = Ask::new(session, request).wait_up_to(BUSY_WAIT);
         ask.heard_as = heard_as;
+        ask.planned = planned;
         if held {
             let (go, decision) = watch::channel(None);
             ask = ask.held(decision);

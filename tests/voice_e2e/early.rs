@@ -79,7 +79,7 @@ fn ended_at_pause(run: &Run) -> usize {
 }
 
 /// "Turn on the kitchen light.": answered once, from its first pause (256 ms), not after
-/// the hangover.
+/// the hangover, on the plan made at the pause.
 #[test]
 fn a_local_intent_ends_its_turn_at_the_pause() {
     if ready().is_none() {
@@ -100,6 +100,13 @@ fn a_local_intent_ends_its_turn_at_the_pause() {
         "{t}"
     );
     assert_eq!(ended_at_pause(&run), 1, "{}", run.log);
+    // planned once: the plan the agent made of it at the pause is the one its turn acts on
+    assert_eq!(
+        run.log.matches("the plan made at the pause holds").count(),
+        1,
+        "{}",
+        run.log
+    );
     // the turn started once recognition at the pause was in and 448 ms of silence had
     // passed: well before the hangover
     let endpoint = t["timings_ms"]["endpoint"].as_f64().unwrap();

@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::agent::Planned;
 use crate::events::{Activity, Event};
 use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
@@ -105,6 +106,18 @@ struct Request {
     wake_word: Option<String>,
     /// The rest of a request whose turn ended at its pause.
     continued: bool,
+}
+
+/// A request's words, as the turn asks the agent.
+struct Transcribed {
+    /// The request, the wake word taken off.
+    text: String,
+    /// What the speech may also have said (the recogniser's near phrase).
+    heard_as: Option<String>,
+    /// How the recogniser held the transcript to the house's phrase set.
+    phrase_pass: Option<wyoming::PhrasePass>,
+    /// The agent's plan of it, made at the pause.
+    planned: Option<Planned>,
 }
 
 /// A turn before its transcript is known.
@@ -276,7 +289,7 @@ impl Conductor {
                 }
             },
             Phase::Recognising(s, job) => match input {
-                Input::Heard { job: j, heard } if j == job => self.recognised(*s, heard, now),
+                Input::Heard { job: j, heard } if j == job => self.recognised(*s, heard, None, now),
                 input => {
                     self.phase = Phase::Recognising(s, job);
                     self.busy(input, now);
@@ -396,9 +409,19 @@ impl Conductor {
                     self.end_at_pause(now);
                 }
             }
-            Input::Intent { job, intent, first } => {
+            Input::Intent {
+                job,
+                intent,
+                first,
+                planned,
+            } => {
                 let end = self.early_end();
-                let checked = Checked { job, intent, first };
+                let checked = Checked {
+                    job,
+                    intent,
+                    first,
+                    planned,
+                };
                 match self
                     .pause
                     .intent(checked, &end, self.muted(), now, &mut self.out)
@@ -764,7 +787,7 @@ impl Conductor {
         match self.pause.transcript_of(s.speech, &mut self.out) {
             // wait for it, as the turn's own recognition
             Transcript::Coming(job) => self.phase = Phase::Recognising(s, job),
-            Transcript::Heard(heard) => self.recognised(*s, Ok(heard), now),
+            Transcript::Heard(heard, planned) => self.recognised(*s, Ok(heard), planned, now),
             Transcript::None => {
                 let job = self.out.recognise(s.request.utterance.clone(), Hold::House);
                 self.phase = Phase::Recognising(s, job);
@@ -774,7 +797,13 @@ impl Conductor {
 
     /// The request's transcript is in: the reply, unless nothing (or only "stop", or not the
     /// wake word after all) was said.
-    fn recognised(&mut self, s: Starting, heard: Result<Heard, String>, now: Instant) {
+    fn recognised(
+        &mut self,
+        s: Starting,
+        heard: Result<Heard, String>,
+        planned: Option<Planned>,
+        now: Instant,
+    ) {
         self.phase = Phase::Idle;
         let mut timings = TurnTimings {
             endpoint: s.endpoint,
@@ -862,7 +891,13 @@ impl Conductor {
                 wake_word,
                 self.policy.wake_check,
             );
-            return self.ask(text, near, heard.phrase_pass, &s, state, now);
+            let asked = Transcribed {
+                text,
+                heard_as: near,
+                phrase_pass: heard.phrase_pass,
+                planned,
+            };
+            return self.ask(asked, &s, state, now);
         };
         let activity = self.between_turns();
         self.activity(activity);
@@ -872,15 +907,13 @@ impl Conductor {
 
     /// The agent's turn for the reply: the speculative turn asked with the same words on the
     /// same speech, which now stands, or a turn asked now.
-    fn ask(
-        &mut self,
-        heard: String,
-        heard_as: Option<String>,
-        phrase_pass: Option<wyoming::PhrasePass>,
-        s: &Starting,
-        state: Progress,
-        now: Instant,
-    ) {
+    fn ask(&mut self, heard: Transcribed, s: &Starting, state: Progress, now: Instant) {
+        let Transcribed {
+            text: heard,
+            heard_as,
+            phrase_pass,
+            planned,
+        } = heard;
         self.activity(Activity::Thinking);
         let session = self.next_session(now);
         // a speculative turn never knew the near phrase: one that has it is asked afresh
@@ -904,6 +937,7 @@ impl Conductor {
                 request,
                 held,
                 heard_as,
+                planned,
             });
         }
         let asked = Asked {

@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::intent_turn;
 use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Foreseen, Turn, QUEUE_LIMIT};
-use super::plan::{plan, Plan, Request};
+use super::plan::{plan, Planned, Request};
 use super::shared::{build_shared, snapshot, Shared};
 use super::turn::run_turn;
 use super::warm;
@@ -215,7 +215,7 @@ impl Agent {
 /// be reached: the model would answer).
 async fn foresee(
     shared: &Shared,
-    session: &str,
+    id: &str,
     text: &str,
     room: Option<&str>,
     at: Option<Instant>,
@@ -235,14 +235,18 @@ async fn foresee(
     };
     let session = shared
         .sessions
-        .peek(session, |s| Some(s.clone()))
+        .peek(id, |s| Some(s.clone()))
         .unwrap_or_default();
-    match plan(&request, &session, &registry, &registry.toolset()) {
-        Plan::Intent { calls, .. } => Foreseen {
-            intent: true,
-            first: intent_turn::first_sentence(&registry, &calls, &wall_clock(at)).await,
-        },
-        _ => Foreseen::default(),
+    let made = plan(&request, &session, &registry, &registry.toolset());
+    let planned = Planned::new(id, &session, registry.fingerprint(), &request, made);
+    let first = match planned.intent_calls() {
+        Some(calls) => intent_turn::first_sentence(&registry, calls, &wall_clock(at)).await,
+        None => None,
+    };
+    Foreseen {
+        intent: planned.intent_calls().is_some(),
+        first,
+        planned: Some(planned),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::tools::Registry;
 pub(crate) const WINDOW: Duration = Duration::from_secs(30);
 
 /// Calls a session holds until a yes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Pending {
     pub calls: Vec<ToolCall>,
     /// What was asked.

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::plan::Planned;
 use crate::config::HistoryMode;
 use crate::llm::{EngineError, EngineMsg, GenStats, GrammarError, TemplateError};
 use crate::preset::{Preset, PresetError};
@@ -135,6 +136,9 @@ pub struct Ask {
     /// house a word or two away from `text` that the audio did not quite support. When `text`
     /// is no request a local intent takes and this is, the turn asks whether it was meant.
     pub heard_as: Option<String>,
+    /// The plan the agent made of this request before its turn ([`Foreseen::planned`]):
+    /// acted on while it holds, made again otherwise.
+    pub planned: Option<Planned>,
 }
 
 /// The agent's one message enum.
@@ -305,6 +309,9 @@ pub struct Foreseen {
     /// runs at once and no confirmation reads its result): the voice can be made ready for it
     /// while the turn waits for the end of speech.
     pub first: Option<crate::speech::Speakable>,
+    /// The plan made of it, to hand back with its [`Ask`] so that its turn does not plan it
+    /// again.
+    pub planned: Option<Planned>,
 }
 
 /// Send `ask` to an agent and wait for its turn.
@@ -325,6 +332,7 @@ impl Ask {
             confirmed: false,
             room: None,
             heard_as: None,
+            planned: None,
         }
     }
 

@@ -119,5 +119,6 @@ pub use messages::{
     HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE, NOTHING_DONE, QUEUE_LIMIT,
 };
 pub use messages::{HISTORY_TOKENS, TURN_BUDGET};
+pub use plan::Planned;
 pub use session::SESSIONS_KEPT;
 pub use words::{clauses, request_parts};

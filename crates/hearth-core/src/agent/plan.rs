@@ -1,8 +1,10 @@
 //! What a request is, decided once and in one place, before anything runs: from its words,
 //! the session as it stands (a question waiting for its answer, the calls earlier turns ran)
 //! and the tools. No engine, no tool and no lock: the turn acts on the [`Plan`]
-//! (`turn.rs`), and the voice path's question, whether a local intent answers a request it
-//! heard at a pause, reads the same plan (`actor.rs`'s `foresee`).
+//! (`turn.rs`). The voice path asks at the speaker's pause whether a local intent answers
+//! what it heard (`actor.rs`'s `foresee`): that plan travels with the transcript through the
+//! conductor and comes back with the request ([`Planned`]), and the turn acts on it without
+//! planning again while the session and the tools are as they were.
 //!
 //! The order is the rule: an answer to the session's question first (a yes where none waits
 //! is said to be one), then "what did you just do?" and "undo that", then a local intent
@@ -11,7 +13,6 @@
 
 use super::confirm::{self, Answer, Pending};
 use super::hooks;
-use super::messages::Ask;
 use super::recall::Recall;
 use super::session::Session;
 use crate::intent::Before;
@@ -19,11 +20,12 @@ use crate::toolcall::{ToolCall, ToolSet};
 use crate::tools::Registry;
 
 /// A request as the plan reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Request<'a> {
     pub(super) text: &'a str,
     /// The room it was said in, for a sentence that names none.
     pub(super) room: Option<&'a str>,
-    /// The recogniser's near phrase ([`Ask::heard_as`]).
+    /// The recogniser's near phrase ([`super::messages::Ask::heard_as`]).
     pub(super) heard_as: Option<&'a str>,
     /// A tool is forced on the model's first hop (`hearth ask --tool`): only an answer to a
     /// question is taken before the model.
@@ -32,21 +34,8 @@ pub(super) struct Request<'a> {
     pub(super) intents: bool,
 }
 
-impl<'a> Request<'a> {
-    /// `ask` as the plan reads it, with the intents on or off.
-    pub(super) fn of(ask: &'a Ask, intents: bool) -> Request<'a> {
-        Request {
-            text: &ask.text,
-            room: ask.room.as_deref(),
-            heard_as: ask.heard_as.as_deref(),
-            forced: ask.force_tool.is_some(),
-            intents,
-        }
-    }
-}
-
 /// What a turn does about a request.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) enum Plan {
     /// A yes where no question waits for one: nothing runs, and that is said.
     Unasked,
@@ -67,6 +56,98 @@ pub(super) enum Plan {
     },
     /// The model's hop loop.
     Model,
+}
+
+/// A request's plan, made before its turn (the voice path's check at the speaker's pause,
+/// [`Foreseen::planned`]) and handed back with it ([`Ask::planned`]): the turn acts on it
+/// instead of planning again, as long as it is of the same request, in the same session
+/// unchanged since ([`Session::version`]), with the same tools.
+///
+/// [`Foreseen::planned`]: super::messages::Foreseen::planned
+/// [`Ask::planned`]: super::messages::Ask::planned
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned(Box<PlannedFor>);
+
+/// What [`Planned`] holds: the plan, and what it was made of.
+#[derive(Debug, Clone, PartialEq)]
+struct PlannedFor {
+    session: String,
+    version: u64,
+    tools: String,
+    text: String,
+    room: Option<String>,
+    heard_as: Option<String>,
+    forced: bool,
+    intents: bool,
+    plan: Plan,
+}
+
+impl Planned {
+    /// `plan`, made for `request` in `session` (called `id`) with the tools of `fingerprint`.
+    pub(super) fn new(
+        id: &str,
+        session: &Session,
+        fingerprint: String,
+        request: &Request,
+        plan: Plan,
+    ) -> Planned {
+        Planned(Box::new(PlannedFor {
+            session: id.to_string(),
+            version: session.version,
+            tools: fingerprint,
+            text: request.text.to_string(),
+            room: request.room.map(str::to_string),
+            heard_as: request.heard_as.map(str::to_string),
+            forced: request.forced,
+            intents: request.intents,
+            plan,
+        }))
+    }
+
+    /// The plan, when it was made for `request` in `session` (called `id`) as it is now,
+    /// with the tools of `fingerprint`; `None` when anything differs.
+    pub(super) fn plan_for(
+        self,
+        id: &str,
+        session: &Session,
+        fingerprint: &str,
+        request: &Request,
+    ) -> Option<Plan> {
+        let made = *self.0;
+        let same = made.session == id
+            && made.version == session.version
+            && made.tools == fingerprint
+            && made.text == request.text
+            && made.room.as_deref() == request.room
+            && made.heard_as.as_deref() == request.heard_as
+            && made.forced == request.forced
+            && made.intents == request.intents;
+        same.then_some(made.plan)
+    }
+
+    /// Whether a local intent's calls answer the request, with no model.
+    pub(super) fn intent_calls(&self) -> Option<&[ToolCall]> {
+        match &self.0.plan {
+            Plan::Intent { calls, .. } => Some(calls),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Planned {
+    /// A plan of `text` in an empty session, for the tests that hand one through.
+    pub(crate) fn sample(text: &str) -> Planned {
+        let request = Request {
+            text,
+            room: None,
+            heard_as: None,
+            forced: false,
+            intents: true,
+        };
+        let session = Session::default();
+        Planned::new("voice-1", &session, String::new(), &request, Plan::Model)
+    }
 }
 
 /// What `request` is in `session`, with `registry` and `every_tool` (the tool set a sentence
@@ -300,5 +381,68 @@ mod tests {
             ..request("is the kitten light on?")
         };
         assert!(matches!(plan_of(&question, &session), Plan::Model));
+    }
+
+    #[test]
+    fn a_plan_made_before_holds_only_for_the_same_request_session_and_tools() {
+        let registry = demo();
+        let text = "turn on the kitchen light";
+        let session = Session::default();
+        let made = |request: &Request, session: &Session| {
+            let plan = plan(request, session, &registry, &registry.toolset());
+            Planned::new("voice-1", session, registry.fingerprint(), request, plan)
+        };
+        let planned = made(&request(text), &session);
+        let reused =
+            planned
+                .clone()
+                .plan_for("voice-1", &session, &registry.fingerprint(), &request(text));
+        assert!(
+            matches!(reused, Some(Plan::Intent { .. })),
+            "the same request, session and tools: {reused:?}"
+        );
+        let fingerprint = registry.fingerprint();
+        let near = Request {
+            heard_as: Some("turn off the kitchen light"),
+            ..request(text)
+        };
+        let kept = Session {
+            version: session.version + 1,
+            ..Session::default()
+        };
+        for (why, id, session, tools, request) in [
+            (
+                "another session",
+                "voice-2",
+                &session,
+                fingerprint.as_str(),
+                request(text),
+            ),
+            (
+                "the session changed",
+                "voice-1",
+                &kept,
+                fingerprint.as_str(),
+                request(text),
+            ),
+            ("other tools", "voice-1", &session, "other", request(text)),
+            (
+                "other words",
+                "voice-1",
+                &session,
+                fingerprint.as_str(),
+                request("turn off the kitchen light"),
+            ),
+            (
+                "a near phrase",
+                "voice-1",
+                &session,
+                fingerprint.as_str(),
+                near,
+            ),
+        ] {
+            let again = planned.clone().plan_for(id, session, tools, &request);
+            assert!(again.is_none(), "{why}: {again:?}");
+        }
     }
 }

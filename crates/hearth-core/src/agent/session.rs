@@ -1,6 +1,7 @@
 //! What a conversation keeps between its turns ([`Session`]), and the bounded store of
 //! them ([`Sessions`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::confirm;
@@ -28,20 +29,36 @@ pub(super) struct Session {
     /// The calls of the last turn that made any, with their results: what "what did you
     /// just do?" tells and "undo that" takes back (`recall.rs`).
     pub(super) done: Vec<super::messages::CallReport>,
+    /// Which write of the store made this session as it is (0: never kept), unique across
+    /// every session and every one forgotten: a plan made before is the turn's only while
+    /// this is as it was ([`super::plan::Planned`]).
+    pub(super) version: u64,
 }
 
 /// The conversations, the latest [`SESSIONS_KEPT`] (the least recently used is forgotten),
 /// the one way they are read and written (a poisoned lock is taken over: a panicked turn
 /// leaves at worst one session half-updated).
-pub(super) struct Sessions(Mutex<Lru<String, Session>>);
+pub(super) struct Sessions {
+    kept: Mutex<Lru<String, Session>>,
+    /// The last [`Session::version`] given.
+    writes: AtomicU64,
+}
 
 impl Sessions {
     pub(super) fn new() -> Sessions {
-        Sessions(Mutex::new(Lru::new("agent.sessions", SESSIONS_KEPT)))
+        Sessions {
+            kept: Mutex::new(Lru::new("agent.sessions", SESSIONS_KEPT)),
+            writes: AtomicU64::new(0),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Lru<String, Session>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The version of a session written now.
+    fn next_version(&self) -> u64 {
+        self.writes.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     /// A copy of `id`'s session (empty when unknown), which becomes the most recently used.
@@ -55,7 +72,8 @@ impl Sessions {
     }
 
     /// Keep `session` as `id`'s (the least recently used goes beyond [`SESSIONS_KEPT`]).
-    pub(super) fn keep(&self, id: &str, session: Session) {
+    pub(super) fn keep(&self, id: &str, mut session: Session) {
+        session.version = self.next_version();
         self.lock().put(id.to_string(), session);
     }
 
@@ -67,11 +85,36 @@ impl Sessions {
             return T::default();
         };
         let out = f(&mut session);
+        session.version = self.next_version();
         sessions.put(id.to_string(), session);
         out
     }
 
     pub(super) fn forget(&self, id: &str) {
         self.lock().pop(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_write_gives_a_version_never_given_before() {
+        let sessions = Sessions::new();
+        assert_eq!(sessions.get("a").version, 0, "never kept");
+        sessions.keep("a", Session::default());
+        let first = sessions.get("a").version;
+        sessions.change("a", |s| s.pending = None);
+        let changed = sessions.get("a").version;
+        assert!(changed > first, "{first} then {changed}");
+        // forgotten and kept again: not the version the first one had
+        sessions.forget("a");
+        sessions.keep("a", Session::default());
+        let again = sessions.get("a").version;
+        assert!(again > changed, "{changed} then {again}");
+        // a change of a session nobody kept writes nothing
+        sessions.change("b", |s| s.pending = None);
+        assert_eq!(sessions.get("b").version, 0);
     }
 }

@@ -248,8 +248,30 @@ pub(super) async fn run_turn(
     let mut session = shared.sessions.get(&ask.session);
     // sentences reach every tool; the model, only those it is shown (`toolset`)
     let every_tool = registry.toolset();
-    let request = Request::of(&ask, shared.cfg.intents);
-    let planned = plan(&request, &session, &registry, &every_tool);
+    let request = Request {
+        text: &ask.text,
+        room: ask.room.as_deref(),
+        heard_as: ask.heard_as.as_deref(),
+        forced: ask.force_tool.is_some(),
+        intents: shared.cfg.intents,
+    };
+    // the plan made before the turn, while it holds; else made now
+    let before = ask.planned.clone();
+    let planned =
+        match before.and_then(|p| p.plan_for(&ask.session, &session, &fingerprint, &request)) {
+            Some(planned) => {
+                tracing::info!("the plan made at the pause holds");
+                planned
+            }
+            None => {
+                if ask.planned.is_some() {
+                    tracing::info!(
+                        "planned again: the request, session or tools changed since the pause"
+                    );
+                }
+                plan(&request, &session, &registry, &every_tool)
+            }
+        };
     // the session's question is answered now, or no longer waits
     let asked = session.pending.take();
     if asked.is_some() && !matches!(planned, Plan::Answer { .. }) {
@@ -416,6 +438,7 @@ impl TurnState {
             cutting,
             pending: _,
             done,
+            version: _,
         } = session;
         let mut carried = Carried::default();
         carried.said(&ask.text);
@@ -886,6 +909,8 @@ impl TurnState {
                 cutting: self.cutting,
                 pending: self.pending,
                 done: self.done,
+                // the store gives it its version when it is kept
+                version: 0,
             };
             let unkept = &self.unkept;
             let msgs = self

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::report::VoiceTurn;
-use crate::agent::Turn;
+use crate::agent::{Planned, Turn};
 use crate::events::Event;
 use crate::speech::Speakable;
 use crate::voice::Cue;
@@ -42,6 +42,8 @@ pub enum Input {
         job: Job,
         intent: bool,
         first: Option<Speakable>,
+        /// The agent's plan of the request, handed back with its [`Action::Ask`].
+        planned: Option<Planned>,
     },
     /// The agent settled a sentence of its turn ([`Action::Ask`]); `None`: it will send no
     /// more.
@@ -100,6 +102,8 @@ pub enum Action {
         held: bool,
         /// What the speech may also have said ([`crate::agent::Ask::heard_as`]).
         heard_as: Option<String>,
+        /// The agent's plan of the request, made at the pause ([`Input::Intent`]).
+        planned: Option<Planned>,
     },
     /// A held turn stands (`true`) or is refused (`false`).
     GoAhead { job: Job, go: bool },

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::attention::request_text;
 use super::io::{Action, Incoming, Input, Job, Outbox};
 use super::stop;
-use crate::agent::Turn;
+use crate::agent::{Planned, Turn};
 use crate::logs::TRANSCRIPT;
 use crate::speech::Speakable;
 use crate::voice::Hold;
@@ -38,6 +38,9 @@ struct Early {
     /// a longer one may continue: the end-of-turn model is asked whether the speaker is done
     /// ([`Action::AskFinished`]), and its "finished" ends the turn sooner.
     may_go_on: bool,
+    /// The agent's plan of what was heard ([`Input::Intent`]): the turn's, if it is asked
+    /// with these words.
+    planned: Option<Planned>,
 }
 
 enum EarlyState {
@@ -84,8 +87,8 @@ pub(super) struct Speculation {
 pub(super) enum Transcript {
     /// Still being recognised by this job: wait for it.
     Coming(Job),
-    /// Heard already.
-    Heard(Heard),
+    /// Heard already, with the agent's plan of it when one was made.
+    Heard(Heard, Option<Planned>),
     /// Nothing: recognise the utterance whole.
     None,
 }
@@ -108,6 +111,8 @@ pub(super) struct Checked {
     pub(super) intent: bool,
     /// The first sentence its turn says, when that is known already.
     pub(super) first: Option<Speakable>,
+    /// The agent's plan of the request.
+    pub(super) planned: Option<Planned>,
 }
 
 /// How long the silence after a request a local intent answers must last to end the turn.
@@ -160,6 +165,7 @@ impl Pause {
             state: EarlyState::Recognising(job),
             ends_at: None,
             may_go_on: false,
+            planned: None,
         });
     }
 
@@ -245,7 +251,12 @@ impl Pause {
         now: Instant,
         out: &mut Outbox,
     ) -> Verdict {
-        let Checked { job, intent, first } = checked;
+        let Checked {
+            job,
+            intent,
+            first,
+            planned,
+        } = checked;
         let Some(early) = self.early.as_mut() else {
             return Verdict::Wait;
         };
@@ -263,6 +274,7 @@ impl Pause {
         };
         let may_go_on = heard.whole == Whole::MayGoOn;
         early.state = EarlyState::Done(Some(heard));
+        early.planned = planned;
         if muted {
             return Verdict::Wait;
         }
@@ -342,9 +354,9 @@ impl Pause {
             EarlyState::Recognising(job) => Transcript::Coming(job),
             EarlyState::CheckingIntent { job, heard, .. } => {
                 out.push(Action::Abort(job));
-                Transcript::Heard(heard)
+                Transcript::Heard(heard, None)
             }
-            EarlyState::Done(Some(heard)) => Transcript::Heard(heard),
+            EarlyState::Done(Some(heard)) => Transcript::Heard(heard, early.planned),
             EarlyState::Done(None) => Transcript::None,
         }
     }
@@ -380,6 +392,7 @@ impl Pause {
             request: request.clone(),
             held: true,
             heard_as: None,
+            planned: early.planned.clone(),
         });
         self.speculation = Some(Speculation {
             job,

@@ -265,6 +265,7 @@ fn speculate_at_pause(c: &mut Conductor, t0: Instant, paused: &Utterance, transc
             job: check,
             intent: false,
             first: None,
+            planned: None,
         },
         t0,
     );
@@ -388,11 +389,13 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
     let (mut c, t0) = (open_mic(), Instant::now());
     let paused = utterance(1.0, 2.5, t0);
     let check = heard_at_pause(&mut c, t0, &paused, "Turn on the kitchen light.");
+    let plan = crate::agent::Planned::sample("Turn on the kitchen light.");
     let a = c.on(
         Input::Intent {
             job: check,
             intent: true,
             first: sentence("The kitchen light is on."),
+            planned: Some(plan.clone()),
         },
         t0,
     );
@@ -410,6 +413,15 @@ fn a_local_intent_heard_at_the_pause_ends_the_turn_there_and_is_answered_once() 
     );
     let (job, request, _) = asked(&a).expect("the turn starts at the pause");
     assert_eq!(request, "Turn on the kitchen light.");
+    let planned = a.iter().find_map(|a| match a {
+        Action::Ask { planned, .. } => Some(planned.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        planned,
+        Some(Some(plan)),
+        "the plan made at the pause goes with the request"
+    );
     // the same utterance, endpointed after the hangover with nothing more said
     let a = c.on(Input::Listen(ListenEvent::Utterance(paused)), end);
     assert!(a.is_empty(), "already answered: {a:?}");
@@ -465,6 +477,7 @@ fn intent_checked(c: &mut Conductor, job: Job, now: Instant) -> Vec<Action> {
             job,
             intent: true,
             first,
+            planned: None,
         },
         now,
     )
@@ -549,6 +562,7 @@ fn the_rest_of_a_request_ended_at_its_pause_is_answered_unless_it_asks_nothing()
             job: check,
             intent: true,
             first: None,
+            planned: None,
         };
         assert!(c.on(intent, t0).is_empty(), "{rest}");
         let end = c.deadline().expect("a deadline at the end of intent_end");
