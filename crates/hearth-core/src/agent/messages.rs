@@ -153,9 +153,9 @@ pub enum AgentMsg {
     /// Forget a session's history.
     Reset(String),
     /// Whether a request would be answered by a local intent in this session now, with no
-    /// model (the voice path ends a turn at a pause on such a request), and what its turn
-    /// would say first: session, text, the room it was said in, when its turn would begin
-    /// (`None`: now).
+    /// model (the voice path ends a turn at a pause on such a request), what its turn would
+    /// say first, and the plan made of it, to come back with its [`Ask`]: session, text, the
+    /// room it was said in, when its turn would begin (`None`: now).
     IsIntent(
         String,
         String,
@@ -280,8 +280,8 @@ pub enum AgentError {
     TooLong { tokens: usize, n_ctx: usize },
 }
 
-/// Whether an agent would answer `text` in `session` with a local intent, now, and what
-/// its turn would say first if it began `at` (the voice pipeline's question).
+/// Whether an agent would answer `text` in `session` with a local intent, now, what its turn
+/// would say first if it began `at`, and the plan made of it (the voice pipeline's question).
 pub async fn would_use_intent(
     agent: &ActorRef<AgentMsg>,
     session: &str,
