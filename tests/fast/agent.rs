@@ -1307,6 +1307,8 @@ async fn the_next_prompt_is_warmed_at_start_after_each_turn_and_when_the_tools_c
     .unwrap();
     let changed = prefills(&prefilled, n + 1).await;
     assert!(changed[n].contains("open_blinds"), "{}", changed[n]);
+    // of the latest turn's session: its history is in it
+    assert!(changed[n].contains("how much mail"), "{}", changed[n]);
 }
 
 #[tokio::test]

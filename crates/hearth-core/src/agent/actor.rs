@@ -29,6 +29,9 @@ pub struct AgentState {
     queue: std::collections::VecDeque<Queued>,
     /// The queue's length, for [`crate::bounded::levels`].
     queued: crate::bounded::Gauge,
+    /// The session of the latest turn: the one whose next prompt is warmed when the tools
+    /// change.
+    last_session: Option<String>,
 }
 
 /// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
@@ -120,9 +123,7 @@ impl AgentState {
         let cancel = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
         let shared = self.shared.clone();
-        if let Ok(mut last) = shared.last_session.lock() {
-            *last = Some(ask.session.clone());
-        }
+        self.last_session = Some(ask.session.clone());
         let session = ask.session.clone();
         let session_of_turn = session.clone();
         if let Some(hold) = ask.hold.clone() {
@@ -290,6 +291,7 @@ impl Actor for Agent {
             running: None,
             queue: std::collections::VecDeque::new(),
             queued: crate::bounded::Gauge::new("agent.queue", QUEUE_LIMIT),
+            last_session: None,
         })
     }
 
@@ -310,13 +312,7 @@ impl Actor for Agent {
             }
             AgentMsg::TurnDone | AgentMsg::Expire => state.pump(&myself),
             AgentMsg::ToolsChanged if state.shared.cfg.warm_next => {
-                let session = state
-                    .shared
-                    .last_session
-                    .lock()
-                    .ok()
-                    .and_then(|s| s.clone());
-                warm::in_background(&state.shared, session);
+                warm::in_background(&state.shared, state.last_session.clone());
             }
             AgentMsg::ToolsChanged => {}
             AgentMsg::Cancel => {

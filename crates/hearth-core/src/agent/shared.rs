@@ -42,9 +42,6 @@ pub(super) struct Shared {
     pub(super) checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
     pub(super) unfounded: std::sync::atomic::AtomicU64,
-    /// The session of the latest turn: the one whose next prompt is warmed when the tools
-    /// change.
-    pub(super) last_session: Mutex<Option<String>>,
     /// Turns running (their tasks not yet ended): no warm-up starts meanwhile.
     pub(super) turns: std::sync::atomic::AtomicUsize,
     /// The warm-up under way and the one asked for after it (`warm::in_background`).
@@ -87,7 +84,6 @@ pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> 
         sessions: Sessions::new(),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
-        last_session: Mutex::new(None),
         turns: std::sync::atomic::AtomicUsize::new(0),
         warming: Mutex::new(Warming::default()),
     })
