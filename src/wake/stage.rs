@@ -33,7 +33,8 @@ pub struct WakeConfig {
     /// Noise suppression in front of the spotters ([`super::denoise`]).
     pub denoise: bool,
     /// A detection stands only when whisper's transcript has the wake word too
-    /// ([`super::after_wake_word`]; `[listen] wake_check`, off by default: docs/measurements.md).
+    /// ([`crate::conductor::wake_word::after_wake_word`]; `[listen] wake_check`, off by
+    /// default: docs/measurements.md).
     pub check_transcript: bool,
 }
 
