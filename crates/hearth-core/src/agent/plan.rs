@@ -125,7 +125,7 @@ impl Planned {
         same.then_some(made.plan)
     }
 
-    /// Whether a local intent's calls answer the request, with no model.
+    /// The calls of the local intent that answers the request with no model, if one does.
     pub(super) fn intent_calls(&self) -> Option<&[ToolCall]> {
         match &self.0.plan {
             Plan::Intent { calls, .. } => Some(calls),
