@@ -107,13 +107,13 @@ impl Planned {
     /// The plan, when it was made for `request` in `session` (called `id`) as it is now,
     /// with the tools of `fingerprint`; `None` when anything differs.
     pub(super) fn plan_for(
-        self,
+        &self,
         id: &str,
         session: &Session,
         fingerprint: &str,
         request: &Request,
     ) -> Option<Plan> {
-        let made = *self.0;
+        let made = &self.0;
         let same = made.session == id
             && made.version == session.version
             && made.tools == fingerprint
@@ -122,7 +122,7 @@ impl Planned {
             && made.heard_as.as_deref() == request.heard_as
             && made.forced == request.forced
             && made.intents == request.intents;
-        same.then_some(made.plan)
+        same.then(|| made.plan.clone())
     }
 
     /// The calls of the local intent that answers the request with no model, if one does.
@@ -441,7 +441,7 @@ mod tests {
                 near,
             ),
         ] {
-            let again = planned.clone().plan_for(id, session, tools, &request);
+            let again = planned.plan_for(id, session, tools, &request);
             assert!(again.is_none(), "{why}: {again:?}");
         }
     }

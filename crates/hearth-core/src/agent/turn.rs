@@ -256,7 +256,7 @@ pub(super) async fn run_turn(
         intents: shared.cfg.intents,
     };
     // the plan made before the turn, while it holds; else made now
-    let before = ask.planned.clone();
+    let before = ask.planned.as_ref();
     let planned =
         match before.and_then(|p| p.plan_for(&ask.session, &session, &fingerprint, &request)) {
             Some(planned) => {
@@ -264,7 +264,7 @@ pub(super) async fn run_turn(
                 planned
             }
             None => {
-                if ask.planned.is_some() {
+                if before.is_some() {
                     tracing::info!(
                         "planned again: the request, session or tools changed since the pause"
                     );
