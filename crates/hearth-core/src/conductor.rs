@@ -1,9 +1,9 @@
 //! The conductor: the voice turns of one audio source, one at a time, as a state machine.
 //! It is fed each [`Input`] (what Listen, Wake, Stt, the agent, Tts and Playback report, and
 //! the clock) and answers with [`Action`]s (recognise this, ask that, speak, stop); it holds
-//! no addresses, spawns nothing and never waits. The driver (the hearth crate's `pipeline::driver`) runs the
-//! actions and feeds their results back, so the turn logic is tested here without actors. A
-//! second microphone is a second `Conductor`.
+//! no addresses, spawns nothing and never waits. The driver (the hearth crate's
+//! `pipeline::driver`) runs the actions and feeds their results back, so the turn logic is
+//! tested here without actors. A second microphone is a second `Conductor`.
 //!
 //! Between turns ([`Phase::Idle`]) it waits for an utterance addressed to hearth
 //! ([`Attention`] decides, from the wake words heard, which are requests; recognition starts
@@ -48,16 +48,15 @@ mod progress;
 mod reply;
 mod report;
 pub mod stop;
-pub mod wake_word;
-
-pub use report::{TurnTimings, VoiceTurn};
 #[cfg(test)]
 mod tests;
+pub mod wake_word;
 
 pub use io::{Action, Input, Job, Policy};
 use io::{Incoming, Outbox};
 use pause::{Checked, EarlyEnd, Pause, Transcript, Verdict};
 use reply::{Asked, Reply};
+pub use report::{TurnTimings, VoiceTurn};
 
 /// What hearth says when utterances heard during a long turn were dropped unanswered (too
 /// many, or too old by the time their turn could come): the person is told, not left waiting.
