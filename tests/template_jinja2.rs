@@ -165,8 +165,7 @@ fn qwen_gguf_template_matches_jinja2() {
     let Some(path) = common_model::qwen_path() else {
         return;
     };
-    let src = hearth::llm::llama::gguf_str(&path, "tokenizer.chat_template")
-        .expect("the Qwen GGUF carries tokenizer.chat_template");
+    let src = gguf_template(path);
     assert!(
         src.contains("tool_call"),
         "a Qwen template with a tools branch"
@@ -176,3 +175,21 @@ fn qwen_gguf_template_matches_jinja2() {
 
 #[cfg(feature = "llm")]
 use hearth_testkit::model as common_model;
+
+/// The model's own chat template, as the engine reads it from the GGUF's metadata (the
+/// engine that `hearth ask` starts, asked for what it knows of its model).
+#[cfg(feature = "llm")]
+fn gguf_template(model: PathBuf) -> String {
+    use hearth::llm::EngineMsg;
+    use hearth::supervisor::{start_text, TextOptions};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut opts = TextOptions::new(hearth::preset::Preset::load("qwen2.5-coder").unwrap());
+        opts.model = Some(model);
+        let text = start_text(opts).await.expect("the engine starts");
+        let info = ractor::call!(text.engine, EngineMsg::Info).unwrap();
+        text.stop().await;
+        info.chat_template
+            .expect("the Qwen GGUF carries tokenizer.chat_template")
+    })
+}

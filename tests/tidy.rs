@@ -739,3 +739,247 @@ fn every_relative_link_in_the_docs_reaches_a_file() {
         broken.join("\n")
     );
 }
+
+/// The library crates whose `pub mod`s the rule below holds to account: each one's name in
+/// code, its sources, and the files under them that are another crate (a binary's).
+const LIBRARIES: [(&str, &str); 7] = [
+    ("hearth_core", "crates/hearth-core/src"),
+    ("hearth", "src"),
+    ("hearth_toolcall", "crates/hearth-toolcall/src"),
+    ("hearth_stt", "crates/hearth-stt/src"),
+    ("hearth_house", "crates/hearth-house/src"),
+    ("hearth_phrases", "crates/hearth-phrases/src"),
+    ("wyoming", "crates/wyoming/src"),
+];
+
+/// The binaries inside the libraries' source directories (each a crate of its own): `hearth`'s
+/// `main.rs` with its commands, and the recognition server's.
+const BINARY_SOURCES: [&str; 3] = ["src/main.rs", "src/cmd", "crates/hearth-stt/src/main.rs"];
+
+/// Whether `file` is one of [`BINARY_SOURCES`].
+fn in_a_binary(file: &Path) -> bool {
+    BINARY_SOURCES
+        .iter()
+        .any(|b| file.starts_with(root().join(b)))
+}
+
+/// Names by which one library's modules are reached through another's, and where: `hearth`
+/// re-exports the core's modules and the parser crate as its own (`hearth::agent` anywhere,
+/// `crate::agent` in its own code).
+const RE_EXPORTS: [(&str, &str, &str); 4] = [
+    ("hearth_core", "hearth", ""),
+    ("hearth_core", "crate", "src"),
+    ("hearth_toolcall", "hearth::toolcall", ""),
+    ("hearth_toolcall", "crate::toolcall", "src"),
+];
+
+/// `a::{b, c::{d, e}}` as `a::b`, `a::c::d`, `a::c::e` (spaces already out).
+fn use_paths(tree: &str, prefix: &str, out: &mut Vec<String>) {
+    let (mut depth, mut start) = (0, 0);
+    let mut parts = Vec::new();
+    for (i, c) in tree.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&tree[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&tree[start..]);
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        match part.find('{') {
+            Some(open) => {
+                let close = part.rfind('}').filter(|c| *c > open).unwrap_or(part.len());
+                let head = format!("{prefix}{}", &part[..open]);
+                use_paths(&part[open + 1..close], &head, out);
+            }
+            None => out.push(format!("{prefix}{part}")),
+        }
+    }
+}
+
+/// What a file's code names: every `use` tree spelled out, and the code itself (a path
+/// written in place, `hearth::tools::gpio::run(..)`), one string to search.
+fn named_paths(text: &str) -> String {
+    let code: String = code_lines(text)
+        .map(|(_, l)| l)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut paths = Vec::new();
+    let mut lines = code.lines();
+    while let Some(line) = lines.next() {
+        let line = line.trim_start();
+        let line = line.strip_prefix("pub ").unwrap_or(line);
+        let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+        let Some(first) = line.strip_prefix("use ") else {
+            continue;
+        };
+        let mut tree = first.to_string();
+        while !tree.contains(';') {
+            match lines.next() {
+                Some(more) => tree.push_str(more),
+                None => break,
+            }
+        }
+        let tree: String = tree
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        use_paths(&tree, "", &mut paths);
+    }
+    format!("{code}\n{}", paths.join("\n"))
+}
+
+/// Whether `text` names `path` as a whole path segment sequence (not `xtools::gpio_pin`).
+fn names(text: &str, path: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(path).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + path.len()..].chars().next();
+        !before.is_some_and(|c| ident(c) || c == ':' && !text[..at].ends_with("::"))
+            && !after.is_some_and(ident)
+    })
+}
+
+/// Each `pub mod` of a library, as its path from the crate root (`tools::gpio`), with where
+/// it is declared.
+fn public_modules(src: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for file in rust_files(&root().join(src)) {
+        let rel = file.strip_prefix(root().join(src)).unwrap();
+        if in_a_binary(&file) {
+            continue;
+        }
+        let mut module: Vec<String> = rel
+            .with_extension("")
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+            module.pop();
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code_lines(code) {
+            let Some(rest) = line.trim_start().strip_prefix("pub mod ") else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let path = module
+                .iter()
+                .cloned()
+                .chain([name])
+                .collect::<Vec<_>>()
+                .join("::");
+            out.push((
+                path,
+                format!("{}:{n}", file.strip_prefix(root()).unwrap().display()),
+            ));
+        }
+    }
+    out
+}
+
+/// Every file of another crate that is not a test: the other libraries, the binary, the
+/// benches and examples, the test support crate (its code is what tests share, and it names
+/// only what they could).
+fn consumers_of(src: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = LIBRARIES
+        .iter()
+        .filter(|(_, s)| *s != src)
+        .map(|(_, s)| root().join(s))
+        .collect();
+    dirs.extend(["benches", "examples", "crates/hearth-testkit/src"].map(|d| root().join(d)));
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        dirs.extend(["benches", "examples"].map(|d| dir.join(d)));
+    }
+    let own = root().join(src);
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .filter(|d| d.is_dir())
+        .flat_map(|d| rust_files(d))
+        .filter(|f| !f.starts_with(&own))
+        .collect();
+    files.extend(rust_files(&own).into_iter().filter(|f| in_a_binary(f)));
+    files
+}
+
+#[test]
+fn every_public_module_is_named_by_another_crate() {
+    let mut for_tests_alone = Vec::new();
+    let mut counts = Vec::new();
+    for (krate, src) in LIBRARIES {
+        // each consumer's code, with the names this library's modules go by there
+        let consumers: Vec<(String, Vec<String>)> = consumers_of(src)
+            .iter()
+            .map(|file| {
+                let mut roots = vec![krate.to_string()];
+                roots.extend(
+                    RE_EXPORTS
+                        .iter()
+                        .filter(|(k, _, within)| {
+                            *k == krate && file.starts_with(root().join(within))
+                        })
+                        .map(|(_, r, _)| r.to_string()),
+                );
+                (named_paths(&std::fs::read_to_string(file).unwrap()), roots)
+            })
+            .collect();
+        let modules = public_modules(src);
+        counts.push(format!("{krate} {}", modules.len()));
+        for (path, at) in modules {
+            let named = consumers
+                .iter()
+                .any(|(text, roots)| match path.contains("::") {
+                    true => names(text, &path),
+                    false => roots.iter().any(|r| names(text, &format!("{r}::{path}"))),
+                });
+            if !named {
+                for_tests_alone.push(format!("{at}: {krate}::{path}"));
+            }
+        }
+    }
+    eprintln!("pub mod per crate: {}", counts.join(", "));
+    assert!(
+        for_tests_alone.is_empty(),
+        "public modules no other crate's code names (only tests, or nothing): make each \
+         private (`mod`), re-export what others do name, and move its tests beside the \
+         code:\n{}",
+        for_tests_alone.join("\n")
+    );
+}
+
+#[test]
+fn the_public_module_rule_reads_paths_as_rust_does() {
+    let mut paths = Vec::new();
+    use_paths("hearth::{agent::{Ask,Turn},tools::gpio}", "", &mut paths);
+    assert_eq!(
+        paths,
+        [
+            "hearth::agent::Ask",
+            "hearth::agent::Turn",
+            "hearth::tools::gpio"
+        ]
+    );
+    let text = named_paths(
+        "use hearth::{\n    tools::{gpio, Registry},\n};\n// hearth::wake::stage\nlet t = \"hearth::llm::llama\";\nhearth_stt::server::run();\n",
+    );
+    assert!(names(&text, "hearth::tools::gpio"));
+    assert!(names(&text, "tools::gpio"), "a module inside a path");
+    assert!(
+        names(&text, "hearth_stt::server"),
+        "a path written in place"
+    );
+    assert!(!names(&text, "wake::stage"), "a comment names nothing");
+    assert!(!names(&text, "llm::llama"), "nor does a string");
+    assert!(!names("let x = xtools::gpio_pin;", "tools::gpio"));
+}

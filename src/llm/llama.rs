@@ -115,17 +115,6 @@ impl LlamaConfig {
     }
 }
 
-/// A string from a GGUF file's metadata (e.g. `tokenizer.chat_template`), read without
-/// loading the weights.
-pub fn gguf_str(path: &std::path::Path, key: &str) -> Option<String> {
-    let g = llama_cpp_2::gguf::GgufContext::from_file(path)?;
-    let idx = g.find_key(key);
-    if idx < 0 {
-        return None;
-    }
-    g.val_str(idx).map(str::to_string)
-}
-
 /// Load a sequence's state file into sequence 0 of `ctx`; the tokens it holds, or none when
 /// it is missing or does not fit this model and context (then the KV cache is cleared and
 /// the file is rewritten later).
@@ -1161,6 +1150,9 @@ fn take_utf8(buf: &mut Vec<u8>) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod cache_tests;
 
 #[cfg(test)]
 mod tests {

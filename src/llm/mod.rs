@@ -5,4 +5,4 @@
 pub use hearth_core::llm::*;
 
 #[cfg(feature = "llm")]
-pub mod llama;
+pub(crate) mod llama;

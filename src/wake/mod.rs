@@ -19,7 +19,7 @@
 pub mod denoise;
 mod spotter;
 /// openWakeWord's file names (known without the `tts` feature, for checks).
-pub mod oww_files {
+pub(crate) mod oww_files {
     /// The folder of the model directory the `oww:` models fill.
     pub const OWW_DIR: &str = "openwakeword";
     /// The mel-spectrogram model's file name.
@@ -27,11 +27,11 @@ pub mod oww_files {
     /// The embedding model's file name.
     pub(crate) const EMBEDDING_FILE: &str = "embedding_model.onnx";
 }
-pub mod micro;
+mod micro;
 #[cfg(feature = "tts")]
 pub mod oww;
-pub mod stage;
-pub mod tflite;
+mod stage;
+mod tflite;
 
 use std::path::PathBuf;
 

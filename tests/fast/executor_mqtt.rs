@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use hearth::config::{HomeAssistantSection, MqttSection};
 use hearth::toolcall::ToolCall;
 use hearth::tools::homeassistant::HaBackend;
-use hearth::tools::mqtt::MqttBackend;
 use hearth::tools::{parse_manifest, Backends, Registry, ToolStatus, ToolsError};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, Publish, QoS};
 use serde_json::{json, Value};
@@ -35,8 +34,7 @@ fn section(url: &str) -> MqttSection {
 }
 
 fn backends(section: &MqttSection) -> Arc<Backends> {
-    let mut b = Backends::none();
-    b.mqtt = Some(MqttBackend::new(section).unwrap());
+    let b = mqtt_backends(section).unwrap();
     Arc::new(b)
 }
 
@@ -663,9 +661,7 @@ async fn a_broker_that_wants_a_client_certificate_gets_hearths() {
     assert_eq!(&w.next().await.payload[..], b"ON");
 
     // a key that is not the certificate's fails the start, naming both keys
-    let e = MqttBackend::new(&with(Some(("client.pem", "stranger.key"))))
-        .unwrap_err()
-        .to_string();
+    let e = mqtt_backends(&with(Some(("client.pem", "stranger.key")))).unwrap_err();
     assert!(
         e.starts_with("[mqtt] client_cert_file and client_key_file cannot be used together"),
         "{e}"
@@ -675,8 +671,9 @@ async fn a_broker_that_wants_a_client_certificate_gets_hearths() {
 #[tokio::test]
 async fn probe_accepts_a_running_broker() {
     let broker = Broker::start("probe");
-    let b = MqttBackend::new(&section(&broker.url())).unwrap();
-    b.probe(Duration::from_secs(2)).await.unwrap();
+    let b = mqtt_backends(&section(&broker.url())).unwrap();
+    let broker = b.mqtt.as_ref().expect("[mqtt] makes a broker connection");
+    broker.probe(Duration::from_secs(2)).await.unwrap();
 }
 
 #[test]
@@ -792,8 +789,7 @@ fn full_backends(mqtt_url: &str) -> Arc<Backends> {
         refresh_s: 30,
     })
     .unwrap();
-    let mut b = Backends::none();
-    b.mqtt = Some(MqttBackend::new(&section(mqtt_url)).unwrap());
+    let mut b = mqtt_backends(&section(mqtt_url)).unwrap();
     b.homeassistant = Some(ha);
     Arc::new(b)
 }
@@ -1004,7 +1000,7 @@ fn a_password_others_can_read_is_refused() {
     std::fs::write(&file, "s3cret\n").unwrap();
     let with = |mode: u32| {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
-        MqttBackend::new(&MqttSection {
+        mqtt_backends(&MqttSection {
             username: Some("hearth".into()),
             password_file: Some(file.clone()),
             ..section("mqtt://127.0.0.1:1883")

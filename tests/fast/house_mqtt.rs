@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use hearth::config::MqttSection;
 use hearth::house::{watch_mqtt, Hub, MqttWatch};
 use hearth::toolcall::{ToolCall, ToolSet};
-use hearth::tools::mqtt::MqttBackend;
-use hearth::tools::{Backends, Registry, ToolStatus, ToolsActor, ToolsMsg};
+use hearth::tools::{Registry, ToolStatus, ToolsActor, ToolsMsg};
 use ractor::{Actor, ActorRef};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, Publish, QoS};
 use serde_json::{json, Value};
@@ -131,8 +130,7 @@ impl House {
             client_cert_file: None,
             client_key_file: None,
         };
-        let mut backends = Backends::none();
-        backends.mqtt = Some(MqttBackend::new(&section).unwrap());
+        let backends = crate::common::manifest::mqtt_backends(&section).unwrap();
         let backends = Arc::new(backends);
         let registry = Registry::builtins_with(backends.clone()).unwrap();
         let (tools, _) = Actor::spawn(None, ToolsActor, Arc::new(registry))

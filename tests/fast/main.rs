@@ -11,7 +11,6 @@ mod confirm;
 mod derived_intents;
 mod end_of_turn;
 mod executor_dbus;
-mod executor_gpio;
 mod executor_homeassistant;
 mod executor_mqtt;
 mod house_mqtt;

@@ -123,13 +123,9 @@ impl Registry {
     }
 
     /// Connections registered.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.lock().conns.len()
-    }
-
-    /// True when no connection is registered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Chooses a connection to close for a newcomer (see the module doc), marks it and wakes
@@ -279,16 +275,6 @@ impl<R> IdleReader<R> {
             limit,
             timer: None,
         }
-    }
-
-    /// The limit.
-    pub fn limit(&self) -> Duration {
-        self.limit
-    }
-
-    /// The wrapped reader.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.inner
     }
 }
 

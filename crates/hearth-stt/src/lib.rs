@@ -17,9 +17,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod audio;
-pub mod conns;
+mod conns;
 mod loop_guard;
-pub mod phrase_pass;
+mod phrase_pass;
 pub mod recognizer;
 pub mod server;
 mod weighing;

@@ -71,7 +71,7 @@ use crate::recognizer::{Recognizer, TranscribeError};
 use hearth_phrases::{Grammar, Matcher};
 
 /// Error codes sent in `error` events.
-pub mod codes {
+pub(crate) mod codes {
     /// An event that could not be read (bad header line, bad data block); the session goes on.
     pub const BAD_EVENT: &str = "bad-event";
     /// An event of a known type whose data is wrong (e.g. `audio-start` without `rate`).

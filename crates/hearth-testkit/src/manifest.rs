@@ -50,3 +50,15 @@ pub fn call(name: &str, arguments: serde_json::Value) -> hearth::toolcall::ToolC
         .call(format!("{name}_0"), name, arguments)
         .expect("the arguments are a JSON object")
 }
+
+/// The backends a configuration holding only this `[mqtt]` section makes, as the daemon
+/// builds them, or the error hearth would stop with.
+pub fn mqtt_backends(
+    section: &hearth::config::MqttSection,
+) -> Result<hearth::tools::Backends, String> {
+    hearth::tools::Backends::from_config(&hearth::config::Config {
+        mqtt: Some(section.clone()),
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())
+}

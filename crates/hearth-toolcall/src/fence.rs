@@ -10,11 +10,6 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// Byte ranges of code that detectors must not see.
-pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
-    scan_code(text).0
-}
-
 /// Code ranges, plus where code starts that is still open at the end of the text (an
 /// unclosed fence, or a backtick whose inline span may still close): while streaming,
 /// text from there on is undecided.
@@ -130,12 +125,8 @@ fn is_call_fence(info: &str, body: &str) -> bool {
     }
 }
 
-/// The text with code ranges blanked out (same byte length, same char boundaries).
-pub fn mask(text: &str) -> Cow<'_, str> {
-    mask_with_ranges(text).0
-}
-
-/// [`mask`], also returning the masked ranges and where still-open code starts.
+/// The text with code ranges blanked out (same byte length, same char boundaries), the
+/// masked ranges, and where still-open code starts.
 pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>, Option<usize>) {
     let (ranges, open_from) = scan_code(text);
     if ranges.is_empty() {
@@ -160,6 +151,11 @@ pub fn mask_with_ranges(text: &str) -> (Cow<'_, str>, Vec<Range<usize>>, Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text with code ranges blanked out.
+    fn mask(text: &str) -> Cow<'_, str> {
+        mask_with_ranges(text).0
+    }
 
     #[test]
     fn masks_example_code_keeps_call_fences() {

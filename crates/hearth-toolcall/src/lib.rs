@@ -5,19 +5,19 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod detector;
-pub mod detectors;
-pub mod fence;
-pub mod parse;
+mod detector;
+mod detectors;
+mod fence;
+mod parse;
 pub mod preset;
-pub mod pyliteral;
+mod pyliteral;
 pub mod registry;
 pub mod scan;
 pub mod speech;
-pub mod stream;
-pub mod think;
-pub mod tokens;
-pub mod validate;
+mod stream;
+mod think;
+mod tokens;
+mod validate;
 
 pub use detector::{Candidate, DetectCtx, Detector, Found, FoundKind, Strictness};
 pub use parse::{ParseOutput, Parser, ParserError, Rejected, Telemetry};

@@ -145,10 +145,6 @@ impl ThinkMatcher {
         &self.tags
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.tags.is_empty()
-    }
-
     /// Find think blocks. `start_in_think`: `Some(true)` when the prompt opened a block,
     /// `Some(false)` when it certainly did not, `None` when unknown.
     pub fn scan(&self, text: &str, start_in_think: Option<bool>, eof: bool) -> ThinkScan {

@@ -63,25 +63,6 @@ pub fn plain_tokens() -> &'static [&'static str] {
     PLAIN_TOKENS
 }
 
-/// Remove special tokens from reply text. Harmony headers lose their role and channel
-/// words too (`<|start|>assistant`, `<|channel|>final … <|message|>`).
-pub fn strip(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let b = text.as_bytes();
-    while i < b.len() {
-        let rest = &text[i..];
-        if let Some(len) = token_at(rest) {
-            i += len;
-            continue;
-        }
-        let ch_len = rest.chars().next().map(char::len_utf8).unwrap_or(1);
-        out.push_str(&rest[..ch_len]);
-        i += ch_len;
-    }
-    out
-}
-
 fn plain_matcher() -> &'static aho_corasick::AhoCorasick {
     static M: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     M.get_or_init(|| {
@@ -258,6 +239,25 @@ pub fn partial_from(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Remove special tokens from reply text. Harmony headers lose their role and channel
+    /// words too (`<|start|>assistant`, `<|channel|>final … <|message|>`).
+    fn strip(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        let b = text.as_bytes();
+        while i < b.len() {
+            let rest = &text[i..];
+            if let Some(len) = token_at(rest) {
+                i += len;
+                continue;
+            }
+            let ch_len = rest.chars().next().map(char::len_utf8).unwrap_or(1);
+            out.push_str(&rest[..ch_len]);
+            i += ch_len;
+        }
+        out
+    }
 
     #[test]
     fn strips_tokens_and_harmony_headers() {

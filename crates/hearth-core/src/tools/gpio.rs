@@ -969,18 +969,4 @@ pub async fn run(tool: &str, spec: &GpioSpec, args: &Value, b: &GpioBackend) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errno_of_gpiocdev_errors() {
-        let e = gpiocdev::Error::from(std::io::Error::from_raw_os_error(libc::EACCES));
-        assert_eq!(errno(&e), Some(libc::EACCES));
-        assert!(is_permission(&e));
-        assert_eq!(errno(&gpiocdev::Error::NoGpioChips()), None);
-        // the uAPI error's text is std's io::Error text
-        let busy = std::io::Error::from_raw_os_error(libc::EBUSY).to_string();
-        assert_eq!(os_error_code(&busy), Some(libc::EBUSY));
-        assert_eq!(os_error_code("no code here"), None);
-    }
-}
+mod tests;

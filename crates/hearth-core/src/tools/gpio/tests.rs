@@ -1,4 +1,4 @@
-//! The `gpio` executor up to the device: manifest checks, level spellings, chip and line
+//! The `gpio` executor up to the device (its tests, beside it): manifest checks, level spellings, chip and line
 //! resolution over described chips, the run-time error on a machine without GPIO, and the
 //! example manifests (tools/examples/gpio.toml and desktop.toml).
 //!
@@ -6,17 +6,12 @@
 //! in a container), so the tests that need no chip say so; `real_chips_are_listed` runs
 //! only its real-chip half where chips exist.
 
-use crate::common::manifest::*;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::tools::gpio::{
-    find_chip, locate, parse_level, ChipDesc, ChipOrigin, GpioAction, GpioBackend, GpioBias,
-    GpioError, GpioSpec, LineDesc,
-};
-use hearth::tools::{parse_manifest, Backends, Executor, Registry, ToolStatus, ToolsError};
+use super::*;
+use crate::tools::{parse_manifest, Backends, Executor, Registry, ToolStatus, ToolsError};
 use serde_json::json;
 
 const FILE: &str = "/etc/hearth/tools/gpio.toml";
@@ -425,7 +420,7 @@ async fn without_a_chip_every_action_fails_fast_with_the_fix() {
     ] {
         let s = spec(gpio);
         let start = Instant::now();
-        let out = hearth::tools::gpio::run("set_fan", &s, &args, &backends.gpio).await;
+        let out = run("set_fan", &s, &args, &backends.gpio).await;
         assert_eq!(out.status, ToolStatus::Error);
         assert_eq!(out.text, format!("set_fan: {NO_CHIP}"));
         // listing nothing takes no time: well within the timeout (and no pulse happened)
@@ -443,7 +438,7 @@ async fn without_a_chip_every_action_fails_fast_with_the_fix() {
 async fn rendering_errors_come_before_the_device() {
     let backends = Backends::none();
     let s = spec("line = \"GPIO17\"\naction = \"set\"\nvalue = \"{{ 'yes' if on else 'no' }}\"\n");
-    let out = hearth::tools::gpio::run("set_fan", &s, &json!({"on": true}), &backends.gpio).await;
+    let out = run("set_fan", &s, &json!({"on": true}), &backends.gpio).await;
     assert_eq!(out.status, ToolStatus::Error);
     assert!(out.text.starts_with("set_fan: gpio.value"), "{}", out.text);
     assert!(
@@ -454,7 +449,7 @@ async fn rendering_errors_come_before_the_device() {
     );
 
     let s = spec("line = \"{{ pin }}\"\naction = \"read\"\n");
-    let out = hearth::tools::gpio::run("read_door", &s, &json!({}), &backends.gpio).await;
+    let out = run("read_door", &s, &json!({}), &backends.gpio).await;
     assert_eq!(out.status, ToolStatus::Error);
     assert!(
         out.text.starts_with("read_door: cannot render gpio.line"),
@@ -462,7 +457,7 @@ async fn rendering_errors_come_before_the_device() {
         out.text
     );
 
-    let out = hearth::tools::gpio::run("read_door", &s, &json!({"pin": " "}), &backends.gpio).await;
+    let out = run("read_door", &s, &json!({"pin": " "}), &backends.gpio).await;
     assert!(
         out.text.contains("rendered to an empty string"),
         "{}",
@@ -515,8 +510,9 @@ fn real_chips_are_listed() {
 
 /// A temp dir holding copies of tools/examples/gpio.toml and desktop.toml only.
 fn examples_dir(tag: &str) -> PathBuf {
-    let d = scratch_dir(&format!("gpio-{tag}"));
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/examples");
+    let d = std::env::temp_dir().join(format!("hearth-gpio-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/examples");
     for f in ["gpio.toml", "desktop.toml"] {
         std::fs::copy(examples.join(f), d.join(f)).unwrap();
     }
@@ -526,7 +522,7 @@ fn examples_dir(tag: &str) -> PathBuf {
 #[test]
 fn the_example_manifests_load() {
     let dir = examples_dir("examples");
-    let tools = hearth::tools::load_dir(&dir).unwrap_or_else(|e: ToolsError| panic!("{e}"));
+    let tools = crate::tools::load_dir(&dir).unwrap_or_else(|e: ToolsError| panic!("{e}"));
     let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
     // desktop.toml sorts first
     assert_eq!(
@@ -562,4 +558,16 @@ fn the_example_manifests_load() {
     let registry = Registry::load(&dir, Arc::new(Backends::none())).unwrap();
     assert!(registry.get("press_garage_door").is_some());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn errno_of_gpiocdev_errors() {
+    let e = gpiocdev::Error::from(std::io::Error::from_raw_os_error(libc::EACCES));
+    assert_eq!(errno(&e), Some(libc::EACCES));
+    assert!(is_permission(&e));
+    assert_eq!(errno(&gpiocdev::Error::NoGpioChips()), None);
+    // the uAPI error's text is std's io::Error text
+    let busy = std::io::Error::from_raw_os_error(libc::EBUSY).to_string();
+    assert_eq!(os_error_code(&busy), Some(libc::EBUSY));
+    assert_eq!(os_error_code("no code here"), None);
 }
