@@ -186,7 +186,9 @@ fn main() {
                 realtime: true,
             },
             stt,
-            tts: TtsConfig::default_voice().expect("the voice: run scripts/fetch-models"),
+            tts: TtsConfig::default_voice()
+                .expect("the voice: run scripts/fetch-models")
+                .into(),
             // the daemon's default detector and end of turn
             listen: {
                 let listen = hearth::audio::listen::ListenConfig {

@@ -9,7 +9,7 @@ Run it from the repository root, in a venv that has numpy and onnxruntime and no
     python3 -m venv /tmp/st && /tmp/st/bin/pip install numpy onnxruntime==1.31.1
     pip download --no-deps pipecat-ai==1.14.0 -d /tmp/pc
     unzip -o /tmp/pc/pipecat_ai-1.14.0-py3-none-any.whl 'pipecat/audio/turn/smart_turn/*' -d /tmp/pc
-    cargo run --release --no-default-features --features tts --example smart_turn -- \
+    cargo run --release --no-default-features --example smart_turn -- \
         --write-16k /tmp/kitchen-16k.f32
     /tmp/st/bin/python scripts/smart-turn-reference.py \
         /tmp/pc/pipecat/audio/turn/smart_turn /tmp/kitchen-16k.f32

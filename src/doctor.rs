@@ -146,7 +146,7 @@ pub async fn examine(opts: &DoctorOptions) -> Report {
     let remote = check_remote(&settings, &mut out).await;
     check_llm(&settings, remote, &mut out);
     check_stt(&settings, &mut out).await;
-    check_voice(&settings, &mut out);
+    check_voice(&settings, &mut out).await;
     check_wake(&settings, &mut out);
     check_cues(&settings, &mut out);
     check_audio(&settings, &mut out);
@@ -388,12 +388,12 @@ async fn check_stt_server(server: &str) -> Finding {
     }
 }
 
-/// The voice as `hearth run` resolves it ([`crate::tts::TtsConfig::resolve`]): its files,
-/// ONNX Runtime and espeak-ng's data for the voice's language; then the VAD model.
-#[cfg(feature = "tts")]
-fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
-    use crate::tts::TtsError;
-    let tts = match settings.voice() {
+/// The voice as `hearth run` makes it: a Piper voice's files, ONNX Runtime and espeak-ng's
+/// data for its language ([`crate::tts::TtsConfig::resolve`]), or a text-to-speech server
+/// speaking a word; then the VAD and end-of-turn models, on ONNX Runtime.
+async fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
+    use crate::tts::VoiceSource;
+    let source = match settings.voice() {
         Ok(t) => t,
         Err(e) => {
             out.push(Finding::fail(
@@ -404,6 +404,79 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             return;
         }
     };
+    let resolved = match &source {
+        VoiceSource::Piper(_) if !cfg!(feature = "piper") => {
+            out.push(Finding::fail(
+                "voice",
+                crate::tts::TtsError::NoPiper.to_string(),
+                "set [tts] server, or build with the piper feature",
+            ));
+            None
+        }
+        VoiceSource::Piper(tts) => check_piper_voice(settings, tts, out),
+        VoiceSource::Server(server) => {
+            out.push(check_tts_server(server).await);
+            None
+        }
+    };
+    // the library the VAD and the end of turn load: the Piper voice's, else looked up
+    let library = match &resolved {
+        Some(r) => Ok(r.ort_library.clone()),
+        None => settings
+            .model_dir()
+            .map_err(|e| e.to_string())
+            .and_then(|dir| {
+                crate::onnx::find_library(
+                    settings.config.tts.onnxruntime.as_deref(),
+                    |k| std::env::var_os(k),
+                    &crate::onnx::search_dirs(&dir.join(crate::onnx::ORT_LIB_FILE)),
+                )
+                .map_err(|e| e.to_string())
+            }),
+    };
+    // a Piper voice's check reported the library already
+    let piper = cfg!(feature = "piper") && matches!(source, VoiceSource::Piper(_));
+    if !piper {
+        out.push(match &library {
+            Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
+            Err(e) => Finding::fail(
+                "onnxruntime",
+                e.clone(),
+                "hearth models pull, or set [tts] onnxruntime",
+            ),
+        });
+    }
+    // no model directory (Err): reported as such
+    if let Ok(Some(v)) = settings.vad_model() {
+        out.push(stamped_file(
+            "vad",
+            &v,
+            &pull_fix(settings, &v, "set [listen] vad = \"energy\""),
+        ));
+    }
+    if let Ok(Some(t)) = settings.turn_model() {
+        let found = stamped_file(
+            "end of turn",
+            &t,
+            &pull_fix(settings, &t, "set [listen] end_of_turn = \"silence\""),
+        );
+        let usable = found.level == Level::Ok;
+        out.push(found);
+        // no library: reported above as "onnxruntime"
+        if let (true, Ok(library)) = (usable, &library) {
+            out.push(check_turn_answer(&t, library));
+        }
+    }
+}
+
+/// A Piper voice: its files, ONNX Runtime and espeak-ng's data; what it resolves to when
+/// all are there.
+fn check_piper_voice(
+    settings: &Settings,
+    tts: &crate::tts::TtsConfig,
+    out: &mut Vec<Finding>,
+) -> Option<crate::tts::Resolved> {
+    use crate::tts::TtsError;
     out.push(stamped_file(
         "voice",
         &tts.model,
@@ -464,42 +537,31 @@ fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             Err(e) => Finding::fail("espeak-ng", e.to_string(), espeak_fix),
         },
     });
-    // no model directory (Err): reported as such
-    if let Ok(Some(v)) = settings.vad_model() {
-        out.push(stamped_file(
-            "vad",
-            &v,
-            &pull_fix(settings, &v, "set [listen] vad = \"energy\""),
-        ));
-    }
-    if let Ok(Some(t)) = settings.turn_model() {
-        let found = stamped_file(
-            "end of turn",
-            &t,
-            &pull_fix(settings, &t, "set [listen] end_of_turn = \"silence\""),
-        );
-        let usable = found.level == Level::Ok;
-        out.push(found);
-        if usable {
-            let library = match &resolved {
-                Ok(r) => Ok(r.ort_library.clone()),
-                Err(_) => crate::onnx::find_library(
-                    tts.ort_library.as_deref(),
-                    |k| std::env::var_os(k),
-                    &crate::onnx::search_dirs(&t),
-                ),
-            };
-            // no library: reported above as "onnxruntime"
-            if let Ok(library) = library {
-                out.push(check_turn_answer(&t, &library));
-            }
-        }
+    resolved.ok()
+}
+
+/// A text-to-speech server: does it speak, in the voice named?
+async fn check_tts_server(server: &crate::tts::ServerConfig) -> Finding {
+    match crate::tts::ServerVoice::load(server.clone()).await {
+        Ok(voice) => Finding::ok(
+            "voice",
+            format!(
+                "the text-to-speech server {} speaks ({}, {} Hz)",
+                server.uri,
+                server.voice.as_deref().unwrap_or("its default voice"),
+                voice.info().sample_rate
+            ),
+        ),
+        Err(e) => Finding::fail(
+            "voice",
+            e.to_string(),
+            "start the server, or fix [tts] server and [tts] voice",
+        ),
     }
 }
 
 /// Whether the end-of-turn model answers its known input as the reference does on this CPU
 /// ([`crate::audio::smart_turn::SmartTurn::check_known_answer`]), as `hearth run` asks at load.
-#[cfg(feature = "tts")]
 fn check_turn_answer(model: &Path, library: &Path) -> Finding {
     use crate::audio::smart_turn::{SmartTurn, SmartTurnError};
     let answer = SmartTurn::load(model, library).and_then(|mut t| t.check_known_answer());
@@ -526,15 +588,6 @@ fn check_turn_answer(model: &Path, library: &Path) -> Finding {
             "fetch it again: hearth models pull turn:smart-turn-v3.2",
         ),
     }
-}
-
-#[cfg(not(feature = "tts"))]
-fn check_voice(_: &Settings, out: &mut Vec<Finding>) {
-    out.push(Finding::warn(
-        "voice",
-        "this build has no text to speech (built without the `tts` feature)",
-        "rebuild with default features for the voice daemon",
-    ));
 }
 
 /// The wake words: each model and its settings (sha256 against the stamp), the TensorFlow

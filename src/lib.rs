@@ -17,10 +17,6 @@
 //! re-exported at the root.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
-// Dead code is found in the default build (every feature on: what CI lints first). Without
-// `tts` the voice path's helpers (the stage supervisor, reply audio, Listen's scoring) are
-// unused by design, so a build without it does not report them.
-#![cfg_attr(not(feature = "tts"), allow(dead_code))]
 
 pub use hearth_toolcall as toolcall;
 pub use hearth_toolcall::{preset, speech};
@@ -37,7 +33,6 @@ pub mod doctor;
 pub mod llm;
 pub mod models;
 pub mod onnx;
-#[cfg(feature = "tts")]
 pub mod pipeline;
 pub mod satellite;
 pub mod settings;

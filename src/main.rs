@@ -22,7 +22,6 @@ enum Command {
     /// One turn from text: the model decides, tools run, the reply is printed.
     Ask(cmd::ask::Args),
     /// The voice daemon: listen, understand, act, answer out loud.
-    #[cfg(feature = "tts")]
     Run(cmd::run::Args),
     /// Parse raw model output into tool calls, reply and reasoning (JSON out).
     Parse(cmd::parse::Args),
@@ -63,7 +62,6 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ask(args) => cmd::ask::run(args),
-        #[cfg(feature = "tts")]
         Command::Run(args) => cmd::run::run(args),
         Command::Parse(args) => cmd::parse::run(args),
         Command::Parsers => cmd::parse::list_parsers(),

@@ -154,10 +154,8 @@ pub fn int8_products_saturate() -> bool {
     }
 }
 
-#[cfg(feature = "tts")]
 pub use loader::{builder, load};
 
-#[cfg(feature = "tts")]
 mod loader {
     use std::panic::catch_unwind;
     use std::path::{Path, PathBuf};

@@ -351,12 +351,20 @@ impl Settings {
             .or_else(|| self.config.stt.prompt.clone())
     }
 
-    /// The voice: `--voice` (as given), else `[tts] voice` (in the model directory when a
-    /// bare name), else the default voice in the model directory; with `[tts]`'s ONNX
-    /// Runtime library, espeak-ng data and speaking rate. Not checked
-    /// ([`crate::tts::TtsConfig::resolve`] does).
-    pub fn voice(&self) -> Result<crate::tts::TtsConfig, SettingsError> {
-        let mut tts = match (&self.flags.voice, &self.config.tts.voice) {
+    /// The voice: `[tts] server` (a Wyoming text-to-speech server, with `[tts] voice` as its
+    /// name for the voice) unless `--voice` names a Piper voice; else the Piper voice of
+    /// `--voice` (as given), else `[tts] voice` (in the model directory when a bare name), else
+    /// the default voice in the model directory, with `[tts]`'s ONNX Runtime library,
+    /// espeak-ng data and speaking rate. Not checked ([`crate::tts::VoiceSource::check`] does).
+    pub fn voice(&self) -> Result<crate::tts::VoiceSource, SettingsError> {
+        let t = &self.config.tts;
+        if let (None, Some(uri)) = (&self.flags.voice, &t.server) {
+            return Ok(crate::tts::VoiceSource::Server(crate::tts::ServerConfig {
+                uri: uri.clone(),
+                voice: t.voice.as_ref().map(|v| v.to_string_lossy().into_owned()),
+            }));
+        }
+        let mut tts = match (&self.flags.voice, &t.voice) {
             (Some(v), _) => crate::tts::TtsConfig::new(v.clone()),
             (None, Some(v)) => crate::tts::TtsConfig::new(self.config_model_file(v)?),
             (None, None) => crate::tts::TtsConfig::new(
@@ -364,16 +372,15 @@ impl Settings {
                     .join(format!("{}.onnx", crate::tts::DEFAULT_VOICE)),
             ),
         };
-        tts.ort_library = self.config.tts.onnxruntime.clone();
-        tts.espeak_data = self.config.tts.espeak_data.clone();
-        tts.length_scale = self.config.tts.length_scale;
-        Ok(tts)
+        tts.ort_library = t.onnxruntime.clone();
+        tts.espeak_data = t.espeak_data.clone();
+        tts.length_scale = t.length_scale;
+        Ok(crate::tts::VoiceSource::Piper(tts))
     }
 
     /// The Silero VAD model, or `None` when `[listen] vad = "energy"` (Silero is the
     /// default): `[listen] silero_model` (in the model directory when a bare name), else
     /// [`crate::audio::silero::SILERO_FILE`] in the model directory. Not checked.
-    #[cfg(feature = "tts")]
     pub(crate) fn vad_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::Vad;
         match self.config.listen.vad.unwrap_or(Vad::Silero) {
@@ -391,7 +398,6 @@ impl Settings {
     /// default is `"smart-turn-house"`): `[listen] smart_turn_model` (in the model directory
     /// when a bare name), else [`crate::audio::smart_turn::SMART_TURN_FILE`] in the model
     /// directory. Not checked.
-    #[cfg(feature = "tts")]
     pub(crate) fn turn_model(&self) -> Result<Option<PathBuf>, SettingsError> {
         use crate::config::EndOfTurn;
         match self.config.listen.end_of_turn.unwrap_or_default() {
@@ -407,7 +413,6 @@ impl Settings {
 
     /// `[listen]` over [`crate::audio::listen::ListenConfig`]'s defaults, with the detector
     /// of [`vad_model`](Self::vad_model) (Silero on `[tts] onnxruntime`'s library).
-    #[cfg(feature = "tts")]
     pub fn listen(&self) -> Result<crate::audio::listen::ListenConfig, SettingsError> {
         use crate::audio::listen::{ListenConfig, TurnModel, VadKind, TURN_PAUSE_MS};
         let l = &self.config.listen;
@@ -501,8 +506,8 @@ impl Settings {
     }
 
     /// Every model file and runtime library the settings in force load, for `hearth models
-    /// pull` with no argument: the LLM, the whisper model (unless a server transcribes), and
-    /// with the voice (feature `tts`) the Piper voice and its `.onnx.json`, ONNX Runtime (found
+    /// pull` with no argument: the LLM, the whisper model (unless a server transcribes), the
+    /// Piper voice and its `.onnx.json` (unless a server speaks), ONNX Runtime (found
     /// as it is loaded, else the model directory's), the VAD, the end-of-turn model; then the
     /// wake words' files. Not checked: a path may be missing (that is what pull is for).
     pub fn model_files(&self) -> Result<Vec<PathBuf>, SettingsError> {
@@ -518,25 +523,25 @@ impl Settings {
         if let SttChoice::Child { model, .. } = self.stt()? {
             files.push(model);
         }
-        #[cfg(feature = "tts")]
-        {
-            let voice = self.voice()?;
-            files.push(voice.model.clone());
-            files.push(voice.config.clone());
-            let dirs = crate::onnx::search_dirs(&voice.model);
-            let ort = crate::onnx::find_library(
-                voice.ort_library.as_deref(),
-                |k| std::env::var_os(k),
-                &dirs,
-            );
-            files.push(match (ort, &voice.ort_library) {
-                (Ok(found), _) => found,
-                (Err(_), Some(named)) => named.clone(),
-                (Err(_), None) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),
-            });
-            files.extend(self.vad_model()?);
-            files.extend(self.turn_model()?);
-        }
+        // the Piper voice's files and where it is; a server's voice is the server's
+        let beside = match self.voice()? {
+            crate::tts::VoiceSource::Piper(voice) => {
+                files.push(voice.model.clone());
+                files.push(voice.config.clone());
+                voice.model
+            }
+            crate::tts::VoiceSource::Server(_) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),
+        };
+        let named = &self.config.tts.onnxruntime;
+        let dirs = crate::onnx::search_dirs(&beside);
+        let ort = crate::onnx::find_library(named.as_deref(), |k| std::env::var_os(k), &dirs);
+        files.push(match (ort, named) {
+            (Ok(found), _) => found,
+            (Err(_), Some(named)) => named.clone(),
+            (Err(_), None) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),
+        });
+        files.extend(self.vad_model()?);
+        files.extend(self.turn_model()?);
         if let Some(wake) = self.wake()? {
             files.extend(wake.files());
         }
@@ -617,7 +622,6 @@ impl Settings {
 
     /// After a reply, how long a request needs no wake word: `[listen] follow_up_s`, else
     /// [`crate::pipeline::FOLLOW_UP`].
-    #[cfg(feature = "tts")]
     pub fn follow_up(&self) -> std::time::Duration {
         self.config
             .listen
@@ -628,7 +632,6 @@ impl Settings {
 
     /// How long a conversation is kept without a turn: `[agent] conversation_idle_s`, else
     /// [`crate::pipeline::CONVERSATION_IDLE`].
-    #[cfg(feature = "tts")]
     pub fn conversation_idle(&self) -> std::time::Duration {
         self.config
             .agent
@@ -781,7 +784,6 @@ mod tests {
         ] {
             assert!(names.contains(&want), "{want} not in {names:?}");
         }
-        #[cfg(feature = "tts")]
         for want in [
             "voice:en_US-joe-medium",
             "vad:silero",
@@ -791,10 +793,9 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "tts")] // the accessors `resolved` reads
     /// Keys `config/hearth.toml` shows with an example value, not the default (the default
     /// depends on the machine or on another key, or there is none): `section.key`.
-    const EXAMPLES: [&str; 18] = [
+    const EXAMPLES: [&str; 19] = [
         "agent.model",
         "agent.tools",
         "agent.threads",
@@ -806,6 +807,7 @@ mod tests {
         "stt.prompt",
         "stt.threads",
         "tts.voice",
+        "tts.server",
         "tts.onnxruntime",
         "tts.espeak_data",
         "tts.length_scale", // the voice's own, from its .onnx.json
@@ -815,7 +817,6 @@ mod tests {
         "audio.echo_cancel",
     ];
 
-    #[cfg(feature = "tts")]
     /// `config/hearth.toml` with every key it shows in a comment (`# key = value`) set,
     /// but those of [`EXAMPLES`] and of sections it shows commented out (`# [mqtt]`).
     fn documented_defaults() -> (String, Vec<String>) {
@@ -860,12 +861,10 @@ mod tests {
         (out, keys)
     }
 
-    #[cfg(feature = "tts")]
     fn is_key(k: &str) -> bool {
         !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
     }
 
-    #[cfg(feature = "tts")]
     /// What hearth makes of a configuration, every resolved setting that has a default.
     fn resolved(s: &Settings) -> Vec<String> {
         let preset = s.preset().unwrap();
@@ -903,7 +902,6 @@ mod tests {
         ]
     }
 
-    #[cfg(feature = "tts")]
     #[test]
     fn the_documented_defaults_are_the_code_s() {
         let (text, keys) = documented_defaults();
@@ -948,7 +946,6 @@ mod tests {
         assert!(e.to_string().contains("[agent.openai]"), "{e}");
     }
 
-    #[cfg(feature = "tts")]
     #[test]
     fn smart_turn_ends_the_houses_requests_unless_the_file_asks_for_silence() {
         use crate::audio::listen::TurnEnds;
@@ -981,7 +978,6 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "tts")]
     #[test]
     fn with_smart_turn_recognition_starts_at_the_pause_it_hears() {
         use crate::audio::listen::TURN_PAUSE_MS;
@@ -1178,6 +1174,29 @@ mod tests {
             settings(flags, config).stt().unwrap(),
             SttChoice::Server("tcp://10.0.0.2:10300".into())
         );
+    }
+
+    #[test]
+    fn a_tts_server_speaks_unless_the_command_line_names_a_piper_voice() {
+        use crate::tts::{ServerConfig, VoiceSource};
+        let mut config = Config::default();
+        config.tts.server = Some("tcp://10.0.0.2:10200".into());
+        config.tts.voice = Some("en_GB-alba-medium".into());
+        assert_eq!(
+            settings(Flags::default(), config.clone()).voice().unwrap(),
+            VoiceSource::Server(ServerConfig {
+                uri: "tcp://10.0.0.2:10200".into(),
+                voice: Some("en_GB-alba-medium".into()),
+            })
+        );
+        let flags = Flags {
+            voice: Some("/voices/mine.onnx".into()),
+            ..Flags::default()
+        };
+        match settings(flags, config).voice().unwrap() {
+            VoiceSource::Piper(piper) => assert_eq!(piper.model, Path::new("/voices/mine.onnx")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

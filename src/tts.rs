@@ -1,4 +1,4 @@
-//! The Tts stage: Piper voices through piper-rs.
+//! The Tts stage: a Piper voice in this process (piper-rs), or a Wyoming text-to-speech server.
 //!
 //! ```text
 //! Agent ─Speakable─► TtsActor ─TtsEvent::Audio(Pcm), SentenceDone─► (Playback)
@@ -32,8 +32,9 @@
 //! which library and which data directory the process uses. espeak-ng is not thread-safe, so
 //! voices in one process synthesise one at a time.
 //!
-//! Licence: piper-rs compiles in espeak-ng (GPL-3.0), so a binary built with the `tts` feature
-//! is GPL-3.0 as a whole.
+//! Licence: piper-rs compiles in espeak-ng (GPL-3.0), so a binary built with the `piper` feature
+//! is GPL-3.0 as a whole. Without it the voice is a Wyoming text-to-speech server's
+//! ([`ServerVoice`], `[tts] server`), in a separate program.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -98,6 +99,17 @@ pub enum TtsError {
     /// The worker thread could not be started, or is gone.
     #[error("the TTS worker thread {0}; restart hearth")]
     Worker(String),
+    /// The text-to-speech server (`[tts] server`) did not speak.
+    #[error("the text-to-speech server {uri}: {problem}; check that it runs and that [tts] server names it (wyoming-piper listens on tcp://HOST:10200), and that [tts] voice is a voice it has")]
+    Server {
+        /// The server as configured.
+        uri: String,
+        /// What went wrong.
+        problem: String,
+    },
+    /// A Piper voice was asked of a build without it.
+    #[error("this hearth was built without Piper voices (the `piper` feature): set [tts] server to a Wyoming text-to-speech server (wyoming-piper, Home Assistant's Piper add-on), or build with the `piper` feature")]
+    NoPiper,
 }
 
 /// How to make a voice: its files, and where its run-time pieces are.
@@ -372,481 +384,43 @@ pub enum TtsMsg {
     Info(ractor::RpcReplyPort<VoiceInfo>),
 }
 
-#[cfg(feature = "tts")]
-pub use engine::{TtsActor, Voice};
+/// Where a pipeline's speech comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VoiceSource {
+    /// A Piper voice in this process (the `piper` feature).
+    Piper(TtsConfig),
+    /// A Wyoming text-to-speech server (`[tts] server`).
+    Server(ServerConfig),
+}
 
-#[cfg(feature = "tts")]
-mod engine {
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::{mpsc as std_mpsc, Arc, Mutex, OnceLock};
-    use std::time::Instant;
-
-    use piper_rs::{ModelConfig, Piper};
-    use ractor::{Actor, ActorProcessingErr, ActorRef};
-    use tokio::sync::mpsc::UnboundedSender;
-    use tracing::{debug, info, info_span, warn};
-
-    use super::*;
-    use crate::voice::TtsEvent;
-    use crate::voice::{f32_to_i16, REPLY_LEAD_KEEP_SECS};
-
-    /// A loaded Piper voice: synthesises one sentence at a time (blocking).
-    pub struct Voice {
-        piper: Piper,
-        info: VoiceInfo,
-        length_scale: Option<f32>,
-        noise_scale: Option<f32>,
-        noise_w: Option<f32>,
-    }
-
-    impl std::fmt::Debug for Voice {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_struct("Voice").field("info", &self.info).finish()
-        }
-    }
-
-    impl Voice {
-        /// Load the voice (blocking: ~1 s; call it from a blocking context). Checks, in this
-        /// order and before loading anything, the voice files, the espeak-ng data and the
-        /// ONNX Runtime library; each missing piece is an error naming it and the fix.
-        pub fn load(cfg: &TtsConfig) -> Result<Voice, TtsError> {
-            let found = cfg.resolve()?;
-            let bad = |cause: String| TtsError::VoiceConfig {
-                path: cfg.config.clone(),
-                cause,
-            };
-            let text = std::fs::read_to_string(&cfg.config).map_err(|e| bad(e.to_string()))?;
-            let config: ModelConfig =
-                serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-            let info = VoiceInfo {
-                model: cfg.model.clone(),
-                sample_rate: found.sample_rate,
-                espeak_voice: found.espeak_voice.clone(),
-            };
-            // ONNX Runtime first: a library that does not load fails here, before espeak-ng's
-            // data directory is fixed for the process
-            let (ort_library, ort_version) = crate::onnx::load(&found.ort_library)?;
-            use_espeak_data(&found.espeak_data);
-
-            let started = Instant::now();
-            let session = build_session(cfg)?;
-            let piper = Piper::from_session(session, config);
-            info!(
-                model = %cfg.model.display(),
-                rate = info.sample_rate,
-                espeak_voice = %info.espeak_voice,
-                ort = %ort_library.display(),
-                ort_version = %ort_version,
-                espeak_data = %found.espeak_data.display(),
-                load_ms = started.elapsed().as_secs_f64() * 1000.0,
-                "Piper voice loaded"
-            );
-            Ok(Voice {
-                piper,
-                info,
-                length_scale: cfg.length_scale,
-                noise_scale: cfg.noise_scale,
-                noise_w: cfg.noise_w,
-            })
-        }
-
-        /// What the voice is.
-        pub fn info(&self) -> &VoiceInfo {
-            &self.info
-        }
-
-        /// Synthesise `text` (blocking). The text should be one sentence; any text works.
-        pub fn synthesize(&mut self, text: &str) -> Result<Synthesis, TtsError> {
-            let started = Instant::now();
-            let (length_scale, noise_scale, noise_w) =
-                (self.length_scale, self.noise_scale, self.noise_w);
-            let piper = &mut self.piper;
-            // espeak-ng is one process-wide C library and not thread-safe: two voices
-            // phonemising at once corrupt its voice list. One synthesis at a time per process.
-            let _espeak = ESPEAK_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-            // piper-rs unwraps in places; a panic there must not take the worker down
-            let out = catch_unwind(AssertUnwindSafe(|| {
-                piper.create(text, false, None, length_scale, noise_scale, noise_w)
-            }))
-            .map_err(|p| {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                TtsError::Synthesis(format!("piper-rs panicked: {msg}"))
-            })?
-            .map_err(|e| TtsError::Synthesis(e.to_string()))?;
-            let (samples, rate) = out;
-            let samples: Arc<[i16]> = samples.iter().map(|&s| f32_to_i16(s)).collect();
-            Ok(Synthesis {
-                pcm: Pcm { samples, rate },
-                synth_ms: started.elapsed().as_secs_f64() * 1000.0,
-            })
-        }
-    }
-
-    /// Held while a voice synthesises (see [`Voice::synthesize`]).
-    static ESPEAK_LOCK: Mutex<()> = Mutex::new(());
-
-    /// A voice the process's pipelines share.
-    type SharedVoice = Arc<Mutex<Voice>>;
-
-    /// Where one configuration's voice is kept once loaded; its lock is held while it loads.
-    type Slot = Arc<Mutex<std::sync::Weak<Mutex<Voice>>>>;
-
-    /// The voices loaded in this process, by configuration: every pipeline that speaks with
-    /// the same voice (the local microphone's, each satellite's) shares one, one model in
-    /// memory. Sharing costs nothing in speed: synthesis is one at a time per process
-    /// anyway ([`ESPEAK_LOCK`]). A voice no pipeline holds any more is dropped.
-    static LOADED: Mutex<Vec<(TtsConfig, Slot)>> = Mutex::new(Vec::new());
-
-    /// The voice `cfg` makes: the one loaded already, else loaded now (blocking: ~1 s). Two
-    /// pipelines starting at once with one voice load it once (the second waits on its
-    /// slot); another voice's load does not wait.
-    fn shared_voice(cfg: &TtsConfig) -> Result<SharedVoice, TtsError> {
-        let slot = {
-            let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-            // a slot nobody uses and whose voice is gone
-            loaded.retain(|(_, slot)| {
-                Arc::strong_count(slot) > 1
-                    || slot.lock().map(|w| w.strong_count() > 0).unwrap_or(false)
-            });
-            match loaded.iter().find(|(c, _)| c == cfg) {
-                Some((_, slot)) => slot.clone(),
-                None => {
-                    let slot = Slot::default();
-                    loaded.push((cfg.clone(), slot.clone()));
-                    slot
-                }
-            }
-        };
-        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(voice) = held.upgrade() {
-            debug!(model = %cfg.model.display(), "Piper voice shared");
-            return Ok(voice);
-        }
-        let voice = Arc::new(Mutex::new(Voice::load(cfg)?));
-        *held = Arc::downgrade(&voice);
-        Ok(voice)
-    }
-
-    fn build_session(cfg: &TtsConfig) -> Result<ort::session::Session, TtsError> {
-        let err = |e: String| TtsError::ModelLoad {
-            path: cfg.model.clone(),
-            cause: e,
-        };
-        let mut builder = crate::onnx::builder().map_err(err)?;
-        if let Some(n) = cfg.threads.filter(|&n| n > 0) {
-            builder = builder
-                .with_intra_threads(n)
-                .map_err(|e| err(e.to_string()))?;
-        }
-        builder
-            .commit_from_file(&cfg.model)
-            .map_err(|e| err(e.to_string()))
-    }
-
-    /// The espeak-ng data directory this process uses (espeak-ng initialises once).
-    static ESPEAK_DIR: OnceLock<PathBuf> = OnceLock::new();
-
-    /// Point the bundled espeak-ng at `dir` (through `PIPER_ESPEAKNG_DATA_DIRECTORY`, the only
-    /// way piper-rs takes it) before its first use.
-    fn use_espeak_data(dir: &Path) {
-        let first = ESPEAK_DIR.get_or_init(|| {
-            if std::env::var_os(ESPEAK_DATA_ENV).as_deref() != Some(dir.as_os_str()) {
-                // Before espeak-ng's first use, once per process.
-                std::env::set_var(ESPEAK_DATA_ENV, dir);
-            }
-            dir.to_path_buf()
-        });
-        if first != dir {
-            warn!(
-                using = %first.display(),
-                asked = %dir.display(),
-                "espeak-ng is already set up in this process: keeping the first data directory"
-            );
-        }
-    }
-
-    /// The Tts actor. Spawn it with [`TtsActor::spawn`].
-    pub struct TtsActor;
-
-    /// What the actor is spawned with: a loaded voice (perhaps shared) and where its events
-    /// go.
-    pub struct TtsArgs {
-        voice: SharedVoice,
-        events: UnboundedSender<TtsEvent>,
-    }
-
-    /// The actor's state: the worker's queue and the cancel epoch.
-    pub struct TtsState {
-        jobs: std_mpsc::Sender<Job>,
-        epoch: Arc<AtomicU64>,
-        next_index: u64,
-        info: VoiceInfo,
-    }
-
-    struct Job {
-        /// The reply and the sentence's index in the actor's order; `None`: a sentence
-        /// prepared, kept and not sent.
-        of: Option<(ReplyId, u64)>,
-        epoch: u64,
-        text: Speakable,
-    }
-
-    impl TtsActor {
-        /// Load the voice (off the async runtime) and spawn the actor; its events go to
-        /// `events`. A missing voice file, library or espeak-ng data is an error here.
-        pub async fn spawn(
-            cfg: TtsConfig,
-            events: UnboundedSender<TtsEvent>,
-        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
-            let voice = Self::load(cfg).await?;
-            Actor::spawn(None, TtsActor, TtsArgs { voice, events })
-                .await
-                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
-        }
-
-        /// The voice, shared if another pipeline loaded it already, else loaded off the async
-        /// runtime.
-        async fn load(cfg: TtsConfig) -> Result<SharedVoice, TtsError> {
-            tokio::task::spawn_blocking(move || shared_voice(&cfg))
-                .await
-                .map_err(|e| TtsError::Worker(format!("loading the voice failed: {e}")))?
-        }
-
-        /// [`spawn`](Self::spawn), linked to `supervisor` (which hears when it dies).
-        pub(crate) async fn spawn_linked(
-            cfg: TtsConfig,
-            events: UnboundedSender<TtsEvent>,
-            supervisor: ractor::ActorCell,
-        ) -> Result<(ActorRef<TtsMsg>, tokio::task::JoinHandle<()>), TtsError> {
-            let voice = Self::load(cfg).await?;
-            Actor::spawn_linked(None, TtsActor, TtsArgs { voice, events }, supervisor)
-                .await
-                .map_err(|e| TtsError::Worker(format!("did not start: {e}")))
-        }
-    }
-
-    impl Actor for TtsActor {
-        type Msg = TtsMsg;
-        type State = TtsState;
-        type Arguments = TtsArgs;
-
-        async fn pre_start(
-            &self,
-            _myself: ActorRef<Self::Msg>,
-            args: TtsArgs,
-        ) -> Result<Self::State, ActorProcessingErr> {
-            let (tx, rx) = std_mpsc::channel();
-            let epoch = Arc::new(AtomicU64::new(0));
-            let info = args
-                .voice
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .info()
-                .clone();
-            let worker_epoch = Arc::clone(&epoch);
-            std::thread::Builder::new()
-                .name("hearth-tts".into())
-                .spawn(move || worker(args.voice, rx, worker_epoch, args.events))
-                .map_err(|e| TtsError::Worker(format!("cannot be started: {e}")))?;
-            info!(rate = info.sample_rate, "tts actor started");
-            Ok(TtsState {
-                jobs: tx,
-                epoch,
-                next_index: 0,
-                info,
-            })
-        }
-
-        async fn handle(
-            &self,
-            myself: ActorRef<Self::Msg>,
-            msg: Self::Msg,
-            state: &mut Self::State,
-        ) -> Result<(), ActorProcessingErr> {
-            let (of, text) = match msg {
-                TtsMsg::Speak { reply, sentence } => {
-                    state.next_index += 1;
-                    (Some((reply, state.next_index - 1)), sentence)
-                }
-                TtsMsg::Prepare(sentence) => (None, sentence),
-                TtsMsg::Cancel => {
-                    let e = state.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-                    debug!(epoch = e, "tts cancel: queued sentences dropped");
-                    return Ok(());
-                }
-                TtsMsg::Info(reply) => {
-                    if reply.send(state.info.clone()).is_err() {
-                        debug!("tts info: the caller is gone");
-                    }
-                    return Ok(());
-                }
-            };
-            let epoch = state.epoch.load(Ordering::SeqCst);
-            if state.jobs.send(Job { of, epoch, text }).is_err() {
-                // the worker ends only when its events have no receiver
-                warn!("tts worker is gone (no one receives its events): stopping");
-                myself.stop(Some("worker gone".into()));
-            }
-            Ok(())
-        }
-
-        async fn post_stop(
-            &self,
-            _myself: ActorRef<Self::Msg>,
-            state: &mut Self::State,
-        ) -> Result<(), ActorProcessingErr> {
-            // drop what is queued; the worker ends when the queue's sender (the state) drops
-            state.epoch.fetch_add(1, Ordering::SeqCst);
-            Ok(())
-        }
-    }
-
-    /// Sentences kept once spoken ([`Recent`]).
-    const RECENT_SENTENCES: usize = 32;
-    /// Longer sentences are not kept: a confirmation is short, a chat reply rarely repeats.
-    const RECENT_CHARS: usize = 80;
-
-    /// The sentences spoken lately and their audio: a confirmation said again ("The kitchen
-    /// light is on.") is played at once, not synthesised again. Bounded: at most
-    /// [`RECENT_SENTENCES`] of at most [`RECENT_CHARS`] characters (about 5 MB of audio).
-    struct Recent(crate::bounded::Lru<String, Pcm>);
-
-    impl Recent {
-        fn new() -> Recent {
-            Recent(crate::bounded::Lru::new("tts.recent", RECENT_SENTENCES))
-        }
-
-        /// `text` spoken: from the sentences kept, else synthesised (and kept if short).
-        /// `first`: the first sentence of a reply, which the model gives way to.
-        fn speak(
-            &mut self,
-            voice: &Mutex<Voice>,
-            text: &str,
-            first: bool,
-        ) -> Result<Synthesis, TtsError> {
-            if let Some(pcm) = self.0.get(text) {
-                return Ok(Synthesis {
-                    pcm: pcm.clone(),
-                    synth_ms: 0.0,
-                });
-            }
-            // the first sentence is what the listener waits for: the model waits meanwhile
-            // (the rest are synthesised while it plays, beside the model, as before)
-            let said = {
-                let _first = first.then(crate::cpu::speaking);
-                let mut voice = voice.lock().unwrap_or_else(|p| p.into_inner());
-                voice.synthesize(text)?
-            };
-            if text.chars().count() <= RECENT_CHARS && !said.pcm.samples.is_empty() {
-                self.0.put(text.to_string(), said.pcm.clone());
-            }
-            Ok(said)
-        }
-
-        /// `text` made ready to be spoken: synthesised and kept, unless it is kept already or
-        /// too long to keep. Returns the synthesis time (0: nothing to do).
-        fn prepare(&mut self, voice: &Mutex<Voice>, text: &str) -> Result<f64, TtsError> {
-            if text.chars().count() > RECENT_CHARS {
-                return Ok(0.0);
-            }
-            self.speak(voice, text, true).map(|s| s.synth_ms)
-        }
-    }
-
-    /// The worker thread: one sentence at a time, in order; skips sentences from before the
-    /// latest cancel, and discards audio that a cancel overtook.
-    fn worker(
-        voice: SharedVoice,
-        jobs: std_mpsc::Receiver<Job>,
-        epoch: Arc<AtomicU64>,
-        events: UnboundedSender<TtsEvent>,
-    ) {
-        let mut recent = Recent::new();
-        // the reply of the last sentence synthesised: one of another reply begins it
-        let mut last_reply: Option<ReplyId> = None;
-        while let Ok(job) = jobs.recv() {
-            if job.epoch != epoch.load(Ordering::SeqCst) {
-                debug!(of = ?job.of, "cancelled sentence dropped");
-                continue;
-            }
-            let Some((reply, index)) = job.of else {
-                match recent.prepare(&voice, job.text.as_str()) {
-                    Ok(synth_ms) => debug!(synth_ms, "sentence prepared"),
-                    Err(e) => debug!(error = %e, "sentence not prepared"),
-                }
-                continue;
-            };
-            let chars = job.text.as_str().chars().count();
-            let span = info_span!(
-                "tts_sentence",
-                index,
-                chars,
-                synth_ms = tracing::field::Empty,
-                audio_secs = tracing::field::Empty,
-                rtf = tracing::field::Empty,
-            );
-            let _enter = span.enter();
-            let first = last_reply != Some(reply);
-            last_reply = Some(reply);
-            let result = recent.speak(&voice, job.text.as_str(), first);
-            if job.epoch != epoch.load(Ordering::SeqCst) {
-                debug!("cancelled while synthesising: audio discarded");
-                continue;
-            }
-            let sent = match result {
-                Ok(mut s) => {
-                    if first {
-                        s.pcm = s.pcm.without_leading_silence(REPLY_LEAD_KEEP_SECS);
-                    }
-                    let audio_secs = s.pcm.secs();
-                    let lead_ms = s.pcm.leading_silence_secs() * 1e3;
-                    let rtf = s.rtf();
-                    span.record("synth_ms", s.synth_ms);
-                    span.record("audio_secs", audio_secs);
-                    span.record("rtf", rtf);
-                    info!(
-                        synth_ms = s.synth_ms,
-                        audio_secs, rtf, "sentence synthesised"
-                    );
-                    let audio_ok = s.pcm.samples.is_empty()
-                        || events.send(TtsEvent::Audio { reply, pcm: s.pcm }).is_ok();
-                    audio_ok
-                        && events
-                            .send(TtsEvent::SentenceDone {
-                                reply,
-                                index,
-                                chars,
-                                audio_secs,
-                                synth_ms: s.synth_ms,
-                                lead_ms,
-                            })
-                            .is_ok()
-                }
-                Err(e) => {
-                    warn!(error = %e, "sentence not synthesised");
-                    events
-                        .send(TtsEvent::Failed {
-                            reply,
-                            index,
-                            error: e.to_string(),
-                        })
-                        .is_ok()
-                }
-            };
-            if !sent {
-                debug!("tts events have no receiver: worker ends");
-                return;
-            }
-        }
-        debug!("tts queue closed: worker ends");
+impl From<TtsConfig> for VoiceSource {
+    fn from(piper: TtsConfig) -> Self {
+        VoiceSource::Piper(piper)
     }
 }
+
+impl VoiceSource {
+    /// What can be checked before anything loads: a Piper voice's files, espeak-ng data and
+    /// ONNX Runtime ([`TtsConfig::resolve`]), and its sample rate; a server is checked when
+    /// its voice loads (`None`: its rate is not known before).
+    pub fn check(&self) -> Result<Option<u32>, TtsError> {
+        match self {
+            VoiceSource::Piper(_) if !cfg!(feature = "piper") => Err(TtsError::NoPiper),
+            VoiceSource::Piper(piper) => Ok(Some(piper.resolve()?.sample_rate)),
+            VoiceSource::Server(_) => Ok(None),
+        }
+    }
+}
+
+mod actor;
+#[cfg(feature = "piper")]
+mod piper;
+mod server;
+
+pub use actor::TtsActor;
+#[cfg(feature = "piper")]
+pub use piper::Voice;
+pub use server::{ServerConfig, ServerVoice};
 
 #[cfg(test)]
 mod tests {

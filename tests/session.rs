@@ -8,7 +8,7 @@
 //! Needs `scripts/fetch-models` and `hearth-stt` built beside `hearth` (`cargo test
 //! --workspace` does both builds). `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
 
-#[cfg(all(feature = "llm", feature = "tts"))]
+#[cfg(all(feature = "llm", feature = "piper"))]
 mod real {
     use std::path::Path;
     use std::time::Duration;

@@ -3,7 +3,7 @@
 //! engine. Every turn comes and none fails, every provider's tool is called, and no bounded
 //! container (sessions, queues, caches, registered tools) is ever over its limit, as sampled
 //! in process and as the face's `Bounds` property says.
-#![cfg(feature = "tts")]
+#![cfg(feature = "piper")]
 
 use hearth_testkit::services::PrivateBus;
 use hearth_testkit::soak::*;

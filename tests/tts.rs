@@ -1,6 +1,6 @@
 //! The Tts actor on the real Piper voice (en_US-joe-medium from `scripts/fetch-models`), and the
 //! clear, quick errors for each missing piece (those need no real files).
-#![cfg(feature = "tts")]
+#![cfg(feature = "piper")]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -153,7 +153,7 @@ fn a_configured_cutoff_replaces_the_models_own() {
 
 /// openWakeWord (`scripts/fetch-models oww`) against its own Python code: the scores in
 /// `tests/data/oww/` (how they were made: its README).
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 mod oww {
     use super::fixture;
     use hearth::wake::{Detection, OpenWakeWord};
@@ -312,7 +312,7 @@ mod oww {
 
 /// `[listen] wake = ["okay_nabu", "oww:alexa"]` through `WakeConfig`: both engines in one
 /// stage, the cutoff given to both, a missing openWakeWord file named with its fix.
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 #[test]
 fn a_config_mixes_the_engines() {
     let Some((dir, _lib)) = wake_models() else {

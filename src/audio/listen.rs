@@ -50,7 +50,6 @@ pub(crate) const SCORE_OVER_FLOOR_DB: f32 = 2.0;
 
 /// After this many frames not worth scoring in a row (320 ms), the neural VAD's state
 /// is reset.
-#[cfg(feature = "tts")]
 const RESET_AFTER_QUIET_FRAMES: u32 = 10;
 
 /// Speech that began while hearth spoke is reported at a pause this short as well (as well as
@@ -590,23 +589,16 @@ pub struct ListenArgs {
 }
 
 /// The neural VAD the actor runs, if the config asks for one.
-#[cfg(feature = "tts")]
 type Neural = crate::audio::silero::Silero;
-#[cfg(not(feature = "tts"))]
-type Neural = std::convert::Infallible;
 
 /// The end-of-turn model the actor runs, if the config asks for one.
-#[cfg(feature = "tts")]
 type EndOfTurnModel = crate::audio::smart_turn::SmartTurn;
-#[cfg(not(feature = "tts"))]
-type EndOfTurnModel = std::convert::Infallible;
 
 /// Load the end-of-turn model the config names.
 fn load_end_of_turn(config: &ListenConfig) -> Result<Option<EndOfTurnModel>, ActorProcessingErr> {
     let Some(m) = &config.end_of_turn else {
         return Ok(None);
     };
-    #[cfg(feature = "tts")]
     {
         let library = match &m.ort_library {
             Some(l) => l.clone(),
@@ -631,15 +623,12 @@ fn load_end_of_turn(config: &ListenConfig) -> Result<Option<EndOfTurnModel>, Act
             Err(e) => Err(e.into()),
         }
     }
-    #[cfg(not(feature = "tts"))]
-    Err(format!("the end-of-turn model {} needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] end_of_turn = \"silence\" or rebuild with default features", m.model.display()).into())
 }
 
 /// Load the VAD the config names (none for the energy gate).
 fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr> {
     match &config.vad {
         VadKind::Energy => Ok(None),
-        #[cfg(feature = "tts")]
         VadKind::Silero { model, ort_library } => {
             let library = match ort_library {
                 Some(l) => l.clone(),
@@ -653,8 +642,6 @@ fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr>
             tracing::info!(model = %model.display(), "Silero VAD loaded");
             Ok(Some(vad))
         }
-        #[cfg(not(feature = "tts"))]
-        VadKind::Silero { .. } => Err("the Silero VAD needs ONNX Runtime, which this hearth was built without (feature tts): set [listen] vad = \"energy\" or rebuild with default features".into()),
     }
 }
 
@@ -664,7 +651,6 @@ fn load_vad(config: &ListenConfig) -> Result<Option<Neural>, ActorProcessingErr>
 /// (which costs about 0.5 ms a frame when it wakes cold). After 320 ms of such frames the
 /// model starts afresh; a quiet syllable inside speech keeps its state (`quiet` counts the
 /// frames skipped in a row).
-#[cfg(feature = "tts")]
 pub fn score(
     endpointer: &Endpointer,
     vad: &mut crate::audio::silero::Silero,
@@ -686,15 +672,11 @@ pub fn score(
 pub struct ListenState {
     endpointer: Endpointer,
     events: UnboundedSender<ListenEvent>,
-    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     neural: Option<Neural>,
     /// Frames the neural VAD failed on (each judged by level instead).
-    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     vad_failures: u64,
     /// Frames in a row the neural VAD was not run on (see [`score`]).
-    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     quiet: u32,
-    #[cfg_attr(not(feature = "tts"), allow(dead_code))]
     end_of_turn: Option<EndOfTurnModel>,
     /// The speech (start, end) the end-of-turn model is asked about once its pause is long
     /// enough ([`ListenMsg::AskFinished`]).
@@ -800,7 +782,6 @@ impl ListenState {
     /// a shorter pause (the one for "stop" over a reply), or when the model fails (logged:
     /// the hangover then ends the utterance, as without it).
     fn turn_is_finished(&mut self, u: &Utterance) -> bool {
-        #[cfg(feature = "tts")]
         if let Some(model) = self.end_of_turn.as_mut() {
             let pause = u64::from(TURN_PAUSE_MS) * u64::from(SAMPLE_RATE) / 1000;
             let spoken = u.speech_end.saturating_sub(u.start);
@@ -834,7 +815,6 @@ impl ListenState {
     /// frame it is not run on, see [`score`]). A frame it fails on is judged by its level
     /// instead, and the failure is logged (the first, then every 100th).
     fn speech_prob(&mut self, frame: &Frame) -> Option<f32> {
-        #[cfg(feature = "tts")]
         if let Some(vad) = self.neural.as_mut() {
             let t = std::time::Instant::now();
             match score(&self.endpointer, vad, &mut self.quiet, &frame.samples) {

@@ -36,9 +36,7 @@ pub mod earcon;
 pub mod listen;
 mod playback;
 pub mod resample;
-#[cfg(feature = "tts")]
 pub mod silero;
-#[cfg(feature = "tts")]
 pub mod smart_turn;
 pub mod wav;
 

@@ -9,7 +9,6 @@ pub mod models;
 pub mod parse;
 pub mod phrases;
 pub mod pull;
-#[cfg(feature = "tts")]
 pub mod run;
 
 use anyhow::{Context, Result};

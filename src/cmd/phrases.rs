@@ -50,10 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         Arc::new(registry)
     };
-    #[cfg(feature = "tts")]
     let stop = hearth::conductor::stop::STOP_PHRASES;
-    #[cfg(not(feature = "tts"))]
-    let stop: &[&str] = &[];
     let set = hearth::phrases::house_phrases(&registry, stop);
     let mut out = std::io::stdout().lock();
     if args.grammar {

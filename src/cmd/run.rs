@@ -25,7 +25,7 @@ use hearth::settings::{SettingsError, SttChoice};
 use hearth::stt::{SttConfig, SttServer};
 use hearth::supervisor::StageEvent;
 use hearth::tools::ToolsMsg;
-use hearth::tts::TtsConfig;
+use hearth::tts::VoiceSource;
 use hearth::wake::WakeConfig;
 use hearth::{start_text, Flags, Settings, TextOptions, TextRuntime};
 use tracing::Instrument;
@@ -145,7 +145,7 @@ struct VoiceParts {
     stt: SttConfig,
     /// `--stt-prompt` or `[stt] prompt`; `None`: the tools' vocabulary.
     stt_prompt: Option<String>,
-    tts: TtsConfig,
+    tts: VoiceSource,
     listen: ListenConfig,
     wake: Option<WakeConfig>,
     /// `[stt] phrases`.
@@ -156,6 +156,10 @@ struct VoiceParts {
     conversation_idle: Duration,
     echo_cancel: bool,
 }
+
+/// The rate `--output FILE` is written at when a text-to-speech server speaks: a Piper medium
+/// voice's, what wyoming-piper sends.
+const SERVER_VOICE_RATE: u32 = 22050;
 
 /// `hearth run`: exit 0 when every turn went well (or on a signal), 1 when a turn failed.
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -284,11 +288,13 @@ fn voice_parts(
         None => CaptureSource::Device(settings.device(settings.mic())),
     };
     let tts = settings.voice()?;
-    let voice = tts.resolve()?;
+    // a server's rate is known once it speaks: the file is written at a Piper voice's
+    // (Playback converts whatever comes)
+    let rate = tts.check()?.unwrap_or(SERVER_VOICE_RATE);
     let output = match &args.output {
         Some(p) => PlaybackSink::Wav {
             path: p.clone(),
-            rate: voice.sample_rate,
+            rate,
             realtime: false,
         },
         None => PlaybackSink::Device(settings.device(settings.speaker())),

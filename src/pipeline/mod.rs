@@ -50,7 +50,7 @@ use crate::audio::listen::ListenConfig;
 use crate::audio::{CaptureSource, PlaybackSink};
 use crate::stt::SttConfig;
 use crate::supervisor::StageEvent;
-use crate::tts::TtsConfig;
+use crate::tts::VoiceSource;
 
 /// What the voice pipeline needs besides the text runtime.
 pub struct VoiceOptions {
@@ -61,7 +61,7 @@ pub struct VoiceOptions {
     /// The recogniser.
     pub stt: SttConfig,
     /// The voice.
-    pub tts: TtsConfig,
+    pub tts: VoiceSource,
     /// Endpointing and barge-in.
     pub listen: ListenConfig,
     /// Stop when the input ends (after the last reply has played).

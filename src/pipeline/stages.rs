@@ -35,7 +35,7 @@ use crate::audio::{
 };
 use crate::stt::{self, Stt, SttConfig, SttError, SttMsg};
 use crate::supervisor::{StageEvent, StageSpec, StageSupervisor, SupervisorMsg};
-use crate::tts::{TtsActor, TtsConfig, TtsMsg};
+use crate::tts::{TtsActor, TtsMsg, VoiceSource};
 use crate::voice::{
     Captured, Heard, Hold, ListenEvent, PlaybackEvent, TtsEvent, Utterance, WakeWord,
 };
@@ -211,7 +211,7 @@ impl Stages {
         input: CaptureSource,
         (sink, volume): (PlaybackSink, crate::voice::Volume),
         stt_cfg: SttConfig,
-        tts_cfg: TtsConfig,
+        tts_cfg: VoiceSource,
         listen_cfg: ListenConfig,
         wake_cfg: Option<WakeConfig>,
         echo_cancel: bool,
@@ -423,7 +423,7 @@ fn forward_capture(
 /// spawned by hand rather than through [`spec`].
 fn tts_spec(
     tts: &Live<TtsMsg>,
-    cfg: TtsConfig,
+    cfg: VoiceSource,
     events: mpsc::UnboundedSender<TtsEvent>,
 ) -> StageSpec {
     let tts = tts.clone();

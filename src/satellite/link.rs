@@ -449,7 +449,13 @@ impl Link {
                 }
                 .to_event(),
             ),
-            Event::Replied { text } => Some(Synthesize { text: text.clone() }.to_event()),
+            Event::Replied { text } => Some(
+                Synthesize {
+                    text: text.clone(),
+                    voice: None,
+                }
+                .to_event(),
+            ),
             Event::WakeDetected { wake_word } => Some(
                 Detection {
                     name: Some(wake_word.clone()),

@@ -28,7 +28,6 @@ pub(crate) mod oww_files {
     pub(crate) const EMBEDDING_FILE: &str = "embedding_model.onnx";
 }
 mod micro;
-#[cfg(feature = "tts")]
 pub mod oww;
 mod stage;
 mod tflite;
@@ -37,7 +36,6 @@ use std::path::PathBuf;
 
 pub use denoise::Denoiser;
 pub use micro::{Detection, MicroWakeWord, ModelSettings, REFRACTORY_SAMPLES};
-#[cfg(feature = "tts")]
 pub use oww::{OpenWakeWord, OwwSettings};
 pub use spotter::Spotter;
 pub use stage::{Wake, WakeArgs, WakeConfig, WakeMsg};

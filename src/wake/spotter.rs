@@ -1,7 +1,6 @@
 //! [`Spotter`]: one wake-word model of either engine, as the Wake stage runs them ("spotter",
 //! so that "detector" keeps its one meaning: a tool-call wire format's, in `hearth-toolcall`).
 
-#[cfg(feature = "tts")]
 use super::OpenWakeWord;
 use super::{Detection, MicroWakeWord, WakeError};
 
@@ -12,7 +11,6 @@ pub enum Spotter {
     /// A microWakeWord model (`.tflite`).
     Micro(Box<MicroWakeWord>),
     /// An openWakeWord classifier (`.onnx`).
-    #[cfg(feature = "tts")]
     Oww(Box<OpenWakeWord>),
 }
 
@@ -21,7 +19,6 @@ impl Spotter {
     pub fn process(&mut self, samples: &[i16]) -> Result<Option<Detection>, WakeError> {
         match self {
             Spotter::Micro(d) => d.process(samples),
-            #[cfg(feature = "tts")]
             Spotter::Oww(d) => d.process(samples),
         }
     }
@@ -30,7 +27,6 @@ impl Spotter {
     pub fn reset(&mut self) -> Result<(), WakeError> {
         match self {
             Spotter::Micro(d) => d.reset(),
-            #[cfg(feature = "tts")]
             Spotter::Oww(d) => {
                 d.reset();
                 Ok(())
@@ -42,7 +38,6 @@ impl Spotter {
     pub fn wake_word(&self) -> &str {
         match self {
             Spotter::Micro(d) => &d.settings().wake_word,
-            #[cfg(feature = "tts")]
             Spotter::Oww(d) => &d.settings().wake_word,
         }
     }
@@ -52,7 +47,6 @@ impl Spotter {
     pub fn cutoff(&self) -> f32 {
         match self {
             Spotter::Micro(d) => d.settings().micro.probability_cutoff,
-            #[cfg(feature = "tts")]
             Spotter::Oww(d) => d.settings().threshold,
         }
     }
@@ -61,7 +55,6 @@ impl Spotter {
     pub(crate) fn set_cutoff(&mut self, cutoff: f32) {
         match self {
             Spotter::Micro(d) => d.set_cutoff(cutoff),
-            #[cfg(feature = "tts")]
             Spotter::Oww(d) => d.set_threshold(cutoff),
         }
     }

@@ -126,17 +126,8 @@ impl WakeConfig {
     }
 }
 
-#[cfg(feature = "tts")]
 fn load_oww(model: &Path) -> Result<Spotter, WakeError> {
     Ok(Spotter::Oww(Box::new(super::OpenWakeWord::load(model)?)))
-}
-
-#[cfg(not(feature = "tts"))]
-fn load_oww(model: &Path) -> Result<Spotter, WakeError> {
-    Err(WakeError::OwwModel {
-        path: model.to_path_buf(),
-        reason: "this hearth was built without ONNX Runtime (the tts feature): rebuild with default features, or use microWakeWord models".into(),
-    })
 }
 
 /// The Wake stage's messages.

@@ -3,7 +3,7 @@
 //! model asked at the first pause): a finished command ends at that pause instead of after
 //! the whole hangover, and a pause inside a command does not end it.
 //! `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
-#![cfg(feature = "tts")]
+#![cfg(feature = "piper")]
 
 use std::path::Path;
 

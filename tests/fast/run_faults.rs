@@ -3,7 +3,7 @@
 //! is loaded, so these are quick; a bad ONNX Runtime library is only found when the voice
 //! loads, after the LLM, and still fails instead of hanging.
 
-#![cfg(feature = "tts")]
+#![cfg(feature = "piper")]
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! music-like chords and knocks are not speech (where the energy gate starts utterances);
 //! the Listen actor with the Silero detector endpoints a fixture; a missing model is an error
 //! naming the fix. `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
-#![cfg(feature = "tts")]
+#![cfg(feature = "piper")]
 
 use std::path::{Path, PathBuf};
 

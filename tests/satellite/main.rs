@@ -6,7 +6,7 @@
 //!
 //! Needs the real models (`scripts/fetch-models`) and the satellite's virtual environment
 //! (`scripts/setup`). `HEARTH_SKIP_REAL_MODEL=1` skips locally; CI never sets it.
-#![cfg(all(feature = "llm", feature = "tts"))]
+#![cfg(all(feature = "llm", feature = "piper"))]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

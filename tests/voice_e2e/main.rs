@@ -5,7 +5,7 @@
 //! Needs `scripts/fetch-models` (LLM, whisper model, voice, onnxruntime) and `hearth-stt` built
 //! beside `hearth` (`cargo test --workspace` does both builds). `HEARTH_SKIP_REAL_MODEL=1`
 //! skips locally; CI never sets it.
-#![cfg(all(feature = "llm", feature = "tts"))]
+#![cfg(all(feature = "llm", feature = "piper"))]
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -843,7 +843,7 @@ fn in_process_voice(input: &Path, reply: &Path, models: &Path) -> hearth::pipeli
             model: models.join("ggml-tiny.en.bin"),
             args: Vec::new(),
         }),
-        tts: hearth::tts::TtsConfig::default_voice().unwrap(),
+        tts: hearth::tts::TtsConfig::default_voice().unwrap().into(),
         listen: Default::default(),
         once: true,
         conversation_idle: Duration::ZERO,

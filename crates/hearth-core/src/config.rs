@@ -529,8 +529,12 @@ pub struct SttSection {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TtsSection {
-    /// The Piper voice (`.onnx`, with its `.onnx.json` beside it).
+    /// The Piper voice (`.onnx`, with its `.onnx.json` beside it); with `server`, the
+    /// server's name for the voice.
     pub voice: Option<PathBuf>,
+    /// A Wyoming text-to-speech server (`tcp://HOST:PORT`) to speak with instead of a Piper
+    /// voice in this process.
+    pub server: Option<String>,
     /// `libonnxruntime.so` (default: looked up).
     pub onnxruntime: Option<PathBuf>,
     /// The directory holding `espeak-ng-data` (default: looked up).
@@ -634,6 +638,12 @@ impl Config {
         let first = listen_problem(&self.listen)
             .or_else(|| tts_problem(&self.tts))
             .or_else(|| stt_problem(&self.stt))
+            .or_else(|| {
+                self.tts
+                    .server
+                    .as_deref()
+                    .and_then(|s| server_problem("tts", s))
+            })
             .or_else(|| self.mqtt.as_ref().and_then(mqtt_problem))
             .or_else(|| self.homeassistant.as_ref().and_then(homeassistant_problem))
             .or_else(|| audio_problem(&self.audio))
@@ -813,17 +823,8 @@ fn stt_problem(stt: &SttSection) -> Option<Problem> {
         );
     }
     let s = stt.server.as_ref()?;
-    let addr = s.strip_prefix("tcp://").unwrap_or(s);
-    let port_ok = addr
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-    if !port_ok {
-        return problem(
-            "stt",
-            "server",
-            format!("{s:?}"),
-            "expected a Wyoming server address, tcp://HOST:PORT",
-        );
+    if let Some(p) = server_problem("stt", s) {
+        return Some(p);
     }
     if stt.model.is_some() {
         return problem(
@@ -834,6 +835,23 @@ fn stt_problem(stt: &SttSection) -> Option<Problem> {
         );
     }
     None
+}
+
+/// `[SECTION] server`: a Wyoming server's address with a port.
+fn server_problem(section: &'static str, s: &str) -> Option<Problem> {
+    let addr = s.strip_prefix("tcp://").unwrap_or(s);
+    let port_ok = addr
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if port_ok {
+        return None;
+    }
+    problem(
+        section,
+        "server",
+        format!("{s:?}"),
+        "expected a Wyoming server address, tcp://HOST:PORT",
+    )
 }
 
 /// `[mqtt]`: a broker address, TLS keys only with TLS and in pairs, a keep-alive.

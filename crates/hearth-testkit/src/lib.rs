@@ -10,7 +10,7 @@ pub mod daemon;
 pub mod file_server;
 pub mod fixtures;
 pub mod homeassistant;
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod listen;
 pub mod manifest;
 pub mod model;
@@ -20,7 +20,7 @@ pub mod satellite;
 pub mod scenes;
 pub mod services;
 pub mod session;
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod soak;
 pub mod story;
 pub mod timers;

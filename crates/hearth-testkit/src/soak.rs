@@ -415,7 +415,7 @@ pub async fn soak(
             realtime: false,
         },
         stt: SttConfig::new(SttServer::Connect(stt_address)),
-        tts,
+        tts: tts.into(),
         listen: Default::default(),
         once: true,
         conversation_idle: hearth::pipeline::CONVERSATION_IDLE,

@@ -30,6 +30,9 @@ pub enum Venv {
     /// that runs on Python 3.11) with `josepy<2`, without which its onboarding API fails; the
     /// real Home Assistant the tests start (`homeassistant.rs`), run as `python -m homeassistant`.
     HomeAssistant,
+    /// `wyoming-piper` (`$HEARTH_PIPER_PYTHON`): wyoming-piper 2.5.2 on piper-tts 1.8 (the
+    /// Piper add-on's text-to-speech server), which wants wyoming 1.11.
+    Piper,
 }
 
 impl Venv {
@@ -40,6 +43,7 @@ impl Venv {
             Venv::Satellite => "wyoming-satellite",
             Venv::OpenWakeWord => "wyoming-openwakeword",
             Venv::HomeAssistant => "homeassistant",
+            Venv::Piper => "wyoming-piper",
         }
     }
 
@@ -50,6 +54,7 @@ impl Venv {
             Venv::Satellite => "HEARTH_SATELLITE_PYTHON",
             Venv::OpenWakeWord => "HEARTH_OPENWAKEWORD_PYTHON",
             Venv::HomeAssistant => "HEARTH_HOMEASSISTANT_PYTHON",
+            Venv::Piper => "HEARTH_PIPER_PYTHON",
         }
     }
 }

@@ -54,5 +54,5 @@ pub use events::{
 };
 pub use satellite::{
     Detection, PauseSatellite, PipelineStage, Played, RunPipeline, RunSatellite, SatelliteInfo,
-    StreamingStarted, StreamingStopped, Synthesize, VoiceStarted, VoiceStopped,
+    StreamingStarted, StreamingStopped, Synthesize, SynthesizeVoice, VoiceStarted, VoiceStopped,
 };

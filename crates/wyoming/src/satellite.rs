@@ -124,12 +124,22 @@ pub struct VoiceStopped {
 }
 data_event!(VoiceStopped, "voice-stopped");
 
-/// `synthesize`: the text of the answer about to be spoken.
+/// `synthesize`: text to speak. A satellite hears it as the answer about to be spoken; a
+/// text-to-speech server answers it with the speech (`audio-start`, `audio-chunk`s,
+/// `audio-stop`), in `voice` when one is named.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Synthesize {
     pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voice: Option<SynthesizeVoice>,
 }
 data_event!(Synthesize, "synthesize");
+
+/// The voice a `synthesize` asks for, by the server's name for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SynthesizeVoice {
+    pub name: String,
+}
 
 /// `played`: the satellite has played the answer's audio (newer satellites).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,11 +241,17 @@ mod tests {
         assert_eq!(Detection::from_event(d.to_event()).unwrap(), d);
         let s = Synthesize {
             text: "The kitchen light is on.".into(),
+            voice: None,
         };
+        assert_eq!(
+            data(&s.to_event()),
+            json!({"text": "The kitchen light is on."})
+        );
         assert_eq!(Synthesize::from_event(s.to_event()).unwrap(), s);
-        // a newer reference writes `voice` too: ignored
+        // a voice by name, as a text-to-speech server reads it
         let with_voice = event("synthesize", json!({"text": "hi", "voice": {"name": "x"}}));
-        assert_eq!(Synthesize::from_event(with_voice).unwrap().text, "hi");
+        let read = Synthesize::from_event(with_voice).unwrap();
+        assert_eq!(read.voice.map(|v| v.name).as_deref(), Some("x"));
         assert!(Played::is(&Played {}.to_event()));
         assert_eq!(VoiceStarted::default().to_event().kind, "voice-started");
         assert_eq!(VoiceStopped::default().to_event().kind, "voice-stopped");

@@ -8,14 +8,14 @@
 // `ears` (feature `tts`): hearth-stt behind hearth's Stt actor, hearing a scene as `hearth run`
 // does. Their unit tests (`unit_tests.rs`) are this crate's own: they need no model.
 
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod ears;
 pub mod mix;
 pub mod noise;
 pub mod room;
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod speak;
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod talk;
 pub mod text;
 #[cfg(test)]

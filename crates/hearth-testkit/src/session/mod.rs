@@ -6,7 +6,7 @@
 
 pub mod claims;
 pub mod report;
-#[cfg(feature = "tts")]
+#[cfg(feature = "piper")]
 pub mod run;
 pub mod score;
 pub mod set;
