@@ -32,6 +32,28 @@ pub struct AgentState {
     /// The session of the latest turn: the one whose next prompt is warmed when the tools
     /// change.
     last_session: Option<String>,
+    /// The warm-ups between turns.
+    warming: Warming,
+}
+
+/// The warm-ups after start (`warm::between_turns`): one at a time on a task of its own; the
+/// latest asked for waits for it and for the turn under way, and a turn that starts makes the
+/// one under way give way.
+#[derive(Default)]
+struct Warming {
+    /// The one under way: its flag, raised when a turn starts.
+    under_way: Option<Arc<AtomicBool>>,
+    /// The session of the one asked for next (`Some(None)`: a new session's).
+    next: Option<Option<String>>,
+}
+
+/// Tells the agent its warm-up has ended when dropped (a panic too).
+struct WarmEnded(ActorRef<AgentMsg>);
+
+impl Drop for WarmEnded {
+    fn drop(&mut self) {
+        let _ = self.0.cast(AgentMsg::Warmed);
+    }
 }
 
 /// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
@@ -61,7 +83,10 @@ impl AgentState {
             .as_ref()
             .is_some_and(|t| t.done.load(Ordering::SeqCst) || t.task.is_finished())
         {
-            self.running = None;
+            // the next turn of this session begins with what this one left
+            if let Some(ended) = self.running.take() {
+                self.want_warm(Some(ended.session), myself);
+            }
         }
         let now = Instant::now();
         let (waiting, expired): (Vec<Queued>, Vec<Queued>) = self
@@ -81,6 +106,36 @@ impl AgentState {
             }
         }
         self.queued.set(self.queue.len());
+        self.warm_if_idle(myself);
+    }
+
+    /// Ask for the next prompt of `session` to be warmed (a daemon's agent only): now if
+    /// nothing runs, else when the turn or the warm-up under way has ended.
+    fn want_warm(&mut self, session: Option<String>, myself: &ActorRef<AgentMsg>) {
+        if self.shared.cfg.warm_next {
+            self.warming.next = Some(session);
+            self.warm_if_idle(myself);
+        }
+    }
+
+    /// Start the warm-up asked for, unless a turn or another warm-up runs.
+    fn warm_if_idle(&mut self, myself: &ActorRef<AgentMsg>) {
+        if self.running.is_some() || self.warming.under_way.is_some() {
+            return;
+        }
+        let Some(session) = self.warming.next.take() else {
+            return;
+        };
+        let give_way = Arc::new(AtomicBool::new(false));
+        self.warming.under_way = Some(give_way.clone());
+        let (shared, ended) = (self.shared.clone(), WarmEnded(myself.clone()));
+        tokio::spawn(
+            async move {
+                let _ended = ended;
+                warm::between_turns(&shared, session, &give_way).await;
+            }
+            .instrument(tracing::info_span!("warm")),
+        );
     }
 
     /// Queue `ask` behind the running turn, or refuse it: it may not wait, or the queue is
@@ -124,15 +179,14 @@ impl AgentState {
         let done = Arc::new(AtomicBool::new(false));
         let shared = self.shared.clone();
         self.last_session = Some(ask.session.clone());
-        let session = ask.session.clone();
-        let session_of_turn = session.clone();
+        let session_of_turn = ask.session.clone();
         if let Some(hold) = ask.hold.clone() {
             drop_when_refused(hold, cancel.clone(), done.clone(), shared.engine.clone());
         }
-        shared.turns.fetch_add(1, Ordering::SeqCst);
         // a warm-up under way gives way: what it evaluated stays cached, the rest is the
         // turn's to evaluate (or, for a history being cut back, the next warm-up's)
-        if warm::under_way(&shared) {
+        if let Some(give_way) = &self.warming.under_way {
+            give_way.store(true, Ordering::SeqCst);
             let _ = shared.engine.cast(EngineMsg::Cancel);
         }
         let span = tracing::info_span!("turn", session = %ask.session);
@@ -155,12 +209,7 @@ impl AgentState {
                     Ok(_) => {}
                 }
                 finished.store(true, Ordering::SeqCst);
-                shared.turns.fetch_sub(1, Ordering::SeqCst);
                 let _ = reply.send(out);
-                // the next turn of this session begins with what this one left
-                if shared.cfg.warm_next {
-                    warm::in_background(&shared, Some(session));
-                }
             }
             .instrument(span),
         );
@@ -273,13 +322,14 @@ impl Actor for Agent {
         let shared = build_shared(args).await?;
         // the first turn after start is as fast as the later ones: the system prompt and
         // the tools are evaluated now, before the agent answers anything
-        if let Err(e) = warm::warm(&shared, None).await {
+        let no_turn_yet = AtomicBool::new(false);
+        if let Err(e) = warm::warm(&shared, None, &no_turn_yet).await {
             tracing::warn!(error = %e, "the prompt was not warmed at start");
         }
         // a long-running agent's retries in words evaluate only their request (one turn,
         // as `hearth ask` asks, would pay for it and rarely use it)
         if shared.cfg.warm_next {
-            if let Err(e) = warm::words(&shared).await {
+            if let Err(e) = warm::words(&shared, &no_turn_yet).await {
                 tracing::warn!(error = %e, "the words prompt was not warmed at start");
             }
         }
@@ -292,6 +342,7 @@ impl Actor for Agent {
             queue: std::collections::VecDeque::new(),
             queued: crate::bounded::Gauge::new("agent.queue", QUEUE_LIMIT),
             last_session: None,
+            warming: Warming::default(),
         })
     }
 
@@ -311,10 +362,14 @@ impl Actor for Agent {
                 }
             }
             AgentMsg::TurnDone | AgentMsg::Expire => state.pump(&myself),
-            AgentMsg::ToolsChanged if state.shared.cfg.warm_next => {
-                warm::in_background(&state.shared, state.last_session.clone());
+            AgentMsg::Warmed => {
+                state.warming.under_way = None;
+                state.warm_if_idle(&myself);
             }
-            AgentMsg::ToolsChanged => {}
+            AgentMsg::ToolsChanged => {
+                let session = state.last_session.clone();
+                state.want_warm(session, &myself);
+            }
             AgentMsg::Cancel => {
                 if let Some(t) = &state.running {
                     t.cancel.store(true, Ordering::SeqCst);

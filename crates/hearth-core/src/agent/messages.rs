@@ -171,6 +171,8 @@ pub enum AgentMsg {
     ToolsChanged,
     /// A queued request's deadline has come: it is refused if its turn has not started.
     Expire,
+    /// The warm-up under way has ended (sent by its task): the one asked for next may start.
+    Warmed,
 }
 
 /// A call as the turn reports it.

@@ -42,18 +42,6 @@ pub(super) struct Shared {
     pub(super) checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
     pub(super) unfounded: std::sync::atomic::AtomicU64,
-    /// Turns running (their tasks not yet ended): no warm-up starts meanwhile.
-    pub(super) turns: std::sync::atomic::AtomicUsize,
-    /// The warm-up under way and the one asked for after it (`warm::in_background`).
-    pub(super) warming: Mutex<Warming>,
-}
-
-/// The warm-up on its task (`warm.rs`): whether one runs, and the session of the one asked
-/// for next (`Some(None)`: a new session's).
-#[derive(Debug, Default)]
-pub(super) struct Warming {
-    pub(super) running: bool,
-    pub(super) next: Option<Option<String>>,
 }
 
 pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
@@ -84,8 +72,6 @@ pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> 
         sessions: Sessions::new(),
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
-        turns: std::sync::atomic::AtomicUsize::new(0),
-        warming: Mutex::new(Warming::default()),
     })
 }
 

@@ -13,16 +13,15 @@
 //! prompt goes to the cache's spare sequence, and the session keeps the cut only when it is
 //! evaluated whole; until then its turns find the whole history still cached, and the next
 //! warm-up takes the evaluation up where the last one stopped.
-//! Those after start run on a task of their own, one at a time: one asked for while another
-//! runs replaces any still waiting (only the latest matters), none starts while a turn runs
-//! (its end asks again), and a turn that starts cancels the one under way ([`under_way`]),
-//! so a request never waits behind a prefill.
+//! Those after start run on a task of their own, one at a time, as the agent actor decides
+//! (`actor.rs`, which owns that state): one asked for while another runs replaces any still
+//! waiting (only the latest matters), none starts while a turn runs (its end asks again), and
+//! a turn that starts makes the one under way give way (its flag raised, the engine's prefill
+//! cancelled), so a request never waits behind a prefill.
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
-use tracing::Instrument;
 
 use super::messages::AgentError;
 use super::shared::{count_tokens, snapshot, Shared};
@@ -32,63 +31,24 @@ use crate::llm::{ChatMessage, EngineMsg, GenStats, StopReason};
 /// before it. (Invisible separators around a name no request holds.)
 const REQUEST_MARK: &str = "\u{2063}hearth-request\u{2063}";
 
-/// Warm the next prompt of `session` on a task of its own, after the warm-up under way if
-/// there is one (logged if it fails: a cold prompt is slower, not wrong).
-pub(super) fn in_background(shared: &Arc<Shared>, session: Option<String>) {
-    let mut w = shared
-        .warming
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    w.next = Some(session);
-    if w.running {
-        return;
-    }
-    w.running = true;
-    let shared = Arc::clone(shared);
-    tokio::spawn(
-        async move {
-            while let Some(session) = next_wanted(&shared) {
-                if shared.turns.load(Ordering::SeqCst) > 0 {
-                    continue;
-                }
-                let finished = match warm(&shared, session.as_deref()).await {
-                    Ok(stats) => stats.is_some_and(|s| s.stop != Some(StopReason::Cancelled)),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the next prompt was not warmed");
-                        false
-                    }
-                };
-                // only after a warm-up that finished: one cancelled by a turn, or by the
-                // engine stopping with hearth, leaves the engine to them
-                if finished {
-                    if let Err(e) = words(&shared).await {
-                        tracing::warn!(error = %e, "the words prompt was not warmed");
-                    }
-                }
-            }
+/// Warm the next prompt of `session`, then the words prompt if that finished (logged if either
+/// fails: a cold prompt is slower, not wrong). The agent runs this on a task of its own and
+/// raises `give_way` when a turn starts.
+pub(super) async fn between_turns(shared: &Shared, session: Option<String>, give_way: &AtomicBool) {
+    let finished = match warm(shared, session.as_deref(), give_way).await {
+        Ok(stats) => stats.is_some_and(|s| s.stop != Some(StopReason::Cancelled)),
+        Err(e) => {
+            tracing::warn!(error = %e, "the next prompt was not warmed");
+            false
         }
-        .instrument(tracing::info_span!("warm")),
-    );
-}
-
-/// Whether a warm-up task runs (a turn starting cancels its prefill).
-pub(super) fn under_way(shared: &Shared) -> bool {
-    shared
-        .warming
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .running
-}
-
-/// The warm-up asked for since the last one, or `None` (and the task ends) when there is none.
-fn next_wanted(shared: &Shared) -> Option<Option<String>> {
-    let mut w = shared
-        .warming
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let next = w.next.take();
-    w.running = next.is_some();
-    next
+    };
+    // only after a warm-up that finished: one cancelled by a turn, or by the engine stopping
+    // with hearth, leaves the engine to them
+    if finished {
+        if let Err(e) = words(shared, give_way).await {
+            tracing::warn!(error = %e, "the words prompt was not warmed");
+        }
+    }
 }
 
 /// The prompt text a turn in `session` (`None`: a new one) will begin with, evaluated into
@@ -98,6 +58,7 @@ fn next_wanted(shared: &Shared) -> Option<Option<String>> {
 pub(super) async fn warm(
     shared: &Shared,
     session: Option<&str>,
+    give_way: &AtomicBool,
 ) -> Result<Option<GenStats>, AgentError> {
     let (registry, toolset) = snapshot(shared).await?;
     // the grammar a turn's first hop is held to once it begins a call, compiled ahead
@@ -125,7 +86,7 @@ pub(super) async fn warm(
     if tokens + shared.cfg.max_tokens > shared.n_ctx {
         return Ok(None);
     }
-    if shared.turns.load(Ordering::SeqCst) > 0 {
+    if give_way.load(Ordering::SeqCst) {
         // a turn began meanwhile: its prompt goes first
         return Ok(None);
     }
@@ -162,9 +123,9 @@ pub(super) async fn warm(
 /// that finished, where it costs one token and keeps the sequence from being the least recently used (a
 /// retry without the history or a cut history would overwrite it). Not with an engine that
 /// keeps one prompt cached (a remote server: `Shared::sequences`).
-pub(super) async fn words(shared: &Shared) -> Result<(), AgentError> {
+pub(super) async fn words(shared: &Shared, give_way: &AtomicBool) -> Result<(), AgentError> {
     // an engine that keeps one prompt (a remote server) would drop the conversation for it
-    if shared.sequences < 2 || shared.turns.load(Ordering::SeqCst) > 0 {
+    if shared.sequences < 2 || give_way.load(Ordering::SeqCst) {
         return Ok(());
     }
     let none = Value::Array(Vec::new());
