@@ -210,8 +210,7 @@ impl<'a> Driver<'a> {
                 let agent = self.agent.clone();
                 let room = self.wiring.room.clone();
                 self.spawn(job, async move {
-                    let foreseen =
-                        agent::would_use_intent(&agent, &session, &request, room, ends_at);
+                    let foreseen = agent::plan_ahead(&agent, &session, &request, room, ends_at);
                     let foreseen = foreseen.await.unwrap_or_default();
                     Input::Intent {
                         job,

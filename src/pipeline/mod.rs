@@ -21,7 +21,7 @@
 //! speech so far goes to Stt while the endpointer waits out its hangover; if the utterance
 //! then ends with nothing more said, that transcript is used and the hangover has hidden
 //! the recognition time. When that transcript is a request a local intent answers (the
-//! agent is asked, [`crate::agent::would_use_intent`]), the turn ends after
+//! agent plans it, [`crate::agent::plan_ahead`]), the turn ends after
 //! `[listen] intent_end_ms` of silence, without the rest of the hangover (after
 //! `[listen] phrase_end_ms`, sooner, when it is a whole request of the house's phrase set
 //! that no longer one continues, or one that a longer one may continue and the end-of-turn

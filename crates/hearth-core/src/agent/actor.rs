@@ -1,6 +1,6 @@
 //! The agent actor: the one queue of requests (each waits up to its deadline, in arrival
 //! order), one turn at a time on a task of its own, cancellation, and what it answers
-//! without a turn (`IsIntent`, `Reset`, `Ping`).
+//! without a turn (`Plan`, `Reset`, `Ping`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -394,7 +394,7 @@ impl Actor for Agent {
             AgentMsg::Reset(session) => {
                 state.shared.sessions.forget(&session);
             }
-            AgentMsg::IsIntent(session, text, room, at, reply) => {
+            AgentMsg::Plan(session, text, room, at, reply) => {
                 let shared = state.shared.clone();
                 tokio::spawn(async move {
                     let room = room.as_deref();

@@ -1,6 +1,6 @@
 //! The agent's face: what it is asked ([`Ask`], [`AgentMsg`]), what a turn returns
 //! ([`Turn`] and its reports), how it fails ([`AgentError`]), its configuration, and the
-//! two calls other parts of hearth make ([`ask`], [`would_use_intent`]).
+//! two calls other parts of hearth make ([`ask`], [`plan_ahead`]).
 
 use std::time::Instant;
 
@@ -152,11 +152,11 @@ pub enum AgentMsg {
     CancelSession(String),
     /// Forget a session's history.
     Reset(String),
-    /// Whether a request would be answered by a local intent in this session now, with no
-    /// model (the voice path ends a turn at a pause on such a request), what its turn would
-    /// say first, and the plan made of it, to come back with its [`Ask`]: session, text, the
-    /// room it was said in, when its turn would begin (`None`: now).
-    IsIntent(
+    /// Plan a request at the speaker's pause, before its turn: the plan, to come back with
+    /// its [`Ask`], whether a local intent answers it with no model (the voice path ends a
+    /// turn at a pause on such a request) and what its turn would say first: session, text,
+    /// the room it was said in, when its turn would begin (`None`: now).
+    Plan(
         String,
         String,
         Option<String>,
@@ -282,9 +282,9 @@ pub enum AgentError {
     TooLong { tokens: usize, n_ctx: usize },
 }
 
-/// Whether an agent would answer `text` in `session` with a local intent, now, what its turn
-/// would say first if it began `at`, and the plan made of it (the voice pipeline's question).
-pub async fn would_use_intent(
+/// The plan an agent makes of `text` in `session` now, whether a local intent answers it, and
+/// what its turn would say first if it began `at` (the voice pipeline's question at a pause).
+pub async fn plan_ahead(
     agent: &ActorRef<AgentMsg>,
     session: &str,
     text: &str,
@@ -293,7 +293,7 @@ pub async fn would_use_intent(
 ) -> Result<Foreseen, AgentError> {
     ractor::call!(
         agent,
-        AgentMsg::IsIntent,
+        AgentMsg::Plan,
         session.to_string(),
         text.to_string(),
         room,
@@ -302,7 +302,7 @@ pub async fn would_use_intent(
     .map_err(|_| AgentError::Actor("agent"))
 }
 
-/// What the agent foresees of a request before its turn ([`would_use_intent`]).
+/// What the agent foresees of a request before its turn ([`plan_ahead`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Foreseen {
     /// A local intent answers it, with no model.

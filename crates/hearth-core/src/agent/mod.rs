@@ -113,7 +113,7 @@ mod words;
 pub use actor::{Agent, AgentState};
 pub use check::small_talk;
 pub use history::HistoryMode;
-pub use messages::would_use_intent;
+pub use messages::plan_ahead;
 pub use messages::{
     ask, AgentArgs, AgentConfig, AgentError, AgentMsg, Ask, CallReport, Foreseen, Handled,
     HopReport, Timings, Turn, APOLOGY, MODEL_UNAVAILABLE, NOTHING_DONE, QUEUE_LIMIT,
