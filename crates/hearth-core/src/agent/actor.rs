@@ -12,6 +12,7 @@ use tracing::Instrument;
 use super::intent_turn;
 use super::messages::{AgentArgs, AgentError, AgentMsg, Ask, Foreseen, Turn, QUEUE_LIMIT};
 use super::plan::{plan, Planned, Request};
+use super::session::{Session, Sessions};
 use super::shared::{build_shared, snapshot, Shared};
 use super::turn::run_turn;
 use super::warm;
@@ -34,6 +35,9 @@ pub struct AgentState {
     last_session: Option<String>,
     /// The warm-ups between turns.
     warming: Warming,
+    /// The conversations: a turn or a warm-up starts with a copy of its session and sends
+    /// back what it changes (`AgentMsg::Session`).
+    sessions: Sessions,
 }
 
 /// The warm-ups after start (`warm::between_turns`): one at a time on a task of its own; the
@@ -123,9 +127,13 @@ impl AgentState {
         if self.running.is_some() || self.warming.under_way.is_some() {
             return;
         }
-        let Some(session) = self.warming.next.take() else {
+        let Some(next) = self.warming.next.take() else {
             return;
         };
+        let session = next.map(|id| {
+            let kept = self.sessions.peek(&id);
+            (id, kept)
+        });
         let give_way = Arc::new(AtomicBool::new(false));
         self.warming.under_way = Some(give_way.clone());
         let (shared, ended) = (self.shared.clone(), WarmEnded(myself.clone()));
@@ -178,6 +186,7 @@ impl AgentState {
         let cancel = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
         let shared = self.shared.clone();
+        let session = self.sessions.get(&ask.session);
         self.last_session = Some(ask.session.clone());
         let session_of_turn = ask.session.clone();
         if let Some(hold) = ask.hold.clone() {
@@ -197,7 +206,7 @@ impl AgentState {
             async move {
                 // the queue moves on when this task ends, however it ends (a panic too)
                 let _done = TurnEnded(myself);
-                let out = run_turn(&shared, ask, &flag).await;
+                let out = run_turn(&shared, ask, session, &flag).await;
                 match &out {
                     Err(e) => tracing::warn!(error = %e, "turn failed"),
                     Ok(turn) if publish_reply && !turn.reply.is_empty() => crate::events::publish(
@@ -266,6 +275,7 @@ impl Agent {
 async fn foresee(
     shared: &Shared,
     id: &str,
+    session: Session,
     text: &str,
     room: Option<&str>,
     at: Option<Instant>,
@@ -283,10 +293,6 @@ async fn foresee(
         forced: false,
         intents: shared.cfg.intents,
     };
-    let session = shared
-        .sessions
-        .peek(id, |s| Some(s.clone()))
-        .unwrap_or_default();
     let made = plan(&request, &session, &registry, &registry.toolset());
     let planned = Planned::new(id, &session, registry.fingerprint(), &request, made);
     let first = match planned.intent_calls() {
@@ -319,7 +325,7 @@ impl Actor for Agent {
         myself: ActorRef<Self::Msg>,
         args: AgentArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
-        let shared = build_shared(args).await?;
+        let shared = build_shared(args, myself.clone()).await?;
         // the first turn after start is as fast as the later ones: the system prompt and
         // the tools are evaluated now, before the agent answers anything
         let no_turn_yet = AtomicBool::new(false);
@@ -343,6 +349,7 @@ impl Actor for Agent {
             queued: crate::bounded::Gauge::new("agent.queue", QUEUE_LIMIT),
             last_session: None,
             warming: Warming::default(),
+            sessions: Sessions::new(),
         })
     }
 
@@ -391,14 +398,14 @@ impl Actor for Agent {
                     let _ = q.reply.send(Err(AgentError::Cancelled));
                 }
             }
-            AgentMsg::Reset(session) => {
-                state.shared.sessions.forget(&session);
-            }
-            AgentMsg::Plan(session, text, room, at, reply) => {
+            AgentMsg::Reset(session) => state.sessions.forget(&session),
+            AgentMsg::Session(c) => state.sessions.apply(&c.id, c.change),
+            AgentMsg::Plan(id, text, room, at, reply) => {
                 let shared = state.shared.clone();
+                let session = state.sessions.peek(&id);
                 tokio::spawn(async move {
                     let room = room.as_deref();
-                    let _ = reply.send(foresee(&shared, &session, &text, room, at).await);
+                    let _ = reply.send(foresee(&shared, &id, session, &text, room, at).await);
                 });
             }
             AgentMsg::Ping(reply) => {

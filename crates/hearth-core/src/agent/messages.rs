@@ -6,16 +6,16 @@ use std::time::Instant;
 
 use ractor::{ActorRef, RpcReplyPort};
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::plan::Planned;
+pub use super::report::CallReport;
 use crate::config::HistoryMode;
 use crate::llm::{EngineError, EngineMsg, GenStats, GrammarError, TemplateError};
 use crate::preset::{Preset, PresetError};
 use crate::speech::Speakable;
 use crate::toolcall::Telemetry;
-use crate::tools::{ToolOutcome, ToolStatus, ToolsMsg};
+use crate::tools::{ToolOutcome, ToolsMsg};
 
 /// The default system prompt: short, because a 0.5B model reads it every turn.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are hearth, a voice assistant in a home. \
@@ -173,16 +173,16 @@ pub enum AgentMsg {
     Expire,
     /// The warm-up under way has ended (sent by its task): the one asked for next may start.
     Warmed,
+    /// What a turn or a warm-up changed of a session (sent by their tasks): the actor owns
+    /// the sessions.
+    Session(SessionChange),
 }
 
-/// A call as the turn reports it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallReport {
-    pub id: String,
-    pub name: String,
-    pub arguments: Value,
-    pub status: ToolStatus,
-    pub result: String,
+/// A change to one session, as a turn's or a warm-up's task sends it to the agent.
+#[derive(Debug)]
+pub struct SessionChange {
+    pub(super) id: String,
+    pub(super) change: super::session::Change,
 }
 
 /// One hop of a turn.

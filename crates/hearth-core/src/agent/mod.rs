@@ -103,6 +103,7 @@ mod plan;
 mod reading;
 mod recall;
 mod reply;
+mod report;
 mod session;
 mod shared;
 mod turn;

@@ -10,8 +10,10 @@ use serde_json::Value;
 
 use super::check::ReplyCheck;
 use super::history;
-use super::messages::{AgentArgs, AgentConfig, AgentError, CallReport, Timings};
-use super::session::{Session, Sessions};
+use super::messages::{
+    AgentArgs, AgentConfig, AgentError, AgentMsg, CallReport, SessionChange, Timings,
+};
+use super::session::{Change, Session};
 use crate::intent::IntentCall;
 use crate::llm::{ChatMessage, ChatTemplate, EngineMsg, GrammarCache, TemplateCaps};
 use crate::preset::Preset;
@@ -36,15 +38,29 @@ pub(super) struct Shared {
     pub(super) grammars: GrammarCache,
     /// Compiled tool sets by registry fingerprint, the [`TOOLSETS_KEPT`] used last.
     pub(super) toolsets: Mutex<crate::bounded::Lru<String, Arc<ToolSet>>>,
-    /// The conversations.
-    pub(super) sessions: Sessions,
+    /// The agent actor, which owns the sessions: a turn's changes go to it.
+    pub(super) agent: ActorRef<AgentMsg>,
     /// The reply checks of the latest tool set, by its fingerprint.
     pub(super) checks: Mutex<Option<(String, Arc<ReplyCheck>)>>,
     /// Replies caught by the checks since start (each turn counts once).
     pub(super) unfounded: std::sync::atomic::AtomicU64,
 }
 
-pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> {
+impl Shared {
+    /// Send what a turn or a warm-up changed of session `id` to the agent, which owns the
+    /// sessions (an agent gone has no sessions to keep).
+    pub(super) fn change_session(&self, id: &str, change: Change) {
+        let id = id.to_string();
+        let _ = self
+            .agent
+            .cast(AgentMsg::Session(SessionChange { id, change }));
+    }
+}
+
+pub(super) async fn build_shared(
+    args: AgentArgs,
+    agent: ActorRef<AgentMsg>,
+) -> Result<Shared, AgentError> {
     let info =
         ractor::call!(args.engine, EngineMsg::Info).map_err(|_| AgentError::Actor("engine"))?;
     let source = args
@@ -69,7 +85,7 @@ pub(super) async fn build_shared(args: AgentArgs) -> Result<Shared, AgentError> 
         cfg: args.cfg,
         grammars: GrammarCache::new(),
         toolsets: Mutex::new(crate::bounded::Lru::new("agent.toolsets", TOOLSETS_KEPT)),
-        sessions: Sessions::new(),
+        agent,
         checks: Mutex::new(None),
         unfounded: std::sync::atomic::AtomicU64::new(0),
     })
@@ -257,7 +273,7 @@ pub(super) fn remember_turn(
             })
             .collect(),
     );
-    shared.sessions.keep(id, session);
+    shared.change_session(id, Change::Keep(session));
 }
 
 /// The reply checks for `registry`, built once per tool set.

@@ -27,7 +27,7 @@ use super::plan::{plan, Plan, Request};
 use super::reading::Carried;
 use super::recall::recall_turn;
 use super::reply::{confirmations, send_sentences, speakable, synthetic_results};
-use super::session::Session;
+use super::session::{Change, Session};
 use super::shared::{
     remember_turn, render_fitting, reply_check, run_calls, snapshot, Frame, Rendered, Shared,
 };
@@ -236,6 +236,7 @@ fn request_in_room(ask: &Ask, tools: &Value) -> String {
 pub(super) async fn run_turn(
     shared: &Shared,
     ask: Ask,
+    mut session: Session,
     cancel: &AtomicBool,
 ) -> Result<Turn, AgentError> {
     let t0 = Instant::now();
@@ -245,7 +246,6 @@ pub(super) async fn run_turn(
     let (registry, toolset) = snapshot(shared).await?;
     let tools_json = registry.openai_tools();
     let fingerprint = registry.fingerprint();
-    let mut session = shared.sessions.get(&ask.session);
     // sentences reach every tool; the model, only those it is shown (`toolset`)
     let every_tool = registry.toolset();
     let request = Request {
@@ -278,7 +278,7 @@ pub(super) async fn run_turn(
         tracing::info!("not an answer: the held calls are dropped");
         // dropped for good, also when this turn keeps nothing
         if ask.hold.is_none() {
-            shared.sessions.change(&ask.session, |s| s.pending = None);
+            shared.change_session(&ask.session, Change::QuestionDropped);
         }
     }
     match planned {

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::messages::AgentError;
+use super::session::{Change, Session};
 use super::shared::{count_tokens, snapshot, Shared};
 use crate::llm::{ChatMessage, EngineMsg, GenStats, StopReason};
 
@@ -34,8 +35,13 @@ const REQUEST_MARK: &str = "\u{2063}hearth-request\u{2063}";
 /// Warm the next prompt of `session`, then the words prompt if that finished (logged if either
 /// fails: a cold prompt is slower, not wrong). The agent runs this on a task of its own and
 /// raises `give_way` when a turn starts.
-pub(super) async fn between_turns(shared: &Shared, session: Option<String>, give_way: &AtomicBool) {
-    let finished = match warm(shared, session.as_deref(), give_way).await {
+pub(super) async fn between_turns(
+    shared: &Shared,
+    session: Option<(String, Session)>,
+    give_way: &AtomicBool,
+) {
+    let session = session.as_ref().map(|(id, s)| (id.as_str(), s));
+    let finished = match warm(shared, session, give_way).await {
         Ok(stats) => stats.is_some_and(|s| s.stop != Some(StopReason::Cancelled)),
         Err(e) => {
             tracing::warn!(error = %e, "the next prompt was not warmed");
@@ -51,13 +57,14 @@ pub(super) async fn between_turns(shared: &Shared, session: Option<String>, give
     }
 }
 
-/// The prompt text a turn in `session` (`None`: a new one) will begin with, evaluated into
+/// The prompt text a turn in `session` (its id and a copy of it as the agent keeps it;
+/// `None`: a new one) will begin with, evaluated into
 /// the engine's cache. `None` when there was nothing to warm: the prefix would not fit the
 /// context untrimmed (the turn trims history, so it would begin differently), or the
 /// template does not render the request's text as it is given.
 pub(super) async fn warm(
     shared: &Shared,
-    session: Option<&str>,
+    session: Option<(&str, &Session)>,
     give_way: &AtomicBool,
 ) -> Result<Option<GenStats>, AgentError> {
     let (registry, toolset) = snapshot(shared).await?;
@@ -68,15 +75,13 @@ pub(super) async fn warm(
             .cast(EngineMsg::Compile(lazy.grammar.clone()))
             .map_err(|_| AgentError::Actor("engine"))?;
     }
-    let history = session
-        .map(|id| shared.sessions.peek(id, |s| s.history.clone()))
-        .unwrap_or_default();
+    let history = session.map(|(_, s)| s.history.clone()).unwrap_or_default();
     let tools = registry.openai_tools();
     let Some(whole) = prefix_of(shared, &history, &tools).await? else {
         return Ok(None);
     };
     let cut = match session {
-        Some(id) => cut_back(shared, id, &history, &tools, whole.1).await?,
+        Some((id, s)) => cut_back(shared, id, s.cutting.clone(), &history, &tools, whole.1).await?,
         None => None,
     };
     let (cut, (prefix, tokens)) = match cut {
@@ -100,19 +105,9 @@ pub(super) async fn warm(
         finished,
         "next prompt warmed"
     );
-    if let (Some(n), Some(id), true) = (cut, session, finished) {
-        let done = shared.sessions.change(id, |s| {
-            // only the history this cut was worked out on (no turn added meanwhile)
-            let same = s.history == history;
-            if same {
-                s.history.drain(..n);
-                s.cutting = None;
-            }
-            same
-        });
-        if done {
-            tracing::info!(dropped = n, kept = history.len() - n, "history cut back");
-        }
+    if let (Some(n), Some((id, _)), true) = (cut, session, finished) {
+        // made only of the history it was worked out on (no turn added meanwhile)
+        shared.change_session(id, Change::Cut { history, n });
     }
     Ok(Some(stats))
 }
@@ -152,13 +147,15 @@ pub(super) async fn words(shared: &Shared, give_way: &AtomicBool) -> Result<(), 
 
 /// Where `session`'s `history` is cut back, once it holds more than `[agent]
 /// history_tokens` (`whole`: the tokens of the prompt with all of it), and the prompt that
-/// cut leaves with its tokens: the cut under way while what it keeps is within the bound
+/// cut leaves with its tokens: the cut under way (`under_way`, as the session holds it) while
+/// what it keeps is within the bound
 /// (a warm-up cancelled part-way by a request is taken up where it stopped: the prompt is
 /// the same), else the fewest oldest turns that leave at most half the bound (whole turns,
 /// from a request on). `None`: the history is within bounds.
 async fn cut_back(
     shared: &Shared,
     session: &str,
+    under_way: Option<(usize, ChatMessage)>,
     history: &[ChatMessage],
     tools: &Value,
     whole: usize,
@@ -175,7 +172,6 @@ async fn cut_back(
         let kept = prefix_of(shared, &history[at..], tools).await?;
         Ok::<_, AgentError>(kept.filter(|(_, n)| n.saturating_sub(base) <= limit))
     };
-    let under_way = shared.sessions.peek(session, |s| s.cutting.clone());
     if let Some((at, first)) = under_way {
         if history.get(at) == Some(&first) {
             if let Some(kept) = within(at, bound).await? {
@@ -200,10 +196,7 @@ async fn cut_back(
         }
     }
     if let Some((at, _)) = &cut {
-        let first = history[*at].clone();
-        shared
-            .sessions
-            .change(session, |s| s.cutting = Some((*at, first)));
+        shared.change_session(session, Change::Cutting(*at, history[*at].clone()));
     }
     Ok(cut)
 }
