@@ -6,9 +6,10 @@
 //!
 //! The actor takes only [`Speakable`] text (one sentence per message, as the agent's
 //! `SentenceSplitter` cuts it, tagged with the reply it belongs to) and synthesises the sentences in order, one at a time, on a
-//! dedicated worker thread: synthesis is blocking CPU work and never runs on the async runtime.
-//! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), so each
-//! sentence goes out as **one** [`crate::voice::TtsEvent::Audio`] chunk the moment it exists, followed by
+//! dedicated worker thread: synthesis is blocking work and never runs on the async runtime.
+//! piper-rs cannot stream (it returns a whole sentence's samples from one ONNX run), and a
+//! server's sentence is taken whole as well ([`ServerVoice`]), so each sentence goes out as
+//! **one** [`crate::voice::TtsEvent::Audio`] chunk the moment it exists, followed by
 //! [`crate::voice::TtsEvent::SentenceDone`] with its timings; the next sentence is already being synthesised
 //! while Playback plays that one. A short sentence spoken lately (a tool's confirmation: "The
 //! kitchen light is on.") is kept with its audio, a bounded few, and played again at once.
@@ -18,7 +19,7 @@
 //! background (one sentence: ~0.1–0.5 s) and its audio is discarded: after `Cancel`, no audio
 //! of a sentence spoken before it is ever sent.
 //!
-//! What a voice needs at run time, each found before anything is loaded, so that a missing
+//! What a Piper voice needs at run time, each found before anything is loaded, so that a missing
 //! piece is a clear [`TtsError`] naming the file and the fix, never a hang or a panic:
 //! - the voice: `<name>.onnx` and `<name>.onnx.json` ([`TtsConfig::default_voice`] looks in
 //!   the model directory, [`crate::models::model_dir`]; `scripts/fetch-models` puts

@@ -924,12 +924,23 @@ impl TurnState {
         }
         if let Some(why) = self.unfounded {
             let count = ctx.shared.unfounded.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::warn!(
-                why = why.label(),
-                gave_up,
-                count,
-                "a reply in words was not founded on a call"
-            );
+            // a warning in the journal only when the turn gave up: a catch the turn went on
+            // from is the check doing its work
+            if gave_up {
+                tracing::warn!(
+                    why = why.label(),
+                    gave_up,
+                    count,
+                    "a reply in words was not founded on a call"
+                );
+            } else {
+                tracing::info!(
+                    why = why.label(),
+                    gave_up,
+                    count,
+                    "a reply in words was not founded on a call"
+                );
+            }
         }
         self.timings.total = ctx.t0.elapsed().as_secs_f64() * 1e3;
         Turn {
