@@ -426,12 +426,8 @@ async fn check_voice(settings: &Settings, out: &mut Vec<Finding>) {
             .model_dir()
             .map_err(|e| e.to_string())
             .and_then(|dir| {
-                crate::onnx::find_library(
-                    settings.config.tts.onnxruntime.as_deref(),
-                    |k| std::env::var_os(k),
-                    &crate::onnx::search_dirs(&dir.join(crate::onnx::ORT_LIB_FILE)),
-                )
-                .map_err(|e| e.to_string())
+                let near = dir.join(crate::onnx::ORT_LIB_FILE);
+                settings.onnx_runtime(&near).map_err(|e| e.to_string())
             }),
     };
     // a Piper voice's check reported the library already
@@ -508,17 +504,10 @@ fn check_piper_voice(
     out.push(match &resolved {
         Ok(r) => Finding::ok("onnxruntime", r.ort_library.display().to_string()),
         Err(TtsError::Runtime(e)) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
-        Err(_) => {
-            let dirs = crate::onnx::search_dirs(&tts.model);
-            match crate::onnx::find_library(
-                tts.ort_library.as_deref(),
-                |k| std::env::var_os(k),
-                &dirs,
-            ) {
-                Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
-                Err(e) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
-            }
-        }
+        Err(_) => match settings.onnx_runtime(&tts.model) {
+            Ok(p) => Finding::ok("onnxruntime", p.display().to_string()),
+            Err(e) => Finding::fail("onnxruntime", e.to_string(), ort_fix),
+        },
     });
     let espeak_fix = "apt install espeak-ng-data, or set [tts] espeak_data";
     out.push(match &resolved {

@@ -378,6 +378,17 @@ impl Settings {
         Ok(crate::tts::VoiceSource::Piper(tts))
     }
 
+    /// ONNX Runtime's library as it would be loaded for a model at `near`: `[tts]
+    /// onnxruntime`, else looked up (`$ORT_DYLIB_PATH`, beside `near`, the model directory,
+    /// beside the executable, the library path).
+    pub(crate) fn onnx_runtime(&self, near: &Path) -> Result<PathBuf, crate::onnx::OnnxError> {
+        crate::onnx::find_library(
+            self.config.tts.onnxruntime.as_deref(),
+            |k| std::env::var_os(k),
+            &crate::onnx::search_dirs(near),
+        )
+    }
+
     /// The Silero VAD model, or `None` when `[listen] vad = "energy"` (Silero is the
     /// default): `[listen] silero_model` (in the model directory when a bare name), else
     /// [`crate::audio::silero::SILERO_FILE`] in the model directory. Not checked.
@@ -533,9 +544,7 @@ impl Settings {
             crate::tts::VoiceSource::Server(_) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),
         };
         let named = &self.config.tts.onnxruntime;
-        let dirs = crate::onnx::search_dirs(&beside);
-        let ort = crate::onnx::find_library(named.as_deref(), |k| std::env::var_os(k), &dirs);
-        files.push(match (ort, named) {
+        files.push(match (self.onnx_runtime(&beside), named) {
             (Ok(found), _) => found,
             (Err(_), Some(named)) => named.clone(),
             (Err(_), None) => self.model_dir()?.join(crate::onnx::ORT_LIB_FILE),

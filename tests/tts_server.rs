@@ -146,10 +146,7 @@ async fn a_server_that_does_not_speak_fails_the_start_naming_it_and_the_fix() {
         }
     };
     // nobody listens on the port
-    let gone = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    let gone = hearth_testkit::services::free_port();
     let uri = format!("tcp://127.0.0.1:{gone}");
     let e = start(VoiceSource::Server(ServerConfig {
         uri: uri.clone(),

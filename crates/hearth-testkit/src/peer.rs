@@ -46,7 +46,7 @@ impl FasterWhisper {
         let tmp = std::env::temp_dir().join(format!("hearth-peer-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).expect("a temp dir");
-        let port = free_port();
+        let port = crate::services::free_port();
         let mut peer = FasterWhisper {
             child: None,
             port,
@@ -149,14 +149,6 @@ fn serve(
     }
 }
 
-/// A free loopback port: bind :0, read it, let it go.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
 /// A running `wyoming-piper` (Home Assistant's text-to-speech add-on, on the `piper-tts`
 /// Python package) on 127.0.0.1, speaking the default Piper voice from the model directory
 /// (`scripts/fetch-models`); killed when dropped.
@@ -203,7 +195,7 @@ impl WyomingPiper {
         ] {
             std::os::unix::fs::symlink(models.join(&file), data.join(&file)).expect("a link");
         }
-        let port = free_port();
+        let port = crate::services::free_port();
         let log = tmp.join("server.log");
         let mut args: Vec<std::ffi::OsString> = vec!["-m".into(), "wyoming_piper".into()];
         args.extend(["--uri".into(), format!("tcp://127.0.0.1:{port}").into()]);

@@ -51,22 +51,13 @@ struct Warming {
     next: Option<Option<String>>,
 }
 
-/// Tells the agent its warm-up has ended when dropped (a panic too).
-struct WarmEnded(ActorRef<AgentMsg>);
+/// Tells the agent a task of its own has ended (`TurnDone`, `Warmed`) when dropped: at the
+/// end of the task, or as it unwinds from a panic.
+struct Ended(ActorRef<AgentMsg>, fn() -> AgentMsg);
 
-impl Drop for WarmEnded {
+impl Drop for Ended {
     fn drop(&mut self) {
-        let _ = self.0.cast(AgentMsg::Warmed);
-    }
-}
-
-/// Tells the agent its turn has ended when dropped: at the end of the turn's task, or as
-/// it unwinds from a panic.
-struct TurnEnded(ActorRef<AgentMsg>);
-
-impl Drop for TurnEnded {
-    fn drop(&mut self) {
-        let _ = self.0.cast(AgentMsg::TurnDone);
+        let _ = self.0.cast((self.1)());
     }
 }
 
@@ -87,9 +78,10 @@ impl AgentState {
             .as_ref()
             .is_some_and(|t| t.done.load(Ordering::SeqCst) || t.task.is_finished())
         {
-            // the next turn of this session begins with what this one left
+            // the next turn of this session begins with what this one left (warmed below,
+            // unless a queued turn starts first)
             if let Some(ended) = self.running.take() {
-                self.want_warm(Some(ended.session), myself);
+                self.want_warm(Some(ended.session));
             }
         }
         let now = Instant::now();
@@ -113,12 +105,11 @@ impl AgentState {
         self.warm_if_idle(myself);
     }
 
-    /// Ask for the next prompt of `session` to be warmed (a daemon's agent only): now if
-    /// nothing runs, else when the turn or the warm-up under way has ended.
-    fn want_warm(&mut self, session: Option<String>, myself: &ActorRef<AgentMsg>) {
+    /// Ask for the next prompt of `session` to be warmed (a daemon's agent only), by
+    /// [`warm_if_idle`](Self::warm_if_idle) once no turn or warm-up runs.
+    fn want_warm(&mut self, session: Option<String>) {
         if self.shared.cfg.warm_next {
             self.warming.next = Some(session);
-            self.warm_if_idle(myself);
         }
     }
 
@@ -136,7 +127,10 @@ impl AgentState {
         });
         let give_way = Arc::new(AtomicBool::new(false));
         self.warming.under_way = Some(give_way.clone());
-        let (shared, ended) = (self.shared.clone(), WarmEnded(myself.clone()));
+        let (shared, ended) = (
+            self.shared.clone(),
+            Ended(myself.clone(), || AgentMsg::Warmed),
+        );
         tokio::spawn(
             async move {
                 let _ended = ended;
@@ -205,7 +199,7 @@ impl AgentState {
         let task = tokio::spawn(
             async move {
                 // the queue moves on when this task ends, however it ends (a panic too)
-                let _done = TurnEnded(myself);
+                let _done = Ended(myself, || AgentMsg::TurnDone);
                 let out = run_turn(&shared, ask, session, &flag).await;
                 match &out {
                     Err(e) => tracing::warn!(error = %e, "turn failed"),
@@ -375,7 +369,8 @@ impl Actor for Agent {
             }
             AgentMsg::ToolsChanged => {
                 let session = state.last_session.clone();
-                state.want_warm(session, &myself);
+                state.want_warm(session);
+                state.warm_if_idle(&myself);
             }
             AgentMsg::Cancel => {
                 if let Some(t) = &state.running {
